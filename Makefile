@@ -1,0 +1,35 @@
+# A thin Makefile over npm scripts (conventions §11.10). `make demo` and `make test` are the two
+# commands a newcomer needs; both install what they need first.
+.PHONY: install build test lint demo bench servers servers-stop clean
+
+NODE_MODULES_STAMP := node_modules/.install-stamp
+
+install: $(NODE_MODULES_STAMP)
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+build: install
+	npx tsc -p tsconfig.json
+
+lint: install
+	npx eslint .
+
+test: install
+	bash scripts/test.sh
+
+demo: build
+	node dist/bin/hivenode.js demo
+
+bench: build
+	bash scripts/bench.sh
+
+servers:
+	bash scripts/servers.sh start
+
+servers-stop:
+	bash scripts/servers.sh stop
+
+clean:
+	rm -rf dist test-artifacts

@@ -1,0 +1,73 @@
+/**
+ * The bridge actor owns the hive transport (ARCHITECTURE §5): services tell it what to send and it
+ * answers through the reply function carried in each message. It never awaits inside its handler,
+ * so one slow channel cannot hold up the others.
+ */
+import type { Message, Result } from '../../protocol/message.js';
+import { resultFromError } from '../../protocol/message.js';
+import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
+import type { HiveTransport, Listener, Subscription } from './transport.js';
+import { validateChannel } from './transport.js';
+
+/** Messages of the bridge actor. */
+export type BridgeMsg =
+  /** Request-reply to a channel. */
+  | { type: 'call'; channel: string; message: Message; timeoutMs: number; reply: (r: Result) => void }
+  /** Acknowledged hand-over to a channel. */
+  | { type: 'execute'; channel: string; message: Message; timeoutMs: number; reply: (r: Result) => void }
+  /** Fire-and-forget; `reply` learns whether it was dropped. */
+  | { type: 'emit'; channel: string; message: Message; reply?: (delivered: boolean) => void }
+  /** Starts listening on a channel. */
+  | { type: 'listen'; channel: string; listener: Listener; reply: (s: Subscription | Error) => void }
+  /** Stops a subscription. */
+  | { type: 'unlisten'; subscription: Subscription };
+
+function assertNever(x: never): never {
+  throw new Error(`unexpected bridge message ${JSON.stringify(x)}`);
+}
+
+export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: HiveTransport): ActorRef<BridgeMsg> {
+  return runtime.spawn<HiveTransport, BridgeMsg>(parent, {
+    name: 'hive-bridge',
+    init: () => transport,
+    receive: (t, msg) => {
+      switch (msg.type) {
+        case 'call':
+        case 'execute': {
+          let pending: Promise<Result>;
+          try {
+            validateChannel(msg.channel);
+            pending = msg.type === 'call' ? t.call(msg.channel, msg.message, msg.timeoutMs) : t.execute(msg.channel, msg.message, msg.timeoutMs);
+          } catch (e) {
+            msg.reply(resultFromError(e));
+            return t;
+          }
+          pending.then(msg.reply, (e: unknown) => msg.reply(resultFromError(e)));
+          return t;
+        }
+        case 'emit': {
+          let delivered = false;
+          try {
+            delivered = t.emit(validateChannel(msg.channel), msg.message);
+          } catch {
+            delivered = false;
+          }
+          msg.reply?.(delivered);
+          return t;
+        }
+        case 'listen':
+          try {
+            msg.reply(t.listen(validateChannel(msg.channel), msg.listener));
+          } catch (e) {
+            msg.reply(e instanceof Error ? e : new Error(String(e)));
+          }
+          return t;
+        case 'unlisten':
+          msg.subscription.close();
+          return t;
+        default:
+          return assertNever(msg);
+      }
+    },
+  });
+}

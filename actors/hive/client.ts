@@ -1,0 +1,77 @@
+/**
+ * What services hold of the hive: call, execute, emit and listen, all through the bridge actor.
+ * Calls always resolve with a Result (never reject), so every failure has a Code.
+ */
+import { Code } from '../../protocol/codes.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { failure } from '../../protocol/message.js';
+import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
+import { onUndelivered } from '../../supervisors/runtime.js';
+import type { BridgeMsg } from './bridge.js';
+import type { HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
+
+export class HiveClient {
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly bridge: ActorRef<BridgeMsg>,
+    private readonly transport: HiveTransport,
+  ) {}
+
+  /** The transport kind, for status pages. */
+  get kind(): 'memory' | 'nats' {
+    return this.transport.kind;
+  }
+
+  isConnected(): boolean {
+    return this.transport.isConnected();
+  }
+
+  stats(): TransportStats {
+    return this.transport.stats();
+  }
+
+  /** Request-reply: resolves with the listener's Result, or 404/503/504 from the hive. */
+  call(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    return this.send('call', channel, message, timeoutMs);
+  }
+
+  /** Acknowledged hand-over: resolves with 200 once a listener has received the message. */
+  execute(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    return this.send('execute', channel, message, timeoutMs);
+  }
+
+  private send(type: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    return new Promise<Result>((resolve) => {
+      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type, channel, message, timeoutMs, reply: resolve };
+      msg[onUndelivered] = () => resolve(failure(Code.Unavailable, 'the hive bridge is not running'));
+      this.runtime.tell(this.bridge, msg);
+    });
+  }
+
+  /** Fire-and-forget; resolves with whether a listener got it (drops are counted by the transport). */
+  emit(channel: string, message: Message): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'emit', channel, message, reply: resolve };
+      msg[onUndelivered] = () => resolve(false);
+      this.runtime.tell(this.bridge, msg);
+    });
+  }
+
+  /** Listens on a channel; rejects with the reason when the channel name is invalid. */
+  listen(channel: string, listener: Listener): Promise<Subscription> {
+    return new Promise<Subscription>((resolve, reject) => {
+      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = {
+        type: 'listen',
+        channel,
+        listener,
+        reply: (s) => (s instanceof Error ? reject(s) : resolve(s)),
+      };
+      msg[onUndelivered] = reject;
+      this.runtime.tell(this.bridge, msg);
+    });
+  }
+
+  unlisten(subscription: Subscription): void {
+    this.runtime.tell(this.bridge, { type: 'unlisten', subscription });
+  }
+}

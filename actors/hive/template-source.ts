@@ -1,0 +1,47 @@
+/**
+ * Resolution of a TEMPLATE value (spec §2.1): 'file://<path>' reads a file, 'hive://<name>' asks the
+ * storage service on the template channel, anything else is the template text itself.
+ */
+import { readFile } from 'node:fs/promises';
+import { isSuccessCode } from '../../protocol/codes.js';
+import { BadInputError, HiveError } from '../../protocol/errors.js';
+import { firstValue, makeMessage, mapOf } from '../../protocol/message.js';
+import type { HiveClient } from './client.js';
+
+export interface TemplateSourceOptions {
+  hive: HiveClient;
+  /** Channel of the storage service (queue: TemplateChannel, default 'DefaultStorageChannel'). */
+  templateChannel: string;
+  timeoutMs?: number;
+}
+
+/** Error of a template that cannot be fetched: carries the Code the hive or file system gave. */
+export class TemplateSourceError extends HiveError {
+  override readonly name = 'TemplateSourceError';
+  override readonly code: number;
+  constructor(message: string, code: number) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The template text a TEMPLATE value stands for. */
+export async function resolveTemplateSource(value: string, opts: TemplateSourceOptions): Promise<string> {
+  if (value.startsWith('file://')) {
+    const path = value.slice('file://'.length);
+    try {
+      return await readFile(path, 'utf8');
+    } catch (e) {
+      throw new BadInputError(`template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+  if (value.startsWith('hive://')) {
+    const name = value.slice('hive://'.length);
+    const result = await opts.hive.call(opts.templateChannel, makeMessage({ Class: 'storage', Operation: 'get', Data: mapOf({ name: [name] }) }), opts.timeoutMs ?? 10_000);
+    if (!isSuccessCode(result.Code)) throw new TemplateSourceError(`template 'hive://${name}' from channel '${opts.templateChannel}': ${result.Message}`, result.Code);
+    const content = firstValue(result.Data, 'content');
+    if (content === undefined) throw new TemplateSourceError(`template 'hive://${name}': the storage answer has no content`, 502);
+    return content;
+  }
+  return value;
+}

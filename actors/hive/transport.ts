@@ -1,0 +1,71 @@
+/**
+ * The pluggable hive transport (ARCHITECTURE §5, conventions §11.6): the memory transport and the
+ * NATS transport implement this one interface, and the bridge actor is the only user of it.
+ * Every operation resolves with a Result, never rejects: failures are Results with their Code
+ * (404 no listener, 503 unavailable, 504 timeout), so no caller can forget to handle one.
+ */
+import type { Message, Result } from '../../protocol/message.js';
+import { BadInputError } from '../../protocol/errors.js';
+
+/** How a message is handed to a listener. */
+export const DeliveryMode = {
+  /** Request-reply: the listener answers with a Result. */
+  Call: 'call',
+  /** Acknowledged hand-over: the listener acknowledges receipt, then processes on its own. */
+  Execute: 'execute',
+  /** Fire-and-forget: nobody waits. */
+  Emit: 'emit',
+} as const;
+export type DeliveryMode = (typeof DeliveryMode)[keyof typeof DeliveryMode];
+
+/** One message handed to a listener. `respond` and `ack` may be called at most once; later calls are ignored. */
+export interface Delivery {
+  readonly mode: DeliveryMode;
+  readonly channel: string;
+  readonly message: Message;
+  /** Answers a call (ignored for execute after ack, and for emit). */
+  respond(result: Result): void;
+  /** Acknowledges receipt of an execute (no-op for call and emit). */
+  ack(): void;
+}
+
+/** Receives deliveries; must not throw (the transport answers 500 if it does). */
+export type Listener = (delivery: Delivery) => void;
+
+export interface Subscription {
+  readonly channel: string;
+  close(): void;
+}
+
+export interface TransportStats {
+  calls: number;
+  executes: number;
+  emits: number;
+  /** Emits with no listener or refused by the transport. */
+  dropped: number;
+  /** Calls and executes that ended with a Code >= 400 produced by the transport itself. */
+  failures: number;
+}
+
+export interface HiveTransport {
+  readonly kind: 'memory' | 'nats';
+  connect(): Promise<void>;
+  close(): Promise<void>;
+  isConnected(): boolean;
+  call(channel: string, message: Message, timeoutMs: number): Promise<Result>;
+  execute(channel: string, message: Message, timeoutMs: number): Promise<Result>;
+  /** Returns false when the message was dropped (no listener, disconnected). */
+  emit(channel: string, message: Message): boolean;
+  listen(channel: string, listener: Listener): Subscription;
+  stats(): TransportStats;
+}
+
+const CHANNEL = /^[A-Za-z0-9_-]{1,200}$/;
+
+/** Channel names are `[A-Za-z0-9_-]+` (they become NATS subjects): anything else is Code 400. */
+export function validateChannel(channel: string): string {
+  if (!CHANNEL.test(channel)) {
+    throw new BadInputError(`channel '${channel.slice(0, 80)}' is not valid: use 1 to 200 of A-Z a-z 0-9 _ -`);
+  }
+  return channel;
+}

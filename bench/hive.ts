@@ -1,0 +1,64 @@
+/**
+ * Embedded-hive call round trips per second (caller → bridge actor → memory transport → echo worker
+ * actor → reply) against bare nact dispatch-and-reply to one actor, measured in the same run,
+ * interleaved, median of several rounds. Prints both rates and the ratio (target ≥ 0.6, ≥ 150,000/s).
+ */
+import nact from 'nact';
+import { PassThrough } from 'node:stream';
+import { makeMessage, mapOf } from '../protocol/message.js';
+import { HiveNode } from '../supervisors/node.js';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 200_000);
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/** Runs `total` operations keeping `inFlight` outstanding; returns operations per second. */
+async function drive(total: number, inFlight: number, op: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const worker = async (): Promise<void> => {
+    while (next < total) await op(next++);
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return total / seconds;
+}
+
+type Ping = { n: number; reply: (n: number) => void };
+
+async function main(): Promise<void> {
+  // bare nact: one actor that answers through the reply function in the message
+  const system = nact.start();
+  const bare = nact.spawn(system, (state: number, msg: Ping) => {
+    msg.reply(msg.n);
+    return state;
+  }, 'bare');
+  const bareCall = (i: number): Promise<number> => new Promise((resolve) => nact.dispatch(bare, { n: i, reply: resolve }));
+
+  const node = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] }] });
+  const message = makeMessage({ Class: 'bench', Operation: 'ping', Data: mapOf({ n: ['1'] }) });
+  const hiveCall = async (): Promise<void> => {
+    const r = await node.hive.call('echo', message, 30_000);
+    if (r.Code !== 200) throw new Error(`call failed: ${r.Code} ${r.Message}`);
+  };
+
+  await drive(20_000, IN_FLIGHT, bareCall);
+  await drive(20_000, IN_FLIGHT, hiveCall);
+  const bareRates: number[] = [];
+  const hiveRates: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    bareRates.push(await drive(CALLS, IN_FLIGHT, bareCall));
+    hiveRates.push(await drive(CALLS, IN_FLIGHT, hiveCall));
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const b = median(bareRates);
+  const h = median(hiveRates);
+  console.log(`calls per round ${CALLS}, in flight ${IN_FLIGHT}, rounds ${ROUNDS} (median)`);
+  console.log(`bare nact dispatch-and-reply : ${Math.round(b).toLocaleString('en')} calls/s`);
+  console.log(`embedded hive call via bridge: ${Math.round(h).toLocaleString('en')} calls/s`);
+  console.log(`ratio hive/bare              : ${(h / b).toFixed(2)} (target >= 0.60; absolute target >= 150,000 calls/s)`);
+  await node.stop(1000);
+  nact.stop(system);
+}
+
+await main();

@@ -1,0 +1,36 @@
+/**
+ * `hivenode demo`: runs examples/demo.yaml on the embedded hive and shows a few calls through it.
+ */
+import { join } from 'node:path';
+import { loadNodeFile } from '../config/node-file.js';
+import { makeMessage, mapOf } from '../protocol/message.js';
+import type { HiveNode } from '../supervisors/node.js';
+import { PACKAGE_ROOT } from './package-info.js';
+import { exitOnConfigError, runNode } from './run-node.js';
+import { plansOf } from './plans.js';
+
+async function showCalls(node: HiveNode): Promise<void> {
+  const show = async (title: string, channel: string, operation: string, data: Record<string, string[]>): Promise<void> => {
+    const result = await node.hive.call(channel, makeMessage({ Class: 'demo', Operation: operation, Data: mapOf(data) }), 5_000);
+    console.log(`\n${title}\n  call '${channel}' ${operation} ${JSON.stringify(data)}\n  → ${JSON.stringify(result)}`);
+  };
+  await show('An echo service answers with the Data it received:', 'echo', 'call', { greeting: ['hello', 'hive'] });
+  await show('A channel nobody listens on answers 404 at once:', 'nobody-here', 'call', {});
+  await show('Template storage lists the hive:// templates it serves:', 'DefaultStorageChannel', 'list', {});
+}
+
+export async function runDemo(once: boolean): Promise<void> {
+  let file;
+  try {
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { ...process.env, HIVENODE_EXAMPLES: join(PACKAGE_ROOT, 'examples') });
+  } catch (e) {
+    exitOnConfigError(e);
+  }
+  process.chdir(PACKAGE_ROOT);
+  const node = await runNode({ services: plansOf(file) }, showCalls);
+  if (once) {
+    await node.stop(5_000);
+    process.exit(0);
+  }
+  console.log('\nThe demo node keeps running; press Ctrl-C to stop it.');
+}

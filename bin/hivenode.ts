@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/**
+ * The hivenode command line. Service commands (`hivenode echo -ReplyCode=201`) take parameters in the
+ * spec's style (`-Name=value`), which yargs would split into single-letter flags, so they bypass yargs
+ * and go to the config module; every other command goes through yargs.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { renderParamsMarkdown, renderParamsText } from '../config/docs.js';
+import { loadNodeFile } from '../config/node-file.js';
+import { SERVICES, isServiceKind } from '../config/registry.js';
+import { runDemo } from './demo.js';
+import { PACKAGE_VERSION } from './package-info.js';
+import { plansOf, singleServicePlan } from './plans.js';
+import { exitOnConfigError, runNode } from './run-node.js';
+
+function versionText(): string {
+  const lines = [`hivenode ${PACKAGE_VERSION}`];
+  for (const s of Object.values(SERVICES)) lines.push(`  ${s.kind.padEnd(10)} ${s.release}`);
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const first = argv[0];
+  if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
+    let plan;
+    try {
+      plan = singleServicePlan(first, argv.slice(1), process.env);
+    } catch (e) {
+      exitOnConfigError(e);
+    }
+    await runNode({ services: [plan] });
+    return;
+  }
+  await yargs(argv)
+    .scriptName('hivenode')
+    .usage('$0 <command>\n\nRun hive-connected worker services.\nA single service: hivenode <service> -Param=value … (every parameter also as an upper-case environment variable).')
+    .command(
+      'run <file>',
+      'run the services of a node file (YAML or JSON)',
+      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'node file' }),
+      async (args) => {
+        let file;
+        try {
+          file = loadNodeFile(args.file);
+        } catch (e) {
+          exitOnConfigError(e);
+        }
+        await runNode({ services: plansOf(file) });
+      },
+    )
+    .command(
+      'demo',
+      'run the demo node (examples/demo.yaml) on the embedded hive',
+      (y) => y.option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' }),
+      async (args) => runDemo(args.once),
+    )
+    .command(
+      'params [service]',
+      'print the parameter table of a service (or of all)',
+      (y) =>
+        y
+          .positional('service', { type: 'string', choices: Object.keys(SERVICES), describe: 'service kind' })
+          .option('markdown', { type: 'boolean', default: false, describe: 'print the README reference in Markdown' }),
+      (args) => {
+        const infos = args.service ? [SERVICES[args.service as keyof typeof SERVICES]] : Object.values(SERVICES);
+        console.log(infos.map((i) => (args.markdown ? renderParamsMarkdown(i) : renderParamsText(i))).join('\n\n'));
+      },
+    )
+    .command('$0', false, () => undefined, () => {
+      console.log(versionText());
+      console.log('\nRun `hivenode --help` for the commands, `hivenode params` for every service parameter.');
+    })
+    .version(versionText())
+    .strict()
+    .help()
+    .fail((msg, err, y) => {
+      if (err) throw err;
+      console.error(`${y.help()}\n\n${msg}`);
+      process.exit(2);
+    })
+    .parseAsync();
+}
+
+main(hideBin(process.argv)).catch((e: unknown) => {
+  console.error(`hivenode: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exit(1);
+});

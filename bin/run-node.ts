@@ -1,0 +1,63 @@
+/**
+ * Running a node from the command line: start, print what runs, drain on SIGTERM/SIGINT and exit 0
+ * within 10 s; configuration errors exit 2 with the message.
+ */
+import type { NodeOptions } from '../supervisors/node.js';
+import { HiveNode } from '../supervisors/node.js';
+import { ConfigError } from '../protocol/errors.js';
+import { PACKAGE_VERSION } from './package-info.js';
+
+const DRAIN_MS = 8_000;
+const HARD_EXIT_MS = 10_000;
+
+/** Prints the services of a started node. */
+export function describeNode(node: HiveNode): string {
+  const lines = [`hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`];
+  for (const s of node.services) lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${s.channel ? `listens on '${s.channel}'` : ''}`.trimEnd());
+  return lines.join('\n');
+}
+
+/** Exits 2 with the message for configuration errors; rethrows anything else. */
+export function exitOnConfigError(e: unknown): never {
+  if (e instanceof ConfigError) {
+    console.error(`hivenode: ${e.message}`);
+    process.exit(ConfigError.EXIT_CODE);
+  }
+  throw e;
+}
+
+/** Starts a node and keeps it running until a signal; resolves with the node once started. */
+export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) => Promise<void>): Promise<HiveNode> {
+  // Signal handlers come first, so a signal during start-up still drains and exits cleanly.
+  let node: HiveNode | undefined;
+  let signalled: string | undefined;
+  const shutdown = (signal: string): void => {
+    if (!node) {
+      signalled = signal;
+      return;
+    }
+    node.log.info(`${signal} received: draining in-flight work`);
+    setTimeout(() => {
+      console.error('hivenode: drain did not finish in time, exiting');
+      process.exit(1);
+    }, HARD_EXIT_MS).unref();
+    node.stop(DRAIN_MS).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  try {
+    node = await HiveNode.start(opts);
+  } catch (e) {
+    exitOnConfigError(e);
+  }
+  if (signalled) {
+    shutdown(signalled);
+    return node;
+  }
+  console.log(describeNode(node));
+  if (onStarted) await onStarted(node);
+  return node;
+}

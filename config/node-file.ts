@@ -1,0 +1,109 @@
+/**
+ * The node file (YAML or JSON) that `hivenode run` reads:
+ *   {hive: {SERVERHOST, SERVERAUTH}, dashboard: {Port}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
+ * otherwise NOT read, so one service's variables never leak into every service of a node.
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from '../protocol/errors.js';
+import type { Layer } from './resolve.js';
+import type { ServiceKind } from './registry.js';
+import { SERVICES, isServiceKind } from './registry.js';
+
+/** One service instance of a node file, as layers ready for compileConfig. */
+export interface ServiceEntry {
+  kind: ServiceKind;
+  /** Position in the file, for messages: `node.yaml services[2]`. */
+  where: string;
+  layer: Layer;
+}
+
+export interface NodeFile {
+  /** Hive connection shared by every service (each service may still override). */
+  hive: Layer;
+  services: ServiceEntry[];
+  /** Dashboard port, when the node file switches it on. */
+  dashboardPort?: number;
+}
+
+/** Expands `${VAR}` from `env`; an unset variable is an error naming it. */
+export function expandVariables(text: string, env: NodeJS.ProcessEnv, where: string): string {
+  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string | undefined) => {
+    if (whole === '$$') return '$';
+    const v = env[name!];
+    if (v === undefined) throw new ConfigError(`${where}: environment variable ${name} is not set`);
+    return v;
+  });
+}
+
+function scalarText(v: unknown, where: string): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v === null) return '';
+  throw new ConfigError(`${where} must be a text, number or boolean, got ${Array.isArray(v) ? 'a list' : typeof v}`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Parses node-file text; `file` is used in messages and to choose YAML or JSON. */
+export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env): NodeFile {
+  const name = basename(file);
+  let doc: unknown;
+  try {
+    doc = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+  }
+  if (!isObject(doc)) throw new ConfigError(`${name}: expected an object with a 'services' list`);
+  for (const key of Object.keys(doc)) {
+    if (!['hive', 'services', 'dashboard'].includes(key)) throw new ConfigError(`${name}: unknown top-level key '${key}'; expected hive, services, dashboard`);
+  }
+  const valuesOf = (obj: Record<string, unknown>, where: string, skip: string[] = []): [string, string][] =>
+    Object.entries(obj)
+      .filter(([k]) => !skip.includes(k))
+      .map(([k, v]) => [k, expandVariables(scalarText(v, `${where}.${k}`), env, `${where}.${k}`)] as [string, string]);
+
+  const hiveRaw = doc.hive ?? {};
+  if (!isObject(hiveRaw)) throw new ConfigError(`${name}: hive must be an object with SERVERHOST and SERVERAUTH`);
+  for (const k of Object.keys(hiveRaw)) {
+    if (!['serverhost', 'serverauth'].includes(k.toLowerCase())) throw new ConfigError(`${name}: unknown hive key '${k}'; expected SERVERHOST, SERVERAUTH`);
+  }
+  const hive: Layer = { source: `${name} hive`, values: valuesOf(hiveRaw, `${name} hive`) };
+
+  let dashboardPort: number | undefined;
+  if (doc.dashboard !== undefined) {
+    const d = doc.dashboard;
+    const port = isObject(d) ? Object.entries(d).find(([k]) => k.toLowerCase() === 'port')?.[1] : undefined;
+    const n = Number(port === undefined ? NaN : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`));
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name}: dashboard.Port must be a port number from 0 to 65535`);
+    dashboardPort = n;
+  }
+
+  if (!Array.isArray(doc.services) || doc.services.length === 0) throw new ConfigError(`${name}: 'services' must be a non-empty list`);
+  const services = doc.services.map((raw: unknown, i: number): ServiceEntry => {
+    const where = `${name} services[${i}]`;
+    if (!isObject(raw)) throw new ConfigError(`${where} must be an object with a 'service' key`);
+    const kindKey = Object.keys(raw).find((k) => k.toLowerCase() === 'service');
+    const kind = kindKey === undefined ? undefined : raw[kindKey];
+    if (typeof kind !== 'string' || !isServiceKind(kind)) {
+      throw new ConfigError(`${where}: 'service' must be one of ${Object.keys(SERVICES).join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`);
+    }
+    return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
+  });
+  return { hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
+}
+
+/** Reads and parses a node file. */
+export function loadNodeFile(file: string, env: NodeJS.ProcessEnv = process.env): NodeFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read node file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return parseNodeFile(text, file, env);
+}

@@ -1,0 +1,87 @@
+/**
+ * The declarative parameter tables (ARCHITECTURE §6). Each service declares its parameters once;
+ * parsing, validation, `hivenode params`, the README reference and the dashboard all read the tables.
+ * The TypeScript type of a compiled configuration is derived from its table, so a typo in a
+ * parameter name is a compile error, not a silent undefined.
+ */
+
+/** Kinds of parameter values. */
+export const ParamType = {
+  /** Free text. */
+  String: 'string',
+  /** A whole number. */
+  Int: 'int',
+  /** true/false, also 1/0, yes/no, on/off, any case. */
+  Bool: 'bool',
+  /** A duration (`250ms`, `20s`, `5m`, `1h`, `1m30s`); compiled to milliseconds. */
+  Duration: 'duration',
+  /** One of `values`, compared without case; compiled to the spelling in `values`. */
+  Enum: 'enum',
+} as const;
+export type ParamType = (typeof ParamType)[keyof typeof ParamType];
+
+/** One parameter of a service, as the spec's tables give it. */
+export interface ParamSpec {
+  /** Name exactly as written in the spec (matching is case-insensitive). */
+  readonly name: string;
+  readonly type: ParamType;
+  /** The spec default in its textual form; undefined where the spec says "none". */
+  readonly default?: string;
+  /** One line for help output and the README. */
+  readonly description: string;
+  /** A `<name>_CTRL` companion (default '') names a control attribute overriding it per message. */
+  readonly ctrl?: boolean;
+  /** Masked in logs unless LOGSENSITIVE; `file://<path>` values are read from the file. */
+  readonly secret?: boolean;
+  /** Accepted values of an Enum. */
+  readonly values?: readonly string[];
+  /** Unit of a plain number given for a Duration (the spec's seconds, unless stated). */
+  readonly unit?: 's' | 'ms';
+  /** Inclusive bounds of an Int. */
+  readonly min?: number;
+  readonly max?: number;
+  /** A value must be given (the spec's "mandatory: yes"). */
+  readonly mandatory?: boolean;
+  /** Not in the spec: added by hivenode; shown as such in the reference. */
+  readonly beyondSpec?: boolean;
+}
+
+/** A table of one service: an ordered list of parameter specs. */
+export type ParamTable = readonly ParamSpec[];
+
+type ValueOfSpec<P extends ParamSpec> = P['type'] extends 'int' | 'duration' ? number : P['type'] extends 'bool' ? boolean : string;
+
+type CtrlNames<T extends ParamTable> = T[number] extends infer P ? (P extends { ctrl: true; name: infer N extends string } ? `${N}_CTRL` : never) : never;
+
+/** The compiled, typed configuration of a table: one member per parameter and `_CTRL` companion. */
+export type ConfigOf<T extends ParamTable> = { readonly [P in T[number] as P['name']]: ValueOfSpec<P> } & { readonly [K in CtrlNames<T>]: string };
+
+/** Joins tables; later tables may not redeclare a name (checked by `checkTable`). */
+export function table<const T extends ParamTable>(...parts: readonly ParamTable[]): T {
+  return parts.flat() as unknown as T;
+}
+
+/** The table with every `_CTRL` companion spelled out as its own String parameter. */
+export function expandCtrl(t: ParamTable): ParamSpec[] {
+  const out: ParamSpec[] = [];
+  for (const p of t) {
+    out.push(p);
+    if (p.ctrl) {
+      out.push({ name: `${p.name}_CTRL`, type: ParamType.String, default: '', description: `Control attribute that overrides ${p.name} at runtime.` });
+    }
+  }
+  return out;
+}
+
+/** Fails on duplicate names (case-insensitive) and enum defaults outside their values. */
+export function checkTable(service: string, t: ParamTable): void {
+  const seen = new Set<string>();
+  for (const p of expandCtrl(t)) {
+    const key = p.name.toLowerCase();
+    if (seen.has(key)) throw new Error(`parameter table of ${service} declares ${p.name} twice`);
+    seen.add(key);
+    if (p.type === ParamType.Enum && p.default !== undefined && p.default !== '' && !p.values?.some((v) => v.toLowerCase() === p.default!.toLowerCase())) {
+      throw new Error(`parameter table of ${service}: default of ${p.name} is not one of its values`);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/** Queue service parameters, transcribed from spec §2.3 (service parameters table). */
+import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
+import type { ParamTable } from './params.js';
+
+const QUEUE_OWN = [
+  { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', description: 'Hive channel from which templates are fetched.' },
+  { name: 'DefaultChannel', type: 'string', default: 'main', description: 'Channel queued items are sent to.' },
+  { name: 'DefaultCommand', type: 'string', default: 'queue', description: 'Command when no command control is given.' },
+  { name: 'DefaultMode', type: 'enum', default: 'call', values: ['call', 'execute'], description: 'Mode when no mode control is given.' },
+  { name: 'DefaultTemplateDefine', type: 'string', default: '', description: 'Define name when the controls give none.' },
+  { name: 'DefaultDeadLetterSlap', type: 'string', default: '', description: 'Dead-letter target; empty means dead entries are dropped.' },
+  { name: 'PersistPath', type: 'string', default: '<OS temp directory>/platform_queue', description: 'Local storage path for persistence; empty means no persistence.' },
+  { name: 'DefaultRequeueTime', type: 'int', default: '30', min: 0, description: 'Seconds to wait before a failed entry is retried.' },
+  { name: 'DefaultRequeueCount', type: 'int', default: '3', min: 0, description: 'Retries after which the entry becomes a dead letter.' },
+  { name: 'Template', type: 'string', default: '', description: "Queue template to use: 'file://<path>', 'hive://<name>' or an inline string." },
+  { name: 'StartPaused', type: 'bool', default: 'false', description: 'Queue starts paused.' },
+  { name: 'AutoPause', type: 'bool', default: 'false', description: 'Queue switches to paused after a completed queue run.' },
+] as const satisfies ParamTable;
+
+export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN] as const satisfies ParamTable;
+
+/** Queue controls of spec §2.3 with their control-table defaults (used when a control is given without value). */
+export const QUEUE_CONTROL_DEFAULTS = {
+  command: 'queue',
+  channel: 'main',
+  mode: 'call',
+  template_define: 'default',
+  requeue_timer: '10',
+  requeue_count: '3',
+  deadletter_slap: 'dead_letter',
+} as const;

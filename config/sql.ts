@@ -1,0 +1,33 @@
+/** SQL service parameters, transcribed from spec §2.2. */
+import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
+import type { ParamTable } from './params.js';
+
+const SQL_OWN = [
+  { name: 'SQL_ENGINE', type: 'enum', default: 'sqlite', values: ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle', 'sqlite'], beyondSpec: true, description: 'Database engine family (the spec releases one service per engine); sqlite is the embedded default, SQL_DATABASE is its file.' },
+  { name: 'SQL_SERVER', type: 'string', default: '', description: 'Database host or IP.' },
+  { name: 'SQL_PORT', type: 'int', default: '3306', min: 1, max: 65535, description: "Database port (when not set: the engine's usual port)." },
+  { name: 'SQL_PROTOCOL', type: 'string', default: 'tcp', description: 'Connection protocol.' },
+  { name: 'SQL_DATABASE', type: 'string', default: '', description: 'Existing database name.' },
+  { name: 'SQL_USERNAME', type: 'string', default: '', description: 'Database user.' },
+  { name: 'SQL_PASSWORD', type: 'string', default: '', secret: true, description: "Password of SQL_USERNAME; may be a 'file://<path>' secret reference." },
+  { name: 'SQL_STATEMENT', type: 'string', default: '', ctrl: true, description: 'One of SELECT, INSERT, UPDATE, DELETE.' },
+  { name: 'SQL_TABLE', type: 'string', default: '', ctrl: true, description: 'Target table (SELECT, INSERT, UPDATE, DELETE).' },
+  { name: 'SQL_COLUMNS', type: 'string', default: '', ctrl: true, description: "Comma-separated column list; '*' is used when empty (SELECT, INSERT, UPDATE)." },
+  { name: 'SQL_JOIN', type: 'string', default: '', ctrl: true, description: 'Join clause text combining rows of several tables (SELECT).' },
+  { name: 'SQL_WHERE', type: 'string', default: '', ctrl: true, description: 'Filter clause with placeholders written {{ name }}, each replaced by the Data parameter of that name (SELECT, UPDATE, DELETE).' },
+  { name: 'SQL_VALUEPARAMS', type: 'string', default: '', ctrl: true, description: 'Comma-separated names of Data parameters supplying the values, in the same order as SQL_COLUMNS (INSERT, UPDATE).' },
+  { name: 'SQL_GROUPBY', type: 'string', default: '', ctrl: true, description: 'GROUP BY column list (SELECT; declared out of scope by the spec, implemented safely).' },
+  { name: 'SQL_HAVING', type: 'string', default: '', ctrl: true, description: 'HAVING clause with {{ name }} placeholders (SELECT; declared out of scope by the spec, implemented safely).' },
+  { name: 'SQL_ORDERBY', type: 'string', default: '', ctrl: true, description: 'ORDER BY column list with optional ASC/DESC (SELECT; declared out of scope by the spec, implemented safely).' },
+  { name: 'SQL_LIMIT', type: 'string', default: '', ctrl: true, description: 'Row limit (SELECT; declared out of scope by the spec, implemented safely).' },
+  { name: 'SQL_OFFSET', type: 'string', default: '', ctrl: true, description: 'Rows to skip (SELECT; declared out of scope by the spec, implemented safely).' },
+  { name: 'SQL_RAWMODE', type: 'bool', default: 'false', description: 'Enables raw queries only.' },
+  { name: 'SQL_RAWACTION', type: 'enum', default: 'exec', values: ['exec', 'query'], ctrl: true, description: "Either 'exec' or 'query'." },
+  { name: 'SQL_RAWVALUE', type: 'string', default: '', ctrl: true, description: 'Raw SQL text, with {{ name }} placeholders.' },
+  { name: 'SQL_POLLMODE', type: 'bool', default: 'false', description: 'Enables poll mode. Requires a SELECT configuration.' },
+  { name: 'SQL_POLLINTERVAL', type: 'duration', default: '5m', description: "Interval between polls; duration string such as '20s'." },
+  { name: 'SQL_POLLCLASS', type: 'string', default: 'sql', description: 'Class of the emitted message.' },
+  { name: 'SQL_POLLOPERATION', type: 'string', default: 'poll', description: 'Operation of the emitted message.' },
+] as const satisfies ParamTable;
+
+export const SQL_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SQL_OWN] as const satisfies ParamTable;

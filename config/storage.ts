@@ -1,0 +1,9 @@
+/** Parameters of the template storage service that answers `hive://<name>` lookups (ARCHITECTURE §5). */
+import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
+import type { ParamTable } from './params.js';
+
+const STORAGE_OWN = [
+  { name: 'Directory', type: 'string', default: 'templates', beyondSpec: true, description: 'Directory holding the templates; hive://<name> reads <Directory>/<name>.' },
+] as const satisfies ParamTable;
+
+export const STORAGE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...STORAGE_OWN] as const satisfies ParamTable;

@@ -1,0 +1,22 @@
+/** Syslog service parameters, transcribed from spec §2.6. */
+import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
+import type { ParamTable } from './params.js';
+
+const SYSLOG_OWN = [
+  { name: 'Class', type: 'string', default: 'syslog', description: 'Class of messages created from received syslog messages.' },
+  { name: 'Operation', type: 'string', default: 'message', description: 'Operation of those messages.' },
+  { name: 'IP', type: 'string', default: '0.0.0.0', description: 'Listen address of the receiver.' },
+  { name: 'Port', type: 'int', default: '10514', min: 0, max: 65535, description: 'Listen port of the receiver.' },
+  { name: 'TCP', type: 'bool', default: 'false', description: 'Receive TCP syslog (UDP and TCP may both be on).' },
+  { name: 'UDP', type: 'bool', default: 'false', description: 'Receive UDP syslog.' },
+  { name: 'Format', type: 'enum', default: 'RFC3164', values: ['RFC3164', 'RFC5424', 'RFC6587'], description: "Expected incoming format: 'RFC3164', 'RFC5424' or 'RFC6587'." },
+  { name: 'DecodeCEF', type: 'bool', default: 'false', description: 'Try to decode CEF messages.' },
+  { name: 'RemoteIP', type: 'string', description: 'Address of the target syslog server for sending.' },
+  { name: 'RemotePort', type: 'int', default: '10514', min: 1, max: 65535, description: 'Port of the target syslog server.' },
+  { name: 'SendTag', type: 'string', default: 'platform', description: 'Syslog tag on sent messages.' },
+  { name: 'SendTCP', type: 'bool', default: 'false', description: 'Send over TCP; when true, TCP is used even if SendUDP is true.' },
+  { name: 'SendUDP', type: 'bool', default: 'false', description: 'Send over UDP.' },
+  { name: 'SendJSON', type: 'bool', default: 'false', description: 'When true, all Data is sent as JSON.' },
+] as const satisfies ParamTable;
+
+export const SYSLOG_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SYSLOG_OWN] as const satisfies ParamTable;

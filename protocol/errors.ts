@@ -1,0 +1,101 @@
+/**
+ * Typed errors (ARCHITECTURE §4, conventions §11.4): every error the node produces on purpose has a
+ * stable `code` (the Result Code it maps to), says whether a retry can help, and keeps its cause.
+ */
+import { Code } from './codes.js';
+
+export interface HiveErrorOptions {
+  cause?: unknown;
+}
+
+/** Base class of all deliberate failures; `code` is the Result Code the error is reported with. */
+export class HiveError extends Error {
+  override readonly name: string = 'HiveError';
+  readonly code: number = Code.ServiceError;
+  readonly retryable: boolean = false;
+  constructor(message: string, options: HiveErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+}
+
+/** Input of the wrong shape or naming something unknown (Code 400). */
+export class BadInputError extends HiveError {
+  override readonly name = 'BadInputError';
+  override readonly code = Code.BadRequest;
+}
+
+/** Credentials missing or wrong (Code 401). */
+export class UnauthorizedError extends HiveError {
+  override readonly name = 'UnauthorizedError';
+  override readonly code = Code.Unauthorized;
+}
+
+/** Nothing serves the channel, or the named entry does not exist (Code 404). */
+export class NotFoundError extends HiveError {
+  override readonly name = 'NotFoundError';
+  override readonly code = Code.NotFound;
+}
+
+/** A payload over a size limit (Code 413). */
+export class TooLargeError extends HiveError {
+  override readonly name = 'TooLargeError';
+  override readonly code = Code.TooLarge;
+}
+
+/** Too much work in flight for this service (Code 429). */
+export class OverloadedError extends HiveError {
+  override readonly name = 'OverloadedError';
+  override readonly code = Code.TooManyRequests;
+  override readonly retryable = true;
+}
+
+/** The service failed while handling a message (Code 500). */
+export class ServiceFailureError extends HiveError {
+  override readonly name = 'ServiceFailureError';
+}
+
+/** The upstream (database, command, remote server) failed (Code 502). */
+export class UpstreamError extends HiveError {
+  override readonly name = 'UpstreamError';
+  override readonly code = Code.UpstreamError;
+  override readonly retryable = true;
+}
+
+/** The hive or the service cannot take the message now (Code 503). */
+export class UnavailableError extends HiveError {
+  override readonly name = 'UnavailableError';
+  override readonly code = Code.Unavailable;
+  override readonly retryable = true;
+}
+
+/** No answer in time (Code 504). */
+export class TimeoutError extends HiveError {
+  override readonly name = 'TimeoutError';
+  override readonly code = Code.Timeout;
+  override readonly retryable = true;
+}
+
+/** A store or queue is full (Code 507). */
+export class StorageFullError extends HiveError {
+  override readonly name = 'StorageFullError';
+  override readonly code = Code.InsufficientStorage;
+  override readonly retryable = true;
+}
+
+/** A configuration that cannot start: the node exits with code 2 and this message. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  /** Process exit code for configuration errors. */
+  static readonly EXIT_CODE = 2;
+}
+
+/** The Code an arbitrary thrown value is reported with: its own for HiveErrors, else 500. */
+export function codeOf(error: unknown): number {
+  return error instanceof HiveError ? error.code : Code.ServiceError;
+}
+
+/** A one-line description of a thrown value for results and logs, never a stack. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}

@@ -1,0 +1,188 @@
+/**
+ * The protocol message and result (spec §2.1, ARCHITECTURE §4) and the validation of untrusted shapes.
+ * Every map built here has a null prototype, so a key such as "toString" is plain data; the keys
+ * "__proto__", "constructor" and "prototype" are refused outright because other code (templates,
+ * JSON consumers in other languages) may still treat them specially.
+ */
+import { BadInputError, TooLargeError, codeOf, describeError } from './errors.js';
+import { Code, SUCCESS_MESSAGE } from './codes.js';
+
+/** Every Data and Control value is a list of strings. */
+export type Values = string[];
+/** A name → list-of-strings map with a null prototype. */
+export type ValueMap = Record<string, Values>;
+
+/** A protocol message (spec §2.1). */
+export interface Message {
+  Class: string;
+  Operation: string;
+  Control: ValueMap;
+  Data: ValueMap;
+}
+
+/** The response shape returned by services and by the gateway (spec §2.1). */
+export interface Result {
+  Code: number;
+  Message: string;
+  Data: ValueMap;
+  List: unknown[] | null;
+}
+
+/** Bounds applied to untrusted shapes so one request cannot exhaust memory. */
+export interface ShapeLimits {
+  /** Keys in one Data or Control map. */
+  maxKeys: number;
+  /** Values in one list. */
+  maxValues: number;
+  /** Characters in one key. */
+  maxKeyLength: number;
+  /** Characters summed over every key and value of the message. */
+  maxChars: number;
+}
+
+export const DEFAULT_LIMITS: ShapeLimits = Object.freeze({
+  maxKeys: 10_000,
+  maxValues: 1_000_000,
+  maxKeyLength: 1_024,
+  maxChars: 64 * 1024 * 1024,
+});
+
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** True for names that must never become map keys. */
+export function isForbiddenKey(key: string): boolean {
+  return FORBIDDEN_KEYS.has(key);
+}
+
+/** A new empty value map with a null prototype. */
+export function emptyMap(): ValueMap {
+  return Object.create(null) as ValueMap;
+}
+
+/** Builds a value map from trusted entries (keys are still checked: they may come from config). */
+export function mapOf(entries: Iterable<readonly [string, Values]> | Record<string, Values>): ValueMap {
+  const out = emptyMap();
+  const list = Symbol.iterator in entries ? (entries as Iterable<readonly [string, Values]>) : Object.entries(entries);
+  for (const [k, v] of list) {
+    if (isForbiddenKey(k)) throw new BadInputError(`key '${k}' is not allowed`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** A message from trusted parts, with empty maps where none are given. */
+export function makeMessage(parts: Partial<Message> = {}): Message {
+  return {
+    Class: parts.Class ?? '',
+    Operation: parts.Operation ?? '',
+    Control: parts.Control ?? emptyMap(),
+    Data: parts.Data ?? emptyMap(),
+  };
+}
+
+/** The first value of a map entry, or undefined when the entry is missing or empty. */
+export function firstValue(map: ValueMap, key: string): string | undefined {
+  return Object.hasOwn(map, key) ? map[key]?.[0] : undefined;
+}
+
+/** A success Result (Code 200, Message 'Success'). */
+export function success(data: ValueMap = emptyMap(), list: unknown[] | null = []): Result {
+  return { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: data, List: list };
+}
+
+/** A failure Result with the given Code and message. */
+export function failure(code: number, message: string, data: ValueMap = emptyMap()): Result {
+  return { Code: code, Message: message, Data: data, List: null };
+}
+
+/** The Result reporting a thrown value: its own Code for HiveErrors, 500 otherwise. */
+export function resultFromError(error: unknown): Result {
+  return failure(codeOf(error), describeError(error));
+}
+
+/** Budget shared by the checks of one message, so the limits hold for the whole shape. */
+class Budget {
+  private chars = 0;
+  constructor(readonly limits: ShapeLimits) {}
+  spend(n: number, where: string): void {
+    this.chars += n;
+    if (this.chars > this.limits.maxChars) {
+      throw new TooLargeError(`${where}: message is larger than ${this.limits.maxChars} characters`);
+    }
+  }
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'list';
+  return typeof v;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Validates one name → list-of-strings map from untrusted input; `where` names it in errors. */
+export function validateValueMap(input: unknown, where: string, limits: ShapeLimits = DEFAULT_LIMITS, budget = new Budget(limits)): ValueMap {
+  if (input === undefined || input === null) return emptyMap();
+  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object of name -> list of strings, got ${typeName(input)}`);
+  const keys = Object.keys(input);
+  if (keys.length > limits.maxKeys) throw new TooLargeError(`${where} has ${keys.length} keys; the limit is ${limits.maxKeys}`);
+  const out = emptyMap();
+  for (const key of keys) {
+    if (isForbiddenKey(key)) throw new BadInputError(`${where} key '${key}' is not allowed`);
+    if (key.length > limits.maxKeyLength) throw new TooLargeError(`${where} has a key longer than ${limits.maxKeyLength} characters`);
+    const value = input[key];
+    if (!Array.isArray(value)) throw new BadInputError(`${where}.${key} must be a list of strings, got ${typeName(value)}`);
+    if (value.length > limits.maxValues) throw new TooLargeError(`${where}.${key} has ${value.length} values; the limit is ${limits.maxValues}`);
+    budget.spend(key.length, where);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item !== 'string') throw new BadInputError(`${where}.${key}[${i}] must be a string, got ${typeName(item)}`);
+      budget.spend(item.length, where);
+    }
+    out[key] = value as string[];
+  }
+  return out;
+}
+
+function optionalString(input: Record<string, unknown>, field: string, where: string): string {
+  const v = input[field];
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new BadInputError(`${where}.${field} must be a string, got ${typeName(v)}`);
+  return v;
+}
+
+/** Validates an untrusted protocol message; `where` (for example 'body') prefixes error messages. */
+export function validateMessage(input: unknown, where = 'message', limits: ShapeLimits = DEFAULT_LIMITS): Message {
+  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object with Class, Operation, Control and Data, got ${typeName(input)}`);
+  for (const key of Object.keys(input)) {
+    if (isForbiddenKey(key)) throw new BadInputError(`${where} key '${key}' is not allowed`);
+  }
+  const budget = new Budget(limits);
+  return {
+    Class: optionalString(input, 'Class', where),
+    Operation: optionalString(input, 'Operation', where),
+    Control: validateValueMap(input.Control, `${where}.Control`, limits, budget),
+    Data: validateValueMap(input.Data, `${where}.Data`, limits, budget),
+  };
+}
+
+/** Validates an untrusted Result (hive wire, interceptor reply); `Status` is accepted for `Code`. */
+export function validateResult(input: unknown, where = 'result', limits: ShapeLimits = DEFAULT_LIMITS): Result {
+  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object with Code, Message, Data and List, got ${typeName(input)}`);
+  const rawCode = input.Code ?? input.Status;
+  if (typeof rawCode !== 'number' || !Number.isInteger(rawCode) || rawCode < 100 || rawCode > 599) {
+    throw new BadInputError(`${where}.Code must be an integer from 100 to 599, got ${JSON.stringify(rawCode) ?? 'nothing'}`);
+  }
+  const list = input.List;
+  if (list !== undefined && list !== null && !Array.isArray(list)) throw new BadInputError(`${where}.List must be a list or null, got ${typeName(list)}`);
+  return {
+    Code: rawCode,
+    Message: optionalString(input, 'Message', where),
+    Data: validateValueMap(input.Data, `${where}.Data`, limits),
+    List: (list as unknown[] | undefined) ?? null,
+  };
+}

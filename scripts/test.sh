@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# `make test`: type-check and build, lint, then every mocha suite (unit, integration on the embedded
+# hive, adapters against real servers started here and stopped afterwards).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== build (tsc)"
+npx tsc -p tsconfig.json
+echo "== lint (eslint)"
+npx eslint .
+echo "== tests (mocha)"
+npx mocha "$@"

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeMessage, mapOf } from '../../protocol/message.js';
+import type { HiveNode } from '../../supervisors/node.js';
+import { startTestNode, until } from './helpers.js';
+
+const msg = (data: Record<string, string[]> = {}, control: Record<string, string[]> = {}) => makeMessage({ Class: 'test', Operation: 'call', Data: mapOf(data), Control: mapOf(control) });
+
+describe('embedded hive with echo services', () => {
+  let node: HiveNode;
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hn-hive-'));
+  });
+  afterEach(async () => node?.stop(2000));
+
+  it('two echo instances on one channel share 1,000 calls, each answered with its own Data', async () => {
+    const a = join(dir, 'a.jsonl');
+    const b = join(dir, 'b.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'echo-a', INPUTCHANNEL: 'shared', RecordFile: a },
+      { service: 'echo', NAME: 'echo-b', INPUTCHANNEL: 'shared', RecordFile: b },
+    ]));
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => node.hive.call('shared', msg({ i: [String(i)] }), 5000)));
+    results.forEach((r, i) => {
+      expect(r.Code).to.equal(200);
+      expect(r.Data.i).to.deep.equal([String(i)]);
+    });
+    const countA = readFileSync(a, 'utf8').trim().split('\n').length;
+    const countB = readFileSync(b, 'utf8').trim().split('\n').length;
+    expect(countA + countB).to.equal(1000);
+    expect(countA).to.be.within(400, 600);
+    const recorded = JSON.parse(readFileSync(a, 'utf8').split('\n')[0]!) as { message: { Data: unknown } };
+    expect(recorded.message.Data).to.have.property('i');
+  });
+
+  it('answers 404 at once for a channel nobody serves, 400 for an invalid channel name', async () => {
+    ({ node } = await startTestNode([{ service: 'echo' }]));
+    const started = Date.now();
+    const r = await node.hive.call('nobody', msg(), 5000);
+    expect(r.Code).to.equal(404);
+    expect(r.Message).to.contain("'nobody'");
+    expect(Date.now() - started).to.be.below(500);
+    expect((await node.hive.call('bad channel!', msg(), 5000)).Code).to.equal(400);
+  });
+
+  it('execute is acknowledged on receipt; emits to nobody are counted as dropped', async () => {
+    ({ node } = await startTestNode([{ service: 'echo', Delay: '2s' }]));
+    const started = Date.now();
+    const r = await node.hive.execute('echo', msg({ a: ['1'] }), 5000);
+    expect(r).to.deep.include({ Code: 200, Message: 'Success', List: null });
+    expect(Date.now() - started).to.be.below(1000);
+    expect(await node.hive.emit('nowhere', msg())).to.equal(false);
+    expect(node.hive.stats().dropped).to.equal(1);
+  });
+
+  it('a call that is not answered in time gets 504', async () => {
+    ({ node } = await startTestNode([{ service: 'echo', Delay: '1s' }]));
+    const r = await node.hive.call('echo', msg(), 100);
+    expect(r.Code).to.equal(504);
+  });
+
+  it('ReplyCode makes echo answer with that code', async () => {
+    ({ node } = await startTestNode([{ service: 'echo', ReplyCode: 503 }]));
+    expect((await node.hive.call('echo', msg(), 2000)).Code).to.equal(503);
+  });
+
+  it('a crashing echo worker is answered 500, restarted by its supervisor, journaled, and serves again', async () => {
+    let logs: () => string;
+    ({ node, logs } = await startTestNode([{ service: 'echo', NAME: 'crashy' }, { service: 'echo', NAME: 'steady' }]));
+    const crashed = await node.hive.call('crashy', msg({}, { echo_crash: ['true'] }), 2000);
+    expect(crashed.Code).to.equal(500);
+    expect(crashed.Message).to.contain('crash requested');
+    expect((await node.hive.call('steady', msg({ x: ['1'] }), 2000)).Code).to.equal(200);
+    expect((await node.hive.call('crashy', msg({ x: ['2'] }), 2000)).Data.x).to.deep.equal(['2']);
+    await until(() => node.journal.totalsOf('/node/crashy/worker').restarts === 1);
+    const crash = node.journal.entries().find((e) => e.event === 'crash');
+    expect(crash).to.deep.include({ path: '/node/crashy/worker', error: { class: 'CrashRequestedError', message: 'crash requested by the echo_crash control' } });
+    expect(logs()).to.contain('supervision crash /node/crashy/worker');
+  });
+
+  it('storage serves hive:// templates from a directory and refuses names that leave it', async () => {
+    ({ node } = await startTestNode([{ service: 'storage', Directory: dir }]));
+    const put = await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'put', Data: mapOf({ name: ['t1'], content: ['[[ .x ]]'] }) }), 2000);
+    expect(put.Code).to.equal(200);
+    const got = await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: ['t1'] }) }), 2000);
+    expect(got.Data.content).to.deep.equal(['[[ .x ]]']);
+    const list = await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'list' }), 2000);
+    expect(list.Data.names).to.deep.equal(['t1']);
+    expect((await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: ['../etc/passwd'] }) }), 2000)).Code).to.equal(400);
+    expect((await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: ['none'] }) }), 2000)).Code).to.equal(404);
+  });
+});

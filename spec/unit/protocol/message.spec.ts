@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
+import { validateMessage, validateResult, resultFromError, success } from '../../../protocol/message.js';
+import { decodeMessage } from '../../../protocol/wire.js';
+
+const codeOf = (f: () => unknown): number | string => {
+  try {
+    f();
+    return 'no error';
+  } catch (e) {
+    return (e as { code?: number }).code ?? 'untyped';
+  }
+};
+const messageOf = (f: () => unknown): string => {
+  try {
+    f();
+    return '';
+  } catch (e) {
+    return (e as Error).message;
+  }
+};
+
+describe('protocol/message', () => {
+  it('accepts a well-formed message and fills missing parts', () => {
+    const m = validateMessage({ Class: 'sql', Data: { id: ['1', '2'] } });
+    expect(m.Class).to.equal('sql');
+    expect(m.Operation).to.equal('');
+    expect({ ...m.Data }).to.deep.equal({ id: ['1', '2'] });
+    expect(Object.keys(m.Control)).to.have.length(0);
+    expect(Object.getPrototypeOf(m.Data)).to.equal(null);
+  });
+
+  it('names the field that is wrong', () => {
+    expect(messageOf(() => validateMessage({ Data: { id: [1] } }, 'body'))).to.equal('body.Data.id[0] must be a string, got number');
+    expect(messageOf(() => validateMessage({ Data: { id: 'x' } }, 'body'))).to.equal('body.Data.id must be a list of strings, got string');
+    expect(messageOf(() => validateMessage({ Class: 5 }, 'body'))).to.equal('body.Class must be a string, got number');
+    expect(messageOf(() => validateMessage([], 'body'))).to.contain('body must be an object');
+    expect(codeOf(() => validateMessage({ Control: { a: [null] } }))).to.equal(400);
+  });
+
+  it('refuses prototype keys anywhere', () => {
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const data = JSON.parse(`{"Data": {"${key}": ["x"]}}`) as unknown;
+      expect(() => validateMessage(data)).to.throw(BadInputError, key);
+      const top = JSON.parse(`{"${key}": {}}`) as unknown;
+      expect(() => validateMessage(top)).to.throw(BadInputError, key);
+    }
+    const m = validateMessage({ Data: { toString: ['plain data'] } });
+    expect(m.Data.toString).to.deep.equal(['plain data']);
+  });
+
+  it('enforces size limits with 413', () => {
+    const limits = { maxKeys: 3, maxValues: 2, maxKeyLength: 5, maxChars: 20 };
+    expect(codeOf(() => validateMessage({ Data: { a: [], b: [], c: [], d: [] } }, 'm', limits))).to.equal(413);
+    expect(codeOf(() => validateMessage({ Data: { a: ['1', '2', '3'] } }, 'm', limits))).to.equal(413);
+    expect(codeOf(() => validateMessage({ Data: { abcdef: [] } }, 'm', limits))).to.equal(413);
+    expect(codeOf(() => validateMessage({ Data: { a: ['x'.repeat(30)] } }, 'm', limits))).to.equal(413);
+    expect(() => validateMessage({ Data: { a: ['x'.repeat(30)] } }, 'm', limits)).to.throw(TooLargeError);
+  });
+
+  it('validates results, accepting Status for Code', () => {
+    expect(validateResult({ Status: 201, Message: 'made' }).Code).to.equal(201);
+    expect(validateResult({ Code: 200, Data: { a: ['b'] }, List: [{ x: 1 }] }).List).to.deep.equal([{ x: 1 }]);
+    expect(messageOf(() => validateResult({ Code: 'ok' }))).to.contain('result.Code must be an integer');
+    expect(messageOf(() => validateResult({ Code: 200, List: {} }))).to.contain('List must be a list or null');
+  });
+
+  it('reports bad JSON with the parser reason', () => {
+    expect(messageOf(() => decodeMessage('{"Class":', 'body'))).to.match(/^body is not valid JSON: /);
+  });
+
+  it('builds success and error results', () => {
+    expect(success()).to.include({ Code: 200, Message: 'Success' });
+    expect(resultFromError(new BadInputError('nope'))).to.include({ Code: 400, Message: 'nope' });
+    expect(resultFromError(new Error('bug'))).to.include({ Code: 500, Message: 'bug' });
+  });
+});

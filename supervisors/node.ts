@@ -1,0 +1,181 @@
+/**
+ * A node: one process running any number of service instances on one hive (ARCHITECTURE §1).
+ * The node actor is the root supervisor; under it sit the hive bridge and one supervisor per
+ * service instance. A service whose actors exhaust their restarts is stopped (and its callers get
+ * 503), while every other service keeps serving.
+ */
+import { HiveClient } from '../actors/hive/client.js';
+import { spawnBridge } from '../actors/hive/bridge.js';
+import { MemoryTransport } from '../actors/hive/memory.js';
+import type { HiveTransport } from '../actors/hive/transport.js';
+import type { ServiceKind } from '../config/registry.js';
+import { SERVICES } from '../config/registry.js';
+import type { Compiled, Layer } from '../config/resolve.js';
+import { compileConfig } from '../config/resolve.js';
+import { ConfigError } from '../protocol/errors.js';
+import { Journal } from './journal.js';
+import type { Logger } from './logger.js';
+import { createLogger } from './logger.js';
+import type { ActorRef } from './runtime.js';
+import { Runtime, installProcessGuards } from './runtime.js';
+import type { RunningService, ServiceDefinition } from './service.js';
+import { serviceDefinition } from './services.js';
+
+/** One service instance to run: its kind and its configuration layers (earliest first). */
+export interface ServicePlan {
+  kind: ServiceKind;
+  layers: Layer[];
+}
+
+export interface NodeOptions {
+  services: ServicePlan[];
+  /** Where log lines go (standard output by default). */
+  logStream?: NodeJS.WritableStream;
+  /** Node name used for the root actor. */
+  name?: string;
+}
+
+/** A running service instance as the node keeps it. */
+export interface NodeService {
+  kind: ServiceKind;
+  name: string;
+  release: string;
+  channel: string;
+  running: RunningService;
+}
+
+/** Common parameters every compiled service configuration has. */
+interface CommonValues {
+  NAME: string;
+  SERVERHOST: string;
+  SERVERAUTH: string;
+  LOGLEVEL: string;
+  LOGFORMAT: string;
+  LOGSENSITIVE: boolean;
+  INPUTCHANNEL?: string;
+}
+
+const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+function transportFor(serverHost: string): HiveTransport {
+  const host = serverHost.trim();
+  if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
+  if (/^(nats|tls):\/\//i.test(host)) {
+    throw new ConfigError(`SERVERHOST '${host}': the NATS hive is not part of this build yet; leave SERVERHOST empty (or 'embedded') for the in-process hive`);
+  }
+  throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
+}
+
+export class HiveNode {
+  readonly services: NodeService[] = [];
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly hive: HiveClient,
+    readonly runtime: Runtime,
+    readonly journal: Journal,
+    readonly log: Logger,
+  ) {}
+
+  /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
+  static async start(opts: NodeOptions): Promise<HiveNode> {
+    const compiled = opts.services.map((plan, i) => {
+      const info = SERVICES[plan.kind];
+      const c = compileConfig(plan.kind, info.params, plan.layers) as unknown as Compiled<CommonValues>;
+      const name = c.values.NAME || `${plan.kind}-${i + 1}`;
+      if (!ACTOR_NAME.test(name)) throw new ConfigError(`NAME '${name}' is not valid: use 1 to 100 of A-Z a-z 0-9 _ . -`);
+      return { plan, info, c, name, definition: serviceDefinition(plan.kind) };
+    });
+    const names = new Set<string>();
+    for (const s of compiled) {
+      if (names.has(s.name)) throw new ConfigError(`two services are named '${s.name}'; give each a distinct NAME`);
+      names.add(s.name);
+    }
+    const hosts = new Set(compiled.map((s) => s.c.values.SERVERHOST.trim().toLowerCase().replace(/^embedded$/, '')));
+    if (hosts.size > 1) throw new ConfigError(`the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`);
+    const first = compiled[0]?.c.values;
+    const secrets = compiled.flatMap((s) => s.c.secrets);
+    const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
+    const transport = transportFor(first?.SERVERHOST ?? '');
+    await transport.connect();
+
+    const journal = new Journal(1000);
+    journal.addSink((e) => {
+      const level = e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
+      log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
+    });
+    installProcessGuards(journal);
+    const runtime = new Runtime(journal, opts.name ?? 'hivenode');
+    const nodeActor = runtime.spawn<undefined, never>(runtime.root, {
+      name: 'node',
+      init: () => undefined,
+      receive: (s) => s,
+      // a service supervisor that escalates is restarted a few times, then stopped: the node lives on
+      childPolicy: { initialMs: 100, factor: 2, maxMs: 10_000, maxRestarts: 5, withinMs: 60_000, onExhausted: 'stop' },
+    });
+    const bridge = spawnBridge(runtime, nodeActor, transport);
+    const hive = new HiveClient(runtime, bridge, transport);
+    const node = new HiveNode(hive, runtime, journal, log);
+
+    try {
+      for (const s of compiled) await node.startService(s.definition, s.c, s.name, nodeActor, secrets, opts.logStream);
+    } catch (e) {
+      await node.stop(2_000);
+      throw e;
+    }
+    return node;
+  }
+
+  private async startService(definition: ServiceDefinition, c: Compiled<CommonValues>, name: string, nodeActor: ActorRef<never>, secrets: string[], logStream?: NodeJS.WritableStream): Promise<void> {
+    const info = definition.info;
+    const v = c.values;
+    const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets, ...(logStream ? { stream: logStream } : {}) }).child({ service: name });
+    const supervisor = this.runtime.spawn<undefined, never>(nodeActor, {
+      name,
+      init: () => undefined,
+      receive: (s) => s,
+      policy: { onExhausted: 'escalate' },
+      childPolicy: { initialMs: 50, factor: 2, maxMs: 5_000, maxRestarts: 10, withinMs: 60_000, onExhausted: 'escalate' },
+    });
+    const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
+    const running = await definition.start({
+      info,
+      name,
+      config: c.values as never,
+      explicit: c.explicit,
+      runtime: this.runtime,
+      supervisor,
+      hive: this.hive,
+      log,
+      journal: this.journal,
+      inputChannel,
+    });
+    log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
+    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
+  }
+
+  /** Drains every service (newest first, so front doors close before what they call), then stops. */
+  stop(deadlineMs = 10_000): Promise<void> {
+    this.stopping ??= (async () => {
+      const until = Date.now() + deadlineMs;
+      for (const s of [...this.services].reverse()) {
+        try {
+          await s.running.drain(Math.max(0, until - Date.now()));
+        } catch (e) {
+          this.log.error(`draining ${s.name} failed: ${(e as Error).message}`);
+        }
+      }
+      this.runtime.shutdown();
+    })();
+    return this.stopping;
+  }
+
+  /** A snapshot for status pages and `hivenode status`. */
+  status(): Record<string, unknown> {
+    return {
+      hive: { kind: this.hive.kind, connected: this.hive.isConnected(), ...this.hive.stats() },
+      services: this.services.map((s) => ({ kind: s.kind, name: s.name, release: s.release, channel: s.channel, ...s.running.status() })),
+      actors: this.runtime.actorInfos().map((a) => ({ ...a, ...this.journal.totalsOf(a.path) })),
+    };
+  }
+}
