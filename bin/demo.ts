@@ -17,12 +17,19 @@ async function showCalls(node: HiveNode): Promise<void> {
   await show('An echo service answers with the Data it received:', 'echo', 'call', { greeting: ['hello', 'hive'] });
   await show('A channel nobody listens on answers 404 at once:', 'nobody-here', 'call', {});
   await show('Template storage lists the hive:// templates it serves:', 'DefaultStorageChannel', 'list', {});
+  const gateway = node.services.find((s) => s.kind === 'gateway');
+  if (gateway) {
+    const port = gateway.running.status().port as number;
+    const auth = `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`;
+    const res = await fetch(`http://127.0.0.1:${port}/echo/hello`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: ['world'] }) });
+    console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
+  }
 }
 
 export async function runDemo(once: boolean): Promise<void> {
   let file;
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { ...process.env, HIVENODE_EXAMPLES: join(PACKAGE_ROOT, 'examples') });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }

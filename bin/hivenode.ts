@@ -10,6 +10,7 @@ import { renderParamsMarkdown, renderParamsText } from '../config/docs.js';
 import { loadNodeFile } from '../config/node-file.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
+import { runInterceptor, runPasswd } from './tools.js';
 import { PACKAGE_VERSION } from './package-info.js';
 import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
@@ -30,6 +31,10 @@ async function main(argv: string[]): Promise<void> {
       exitOnConfigError(e);
     }
     await runNode({ services: [plan] });
+    return;
+  }
+  if (first === 'interceptor' && !argv.includes('--help')) {
+    await runInterceptor(argv.slice(1));
     return;
   }
   await yargs(argv)
@@ -54,6 +59,13 @@ async function main(argv: string[]): Promise<void> {
       'run the demo node (examples/demo.yaml) on the embedded hive',
       (y) => y.option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' }),
       async (args) => runDemo(args.once),
+    )
+    .command('interceptor <module>', 'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr')
+    .command(
+      'passwd <user>',
+      'add or replace a user in a gateway users file; the password is read from standard input',
+      (y) => y.positional('user', { type: 'string', demandOption: true }).option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' }),
+      async (args) => runPasswd(args.user, args.file),
     )
     .command(
       'params [service]',

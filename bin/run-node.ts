@@ -13,7 +13,11 @@ const HARD_EXIT_MS = 10_000;
 /** Prints the services of a started node. */
 export function describeNode(node: HiveNode): string {
   const lines = [`hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`];
-  for (const s of node.services) lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${s.channel ? `listens on '${s.channel}'` : ''}`.trimEnd());
+  for (const s of node.services) {
+    const port = s.running.status().port;
+    const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves HTTP on port ${port}` : '';
+    lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${where}`.trimEnd());
+  }
   return lines.join('\n');
 }
 

@@ -16,6 +16,11 @@ const GATEWAY_OWN = [
   { name: 'InterceptAfter', type: 'string', default: '', description: 'URL of the after mapper; mandatory when Strict is false.' },
   { name: 'DefaultClass', type: 'string', default: 'rest', description: 'Class used when none is set.' },
   { name: 'DefaultOperation', type: 'string', default: 'input', description: 'Operation used when none is set.' },
+  { name: 'Routes', type: 'string', default: '', beyondSpec: true, description: "Maps class[/operation] to a channel, for example 'sql/select=sqlsel;queue=q1;cmd=exec1'; the most specific entry wins, unmatched requests go to OUTPUTCHANNEL." },
+  { name: 'Users', type: 'string', default: '', beyondSpec: true, description: "Path of an htpasswd-style users file (user:bcrypt-hash per line, written by 'hivenode passwd'); empty means no authentication (warned at start)." },
+  { name: 'MaxBodySize', type: 'int', default: '1048576', min: 0, beyondSpec: true, description: 'Largest accepted request body in bytes; larger bodies are answered 413.' },
+  { name: 'MaxInFlight', type: 'int', default: '1024', min: 1, beyondSpec: true, description: 'Requests handled at once; more are answered 503 with Retry-After.' },
+  { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408).' },
 ] as const satisfies ParamTable;
 
 export const GATEWAY_PARAMS = [...GENERAL_PARAMS, ...OUTPUT_PARAMS, ...GATEWAY_OWN] as const satisfies ParamTable;

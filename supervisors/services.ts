@@ -3,6 +3,7 @@
  * a clear message instead of starting something half-built.
  */
 import { echoService } from '../actors/echo/echo.js';
+import { gatewayService } from '../actors/gateway/gateway.js';
 import { storageService } from '../actors/hive/storage.js';
 import type { ServiceKind } from '../config/registry.js';
 import { ConfigError } from '../protocol/errors.js';
@@ -10,6 +11,7 @@ import type { ServiceDefinition } from './service.js';
 
 const IMPLEMENTATIONS: Partial<Record<ServiceKind, ServiceDefinition>> = {
   echo: echoService as unknown as ServiceDefinition,
+  gateway: gatewayService as unknown as ServiceDefinition,
   storage: storageService as unknown as ServiceDefinition,
 };
 

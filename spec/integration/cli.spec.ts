@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: cleanEnv(), timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: '0' }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -57,6 +57,7 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.contain('node running');
     expect(r.stdout).to.contain('"Code":200');
     expect(r.stdout).to.contain('"Code":404');
+    expect(r.stdout).to.match(/→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"name":\["world"\]\}/);
   });
 
   it('drains and exits 0 on SIGTERM', async () => {

@@ -1,0 +1,102 @@
+/**
+ * Basic authentication against an htpasswd-style users file (`user:bcrypt-hash` lines, written by
+ * `hivenode passwd`). bcrypt is deliberately slow, so verified credentials are cached, keyed by a
+ * SHA-256 of the whole header (the password itself is never kept) and compared in constant time.
+ * An unknown user still costs one bcrypt comparison, so timing does not reveal which users exist.
+ * The file is re-read when it changes (checked at most every 5 s). Nothing here is ever logged.
+ */
+import bcrypt from 'bcryptjs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { ConfigError } from '../../protocol/errors.js';
+
+const CACHE_TTL_MS = 5 * 60_000;
+const CACHE_MAX = 10_000;
+const RECHECK_MS = 5_000;
+/** A valid hash of a random password: compared against when the user is unknown. */
+const DUMMY_HASH = '$2b$10$.jfqggLdagdiDTNVXLOgCeY.PaLU1gSXyY5jOTZRCBTtjdqkSU69y';
+
+export type AuthOutcome = { ok: true; user: string } | { ok: false; reason: string };
+
+/** Parses users-file text; throws a ConfigError naming the bad line. */
+export function parseUsers(text: string, file: string): Map<string, string> {
+  const users = new Map<string, string>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const colon = line.indexOf(':');
+    const user = line.slice(0, colon);
+    const hash = line.slice(colon + 1);
+    if (colon <= 0 || !/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(hash)) {
+      throw new ConfigError(`users file ${file} line ${i + 1}: expected 'user:bcrypt-hash' (write entries with 'hivenode passwd')`);
+    }
+    users.set(user, hash);
+  });
+  return users;
+}
+
+export class BasicAuth {
+  private users: Map<string, string>;
+  private mtimeMs: number;
+  private lastCheck = Date.now();
+  private readonly cache = new Map<string, { digest: Buffer; user: string; expires: number }>();
+
+  constructor(private readonly file: string) {
+    try {
+      this.mtimeMs = statSync(file).mtimeMs;
+      this.users = parseUsers(readFileSync(file, 'utf8'), file);
+    } catch (e) {
+      if (e instanceof ConfigError) throw e;
+      throw new ConfigError(`Users: cannot read users file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+
+  get userCount(): number {
+    return this.users.size;
+  }
+
+  private reloadIfChanged(): void {
+    const now = Date.now();
+    if (now - this.lastCheck < RECHECK_MS) return;
+    this.lastCheck = now;
+    try {
+      const m = statSync(this.file).mtimeMs;
+      if (m === this.mtimeMs) return;
+      this.users = parseUsers(readFileSync(this.file, 'utf8'), this.file);
+      this.mtimeMs = m;
+      this.cache.clear();
+    } catch {
+      // keep the users we have: a file being rewritten must not lock everyone out
+    }
+  }
+
+  /** Checks an Authorization header value. */
+  async check(header: string | undefined): Promise<AuthOutcome> {
+    if (!header) return { ok: false, reason: 'credentials are required' };
+    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+    if (!m) return { ok: false, reason: 'only Basic credentials are accepted' };
+    const digest = createHash('sha256').update(header).digest();
+    const key = digest.toString('base64');
+    const hit = this.cache.get(key);
+    const now = Date.now();
+    if (hit && hit.expires > now && timingSafeEqual(hit.digest, digest)) return { ok: true, user: hit.user };
+    this.reloadIfChanged();
+    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return { ok: false, reason: 'malformed Basic credentials' };
+    const user = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    const hash = this.users.get(user);
+    const matches = await bcrypt.compare(password, hash ?? DUMMY_HASH);
+    if (!hash || !matches) return { ok: false, reason: 'wrong user name or password' };
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, { digest, user, expires: now + CACHE_TTL_MS });
+    return { ok: true, user };
+  }
+}
+
+/** A users-file line for `hivenode passwd`. */
+export async function passwdLine(user: string, password: string, rounds = 10): Promise<string> {
+  if (!/^[^:\s]+$/.test(user)) throw new ConfigError('user names may not contain ":" or white space');
+  return `${user}:${await bcrypt.hash(password, rounds)}`;
+}

@@ -1,0 +1,57 @@
+/**
+ * Controls from an HTTP request (spec §4.3 rule 3): headers named in ControlAllowList (or every
+ * header with '*' / DevMode), then Data fields starting with ControlPrefix, which override a header
+ * of the same control. Credentials never become controls, whatever the allow list says.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ValueMap } from '../../protocol/message.js';
+import { emptyMap, isForbiddenKey } from '../../protocol/message.js';
+
+/** Never passed on: they carry credentials. */
+const NEVER = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+/** Transport headers skipped by '*' (they describe the HTTP exchange, not the message). */
+const TRANSPORT = new Set([
+  'host', 'connection', 'content-length', 'content-type', 'transfer-encoding', 'te', 'upgrade', 'keep-alive', 'expect',
+  'accept', 'accept-encoding', 'accept-language', 'user-agent', 'origin', 'referer', 'cache-control', 'pragma',
+]);
+
+export interface ControlPolicy {
+  allowAll: boolean;
+  allowed: ReadonlySet<string>;
+  controlPrefix: string;
+}
+
+/** Controls taken from allowed headers; names are lower case, each value a list. */
+export function controlsFromHeaders(headers: NodeJS.Dict<string[]> | IncomingHttpHeaders, policy: ControlPolicy): ValueMap {
+  const out = emptyMap();
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined || NEVER.has(name) || isForbiddenKey(name)) continue;
+    const allowed = policy.allowed.has(name) || (policy.allowAll && !TRANSPORT.has(name));
+    if (!allowed) continue;
+    out[name] = Array.isArray(raw) ? raw : [raw];
+  }
+  return out;
+}
+
+/**
+ * Moves Data fields starting with the prefix into the controls (prefix stripped), overriding
+ * header controls; returns the remaining Data. With an empty prefix nothing moves.
+ */
+export function splitPrefixedControls(data: ValueMap, controls: ValueMap, prefix: string): ValueMap {
+  if (prefix === '') return data;
+  const rest = emptyMap();
+  for (const key of Object.keys(data)) {
+    if (key.startsWith(prefix) && key.length > prefix.length) {
+      const name = key.slice(prefix.length);
+      if (!NEVER.has(name.toLowerCase()) && !isForbiddenKey(name)) controls[name] = data[key]!;
+    } else {
+      rest[key] = data[key]!;
+    }
+  }
+  return rest;
+}
+
+/** True when a control is set to 'true' (any case), as Platform-Break is. */
+export function controlIsTrue(controls: ValueMap, name: string): boolean {
+  return Object.hasOwn(controls, name) && controls[name]?.[0]?.toLowerCase() === 'true';
+}

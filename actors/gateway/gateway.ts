@@ -1,0 +1,136 @@
+/**
+ * The REST gateway service (spec §2.4, §4.3): a node:http server whose requests are handed to the
+ * gateway actor. Admission control happens at the door, before anything is queued: requests over
+ * MaxInFlight get 503 with Retry-After, so memory stays bounded under overload, and the health
+ * check is answered without touching the actor so it stays fast when the gateway is busy.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { GATEWAY_PARAMS } from '../../config/gateway.js';
+import type { ConfigOf } from '../../config/params.js';
+import { SERVICES } from '../../config/registry.js';
+import { Code } from '../../protocol/codes.js';
+import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
+import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { InFlight } from '../../supervisors/service.js';
+import { onFailure } from '../../supervisors/mailbox.js';
+import { InterceptorClient } from '../interceptor/client.js';
+import { BasicAuth } from './auth.js';
+import type { GatewayDeps } from './handler.js';
+import { handleRequest } from './handler.js';
+import { compileGatewayOptions } from './options.js';
+import { applyHeaders, send, sendError, sendJson } from './respond.js';
+
+/** The gateway actor's one message: an accepted request to handle. */
+interface RequestMsg {
+  type: 'request';
+  req: IncomingMessage;
+  res: ServerResponse;
+  subPath: string;
+}
+
+async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Promise<RunningService> {
+  const opts = compileGatewayOptions(ctx.config);
+  const auth = opts.usersFile ? new BasicAuth(opts.usersFile) : undefined;
+  if (!auth) ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
+  if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
+  const deps: GatewayDeps = {
+    opts,
+    hive: ctx.hive,
+    log: ctx.log,
+    ...(auth ? { auth } : {}),
+    ...(opts.interceptBefore ? { before: new InterceptorClient(opts.interceptBefore) } : {}),
+    ...(opts.interceptAfter ? { after: new InterceptorClient(opts.interceptAfter) } : {}),
+  };
+  const inFlight = new InFlight();
+  let accepted = 0;
+  let refused = 0;
+  let draining = false;
+
+  const worker = ctx.runtime.spawn<undefined, RequestMsg>(ctx.supervisor, {
+    name: 'http',
+    init: () => undefined,
+    receive: (state, msg) => {
+      // handleRequest never rejects: every failure becomes an error response
+      void handleRequest(msg.req, msg.res, msg.subPath, deps).finally(() => inFlight.end());
+      return state;
+    },
+  });
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    applyHeaders(res, opts.responseHeaders);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path === opts.healthPath || path === `${opts.healthPath}/`) {
+      req.resume();
+      if (req.method !== 'GET') {
+        send(res, 405, JSON.stringify({ status: 'method not allowed', allow: 'GET' }), 'application/json; charset=utf-8', { allow: 'GET' });
+        return;
+      }
+      const up = ctx.hive.isConnected() && !draining;
+      sendJson(res, up ? Code.Success : Code.Unavailable, { status: up ? 'ok' : 'unavailable', hive: ctx.hive.isConnected() ? 'connected' : 'disconnected' });
+      return;
+    }
+    if (req.method === 'OPTIONS' && opts.devMode) {
+      req.resume();
+      send(res, 204, '', 'text/plain');
+      return;
+    }
+    const base = opts.basePath;
+    if (!(path.startsWith(base) || `${path}/` === base)) {
+      req.resume();
+      sendError(res, new NotFoundError(`path '${path}' is outside the base path '${base}'`));
+      return;
+    }
+    if (draining || inFlight.size >= opts.maxInFlight) {
+      refused++;
+      req.resume();
+      sendError(res, new UnavailableError(draining ? 'the gateway is shutting down' : 'too many requests in flight; retry shortly'), { 'retry-after': '1' });
+      return;
+    }
+    accepted++;
+    inFlight.begin();
+    const msg: RequestMsg = { type: 'request', req, res, subPath: path.slice(base.length) };
+    ctx.runtime.tell(
+      worker,
+      onFailure(msg, (e) => {
+        inFlight.end();
+        sendError(res, e);
+      }),
+    );
+  };
+
+  const server: Server = createServer({ requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000 }, onRequest);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
+    if (!socket.writable) return;
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const body = JSON.stringify({ Code: Number(status.slice(0, 3)), Message: `malformed request: ${err.code ?? err.message}`, Data: {}, List: null });
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  ctx.log.info(`gateway listening on port ${port}${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''})`);
+
+  return {
+    async drain(deadlineMs) {
+      draining = true;
+      server.close();
+      server.closeIdleConnections();
+      await inFlight.idle(deadlineMs);
+      server.closeAllConnections();
+      await Promise.all([deps.before?.close(), deps.after?.close()]);
+    },
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, strict: opts.strict }),
+  };
+}
+
+export const gatewayService: ServiceDefinition<typeof GATEWAY_PARAMS> = { info: SERVICES.gateway, start };

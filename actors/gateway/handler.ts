@@ -1,0 +1,145 @@
+/**
+ * One HTTP request through the gateway (spec §4.3): authentication, body, message (strict: from the
+ * path and body; otherwise from the before interceptor), controls, then preview (Platform-Break),
+ * hand-over (Platform-Procedure: Execution) or call, and the response (through the after
+ * interceptor when not strict).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
+import { BadInputError, UnauthorizedError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { emptyMap, validateMessage } from '../../protocol/message.js';
+import { parseJson } from '../../protocol/wire.js';
+import type { Logger } from '../../supervisors/logger.js';
+import type { HiveClient } from '../hive/client.js';
+import type { InterceptorClient } from '../interceptor/client.js';
+import type { BasicAuth } from './auth.js';
+import { bodyType, readBody } from './body.js';
+import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
+import type { GatewayOptions } from './options.js';
+import { send, sendError, sendJson, sendResult } from './respond.js';
+import { strictMessage } from './strict.js';
+
+export interface GatewayDeps {
+  opts: GatewayOptions;
+  hive: HiveClient;
+  auth?: BasicAuth;
+  before?: InterceptorClient;
+  after?: InterceptorClient;
+  log: Logger;
+}
+
+const PREVIEW_CONTROL = 'platform-break';
+const PROCEDURE_HEADER = 'platform-procedure';
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+/** The request as the interceptors see it in options.http_request (credentials removed). */
+function describeRequest(req: IncomingMessage): string {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(req.headersDistinct)) if (v && !SECRET_HEADERS.has(k)) headers[k] = v.length === 1 ? v[0]! : v;
+  const q = (req.url ?? '').indexOf('?');
+  return JSON.stringify({ method: req.method, url: req.url, path: q < 0 ? req.url : req.url!.slice(0, q), headers });
+}
+
+/** Applies controls and defaults to a message. */
+function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions): Message {
+  const controls = Object.assign(emptyMap(), message.Control, controlsFromHeaders(req.headersDistinct, opts));
+  const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix);
+  return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
+}
+
+/** The procedure asked for by the Platform-Procedure header ('call' unless 'Execution'). */
+function procedureOf(req: IncomingMessage): 'call' | 'execute' {
+  const v = req.headers[PROCEDURE_HEADER];
+  return typeof v === 'string' && v.trim().toLowerCase() === 'execution' ? 'execute' : 'call';
+}
+
+async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: GatewayDeps, deadline: number, httpRequest: string): Promise<Message | { status: number; text: string }> {
+  const type = bodyType(req.headers['content-type']);
+  const text = body.toString('utf8');
+  const value = type === 'json' && text.trim() !== '' ? parseJson(text, 'request body') : text;
+  const reply = await deps.before!.call({ type, value, options: { http_request: httpRequest } }, deadline);
+  if (!isSuccessCode(reply.status_code)) return { status: reply.status_code, text: reply.status };
+  try {
+    return validateMessage(reply.data, 'before interceptor data');
+  } catch (e) {
+    throw new BadInputError(`data not in protocol-message form is refused by the hive: ${(e as Error).message}`);
+  }
+}
+
+/** Sends a Result through the after interceptor and writes what it returns. */
+async function respondThroughAfter(res: ServerResponse, result: Result, deps: GatewayDeps, deadline: number, httpRequest: string): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(res.getHeaders())) if (v !== undefined) headers[k] = Array.isArray(v) ? v : String(v);
+  const reply = await deps.after!.call({ type: 'json', value: result, options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) } }, deadline);
+  if (!isSuccessCode(reply.status_code)) {
+    send(res, reply.status_code, reply.status, 'text/plain; charset=utf-8');
+    return;
+  }
+  const wanted = reply.options.http_response_headers;
+  if (wanted !== undefined) {
+    const parsed = parseJson(wanted, 'after interceptor options.http_response_headers');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadInputError('after interceptor options.http_response_headers must be an object');
+    for (const [name, v] of Object.entries(parsed as Record<string, unknown>)) {
+      const values = (Array.isArray(v) ? v : [v]).map(String);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || values.some((x) => /[\r\n\0]/.test(x))) {
+        throw new BadInputError(`after interceptor set an invalid response header '${name}'`);
+      }
+      res.setHeader(name, values.length === 1 ? values[0]! : values);
+    }
+  }
+  if (typeof reply.data === 'string') send(res, reply.status_code, reply.data, 'text/plain; charset=utf-8');
+  else send(res, reply.status_code, JSON.stringify(reply.data ?? null), 'application/json; charset=utf-8');
+}
+
+/** Handles one request below the base path (health checks are answered before this). */
+export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps): Promise<void> {
+  const { opts } = deps;
+  const deadline = Date.now() + opts.requestTimeoutMs;
+  try {
+    if (deps.auth) {
+      const outcome = await deps.auth.check(req.headers.authorization);
+      if (!outcome.ok) {
+        sendError(res, new UnauthorizedError(outcome.reason), { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' });
+        req.resume();
+        return;
+      }
+    }
+    const body = await readBody(req, opts.maxBodySize);
+    const httpRequest = opts.strict ? '' : describeRequest(req);
+    let message: Message;
+    if (opts.strict) {
+      if (req.method !== 'POST') {
+        sendError(res, new BadInputError(`strict mode accepts POST only, not ${req.method}`), { allow: 'POST' });
+        return;
+      }
+      message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
+    } else {
+      const before = await messageFromBefore(req, body, deps, deadline, httpRequest);
+      if (!('Data' in before)) {
+        send(res, before.status, before.text, 'text/plain; charset=utf-8');
+        return;
+      }
+      message = before;
+    }
+    message = finishMessage(message, req, opts);
+    if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
+      sendJson(res, Code.Success, message);
+      return;
+    }
+    const channel = opts.routes.channelFor(message.Class, message.Operation, opts.outputChannel);
+    const remaining = Math.max(1, deadline - Date.now());
+    if (procedureOf(req) === 'execute') {
+      const ack = await deps.hive.execute(channel, message, remaining);
+      sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: null } : ack);
+      return;
+    }
+    const result = await deps.hive.call(channel, message, remaining);
+    if (opts.strict) sendResult(res, result);
+    else await respondThroughAfter(res, result, deps, deadline, httpRequest);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'number' || code >= 500) deps.log.warn(`request ${req.method} ${subPath} failed: ${(e as Error).message}`);
+    sendError(res, e);
+  }
+}

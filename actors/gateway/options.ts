@@ -1,0 +1,111 @@
+/**
+ * The gateway's compiled options: every parameter checked once at start (conventions §11.3).
+ * Header injection in ResponseHeaders, a malformed allow list or route, or a missing interceptor in
+ * non-strict mode stop the start with exit code 2.
+ */
+import type { ConfigOf } from '../../config/params.js';
+import type { GATEWAY_PARAMS } from '../../config/gateway.js';
+import { splitHeaderLines, splitList } from '../../config/values.js';
+import { ConfigError } from '../../protocol/errors.js';
+import type { RouteTable } from './routes.js';
+import { parseRoutes } from './routes.js';
+
+export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
+
+export interface GatewayOptions {
+  port: number;
+  /** Base path with a leading and trailing slash: '/', '/api/'. */
+  basePath: string;
+  /** Full health check path: basePath + HealthcheckPath. */
+  healthPath: string;
+  strict: boolean;
+  devMode: boolean;
+  requestTimeoutMs: number;
+  clientTimeoutMs: number;
+  controlPrefix: string;
+  /** Lower-case control names allowed from headers; `all` when '*' or DevMode. */
+  allowAll: boolean;
+  allowed: ReadonlySet<string>;
+  responseHeaders: ReadonlyArray<readonly [string, string]>;
+  interceptBefore: string;
+  interceptAfter: string;
+  defaultClass: string;
+  defaultOperation: string;
+  outputChannel: string;
+  routes: RouteTable;
+  usersFile: string;
+  maxBodySize: number;
+  maxInFlight: number;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The CORS headers DevMode adds (spec §4.3 rule 4). */
+export const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Access-Control-Allow-Origin', '*'],
+  ['Access-Control-Allow-Credentials', 'true'],
+  ['Access-Control-Allow-Methods', '*'],
+  ['Access-Control-Allow-Headers', '*'],
+];
+
+function checkUrl(name: string, value: string): string {
+  if (value === '') return value;
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} '${value}' is not a URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${value}' must be an http or https URL`);
+  return value;
+}
+
+export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
+  let responseHeaders: [string, string][];
+  try {
+    responseHeaders = splitHeaderLines(c.ResponseHeaders);
+  } catch (e) {
+    throw new ConfigError(`ResponseHeaders: ${(e as Error).message}`);
+  }
+  for (const [name, value] of responseHeaders) {
+    if (!TOKEN.test(name)) throw new ConfigError(`ResponseHeaders: '${name}' is not a valid header name`);
+    if (/[\r\n\0]/.test(value)) throw new ConfigError(`ResponseHeaders: the value of '${name}' contains a line break or NUL (header injection)`);
+  }
+  if (c.DevMode) responseHeaders.push(...DEV_MODE_HEADERS.map(([n, v]) => [n, v] as [string, string]));
+  const list = splitList(c.ControlAllowList).map((s) => s.toLowerCase());
+  for (const name of list) if (name !== '*' && !TOKEN.test(name)) throw new ConfigError(`ControlAllowList: '${name}' is not a valid header name`);
+  if (!c.Strict && (c.InterceptBefore === '' || c.InterceptAfter === '')) {
+    throw new ConfigError('InterceptBefore and InterceptAfter are mandatory when Strict is false (spec §4.3 rule 7); set both, or Strict=true');
+  }
+  let routes: RouteTable;
+  try {
+    routes = parseRoutes(c.Routes);
+  } catch (e) {
+    throw new ConfigError(`Routes: ${(e as Error).message}`);
+  }
+  const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
+  const basePath = trimmed === '' ? '/' : `/${trimmed}/`;
+  const health = c.HealthcheckPath.replace(/^\/+/, '');
+  return {
+    port: c.Port,
+    basePath,
+    healthPath: `${basePath}${health}`,
+    strict: c.Strict,
+    devMode: c.DevMode,
+    requestTimeoutMs: c.RequestTimeout,
+    clientTimeoutMs: c.ClientTimeout,
+    controlPrefix: c.ControlPrefix,
+    allowAll: c.DevMode || list.includes('*'),
+    allowed: new Set(list),
+    responseHeaders,
+    interceptBefore: checkUrl('InterceptBefore', c.InterceptBefore),
+    interceptAfter: checkUrl('InterceptAfter', c.InterceptAfter),
+    defaultClass: c.DefaultClass,
+    defaultOperation: c.DefaultOperation,
+    outputChannel: c.OUTPUTCHANNEL,
+    routes,
+    usersFile: c.Users,
+    maxBodySize: c.MaxBodySize,
+    maxInFlight: c.MaxInFlight,
+  };
+}
