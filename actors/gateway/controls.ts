@@ -25,8 +25,8 @@ export interface ControlPolicy {
 export function controlsFromHeaders(headers: NodeJS.Dict<string[]> | IncomingHttpHeaders, policy: ControlPolicy): ValueMap {
   const out = emptyMap();
   for (const [name, raw] of Object.entries(headers)) {
-    if (raw === undefined || NEVER.has(name) || isForbiddenKey(name)) continue;
-    const allowed = policy.allowed.has(name) || (policy.allowAll && !TRANSPORT.has(name));
+    if (raw === undefined || NEVER.has(name.toLowerCase()) || isForbiddenKey(name)) continue;
+    const allowed = policy.allowed.has(name.toLowerCase()) || (policy.allowAll && !TRANSPORT.has(name.toLowerCase()));
     if (!allowed) continue;
     out[name] = Array.isArray(raw) ? raw : [raw];
   }

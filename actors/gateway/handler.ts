@@ -41,9 +41,9 @@ function describeRequest(req: IncomingMessage): string {
   return JSON.stringify({ method: req.method, url: req.url, path: q < 0 ? req.url : req.url!.slice(0, q), headers });
 }
 
-/** Applies controls and defaults to a message. */
+/** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers. */
 function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions): Message {
-  const controls = Object.assign(emptyMap(), message.Control, controlsFromHeaders(req.headersDistinct, opts));
+  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), controlsFromHeaders(req.headersDistinct, opts));
   const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix);
   return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
 }

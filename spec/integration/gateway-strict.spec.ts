@@ -104,6 +104,13 @@ describe('gateway, strict mode (spec §4.3)', () => {
     expect(r.json.Control).to.deep.equal({ 'platform-break': ['true'], channel: ['from-header'], command: ['list'], groupby: ['channel'], list: ['main'] });
   });
 
+  it('controls inside a message-shaped body pass the same allow list as headers', async () => {
+    let base: string;
+    ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break,command' }));
+    const r = await post(`${base}/q/a`, { Data: {}, Control: { command: ['list'], secret_switch: ['on'], Authorization: ['x'] } }, { 'platform-break': 'true' });
+    expect(r.json.Control).to.deep.equal({ command: ['list'], 'platform-break': ['true'] });
+  });
+
   it('without platform-break in the allow list the header is ignored and the message is sent', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({}));
