@@ -20,5 +20,5 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  { files: ['bin/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'], rules: { 'no-console': 'off' } },
+  { files: ['bin/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'spec/**/*.ts'], rules: { 'no-console': 'off' } },
 );

@@ -15,6 +15,11 @@ const QUEUE_OWN = [
   { name: 'Template', type: 'string', default: '', description: "Queue template to use: 'file://<path>', 'hive://<name>' or an inline string." },
   { name: 'StartPaused', type: 'bool', default: 'false', description: 'Queue starts paused.' },
   { name: 'AutoPause', type: 'bool', default: 'false', description: 'Queue switches to paused after a completed queue run.' },
+  { name: 'Capacity', type: 'int', default: '1000000', min: 1, beyondSpec: true, description: 'Most entries the queue holds; adding beyond it is answered 507.' },
+  { name: 'MaxStoreBytes', type: 'int', default: '0', min: 0, beyondSpec: true, description: 'Largest size of the store file in bytes (0: no limit); a full store answers 507 and acknowledges nothing.' },
+  { name: 'CallTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'How long a delivery waits for the target channel to answer (call) or acknowledge (execute).' },
+  { name: 'DeliveryConcurrency', type: 'int', default: '1', min: 1, max: 1024, beyondSpec: true, description: 'Entries delivered at once; 1 keeps strict FIFO order of delivery.' },
+  { name: 'RequeueBackoff', type: 'enum', default: 'fixed', values: ['fixed', 'exponential'], beyondSpec: true, description: "'fixed' waits requeue_timer between attempts (the spec); 'exponential' doubles it each attempt with +-20% jitter." },
 ] as const satisfies ParamTable;
 
 export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN] as const satisfies ParamTable;

@@ -1,0 +1,126 @@
+/**
+ * The queue's commands (spec §2.3 control table) parsed from a message's controls: every command and
+ * alias, the per-entry controls, and the service defaults that apply when a control is absent. A
+ * control given without a value takes the control table's default (ARCHITECTURE §6).
+ */
+import type { QUEUE_PARAMS } from '../../config/queue.js';
+import { QUEUE_CONTROL_DEFAULTS } from '../../config/queue.js';
+import type { ConfigOf } from '../../config/params.js';
+import { BadInputError } from '../../protocol/errors.js';
+import type { Message, ValueMap } from '../../protocol/message.js';
+import { emptyMap } from '../../protocol/message.js';
+import type { DeliveryMode } from './entry.js';
+import { EntryState } from './entry.js';
+
+export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
+
+/** A parsed command. */
+export type QueueCommand =
+  | { type: 'add'; templateDefine: string | undefined }
+  | { type: 'status' }
+  | { type: 'clear' }
+  | { type: 'delete'; key: string }
+  | { type: 'pause' }
+  | { type: 'resume' }
+  | { type: 'list'; groupBy?: string; value?: string; state?: string }
+  | { type: 'fetch'; key?: string }
+  | { type: 'step'; key?: string };
+
+const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
+  queue: 'add',
+  status: 'status',
+  clear: 'clear-or-delete',
+  delete: 'clear-or-delete',
+  wipe: 'clear-or-delete',
+  pause: 'pause',
+  stop: 'pause',
+  unpause: 'resume',
+  resume: 'resume',
+  start: 'resume',
+  list: 'list',
+  show: 'list',
+  get: 'fetch',
+  fetch: 'fetch',
+  step: 'step',
+  next: 'step',
+  one: 'step',
+};
+
+/** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state']);
+
+/** The control's value: undefined when absent, the table default when given without a value. */
+export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
+  if (!Object.hasOwn(controls, name)) return undefined;
+  const v = controls[name]?.[0];
+  if (v === undefined || v === '') return (QUEUE_CONTROL_DEFAULTS as Record<string, string>)[name] ?? '';
+  return v;
+}
+
+export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
+  const c = message.Control;
+  const name = (control(c, 'command') ?? cfg.DefaultCommand).trim().toLowerCase();
+  const kind = Object.hasOwn(ALIASES, name) ? ALIASES[name] : undefined;
+  if (!kind) throw new BadInputError(`command '${name}' is not known; use one of ${Object.keys(ALIASES).join(', ')}`);
+  const key = control(c, 'key');
+  switch (kind) {
+    case 'add': {
+      const define = control(c, 'template_define') ?? (cfg.DefaultTemplateDefine || undefined);
+      return { type: 'add', templateDefine: define };
+    }
+    case 'clear-or-delete':
+      return key ? { type: 'delete', key } : { type: 'clear' };
+    case 'list': {
+      const state = control(c, 'state');
+      if (state !== undefined && !Object.values(EntryState).includes(state as EntryState)) {
+        throw new BadInputError(`state '${state}' is not known; use one of ${Object.values(EntryState).join(', ')}`);
+      }
+      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}) };
+    }
+    case 'fetch':
+      return key ? { type: 'fetch', key } : { type: 'fetch' };
+    case 'step':
+      return key ? { type: 'step', key } : { type: 'step' };
+    case 'status':
+    case 'pause':
+    case 'resume':
+      return { type: kind };
+    default:
+      throw new BadInputError(`command '${name}' is not known`);
+  }
+}
+
+/** Per-entry delivery settings from the controls, else the service defaults. */
+export interface EntrySettings {
+  channel: string;
+  mode: DeliveryMode;
+  requeueTimerMs: number;
+  requeueCount: number;
+  deadLetter: string;
+}
+
+function wholeNumber(text: string, name: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new BadInputError(`control ${name} must be a whole number of ${name === 'requeue_timer' ? 'seconds' : 'retries'}, got '${text}'`);
+  return Number(text);
+}
+
+export function entrySettings(controls: ValueMap, cfg: QueueConfig): EntrySettings {
+  const mode = (control(controls, 'mode') ?? cfg.DefaultMode).toLowerCase();
+  if (mode !== 'call' && mode !== 'execute') throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
+  const timer = control(controls, 'requeue_timer');
+  const count = control(controls, 'requeue_count');
+  return {
+    channel: control(controls, 'channel') ?? cfg.DefaultChannel,
+    mode,
+    requeueTimerMs: timer === undefined ? cfg.DefaultRequeueTime * 1000 : wholeNumber(timer, 'requeue_timer') * 1000,
+    requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeNumber(count, 'requeue_count'),
+    deadLetter: control(controls, 'deadletter_slap') ?? cfg.DefaultDeadLetterSlap,
+  };
+}
+
+/** The controls an entry's message carries on: everything but the queue's own. */
+export function passedControls(controls: ValueMap): ValueMap {
+  const out = emptyMap();
+  for (const [k, v] of Object.entries(controls)) if (!QUEUE_CONTROLS.has(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,48 @@
+/**
+ * The delivery child: sends an entry's message to its channel and reports the outcome to the queue
+ * actor. Mode `call` succeeds on a 2xx Code; `execute` succeeds once delivery is acknowledged.
+ * Deliveries run concurrently (the queue actor bounds how many); if this actor crashes, each
+ * unfinished delivery is reported as a failed attempt, so no entry is left hanging.
+ */
+import { Code } from '../../protocol/codes.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { failure } from '../../protocol/message.js';
+import type { HiveClient } from '../hive/client.js';
+import { onFailure } from '../../supervisors/mailbox.js';
+import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
+import type { DeliveryMode } from './entry.js';
+
+export interface DeliverMsg {
+  type: 'deliver';
+  key: string;
+  channel: string;
+  mode: DeliveryMode;
+  message: Message;
+}
+
+/** What the delivery actor tells the queue actor. */
+export interface OutcomeMsg {
+  type: 'outcome';
+  key: string;
+  result: Result;
+}
+
+export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>): ActorRef<DeliverMsg> {
+  return runtime.spawn<undefined, DeliverMsg>(parent, {
+    name: 'delivery',
+    init: () => undefined,
+    receive: (s, msg) => {
+      const send = msg.mode === 'execute' ? hive.execute(msg.channel, msg.message, timeoutMs) : hive.call(msg.channel, msg.message, timeoutMs);
+      void send.then((result) => runtime.tell(queue(), { type: 'outcome', key: msg.key, result }));
+      return s;
+    },
+  });
+}
+
+/** Tells the delivery actor to deliver; if it cannot (crashed, stopped) the queue gets a failed outcome. */
+export function deliver(runtime: Runtime, delivery: ActorRef<DeliverMsg>, queue: ActorRef<OutcomeMsg>, msg: DeliverMsg): void {
+  runtime.tell(
+    delivery,
+    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${(e as Error).message}`) })),
+  );
+}

@@ -1,0 +1,76 @@
+/**
+ * A queue entry (spec §2.3 "Queue entry", ARCHITECTURE §7): the message to send later plus its
+ * delivery settings, attempts and attempt history. Entries are stored as JSON documents.
+ */
+import type { Message } from '../../protocol/message.js';
+
+/** Where an entry is in its life (spec §3 rule 3 leaves them open; these are ours). */
+export const EntryState = {
+  /** Stored, not yet durable: invisible to delivery until its write is committed. */
+  Pending: 'pending',
+  /** Durable and waiting for its turn. */
+  Waiting: 'waiting',
+  /** Handed to the delivery actor, outcome not known yet. */
+  Delivering: 'delivering',
+  /** A failed attempt; waiting out requeue_timer. */
+  Retrying: 'retrying',
+  /** Out of attempts; being handed to the dead-letter target. */
+  Dead: 'dead',
+} as const;
+export type EntryState = (typeof EntryState)[keyof typeof EntryState];
+
+export const DeliveryMode = { Call: 'call', Execute: 'execute' } as const;
+export type DeliveryMode = (typeof DeliveryMode)[keyof typeof DeliveryMode];
+
+/** One attempt's outcome, kept for `fetch`. */
+export interface Attempt {
+  time: string;
+  code: number;
+  message: string;
+}
+
+export interface QueueEntry {
+  key: string;
+  /** FIFO position; increases with every entry ever added. */
+  seq: number;
+  message: Message;
+  channel: string;
+  mode: DeliveryMode;
+  requeueTimerMs: number;
+  requeueCount: number;
+  /** Dead-letter channel; '' drops dead entries. */
+  deadLetter: string;
+  attempts: number;
+  state: EntryState;
+  /** Earliest time (epoch ms) of the next attempt. */
+  dueAt: number;
+  createdAt: string;
+  history: Attempt[];
+  /** Why the entry is dead, once it is. */
+  deadReason?: string;
+}
+
+/** How many attempt records an entry keeps (the oldest are dropped first). */
+export const MAX_HISTORY = 20;
+
+/** The stored form: what survives a restart. Delivering entries are stored as waiting (they will be retried). */
+export function toStored(e: QueueEntry): string {
+  const state = e.state === EntryState.Delivering || e.state === EntryState.Pending ? EntryState.Waiting : e.state;
+  return JSON.stringify({ ...e, state });
+}
+
+/** Parses a stored entry; throws on documents that are not entries (a corrupt row). */
+export function fromStored(text: string): QueueEntry {
+  const e = JSON.parse(text) as QueueEntry;
+  if (typeof e.key !== 'string' || typeof e.seq !== 'number' || typeof e.message !== 'object' || e.message === null) throw new Error('stored entry is malformed');
+  e.message.Control = nullPrototype(e.message.Control);
+  e.message.Data = nullPrototype(e.message.Data);
+  return e;
+}
+
+/** The same map with a null prototype, as every protocol map has. */
+function nullPrototype(map: Record<string, string[]>): Record<string, string[]> {
+  const out = Object.create(null) as Record<string, string[]>;
+  for (const k of Object.keys(map)) out[k] = map[k]!;
+  return out;
+}

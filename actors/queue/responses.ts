@@ -1,0 +1,81 @@
+/**
+ * The queue's response Data (spec §4.2, ARCHITECTURE §7): every response carries `queuesize` and
+ * `status`; list gives `objects` (keys), per-value counts with groupby, or one group's keys; fetch
+ * gives the entry's Data plus its attributes, with the whole entry (and attempt history) in List.
+ */
+import { BadInputError } from '../../protocol/errors.js';
+import type { Result, ValueMap } from '../../protocol/message.js';
+import { emptyMap, success } from '../../protocol/message.js';
+import type { QueueEntry } from './entry.js';
+
+export interface QueueView {
+  size: number;
+  paused: boolean;
+}
+
+export function statusData(view: QueueView, extra: Record<string, string[]> = {}): ValueMap {
+  return Object.assign(emptyMap(), extra, { queuesize: [String(view.size)], status: [view.paused ? 'paused' : 'running'] });
+}
+
+export function statusResult(view: QueueView, extra: Record<string, string[]> = {}): Result {
+  return success(statusData(view, extra), []);
+}
+
+const ATTRIBUTES = new Set(['channel', 'mode', 'class', 'operation', 'state']);
+
+/** The value an entry has for a groupby attribute: an entry attribute or the first value of a Data field. */
+export function attributeOf(entry: QueueEntry, attribute: string): string {
+  switch (attribute) {
+    case 'channel':
+      return entry.channel;
+    case 'mode':
+      return entry.mode;
+    case 'class':
+      return entry.message.Class;
+    case 'operation':
+      return entry.message.Operation;
+    case 'state':
+      return entry.state;
+    default:
+      return Object.hasOwn(entry.message.Data, attribute) ? (entry.message.Data[attribute]?.[0] ?? '') : '';
+  }
+}
+
+export interface ListRequest {
+  groupBy?: string;
+  value?: string;
+  state?: string;
+}
+
+export function listResult(entries: Iterable<QueueEntry>, view: QueueView, req: ListRequest): Result {
+  const selected: QueueEntry[] = [];
+  for (const e of entries) if (!req.state || e.state === req.state) selected.push(e);
+  if (!req.groupBy) return statusResult(view, { objects: selected.map((e) => e.key) });
+  if (!ATTRIBUTES.has(req.groupBy) && /^(queuesize|status|objects)$/.test(req.groupBy)) throw new BadInputError(`groupby '${req.groupBy}' collides with a response field`);
+  if (req.value !== undefined) {
+    return statusResult(view, { objects: selected.filter((e) => attributeOf(e, req.groupBy!) === req.value).map((e) => e.key) });
+  }
+  const counts = new Map<string, number>();
+  for (const e of selected) {
+    const v = attributeOf(e, req.groupBy);
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  const groups: Record<string, string[]> = {};
+  for (const [v, n] of counts) if (!/^(queuesize|status|__proto__|constructor|prototype)$/.test(v)) groups[v] = [String(n)];
+  return statusResult(view, groups);
+}
+
+export function fetchResult(entry: QueueEntry, view: QueueView): Result {
+  const data = Object.assign(emptyMap(), entry.message.Data, {
+    key: [entry.key],
+    channel: [entry.channel],
+    mode: [entry.mode],
+    class: [entry.message.Class],
+    operation: [entry.message.Operation],
+    state: [entry.state],
+    attempts: [String(entry.attempts)],
+    created: [entry.createdAt],
+    due: [new Date(entry.dueAt).toISOString()],
+  });
+  return success(statusData(view, data), [entry]);
+}

@@ -1,0 +1,203 @@
+/**
+ * The queue's durable store (ARCHITECTURE §3, §10): SQLite in WAL mode with synchronous=FULL in
+ * PersistPath. Writes are group-committed: every write waiting while a transaction is being
+ * committed goes into the next transaction together, and each write's promise resolves only after
+ * the transaction holding it is fsynced. A store that cannot be opened or fails its integrity check
+ * is moved aside (logged) and a new one is started; a full disk fails the writes with 507.
+ */
+import { mkdirSync, renameSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import sqlite3 from 'sqlite3';
+import { StorageFullError, UnavailableError } from '../../protocol/errors.js';
+import type { Logger } from '../../supervisors/logger.js';
+
+/** One write operation of the queue. */
+export type StoreOp = { type: 'put'; key: string; seq: number; doc: string } | { type: 'remove'; key: string } | { type: 'clear' } | { type: 'meta'; name: string; value: string };
+
+export interface QueueStore {
+  readonly durable: boolean;
+  /** Streams every stored entry document in FIFO order to `onDocs` (in chunks); resolves with the meta values. */
+  load(onDocs: (docs: string[]) => void): Promise<Map<string, string>>;
+  /** Resolves when the operations are durable (or rejects, and none of them is). */
+  write(ops: StoreOp[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** PersistPath '' keeps entries in memory only (warned at start). */
+export class MemoryStore implements QueueStore {
+  readonly durable = false;
+  async load(): Promise<Map<string, string>> {
+    return new Map();
+  }
+  async write(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);`;
+
+/** Rows per multi-row statement. */
+const CHUNK = 300;
+/** Rows per read while loading. */
+const LOAD_CHUNK = 20_000;
+
+/** A SQL string literal: quotes doubled; NUL refused (SQLite would cut the text there). */
+function literal(text: string): string {
+  if (text.includes('\0')) throw new Error('a stored value may not contain NUL');
+  return `'${text.replace(/'/g, "''")}'`;
+}
+function integer(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+  return String(n);
+}
+function exec(db: sqlite3.Database, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+}
+function all<T>(db: sqlite3.Database, sql: string): Promise<T[]> {
+  return new Promise((resolve, reject) => db.all(sql, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+}
+function openDb(file: string): Promise<sqlite3.Database> {
+  return new Promise((resolve, reject) => {
+    const db = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(db)));
+  });
+}
+function closeDb(db: sqlite3.Database): Promise<void> {
+  return new Promise((resolve) => db.close(() => resolve()));
+}
+
+function isFull(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || /SQLITE_FULL|disk is full|ENOSPC/i.test(String((e as Error).message));
+}
+
+export class SqliteStore implements QueueStore {
+  readonly durable = true;
+  private pending: { ops: StoreOp[]; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private flushing = false;
+  private closed = false;
+
+  private constructor(
+    private readonly db: sqlite3.Database,
+    readonly file: string,
+  ) {}
+
+  /** Opens (or creates) `<dir>/queue.db`; a corrupt store is moved aside and replaced. */
+  static async open(dir: string, log: Logger, maxBytes = 0): Promise<SqliteStore> {
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'queue.db');
+    try {
+      return await SqliteStore.openChecked(file, maxBytes);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_CANTOPEN' || (e as { code?: string }).code === 'EACCES') throw e;
+      const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      log.error(`queue store ${file} is unreadable (${(e as Error).message}); moved aside to ${aside} and starting an empty store`);
+      for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+      return SqliteStore.openChecked(file, maxBytes);
+    }
+  }
+
+  private static async openChecked(file: string, maxBytes: number): Promise<SqliteStore> {
+    const db = await openDb(file);
+    try {
+      db.configure('busyTimeout', 5_000);
+      await exec(db, 'PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
+      const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
+      if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
+      await exec(db, SCHEMA);
+      if (maxBytes > 0) {
+        const page = (await all<{ page_size: number }>(db, 'PRAGMA page_size'))[0]?.page_size ?? 4096;
+        await exec(db, `PRAGMA max_page_count=${Math.max(16, Math.floor(maxBytes / page))}`);
+      }
+      return new SqliteStore(db, file);
+    } catch (e) {
+      await closeDb(db);
+      throw e;
+    }
+  }
+
+  /**
+   * Reads in chunks, asking SQLite for the next chunk before handing over the current one, so
+   * SQLite's thread reads while the caller parses (measured: 10^6 entries load in about half the
+   * time of one big SELECT followed by parsing).
+   */
+  async load(onDocs: (docs: string[]) => void): Promise<Map<string, string>> {
+    const chunk = (after: number): Promise<{ seq: number; doc: string }[]> => all(this.db, `SELECT seq, doc FROM entries WHERE seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
+    let rows = await chunk(-1);
+    while (rows.length > 0) {
+      const next = rows.length === LOAD_CHUNK ? chunk(rows[rows.length - 1]!.seq) : Promise.resolve([]);
+      onDocs(rows.map((r) => r.doc));
+      rows = await next;
+    }
+    return new Map((await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map((r) => [r.name, r.value] as const));
+  }
+
+  write(ops: StoreOp[]): Promise<void> {
+    if (this.closed) return Promise.reject(new UnavailableError('the queue store is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ ops, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  /** Commits everything pending as one transaction, again and again until nothing is pending. */
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0);
+      try {
+        await this.commit(batch.flatMap((b) => b.ops));
+        for (const b of batch) b.resolve();
+      } catch (e) {
+        const error = isFull(e) ? new StorageFullError(`the queue store is full: ${(e as Error).message}`, { cause: e }) : (e as Error);
+        for (const b of batch) b.reject(error);
+      }
+    }
+    this.flushing = false;
+  }
+
+  /**
+   * One transaction in one round trip to SQLite's thread: the statements go as one script, which
+   * SQLite stops at the first error, so COMMIT only runs when everything before it worked (else we
+   * roll back). Measured here: about twice the commit rate of bound statements sent one by one. Values are
+   * written as SQL literals: keys are generated UUIDs, seq numbers are ours, documents are JSON
+   * (which never holds a raw NUL), and quotes are doubled, the only escape SQLite string literals have.
+   */
+  private async commit(ops: StoreOp[]): Promise<void> {
+    const parts: string[] = ['BEGIN IMMEDIATE;'];
+    for (let i = 0; i < ops.length; ) {
+      const op = ops[i]!;
+      if (op.type === 'put') {
+        const rows: string[] = [];
+        while (i < ops.length && ops[i]!.type === 'put' && rows.length < CHUNK) {
+          const r = ops[i++] as Extract<StoreOp, { type: 'put' }>;
+          rows.push(`(${literal(r.key)},${integer(r.seq)},${literal(r.doc)})`);
+        }
+        parts.push(`INSERT OR REPLACE INTO entries (key, seq, doc) VALUES ${rows.join(',')};`);
+      } else if (op.type === 'remove') {
+        const keys: string[] = [];
+        while (i < ops.length && ops[i]!.type === 'remove' && keys.length < CHUNK) keys.push(literal((ops[i++] as { key: string }).key));
+        parts.push(`DELETE FROM entries WHERE key IN (${keys.join(',')});`);
+      } else if (op.type === 'clear') {
+        parts.push('DELETE FROM entries;');
+        i++;
+      } else {
+        parts.push(`INSERT OR REPLACE INTO meta (name, value) VALUES (${literal(op.name)}, ${literal(op.value)});`);
+        i++;
+      }
+    }
+    parts.push('COMMIT;');
+    try {
+      await exec(this.db, parts.join('\n'));
+    } catch (e) {
+      await exec(this.db, 'ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.flushing) await new Promise((r) => setTimeout(r, 5));
+    this.closed = true;
+    await closeDb(this.db);
+  }
+}

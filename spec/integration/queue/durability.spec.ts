@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HiveNode } from '../../../supervisors/node.js';
+import { startTestNode, until } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+
+describe('queue retries, dead letters and durability (spec §3)', function () {
+  this.timeout(30_000);
+  let node: HiveNode | undefined;
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('an always-failing channel gets exactly 1 + requeue_count attempts spaced by requeue_timer, then the dead-letter channel gets the entry with its reason', async () => {
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
+      { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
+    ]));
+    await queueCall(node, { channel: ['failing'], requeue_timer: ['1'], requeue_count: ['2'], deadletter_slap: ['dlq'] }, { item: ['doomed'] });
+    await until(() => recorded(join(dir, 'dlq.jsonl')).length === 1, 10_000);
+    const attempts = recorded(join(dir, 'failing.jsonl'));
+    expect(attempts).to.have.length(3);
+    const times = attempts.map((a) => Date.parse(a.time));
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).to.be.within(800, 1200);
+    const dead = recorded(join(dir, 'dlq.jsonl'))[0]!;
+    expect(dead.message.Data).to.deep.equal({ item: ['doomed'] });
+    expect(dead.message.Control.deadletter_reason).to.deep.equal(['no success after 3 attempt(s)']);
+    expect(dead.message.Control.attempts).to.deep.equal(['3']);
+    expect(dead.message.Control.last_error![0]).to.match(/^500 /);
+    await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().size as number) === 0);
+  });
+
+  it('without a dead-letter target a dead entry is dropped (and logged); no listener counts as a failure', async () => {
+    let logs: () => string;
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]));
+    await queueCall(node, { channel: ['nobody'], requeue_timer: ['0'], requeue_count: ['1'] }, { item: ['lost'] });
+    await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().dropped as number) === 1);
+    expect(logs()).to.contain('dropped after 2 attempt(s): 404');
+  });
+
+  it('fetch shows the attempt history of a retrying entry', async () => {
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'failing', ReplyCode: 503 },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
+    ]));
+    const added = await queueCall(node, { channel: ['failing'], requeue_timer: ['60'] }, { x: ['1'] });
+    await until(() => ((node!.services.find((s) => s.kind === 'queue')!.running.status().retried as number) ?? 0) >= 1);
+    const f = await queueCall(node, { command: ['fetch'], key: added.Data.keys! });
+    expect(f.Data.state).to.deep.equal(['retrying']);
+    expect(f.Data.attempts).to.deep.equal(['1']);
+    const entry = f.List![0] as { history: Array<{ code: number; message: string }> };
+    expect(entry.history[0]?.code).to.equal(503);
+  });
+
+  it('recovers every entry, its attempts and the paused state after a restart', async () => {
+    const entries = [
+      { service: 'echo' as const, NAME: 'failing', ReplyCode: 500 },
+      { service: 'queue' as const, NAME: 'queue', PersistPath: join(dir, 'store') },
+    ];
+    ({ node } = await startTestNode(entries));
+    await queueCall(node, { command: ['pause'] });
+    for (let i = 0; i < 50; i++) await queueCall(node, {}, { i: [String(i)] });
+    const failing = await queueCall(node, { channel: ['failing'], requeue_timer: ['60'] }, { retry: ['me'] });
+    const stepped = await queueCall(node, { command: ['step'], key: failing.Data.keys! });
+    expect(stepped.Data.result_code).to.deep.equal(['500']);
+    await node.stop(2000);
+    ({ node } = await startTestNode(entries));
+    const status = await queueCall(node, { command: ['status'] });
+    expect(status.Data).to.deep.equal({ queuesize: ['51'], status: ['paused'] });
+    const retrying = await queueCall(node, { command: ['list'], state: ['retrying'] });
+    expect(retrying.Data.objects).to.have.length(1);
+    const f = await queueCall(node, { command: ['fetch'], key: retrying.Data.objects! });
+    expect(f.Data.attempts).to.deep.equal(['1']);
+  });
+
+  it('a corrupt store is moved aside with a clear log line and the queue starts', async () => {
+    const storeDir = join(dir, 'store', 'queue');
+    mkdirSync(storeDir, { recursive: true });
+    writeFileSync(join(storeDir, 'queue.db'), Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200)));
+    let logs: () => string;
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]));
+    expect(logs()).to.match(/queue store .* is unreadable .* moved aside to .*corrupt/);
+    expect(readdirSync(storeDir).some((f) => f.includes('.corrupt-'))).to.equal(true);
+    expect((await queueCall(node, { command: ['status'] })).Code).to.equal(200);
+  });
+
+  it('a full store refuses the enqueue with 507 and acknowledges nothing that was not stored', async () => {
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), MaxStoreBytes: 200_000, StartPaused: true }]));
+    const big = 'x'.repeat(20_000);
+    const acknowledged: string[] = [];
+    let refused = 0;
+    for (let i = 0; i < 40; i++) {
+      const r = await queueCall(node, {}, { blob: [big], i: [String(i)] });
+      if (r.Code === 200) acknowledged.push(...r.Data.keys!);
+      else {
+        expect(r.Code).to.equal(507);
+        expect(r.Message).to.contain('full');
+        refused++;
+      }
+    }
+    expect(refused).to.be.greaterThan(0);
+    await node.stop(2000);
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]));
+    const listed = await queueCall(node, { command: ['list'] });
+    expect(listed.Data.objects).to.include.members(acknowledged);
+    expect(listed.Data.objects).to.have.length(acknowledged.length);
+  });
+
+  it('an empty PersistPath keeps entries in memory and warns', async () => {
+    let logs: () => string;
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: '', StartPaused: true }]));
+    expect(logs()).to.contain('kept in memory only');
+    expect((await queueCall(node, {}, { a: ['1'] })).Data.queuesize).to.deep.equal(['1']);
+  });
+});

@@ -1,0 +1,27 @@
+/** Helpers of the queue integration tests: a node with a queue and echo targets, and record-file readers. */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Result } from '../../../protocol/message.js';
+import { makeMessage, mapOf } from '../../../protocol/message.js';
+import type { HiveNode } from '../../../supervisors/node.js';
+
+export function tempDir(prefix = 'hn-queue-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Messages recorded by an echo RecordFile. */
+export function recorded(file: string): Array<{ time: string; mode: string; channel: string; message: { Class: string; Operation: string; Control: Record<string, string[]>; Data: Record<string, string[]> } }> {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as never);
+}
+
+/** Sends a queue command (controls) with Data to the queue channel. */
+export function queueCall(node: HiveNode, control: Record<string, string[]> = {}, data: Record<string, string[]> = {}, channel = 'queue'): Promise<Result> {
+  return node.hive.call(channel, makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }), 10_000);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
