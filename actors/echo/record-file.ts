@@ -5,11 +5,15 @@
  */
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { GroupCommit } from '../shared/group-commit.js';
 
 export class RecordFile {
   private handle: FileHandle | undefined;
-  private pending: { line: string; done: (e?: Error) => void }[] = [];
-  private flushing = false;
+  private readonly lines = new GroupCommit<string>(async (batch) => {
+    if (!this.handle) throw new Error(`record file ${this.path} is not open`);
+    await this.handle.write(batch.map((line) => `${line}\n`).join(''));
+    await this.handle.sync();
+  });
 
   constructor(private readonly path: string) {}
 
@@ -19,30 +23,11 @@ export class RecordFile {
 
   /** Appends one line; resolves after it is on disk. */
   append(line: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ line, done: (e) => (e ? reject(e) : resolve()) });
-      if (!this.flushing) void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0);
-      try {
-        if (!this.handle) throw new Error(`record file ${this.path} is not open`);
-        await this.handle.write(batch.map((b) => `${b.line}\n`).join(''));
-        await this.handle.sync();
-        for (const b of batch) b.done();
-      } catch (e) {
-        for (const b of batch) b.done(e as Error);
-      }
-    }
-    this.flushing = false;
+    return this.lines.submit(line);
   }
 
   async close(): Promise<void> {
-    while (this.flushing || this.pending.length) await new Promise((r) => setTimeout(r, 5));
+    await this.lines.idle();
     await this.handle?.close();
     this.handle = undefined;
   }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { StorageFullError, UnavailableError } from '../../protocol/errors.js';
 import type { Logger } from '../../supervisors/logger.js';
+import { GroupCommit } from '../shared/group-commit.js';
 
 /** One write operation of the queue. */
 export type StoreOp = { type: 'put'; key: string; seq: number; doc: string } | { type: 'remove'; key: string } | { type: 'clear' } | { type: 'meta'; name: string; value: string };
@@ -73,9 +74,11 @@ function isFull(e: unknown): boolean {
 
 export class SqliteStore implements QueueStore {
   readonly durable = true;
-  private pending: { ops: StoreOp[]; resolve: () => void; reject: (e: Error) => void }[] = [];
-  private flushing = false;
   private closed = false;
+  private readonly commits = new GroupCommit<StoreOp[]>(
+    (batches) => this.commit(batches.flat()),
+    (e) => (isFull(e) ? new StorageFullError(`the queue store is full: ${(e as Error).message}`, { cause: e }) : (e as Error)),
+  );
 
   private constructor(
     private readonly db: sqlite3.Database,
@@ -134,26 +137,7 @@ export class SqliteStore implements QueueStore {
 
   write(ops: StoreOp[]): Promise<void> {
     if (this.closed) return Promise.reject(new UnavailableError('the queue store is closed'));
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ ops, resolve, reject });
-      if (!this.flushing) void this.flush();
-    });
-  }
-
-  /** Commits everything pending as one transaction, again and again until nothing is pending. */
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0);
-      try {
-        await this.commit(batch.flatMap((b) => b.ops));
-        for (const b of batch) b.resolve();
-      } catch (e) {
-        const error = isFull(e) ? new StorageFullError(`the queue store is full: ${(e as Error).message}`, { cause: e }) : (e as Error);
-        for (const b of batch) b.reject(error);
-      }
-    }
-    this.flushing = false;
+    return this.commits.submit(ops);
   }
 
   /**
@@ -196,8 +180,8 @@ export class SqliteStore implements QueueStore {
   }
 
   async close(): Promise<void> {
-    while (this.flushing) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    await this.commits.idle();
     await closeDb(this.db);
   }
 }
