@@ -22,6 +22,8 @@ async function showCalls(node: HiveNode): Promise<void> {
     const port = gateway.running.status().port as number;
     const auth = `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`;
     const res = await fetch(`http://127.0.0.1:${port}/echo/hello`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: ['world'] }) });
+    const viaClient = await node.hive.call('web', makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }), 5_000);
+    console.log(`\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`);
     console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
   }
 }

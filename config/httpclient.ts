@@ -9,6 +9,14 @@ const HTTPCLIENT_OWN = [
   { name: 'Headers', type: 'string', default: '', secret: true, description: "Extra headers, separated by CR LF, in the form 'Name: value'." },
   { name: 'InterceptBefore', type: 'string', default: '', description: 'URL of the before mapper.' },
   { name: 'InterceptAfter', type: 'string', default: '', description: 'URL of the after mapper.' },
+  { name: 'Timeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Total deadline of one message: interceptors, every redirect and retry (504 when it passes).' },
+  { name: 'MaxResponseBytes', type: 'int', default: '10485760', min: 1, beyondSpec: true, description: 'Largest response body read; a larger one fails with 502.' },
+  { name: 'MaxRedirects', type: 'int', default: '5', min: 0, max: 20, beyondSpec: true, description: 'Redirects followed; Authorization and Cookie are dropped when a redirect leaves the origin.' },
+  { name: 'Retries', type: 'int', default: '2', min: 0, max: 10, beyondSpec: true, description: 'Retries of idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE) after 429, 502, 503, 504 or a connection failure, honouring Retry-After.' },
+  { name: 'BlockPrivate', type: 'bool', default: 'false', beyondSpec: true, description: 'Refuse (403) requests and redirects to private, loopback and link-local addresses, checked on the resolved address.' },
+  { name: 'BlockNetworks', type: 'string', default: '', beyondSpec: true, description: "Further networks to refuse, as CIDRs separated by commas ('10.1.0.0/16, fd00::/8')." },
+  { name: 'CAFile', type: 'string', default: '', beyondSpec: true, description: 'PEM file of the certificate authorities trusted for https (added to the system ones).' },
+  { name: 'MaxInFlight', type: 'int', default: '256', min: 1, beyondSpec: true, description: 'Messages handled at once; more are answered 429.' },
 ] as const satisfies ParamTable;
 
 export const HTTPCLIENT_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...HTTPCLIENT_OWN] as const satisfies ParamTable;

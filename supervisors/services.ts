@@ -4,6 +4,7 @@
  */
 import { echoService } from '../actors/echo/echo.js';
 import { gatewayService } from '../actors/gateway/gateway.js';
+import { httpClientService } from '../actors/httpclient/httpclient.js';
 import { queueService } from '../actors/queue/queue.js';
 import { storageService } from '../actors/hive/storage.js';
 import type { ServiceKind } from '../config/registry.js';
@@ -14,6 +15,7 @@ const IMPLEMENTATIONS: Partial<Record<ServiceKind, ServiceDefinition>> = {
   echo: echoService as unknown as ServiceDefinition,
   gateway: gatewayService as unknown as ServiceDefinition,
   queue: queueService as unknown as ServiceDefinition,
+  httpclient: httpClientService as unknown as ServiceDefinition,
   storage: storageService as unknown as ServiceDefinition,
 };
 

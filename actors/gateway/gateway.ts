@@ -15,7 +15,7 @@ import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight } from '../../supervisors/service.js';
 import { onFailure } from '../../supervisors/mailbox.js';
-import { InterceptorClient } from '../interceptor/client.js';
+import { connectInterceptor } from '../interceptor/connect.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
@@ -40,8 +40,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     hive: ctx.hive,
     log: ctx.log,
     ...(auth ? { auth } : {}),
-    ...(opts.interceptBefore ? { before: new InterceptorClient(opts.interceptBefore) } : {}),
-    ...(opts.interceptAfter ? { after: new InterceptorClient(opts.interceptAfter) } : {}),
+    ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore) } : {}),
+    ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter) } : {}),
   };
   const inFlight = new InFlight();
   let accepted = 0;

@@ -12,7 +12,7 @@ import { emptyMap, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
 import type { Logger } from '../../supervisors/logger.js';
 import type { HiveClient } from '../hive/client.js';
-import type { InterceptorClient } from '../interceptor/client.js';
+import type { Interceptor } from '../interceptor/connect.js';
 import type { BasicAuth } from './auth.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
@@ -24,8 +24,8 @@ export interface GatewayDeps {
   opts: GatewayOptions;
   hive: HiveClient;
   auth?: BasicAuth;
-  before?: InterceptorClient;
-  after?: InterceptorClient;
+  before?: Interceptor;
+  after?: Interceptor;
   log: Logger;
 }
 

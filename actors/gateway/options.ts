@@ -48,18 +48,6 @@ export const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Access-Control-Allow-Headers', '*'],
 ];
 
-function checkUrl(name: string, value: string): string {
-  if (value === '') return value;
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} '${value}' is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${value}' must be an http or https URL`);
-  return value;
-}
-
 export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   let responseHeaders: [string, string][];
   try {
@@ -98,8 +86,9 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     allowAll: c.DevMode || list.includes('*'),
     allowed: new Set(list),
     responseHeaders,
-    interceptBefore: checkUrl('InterceptBefore', c.InterceptBefore),
-    interceptAfter: checkUrl('InterceptAfter', c.InterceptAfter),
+    // validated (and connected) by connectInterceptor at start
+    interceptBefore: c.InterceptBefore,
+    interceptAfter: c.InterceptAfter,
     defaultClass: c.DefaultClass,
     defaultOperation: c.DefaultOperation,
     outputChannel: c.OUTPUTCHANNEL,

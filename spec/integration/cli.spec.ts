@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: '0' }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)) }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -57,6 +57,7 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.contain('node running');
     expect(r.stdout).to.contain('"Code":200');
     expect(r.stdout).to.contain('"Code":404');
+    expect(r.stdout).to.contain('upstream status 200');
     expect(r.stdout).to.match(/→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"name":\["world"\]\}/);
   });
 
@@ -66,13 +67,14 @@ describe('hivenode CLI', function () {
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const end = Date.now() + 20_000;
+    const end = Date.now() + 40_000;
     while (!out.includes('node running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     expect(out).to.contain('node running');
     const started = Date.now();
     child.kill('SIGTERM');
     const code = await exited;
     expect(code, out).to.equal(0);
+    expect(out).to.contain('SIGTERM received: draining');
     expect(Date.now() - started).to.be.below(10_000);
   });
 });

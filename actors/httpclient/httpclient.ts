@@ -1,0 +1,196 @@
+/**
+ * The HTTP client service (spec §2.7, §4.6): one outbound request per message, mapped by interceptor
+ * services. The before interceptor turns the message into the request body (and may change method,
+ * URL, content type and headers through its options); the after interceptor turns the response into
+ * the Result. Without an after interceptor the Result carries status, body and headers.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
+import type { HTTPCLIENT_PARAMS } from '../../config/httpclient.js';
+import type { ConfigOf } from '../../config/params.js';
+import { SERVICES } from '../../config/registry.js';
+import { splitHeaderLines } from '../../config/values.js';
+import { Code, isSuccessCode } from '../../protocol/codes.js';
+import { BadInputError, ConfigError, OverloadedError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { emptyMap, failure, resultFromError, success, validateResult } from '../../protocol/message.js';
+import { parseJson } from '../../protocol/wire.js';
+import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { connectInterceptor } from '../interceptor/connect.js';
+import { addressPolicy, guardedLookup } from './address-guard.js';
+import type { InboundResponse, OutboundRequest } from './exchange.js';
+import { exchange } from './exchange.js';
+
+type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
+
+/** How a response body is handed on, by its Content-Type (spec §4.6 rule 3). */
+export function responseType(contentType: string | undefined): 'json' | 'text' | 'raw' {
+  const ct = (contentType ?? 'text/plain; charset=utf-8').toLowerCase();
+  if (/^application\/([a-z0-9.+-]*\+)?json\b/.test(ct)) return 'json';
+  if (/^text\//.test(ct) || /^application\/([a-z0-9.+-]*\+)?xml\b/.test(ct)) return 'text';
+  return 'raw';
+}
+
+function headerMap(lines: [string, string][]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of lines) (out[k] ??= []).push(v);
+  return out;
+}
+
+function parseHeaderOption(text: string): Record<string, string[]> {
+  const parsed = parseJson(text, 'before interceptor options.headers');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadInputError('before interceptor options.headers must be an object of name -> list of values');
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+    const values = (Array.isArray(v) ? v : [v]).map(String);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || values.some((x) => /[\r\n\0]/.test(x))) throw new BadInputError(`before interceptor set an invalid header '${k}'`);
+    out[k] = values;
+  }
+  return out;
+}
+
+/** The Result of a response when no after interceptor maps it (ARCHITECTURE §7). */
+function plainResult(res: InboundResponse): Result {
+  const data = emptyMap();
+  data.status = [String(res.status)];
+  data.body = [res.body.toString('utf8')];
+  for (const [k, v] of Object.entries(res.headers)) data[`header_${k}`] = v;
+  if (isSuccessCode(res.status)) return success(data, []);
+  return failure(Code.UpstreamError, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
+}
+
+async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (spec §2.7)');
+  if (c.URL) {
+    try {
+      new URL(c.URL);
+    } catch {
+      throw new ConfigError(`URL '${c.URL}' is not a URL`);
+    }
+  }
+  let configuredHeaders: Record<string, string[]>;
+  try {
+    configuredHeaders = headerMap(splitHeaderLines(c.Headers));
+  } catch (e) {
+    throw new ConfigError(`Headers: ${(e as Error).message}`);
+  }
+  let ca: string | undefined;
+  if (c.CAFile) {
+    try {
+      ca = readFileSync(c.CAFile, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+  const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
+  const dispatcher = new Agent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
+  const before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore) : undefined;
+  const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter) : undefined;
+  const inFlight = new InFlight();
+  let sent = 0;
+  let failed = 0;
+
+  const handle = async (message: Message): Promise<Result> => {
+    const deadline = Date.now() + c.Timeout;
+    let method = c.Method || 'POST';
+    let url = c.URL;
+    let contentType = c.ContentType;
+    let headers: Record<string, string[]> = { ...configuredHeaders };
+    let body: string | undefined;
+    if (before) {
+      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: JSON.stringify(headers) } }, deadline);
+      if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
+      method = reply.options.method || method;
+      url = reply.options.url || url;
+      contentType = reply.options.content_type || contentType;
+      if (reply.options.headers !== undefined) headers = parseHeaderOption(reply.options.headers);
+      body = reply.data === undefined || reply.data === null ? undefined : typeof reply.data === 'string' ? reply.data : JSON.stringify(reply.data);
+    } else {
+      body = JSON.stringify(message.Data);
+    }
+    if (!url) throw new BadInputError('no URL: set the URL parameter or return options.url from the before interceptor');
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw new BadInputError(`'${url}' is not a URL`);
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new BadInputError(`only http and https URLs are accepted, not ${target.protocol}`);
+    if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
+    // a Content-Type among the headers wins over ContentType (spec §2.7)
+    if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
+    const request: OutboundRequest = { method: method.toUpperCase(), url: target.href, headers, body: ['GET', 'HEAD'].includes(method.toUpperCase()) ? undefined : body };
+    const res = await exchange(dispatcher, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
+    const type = responseType(res.headers['content-type']?.[0]);
+    if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);
+    const text = res.body.toString('utf8');
+    let value: unknown = type === 'raw' ? res.body.toString('base64') : text;
+    if (type === 'json' && text.trim() !== '') {
+      try {
+        value = JSON.parse(text) as unknown;
+      } catch {
+        value = text;
+      }
+    }
+    const shownHeaders: Record<string, string[]> = {};
+    for (const [k, v] of Object.entries(request.headers)) if (!/^(authorization|cookie|proxy-authorization)$/i.test(k)) shownHeaders[k] = v;
+    const reply = await after.call(
+      {
+        type,
+        value,
+        options: {
+          http_request: JSON.stringify({ method: request.method, url: res.url, headers: shownHeaders }),
+          http_response_status_code: String(res.status),
+          http_response_status: `${res.status}${res.statusText ? ` ${res.statusText}` : ''}`,
+          http_response_headers: JSON.stringify(res.headers),
+        },
+      },
+      deadline,
+    );
+    if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
+    return validateResult(reply.data, 'after interceptor data');
+  };
+
+  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
+    name: 'requests',
+    init: () => undefined,
+    receive: (state, { delivery }) => {
+      delivery.ack();
+      if (inFlight.size >= c.MaxInFlight) {
+        delivery.respond(resultFromError(new OverloadedError(`${c.MaxInFlight} requests are in flight; retry shortly`)));
+        return state;
+      }
+      inFlight.begin();
+      sent++;
+      void handle(delivery.message)
+        .then(
+          (r) => {
+            if (!isSuccessCode(r.Code)) failed++;
+            delivery.respond(r);
+          },
+          (e: unknown) => {
+            failed++;
+            const code = (e as { code?: unknown }).code;
+            if (typeof code !== 'number' || code >= 500) ctx.log.warn(`request failed: ${(e as Error).message}`);
+            delivery.respond(resultFromError(e));
+          },
+        )
+        .finally(() => inFlight.end());
+      return state;
+    },
+  });
+  const subscription = await serveChannel(ctx, worker);
+  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}`);
+  return {
+    async drain(deadlineMs) {
+      subscription.close();
+      await inFlight.idle(deadlineMs);
+      await Promise.all([before?.close(), after?.close(), dispatcher.close()]);
+    },
+    status: () => ({ channel: ctx.inputChannel, inFlight: inFlight.size, sent, failed }),
+  };
+}
+
+export const httpClientService: ServiceDefinition<typeof HTTPCLIENT_PARAMS> = { info: SERVICES.httpclient, start };

@@ -1,0 +1,72 @@
+/**
+ * HTTP client throughput: messages per second through the service (hive call → before interceptor →
+ * outbound request → Result) against a raw undici Pool making the same requests to the same local
+ * server, at concurrency 32, interleaved, median of rounds. The interceptor runs in-process
+ * (module://), as the HTTP round trip to an interceptor service would otherwise be measured too;
+ * the figure with an HTTP interceptor service is printed beside it.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { Pool } from 'undici';
+import { serveInterceptor } from '../actors/interceptor/server.js';
+import { makeMessage, mapOf } from '../protocol/message.js';
+import { HiveNode } from '../supervisors/node.js';
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
+const CONCURRENCY = 32;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const passBefore = new URL('../examples/interceptors/data-body-before.mjs', import.meta.url).pathname;
+
+async function drive(op: () => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next++ < REQUESTS) await op();
+  }));
+  return REQUESTS / ((performance.now() - started) / 1000);
+}
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.concat(chunks).length ? Buffer.concat(chunks) : '{}'));
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
+const pool = new Pool(new URL(url).origin, { connections: 64 });
+const body = JSON.stringify({ id: ['1'], name: ['bench'] });
+const raw = async (): Promise<void> => {
+  const res = await pool.request({ path: '/echo', method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  await res.body.text();
+};
+const kit = await serveInterceptor((await import(passBefore)).default, 0);
+const start = (before: string) =>
+  HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'httpclient', layers: [{ source: 'bench', values: [['NAME', 'web'], ['URL', url], ['Method', 'POST'], ['InterceptBefore', before]] }] }] });
+const inProcess = await start(`module://${passBefore}`);
+const overHttp = await start(`http://127.0.0.1:${kit.port}/`);
+const message = makeMessage({ Data: mapOf({ id: ['1'], name: ['bench'] }) });
+const via = (node: HiveNode) => async (): Promise<void> => {
+  const r = await node.hive.call('web', message, 30_000);
+  if (r.Code !== 200) throw new Error(`${r.Code} ${r.Message}`);
+};
+
+await drive(raw);
+await drive(via(inProcess));
+const rates = { raw: [] as number[], module: [] as number[], http: [] as number[] };
+for (let i = 0; i < ROUNDS; i++) {
+  rates.raw.push(await drive(raw));
+  rates.module.push(await drive(via(inProcess)));
+  rates.http.push(await drive(via(overHttp)));
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const r = median(rates.raw);
+console.log(`requests per round ${REQUESTS}, concurrency ${CONCURRENCY}, rounds ${ROUNDS} (median)`);
+console.log(`raw undici Pool                         : ${Math.round(r).toLocaleString('en')} req/s`);
+console.log(`httpclient, in-process interceptor      : ${Math.round(median(rates.module)).toLocaleString('en')} req/s  ratio ${(median(rates.module) / r).toFixed(2)} (target >= 0.60)`);
+console.log(`httpclient, interceptor service (HTTP)  : ${Math.round(median(rates.http)).toLocaleString('en')} req/s  ratio ${(median(rates.http) / r).toFixed(2)}`);
+await inProcess.stop(2000);
+await overHttp.stop(2000);
+await kit.close();
+await pool.close();
+server.close();
