@@ -2,11 +2,15 @@
  * Embedded-hive call round trips per second (caller → bridge actor → memory transport → echo worker
  * actor → reply) against bare nact dispatch-and-reply to one actor, measured in the same run,
  * interleaved, median of several rounds. Prints both rates and the ratio (target ≥ 0.6, ≥ 150,000/s).
+ * When nats-server is installed: NATS-hive call round trips through the bridge against bare nats.js
+ * request/respond on the same server, 1 and 64 in flight (target ≥ 0.85).
  */
 import nact from 'nact';
 import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
+import { connect } from '@nats-io/transport-node';
+import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 200_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
@@ -59,6 +63,47 @@ async function main(): Promise<void> {
   console.log(`ratio hive/bare              : ${(h / b).toFixed(2)} (target >= 0.60; absolute target >= 150,000 calls/s)`);
   await node.stop(1000);
   nact.stop(system);
+  if (natsServerAvailable()) await natsBench();
+  else console.log('nats-server is not installed: NATS figures skipped');
+}
+
+async function natsBench(): Promise<void> {
+  const server = await natsServer();
+  const hive = [['SERVERHOST', server.url], ['SERVERAUTH', server.token]] as const;
+  const listener = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'echo']] }] }] });
+  const caller = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'caller']] }] }] });
+  const nc = await connect({ servers: server.url, token: server.token });
+  const responder = await connect({ servers: server.url, token: server.token });
+  responder.subscribe('bare.echo', { queue: 'bare', callback: (_e, m) => void m.respond(m.data) });
+  await responder.flush();
+  const message = makeMessage({ Class: 'bench', Operation: 'ping', Data: mapOf({ n: ['1'] }) });
+  const payload = new TextEncoder().encode(JSON.stringify(message));
+  const bare = async (): Promise<void> => {
+    await nc.request('bare.echo', payload, { timeout: 30_000 });
+  };
+  const viaHive = async (): Promise<void> => {
+    const r = await caller.hive.call('echo', message, 30_000);
+    if (r.Code !== 200) throw new Error(`${r.Code} ${r.Message}`);
+  };
+  const calls = Number(process.env.BENCH_NATS_CALLS ?? 20_000);
+  for (const inFlight of [1, 64]) {
+    const n = inFlight === 1 ? calls / 4 : calls;
+    await drive(2_000, inFlight, bare);
+    await drive(2_000, inFlight, viaHive);
+    const b: number[] = [];
+    const h: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      b.push(await drive(n, inFlight, bare));
+      h.push(await drive(n, inFlight, viaHive));
+    }
+    const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    console.log(`NATS, ${String(inFlight).padStart(2)} in flight: bare nats.js ${Math.round(median(b)).toLocaleString('en')} req/s, hive via bridge ${Math.round(median(h)).toLocaleString('en')} calls/s, ratio ${(median(h) / median(b)).toFixed(2)} (target >= 0.85)`);
+  }
+  await nc.close();
+  await responder.close();
+  await caller.stop(1000);
+  await listener.stop(1000);
+  await server.stop();
 }
 
 await main();

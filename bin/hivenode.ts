@@ -11,6 +11,7 @@ import { loadNodeFile } from '../config/node-file.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
 import { runInterceptor, runPasswd } from './tools.js';
+import { runSend, runTemplate } from './hive-tools.js';
 import { PACKAGE_VERSION } from './package-info.js';
 import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
@@ -66,6 +67,35 @@ async function main(argv: string[]): Promise<void> {
       'add or replace a user in a gateway users file; the password is read from standard input',
       (y) => y.positional('user', { type: 'string', demandOption: true }).option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' }),
       async (args) => runPasswd(args.user, args.file),
+    )
+    .command(
+      'send <channel>',
+      'call a channel of a NATS hive and print the Result',
+      (y) =>
+        y
+          .positional('channel', { type: 'string', demandOption: true })
+          .option('data', { type: 'string', describe: 'Data as JSON: {"name": ["value"]}' })
+          .option('control', { type: 'string', describe: 'Control as JSON' })
+          .option('class', { type: 'string' })
+          .option('operation', { type: 'string' })
+          .option('execute', { type: 'boolean', default: false, describe: 'acknowledged hand-over instead of a call' })
+          .option('timeout', { type: 'number', default: 30_000, describe: 'milliseconds' })
+          .option('server', { type: 'string', describe: 'nats://host:port (default: SERVERHOST)' })
+          .option('auth', { type: 'string', describe: 'token or file://path (default: SERVERAUTH)' }),
+      async (args) => runSend(args.channel, args),
+    )
+    .command(
+      'template <action> [name]',
+      'manage hive:// templates of a NATS hive: put (--file), get, list, delete',
+      (y) =>
+        y
+          .positional('action', { type: 'string', choices: ['put', 'get', 'list', 'delete'], demandOption: true })
+          .positional('name', { type: 'string' })
+          .option('file', { type: 'string' })
+          .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
+          .option('server', { type: 'string' })
+          .option('auth', { type: 'string' }),
+      async (args) => runTemplate(args.action, args.name, args),
     )
     .command(
       'params [service]',

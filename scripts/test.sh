@@ -3,6 +3,9 @@
 # hive, adapters against real servers started here and stopped afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "== packages the tests need"
+bash scripts/ensure-packages.sh nats-server:nats-server logger:bsdutils
+export PATH="$PATH:/usr/sbin"
 echo "== build (tsc)"
 npx tsc -p tsconfig.json
 echo "== lint (eslint)"

@@ -7,6 +7,7 @@
 import { HiveClient } from '../actors/hive/client.js';
 import { spawnBridge } from '../actors/hive/bridge.js';
 import { MemoryTransport } from '../actors/hive/memory.js';
+import { NatsTransport } from '../actors/hive/nats.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
 import { SERVICES } from '../config/registry.js';
@@ -57,12 +58,11 @@ interface CommonValues {
 
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
-function transportFor(serverHost: string): HiveTransport {
+/** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'). */
+export function transportFor(serverHost: string, serverAuth: string, name: string, log: Logger): HiveTransport {
   const host = serverHost.trim();
   if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
-  if (/^(nats|tls):\/\//i.test(host)) {
-    throw new ConfigError(`SERVERHOST '${host}': the NATS hive is not part of this build yet; leave SERVERHOST empty (or 'embedded') for the in-process hive`);
-  }
+  if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) return new NatsTransport({ servers: host, token: serverAuth, name, log });
   throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
 }
 
@@ -96,7 +96,7 @@ export class HiveNode {
     const first = compiled[0]?.c.values;
     const secrets = compiled.flatMap((s) => s.c.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
-    const transport = transportFor(first?.SERVERHOST ?? '');
+    const transport = transportFor(first?.SERVERHOST ?? '', first?.SERVERAUTH ?? '', `hivenode ${opts.name ?? 'node'} ${process.pid}`, log);
     await transport.connect();
 
     const journal = new Journal(1000);

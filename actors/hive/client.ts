@@ -8,7 +8,7 @@ import { failure } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { BridgeMsg } from './bridge.js';
-import type { HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
+import type { HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
 
 export class HiveClient {
   constructor(
@@ -69,6 +69,11 @@ export class HiveClient {
       msg[onUndelivered] = reject;
       this.runtime.tell(this.bridge, msg);
     });
+  }
+
+  /** The transport's own template bucket for a template channel, when it has one (NATS). */
+  templateBucket(channel: string): Promise<TemplateBucket> | undefined {
+    return this.transport.templates?.(channel);
   }
 
   unlisten(subscription: Subscription): void {

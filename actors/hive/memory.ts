@@ -5,8 +5,9 @@
  */
 import { Code } from '../../protocol/codes.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { failure, resultFromError, success } from '../../protocol/message.js';
-import type { Delivery, DeliveryMode, HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
+import { failure } from '../../protocol/message.js';
+import type { DeliveryMode, HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
+import { deliverTo } from './transport.js';
 
 interface ChannelListeners {
   listeners: Listener[];
@@ -75,18 +76,7 @@ export class MemoryTransport implements HiveTransport {
         this.counters.failures++;
         finish(failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`));
       }, timeoutMs);
-      const delivery: Delivery = {
-        mode,
-        channel,
-        message,
-        respond: mode === 'call' ? finish : () => undefined,
-        ack: mode === 'execute' ? () => finish(success(undefined, null)) : () => undefined,
-      };
-      try {
-        listener(delivery);
-      } catch (e) {
-        finish(resultFromError(e));
-      }
+      deliverTo(listener, mode, channel, message, finish);
     });
   }
 
@@ -97,12 +87,7 @@ export class MemoryTransport implements HiveTransport {
       this.counters.dropped++;
       return false;
     }
-    try {
-      listener({ mode: 'emit', channel, message, respond: () => undefined, ack: () => undefined });
-    } catch {
-      this.counters.dropped++;
-      return false;
-    }
+    deliverTo(listener, 'emit', channel, message, () => undefined);
     return true;
   }
 

@@ -37,6 +37,12 @@ export async function resolveTemplateSource(value: string, opts: TemplateSourceO
   }
   if (value.startsWith('hive://')) {
     const name = value.slice('hive://'.length);
+    const bucket = opts.hive.templateBucket(opts.templateChannel);
+    if (bucket) {
+      const content = await (await bucket).get(name);
+      if (content === undefined) throw new TemplateSourceError(`template 'hive://${name}' is not in bucket '${opts.templateChannel}'`, 404);
+      return content;
+    }
     const result = await opts.hive.call(opts.templateChannel, makeMessage({ Class: 'storage', Operation: 'get', Data: mapOf({ name: [name] }) }), opts.timeoutMs ?? 10_000);
     if (!isSuccessCode(result.Code)) throw new TemplateSourceError(`template 'hive://${name}' from channel '${opts.templateChannel}': ${result.Message}`, result.Code);
     const content = firstValue(result.Data, 'content');

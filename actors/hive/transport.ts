@@ -5,6 +5,7 @@
  * (404 no listener, 503 unavailable, 504 timeout), so no caller can forget to handle one.
  */
 import type { Message, Result } from '../../protocol/message.js';
+import { resultFromError, success } from '../../protocol/message.js';
 import { BadInputError } from '../../protocol/errors.js';
 
 /** How a message is handed to a listener. */
@@ -58,6 +59,16 @@ export interface HiveTransport {
   emit(channel: string, message: Message): boolean;
   listen(channel: string, listener: Listener): Subscription;
   stats(): TransportStats;
+  /** Where the transport keeps hive:// templates itself (NATS: a KV bucket); absent = the storage service. */
+  templates?(channel: string): Promise<TemplateBucket>;
+}
+
+/** hive:// templates kept by the transport, in a bucket named after the template channel. */
+export interface TemplateBucket {
+  get(name: string): Promise<string | undefined>;
+  put(name: string, content: string): Promise<void>;
+  list(): Promise<string[]>;
+  remove(name: string): Promise<void>;
 }
 
 const CHANNEL = /^[A-Za-z0-9_-]{1,200}$/;
@@ -68,4 +79,25 @@ export function validateChannel(channel: string): string {
     throw new BadInputError(`channel '${channel.slice(0, 80)}' is not valid: use 1 to 200 of A-Z a-z 0-9 _ -`);
   }
   return channel;
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * Hands a message to a listener: `answer` (which must tolerate being called more than once) gets the
+ * call's Result, the execute's acknowledgement, or the error if the listener throws.
+ */
+export function deliverTo(listener: Listener, mode: DeliveryMode, channel: string, message: Message, answer: (r: Result) => void): void {
+  const delivery: Delivery = {
+    mode,
+    channel,
+    message,
+    respond: mode === 'call' ? answer : ignore,
+    ack: mode === 'execute' ? () => answer(success(undefined, null)) : ignore,
+  };
+  try {
+    listener(delivery);
+  } catch (e) {
+    answer(resultFromError(e));
+  }
 }

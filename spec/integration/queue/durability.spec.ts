@@ -60,9 +60,9 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
   });
 
   it('recovers every entry, its attempts and the paused state after a restart', async () => {
-    const entries = [
-      { service: 'echo' as const, NAME: 'failing', ReplyCode: 500 },
-      { service: 'queue' as const, NAME: 'queue', PersistPath: join(dir, 'store') },
+    const entries: Parameters<typeof startTestNode>[0] = [
+      { service: 'echo', NAME: 'failing', ReplyCode: 500 },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
     ];
     ({ node } = await startTestNode(entries));
     await queueCall(node, { command: ['pause'] });

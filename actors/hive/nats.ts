@@ -1,0 +1,210 @@
+/**
+ * The NATS hive (ARCHITECTURE §5): subject `hive.<channel>`, queue group = channel (so listeners on
+ * a channel share its load across processes), request timeouts passed explicitly (the client's
+ * default is 1 s), reconnecting forever. A message published while disconnected would be lost by the
+ * client, so calls fail at once with 503 instead; no responders → 404 at once; a payload over the
+ * server's maximum → 413. `execute` is a request answered by the listener's acknowledgement of
+ * receipt (header Hive-Mode: execute).
+ */
+import { connect } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription as NatsSubscription } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
+import { Code } from '../../protocol/codes.js';
+import { ConfigError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { failure, resultFromError } from '../../protocol/message.js';
+import { decodeMessage, decodeResult } from '../../protocol/wire.js';
+import type { Logger } from '../../supervisors/logger.js';
+import type { DeliveryMode, HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import { deliverTo } from './transport.js';
+
+const MODE_HEADER = 'Hive-Mode';
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface NatsOptions {
+  /** `nats://host:port` or `tls://host:port` (several separated by commas). */
+  servers: string;
+  /** Token (already read from its file:// secret). */
+  token: string;
+  name: string;
+  log: Logger;
+}
+
+/** The subject of a channel. */
+export function subjectOf(channel: string): string {
+  return `hive.${channel}`;
+}
+
+export class NatsTransport implements HiveTransport {
+  readonly kind = 'nats' as const;
+  private nc: NatsConnection | undefined;
+  private connected = false;
+  private readonly counters: TransportStats = { calls: 0, executes: 0, emits: 0, dropped: 0, failures: 0 };
+
+  constructor(private readonly opts: NatsOptions) {}
+
+  async connect(): Promise<void> {
+    const servers = this.opts.servers.split(',').map((s) => s.trim());
+    try {
+      this.nc = await connect({
+        servers,
+        name: this.opts.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        waitOnFirstConnect: false,
+        ...(this.opts.token ? { token: this.opts.token } : {}),
+        ...(servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
+      });
+    } catch (e) {
+      const m = (e as Error).message;
+      if (/authoriz|authentic/i.test(m)) throw new ConfigError(`the NATS hive at ${this.opts.servers} refused the connection: ${m} (check SERVERAUTH)`);
+      throw new ConfigError(`cannot connect to the NATS hive at ${this.opts.servers}: ${m}`);
+    }
+    this.connected = true;
+    void this.watch(this.nc);
+  }
+
+  private async watch(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') {
+        this.connected = false;
+        this.opts.log.warn(`hive disconnected from ${this.opts.servers}; reconnecting`);
+      } else if (s.type === 'reconnect') {
+        this.connected = true;
+        this.opts.log.info(`hive reconnected to ${this.opts.servers}`);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.connected = false;
+    await this.nc?.drain().catch(() => undefined);
+  }
+
+  isConnected(): boolean {
+    return this.connected && this.nc !== undefined && !this.nc.isClosed();
+  }
+
+  stats(): TransportStats {
+    return { ...this.counters };
+  }
+
+  /** A ready connection and the payload, or the Result explaining why not. */
+  private prepare(channel: string, message: Message): { nc: NatsConnection; payload: Uint8Array } | Result {
+    if (!this.nc || !this.isConnected()) return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
+    const payload = encoder.encode(JSON.stringify(message));
+    const max = this.nc.info?.max_payload ?? 1024 * 1024;
+    if (payload.length > max) return failure(Code.TooLarge, `the message to '${channel}' is ${payload.length} bytes; the hive accepts at most ${max}`);
+    return { nc: this.nc, payload };
+  }
+
+  call(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    this.counters.calls++;
+    return this.request('call', channel, message, timeoutMs);
+  }
+
+  execute(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    this.counters.executes++;
+    return this.request('execute', channel, message, timeoutMs);
+  }
+
+  private async request(mode: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
+    const ready = this.prepare(channel, message);
+    if (!('nc' in ready)) {
+      this.counters.failures++;
+      return ready;
+    }
+    const h = natsHeaders();
+    h.set(MODE_HEADER, mode);
+    try {
+      const reply = await ready.nc.request(subjectOf(channel), ready.payload, { timeout: timeoutMs, headers: h });
+      return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
+    } catch (e) {
+      this.counters.failures++;
+      const err = e as Error & { isNoResponders?: () => boolean; cause?: unknown };
+      const name = `${err.name} ${(err.cause as Error | undefined)?.name ?? ''}`;
+      if (err.isNoResponders?.() || /NoResponders/.test(name)) return failure(Code.NotFound, `no service listens on channel '${channel}'`);
+      if (/Timeout/.test(name)) return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
+      if (/Closed|Draining|Connection/.test(name)) return failure(Code.Unavailable, `the hive connection failed: ${err.message}`);
+      return resultFromError(e);
+    }
+  }
+
+  emit(channel: string, message: Message): boolean {
+    this.counters.emits++;
+    const ready = this.prepare(channel, message);
+    if (!('nc' in ready)) {
+      this.counters.dropped++;
+      return false;
+    }
+    try {
+      ready.nc.publish(subjectOf(channel), ready.payload);
+      return true;
+    } catch {
+      this.counters.dropped++;
+      return false;
+    }
+  }
+
+  listen(channel: string, listener: Listener): Subscription {
+    if (!this.nc) throw new Error('the NATS hive is not connected');
+    const nc = this.nc;
+    const sub: NatsSubscription = nc.subscribe(subjectOf(channel), {
+      queue: channel,
+      callback: (err, msg) => {
+        if (err) {
+          this.opts.log.warn(`subscription to '${channel}' failed: ${err.message}`);
+          return;
+        }
+        this.deliver(channel, msg, listener);
+      },
+    });
+    return { channel, close: () => sub.unsubscribe() };
+  }
+
+  private deliver(channel: string, msg: Msg, listener: Listener): void {
+    const answer = (r: Result): void => {
+      if (msg.reply) msg.respond(encoder.encode(JSON.stringify(r)));
+    };
+    let message: Message;
+    try {
+      message = decodeMessage(decoder.decode(msg.data), `message on '${channel}'`);
+    } catch (e) {
+      answer(resultFromError(e));
+      return;
+    }
+    const mode: DeliveryMode = !msg.reply ? 'emit' : msg.headers?.get(MODE_HEADER) === 'execute' ? 'execute' : 'call';
+    let answered = false;
+    const once = (r: Result): void => {
+      if (answered) return;
+      answered = true;
+      answer(r);
+    };
+    deliverTo(listener, mode, channel, message, once);
+  }
+
+  /** The template bucket of a template channel (hive:// templates on the NATS hive). */
+  async templates(channel: string): Promise<TemplateBucket> {
+    if (!this.nc) throw new Error('the NATS hive is not connected');
+    const kv = await new Kvm(this.nc).create(channel);
+    return {
+      get: async (name) => {
+        const e = await kv.get(name);
+        return e && e.operation === 'PUT' ? e.string() : undefined;
+      },
+      put: async (name, content) => {
+        await kv.put(name, content);
+      },
+      list: async () => {
+        const names: string[] = [];
+        for await (const k of await kv.keys()) names.push(k);
+        return names.sort();
+      },
+      remove: async (name) => {
+        await kv.delete(name);
+      },
+    };
+  }
+}

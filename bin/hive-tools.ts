@@ -1,0 +1,86 @@
+/**
+ * Commands that talk to a running NATS hive from a shell: `hivenode send` calls any channel, and
+ * `hivenode template put|get|list|delete` manages hive:// templates in the template bucket.
+ */
+import { readFileSync } from 'node:fs';
+import { NatsTransport } from '../actors/hive/nats.js';
+import { readSecret } from '../config/resolve.js';
+import { ConfigError } from '../protocol/errors.js';
+import { makeMessage, validateValueMap } from '../protocol/message.js';
+import { parseJson } from '../protocol/wire.js';
+import { createLogger } from '../supervisors/logger.js';
+import { exitOnConfigError } from './run-node.js';
+
+export interface HiveArgs {
+  server?: string | undefined;
+  auth?: string | undefined;
+}
+
+async function connectHive(args: HiveArgs): Promise<NatsTransport> {
+  const server = args.server ?? process.env.SERVERHOST ?? '';
+  if (!/^(nats|tls):\/\//.test(server)) throw new ConfigError('a NATS hive is needed: give --server nats://host:port (or SERVERHOST); the embedded hive lives inside one node process');
+  const auth = readSecret(args.auth ?? process.env.SERVERAUTH ?? '', 'SERVERAUTH', args.auth ? '--auth' : 'environment');
+  const t = new NatsTransport({ servers: server, token: auth, name: 'hivenode cli', log: createLogger({ level: 'warn', stream: process.stderr }) });
+  await t.connect();
+  return t;
+}
+
+/** `hivenode send <channel>`: prints the Result as JSON; exits 0 for a 2xx Code, else 1. */
+export async function runSend(channel: string, opts: HiveArgs & { data?: string | undefined; control?: string | undefined; execute?: boolean; timeout: number; class?: string | undefined; operation?: string | undefined }): Promise<void> {
+  let hive: NatsTransport | undefined;
+  try {
+    const data = validateValueMap(parseJson(opts.data ?? '{}', '--data'), '--data');
+    const control = validateValueMap(parseJson(opts.control ?? '{}', '--control'), '--control');
+    hive = await connectHive(opts);
+    const message = makeMessage({ Class: opts.class ?? '', Operation: opts.operation ?? '', Data: data, Control: control });
+    const result = opts.execute ? await hive.execute(channel, message, opts.timeout) : await hive.call(channel, message, opts.timeout);
+    console.log(JSON.stringify(result, null, 2));
+    process.exitCode = result.Code >= 200 && result.Code <= 299 ? 0 : 1;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 400) {
+      console.error(`hivenode: ${(e as Error).message}`);
+      process.exitCode = 2;
+    } else exitOnConfigError(e);
+  } finally {
+    await hive?.close();
+  }
+}
+
+/** `hivenode template <put|get|list|delete> [name] [--file F]` on the bucket of --channel. */
+export async function runTemplate(action: string, name: string | undefined, opts: HiveArgs & { file?: string | undefined; channel: string }): Promise<void> {
+  let hive: NatsTransport | undefined;
+  try {
+    if (action !== 'list' && !name) throw new ConfigError(`template ${action} needs a template name`);
+    hive = await connectHive(opts);
+    const bucket = await hive.templates(opts.channel);
+    switch (action) {
+      case 'put': {
+        if (!opts.file) throw new ConfigError('template put needs --file <path>');
+        await bucket.put(name!, readFileSync(opts.file, 'utf8'));
+        console.log(`stored hive://${name} in bucket ${opts.channel}`);
+        break;
+      }
+      case 'get': {
+        const content = await bucket.get(name!);
+        if (content === undefined) {
+          console.error(`hivenode: no template '${name}' in bucket ${opts.channel}`);
+          process.exitCode = 1;
+        } else process.stdout.write(content);
+        break;
+      }
+      case 'list':
+        for (const n of await bucket.list()) console.log(n);
+        break;
+      case 'delete':
+        await bucket.remove(name!);
+        console.log(`deleted hive://${name}`);
+        break;
+      default:
+        throw new ConfigError(`template action '${action}' is not known; use put, get, list or delete`);
+    }
+  } catch (e) {
+    exitOnConfigError(e);
+  } finally {
+    await hive?.close();
+  }
+}

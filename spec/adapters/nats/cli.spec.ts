@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HiveNode } from '../../../supervisors/node.js';
+import { startTestNode } from '../../integration/helpers.js';
+import type { NatsServer } from './server.js';
+import { natsServer, natsServerAvailable } from './server.js';
+
+const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
+
+describe('hivenode send and hivenode template on a NATS hive', function () {
+  this.timeout(60_000);
+  let server: NatsServer;
+  let node: HiveNode | undefined;
+  before(async function () {
+    if (!natsServerAvailable()) {
+      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
+      this.skip();
+    }
+    server = await natsServer();
+  });
+  after(async () => {
+    await node?.stop(2000);
+    await server?.stop();
+  });
+  // asynchronous: the echo service answering the CLI lives in this very process
+  const cli = (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args, '--server', server.url, '--auth', server.token]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('exit', (status) => resolve({ status, stdout, stderr }));
+    });
+
+  it('send calls a channel and prints the Result; exit 1 when the Code is not 2xx', async () => {
+    ({ node } = await startTestNode([{ service: 'echo', NAME: 'echo', SERVERHOST: server.url, SERVERAUTH: server.token }]));
+    const ok = await cli(['send', 'echo', '--data', '{"a":["1"]}']);
+    expect(ok.status, ok.stderr).to.equal(0);
+    expect(JSON.parse(ok.stdout)).to.deep.include({ Code: 200, Data: { a: ['1'] } });
+    const none = await cli(['send', 'nobody']);
+    expect(none.status).to.equal(1);
+    expect(JSON.parse(none.stdout).Code).to.equal(404);
+    const bad = await cli(['send', 'echo', '--data', '{"a":1}']);
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.contain('--data.a must be a list of strings');
+  });
+
+  it('template put, get, list and delete', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hn-tpl-'));
+    writeFileSync(join(dir, 't.tmpl'), '[[ define "default" ]]x[[ end ]]');
+    expect((await cli(['template', 'put', 'fan', '--file', join(dir, 't.tmpl')])).status).to.equal(0);
+    expect((await cli(['template', 'get', 'fan'])).stdout).to.equal('[[ define "default" ]]x[[ end ]]');
+    expect((await cli(['template', 'list'])).stdout.trim().split('\n')).to.include('fan');
+    expect((await cli(['template', 'delete', 'fan'])).status).to.equal(0);
+    expect((await cli(['template', 'get', 'fan'])).status).to.equal(1);
+  });
+});

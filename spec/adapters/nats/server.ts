@@ -1,0 +1,84 @@
+/**
+ * A private nats-server for the adapter tests: random port on 127.0.0.1, a token, JetStream in a temp
+ * directory; stopped, restarted (same port and store) and killed by the tests themselves.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface NatsServer {
+  url: string;
+  token: string;
+  port: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** True when the nats-server binary is installed (scripts/test.sh installs it). */
+export function natsServerAvailable(): boolean {
+  return spawnSync('nats-server', ['--version']).status === 0;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, ms: number): Promise<void> {
+  const { connect } = await import('node:net');
+  const end = Date.now() + ms;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const sock = connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > end) throw new Error(`nats-server did not listen on ${port} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function natsServer(opts: { maxPayload?: number } = {}): Promise<NatsServer> {
+  const port = await freePort();
+  const token = `t-${Math.random().toString(36).slice(2)}`;
+  const store = mkdtempSync(join(tmpdir(), 'hn-nats-'));
+  let child: ChildProcess | undefined;
+  const server: NatsServer = {
+    url: `nats://127.0.0.1:${port}`,
+    token,
+    port,
+    async start() {
+      const conf = join(store, 'nats.conf');
+      writeFileSync(
+        conf,
+        [`listen: "127.0.0.1:${port}"`, `authorization { token: "${token}" }`, `jetstream { store_dir: "${join(store, 'js')}" }`, ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : [])].join('\n'),
+      );
+      child = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
+      await waitForPort(port, 10_000);
+    },
+    async stop() {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.kill('SIGKILL');
+      });
+    },
+  };
+  await server.start();
+  return server;
+}
