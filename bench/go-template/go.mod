@@ -1,0 +1,3 @@
+module hivenode/bench/go-template
+
+go 1.19

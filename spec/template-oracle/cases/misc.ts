@@ -1,0 +1,105 @@
+/** Escapers, the missingkey option, and lexer/parser errors. */
+import { rows, D } from './types.js';
+import type { Group } from './types.js';
+
+export const escapers: Group = {
+  group: 'escapers',
+  cases: rows(
+    [
+      ['html/basic', '{{html .Q}}'],
+      ['html/pipe', '{{.Q | html}}'],
+      ['html/multi-args', '{{html "<a>" 1 "&"}}'],
+      ['html/nul', '{{html "a\\x00b"}}'],
+      ['html/missing', '{{html .Missing}}'],
+      ['html/nil', '{{html nil}} {{html .Nil}}'],
+      ['html/number', '{{html 5}} {{html .L}}'],
+      ['html/no-args', '[{{html}}]'],
+      ['js/basic', '{{js .Q}}'],
+      ['js/specials', '{{js "a\\\\b=c\\nd\\te\\u2028f"}}'],
+      ['js/unicode', '{{js .U}} {{js "\\u00a0\\u200b"}}'],
+      ['js/backtick', '{{js "`x`"}}'],
+      ['js/multi', '{{js 1 "<" 2}}'],
+      ['js/missing', '{{js .Missing}}'],
+      ['urlquery/basic', '{{urlquery "a b&c=d/e?f"}}'],
+      ['urlquery/unicode', '{{urlquery .U}}'],
+      ['urlquery/unreserved', '{{urlquery "AZaz09-_.~"}}'],
+      ['urlquery/multi', '{{urlquery "a" 1 2 "b"}}'],
+      ['urlquery/missing', '{{urlquery .Missing}}'],
+      ['escape/chain', '{{.Q | html | urlquery}}'],
+    ],
+    { data: D },
+  ),
+};
+
+export const missingkey: Group = {
+  group: 'missingkey',
+  cases: [
+    ...(['default', 'invalid', 'zero', 'error'] as const).flatMap((mk) =>
+      rows(
+        [
+          [`missingkey/${mk}/print`, '{{.Missing}}'],
+          [`missingkey/${mk}/present`, '{{.S}}'],
+          [`missingkey/${mk}/nested`, '{{.M.zz}}'],
+          [`missingkey/${mk}/chain`, '{{.Missing.Deeper}}'],
+          [`missingkey/${mk}/as-arg`, '{{print .Missing}}'],
+          [`missingkey/${mk}/if`, '{{if .Missing}}T{{else}}F{{end}}'],
+          [`missingkey/${mk}/index`, '{{index .M "zz"}}'],
+        ],
+        { data: D, missingkey: mk },
+      ),
+    ),
+    { name: 'missingkey/error/nil-data', template: '{{.X}}', data: null, missingkey: 'error' },
+    { name: 'missingkey/zero/nil-data', template: '{{.X}}', data: null, missingkey: 'zero' },
+    { name: 'missingkey/error/partial-output', template: 'before {{.S}} {{.Nope}} after', data: D, missingkey: 'error' },
+  ],
+};
+
+export const parseErrors: Group = {
+  group: 'parse-errors',
+  cases: rows(
+    [
+      ['perr/unclosed-action', 'a {{.S'],
+      ['perr/unclosed-action-multiline', 'a {{.S\n\n'],
+      ['perr/unclosed-action-later-line', 'line1\n{{if true}}\nx {{ .S\n'],
+      ['perr/empty-action', '{{}}'],
+      ['perr/space-action', '{{ }}'],
+      ['perr/brace-in-action', '{{.S}x}}'],
+      ['perr/bad-char-after-field', '{{.S#}}'],
+      ['perr/bad-char-after-ident', '{{print#}}'],
+      ['perr/bad-char-after-var', '{{$x#}}'],
+      ['perr/unrecognized-char', '{{.S \u0001}}'],
+      ['perr/non-ascii-char', '{{.S ¿}}'],
+      ['perr/colon', '{{:}}'],
+      ['perr/colon-space', '{{$x : = 1}}'],
+      ['perr/equals-alone', '{{=}}'],
+      ['perr/comma', '{{,}}'],
+      ['perr/hash', '{{#}}'],
+      ['perr/unexpected-keyword', '{{print if}}'],
+      ['perr/define-in-command', '{{print define}}'],
+      ['perr/range-keyword-arg', '{{print range}}'],
+      ['perr/end-in-command', '{{print end}}'],
+      ['perr/long-token', '{{print "a very long string constant" 1 )}}'],
+      ['perr/unexpected-eof-in-range', '{{range .L}}'],
+      ['perr/unexpected-eof-multiline', 'a\nb\n{{if .S}}\nc\n'],
+      ['perr/error-line-number', 'a\nb\n{{.S | 1}}'],
+      ['perr/error-line-in-define', '{{define "x"}}\n\n{{if}}{{end}}{{end}}'],
+      ['perr/undefined-var-line', 'x\n{{$nope}}'],
+      ['perr/dot-field-bad', '{{.-}}'],
+      ['perr/double-dot', '{{..}}'],
+      ['perr/dollar-dot', '{{$.}}'],
+      ['perr/field-after-paren-space', '{{(.M) .a}}'],
+      ['perr/string-then-paren', '{{print "a"(1)}}'],
+      ['perr/paren-then-string', '{{print (1)"a"}}'],
+      ['perr/assign-to-field', '{{.S = 1}}'],
+      ['perr/declare-to-field', '{{.S := 1}}'],
+      ['perr/declare-number', '{{1 := 2}}'],
+      ['perr/else-alone-in-range', '{{range .L}}{{else}}{{else}}{{end}}'],
+      ['perr/nested-comment-delims', '{{/* a */}}{{/* b'],
+      ['perr/right-paren-only', '{{)}}'],
+      ['perr/unclosed-paren-eof', '{{(print 1'],
+      ['perr/pipe-after-decl', '{{$x := | print}}'],
+      ['perr/decl-then-space-assign', '{{$x = }}'],
+    ],
+    { data: D },
+  ),
+};

@@ -1,0 +1,3 @@
+module hivenode/template-oracle
+
+go 1.19

@@ -1,0 +1,170 @@
+/**
+ * The exec dialect (spec §4.4): {{ }} templates that build a command and its arguments from the
+ * request Data (dot is {Data}). The command is later run without a shell, so the template output
+ * itself is only informative; setCmd and addArg collect what runs.
+ *
+ * Choices where the spec names a function without defining it:
+ * - marshal is Go's json.Marshal (compact, sorted keys, <, > and & escaped as \u003c...);
+ *   marshalIndent is json.MarshalIndent(v, "", "  "): two spaces, no prefix.
+ * - replaceLine / replaceLineAndIdent replace every line containing the text and keep "\r\n"
+ *   endings; the "Ident" variant keeps the replaced line's leading spaces and tabs.
+ * - string(v) is Go's %v; niltoblank(v) is '' for nil or missing, else %v.
+ * - env(name) reads the injected environment (ExecRenderOptions.env, default process.env); unset
+ *   names give ''.
+ * - set/get use a scratch map private to one render; get of an unset key is nil (<no value>).
+ */
+import { Template } from '../template.js';
+import { Param, FuncError } from '../funcs.js';
+import type { FuncMap } from '../funcs.js';
+import type { MissingKey } from '../state.js';
+import { valueString } from '../exec.js';
+import { Kind, kindOf, sliceItems, isForbiddenName } from '../values.js';
+import { marshalJSON } from './json.js';
+import { replaceAll, split, after, replaceLines } from './text-funcs.js';
+import { CompiledCache } from './cache.js';
+import type { ValueMap } from '../../protocol/message.js';
+
+export const EXEC_DELIMS: [string, string] = ['{{', '}}'];
+/** Default cap on arguments one render may add. */
+export const DEFAULT_MAX_ARGS = 10_000;
+
+/** Where env() reads variables; the exec service passes an allow-listed object. */
+export type EnvSource = Readonly<Record<string, string | undefined>>;
+
+export interface ExecRenderOptions {
+  /** Delimiters; default {{ }}. */
+  delims?: [string, string];
+  /** Template name used in error messages; default 'exec'. */
+  name?: string;
+  /** Variables env() can read; default process.env. */
+  env?: EnvSource;
+  /** Argument limit; default 10000. */
+  maxArgs?: number;
+  /** Output limit in characters (default 16 MiB). */
+  maxOutput?: number;
+  missingkey?: MissingKey;
+}
+
+export interface ExecRenderResult {
+  /** The command set with setCmd, if any. */
+  command: string | undefined;
+  args: string[];
+  output: string;
+}
+
+interface ExecContext {
+  command: string | undefined;
+  args: string[];
+  scratch: Map<string, unknown>;
+  env: EnvSource;
+  maxArgs: number;
+}
+
+function argStrings(v: unknown): string[] {
+  const k = kindOf(v);
+  if (k === Kind.Slice) return sliceItems(v).map((x) => (typeof x === 'string' ? x : valueString(x)));
+  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func) throw new FuncError(`addArg: cannot add a value of this type`);
+  return [typeof v === 'string' ? v : valueString(v)];
+}
+
+function execFuncs(ctx: () => ExecContext): FuncMap {
+  const S = Param.String;
+  const A = Param.Any;
+  const I = Param.Int;
+  return {
+    setCmd: {
+      fn: (s: string) => {
+        ctx().command = s;
+        return true;
+      },
+      params: [S],
+    },
+    addArg: {
+      fn: (v: unknown) => {
+        const c = ctx();
+        const add = argStrings(v);
+        if (c.args.length + add.length > c.maxArgs) throw new FuncError(`addArg: more than ${c.maxArgs} arguments`);
+        for (const a of add) c.args.push(a);
+        return true;
+      },
+      params: [A],
+    },
+    plus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) + BigInt(b) : a + b), params: [I, I] },
+    minus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) - BigInt(b) : a - b), params: [I, I] },
+    replace: { fn: replaceAll, params: [S, S, S] },
+    replaceLine: { fn: (input: string, search: string, line: string) => replaceLines(input, search, line, false), params: [S, S, S] },
+    replaceLineAndIdent: { fn: (input: string, search: string, line: string) => replaceLines(input, search, line, true), params: [S, S, S] },
+    noescape: { fn: (s: string) => s, params: [S] },
+    marshal: { fn: (v: unknown) => marshalJSON(v), params: [A] },
+    marshalIndent: { fn: (v: unknown) => marshalJSON(v, '  '), params: [A] },
+    after: { fn: after, params: [S, S] },
+    tolower: { fn: (s: string) => s.toLowerCase(), params: [S] },
+    toupper: { fn: (s: string) => s.toUpperCase(), params: [S] },
+    string: { fn: (v: unknown) => valueString(v), params: [A] },
+    split: { fn: split, params: [S, S] },
+    env: {
+      fn: (name: string) => {
+        const env = ctx().env;
+        return Object.hasOwn(env, name) && !isForbiddenName(name) ? (env[name] ?? '') : '';
+      },
+      params: [S],
+    },
+    set: {
+      fn: (key: string, value: unknown) => {
+        ctx().scratch.set(key, value);
+        return '';
+      },
+      params: [S, A],
+    },
+    get: { fn: (key: string) => (ctx().scratch.has(key) ? ctx().scratch.get(key) : null), params: [S] },
+    niltoblank: { fn: (v: unknown) => (v === null || v === undefined ? '' : valueString(v)), params: [A] },
+  };
+}
+
+/** A parsed exec template, rendered many times. */
+export class ExecTemplate {
+  private context: ExecContext | undefined;
+  private readonly template: Template;
+
+  constructor(
+    source: string,
+    private readonly opts: ExecRenderOptions = {},
+  ) {
+    const current = (): ExecContext => {
+      if (this.context === undefined) throw new FuncError('exec functions are only available while rendering');
+      return this.context;
+    };
+    this.template = new Template(opts.name ?? 'exec', {
+      delims: opts.delims ?? EXEC_DELIMS,
+      funcs: execFuncs(current),
+      ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
+      ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
+    }).parse(source);
+  }
+
+  /** Renders with `data` as .Data; `env` overrides the env() source of this render. */
+  render(data: ValueMap, env?: EnvSource): ExecRenderResult {
+    const ctx: ExecContext = { command: undefined, args: [], scratch: new Map(), env: env ?? this.opts.env ?? process.env, maxArgs: this.opts.maxArgs ?? DEFAULT_MAX_ARGS };
+    const outer = this.context;
+    this.context = ctx;
+    try {
+      const output = this.template.execute({ Data: data });
+      return { command: ctx.command, args: ctx.args, output };
+    } finally {
+      this.context = outer;
+    }
+  }
+}
+
+const cache = new CompiledCache<ExecTemplate>();
+
+function cacheKey(source: string, opts: ExecRenderOptions): string {
+  const { delims, name, maxArgs, maxOutput, missingkey } = opts;
+  if (delims === undefined && name === undefined && maxArgs === undefined && maxOutput === undefined && missingkey === undefined) return '\u0000' + source;
+  return JSON.stringify([delims, name, maxArgs, maxOutput, missingkey]) + source;
+}
+
+/** Parses (cached by source and options) and renders an exec template. */
+export function renderExecTemplate(source: string, data: ValueMap, opts: ExecRenderOptions = {}): ExecRenderResult {
+  return cache.get(cacheKey(source, opts), () => new ExecTemplate(source, opts)).render(data, opts.env);
+}

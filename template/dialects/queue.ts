@@ -1,0 +1,199 @@
+/**
+ * The queue dialect (spec §2.3): [[ ]] templates that fan one request out into queue entries.
+ * Dot is a copy of the incoming request; functions build new requests and addEntry records a copy
+ * of each. Mutators return '' so they print nothing.
+ */
+import { Template } from '../template.js';
+import { Param, FuncError } from '../funcs.js';
+import type { FuncMap } from '../funcs.js';
+import type { MissingKey } from '../state.js';
+import { valueString } from '../exec.js';
+import { Kind, kindOf, sliceItems } from '../values.js';
+import { CompiledCache } from './cache.js';
+import { emptyMap, makeMessage, isForbiddenKey } from '../../protocol/message.js';
+import type { Message, ValueMap } from '../../protocol/message.js';
+
+export const QUEUE_DELIMS: [string, string] = ['[[', ']]'];
+/** Default cap on entries one render may create. */
+export const DEFAULT_MAX_ENTRIES = 100_000;
+
+export interface QueueRenderOptions {
+  /** Delimiters; default [[ ]]. */
+  delims?: [string, string];
+  /** Template name used in error messages; default 'queue'. */
+  name?: string;
+  /** Entry limit; default 100000. */
+  maxEntries?: number;
+  /** Output limit in characters (default 16 MiB). */
+  maxOutput?: number;
+  missingkey?: MissingKey;
+}
+
+export interface QueueRenderResult {
+  entries: Message[];
+  output: string;
+}
+
+/** Per-render state the functions work on. */
+interface QueueContext {
+  request: Message;
+  entries: Message[];
+  maxEntries: number;
+}
+
+function copyMap(m: ValueMap): ValueMap {
+  const out = emptyMap();
+  for (const k of Object.keys(m)) if (!isForbiddenKey(k)) out[k] = [...(m[k] ?? [])];
+  return out;
+}
+
+function copyMessage(m: Message): Message {
+  return makeMessage({ Class: m.Class, Operation: m.Operation, Control: copyMap(m.Control), Data: copyMap(m.Data) });
+}
+
+function isValueMap(v: unknown): v is ValueMap {
+  return kindOf(v) === Kind.Map && !(v instanceof Map);
+}
+
+function asMessage(v: unknown, fn: string): Message {
+  if (isValueMap(v)) {
+    const m = v as unknown as Partial<Message>;
+    if (typeof m.Class === 'string' && typeof m.Operation === 'string' && isValueMap(m.Control) && isValueMap(m.Data)) return m as Message;
+  }
+  throw new FuncError(`${fn}: argument is not a request (use newRequest or getRequest)`);
+}
+
+function asValueMap(v: unknown, fn: string): ValueMap {
+  if (isValueMap(v)) return v;
+  throw new FuncError(`${fn}: argument is not a map (use newData, newControl or getRequestData)`);
+}
+
+/** The strings a value contributes: a list gives each element, anything else its %v text. */
+function strings(v: unknown, fn: string): string[] {
+  const k = kindOf(v);
+  if (k === Kind.Slice) return sliceItems(v).map((x) => (typeof x === 'string' ? x : valueString(x)));
+  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func) throw new FuncError(`${fn}: cannot add a value of this type`);
+  return [typeof v === 'string' ? v : valueString(v)];
+}
+
+function queueFuncs(ctx: () => QueueContext): FuncMap {
+  const A = Param.Any;
+  return {
+    getValues: {
+      fn: (data: unknown, name: string) => {
+        const m = asValueMap(data, 'getValues');
+        return Object.hasOwn(m, name) && !isForbiddenKey(name) ? [...(m[name] ?? [])] : [];
+      },
+      params: [A, Param.String],
+    },
+    getRequestData: { fn: (r: unknown) => asMessage(r, 'getRequestData').Data, params: [A] },
+    getRequest: { fn: () => ctx().request, params: [] },
+    setRequestClass: {
+      fn: (r: unknown, c: string) => {
+        asMessage(r, 'setRequestClass').Class = c;
+        return '';
+      },
+      params: [A, Param.String],
+    },
+    setRequestOperation: {
+      fn: (r: unknown, op: string) => {
+        asMessage(r, 'setRequestOperation').Operation = op;
+        return '';
+      },
+      params: [A, Param.String],
+    },
+    setRequestData: {
+      fn: (r: unknown, d: unknown) => {
+        asMessage(r, 'setRequestData').Data = asValueMap(d, 'setRequestData');
+        return '';
+      },
+      params: [A, A],
+    },
+    setRequestControl: {
+      fn: (r: unknown, c: unknown) => {
+        asMessage(r, 'setRequestControl').Control = asValueMap(c, 'setRequestControl');
+        return '';
+      },
+      params: [A, A],
+    },
+    newRequest: { fn: () => makeMessage(), params: [] },
+    newData: { fn: () => emptyMap(), params: [] },
+    newControl: { fn: () => emptyMap(), params: [] },
+    addValue: {
+      fn: (container: unknown, name: string, value: unknown) => {
+        const m = asValueMap(container, 'addValue');
+        if (isForbiddenKey(name)) throw new FuncError(`addValue: key '${name}' is not allowed`);
+        const list = Object.hasOwn(m, name) ? (m[name] ?? []) : (m[name] = []);
+        for (const s of strings(value, 'addValue')) list.push(s);
+        return '';
+      },
+      params: [A, Param.String, A],
+    },
+    addEntry: {
+      fn: (r: unknown) => {
+        const c = ctx();
+        if (c.entries.length >= c.maxEntries) throw new FuncError(`addEntry: more than ${c.maxEntries} entries`);
+        c.entries.push(copyMessage(asMessage(r, 'addEntry')));
+        return '';
+      },
+      params: [A],
+    },
+  };
+}
+
+/** A parsed queue template, rendered many times. */
+export class QueueTemplate {
+  private context: QueueContext | undefined;
+  private readonly template: Template;
+
+  constructor(
+    source: string,
+    private readonly opts: QueueRenderOptions = {},
+  ) {
+    const current = (): QueueContext => {
+      if (this.context === undefined) throw new FuncError('queue functions are only available while rendering');
+      return this.context;
+    };
+    this.template = new Template(opts.name ?? 'queue', {
+      delims: opts.delims ?? QUEUE_DELIMS,
+      funcs: queueFuncs(current),
+      ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
+      ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
+    }).parse(source);
+  }
+
+  /** Runs the define `defineName` ('' for the main template) against `request`. */
+  render(defineName: string, request: Message): QueueRenderResult {
+    const ctx: QueueContext = { request: copyMessage(request), entries: [], maxEntries: this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES };
+    const outer = this.context;
+    this.context = ctx;
+    try {
+      const output = defineName === '' ? this.template.execute(ctx.request) : this.template.executeTemplate(defineName, ctx.request);
+      return { entries: ctx.entries, output };
+    } finally {
+      this.context = outer;
+    }
+  }
+
+  /** Names of the defines in the template, sorted. */
+  defines(): string[] {
+    return this.template.templateNames().filter((n) => n !== this.template.name);
+  }
+}
+
+const cache = new CompiledCache<QueueTemplate>();
+
+/** Cache key: options that change compilation, then the source. */
+function cacheKey(source: string, opts: QueueRenderOptions): string {
+  const { delims, name, maxEntries, maxOutput, missingkey } = opts;
+  if (delims === undefined && name === undefined && maxEntries === undefined && maxOutput === undefined && missingkey === undefined) return '\u0000' + source;
+  return JSON.stringify([delims, name, maxEntries, maxOutput, missingkey]) + source;
+}
+
+/**
+ * Parses (cached by source and options) and renders a queue template; defineName '' runs the main
+ * template, an unknown define fails with a TemplateError naming it.
+ */
+export function renderQueueTemplate(source: string, defineName: string, request: Message, opts: QueueRenderOptions = {}): QueueRenderResult {
+  return cache.get(cacheKey(source, opts), () => new QueueTemplate(source, opts)).render(defineName, request);
+}
