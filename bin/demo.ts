@@ -31,12 +31,12 @@ async function showCalls(node: HiveNode): Promise<void> {
 export async function runDemo(once: boolean): Promise<void> {
   let file;
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ services: plansOf(file) }, showCalls);
+  const node = await runNode({ services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, showCalls);
   if (once) {
     await node.stop(5_000);
     process.exit(0);

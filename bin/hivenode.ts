@@ -12,6 +12,8 @@ import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
 import { runInterceptor, runPasswd } from './tools.js';
 import { runSend, runTemplate } from './hive-tools.js';
+import { runStatus, takeDashboardPort } from './status.js';
+import { runRender } from './render.js';
 import { PACKAGE_VERSION } from './package-info.js';
 import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
@@ -26,12 +28,13 @@ async function main(argv: string[]): Promise<void> {
   const first = argv[0];
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
     let plan;
+    const { rest, dashboardPort } = takeDashboardPort(argv.slice(1));
     try {
-      plan = singleServicePlan(first, argv.slice(1), process.env);
+      plan = singleServicePlan(first, rest, process.env);
     } catch (e) {
       exitOnConfigError(e);
     }
-    await runNode({ services: [plan] });
+    await runNode({ services: [plan], ...(dashboardPort === undefined ? {} : { dashboardPort }) });
     return;
   }
   if (first === 'interceptor' && !argv.includes('--help')) {
@@ -44,7 +47,10 @@ async function main(argv: string[]): Promise<void> {
     .command(
       'run <file>',
       'run the services of a node file (YAML or JSON)',
-      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'node file' }),
+      (y) =>
+        y
+          .positional('file', { type: 'string', demandOption: true, describe: 'node file' })
+          .option('dashboard-port', { type: 'number', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
       async (args) => {
         let file;
         try {
@@ -52,7 +58,8 @@ async function main(argv: string[]): Promise<void> {
         } catch (e) {
           exitOnConfigError(e);
         }
-        await runNode({ services: plansOf(file) });
+        const dashboardPort = args.dashboardPort ?? file.dashboardPort;
+        await runNode({ services: plansOf(file), ...(dashboardPort === undefined ? {} : { dashboardPort }) });
       },
     )
     .command(
@@ -86,16 +93,26 @@ async function main(argv: string[]): Promise<void> {
     )
     .command(
       'template <action> [name]',
-      'manage hive:// templates of a NATS hive: put (--file), get, list, delete',
+      'render a template file as a dry run (render FILE --dialect plain|queue|exec [--data F] [--delims L,R] [--define D]), or manage hive:// templates of a NATS hive: put (--file), get, list, delete',
       (y) =>
         y
-          .positional('action', { type: 'string', choices: ['put', 'get', 'list', 'delete'], demandOption: true })
-          .positional('name', { type: 'string' })
+          .positional('action', { type: 'string', choices: ['render', 'put', 'get', 'list', 'delete'], demandOption: true })
+          .positional('name', { type: 'string', describe: 'template name (render: the template file)' })
+          .option('dialect', { type: 'string', choices: ['plain', 'queue', 'exec'], default: 'plain', describe: 'render: function set and delimiters' })
+          .option('data', { type: 'string', describe: 'render: JSON data file' })
+          .option('delims', { type: 'string', describe: 'render: delimiters as L,R' })
+          .option('define', { type: 'string', describe: "render (queue): the define block to run (default 'default')" })
           .option('file', { type: 'string' })
           .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
           .option('server', { type: 'string' })
           .option('auth', { type: 'string' }),
-      async (args) => runTemplate(args.action, args.name, args),
+      async (args) => (args.action === 'render' ? runRender(args.name, args) : runTemplate(args.action, args.name, args)),
+    )
+    .command(
+      'status',
+      "print a running node's services and actor tree (from its dashboard)",
+      (y) => y.option('url', { type: 'string', default: 'http://127.0.0.1:8099', describe: 'dashboard address' }),
+      async (args) => runStatus(args.url),
     )
     .command(
       'params [service]',

@@ -18,6 +18,7 @@ export function describeNode(node: HiveNode): string {
     const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves HTTP on port ${port}` : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${where}`.trimEnd());
   }
+  if (node.dashboard) lines.push(`  dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON /api/status, Prometheus /metrics)`);
   return lines.join('\n');
 }
 
@@ -40,7 +41,8 @@ export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) =>
       signalled = signal;
       return;
     }
-    node.log.info(`${signal} received: draining in-flight work`);
+    // printed directly: log lines are written asynchronously and could be cut off by the exit
+    console.error(`hivenode: ${signal} received: draining in-flight work`);
     setTimeout(() => {
       console.error('hivenode: drain did not finish in time, exiting');
       process.exit(1);
@@ -53,7 +55,7 @@ export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) =>
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   try {
-    node = await HiveNode.start(opts);
+    node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts });
   } catch (e) {
     exitOnConfigError(e);
   }

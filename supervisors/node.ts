@@ -15,6 +15,11 @@ import type { Compiled, Layer } from '../config/resolve.js';
 import { compileConfig } from '../config/resolve.js';
 import { ConfigError } from '../protocol/errors.js';
 import { Journal } from './journal.js';
+import { NodeMetrics } from './dashboard/metrics.js';
+import type { RunningDashboard } from './dashboard/server.js';
+import { startDashboard } from './dashboard/server.js';
+import type { NodeStatus } from './dashboard/status.js';
+import { actorTree } from './dashboard/status.js';
 import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
 import type { ActorRef } from './runtime.js';
@@ -34,6 +39,10 @@ export interface NodeOptions {
   logStream?: NodeJS.WritableStream;
   /** Node name used for the root actor. */
   name?: string;
+  /** Serve the dashboard (page, /api/status, /metrics) on this port. */
+  dashboardPort?: number;
+  /** Package version shown on the dashboard. */
+  version?: string;
 }
 
 /** A running service instance as the node keeps it. */
@@ -68,7 +77,12 @@ export function transportFor(serverHost: string, serverAuth: string, name: strin
 
 export class HiveNode {
   readonly services: NodeService[] = [];
+  readonly metrics = new NodeMetrics();
+  readonly startedAt = new Date();
+  dashboard: RunningDashboard | undefined;
   private stopping: Promise<void> | undefined;
+  private name = 'node';
+  private version = '';
 
   private constructor(
     readonly hive: HiveClient,
@@ -116,9 +130,20 @@ export class HiveNode {
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
     const node = new HiveNode(hive, runtime, journal, log);
+    node.name = opts.name ?? 'node';
+    node.version = opts.version ?? '';
+    node.metrics.attach({
+      hive: () => ({ ...hive.stats() }),
+      services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, status: s.running.status() })),
+      restarts: () => runtime.actorInfos().map((a) => ({ path: a.path, ...journal.totalsOf(a.path) })),
+    });
 
     try {
       for (const s of compiled) await node.startService(s.definition, s.c, s.name, nodeActor, secrets, opts.logStream);
+      if (opts.dashboardPort !== undefined) {
+        node.dashboard = await startDashboard(opts.dashboardPort, () => node.status(), node.metrics);
+        log.info(`dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON at /api/status, Prometheus at /metrics)`);
+      }
     } catch (e) {
       await node.stop(2_000);
       throw e;
@@ -149,6 +174,7 @@ export class HiveNode {
       log,
       journal: this.journal,
       inputChannel,
+      record: this.metrics.recorder(name, info.kind),
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
@@ -165,17 +191,20 @@ export class HiveNode {
           this.log.error(`draining ${s.name} failed: ${(e as Error).message}`);
         }
       }
+      await this.dashboard?.close();
       this.runtime.shutdown();
     })();
     return this.stopping;
   }
 
-  /** A snapshot for status pages and `hivenode status`. */
-  status(): Record<string, unknown> {
+  /** A snapshot for the dashboard, `/api/status` and `hivenode status`. */
+  status(): NodeStatus {
     return {
+      node: { name: this.name, pid: process.pid, version: this.version, startedAt: this.startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - this.startedAt.getTime()) / 1000), rssBytes: process.memoryUsage.rss() },
       hive: { kind: this.hive.kind, connected: this.hive.isConnected(), ...this.hive.stats() },
-      services: this.services.map((s) => ({ kind: s.kind, name: s.name, release: s.release, channel: s.channel, ...s.running.status() })),
-      actors: this.runtime.actorInfos().map((a) => ({ ...a, ...this.journal.totalsOf(a.path) })),
+      services: this.services.map((s) => ({ kind: s.kind, name: s.name, release: s.release, channel: s.channel, status: s.running.status() })),
+      actors: actorTree(this.runtime.actorInfos().map((a) => ({ ...a, ...this.journal.totalsOf(a.path) }))),
+      journal: this.journal.entries(),
     };
   }
 }

@@ -28,6 +28,8 @@ export interface ServiceContext<C> {
   readonly journal: Journal;
   /** Channel to listen on: INPUTCHANNEL, else NAME, else the kind's default. */
   readonly inputChannel: string;
+  /** Records each answered message (requests and latency per service). */
+  readonly record: (code: number, seconds: number) => void;
 }
 
 /** A started service. */
@@ -81,7 +83,18 @@ export class InFlight {
  * is gone or crashes on the message, the caller is answered at once rather than at its timeout.
  */
 export function serveChannel<M extends DeliveryMsg | { type: string }>(ctx: ServiceContext<unknown>, ref: ActorRef<M>): Promise<Subscription> {
-  return ctx.hive.listen(ctx.inputChannel, (delivery) => {
+  return ctx.hive.listen(ctx.inputChannel, (received) => {
+    const started = performance.now();
+    const delivery: Delivery = {
+      mode: received.mode,
+      channel: received.channel,
+      message: received.message,
+      respond: (r) => {
+        ctx.record(r.Code, (performance.now() - started) / 1000);
+        received.respond(r);
+      },
+      ack: received.ack,
+    };
     const msg: DeliveryMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'delivery', delivery };
     // a crash on this message answers 500 with the reason, a stopped service 503
     msg[onUndelivered] = (e: unknown) => delivery.respond(resultFromError(e));

@@ -11,6 +11,7 @@ import { ConfigError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { serveChannel } from '../../supervisors/service.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
+import { resolveTemplateSource } from '../hive/template-source.js';
 import { spawnDeadLetter } from './dead-letter.js';
 import { spawnDelivery } from './delivery.js';
 import type { FanOut, QueueMsg, QueueStats } from './queue-actor.js';
@@ -18,6 +19,7 @@ import { spawnQueueActor } from './queue-actor.js';
 import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore, SqliteStore } from './store.js';
+import { FanOutTemplate } from './fan-out.js';
 
 async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
   const config = ctx.config;
@@ -29,8 +31,28 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
   }
 
-  if (config.Template) throw new ConfigError('Template: queue template fan-out needs the Go template engine, which is not part of this build yet');
-  const fanOut: FanOut | undefined = undefined;
+  // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
+  // template may live in a storage service that starts later, so it is fetched on first use
+  let template: FanOutTemplate | undefined;
+  const load = async (): Promise<FanOutTemplate> => {
+    const text = await resolveTemplateSource(config.Template, { hive: ctx.hive, templateChannel: config.TemplateChannel });
+    return new FanOutTemplate(text, `queue ${ctx.name}`);
+  };
+  if (config.Template && !config.Template.startsWith('hive://')) {
+    try {
+      template = await load();
+    } catch (e) {
+      throw new ConfigError(`Template: ${(e as Error).message}`);
+    }
+  }
+  const fanOut: FanOut | undefined = config.Template
+    ? async (request, define) => {
+        template ??= await load();
+        const { entries, output } = template.render(define, request);
+        if (config.DEBUG_TEMPLATE) ctx.log.info(`template '${define}' printed: ${JSON.stringify(output)}`);
+        return entries;
+      }
+    : undefined;
 
   const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0 };
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning

@@ -1,0 +1,20 @@
+/**
+ * Template fan-out (spec §2.3): one request renders the queue template's define block, and every
+ * `addEntry` in it becomes an entry. The template is parsed once, on first use.
+ */
+import type { Message } from '../../protocol/message.js';
+import { QueueTemplate } from '../../template/dialects/queue.js';
+
+export class FanOutTemplate {
+  private readonly template: QueueTemplate;
+
+  /** Parses the template; throws a TemplateError (Code 400) naming the problem. */
+  constructor(source: string, name: string) {
+    this.template = new QueueTemplate(source, { name });
+  }
+
+  /** The entries the define block creates for a request, and the text it printed. */
+  render(define: string, request: Message): { entries: Message[]; output: string } {
+    return this.template.render(define, request);
+  }
+}

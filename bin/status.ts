@@ -1,0 +1,50 @@
+/** `hivenode status`: the dashboard's /api/status as text, and the --dashboard-port option of service commands. */
+import type { NodeStatus } from '../supervisors/dashboard/status.js';
+import { treeLines } from '../supervisors/dashboard/status.js';
+
+export async function runStatus(url: string): Promise<void> {
+  let status: NodeStatus;
+  try {
+    const res = await fetch(new URL('/api/status', url));
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    status = (await res.json()) as NodeStatus;
+  } catch (e) {
+    console.error(`hivenode: cannot read ${url}/api/status: ${(e as Error).message} (is the node running with a dashboard port?)`);
+    process.exitCode = 1;
+    return;
+  }
+  const n = status.node;
+  console.log(`node ${n.name} (pid ${n.pid}, hivenode ${n.version}), up ${n.uptimeSeconds} s, ${Math.round(n.rssBytes / 1048576)} MiB`);
+  console.log(`hive ${String(status.hive.kind)} ${status.hive.connected ? 'connected' : 'DISCONNECTED'}, calls ${String(status.hive.calls)}, failures ${String(status.hive.failures)}`);
+  console.log('\nservices');
+  for (const s of status.services) {
+    const figures = Object.entries(s.status)
+      .filter(([k]) => k !== 'channel')
+      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+      .join(' ');
+    console.log(`  ${s.name.padEnd(16)} ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.channel ? `channel ${s.channel}  ` : ''}${figures}`);
+  }
+  console.log('\nactors');
+  for (const line of treeLines(status.actors, 1)) console.log(line);
+  const recent = status.journal.filter((e) => e.event !== 'start').slice(-10);
+  if (recent.length) {
+    console.log('\nlatest supervision events');
+    for (const e of recent) console.log(`  ${e.time} ${e.event} ${e.path}${e.error ? ` ${e.error.class}: ${e.error.message}` : ''}${e.decision ? ` → ${e.decision}` : ''}`);
+  }
+}
+
+/** Removes `--dashboard-port N` / `--dashboard-port=N` from spec-style service arguments. */
+export function takeDashboardPort(args: string[]): { rest: string[]; dashboardPort?: number } {
+  const rest: string[] = [];
+  let dashboardPort: number | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const m = /^--dashboard-port(?:=(\d+))?$/.exec(a);
+    if (!m) {
+      rest.push(a);
+      continue;
+    }
+    dashboardPort = Number(m[1] ?? args[++i]);
+  }
+  return dashboardPort === undefined || Number.isNaN(dashboardPort) ? { rest } : { rest, dashboardPort };
+}

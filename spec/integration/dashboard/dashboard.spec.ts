@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadNodeFile } from '../../../config/node-file.js';
+import { makeMessage, mapOf } from '../../../protocol/message.js';
+import { HiveNode } from '../../../supervisors/node.js';
+import { plansOf } from '../../../bin/plans.js';
+import { PassThrough } from 'node:stream';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Checks Prometheus text exposition format line by line (HELP, TYPE, samples). */
+function assertPrometheusText(text: string): number {
+  let samples = 0;
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    if (line.startsWith('# HELP ') || line.startsWith('# TYPE ')) {
+      expect(line).to.match(/^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/);
+      continue;
+    }
+    expect(line, line).to.match(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?(\d+(\.\d+)?(e[+-]?\d+)?|NaN|\+Inf|-Inf)$/);
+    samples++;
+  }
+  return samples;
+}
+
+/** Starts the demo node file in this process, on free ports, dashboard on. */
+async function startDemo(): Promise<HiveNode> {
+  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0' });
+  const cwd = process.cwd();
+  process.chdir(ROOT);
+  try {
+    const plans = plansOf(file).map((p) => (p.kind === 'queue' ? { ...p, layers: [...p.layers, { source: 'test', values: [['PersistPath', ''] as const] }] } : p));
+    return await HiveNode.start({ services: plans, dashboardPort: 0, logStream: new PassThrough(), name: 'demo' });
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+describe('supervision dashboard and metrics', function () {
+  this.timeout(60_000);
+  let node: HiveNode | undefined;
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('serves /api/status with services and the actor tree, and /metrics in Prometheus text format', async () => {
+    node = await startDemo();
+    const base = `http://127.0.0.1:${node.dashboard!.port}`;
+    await node.hive.call('echo', makeMessage({ Data: mapOf({ a: ['1'] }) }), 2000);
+    const status = (await (await fetch(`${base}/api/status`)).json()) as { services: Array<{ name: string }>; actors: Array<{ path: string; children: unknown[] }> };
+    expect(status.services.map((s) => s.name)).to.include.members(['echo', 'queue', 'gateway', 'templates', 'web']);
+    expect(status.actors[0]!.path).to.equal('/node');
+    const res = await fetch(`${base}/metrics`);
+    expect(res.headers.get('content-type')).to.match(/^text\/plain/);
+    const text = await res.text();
+    expect(assertPrometheusText(text)).to.be.greaterThan(10);
+    expect(text).to.match(/hivenode_requests_total\{service="echo",kind="echo",code="200"\} 1/);
+    expect(text).to.contain('hivenode_request_duration_seconds_bucket');
+    expect(text).to.contain('hivenode_service_figure{service="queue",kind="queue",figure="size"} 0');
+    expect(text).to.contain('hivenode_hive_operations{operation="calls"}');
+  });
+
+  it('the page lists the services and shows the restart count become 1 after a crash (headless chromium)', async function () {
+    if (!existsSync(CHROMIUM)) {
+      if (process.env.CI) throw new Error('chromium is not installed (scripts/test.sh installs it)');
+      this.skip();
+    }
+    const { chromium } = await import('playwright-core');
+    node = await startDemo();
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${node.dashboard!.port}/`);
+      for (const name of ['echo', 'queue', 'gateway', 'web', 'templates']) expect(await page.locator(`#services tr[data-service="${name}"]`).count()).to.equal(1);
+      const restarts = page.locator('#actors tr[data-actor="/node/echo/worker"] td.restarts');
+      expect((await restarts.textContent())?.trim()).to.equal('0');
+      const crashed = await node.hive.call('echo', makeMessage({ Control: mapOf({ echo_crash: ['true'] }) }), 2000);
+      expect(crashed.Code).to.equal(500);
+      // the page refreshes itself every 2 s
+      const end = Date.now() + 15_000;
+      let shown = '0';
+      while (shown !== '1' && Date.now() < end) {
+        await page.waitForTimeout(250);
+        shown = ((await restarts.textContent()) ?? '').trim();
+      }
+      expect(shown).to.equal('1');
+      expect(await page.locator('#journal').textContent()).to.contain('CrashRequestedError');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  });
+});

@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { join } from 'node:path';
+import type { HiveNode } from '../../../supervisors/node.js';
+import { startTestNode, until } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+
+const FANOUT = new URL('../../../examples/templates/fanout.tmpl', import.meta.url).pathname;
+
+describe('queue template fan-out (spec §2.3)', function () {
+  this.timeout(20_000);
+  let node: HiveNode | undefined;
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('one request creates one entry per addEntry; queuesize equals the number created; entries are delivered', async () => {
+    let logs: () => string;
+    ({ node, logs } = await startTestNode([
+      { service: 'echo', NAME: 'main', RecordFile: join(dir, 'main.jsonl') },
+      { service: 'echo', NAME: 'other', RecordFile: join(dir, 'other.jsonl') },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: `file://${FANOUT}`, DEBUG_TEMPLATE: true },
+    ]));
+    const r = await queueCall(node, { template_define: ['default'] }, { item: ['a', 'b', 'c'], target: ['other'] });
+    expect(r.Code).to.equal(200);
+    expect(r.Data.queuesize).to.deep.equal(['3']);
+    await until(() => recorded(join(dir, 'other.jsonl')).length === 3);
+    expect(recorded(join(dir, 'other.jsonl')).map((x) => x.message.Data.item![0])).to.deep.equal(['a', 'b', 'c']);
+    expect(recorded(join(dir, 'other.jsonl'))[0]!.message.Class).to.equal('fanout');
+    expect(logs()).to.contain('template created entry');
+    const defaulted = await queueCall(node, { template_define: [''] }, { item: ['x'] });
+    expect(defaulted.Data.queuesize).to.deep.equal(['1']);
+    await until(() => recorded(join(dir, 'main.jsonl')).length === 1);
+  });
+
+  it('DefaultTemplateDefine applies when no control names one; an unknown define is a 400 naming it', async () => {
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: `file://${FANOUT}`, DefaultTemplateDefine: 'default', StartPaused: true }]));
+    expect((await queueCall(node, {}, { item: ['1', '2'] })).Data.queuesize).to.deep.equal(['2']);
+    const bad = await queueCall(node, { template_define: ['nope'] }, { item: ['1'] });
+    expect(bad.Code).to.equal(400);
+    expect(bad.Message).to.contain('nope');
+  });
+
+  it('an inline template works; a broken template stops the start; hive:// templates come from the storage service', async () => {
+    const inline = '[[ define "one" ]][[ addEntry (newRequest) ]][[ end ]]';
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: inline, StartPaused: true }]));
+    expect((await queueCall(node, { template_define: ['one'] })).Data.queuesize).to.deep.equal(['1']);
+    await node.stop(1000);
+    node = undefined;
+    const err = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store2'), Template: '[[ define "x" ]][[ if ]]' }]).catch((e: unknown) => e);
+    expect((err as Error).message).to.match(/^Template: template: /);
+    ({ node } = await startTestNode([
+      { service: 'storage', NAME: 'templates', INPUTCHANNEL: 'DefaultStorageChannel', Directory: join(FANOUT, '..') },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store3'), Template: 'hive://fanout.tmpl', StartPaused: true },
+    ]));
+    expect((await queueCall(node, { template_define: ['default'] }, { item: ['p', 'q'] })).Data.queuesize).to.deep.equal(['2']);
+  });
+});

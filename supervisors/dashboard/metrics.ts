@@ -1,0 +1,91 @@
+/**
+ * Prometheus metrics of a node (prom-client): requests and latency per service (recorded where the
+ * hive hands a message to a service), and, read at scrape time, hive call counters, restarts from
+ * the supervision journal, and every numeric figure a service reports (queue depth, retries, dead
+ * letters, syslog received/invalid/dropped, ...).
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the metrics read at scrape time. */
+export interface MetricSources {
+  hive: () => Record<string, number>;
+  services: () => Array<{ kind: string; name: string; status: Record<string, unknown> }>;
+  restarts: () => Array<{ path: string; restarts: number; crashes: number }>;
+}
+
+export class NodeMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'service' | 'kind' | 'code'>;
+  private readonly latency: Histogram<'service' | 'kind'>;
+  private sources: MetricSources | undefined;
+
+  constructor() {
+    this.requests = new Counter({ name: 'hivenode_requests_total', help: 'Messages handled per service and result code.', labelNames: ['service', 'kind', 'code'], registers: [this.registry] });
+    this.latency = new Histogram({
+      name: 'hivenode_request_duration_seconds',
+      help: 'Time from a message reaching a service to its answer.',
+      labelNames: ['service', 'kind'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    const read = <T>(f: (s: MetricSources) => T, fallback: T): T => (this.sources ? f(this.sources) : fallback);
+    new Gauge({
+      name: 'hivenode_hive_operations',
+      help: 'Hive operations since start by kind (calls, executes, emits, dropped, failures).',
+      labelNames: ['operation'],
+      registers: [this.registry],
+      collect() {
+        for (const [op, n] of Object.entries(read((s) => s.hive(), {}))) this.set({ operation: op }, n);
+      },
+    });
+    new Gauge({
+      name: 'hivenode_actor_supervision_events',
+      help: 'Restarts and crashes of each actor since start.',
+      labelNames: ['actor', 'event'],
+      registers: [this.registry],
+      collect() {
+        for (const a of read((s) => s.restarts(), [])) {
+          this.set({ actor: a.path, event: 'restart' }, a.restarts);
+          this.set({ actor: a.path, event: 'crash' }, a.crashes);
+        }
+      },
+    });
+    new Gauge({
+      name: 'hivenode_service_figure',
+      help: 'Every numeric figure a service reports (queue size, retried, deadLettered, received, invalid, dropped, inFlight, ...).',
+      labelNames: ['service', 'kind', 'figure'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of read((x) => x.services(), [])) {
+          for (const [k, v] of Object.entries(s.status)) if (typeof v === 'number' && Number.isFinite(v)) this.set({ service: s.name, kind: s.kind, figure: k }, v);
+        }
+      },
+    });
+  }
+
+  /** Connects the scrape-time readers (once the node is up). */
+  attach(sources: MetricSources): void {
+    this.sources = sources;
+  }
+
+  /** A recorder for one service: labelled children are made once, so recording stays cheap. */
+  recorder(service: string, kind: string): (code: number, seconds: number) => void {
+    const timing = this.latency.labels(service, kind);
+    const byCode = new Map<number, { inc(): void }>();
+    return (code, seconds) => {
+      let counter = byCode.get(code);
+      if (!counter) byCode.set(code, (counter = this.requests.labels(service, kind, String(code))));
+      counter.inc();
+      timing.observe(seconds);
+    };
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
