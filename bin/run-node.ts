@@ -36,6 +36,8 @@ export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) =>
   // Signal handlers come first, so a signal during start-up still drains and exits cleanly.
   let node: HiveNode | undefined;
   let signalled: string | undefined;
+  // a node of in-process services alone has no open handle: keep the process up until a signal
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   const shutdown = (signal: string): void => {
     if (!node) {
       signalled = signal;
@@ -47,6 +49,7 @@ export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) =>
       console.error('hivenode: drain did not finish in time, exiting');
       process.exit(1);
     }, HARD_EXIT_MS).unref();
+    clearInterval(keepAlive);
     node.stop(DRAIN_MS).then(
       () => process.exit(0),
       () => process.exit(1),
