@@ -30,6 +30,12 @@ export class UnauthorizedError extends HiveError {
   override readonly code = Code.Unauthorized;
 }
 
+/** The caller may not do this (Code 403). */
+export class ForbiddenError extends HiveError {
+  override readonly name: string = 'ForbiddenError';
+  override readonly code = Code.Forbidden;
+}
+
 /** Nothing serves the channel, or the named entry does not exist (Code 404). */
 export class NotFoundError extends HiveError {
   override readonly name = 'NotFoundError';

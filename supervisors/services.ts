@@ -3,6 +3,7 @@
  * a clear message instead of starting something half-built.
  */
 import { echoService } from '../actors/echo/echo.js';
+import { execService } from '../actors/exec/exec.js';
 import { gatewayService } from '../actors/gateway/gateway.js';
 import { httpClientService } from '../actors/httpclient/httpclient.js';
 import { queueService } from '../actors/queue/queue.js';
@@ -13,6 +14,7 @@ import type { ServiceDefinition } from './service.js';
 
 const IMPLEMENTATIONS: Partial<Record<ServiceKind, ServiceDefinition>> = {
   echo: echoService as unknown as ServiceDefinition,
+  exec: execService as unknown as ServiceDefinition,
   gateway: gatewayService as unknown as ServiceDefinition,
   queue: queueService as unknown as ServiceDefinition,
   httpclient: httpClientService as unknown as ServiceDefinition,

@@ -6,13 +6,11 @@
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { ConfigError, HiveError } from '../../protocol/errors.js';
-import { Code } from '../../protocol/codes.js';
+import { ConfigError, ForbiddenError } from '../../protocol/errors.js';
 
 /** A request refused by the address policy (Code 403). */
-export class BlockedAddressError extends HiveError {
+export class BlockedAddressError extends ForbiddenError {
   override readonly name = 'BlockedAddressError';
-  override readonly code = Code.Forbidden;
 }
 
 /** Private, loopback, link-local, unspecified and unique-local ranges. */

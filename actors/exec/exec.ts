@@ -1,0 +1,131 @@
+/**
+ * The exec service (spec §2.5, §4.4): the Template (Go text/template, `{{ }}`, the exec functions)
+ * turns the message Data into a command and arguments, which run directly — never through a shell,
+ * so wildcards and `$(…)` stay literal unless the template itself runs `/bin/sh -c`. Result Data:
+ * stdout and stderr as lists of lines, exitcode; a non-zero exit is Code 502 (ARCHITECTURE §7).
+ */
+import { isAbsolute } from 'node:path';
+import type { EXEC_PARAMS } from '../../config/exec.js';
+import type { ConfigOf } from '../../config/params.js';
+import { SERVICES } from '../../config/registry.js';
+import { splitList } from '../../config/values.js';
+import { Code } from '../../protocol/codes.js';
+import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { emptyMap, failure, resultFromError, success } from '../../protocol/message.js';
+import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { ExecTemplate } from '../../template/dialects/exec.js';
+import { resolveTemplateSource } from '../hive/template-source.js';
+import type { CommandOutcome } from './run-command.js';
+import { runCommand } from './run-command.js';
+import { Slots } from './slots.js';
+
+type ExecConfig = ConfigOf<typeof EXEC_PARAMS>;
+
+/** Output as a list of lines (a final newline does not make an empty last line). */
+export function lines(text: string): string[] {
+  if (text === '') return [];
+  const all = text.split(/\r?\n/);
+  if (all[all.length - 1] === '') all.pop();
+  return all;
+}
+
+function resultOf(command: string, o: CommandOutcome): Result {
+  const data = emptyMap();
+  data.stdout = lines(o.stdout);
+  data.stderr = lines(o.stderr);
+  data.exitcode = [o.exitCode === null ? '' : String(o.exitCode)];
+  if (o.signal) data.signal = [o.signal];
+  if (o.truncated) data.truncated = ['true'];
+  if (o.timedOut) return failure(Code.Timeout, `${command} did not finish in time and was killed`, data);
+  if (o.exitCode === 0) return success(data, []);
+  return failure(Code.UpstreamError, o.signal ? `${command} was killed by ${o.signal}` : `${command} exited with ${o.exitCode}`, data);
+}
+
+async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  const allowed = new Set(splitList(c.AllowedCommands));
+  for (const a of allowed) if (!isAbsolute(a)) throw new ConfigError(`AllowedCommands: '${a}' is not an absolute path`);
+  const env: Record<string, string> = {};
+  for (const name of splitList(c.EnvAllowList)) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  let template: ExecTemplate | undefined;
+  const load = async (): Promise<ExecTemplate> => new ExecTemplate(await resolveTemplateSource(c.Template, { hive: ctx.hive, templateChannel: c.TemplateChannel }), { name: ctx.name, env });
+  // file:// and inline templates are checked now; hive:// ones are fetched on first use
+  if (!c.Template.startsWith('hive://')) {
+    try {
+      template = await load();
+    } catch (e) {
+      throw new ConfigError(`Template: ${(e as Error).message}`);
+    }
+  }
+  const slots = new Slots(c.MaxConcurrent, c.MaxWaiting);
+  const inFlight = new InFlight();
+  let ran = 0;
+  let failed = 0;
+
+  const handle = async (message: Message): Promise<Result> => {
+    template ??= await load();
+    const rendered = template.render(message.Data, env);
+    if (c.DEBUG_TEMPLATE) ctx.log.info(`template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`);
+    const command = rendered.command;
+    if (command === undefined || command === '') throw new BadInputError('the template did not set a command (call setCmd)');
+    if (allowed.size > 0 && !allowed.has(command)) throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
+    for (const a of [command, ...rendered.args]) if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
+    let stdin: string | undefined;
+    if (c.StdinField) stdin = Object.hasOwn(message.Data, c.StdinField) ? message.Data[c.StdinField]!.join('\n') : '';
+    const release = await slots.acquire(c.WaitTimeout).catch((e: unknown) => {
+      if (e instanceof TimeoutError) throw new OverloadedError(`no free slot within ${c.WaitTimeout} ms (${c.MaxConcurrent} commands running)`);
+      throw e;
+    });
+    try {
+      ran++;
+      const outcome = await runCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes });
+      if (outcome.spawnError) {
+        const code = outcome.spawnError.code;
+        if (code === 'ENOENT') throw new BadInputError(`command '${command}' was not found`);
+        if (code === 'EACCES') throw new ForbiddenError(`command '${command}' may not be executed (EACCES)`);
+        throw outcome.spawnError;
+      }
+      return resultOf(command, outcome);
+    } finally {
+      release();
+    }
+  };
+
+  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
+    name: 'commands',
+    init: () => undefined,
+    receive: (state, { delivery }) => {
+      delivery.ack();
+      inFlight.begin();
+      void handle(delivery.message)
+        .then(
+          (r) => {
+            if (r.Code !== Code.Success) failed++;
+            delivery.respond(r);
+          },
+          (e: unknown) => {
+            failed++;
+            delivery.respond(resultFromError(e));
+          },
+        )
+        .finally(() => inFlight.end());
+      return state;
+    },
+  });
+  const subscription = await serveChannel(ctx, worker);
+  ctx.log.info(`exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`);
+  return {
+    async drain(deadlineMs) {
+      subscription.close();
+      await inFlight.idle(deadlineMs);
+    },
+    status: () => ({ channel: ctx.inputChannel, running: slots.busy, waiting: slots.waiting, ran, failed }),
+  };
+}
+
+export const execService: ServiceDefinition<typeof EXEC_PARAMS> = { info: SERVICES.exec, start };

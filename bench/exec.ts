@@ -1,0 +1,52 @@
+/**
+ * Exec throughput: `/bin/true` run through the exec service (hive call → template → spawn → Result)
+ * against raw child_process.spawn of the same command in the same run, at concurrency 1 and 8,
+ * interleaved, median of rounds. Target: >= 0.85 of raw.
+ */
+import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { makeMessage } from '../protocol/message.js';
+import { HiveNode } from '../supervisors/node.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+async function drive(total: number, concurrency: number, op: () => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next++ < total) await op();
+  }));
+  return total / ((performance.now() - started) / 1000);
+}
+
+const raw = (): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const child = spawn('/bin/true', [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end();
+    child.stdout.resume();
+    child.stderr.resume();
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+  });
+
+const node = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'exec', layers: [{ source: 'bench', values: [['NAME', 'cmd'], ['Template', '{{ setCmd "/bin/true" }}'], ['MaxConcurrent', '16']] }] }] });
+const message = makeMessage();
+const service = async (): Promise<void> => {
+  const r = await node.hive.call('cmd', message, 30_000);
+  if (r.Code !== 200) throw new Error(`${r.Code} ${r.Message}`);
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(`runs per round ${RUNS}, rounds ${ROUNDS} (median), interleaved`);
+for (const concurrency of [1, 8]) {
+  await drive(100, concurrency, raw);
+  await drive(100, concurrency, service);
+  const r: number[] = [];
+  const s: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    r.push(await drive(RUNS, concurrency, raw));
+    s.push(await drive(RUNS, concurrency, service));
+  }
+  console.log(`concurrency ${concurrency}: raw spawn ${Math.round(median(r))} runs/s, exec service ${Math.round(median(s))} runs/s, ratio ${(median(s) / median(r)).toFixed(2)} (target >= 0.85)`);
+}
+await node.stop(2000);
