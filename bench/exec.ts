@@ -7,18 +7,11 @@ import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { makeMessage } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
+import { drive, fmt, interleaved } from './lib.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-async function drive(total: number, concurrency: number, op: () => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < total) await op();
-  }));
-  return total / ((performance.now() - started) / 1000);
-}
 
 const raw = (): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -36,17 +29,11 @@ const service = async (): Promise<void> => {
   const r = await node.hive.call('cmd', message, 30_000);
   if (r.Code !== 200) throw new Error(`${r.Code} ${r.Message}`);
 };
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`runs per round ${RUNS}, rounds ${ROUNDS} (median), interleaved`);
 for (const concurrency of [1, 8]) {
   await drive(100, concurrency, raw);
   await drive(100, concurrency, service);
-  const r: number[] = [];
-  const s: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    r.push(await drive(RUNS, concurrency, raw));
-    s.push(await drive(RUNS, concurrency, service));
-  }
-  console.log(`concurrency ${concurrency}: raw spawn ${Math.round(median(r))} runs/s, exec service ${Math.round(median(s))} runs/s, ratio ${(median(s) / median(r)).toFixed(2)} (target >= 0.85)`);
+  const m = await interleaved(ROUNDS, () => drive(RUNS, concurrency, raw), () => drive(RUNS, concurrency, service));
+  console.log(`concurrency ${concurrency}: raw spawn ${fmt(m.a)} runs/s, exec service ${fmt(m.b)} runs/s, ratio ${(m.b / m.a).toFixed(2)} (target >= 0.85)`);
 }
 await node.stop(2000);

@@ -9,6 +9,7 @@ import nact from 'nact';
 import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
+import { drive, median } from './lib.js';
 import { connect } from '@nats-io/transport-node';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
 
@@ -16,17 +17,6 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 200_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-/** Runs `total` operations keeping `inFlight` outstanding; returns operations per second. */
-async function drive(total: number, inFlight: number, op: (i: number) => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const started = process.hrtime.bigint();
-  const worker = async (): Promise<void> => {
-    while (next < total) await op(next++);
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return total / seconds;
-}
 
 type Ping = { n: number; reply: (n: number) => void };
 
@@ -37,7 +27,8 @@ async function main(): Promise<void> {
     msg.reply(msg.n);
     return state;
   }, 'bare');
-  const bareCall = (i: number): Promise<number> => new Promise((resolve) => nact.dispatch(bare, { n: i, reply: resolve }));
+  let n = 0;
+  const bareCall = (): Promise<number> => new Promise((resolve) => nact.dispatch(bare, { n: n++, reply: resolve }));
 
   const node = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] }] });
   const message = makeMessage({ Class: 'bench', Operation: 'ping', Data: mapOf({ n: ['1'] }) });
@@ -54,7 +45,6 @@ async function main(): Promise<void> {
     bareRates.push(await drive(CALLS, IN_FLIGHT, bareCall));
     hiveRates.push(await drive(CALLS, IN_FLIGHT, hiveCall));
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const b = median(bareRates);
   const h = median(hiveRates);
   console.log(`calls per round ${CALLS}, in flight ${IN_FLIGHT}, rounds ${ROUNDS} (median)`);
@@ -96,7 +86,6 @@ async function natsBench(): Promise<void> {
       b.push(await drive(n, inFlight, bare));
       h.push(await drive(n, inFlight, viaHive));
     }
-    const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     console.log(`NATS, ${String(inFlight).padStart(2)} in flight: bare nats.js ${Math.round(median(b)).toLocaleString('en')} req/s, hive via bridge ${Math.round(median(h)).toLocaleString('en')} calls/s, ratio ${(median(h) / median(b)).toFixed(2)} (target >= 0.85)`);
   }
   await nc.close();

@@ -12,20 +12,14 @@ import { Pool } from 'undici';
 import { serveInterceptor } from '../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
+import { drive, median } from './lib.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const CONCURRENCY = 32;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const passBefore = new URL('../examples/interceptors/data-body-before.mjs', import.meta.url).pathname;
 
-async function drive(op: () => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next++ < REQUESTS) await op();
-  }));
-  return REQUESTS / ((performance.now() - started) / 1000);
-}
+const run = (op: () => Promise<void>): Promise<number> => drive(REQUESTS, CONCURRENCY, op);
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -51,15 +45,14 @@ const via = (node: HiveNode) => async (): Promise<void> => {
   if (r.Code !== 200) throw new Error(`${r.Code} ${r.Message}`);
 };
 
-await drive(raw);
-await drive(via(inProcess));
+await run(raw);
+await run(via(inProcess));
 const rates = { raw: [] as number[], module: [] as number[], http: [] as number[] };
 for (let i = 0; i < ROUNDS; i++) {
-  rates.raw.push(await drive(raw));
-  rates.module.push(await drive(via(inProcess)));
-  rates.http.push(await drive(via(overHttp)));
+  rates.raw.push(await run(raw));
+  rates.module.push(await run(via(inProcess)));
+  rates.http.push(await run(via(overHttp)));
 }
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const r = median(rates.raw);
 console.log(`requests per round ${REQUESTS}, concurrency ${CONCURRENCY}, rounds ${ROUNDS} (median)`);
 console.log(`raw undici Pool                         : ${Math.round(r).toLocaleString('en')} req/s`);

@@ -16,6 +16,7 @@ import { toStored } from '../actors/queue/entry.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
 import { silentLogger } from '../supervisors/logger.js';
+import { drive, median } from './lib.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 20_000);
 const PRODUCERS = Number(process.env.BENCH_PRODUCERS ?? 64);
@@ -25,10 +26,8 @@ const RECOVERY = Number(process.env.BENCH_RECOVERY_ENTRIES ?? 1_000_000);
 const message = (i: number) => makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ id: [String(i)], payload: ['some payload of a typical job'] }) });
 
 async function producers(total: number, each: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: PRODUCERS }, async () => {
-    while (next < total) await each(next++);
-  }));
+  let i = 0;
+  await drive(total, PRODUCERS, () => each(i++));
 }
 
 async function rawAppends(dir: string): Promise<number> {
@@ -82,7 +81,6 @@ async function recovery(dir: string): Promise<{ seconds: number; size: string }>
   return { seconds, size: r.Data.queuesize?.[0] ?? '?' };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const dir = mkdtempSync(join(tmpdir(), 'hn-bench-queue-'));
 try {
   const raw: number[] = [];

@@ -4,7 +4,7 @@
  * under that supervisor and returns a handle the node drains at shutdown.
  */
 import type { HiveClient } from '../actors/hive/client.js';
-import type { Delivery, Subscription } from '../actors/hive/transport.js';
+import type { Delivery, Listener, Subscription } from '../actors/hive/transport.js';
 import { resultFromError } from '../protocol/message.js';
 import type { ConfigOf, ParamTable } from '../config/params.js';
 import type { ServiceInfo } from '../config/registry.js';
@@ -83,21 +83,12 @@ export class InFlight {
  * is gone or crashes on the message, the caller is answered at once rather than at its timeout.
  */
 export function serveChannel<M extends DeliveryMsg | { type: string }>(ctx: ServiceContext<unknown>, ref: ActorRef<M>): Promise<Subscription> {
-  return ctx.hive.listen(ctx.inputChannel, (received) => {
-    const started = performance.now();
-    const delivery: Delivery = {
-      mode: received.mode,
-      channel: received.channel,
-      message: received.message,
-      respond: (r) => {
-        ctx.record(r.Code, (performance.now() - started) / 1000);
-        received.respond(r);
-      },
-      ack: received.ack,
-    };
+  const listener: Listener = (delivery) => {
     const msg: DeliveryMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'delivery', delivery };
     // a crash on this message answers 500 with the reason, a stopped service 503
     msg[onUndelivered] = (e: unknown) => delivery.respond(resultFromError(e));
     ctx.runtime.tell(ref as unknown as ActorRef<DeliveryMsg>, msg);
-  });
+  };
+  listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);
+  return ctx.hive.listen(ctx.inputChannel, listener);
 }

@@ -30,8 +30,12 @@ export interface Delivery {
   ack(): void;
 }
 
-/** Receives deliveries; must not throw (the transport answers 500 if it does). */
-export type Listener = (delivery: Delivery) => void;
+/**
+ * Receives deliveries; must not throw (the transport answers 500 if it does). `onAnswer`, when set,
+ * is told the Code and the milliseconds from hand-over to answer of every call and execute: the
+ * transport already holds the answer callback, so measuring there costs no extra object per message.
+ */
+export type Listener = ((delivery: Delivery) => void) & { onAnswer?: (code: number, ms: number) => void };
 
 export interface Subscription {
   readonly channel: string;
@@ -88,6 +92,15 @@ const ignore = (): void => undefined;
  * call's Result, the execute's acknowledgement, or the error if the listener throws.
  */
 export function deliverTo(listener: Listener, mode: DeliveryMode, channel: string, message: Message, answer: (r: Result) => void): void {
+  const hook = mode === 'emit' ? undefined : listener.onAnswer;
+  if (hook) {
+    const started = performance.now();
+    const inner = answer;
+    answer = (r) => {
+      hook(r.Code, performance.now() - started);
+      inner(r);
+    };
+  }
   const delivery: Delivery = {
     mode,
     channel,

@@ -4,7 +4,8 @@
  * the supervision journal, and every numeric figure a service reports (queue depth, retries, dead
  * letters, syslog received/invalid/dropped, ...).
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
+import { RequestStats } from './request-stats.js';
 
 /** What the metrics read at scrape time. */
 export interface MetricSources {
@@ -15,19 +16,10 @@ export interface MetricSources {
 
 export class NodeMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'service' | 'kind' | 'code'>;
-  private readonly latency: Histogram<'service' | 'kind'>;
+  private readonly requests = new RequestStats();
   private sources: MetricSources | undefined;
 
   constructor() {
-    this.requests = new Counter({ name: 'hivenode_requests_total', help: 'Messages handled per service and result code.', labelNames: ['service', 'kind', 'code'], registers: [this.registry] });
-    this.latency = new Histogram({
-      name: 'hivenode_request_duration_seconds',
-      help: 'Time from a message reaching a service to its answer.',
-      labelNames: ['service', 'kind'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [this.registry],
-    });
     const read = <T>(f: (s: MetricSources) => T, fallback: T): T => (this.sources ? f(this.sources) : fallback);
     new Gauge({
       name: 'hivenode_hive_operations',
@@ -69,20 +61,13 @@ export class NodeMetrics {
     this.sources = sources;
   }
 
-  /** A recorder for one service: labelled children are made once, so recording stays cheap. */
+  /** A recorder of requests and latency for one service. */
   recorder(service: string, kind: string): (code: number, seconds: number) => void {
-    const timing = this.latency.labels(service, kind);
-    const byCode = new Map<number, { inc(): void }>();
-    return (code, seconds) => {
-      let counter = byCode.get(code);
-      if (!counter) byCode.set(code, (counter = this.requests.labels(service, kind, String(code))));
-      counter.inc();
-      timing.observe(seconds);
-    };
+    return this.requests.recorder(service, kind);
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    return `${this.requests.text()}${await this.registry.metrics()}`;
   }
 
   get contentType(): string {
