@@ -31,7 +31,7 @@ async function showCalls(node: HiveNode): Promise<void> {
 export async function runDemo(once: boolean): Promise<void> {
   let file;
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }

@@ -17,6 +17,12 @@ const SYSLOG_OWN = [
   { name: 'SendTCP', type: 'bool', default: 'false', description: 'Send over TCP; when true, TCP is used even if SendUDP is true.' },
   { name: 'SendUDP', type: 'bool', default: 'false', description: 'Send over UDP.' },
   { name: 'SendJSON', type: 'bool', default: 'false', description: 'When true, all Data is sent as JSON.' },
+  { name: 'SendFormat', type: 'enum', default: 'RFC3164', values: ['RFC3164', 'RFC5424'], beyondSpec: true, description: 'Format of sent messages.' },
+  { name: 'SendFraming', type: 'enum', default: 'octet-counting', values: ['octet-counting', 'lf'], beyondSpec: true, description: "TCP framing of sent messages (RFC 6587); with 'lf' newlines inside a message are sent as spaces so they never split it." },
+  { name: 'SendTLS', type: 'bool', default: 'false', beyondSpec: true, description: 'Send over TLS (TCP).' },
+  { name: 'SendBuffer', type: 'int', default: '10000', min: 0, beyondSpec: true, description: 'Messages kept while the TCP connection is down; beyond it they are dropped and counted.' },
+  { name: 'MaxMessageBytes', type: 'int', default: '65536', min: 480, beyondSpec: true, description: 'Largest received message (UDP datagram or TCP frame); a larger TCP frame closes the connection.' },
+  { name: 'MaxConnections', type: 'int', default: '1000', min: 1, beyondSpec: true, description: 'TCP connections the receiver accepts at once.' },
 ] as const satisfies ParamTable;
 
 export const SYSLOG_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SYSLOG_OWN] as const satisfies ParamTable;

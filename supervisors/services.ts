@@ -8,6 +8,7 @@ import { gatewayService } from '../actors/gateway/gateway.js';
 import { httpClientService } from '../actors/httpclient/httpclient.js';
 import { queueService } from '../actors/queue/queue.js';
 import { storageService } from '../actors/hive/storage.js';
+import { syslogService } from '../actors/syslog/syslog.js';
 import type { ServiceKind } from '../config/registry.js';
 import { ConfigError } from '../protocol/errors.js';
 import type { ServiceDefinition } from './service.js';
@@ -19,6 +20,7 @@ const IMPLEMENTATIONS: Partial<Record<ServiceKind, ServiceDefinition>> = {
   queue: queueService as unknown as ServiceDefinition,
   httpclient: httpClientService as unknown as ServiceDefinition,
   storage: storageService as unknown as ServiceDefinition,
+  syslog: syslogService as unknown as ServiceDefinition,
 };
 
 /** The implementation of a kind, or a ConfigError when this build does not have it yet. */

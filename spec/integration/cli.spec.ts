@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)) }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)) }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);

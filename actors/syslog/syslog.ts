@@ -1,0 +1,69 @@
+/**
+ * The syslog service (spec §2.6, §4.5): a sender for messages arriving on its input channel (when
+ * RemoteIP is set) and/or a receiver (UDP and/or TCP) that forwards what arrives to OUTPUTCHANNEL.
+ */
+import { SERVICES } from '../../config/registry.js';
+import type { ConfigOf } from '../../config/params.js';
+import type { SYSLOG_PARAMS } from '../../config/syslog.js';
+import { BadInputError, ConfigError } from '../../protocol/errors.js';
+import { emptyMap, resultFromError, success } from '../../protocol/message.js';
+import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { InFlight, serveChannel } from '../../supervisors/service.js';
+import type { RunningReceiver } from './receiver.js';
+import { startReceiver } from './receiver.js';
+import { SyslogSender } from './sender.js';
+
+async function start(ctx: ServiceContext<ConfigOf<typeof SYSLOG_PARAMS>>): Promise<RunningService> {
+  const c = ctx.config;
+  if (!c.RemoteIP && !c.UDP && !c.TCP) throw new ConfigError('the syslog service needs RemoteIP (to send) and/or UDP or TCP true (to receive)');
+  if (c.RemoteIP && !c.SendTCP && !c.SendUDP) throw new ConfigError('RemoteIP is set but neither SendTCP nor SendUDP is true');
+  const sender = c.RemoteIP
+    ? new SyslogSender({ host: c.RemoteIP, port: c.RemotePort, tcp: c.SendTCP || c.SendTLS, tls: c.SendTLS, tag: c.SendTag, json: c.SendJSON, format: c.SendFormat as 'RFC3164' | 'RFC5424', framing: c.SendFraming as 'octet-counting' | 'lf', buffer: c.SendBuffer }, ctx.log)
+    : undefined;
+  let receiver: RunningReceiver | undefined;
+  if (c.UDP || c.TCP) {
+    receiver = await startReceiver(
+      { ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP, format: c.Format as 'RFC3164', decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections },
+      ctx.hive,
+      ctx.log,
+    );
+    ctx.log.info(`syslog receiver on ${c.IP}${receiver.udpPort !== undefined ? ` UDP ${receiver.udpPort}` : ''}${receiver.tcpPort !== undefined ? ` TCP ${receiver.tcpPort}` : ''}, forwarding to '${c.OUTPUTCHANNEL}'`);
+  }
+  const inFlight = new InFlight();
+  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
+    name: 'sender',
+    init: () => undefined,
+    receive: (state, { delivery }) => {
+      delivery.ack();
+      if (!sender) {
+        delivery.respond(resultFromError(new BadInputError(`syslog service ${ctx.name} has no sender: set RemoteIP`)));
+        return state;
+      }
+      inFlight.begin();
+      sender
+        .send(delivery.message.Data)
+        .then(
+          () => delivery.respond(success(emptyMap(), null)),
+          (e: unknown) => delivery.respond(resultFromError(e)),
+        )
+        .finally(() => inFlight.end());
+      return state;
+    },
+  });
+  const subscription = sender ? await serveChannel(ctx, worker) : undefined;
+  if (sender) ctx.log.info(`syslog sender on channel '${ctx.inputChannel}' to ${c.RemoteIP}:${c.RemotePort} over ${c.SendTCP || c.SendTLS ? (c.SendTLS ? 'TLS' : 'TCP') : 'UDP'}`);
+  return {
+    async drain(deadlineMs) {
+      subscription?.close();
+      await inFlight.idle(deadlineMs);
+      await Promise.all([sender?.close(), receiver?.close()]);
+    },
+    status: () => ({
+      ...(subscription ? { channel: ctx.inputChannel } : {}),
+      ...(receiver ? { ...receiver.counters, udpPort: receiver.udpPort, tcpPort: receiver.tcpPort } : {}),
+      ...(sender ? { sent: sender.counters.sent, sendDropped: sender.counters.dropped, sendBuffered: sender.counters.buffered } : {}),
+    }),
+  };
+}
+
+export const syslogService: ServiceDefinition<typeof SYSLOG_PARAMS> = { info: SERVICES.syslog, start };

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeMessage, mapOf } from '../../../protocol/message.js';
+import type { HiveNode } from '../../../supervisors/node.js';
+import { startTestNode, until } from '../../integration/helpers.js';
+import { recorded } from '../../integration/queue/helpers.js';
+
+const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+describe('syslog interop with real peers (logger, rsyslog)', function () {
+  this.timeout(60_000);
+  let node: HiveNode | undefined;
+  let dir: string;
+  before(function () {
+    if (!have('logger') || !have('rsyslogd')) {
+      if (process.env.CI) throw new Error('logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)');
+      this.skip();
+    }
+  });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hn-syslog-'));
+  });
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('the receiver takes logger messages over UDP (RFC 3164, RFC 5424) and TCP with octet counting, with their fields', async () => {
+    const port = await freePort();
+    const record = join(dir, 'received.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'logs', RecordFile: record },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, UDP: true, TCP: true, OUTPUTCHANNEL: 'logs', Format: 'RFC5424' },
+    ]));
+    const logger = (args: string[]): void => {
+      const r = spawnSync('logger', ['-n', '127.0.0.1', '-P', String(port), ...args]);
+      expect(r.status, r.stderr.toString()).to.equal(0);
+    };
+    logger(['-d', '--rfc3164', '-t', 'bsdtag', '-p', 'local3.warning', 'hello bsd']);
+    logger(['-d', '--rfc5424', '-t', 'ietftag', '-p', 'user.err', '--msgid', 'M42', 'hello ietf']);
+    logger(['-T', '--octet-count', '--rfc5424', '-t', 'tcptag', '-p', 'daemon.info', 'hello tcp']);
+    await until(() => recorded(record).length === 3, 10_000);
+    const byTag = new Map(recorded(record).map((r) => [r.message.Data.appname![0]!, r.message]));
+    const bsd = byTag.get('bsdtag')!;
+    expect(bsd.Class).to.equal('syslog');
+    expect(bsd.Operation).to.equal('message');
+    expect(bsd.Data).to.deep.include({ facility: ['local3'], severity: ['warning'], message: ['hello bsd'], format: ['RFC3164'], remoteaddress: ['127.0.0.1'] });
+    expect(byTag.get('ietftag')!.Data).to.deep.include({ facility: ['user'], severity: ['error'], msgid: ['M42'], message: ['hello ietf'], format: ['RFC5424'] });
+    expect(byTag.get('tcptag')!.Data).to.deep.include({ facility: ['daemon'], severity: ['informational'], message: ['hello tcp'] });
+    const status = node.services.find((s) => s.kind === 'syslog')!.running.status();
+    expect(status.received).to.equal(3);
+    expect(status.invalid).to.equal(1); // the RFC 3164 line, with Format RFC5424: counted, still forwarded
+  });
+
+  it('garbage on a TCP connection closes only that connection; the receiver keeps serving', async () => {
+    const port = await freePort();
+    const record = join(dir, 'received.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'logs', RecordFile: record },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, TCP: true, OUTPUTCHANNEL: 'logs', MaxMessageBytes: 1024 },
+    ]));
+    const bad = connect(port, '127.0.0.1');
+    await new Promise((r) => bad.once('connect', r));
+    bad.write('999999999 ');
+    await new Promise((r) => bad.once('close', r));
+    const good = connect(port, '127.0.0.1');
+    await new Promise((r) => good.once('connect', r));
+    good.write('<13>Mar 15 11:22:33 host app: still here\n');
+    await until(() => recorded(record).length === 1, 5000);
+    good.destroy();
+  });
+
+  it('rsyslog receives what the sender sends over TCP (octet counting) and UDP, field by field', async () => {
+    const port = await freePort();
+    const out = join(dir, 'out.log');
+    const conf = join(dir, 'rsyslog.conf');
+    writeFileSync(
+      conf,
+      [
+        `global(workDirectory="${dir}")`,
+        'module(load="imudp")',
+        'module(load="imtcp")',
+        `input(type="imudp" address="127.0.0.1" port="${port}")`,
+        `input(type="imtcp" address="127.0.0.1" port="${port}")`,
+        'template(name="fields" type="string" string="%syslogseverity-text%|%syslogfacility-text%|%programname%|%procid%|%hostname%|%timereported:::date-rfc3339%|%msg%\\n")',
+        `*.* action(type="omfile" file="${out}" template="fields")`,
+        '',
+      ].join('\n'),
+    );
+    const rsyslog: ChildProcess = spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 800));
+      ({ node } = await startTestNode([
+        { service: 'syslog', NAME: 'tcp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivetcp' },
+        { service: 'syslog', NAME: 'udp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendUDP: true, SendTag: 'hiveudp', SendFormat: 'RFC5424' },
+      ]));
+      const tcp = await node.hive.call('tcp-out', makeMessage({ Data: mapOf({ error: ['disk failing'], warn: ['two lines\nin one message'], info: ['note'], other: ['debugging'] }) }), 5000);
+      expect(tcp).to.deep.equal({ Code: 200, Message: 'Success', Data: {}, List: null });
+      await node.hive.call('udp-out', makeMessage({ Data: mapOf({ critical: ['über critical'] }) }), 5000);
+      await until(() => existsSync(out) && readFileSync(out, 'utf8').trim().split('\n').length >= 5, 15_000);
+      const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => l.split('|'));
+      const find = (text: string) => lines.find((l) => l.slice(6).join('|').includes(text))!;
+      expect(find('disk failing').slice(0, 3)).to.deep.equal(['err', 'user', 'hivetcp']);
+      expect(find('disk failing')[3]).to.equal(String(process.pid));
+      expect(find('two lines').slice(0, 1)).to.deep.equal(['warning']);
+      expect(find('note')[0]).to.equal('info');
+      expect(find('debugging')[0]).to.equal('debug');
+      const crit = find('über critical');
+      expect(crit.slice(0, 3)).to.deep.equal(['crit', 'user', 'hiveudp']);
+      const reported = new Date(crit[5]!);
+      expect(Math.abs(reported.getTime() - Date.now())).to.be.below(60_000);
+    } finally {
+      rsyslog.kill('SIGTERM');
+    }
+  });
+});
