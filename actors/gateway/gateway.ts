@@ -102,7 +102,12 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     );
   };
 
-  const server: Server = createServer({ requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000 }, onRequest);
+  // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): check often
+  // enough that a slow client is cut off close to ClientTimeout
+  const server: Server = createServer(
+    { requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) },
+    onRequest,
+  );
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
     if (!socket.writable) return;
