@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (conventions §11.10). `make demo` and `make test` are the two
 # commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers servers-stop clean
+.PHONY: install build test lint demo bench servers clean
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -26,10 +26,7 @@ bench: build
 	bash scripts/bench.sh
 
 servers:
-	bash scripts/servers.sh start
-
-servers-stop:
-	bash scripts/servers.sh stop
+	bash scripts/servers.sh
 
 clean:
 	rm -rf dist test-artifacts

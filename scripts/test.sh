@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== packages the tests need"
-bash scripts/ensure-packages.sh nats-server:nats-server logger:bsdutils rsyslogd:rsyslog chromium:chromium
+bash scripts/servers.sh chromium:chromium
 export PATH="$PATH:/usr/sbin"
 echo "== build (tsc)"
 npx tsc -p tsconfig.json
