@@ -116,10 +116,15 @@ export class NatsTransport implements HiveTransport {
       this.counters.failures++;
       return ready;
     }
-    const h = natsHeaders();
-    h.set(MODE_HEADER, mode);
+    // only execute carries a header: a call without one is cheaper to encode and decode
+    let opts: { timeout: number; headers?: ReturnType<typeof natsHeaders> } = { timeout: timeoutMs };
+    if (mode === 'execute') {
+      const h = natsHeaders();
+      h.set(MODE_HEADER, mode);
+      opts = { timeout: timeoutMs, headers: h };
+    }
     try {
-      const reply = await ready.nc.request(subjectOf(channel), ready.payload, { timeout: timeoutMs, headers: h });
+      const reply = await ready.nc.request(subjectOf(channel), ready.payload, opts);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
       this.counters.failures++;
