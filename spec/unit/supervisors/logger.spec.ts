@@ -36,6 +36,6 @@ describe('supervisors/logger', () => {
     const text = capture({ format: 'TEXT/DEFAULT', level: 'warn' });
     text.log.info('hidden');
     text.log.warn('shown');
-    expect((await text.text()).trim()).to.match(/WARN  shown$/);
+    expect((await text.text()).trim()).to.match(/WARN {2}shown$/);
   });
 });
