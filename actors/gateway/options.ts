@@ -3,6 +3,7 @@
  * Header injection in ResponseHeaders, a malformed allow list or route, or a missing interceptor in
  * non-strict mode stop the start with exit code 2.
  */
+import { validateHeaderValue } from 'node:http';
 import type { ConfigOf } from '../../config/params.js';
 import type { GATEWAY_PARAMS } from '../../config/gateway.js';
 import { splitHeaderLines, splitList } from '../../config/values.js';
@@ -50,6 +51,10 @@ export const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
 
 export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   let responseHeaders: [string, string][];
+  // a line starting with white space would be an HTTP folded continuation line; splitHeaderLines trims
+  // it into a header of its own, which is not what its writer meant: refuse it
+  const folded = c.ResponseHeaders.split(/\r\n|\n|\\r\\n/).find((l) => /^[ \t]+\S/.test(l));
+  if (folded !== undefined) throw new ConfigError(`ResponseHeaders: line '${folded.trim()}' starts with white space; write each header as 'Name: value' on a line of its own`);
   try {
     responseHeaders = splitHeaderLines(c.ResponseHeaders);
   } catch (e) {
@@ -58,6 +63,13 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   for (const [name, value] of responseHeaders) {
     if (!TOKEN.test(name)) throw new ConfigError(`ResponseHeaders: '${name}' is not a valid header name`);
     if (/[\r\n\0]/.test(value)) throw new ConfigError(`ResponseHeaders: the value of '${name}' contains a line break or NUL (header injection)`);
+    // any other character node:http refuses (control characters, beyond Latin-1) would throw from
+    // setHeader on every request, outside any handler, and take the node down: refuse it here
+    try {
+      validateHeaderValue(name, value);
+    } catch {
+      throw new ConfigError(`ResponseHeaders: the value of '${name}' has a character HTTP header values may not hold (a control character or one beyond Latin-1)`);
+    }
   }
   if (c.DevMode) responseHeaders.push(...DEV_MODE_HEADERS.map(([n, v]) => [n, v] as [string, string]));
   const list = splitList(c.ControlAllowList).map((s) => s.toLowerCase());

@@ -20,7 +20,16 @@ function isMessageShaped(body: Record<string, unknown>): boolean {
 export function classAndOperation(subPath: string): [string, string] {
   const parts = subPath.split('/').filter((p) => p !== '');
   if (parts.length > 2) throw new BadInputError(`path '/${parts.join('/')}' has more than /<class>/<operation>`);
-  return [decodeURIComponent(parts[0] ?? ''), decodeURIComponent(parts[1] ?? '')];
+  return [decodePart(parts[0] ?? ''), decodePart(parts[1] ?? '')];
+}
+
+/** decodeURIComponent whose URIError (a client's malformed %-escape) is a 400, not a 500. */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new BadInputError(`path segment '${part}' has a malformed %-escape`);
+  }
 }
 
 export function strictMessage(subPath: string, body: Buffer, defaults: { cls: string; operation: string }): Message {

@@ -1,46 +1,90 @@
 /**
- * One received datagram or frame → the Data of the emitted message (ARCHITECTURE §7). The format is
- * detected per message (`<PRI>1 ` is RFC 5424, anything else is read leniently as RFC 3164), so a
- * mixed stream is never lost; the Format parameter says what the receiver expects, and messages of
- * the other format are counted as invalid but still forwarded. Bytes that are not UTF-8 become
- * U+FFFD; nothing here throws.
+ * One received UDP datagram or TCP frame → the Data of the emitted message (ARCHITECTURE §7).
+ *
+ * The format is detected per message, whatever the Format parameter says, so no message is lost:
+ * a line starting `<PRI>1 ` that passes the strict RFC 5424 parser is RFC 5424; every other line
+ * (including one that starts like RFC 5424 but breaks its grammar) is read leniently as RFC 3164.
+ * So with Format RFC3164 a genuine RFC 5424 line is accepted as RFC 5424 (that is what "clearly is
+ * one" means here), and with Format RFC5424 an RFC 3164 line is still forwarded, read leniently.
+ * `expected` says whether the message matched the configured Format (RFC6587 and bare CEF always
+ * do), for the receiver's counters. The Data key `format` says which parser matched.
+ *
+ * Bytes that are not UTF-8 become U+FFFD; nothing here throws on any input.
  */
 import type { ValueMap } from '../../protocol/message.js';
-import { decodeCef } from './cef.js';
+import { decodeCef, parseCef } from './cef.js';
 import type { SyslogRecord } from './record.js';
-import { recordData } from './record.js';
+import { RecordFormat, recordData } from './record.js';
 import { parseRfc3164 } from './rfc3164.js';
-import { parseRfc5424 } from './rfc5424.js';
+import { looksLikeRfc5424, parseRfc5424 } from './rfc5424.js';
+
+/** The Format parameter (spec §2.6). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
+export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587' } as const;
+export type InputFormatName = (typeof InputFormat)[keyof typeof InputFormat];
 
 export interface DecodeOptions {
-  format: 'RFC3164' | 'RFC5424' | 'RFC6587';
+  /** The configured Format: only decides `expected`, never whether a message is decoded. */
+  format: InputFormatName;
+  /** Decode CEF (DecodeCEF): adds `cef_*` keys; a bare CEF line gets format 'CEF'. */
   decodeCEF: boolean;
+  /** The sender's address, reported as `remoteaddress`. */
   remoteAddress: string;
+  /** The receive time, for the year of BSD timestamps; the current time when not given. */
   now?: Date;
 }
 
-export type Decoded = { ok: true; data: ValueMap; expected: boolean } | { ok: false; reason: string };
+export type Decoded =
+  | {
+      ok: true;
+      /** The Data of the message to emit (null prototype, every value a one-element list except repeated cef_* keys). */
+      data: ValueMap;
+      record: SyslogRecord;
+      /** True when the message is of the configured Format. */
+      expected: boolean;
+      /** Why a line that started like RFC 5424 was read as RFC 3164 instead (for debug logs). */
+      rfc5424Failure?: string;
+    }
+  | { ok: false; reason: string };
 
+/** The text without the transport's line end (LF, CR LF, NUL); a loop, as a `/[\r\n]+$/` regex is quadratic on long runs. */
+function withoutTrailer(text: string): string {
+  let end = text.length;
+  for (let c = text.charCodeAt(end - 1); c === 0x0a || c === 0x0d || c === 0x00; c = text.charCodeAt(end - 1)) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+/** Parses one line (already text) into a record; never fails. */
+export function parseLine(line: string, now: Date): { record: SyslogRecord; rfc5424Failure?: string } {
+  if (looksLikeRfc5424(line)) {
+    const strict = parseRfc5424(line);
+    if (strict.ok) return { record: strict.record };
+    return { record: parseRfc3164(line, now), rfc5424Failure: strict.reason };
+  }
+  return { record: parseRfc3164(line, now) };
+}
+
+/** Adds the CEF event of the line, if any; a line that is nothing but CEF becomes format 'CEF'. */
+function addCef(record: SyslogRecord, line: string): void {
+  if (line.startsWith('CEF:')) {
+    const bare = parseCef(line);
+    if (bare.ok) {
+      record.format = RecordFormat.cef;
+      record.message = line;
+      record.cef = bare.event;
+      return;
+    }
+  }
+  const event = decodeCef(record.message);
+  if (event) record.cef = event;
+}
+
+/** Decodes one message; `ok: false` only for an empty one. */
 export function decodeSyslog(bytes: Buffer, opts: DecodeOptions): Decoded {
-  let line = bytes.toString('utf8');
-  // a trailing line end belongs to the transport, not the message
-  line = line.replace(/[\r\n\0]+$/, '');
+  const line = withoutTrailer(bytes.toString('utf8'));
   if (line.trim() === '') return { ok: false, reason: 'empty message' };
-  let record: SyslogRecord | string;
-  const looks5424 = /^<\d{1,3}>[1-9]\d? /.test(line);
-  if (looks5424) {
-    record = parseRfc5424(line);
-    if (typeof record === 'string') record = parseRfc3164(line, opts.now ?? new Date());
-  } else if (opts.decodeCEF && line.startsWith('CEF:')) {
-    record = { priority: 13, timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: line, format: 'CEF' };
-  } else {
-    record = parseRfc3164(line, opts.now ?? new Date());
-  }
-  if (typeof record === 'string') return { ok: false, reason: record };
-  if (opts.decodeCEF) {
-    const cef = decodeCef(record.message);
-    if (cef) record.cef = cef;
-  }
-  const expected = opts.format === 'RFC6587' || record.format === 'CEF' || (opts.format === 'RFC5424') === (record.format === 'RFC5424');
-  return { ok: true, data: recordData(record, opts.remoteAddress), expected };
+  const { record, rfc5424Failure } = parseLine(line, opts.now ?? new Date());
+  if (opts.decodeCEF) addCef(record, line);
+  const expected = opts.format === InputFormat.rfc6587 || record.format === RecordFormat.cef || (opts.format === InputFormat.rfc5424) === (record.format === RecordFormat.rfc5424);
+  const data = recordData(record, opts.remoteAddress);
+  return rfc5424Failure === undefined ? { ok: true, data, record, expected } : { ok: true, data, record, expected, rfc5424Failure };
 }

@@ -1,68 +1,181 @@
 /**
- * Lenient RFC 3164 parsing, as real devices send it: PRI optional (13 when absent), BSD timestamps
- * (`Mmm dd hh:mm:ss`, day space-padded, the year inferred with roll-over at New Year), ISO 8601
- * timestamps, Cisco forms (`123: *Mar  1 00:00:00.123 UTC: %SYS-5-…`), a hostname that may be
- * missing, and `tag[pid]:` prefixes. Timestamps are reported as ISO 8601 on a 24-hour clock.
+ * Lenient RFC 3164 parsing, as real devices send it. RFC 3164 describes observed practice rather
+ * than a grammar, so this never fails: whatever cannot be recognised stays in the message.
+ * Recognised: `<PRI>` (absent → 13, RFC 3164 §4.3.3; invalid → the whole line is the message),
+ * BSD timestamps `Mmm dd hh:mm:ss` (space- or zero-padded day, optional year, fractions, a zone),
+ * `yyyy Mmm dd hh:mm:ss` (NX-OS), RFC 3339 timestamps (rsyslog's forward format), Cisco prefixes
+ * (a sequence number `123: `, an origin host `router1: `, `*`/`.` clock-state marks, a `:` after the
+ * time), a hostname that may be missing, and tags `tag:`, `tag[pid]:`, `tag[pid]` (no colon).
+ * A bare word without `:` or `[pid]` is not a tag: taking it would cut the first word off the many
+ * untagged appliance messages (FortiGate, Palo Alto, NXLog). The price: rsyslog's forward format of
+ * an RFC 5424 message without PROCID (`host app text`) keeps `app` in the message.
+ * A year-less date takes the year that puts it nearest before `now` (see inferYear).
  */
 import type { SyslogRecord } from './record.js';
+import { RecordFormat } from './record.js';
+import { DEFAULT_PRIORITY, MAX_PRIORITY } from './severity.js';
+import type { ClockFields } from './timestamp.js';
+import { fractionMs, isoOf, localMillis, monthIndex, offsetMinutes, parseRfc3339, utcMillis } from './timestamp.js';
+import { zoneOffset } from './zones.js';
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const BSD = /^[*.]?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?: ([A-Z]{2,5}))?:? /;
-const ISO = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?) /;
-const TAG = /^([^\s:[\]]{1,48})(?:\[([^\]\s]{1,128})\])?: ?/;
+/** How far ahead of the receiver's clock a year-less date may be and still be this year: covers zone differences and skew. */
+export const FUTURE_TOLERANCE_MS = 7 * 24 * 3600 * 1000;
 
-/** The date a year-less BSD timestamp means, received at `now`: a date far in the future is last year's. */
-export function inferYear(month: number, day: number, h: number, m: number, s: number, ms: number, now: Date): Date {
-  const d = new Date(now.getFullYear(), month, day, h, m, s, ms);
-  if (d.getTime() - now.getTime() > 31 * 24 * 3600 * 1000) d.setFullYear(now.getFullYear() - 1);
-  return d;
+/** `Mmm dd [yyyy] hh:mm:ss[.frac]`, with Cisco's `*`/`.` mark before it. */
+const BSD = /^[*.]?([A-Za-z]{3}) +(\d{1,2}) (?:(\d{4}) )?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?/;
+/** `yyyy Mmm dd hh:mm:ss[.frac]` (NX-OS). */
+const YEAR_FIRST = /^[*.]?(\d{4}) ([A-Za-z]{3}) +(\d{1,2}) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?/;
+/** RFC 3339, or its variant with a space for the `T`. */
+const ISO = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)([Zz]|[+-]\d{2}(?::?\d{2})?)?/;
+/** A zone after a BSD time: a name or a numeric offset. */
+const ZONE = /^ ([A-Za-z]{1,6}|[+-]\d{2}:?\d{2})(?=:? |:?$)/;
+/** `tag`, `tag[pid]`, each optionally followed by `:`. */
+const TAG = /^([^\s:[\]]{1,48})(?:\[([^\]\s]{0,128})\])?(:?)/;
+/** A Cisco-style mnemonic at the start of the message: `%SYS-5-CONFIG_I:`, `%ASA-6-302013:`. */
+const MNEMONIC = /^%([A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*-[0-7]-[A-Za-z0-9_]+) ?:/;
+
+interface Stamp {
+  /** ISO text, or '' when the fields name no real date. */
+  iso: string;
+  /** Characters consumed, including the space after the timestamp. */
+  length: number;
 }
 
-export function parseRfc3164(line: string, now: Date): SyslogRecord | string {
+/**
+ * The instant of a year-less local (or zoned) date: of last year, this year and next year, the
+ * latest that is not more than FUTURE_TOLERANCE_MS after `now`. So a December message received in
+ * January is last year's, a January message received a few seconds before New Year is next year's,
+ * and a Cisco clock stuck at `Mar 1` stays in the past.
+ */
+export function inferYear(f: Omit<ClockFields, 'year'>, offset: number | undefined, now: Date): number | undefined {
+  const limit = now.getTime() + FUTURE_TOLERANCE_MS;
+  const year = offset === undefined ? now.getFullYear() : now.getUTCFullYear();
+  for (const y of [year + 1, year, year - 1, year - 2, year - 3, year - 4]) {
+    // a Feb 29 exists only in leap years: keep looking back (at most four years)
+    const ms = offset === undefined ? localMillis({ ...f, year: y }) : zoned({ ...f, year: y }, offset);
+    if (ms !== undefined && ms <= limit) return ms;
+  }
+  return undefined;
+}
+
+function zoned(f: ClockFields, offset: number): number | undefined {
+  const utc = utcMillis(f);
+  return utc === undefined ? undefined : utc - offset * 60_000;
+}
+
+/** Reads a zone and the optional `:` after a BSD time at `pos`; returns the offset (undefined = local) and the new position. */
+function readZone(s: string, pos: number): [number | undefined, number] {
+  const z = ZONE.exec(s.slice(pos));
+  if (!z) return [undefined, pos];
+  const name = z[1]!;
+  const numeric = /^[+-]/.test(name) ? offsetMinutes(name) : zoneOffset(name);
+  if (numeric !== undefined) return [numeric, pos + z[0].length];
+  // an unknown name (`clock timezone MYTZ`) is a zone only in Cisco's `MYTZ: %FAC-…` position:
+  // anywhere else it is more likely a hostname or a tag such as `alice:`
+  const cisco = /^[A-Z]{2,5}$/.test(name) && s.startsWith(': %', pos + z[0].length);
+  return cisco ? [undefined, pos + z[0].length] : [undefined, pos];
+}
+
+/** Ends a timestamp: an optional `:` (Cisco), then a space or the end of the line. */
+function finish(s: string, pos: number, iso: string): Stamp | undefined {
+  let p = pos;
+  if (s[p] === ':') p++;
+  if (p < s.length && s[p] !== ' ') return undefined;
+  return { iso, length: Math.min(p + 1, s.length) };
+}
+
+function bsdStamp(s: string, now: Date): Stamp | undefined {
+  const yearFirst = YEAR_FIRST.exec(s);
+  const m = yearFirst ?? BSD.exec(s);
+  if (!m) return undefined;
+  const [mon, day, year] = yearFirst ? [m[2]!, m[3]!, m[1]] : [m[1]!, m[2]!, m[3]];
+  const month = monthIndex(mon);
+  if (month === undefined) return undefined;
+  const f = { month, day: Number(day), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6]), ms: fractionMs(m[7]) };
+  const [offset, pos] = readZone(s, m[0].length);
+  let ms: number | undefined;
+  if (year !== undefined) ms = offset === undefined ? localMillis({ ...f, year: Number(year) }) : zoned({ ...f, year: Number(year) }, offset);
+  else ms = inferYear(f, offset, now);
+  return finish(s, pos, isoOf(ms));
+}
+
+function isoStamp(s: string): Stamp | undefined {
+  const m = ISO.exec(s);
+  if (!m) return undefined;
+  return finish(s, m[0].length, isoOf(parseRfc3339(`${m[1]}T${m[2]!.replace(',', '.')}${m[3] ?? ''}`, false)));
+}
+
+/** A timestamp at the start of `s`, in any of the recognised forms. */
+function timestampAt(s: string, now: Date): Stamp | undefined {
+  return /^\d{4}-/.test(s) ? isoStamp(s) : bsdStamp(s, now);
+}
+
+/** True when a token after the timestamp is not a hostname but the start of tag or message. */
+function notHostname(token: string): boolean {
+  if (token.endsWith(':') || token.startsWith('%') || token.startsWith('CEF:')) return true;
+  // `tag[pid]` without a colon (no regex: `/\[[^\]]*\]$/` is quadratic on a long run of `[`)
+  return token.endsWith(']') && token.lastIndexOf('[') > 0;
+}
+
+/** Parses one message leniently; `now` is the receive time used for year inference. */
+export function parseRfc3164(line: string, now: Date): SyslogRecord {
+  const record: SyslogRecord = { format: RecordFormat.rfc3164, priority: DEFAULT_PRIORITY, timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: line };
   let rest = line;
-  let pri = 13;
-  const p = /^<(\d{1,3})>/.exec(rest);
-  // RFC 3164 §4.3.3: without a valid PRI the whole line is the message, with PRI 13
-  if (p && Number(p[1]) <= 191) {
-    pri = Number(p[1]);
+  if (rest.startsWith('<')) {
+    const p = /^<(\d{1,3})>/.exec(rest);
+    // an invalid PRI makes the whole line the message (RFC 3164 §4.3.3)
+    if (!p || Number(p[1]) > MAX_PRIORITY) return record;
+    record.priority = Number(p[1]);
     rest = rest.slice(p[0].length);
   }
-  // Cisco: a sequence number before the timestamp
-  const seq = /^\d{1,10}: /.exec(rest);
-  if (seq && (BSD.test(rest.slice(seq[0].length)) || ISO.test(rest.slice(seq[0].length)))) rest = rest.slice(seq[0].length);
-  let timestamp = '';
-  const bsd = BSD.exec(rest);
-  const iso = bsd ? null : ISO.exec(rest);
-  if (bsd) {
-    const [, mon, day, year, h, m, s, frac, zone] = bsd;
-    const ms = frac ? Math.round(Number(`0.${frac}`) * 1000) : 0;
-    const month = MONTHS.indexOf(mon!);
-    const d = year ? new Date(Number(year), month, Number(day), Number(h), Number(m), Number(s), ms) : inferYear(month, Number(day), Number(h), Number(m), Number(s), ms, now);
-    if (zone === 'UTC' || zone === 'GMT') d.setTime(Date.UTC(d.getFullYear(), month, Number(day), Number(h), Number(m), Number(s), ms));
-    if (!Number.isNaN(d.getTime())) timestamp = d.toISOString();
-    rest = rest.slice(bsd[0].length);
-  } else if (iso) {
-    const d = new Date(iso[1]!);
-    if (!Number.isNaN(d.getTime())) timestamp = d.toISOString();
-    rest = rest.slice(iso[0].length);
-  }
-  let hostname = '';
-  // a hostname follows a timestamp when the next token is not itself the tag (`tag:` / `tag[pid]:`) or a Cisco %MNEMONIC
-  if (timestamp) {
-    const next = /^([^\s]+) /.exec(rest);
-    if (next && !next[1]!.endsWith(':') && !/\[[^\]]*\]:?$/.test(next[1]!) && !next[1]!.startsWith('%')) {
-      hostname = next[1]!;
-      rest = rest.slice(next[0].length);
+
+  // Cisco: `123: `, `: ` (NX-OS) or `123: origin-host: ` before the timestamp or the %mnemonic
+  const seq = /^(?:\d{1,10})?: /.exec(rest);
+  let stamp = timestampAt(rest, now);
+  if (!stamp && seq) {
+    const after = rest.slice(seq[0].length);
+    const origin = /^([^\s:]{1,255}): /.exec(after);
+    const viaOrigin = origin ? timestampAt(after.slice(origin[0].length), now) : undefined;
+    const direct = timestampAt(after, now);
+    if (direct) {
+      rest = after;
+      stamp = direct;
+    } else if (origin && viaOrigin) {
+      record.hostname = origin[1]!;
+      rest = after.slice(origin[0].length);
+      stamp = viaOrigin;
+    } else if (MNEMONIC.test(after)) {
+      rest = after;
     }
   }
-  let appname = '';
-  let procid = '';
-  // CEF carries its own header: 'CEF:0|…' is the message, not a tag named CEF
-  const tag = rest.startsWith('CEF:') ? null : TAG.exec(rest);
-  if (tag && !tag[1]!.startsWith('%') && (tag[0].includes(':') || tag[2] !== undefined)) {
-    appname = tag[1]!;
-    procid = tag[2] ?? '';
-    rest = rest.slice(tag[0].length);
+  if (stamp) {
+    record.timestamp = stamp.iso;
+    rest = rest.slice(stamp.length);
+    const sp = rest.indexOf(' ');
+    // the last word of a line is message, not hostname; so is a word longer than a DNS name
+    if (!record.hostname && sp > 0 && sp <= 255 && !notHostname(rest.slice(0, sp))) {
+      record.hostname = rest.slice(0, sp);
+      rest = rest.slice(sp + 1);
+      // Cisco ASA with `logging device-id`: `asa01 : %ASA-…`
+      if (rest.startsWith(': ')) rest = rest.slice(2);
+    }
   }
-  return { priority: pri, timestamp, hostname, appname, procid, msgid: '', structureddata: '', message: rest, format: 'RFC3164' };
+
+  const tag = TAG.exec(rest);
+  // an all-digit "tag" is a Cisco sequence number, a `%` one a Cisco mnemonic
+  if (tag && !tag[1]!.startsWith('%') && !/^\d+$/.test(tag[1]!)) {
+    const hasPid = tag[2] !== undefined;
+    const afterTag = tag[0].length;
+    const next = rest[afterTag];
+    // `tag:` needs a space (or the end) after the colon, so `http://…` or `CEF:0|…` is not a tag
+    if (hasPid ? next === undefined || next === ' ' || tag[3] === ':' : tag[3] === ':' && (next === undefined || next === ' ')) {
+      record.appname = tag[1]!;
+      record.procid = tag[2] ?? '';
+      rest = rest.slice(next === ' ' ? afterTag + 1 : afterTag);
+    }
+  }
+  const mnemonic = MNEMONIC.exec(rest);
+  if (mnemonic) record.msgid = mnemonic[1]!;
+  record.message = rest;
+  return record;
 }

@@ -1,77 +1,109 @@
 /**
- * Strict RFC 5424 parsing: `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD [MSG]`, nil values
- * `-`, structured data with the escapes `\"`, `\\` and `\]`, and a UTF-8 BOM before MSG removed
- * (as the character, never the text 'BOM').
+ * Strict RFC 5424 parsing (§6): `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID STRUCTURED-DATA [SP MSG]`,
+ * single spaces, `-` for nil values, header fields of printable US-ASCII within their lengths.
+ * "Strict" so that a line accepted here really is RFC 5424; anything else is the lenient RFC 3164
+ * parser's business. A UTF-8 BOM before MSG is removed as the character U+FEFF; the text "BOM"
+ * (the RFC's placeholder, which syslog-pro sent literally) is ordinary message text.
  */
 import type { SyslogRecord } from './record.js';
+import { RecordFormat } from './record.js';
+import { MAX_PRIORITY } from './severity.js';
+import type { SdElement } from './structured-data.js';
+import { parseStructuredData } from './structured-data.js';
+import { isoOf, parseRfc3339 } from './timestamp.js';
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
-const PRINTABLE = /^[\x21-\x7e]+$/;
+/** Why a line is not RFC 5424. */
+export const Rfc5424Failure = {
+  /** No `<PRI>` at the start. */
+  priority: 'priority',
+  /** Not version 1 followed by a space. */
+  version: 'version',
+  /** The line ends inside the header. */
+  truncated: 'truncated',
+  /** TIMESTAMP is neither `-` nor an RFC 3339 date-time of a real date. */
+  timestamp: 'timestamp',
+  /** HOSTNAME, APP-NAME, PROCID or MSGID is empty, too long or not printable US-ASCII. */
+  field: 'field',
+  /** STRUCTURED-DATA does not follow §6.3. */
+  structuredData: 'structured-data',
+} as const;
+export type Rfc5424FailureCode = (typeof Rfc5424Failure)[keyof typeof Rfc5424Failure];
 
-/** Reads a header field up to the next space; undefined when there is none. */
-function field(s: string, pos: number): [string, number] | undefined {
-  const end = s.indexOf(' ', pos);
-  if (end < 0) return undefined;
-  return [s.slice(pos, end), end + 1];
+export type Rfc5424Parse = { ok: true; record: SyslogRecord; sd: SdElement[] } | { ok: false; code: Rfc5424FailureCode; reason: string };
+
+const BOM = '\uFEFF';
+const PRINTUSASCII = /^[\x21-\x7e]+$/;
+
+/** Header fields after TIMESTAMP with their RFC 5424 §6 maximum lengths. */
+const FIELDS = [
+  ['HOSTNAME', 255],
+  ['APP-NAME', 48],
+  ['PROCID', 128],
+  ['MSGID', 32],
+] as const;
+
+const fail = (code: Rfc5424FailureCode, reason: string): Rfc5424Parse => ({ ok: false, code, reason });
+const nil = (v: string): string => (v === '-' ? '' : v);
+const clip = (s: string): string => (s.length > 40 ? `${s.slice(0, 40)}…` : s);
+
+/** True when a line starts like RFC 5424 (`<PRI>1 `): worth trying the strict parser on. */
+export function looksLikeRfc5424(line: string): boolean {
+  return /^<\d{1,3}>1 /.test(line);
 }
 
-/** Reads the STRUCTURED-DATA part at `pos`: returns its text and the position after it. */
-function structuredData(s: string, pos: number): [string, number] | string {
-  if (s[pos] === '-') return ['-', pos + 1];
-  if (s[pos] !== '[') return 'structured data must be - or start with ['
-  let i = pos;
-  while (s[i] === '[') {
-    i++;
-    let inValue = false;
-    for (;;) {
-      const c = s[i];
-      if (c === undefined) return 'structured data element is not closed';
-      if (inValue) {
-        if (c === '\\' && (s[i + 1] === '"' || s[i + 1] === '\\' || s[i + 1] === ']')) i += 2;
-        else if (c === '"') {
-          inValue = false;
-          i++;
-        } else i++;
-      } else if (c === '"') {
-        inValue = true;
-        i++;
-      } else if (c === ']') {
-        i++;
-        break;
-      } else i++;
-    }
+/** Reads a header field ending at the next space. */
+function field(line: string, pos: number): [string, number] | undefined {
+  const end = line.indexOf(' ', pos);
+  return end < 0 ? undefined : [line.slice(pos, end), end + 1];
+}
+
+/** Parses one RFC 5424 message (already decoded from UTF-8, transport line end removed). */
+export function parseRfc5424(line: string): Rfc5424Parse {
+  const head = /^<(\d{1,3})>/.exec(line);
+  if (!head) return fail(Rfc5424Failure.priority, 'RFC 5424 needs <PRI> at the start');
+  const pri = Number(head[1]);
+  if (pri > MAX_PRIORITY) return fail(Rfc5424Failure.priority, `priority ${pri} is over ${MAX_PRIORITY}`);
+  let pos = head[0].length;
+  if (!line.startsWith('1 ', pos)) return fail(Rfc5424Failure.version, 'RFC 5424 needs VERSION 1 after <PRI>');
+  pos += 2;
+
+  const ts = field(line, pos);
+  if (!ts) return fail(Rfc5424Failure.truncated, 'RFC 5424 header ends in TIMESTAMP');
+  let timestamp = '';
+  if (ts[0] !== '-') {
+    const ms = parseRfc3339(ts[0], true);
+    if (ms === undefined) return fail(Rfc5424Failure.timestamp, `TIMESTAMP '${clip(ts[0])}' is not RFC 3339`);
+    timestamp = isoOf(ms);
   }
-  return [s.slice(pos, i), i];
-}
+  pos = ts[1];
 
-export function parseRfc5424(line: string): SyslogRecord | string {
-  const m = /^<(\d{1,3})>([1-9]\d?) /.exec(line);
-  if (!m) return 'not RFC 5424: expected <PRI>VERSION';
-  const pri = Number(m[1]);
-  if (pri > 191) return `priority ${pri} is over 191`;
-  let pos = m[0].length;
-  const parts: string[] = [];
-  for (const [name, max] of [['timestamp', 64], ['hostname', 255], ['app-name', 48], ['procid', 128], ['msgid', 32]] as const) {
+  const values: string[] = [];
+  for (const [name, max] of FIELDS) {
     const f = field(line, pos);
-    if (!f) return `RFC 5424 header ends before ${name}`;
-    if (f[0].length === 0 || f[0].length > max || !PRINTABLE.test(f[0])) return `RFC 5424 ${name} '${f[0].slice(0, 40)}' is not valid`;
-    parts.push(f[0]);
+    if (!f) return fail(Rfc5424Failure.truncated, `RFC 5424 header ends in ${name}`);
+    if (f[0].length === 0 || f[0].length > max || !PRINTUSASCII.test(f[0])) return fail(Rfc5424Failure.field, `${name} '${clip(f[0])}' is not 1..${max} printable ASCII characters`);
+    values.push(nil(f[0]));
     pos = f[1];
   }
-  const [timestamp, hostname, appname, procid, msgid] = parts as [string, string, string, string, string];
-  if (timestamp !== '-' && !TIMESTAMP.test(timestamp)) return `RFC 5424 timestamp '${timestamp}' is not valid`;
-  const sd = structuredData(line, pos);
-  if (typeof sd === 'string') return sd;
-  pos = sd[1];
+  const [hostname = '', appname = '', procid = '', msgid = ''] = values;
+
+  let structureddata = '';
+  let sd: SdElement[] = [];
+  if (line[pos] === '-') {
+    pos++;
+  } else {
+    const parsed = parseStructuredData(line, pos);
+    if (!parsed.ok) return fail(Rfc5424Failure.structuredData, parsed.reason);
+    structureddata = line.slice(pos, parsed.end);
+    sd = parsed.elements;
+    pos = parsed.end;
+  }
+
   let message = '';
   if (pos < line.length) {
-    if (line[pos] !== ' ') return 'RFC 5424 structured data must be followed by a space';
+    if (line[pos] !== ' ') return fail(Rfc5424Failure.structuredData, 'STRUCTURED-DATA must be followed by a space or the end');
     message = line.slice(pos + 1);
-    if (message.startsWith('\uFEFF')) message = message.slice(1);
+    if (message.startsWith(BOM)) message = message.slice(1);
   }
-  const nil = (v: string): string => (v === '-' ? '' : v);
-  const when = timestamp === '-' ? undefined : new Date(timestamp);
-  if (when && Number.isNaN(when.getTime())) return `RFC 5424 timestamp '${timestamp}' is not a date`;
-  const iso = when ? when.toISOString() : '';
-  return { priority: pri, timestamp: iso, hostname: nil(hostname), appname: nil(appname), procid: nil(procid), msgid: nil(msgid), structureddata: sd[0] === '-' ? '' : sd[0], message, format: 'RFC5424' };
+  return { ok: true, record: { format: RecordFormat.rfc5424, priority: pri, timestamp, hostname, appname, procid, msgid, structureddata, message }, sd };
 }
