@@ -192,6 +192,8 @@ export class HiveNode {
         }
       }
       await this.dashboard?.close();
+      // a NATS connection left open would reconnect forever and keep the process alive
+      await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${(e as Error).message}`));
       this.runtime.shutdown();
     })();
     return this.stopping;

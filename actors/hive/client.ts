@@ -76,6 +76,11 @@ export class HiveClient {
     return this.transport.templates?.(channel);
   }
 
+  /** Closes the transport (the NATS connection drains); later calls answer 503. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+
   unlisten(subscription: Subscription): void {
     this.runtime.tell(this.bridge, { type: 'unlisten', subscription });
   }
