@@ -28,6 +28,13 @@ const SQL_OWN = [
   { name: 'SQL_POLLINTERVAL', type: 'duration', default: '5m', description: "Interval between polls; duration string such as '20s'." },
   { name: 'SQL_POLLCLASS', type: 'string', default: 'sql', description: 'Class of the emitted message.' },
   { name: 'SQL_POLLOPERATION', type: 'string', default: 'poll', description: 'Operation of the emitted message.' },
+  { name: 'SQL_POOLSIZE', type: 'int', default: '10', min: 1, max: 1000, beyondSpec: true, description: 'Most database connections held open at once.' },
+  { name: 'SQL_TIMEOUT', type: 'duration', default: '30s', beyondSpec: true, description: 'Longest run of one statement, cancelled by the server where the engine offers it (SQLite: interrupted); then the answer is 504. 0 = no limit.' },
+  { name: 'SQL_ACQUIRETIMEOUT', type: 'duration', default: '10s', beyondSpec: true, description: 'Longest wait for a free pooled connection; then the answer is 503.' },
+  { name: 'SQL_ALLOWCLAUSECTRL', type: 'bool', default: 'false', beyondSpec: true, description: 'Lets controls replace clause text (SQL_JOIN, SQL_WHERE, SQL_HAVING, SQL_RAWVALUE); when false such a control is answered 403. Identifier controls need only their _CTRL.' },
+  { name: 'SQL_TRACKCOLUMN', type: 'string', default: '', beyondSpec: true, description: 'Poller: emit only rows whose value in this column is greater than the last one emitted (ordered by it).' },
+  { name: 'SQL_STATEFILE', type: 'string', default: '', beyondSpec: true, description: "Poller: file remembering the last SQL_TRACKCOLUMN value across restarts ('' = memory only)." },
+  { name: 'SQL_INITFILE', type: 'string', default: '', beyondSpec: true, description: 'A .sql file run statement by statement at start (and again after a restart): write it idempotently, e.g. CREATE TABLE IF NOT EXISTS.' },
 ] as const satisfies ParamTable;
 
 export const SQL_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SQL_OWN] as const satisfies ParamTable;

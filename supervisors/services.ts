@@ -7,6 +7,7 @@ import { execService } from '../actors/exec/exec.js';
 import { gatewayService } from '../actors/gateway/gateway.js';
 import { httpClientService } from '../actors/httpclient/httpclient.js';
 import { queueService } from '../actors/queue/queue.js';
+import { sqlService } from '../actors/sql/sql.js';
 import { storageService } from '../actors/hive/storage.js';
 import { syslogService } from '../actors/syslog/syslog.js';
 import type { ServiceKind } from '../config/registry.js';
@@ -18,6 +19,7 @@ const IMPLEMENTATIONS: Partial<Record<ServiceKind, ServiceDefinition>> = {
   exec: execService as unknown as ServiceDefinition,
   gateway: gatewayService as unknown as ServiceDefinition,
   queue: queueService as unknown as ServiceDefinition,
+  sql: sqlService as unknown as ServiceDefinition,
   httpclient: httpClientService as unknown as ServiceDefinition,
   storage: storageService as unknown as ServiceDefinition,
   syslog: syslogService as unknown as ServiceDefinition,

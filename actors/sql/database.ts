@@ -1,0 +1,158 @@
+/**
+ * One database behind a Sequelize connection pool, and the single way statements reach it:
+ * `sequelize.query(text, { bind, type })` (ARCHITECTURE §10: model methods inline values; query with
+ * bind does not). Connections are opened lazily and re-opened after an outage by the pool, so a
+ * database that is down at start or restarts later only fails the statements sent meanwhile (502).
+ *
+ * Statement timeout, per engine: PostgreSQL `statement_timeout`, MariaDB `max_statement_time`, MySQL
+ * `max_execution_time` (SELECT only), SQL Server `requestTimeout`, Oracle `callTimeout` — the server or
+ * driver cancels the statement. A client-side deadline (the same limit plus a grace) backs them up; on
+ * SQLite it is the only limit, and the statement is interrupted when it passes.
+ */
+import { QueryTypes, Sequelize } from 'sequelize';
+import type { DatabaseOptions } from './connection-options.js';
+import { sequelizeOptions } from './connection-options.js';
+import { BadInputError } from '../../protocol/errors.js';
+import { mapDbError } from './db-errors.js';
+import type { Dialect } from './dialect.js';
+import { dialectOf } from './dialect.js';
+import type { Row } from './results.js';
+import type { PlanKind } from './statement.js';
+import { Watchdog } from './watchdog.js';
+
+/** What a statement produced. */
+export type Outcome = { rows: Row[]; columns: string[] } | { affected: number; insertId?: number };
+
+/** The Sequelize query type that makes each dialect report what a statement did. */
+function queryTypeOf(dialect: Dialect, kind: PlanKind, sql: string): string {
+  if (kind === 'select' || kind === 'query' || dialect !== 'sqlite') return QueryTypes.RAW;
+  // SQLite's driver reports changes only for statements sequelize runs with `run`, chosen by type
+  const verb = kind === 'exec' ? (/^\s*(insert|update|delete)\b/i.exec(sql)?.[1]?.toLowerCase() ?? 'other') : kind;
+  return verb === 'insert' ? QueryTypes.INSERT : verb === 'update' ? QueryTypes.BULKUPDATE : verb === 'delete' ? QueryTypes.BULKDELETE : QueryTypes.RAW;
+}
+
+function columnsOf(dialect: Dialect, meta: unknown): string[] {
+  // PostgreSQL: pg Result (one per statement) with fields; Oracle: metaData [{ name }]; others: none
+  let fields: unknown;
+  if (dialect === 'postgres') fields = (Array.isArray(meta) ? meta[meta.length - 1] : (meta as { fields?: unknown } | undefined))?.fields;
+  else if (dialect === 'oracle') fields = meta;
+  if (!Array.isArray(fields)) return [];
+  return fields.map((f) => (f as { name?: unknown }).name).filter((n): n is string => typeof n === 'string');
+}
+
+/**
+ * SQLite compares a text value with a number as unequal (a bound '2' is never equal to COUNT(*)), and
+ * every Data value is text: bind text that is exactly a number's canonical form ('42', '-1.5', not
+ * '007' or '1e3') as that number. Columns with TEXT affinity turn it back into the same text.
+ */
+export function sqliteBind(bind: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(bind)) {
+    out[k] = typeof v === 'string' && /^-?\d/.test(v) && v.length <= 16 && String(Number(v)) === v ? Number(v) : v;
+  }
+  return out;
+}
+
+/** Affected rows and insert id from the shapes the dialects return for writes. */
+export function writeOutcome(result: unknown): { affected: number; insertId?: number } {
+  if (typeof result === 'number') return { affected: result };
+  if (!Array.isArray(result)) return { affected: 0 };
+  const [first, meta] = result as [unknown, unknown];
+  if (typeof meta === 'number') {
+    // INSERT on MySQL ([insertId, affectedRows]) and SQLite ([lastID, changes]); MS SQL RAW ([rows, rowCount])
+    return { affected: meta, ...(typeof first === 'number' && first > 0 ? { insertId: first } : {}) };
+  }
+  const metas = Array.isArray(meta) ? meta : [meta];
+  let affected = 0;
+  let insertId: number | undefined;
+  for (const m of metas as Record<string, unknown>[]) {
+    if (!m || typeof m !== 'object') continue;
+    const n = m.rowCount ?? m.affectedRows ?? m.changes ?? m.rowsAffected;
+    if (typeof n === 'number') affected += n;
+    const id = m.insertId ?? m.lastID;
+    if (typeof id === 'number' && id > 0) insertId = id;
+  }
+  return insertId === undefined ? { affected } : { affected, insertId };
+}
+
+/** Engine-side grace of the client-side timer: the server's own cancel should answer first. */
+const CLIENT_GRACE_MS = 2000;
+
+export class Database {
+  readonly sequelize: Sequelize;
+  readonly dialect: Dialect;
+  private readonly watchdog = new Watchdog();
+
+  constructor(readonly options: DatabaseOptions) {
+    this.dialect = dialectOf(options.engine);
+    this.sequelize = new Sequelize(sequelizeOptions(options));
+  }
+
+  /** Where the service connects, for logs (never the password). */
+  describe(): string {
+    const o = this.options;
+    if (this.dialect === 'sqlite') return `sqlite database ${o.database.trim() === '' ? '(in memory)' : `'${o.database}'`}`;
+    const where = o.protocol === 'unix' ? `socket ${o.host}` : `${o.host}:${o.port}`;
+    return `${o.engine} database '${o.database}' at ${where}${o.username ? ` as '${o.username}'` : ''}`;
+  }
+
+  /** Opens (and returns) one connection to check the database answers. */
+  async check(): Promise<void> {
+    try {
+      await this.sequelize.authenticate({ logging: false });
+    } catch (e) {
+      throw mapDbError(e, this.dialect, this.options);
+    }
+  }
+
+  /** Runs one statement with bound values; failures come back as HiveErrors with their Code. */
+  async run(kind: PlanKind, sql: string, bind: Record<string, unknown>): Promise<Outcome> {
+    const type = queryTypeOf(this.dialect, kind, sql);
+    // PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0
+    if (this.dialect === 'postgres') for (const v of Object.values(bind)) if (typeof v === 'string' && v.includes('\0')) throw new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
+    const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
+    const query = this.sequelize.query(sql, { bind: values, type, raw: true, logging: false }) as Promise<unknown>;
+    let result: unknown;
+    try {
+      result = await this.withTimeout(query);
+    } catch (e) {
+      throw mapDbError(e, this.dialect, this.options);
+    }
+    if (kind === 'select' || kind === 'query') {
+      const [rows, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [[], undefined];
+      return { rows: Array.isArray(rows) ? (rows as Row[]) : [], columns: columnsOf(this.dialect, meta) };
+    }
+    return writeOutcome(result);
+  }
+
+  private withTimeout<T>(p: Promise<T>): Promise<T> {
+    const ms = this.options.timeoutMs;
+    if (ms <= 0) return p;
+    if (this.dialect !== 'sqlite') return this.watchdog.watch(p, ms + CLIENT_GRACE_MS, ms);
+    return this.watchdog.watch(p, ms, ms, () => void this.interruptSqlite());
+  }
+
+  /**
+   * SQLite has no statement timeout: a timed-out statement would keep the one shared connection busy,
+   * so it is interrupted (sqlite3_interrupt stops what runs on that connection now).
+   */
+  private async interruptSqlite(): Promise<void> {
+    try {
+      const cm = this.sequelize.connectionManager as unknown as { getConnection(o: object): Promise<{ interrupt?: () => void }> };
+      (await cm.getConnection({})).interrupt?.();
+    } catch {
+      // nothing to interrupt
+    }
+  }
+
+  /** Pool figures for the status page. */
+  pool(): Record<string, number> {
+    const pool = (this.sequelize.connectionManager as unknown as { pool?: { size?: number; available?: number; using?: number; waiting?: number } }).pool;
+    if (!pool || typeof pool.size !== 'number') return {};
+    return { size: pool.size, available: pool.available ?? 0, using: pool.using ?? 0, waiting: pool.waiting ?? 0 };
+  }
+
+  close(): Promise<void> {
+    return this.sequelize.close();
+  }
+}

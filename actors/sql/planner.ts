@@ -1,0 +1,163 @@
+/**
+ * Chooses the statement of each message: the configured one, or one rebuilt with the message's
+ * control overrides. A parameter with a `_CTRL` companion (e.g. SQL_WHERE_CTRL = 'where') is replaced
+ * by the first value of that control when the message carries it.
+ *
+ * Overrides of identifiers (table, columns, GROUP BY, ORDER BY), of the statement kind, LIMIT, OFFSET,
+ * value parameter names and the raw action are validated like configuration and answered 400 when
+ * invalid. Overrides of clause TEXT (SQL_JOIN, SQL_WHERE, SQL_HAVING, SQL_RAWVALUE) are arbitrary SQL
+ * written by whoever sends the message, so they need a second opt-in, SQL_ALLOWCLAUSECTRL=true;
+ * without it such a control is answered 403 and nothing runs.
+ *
+ * The configured statement is built once at start (errors there stop the start); statements built
+ * for overrides are cached, so a steady mix of overrides costs one build each.
+ */
+import type { SQL_PARAMS } from '../../config/sql.js';
+import type { ConfigOf } from '../../config/params.js';
+import { BadInputError, ConfigError, ForbiddenError } from '../../protocol/errors.js';
+import type { Message } from '../../protocol/message.js';
+import type { Dialect } from './dialect.js';
+import { lexOptions } from './dialect.js';
+import { quoteGroupBy, quoteOrderBy, quoteSelectColumns, quoteTable } from './identifiers.js';
+import { parseClause } from './placeholders.js';
+import type { Plan, RawSettings, StatementSettings } from './statement.js';
+import { SettingError, buildRaw, buildStatement, statementKind } from './statement.js';
+
+export type SqlConfig = ConfigOf<typeof SQL_PARAMS>;
+
+const STATEMENT_PARAMS = ['SQL_STATEMENT', 'SQL_TABLE', 'SQL_COLUMNS', 'SQL_JOIN', 'SQL_WHERE', 'SQL_VALUEPARAMS', 'SQL_GROUPBY', 'SQL_HAVING', 'SQL_ORDERBY', 'SQL_LIMIT', 'SQL_OFFSET'] as const;
+const RAW_PARAMS = ['SQL_RAWACTION', 'SQL_RAWVALUE'] as const;
+type Overridable = (typeof STATEMENT_PARAMS)[number] | (typeof RAW_PARAMS)[number];
+
+/** Parameters whose value is SQL text rather than a name: overriding them needs SQL_ALLOWCLAUSECTRL. */
+export const CLAUSE_PARAMS: ReadonlySet<Overridable> = new Set(['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING', 'SQL_RAWVALUE']);
+
+const CACHE_LIMIT = 256;
+
+export class Planner {
+  private readonly params: readonly Overridable[];
+  /** Control name → parameter, for the parameters whose `_CTRL` is configured. */
+  private readonly controls: [string, Overridable][] = [];
+  private readonly base: Plan | undefined;
+  private readonly cache = new Map<string, Plan>();
+
+  constructor(
+    private readonly config: SqlConfig,
+    private readonly dialect: Dialect,
+  ) {
+    this.params = config.SQL_RAWMODE ? RAW_PARAMS : STATEMENT_PARAMS;
+    for (const p of this.params) {
+      const control = config[`${p}_CTRL`].trim();
+      if (control !== '') this.controls.push([control, p]);
+    }
+    this.base = this.buildBase();
+  }
+
+  /** Parameters whose clause-text control is configured but refused (for a warning at start). */
+  refusedClauseControls(): string[] {
+    if (this.config.SQL_ALLOWCLAUSECTRL) return [];
+    return this.controls.filter(([, p]) => CLAUSE_PARAMS.has(p)).map(([c, p]) => `${p}_CTRL='${c}'`);
+  }
+
+  /** The configured statement (undefined when it depends on a control, e.g. SQL_STATEMENT_CTRL). */
+  get configured(): Plan | undefined {
+    return this.base;
+  }
+
+  /** The statement for one message. */
+  planFor(message: Message): Plan {
+    let overrides: [Overridable, string][] | undefined;
+    for (const [control, param] of this.controls) {
+      if (!Object.hasOwn(message.Control, control)) continue;
+      const value = message.Control[control]![0];
+      if (value === undefined) continue;
+      if (CLAUSE_PARAMS.has(param) && !this.config.SQL_ALLOWCLAUSECTRL) {
+        throw new ForbiddenError(`control '${control}' would replace the SQL text of ${param}; set SQL_ALLOWCLAUSECTRL=true to allow clause text from messages`);
+      }
+      (overrides ??= []).push([param, value]);
+    }
+    if (!overrides) {
+      if (this.base) return this.base;
+      throw new BadInputError(this.missingMessage());
+    }
+    const key = JSON.stringify(overrides);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const settings = { ...this.settings() };
+    for (const [param, value] of overrides) settings[param] = value;
+    let plan: Plan;
+    try {
+      plan = this.build(settings);
+    } catch (e) {
+      if (e instanceof SettingError) {
+        const via = overrides.find(([p]) => p === e.param);
+        throw new BadInputError(via ? `control '${this.controlOf(e.param)}' (${e.param}): ${e.message}` : `${e.param}: ${e.message}`);
+      }
+      throw e;
+    }
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(key, plan);
+    return plan;
+  }
+
+  private controlOf(param: string): string {
+    return this.controls.find(([, p]) => p === param)?.[0] ?? '';
+  }
+
+  private settings(): Record<Overridable, string> {
+    const out = {} as Record<Overridable, string>;
+    for (const p of [...STATEMENT_PARAMS, ...RAW_PARAMS]) out[p] = this.config[p];
+    return out;
+  }
+
+  private build(s: Record<Overridable, string>): Plan {
+    return this.config.SQL_RAWMODE ? buildRaw(this.dialect, s as RawSettings) : buildStatement(this.dialect, s as StatementSettings);
+  }
+
+  private missingMessage(): string {
+    if (this.config.SQL_RAWMODE) return `no SQL text: SQL_RAWVALUE is empty and control '${this.controlOf('SQL_RAWVALUE')}' was not given`;
+    return `no statement: SQL_STATEMENT is empty and control '${this.controlOf('SQL_STATEMENT')}' was not given`;
+  }
+
+  /** Builds the configured statement, or checks the set parameters when a control must complete it. */
+  private buildBase(): Plan | undefined {
+    const c = this.config;
+    const incomplete = c.SQL_RAWMODE ? c.SQL_RAWVALUE.trim() === '' : c.SQL_STATEMENT.trim() === '';
+    const completingControl = c.SQL_RAWMODE ? c.SQL_RAWVALUE_CTRL : c.SQL_STATEMENT_CTRL;
+    try {
+      if (!incomplete) return this.build(this.settings());
+      if (completingControl.trim() === '') {
+        throw new ConfigError(c.SQL_RAWMODE ? 'raw mode needs SQL_RAWVALUE (or SQL_RAWVALUE_CTRL)' : 'SQL_STATEMENT is required: SELECT, INSERT, UPDATE or DELETE (or SQL_STATEMENT_CTRL, or SQL_RAWMODE=true)');
+      }
+      this.checkPieces();
+      return undefined;
+    } catch (e) {
+      if (e instanceof SettingError) throw new ConfigError(`${e.param}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** Validates each set parameter on its own, so a typo fails the start even if the statement comes from a control. */
+  private checkPieces(): void {
+    const c = this.config;
+    const d = this.dialect;
+    const check = (param: string, value: string, f: (v: string) => unknown): void => {
+      if (value.trim() === '') return;
+      try {
+        f(value);
+      } catch (e) {
+        throw new SettingError(param, (e as Error).message);
+      }
+    };
+    if (c.SQL_RAWMODE) {
+      check('SQL_RAWACTION', c.SQL_RAWACTION, (v) => buildRaw(d, { SQL_RAWACTION: v, SQL_RAWVALUE: 'SELECT 1' }));
+      return;
+    }
+    check('SQL_STATEMENT', c.SQL_STATEMENT, statementKind);
+    check('SQL_TABLE', c.SQL_TABLE, (v) => quoteTable(d, v));
+    check('SQL_COLUMNS', c.SQL_COLUMNS, (v) => quoteSelectColumns(d, v));
+    check('SQL_GROUPBY', c.SQL_GROUPBY, (v) => quoteGroupBy(d, v));
+    check('SQL_ORDERBY', c.SQL_ORDERBY, (v) => quoteOrderBy(d, v));
+    for (const p of ['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING'] as const) check(p, c[p], (v) => parseClause(v, lexOptions(d)));
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The poller actor (spec §3, §6): runs the configured SELECT every SQL_POLLINTERVAL and emits the
+ * rows to OUTPUTCHANNEL as Class SQL_POLLCLASS, Operation SQL_POLLOPERATION, Data shaped like a SELECT
+ * result (one list per column, rowcount). A protocol message has no List, so the rows travel
+ * column-wise in Data only.
+ *
+ * Runs never overlap: the next tick is scheduled when a run ends (at the interval after the run
+ * began, or at once when the run took longer). A failing database backs the retries off up to
+ * max(interval, 30 s) and is logged once when the outage begins and once when polling recovers —
+ * not on every attempt. With SQL_TRACKCOLUMN only rows beyond the last emitted value are read and
+ * emitted (nothing is emitted when there are none), and the value advances only once a listener
+ * took the message.
+ */
+import { makeMessage } from '../../protocol/message.js';
+import { describeError } from '../../protocol/errors.js';
+import type { ActorRef } from '../../supervisors/runtime.js';
+import type { ServiceContext } from '../../supervisors/service.js';
+import { InFlight } from '../../supervisors/service.js';
+import type { Database } from './database.js';
+import { rowsResult } from './results.js';
+import type { Plan } from './statement.js';
+import type { TrackState, TrackValue } from './track-state.js';
+import { trackValue } from './track-state.js';
+
+/** Data name the tracking condition's bound value is registered under (no message supplies it). */
+export const TRACK_PARAM = 'sql_track_last';
+
+const MAX_BACKOFF_MS = 30_000;
+
+export interface PollerOptions {
+  intervalMs: number;
+  cls: string;
+  operation: string;
+  channel: string;
+  /** The SELECT of the first poll (and of every poll without tracking). */
+  first: Plan;
+  /** With tracking: the SELECT reading rows beyond the last value, its row key and its memory. */
+  tracking?: { next: Plan; key: string; state: TrackState };
+  /** Resolves once SQL_INITFILE has run (rejects while the database does not answer). */
+  ready: () => Promise<void>;
+}
+
+export interface PollerStatus {
+  polls: number;
+  emitted: number;
+  rowsEmitted: number;
+  undelivered: number;
+  failures: number;
+  lastError?: string;
+  lastValue?: string;
+}
+
+export interface RunningPoller {
+  status(): PollerStatus;
+  stop(deadlineMs: number): Promise<void>;
+}
+
+type PollerMsg = { type: 'tick' };
+
+/** Delay before the next attempt after `failures` consecutive failures. */
+export function backoffDelay(intervalMs: number, failures: number): number {
+  if (failures <= 0) return intervalMs;
+  const cap = Math.max(intervalMs, MAX_BACKOFF_MS);
+  return Math.min(cap, intervalMs * 2 ** Math.min(failures, 20));
+}
+
+function bindOf(plan: Plan, last: TrackValue | undefined): Record<string, unknown> {
+  const bind: Record<string, unknown> = {};
+  for (const p of plan.params) bind[p.key] = p.name === TRACK_PARAM ? last : undefined;
+  return bind;
+}
+
+export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: PollerOptions): RunningPoller {
+  const status: PollerStatus = { polls: 0, emitted: 0, rowsEmitted: 0, undelivered: 0, failures: 0 };
+  const inFlight = new InFlight();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let consecutive = 0;
+
+  const pollOnce = async (): Promise<void> => {
+    await opts.ready();
+    const last = opts.tracking?.state.last;
+    const plan = opts.tracking && last !== undefined ? opts.tracking.next : opts.first;
+    const outcome = await db.run('select', plan.sql, bindOf(plan, last));
+    if (!('rows' in outcome)) return;
+    status.polls++;
+    if (opts.tracking && outcome.rows.length === 0) return;
+    const result = rowsResult(outcome.rows, outcome.columns);
+    const delivered = await ctx.hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Data: result.Data }));
+    if (!delivered) {
+      status.undelivered++;
+      return;
+    }
+    status.emitted++;
+    status.rowsEmitted += outcome.rows.length;
+    if (opts.tracking) {
+      const value = trackValue(outcome.rows[outcome.rows.length - 1]![opts.tracking.key]);
+      if (value !== undefined) {
+        await opts.tracking.state.save(value);
+        status.lastValue = value instanceof Date ? value.toISOString() : String(value);
+      }
+    }
+  };
+
+  const ref: ActorRef<PollerMsg> = ctx.runtime.spawn<undefined, PollerMsg>(ctx.supervisor, {
+    name: 'poller',
+    init: () => undefined,
+    receive: async (state) => {
+      if (stopped) return state;
+      const began = Date.now();
+      inFlight.begin();
+      let delay: number;
+      try {
+        await pollOnce();
+        if (consecutive > 0) ctx.log.info(`poll recovered after ${consecutive} failed attempt${consecutive === 1 ? '' : 's'}`);
+        consecutive = 0;
+        delay = Math.max(0, opts.intervalMs - (Date.now() - began));
+      } catch (e) {
+        consecutive++;
+        status.failures++;
+        status.lastError = describeError(e);
+        delay = backoffDelay(opts.intervalMs, consecutive);
+        // once per outage: the first failure is a warning, the retries are debug lines
+        if (consecutive === 1) ctx.log.warn(`poll failed: ${status.lastError}; retrying with back-off (at most every ${Math.max(opts.intervalMs, MAX_BACKOFF_MS)} ms) until it succeeds`);
+        else ctx.log.debug(`poll attempt ${consecutive} failed: ${status.lastError}; next in ${delay} ms`);
+      } finally {
+        inFlight.end();
+      }
+      if (!stopped) timer = setTimeout(() => ctx.runtime.tell(ref, { type: 'tick' }), delay);
+      return state;
+    },
+  });
+  ctx.runtime.tell(ref, { type: 'tick' });
+
+  return {
+    status: () => ({ ...status }),
+    async stop(deadlineMs) {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight.idle(deadlineMs);
+    },
+  };
+}

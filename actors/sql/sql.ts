@@ -1,0 +1,165 @@
+/**
+ * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
+ * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to OUTPUTCHANNEL.
+ * Values are always bound parameters; identifiers are validated and quoted; results follow
+ * ARCHITECTURE §7 (results.ts). A poll-mode instance only polls: it does not listen on a channel.
+ *
+ * The database may be down at start or go away later: the service stays up, answers 502 with the
+ * reason meanwhile (503 when the pool has no free connection in time, 504 for a statement over
+ * SQL_TIMEOUT) and uses the database again as soon as it answers. Outages are logged when they begin
+ * and end, not per message.
+ */
+import type { SQL_PARAMS } from '../../config/sql.js';
+import { SERVICES } from '../../config/registry.js';
+import { Code } from '../../protocol/codes.js';
+import { ConfigError, codeOf, describeError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { resultFromError } from '../../protocol/message.js';
+import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { databaseOptions } from './connection-options.js';
+import { Database } from './database.js';
+import { readInitFile, runInitStatements } from './init-file.js';
+import type { SqlConfig } from './planner.js';
+import { Planner } from './planner.js';
+import { pollerPlans } from './poll-plans.js';
+import type { RunningPoller } from './poller.js';
+import { startPoller } from './poller.js';
+import { bindValues, displaySql } from './placeholders.js';
+import { rowsResult, writeResult } from './results.js';
+
+/** Runs SQL_INITFILE once per start, when the database first answers. */
+function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Promise<void>; connectedAtStart(): Promise<void> } {
+  const path = ctx.config.SQL_INITFILE.trim();
+  const statements = path === '' ? [] : readInitFile(path, db);
+  let done = statements.length === 0;
+  let running: Promise<void> | undefined;
+  const run = (): Promise<void> =>
+    (running ??= runInitStatements(db, path, statements).then(
+      () => {
+        done = true;
+        ctx.log.info(`SQL_INITFILE '${path}': ${statements.length} statement${statements.length === 1 ? '' : 's'} run`);
+      },
+      (e: unknown) => {
+        running = undefined;
+        throw e;
+      },
+    ));
+  return {
+    ready: () => (done ? Promise.resolve() : run()),
+    async connectedAtStart() {
+      if (done) return;
+      try {
+        await run();
+      } catch (e) {
+        // the database answered: a failing init statement is a configuration error
+        throw new ConfigError(describeError(e));
+      }
+    },
+  };
+}
+
+async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  const db = new Database(databaseOptions(c, ctx.explicit.has('SQL_PORT')));
+  let planner: Planner | undefined;
+  let pollPlans: ReturnType<typeof pollerPlans> | undefined;
+  try {
+    if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+    if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
+    else planner = new Planner(c, db.dialect);
+    const init = initRunner(ctx, db);
+    let reachable = true;
+    try {
+      await db.check();
+    } catch (e) {
+      if (db.dialect === 'sqlite') throw new ConfigError(`${db.describe()} cannot be opened: ${describeError(e)}`);
+      reachable = false;
+      ctx.log.warn(`${db.describe()} does not answer now (${describeError(e)}); the service runs and ${c.SQL_POLLMODE ? 'polls' : 'answers 502'} until it does`);
+    }
+    if (reachable) await init.connectedAtStart();
+    return c.SQL_POLLMODE ? startPolling(ctx, db, pollPlans!, init.ready) : await startServing(ctx, db, planner!, init.ready);
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: ReturnType<typeof pollerPlans>, ready: () => Promise<void>): RunningService {
+  const c = ctx.config;
+  if (plans.note) ctx.log.warn(plans.note);
+  const poller: RunningPoller = startPoller(ctx, db, { intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking: plans.tracking, ready });
+  ctx.log.info(`polling ${db.describe()} every ${c.SQL_POLLINTERVAL} ms to channel '${c.OUTPUTCHANNEL}': ${displaySql(plans.first.sql)}${plans.tracking ? ` (tracking ${c.SQL_TRACKCOLUMN})` : ''}`);
+  return {
+    async drain(deadlineMs) {
+      await poller.stop(deadlineMs);
+      await db.close();
+    },
+    status: () => ({ mode: 'poll', database: db.describe(), channel: c.OUTPUTCHANNEL, poller: poller.status(), pool: db.pool() }),
+  };
+}
+
+async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planner: Planner, ready: () => Promise<void>): Promise<RunningService> {
+  const inFlight = new InFlight();
+  let ran = 0;
+  let failed = 0;
+  let outage = 0;
+
+  const handle = async (message: Message): Promise<Result> => {
+    const plan = planner.planFor(message);
+    const bind = bindValues(plan.params, message.Data);
+    await ready();
+    const outcome = await db.run(plan.kind, plan.sql, bind);
+    return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
+  };
+
+  // database trouble is logged when it begins and when it ends, not once per message
+  const noteOutcome = (code: number, reason?: string): void => {
+    if (code === Code.UpstreamError || code === Code.Unavailable || code === Code.Timeout) {
+      if (outage++ === 0) ctx.log.warn(`statement failed (${code}): ${reason}; further failures are logged at debug level until one succeeds`);
+      else ctx.log.debug(`statement failed (${code}): ${reason}`);
+    } else if (code === Code.Success && outage > 0) {
+      ctx.log.info(`database statements succeed again after ${outage} failure${outage === 1 ? '' : 's'}`);
+      outage = 0;
+    }
+  };
+
+  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
+    name: 'statements',
+    init: () => undefined,
+    receive: (state, { delivery }) => {
+      delivery.ack();
+      inFlight.begin();
+      ran++;
+      void handle(delivery.message)
+        .then(
+          (r) => {
+            noteOutcome(r.Code);
+            delivery.respond(r);
+          },
+          (e: unknown) => {
+            failed++;
+            noteOutcome(codeOf(e), describeError(e));
+            delivery.respond(resultFromError(e));
+          },
+        )
+        .finally(() => inFlight.end());
+      return state;
+    },
+  });
+  const subscription = await serveChannel(ctx, worker);
+  const refused = planner.refusedClauseControls();
+  if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
+  const configured = planner.configured;
+  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}`);
+  return {
+    async drain(deadlineMs) {
+      subscription.close();
+      await inFlight.idle(deadlineMs);
+      await db.close();
+    },
+    status: () => ({ mode: ctx.config.SQL_RAWMODE ? 'raw' : 'statement', database: db.describe(), channel: ctx.inputChannel, inFlight: inFlight.size, ran, failed, pool: db.pool() }),
+  };
+}
+
+export const sqlService: ServiceDefinition<typeof SQL_PARAMS> = { info: SERVICES.sql, start };

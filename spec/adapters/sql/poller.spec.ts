@@ -1,0 +1,111 @@
+/**
+ * The poller against real engines: periodic SELECTs emitted to OUTPUTCHANNEL as Class/Operation of
+ * the configuration; SQL_TRACKCOLUMN emitting only new rows and remembering the last value across a
+ * restart in SQL_STATEFILE; and (PostgreSQL) the database stopped and restarted while polling — the
+ * poller backs off, logs the outage once, and resumes.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Message } from '../../../protocol/message.js';
+import type { HiveNode } from '../../../supervisors/node.js';
+import { startTestNode, until } from '../../integration/helpers.js';
+import type { EngineHarness } from './harness.js';
+import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
+import { requireServer } from './servers.js';
+
+for (const engine of TEST_ENGINES) {
+  describe(`sql poller on ${engine} (adapter)`, function () {
+    this.timeout(60_000);
+    let db: EngineHarness;
+    let node: HiveNode | undefined;
+    let dir: string;
+    const received: { at: number; message: Message }[] = [];
+
+    const startPolling = async (extra: Record<string, string | number | boolean>): Promise<() => string> => {
+      received.length = 0;
+      const started = await startTestNode([{ service: 'sql', NAME: 'poller', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_COLUMNS: 'id, kind', OUTPUTCHANNEL: 'polled', ...extra }]);
+      node = started.node;
+      await node.hive.listen('polled', (d) => received.push({ at: Date.now(), message: d.message }));
+      return started.logs;
+    };
+
+    before(async function () {
+      requireServer(this, engineAvailable(engine), engine);
+      db = await openEngine(engine);
+      dir = mkdtempSync(join(tmpdir(), 'hn-sqlpoll-'));
+      await db.exec(`CREATE TABLE events (${db.serial}, kind VARCHAR(20) NOT NULL)`);
+      await db.exec("INSERT INTO events (kind) VALUES ('a'), ('b')");
+    });
+    afterEach(async () => {
+      await node?.stop(2000);
+      node = undefined;
+    });
+    after(async () => {
+      await db?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('emits the configured SELECT every SQL_POLLINTERVAL with SQL_POLLCLASS/SQL_POLLOPERATION, runs never overlapping', async () => {
+      await startPolling({ SQL_POLLINTERVAL: '150ms', SQL_POLLCLASS: 'db', SQL_POLLOPERATION: 'rows', SQL_ORDERBY: 'id' });
+      await until(() => received.length >= 4, 10_000);
+      const first = received[0]!.message;
+      expect(first.Class).to.equal('db');
+      expect(first.Operation).to.equal('rows');
+      expect({ ...first.Data }).to.deep.equal({ id: ['1', '2'], kind: ['a', 'b'], rowcount: ['2'] });
+      // one run at a time, one interval apart (timer slack aside)
+      for (let i = 1; i < received.length; i++) expect(received[i]!.at - received[i - 1]!.at).to.be.greaterThan(100);
+    });
+
+    it('SQL_TRACKCOLUMN emits only new rows and SQL_STATEFILE remembers the last one across a restart', async () => {
+      const stateFile = join(dir, 'state.json');
+      const params = { SQL_POLLINTERVAL: '100ms', SQL_TRACKCOLUMN: 'id', SQL_STATEFILE: stateFile };
+      await startPolling(params);
+      await until(() => received.length >= 1, 10_000);
+      expect(received[0]!.message.Data.id).to.deep.equal(['1', '2']);
+      await db.exec("INSERT INTO events (kind) VALUES ('c')");
+      await until(() => received.length >= 2, 10_000);
+      expect({ ...received[1]!.message.Data }).to.deep.equal({ id: ['3'], kind: ['c'], rowcount: ['1'] });
+      // nothing new: nothing emitted
+      await new Promise((r) => setTimeout(r, 400));
+      expect(received.length).to.equal(2);
+      await node!.stop(2000);
+      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ column: 'id', type: 'number', value: 3 });
+      await db.exec("INSERT INTO events (kind) VALUES ('d')");
+      await startPolling(params);
+      await until(() => received.length >= 1, 10_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received.map((m) => m.message.Data.id)).to.deep.equal([['4']]);
+    });
+
+    it('poll-mode placeholders and a tracked column that is not selected stop the start', async () => {
+      let error: unknown;
+      await startTestNode([{ service: 'sql', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_WHERE: 'kind = {{ k }}' }]).catch((e: unknown) => (error = e));
+      expect(String(error)).to.match(/poll mode: \{\{ k \}\} in SQL_WHERE cannot be filled/);
+      error = undefined;
+      await startTestNode([{ service: 'sql', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_COLUMNS: 'kind', SQL_TRACKCOLUMN: 'id' }]).catch((e: unknown) => (error = e));
+      expect(String(error)).to.match(/SQL_TRACKCOLUMN: 'id' must be one of the selected columns/);
+    });
+
+    if (engine === 'postgres') {
+      it('the database stopped and restarted while polling: back-off, one log line per outage, then it resumes', async function () {
+        this.timeout(90_000);
+        const logs = await startPolling({ SQL_POLLINTERVAL: '100ms', SQL_ORDERBY: 'id' });
+        await until(() => received.length >= 2, 10_000);
+        await db.server!.stop();
+        const stoppedAt = received.length;
+        await new Promise((r) => setTimeout(r, 2500));
+        expect(received.length - stoppedAt).to.be.at.most(1);
+        await db.server!.start();
+        const restartedAt = received.length;
+        await until(() => received.length >= restartedAt + 2, 30_000);
+        expect(received[received.length - 1]!.message.Data.kind).to.deep.equal(['a', 'b', 'c', 'd']);
+        const text = logs();
+        expect(text.match(/poll failed:/g) ?? [], text).to.have.length(1);
+        expect(text.match(/poll recovered after \d+ failed attempts?/g) ?? [], text).to.have.length(1);
+        expect(text).not.to.contain(db.password);
+      });
+    }
+  });
+}
