@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,16 +22,6 @@ export function natsServerAvailable(): boolean {
   return spawnSync('nats-server', ['--version']).status === 0;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForPort(port: number, ms: number): Promise<void> {
   const { connect } = await import('node:net');

@@ -10,7 +10,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -71,16 +72,7 @@ export function requireServer(ctx: Mocha.Context, available: boolean, what: stri
   ctx.skip();
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 async function waitForPort(port: number, ms: number, child: ChildProcess, what: string): Promise<void> {
   const end = Date.now() + ms;

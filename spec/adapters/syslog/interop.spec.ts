@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -11,14 +12,6 @@ import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 
 const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
 
 describe('syslog interop with real peers (logger, rsyslog)', function () {
   this.timeout(60_000);
