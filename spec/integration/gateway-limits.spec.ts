@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { passwdLine } from '../../actors/gateway/auth.js';
 import type { HiveNode } from '../../supervisors/node.js';
+import { prng } from '../prng.js';
 import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
 
@@ -72,8 +73,7 @@ describe('gateway security and limits', function () {
 
   it('of 1,000 fuzzed header names only the allow-listed reach the message', async () => {
     const { base } = await start({ ControlAllowList: 'platform-break, x-allowed-1; X-Allowed-2' });
-    let seed = 7;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rnd = prng(7);
     const chars = 'abcdefghijklmnopqrstuvwxyz0123456789-_';
     const fuzzed = new Set<string>();
     while (fuzzed.size < 1000) {

@@ -21,24 +21,13 @@ import { serveInterceptor } from '../../actors/interceptor/server.js';
 import type { HiveNode } from '../../supervisors/node.js';
 import type { Params, RunningGateway } from './gateway-harness.js';
 import { rawExchange, startGateway } from './gateway-harness.js';
+import { prng } from '../prng.js';
 import { until } from './helpers.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** mulberry32: a small seeded PRNG, so a failing fuzz case can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Answer {
   status: number;

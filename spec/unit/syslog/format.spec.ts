@@ -7,7 +7,7 @@ import { formatRfc3164, formatRfc5424, frameLf, frameOctetCounted } from '../../
 import { FrameDecoder } from '../../../actors/syslog/framing.js';
 import { outgoingMessages } from '../../../actors/syslog/outgoing.js';
 import { Facility, Severity, priority, severityOfKey } from '../../../actors/syslog/severity.js';
-import { prng } from './prng.js';
+import { prng } from '../../prng.js';
 
 const base: OutgoingMessage = { facility: Facility.user, severity: Severity.error, hostname: 'h1', tag: 'platform', pid: 42, message: 'hello', date: new Date(2024, 2, 5, 17, 4, 9, 123) };
 const decode = (line: string | Buffer, now: Date) => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameError, FrameErrorKind } from '../../../actors/syslog/framing.js';
 import { frameLf, frameOctetCounted } from '../../../actors/syslog/format.js';
-import { prng } from './prng.js';
+import { prng } from '../../prng.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 const text = (frames: readonly Buffer[]): string[] => frames.map((f) => f.toString('utf8'));

@@ -5,7 +5,7 @@ import { FrameDecoder } from '../../../actors/syslog/framing.js';
 import { frameLf, frameOctetCounted } from '../../../actors/syslog/format.js';
 import { DATA_KEYS } from '../../../actors/syslog/record.js';
 import { CORPUS, NOW } from './corpus.js';
-import { prng } from './prng.js';
+import { prng } from '../../prng.js';
 
 const FORMATS: DecodeOptions['format'][] = ['RFC3164', 'RFC5424', 'RFC6587'];
 /** Bytes that matter to the parsers, so mutations hit the interesting branches often. */

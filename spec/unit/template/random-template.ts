@@ -2,18 +2,7 @@
  * A seeded generator of random templates and data, mostly well-formed with deliberate damage
  * mixed in. Used by the fuzz spec (robustness) and, offline, to compare the engine with Go.
  */
-
-/** mulberry32: small, fast, good enough for test generation. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../prng.js';
 
 export class Gen {
   private readonly rnd: () => number;
