@@ -1,6 +1,7 @@
 /**
  * `hivenode demo`: runs examples/demo.yaml on the embedded hive and shows a few calls through it.
  */
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadNodeFile } from '../config/node-file.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
@@ -25,13 +26,18 @@ async function showCalls(node: HiveNode): Promise<void> {
     const viaClient = await node.hive.call('web', makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }), 5_000);
     console.log(`\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`);
     console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
+    const sql = async (path: string, body: Record<string, string[]>): Promise<string> => {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return `  curl -u demo:hivenode-demo http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${await r.text()}`;
+    };
+    console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${await sql('/sql/select', { name: ['A%'] })}\n${await sql('/sql/raw', { city: ['%'] })}`);
   }
 }
 
 export async function runDemo(once: boolean): Promise<void> {
   let file;
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)) }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(mkdtempSync(join(tmpdir(), 'hn-cli-db-')), 'demo.sqlite') }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -59,6 +59,9 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.contain('"Code":404');
     expect(r.stdout).to.contain('upstream status 200');
     expect(r.stdout).to.match(/→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"name":\["world"\]\}/);
+    // the SQL service on the seeded SQLite file, through the gateway's routes (spec §4.1)
+    expect(r.stdout).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
+    expect(r.stdout).to.match(/\/sql\/raw[^\n]*\n {2}→ HTTP 200 [^\n]*"city":\["Arlington","London","Manchester"/);
   });
 
   it('drains and exits 0 on SIGTERM', async () => {
