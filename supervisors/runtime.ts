@@ -15,6 +15,7 @@
  */
 import nact from 'nact';
 import { ServiceFailureError, TimeoutError, UnavailableError } from '../protocol/errors.js';
+import { withFaultInjection } from './fault-injection.js';
 import type { Journal } from './journal.js';
 import { JournalEvent, errorSummary } from './journal.js';
 import { Mailbox, failMessage, onFailure } from './mailbox.js';
@@ -124,6 +125,8 @@ export class Runtime {
 
   /** Spawns a supervised stateful actor under `parent`. */
   spawn<S, M>(parent: ParentRef, spec: ActorSpec<S, M>): ActorRef<M> {
+    // test hook, off unless HIVENODE_FAULT_INJECTION=1: one place covers every service actor
+    spec = { ...spec, receive: withFaultInjection(spec.receive) };
     if (this.stopped) throw new UnavailableError('the actor system is stopped');
     if (!/^[A-Za-z0-9_.-]+$/.test(spec.name)) throw new ServiceFailureError(`invalid actor name '${spec.name}'`);
     const policy = validatePolicy(spec.policy ?? DEFAULT_RESTART_POLICY, `policy of ${spec.name}`);
