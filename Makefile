@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (conventions §11.10). `make demo` and `make test` are the two
 # commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers clean
+.PHONY: install build test lint demo bench servers clean chaos
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -24,6 +24,9 @@ demo: build
 
 bench: build
 	bash scripts/bench.sh
+
+chaos: install
+	bash scripts/chaos.sh
 
 servers:
 	bash scripts/servers.sh

@@ -1,0 +1,70 @@
+/**
+ * A hivenode running as its own process (`hivenode run <node file>`), for the tests that must kill
+ * it (SIGKILL at a random point), measure its memory (RSS from /proc) or keep load generators off its
+ * CPU. Started with tsx from the sources, so no build step is needed.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
+
+/** The line a node with a gateway prints once it serves; its number is the port. */
+export const GATEWAY_READY = /serves HTTP on port (\d+)/;
+
+export interface NodeProcess {
+  readonly child: ChildProcess;
+  /** The port of the first capture of the ready pattern (NaN when it has none). */
+  readonly port: number;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resident set size in bytes (Linux /proc). */
+  rssBytes(): number;
+  /** Sends `signal` and resolves when the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `hivenode run <file>` and resolves once its output matches `ready` (the gateway line by default). */
+export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<NodeProcess> {
+  const ready = opts.ready ?? GATEWAY_READY;
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const handle = (port: number): NodeProcess => ({
+    child,
+    port,
+    output: () => out,
+    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`node did not start within ${opts.timeoutMs ?? 30_000} ms: ${out}`)), opts.timeoutMs ?? 30_000);
+    const poll = setInterval(() => {
+      const m = ready.exec(out);
+      if (m) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        resolve(handle(Number(m[1])));
+      } else if (child.exitCode !== null) fail(new Error(`node exited with ${child.exitCode}: ${out}`));
+    }, 20);
+    const fail = (e: Error): void => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(e);
+    };
+  });
+}
+
+/** Writes `<dir>/<name>.yaml` with the given service entries (YAML flow maps) and optional hive line. */
+export function writeNodeFile(dir: string, name: string, services: string[], hive?: string): string {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, [...(hive ? [`hive: ${hive}`] : []), 'services:', ...services.map((s) => `  - ${s}`), ''].join('\n'));
+  return file;
+}
