@@ -123,7 +123,7 @@ describe('reliability: actor faults (fault injection hook)', function () {
         const codes: number[] = [];
         for (let i = 0; i < 20; i++) codes.push((await plain.node.hive.call('plain', makeMessage({ Control: mapOf({ [FAULT_CONTROL]: [i % 2 ? Fault.Throw : Fault.Reject] }) }), 5_000)).Code);
         const crashes = plain.node.journal.entries().filter((e) => e.event === JournalEvent.Crash).length;
-        figures['answers'] = describeCodes(codes.map((code) => ({ atMs: 0, code })));
+        figures['answers'] = describeCodes(codes.map((code) => ({ sentMs: 0, atMs: 0, code })));
         figures['crashes in the journal'] = crashes;
         expect(codes).to.deep.equal(Array(20).fill(200));
         expect(crashes).to.equal(0);

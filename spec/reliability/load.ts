@@ -4,8 +4,9 @@
  * fault, PostgreSQL and NATS tests, so they count outcomes the same way.
  */
 
-/** One answered request: when it was answered (ms since the load began) and its code. */
+/** One answered request: when it was sent and answered (ms since the load began) and its code. */
 export interface Sample {
+  sentMs: number;
   atMs: number;
   code: number;
 }
@@ -22,12 +23,19 @@ export async function closedLoop(opts: { workers: number; total?: number; stop?:
   await Promise.all(
     Array.from({ length: opts.workers }, async () => {
       while (more()) {
+        const sentMs = Date.now() - began;
         const code = await send(next++);
-        samples.push({ atMs: Date.now() - began, code });
+        samples.push({ sentMs, atMs: Date.now() - began, code });
       }
     }),
   );
   return samples;
+}
+
+/** The samples sent in the last `ms` of the load (a late timeout answer belongs to when it was sent). */
+export function lastSent(samples: readonly Sample[], ms: number): Sample[] {
+  const end = Math.max(...samples.map((s) => s.sentMs));
+  return samples.filter((s) => s.sentMs >= end - ms);
 }
 
 /** Counts samples per code, for example `{ '200': 980, '502': 20 }`. */
