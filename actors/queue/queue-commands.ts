@@ -1,0 +1,67 @@
+/**
+ * The queue's control commands (spec §2.3, §4.2), run inside the queue actor: add (directly or by
+ * template fan-out), status, clear, delete by key, pause/resume, list, fetch and step. Changes a
+ * caller is answered about are durable first; reads answer at once.
+ */
+import { BadInputError, NotFoundError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import type { ActorRef } from '../../supervisors/runtime.js';
+import type { QueueCommand } from './commands.js';
+import { EntryState } from './entry.js';
+import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
+import { fetchResult, listResult, statusResult } from './responses.js';
+
+function assertNever(x: never): never {
+  throw new Error(`unexpected queue command ${JSON.stringify(x)}`);
+}
+
+/** Runs one command; returns a promise only while a template fan-out renders. */
+export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, message: Message, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void | Promise<void> {
+  const view = core.view(s);
+  switch (cmd.type) {
+    case 'add': {
+      if (cmd.templateDefine === undefined) return core.add(s, [message], self, respond, false);
+      const fanOut = core.deps.fanOut;
+      if (!fanOut) throw new BadInputError(`template_define '${cmd.templateDefine}' needs a queue Template, and none is configured`);
+      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, true));
+    }
+    case 'status':
+      return respond(statusResult(view));
+    case 'clear': {
+      const n = s.entries.size;
+      s.entries.clear();
+      s.ready.clear();
+      s.delivering = 0;
+      core.runtime.tell(core.deps.retry(), { type: 'clear' });
+      return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
+    }
+    case 'delete': {
+      const e = s.entries.get(cmd.key);
+      if (e?.state === EntryState.Delivering) s.delivering--;
+      s.entries.delete(cmd.key);
+      return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: [e ? '1' : '0'], key: [cmd.key] }));
+    }
+    case 'pause':
+    case 'resume':
+      s.paused = cmd.type === 'pause';
+      return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () => statusResult(core.view(s)));
+    case 'list':
+      return respond(listResult(s.entries.values(), view, cmd));
+    case 'fetch': {
+      const e = cmd.key ? s.entries.get(cmd.key) : s.entries.values().next().value;
+      if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'the queue is empty');
+      return respond(fetchResult(e, view));
+    }
+    case 'step': {
+      let e = cmd.key ? s.entries.get(cmd.key) : undefined;
+      if (!cmd.key) for (const candidate of s.entries.values()) if (candidate.state === EntryState.Waiting || candidate.state === EntryState.Retrying) { e = candidate; break; }
+      if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'no entry is waiting');
+      if (e.state !== EntryState.Waiting && e.state !== EntryState.Retrying) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
+      s.stepWaiters.set(e.key, respond);
+      e.state = EntryState.Waiting;
+      return core.start(s, e, self);
+    }
+    default:
+      assertNever(cmd);
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * The queue actor's state and the life of an entry in it: loading the store, adding entries (stored
+ * first, visible once durable), starting deliveries and taking their outcomes (remove, retry, dead
+ * letter). The actor (queue-actor.ts) routes messages here; commands are in queue-commands.ts. Kept
+ * apart from the actor so each file holds one concept; all of it runs inside the queue actor.
+ */
+import { randomUUID } from 'node:crypto';
+import { isSuccessCode } from '../../protocol/codes.js';
+import { StorageFullError, describeError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import { resultFromError } from '../../protocol/message.js';
+import type { Logger } from '../../supervisors/logger.js';
+import { onFailure } from '../../supervisors/mailbox.js';
+import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
+import type { DeliveryMsg } from '../../supervisors/service.js';
+import type { QueueConfig } from './commands.js';
+import { entrySettings, passedControls } from './commands.js';
+import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
+import type { DeliverMsg, OutcomeMsg } from './delivery.js';
+import { deliver } from './delivery.js';
+import type { QueueEntry } from './entry.js';
+import { EntryState, MAX_HISTORY, fromStored, toStored } from './entry.js';
+import { MinHeap } from './heap.js';
+import { statusResult } from './responses.js';
+import type { DueMsg, RetryMsg } from './retry.js';
+import type { QueueStore, StoreOp } from './store.js';
+
+/** Renders the queue template for one request: the entries it adds. */
+export type FanOut = (request: Message, define: string) => Promise<Message[]>;
+
+/** Messages of the queue actor. */
+export type QueueMsg =
+  | DeliveryMsg
+  | OutcomeMsg
+  | DueMsg
+  | DeadLetteredMsg
+  /** A dead-letter hand-over could not even be started (the dead-letter actor failed): try again later. */
+  | { type: 'dead-letter-failed'; key: string }
+  /** Writes of added entries are durable: make them visible and answer the caller. */
+  | { type: 'committed'; entries: QueueEntry[]; generation: number; reply: () => void }
+  /** Writes of added entries failed: forget them and answer the caller with the error. */
+  | { type: 'commit-failed'; keys: string[]; error: unknown; reply: (r: Result) => void }
+  /** Start deliveries if there is room (sent at start and whenever something may have become due). */
+  | { type: 'pump' };
+
+export interface QueueDeps {
+  config: QueueConfig;
+  store: QueueStore;
+  log: Logger;
+  delivery: () => ActorRef<DeliverMsg>;
+  retry: () => ActorRef<RetryMsg>;
+  deadLetter: () => ActorRef<DeadLetterMsg>;
+  fanOut: FanOut | undefined;
+  /** Live figures shared with the status page. */
+  stats: QueueStats;
+}
+
+export interface QueueStats {
+  size: number;
+  paused: boolean;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  dropped: number;
+  deliveringNow: number;
+}
+
+export interface QueueState {
+  /** Increases with every (re)start: a commit from before a restart may be missing from the reloaded state. */
+  generation: number;
+  loaded: boolean;
+  entries: Map<string, QueueEntry>;
+  ready: MinHeap<string>;
+  paused: boolean;
+  nextSeq: number;
+  delivering: number;
+  /** Callers of `step` waiting for their entry's outcome. */
+  stepWaiters: Map<string, (r: Result) => void>;
+}
+
+export function emptyQueueState(generation: number, paused: boolean): QueueState {
+  return { generation, loaded: false, entries: new Map(), ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map() };
+}
+
+export class QueueCore {
+  constructor(
+    readonly runtime: Runtime,
+    readonly deps: QueueDeps,
+  ) {}
+
+  view(s: QueueState): { size: number; paused: boolean } {
+    return { size: s.entries.size, paused: s.paused };
+  }
+
+  /** A write nobody waits for (a removal or retry state): a lost one only means a redelivery. */
+  persist(ops: StoreOp[]): void {
+    this.deps.store.write(ops).catch((e: unknown) => this.deps.log.error(`queue store write failed: ${describeError(e)}`));
+  }
+
+  /** A write the caller is answered about once it is durable. */
+  durably(ops: StoreOp[], respond: (r: Result) => void, answer: () => Result): void {
+    this.deps.store.write(ops).then(
+      () => respond(answer()),
+      (e: unknown) => respond(resultFromError(e)),
+    );
+  }
+
+  refresh(s: QueueState): void {
+    const { stats } = this.deps;
+    stats.size = s.entries.size;
+    stats.paused = s.paused;
+    stats.deliveringNow = s.delivering;
+  }
+
+  async load(s: QueueState): Promise<void> {
+    const { store, config, log } = this.deps;
+    let unreadable = 0;
+    const meta = await store.load((docs) => {
+      for (const doc of docs) {
+        let e: QueueEntry;
+        try {
+          e = fromStored(doc);
+        } catch {
+          unreadable++;
+          continue;
+        }
+        s.entries.set(e.key, e);
+        s.nextSeq = Math.max(s.nextSeq, e.seq + 1);
+        if (e.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
+        else if (e.state === EntryState.Retrying) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+        else if (e.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
+      }
+    });
+    s.paused = config.StartPaused || meta.get('paused') === 'true';
+    s.loaded = true;
+    if (unreadable > 0) log.error(`queue store held ${unreadable} unreadable entr${unreadable === 1 ? 'y' : 'ies'}; they were skipped`);
+    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+  }
+
+  private newEntry(s: QueueState, message: Message): QueueEntry {
+    const settings = entrySettings(message.Control, this.deps.config);
+    const seq = s.nextSeq++;
+    return {
+      key: randomUUID(),
+      seq,
+      message: { Class: message.Class, Operation: message.Operation, Control: passedControls(message.Control), Data: message.Data },
+      ...settings,
+      attempts: 0,
+      state: EntryState.Pending,
+      dueAt: Date.now(),
+      createdAt: new Date().toISOString(),
+      history: [],
+    };
+  }
+
+  /** Adds entries: stored first, visible and answered once durable. */
+  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean): void {
+    const { config, log, store } = this.deps;
+    if (s.entries.size + messages.length > config.Capacity) {
+      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${messages.length} would exceed the capacity`);
+    }
+    const created = messages.map((m) => this.newEntry(s, m));
+    for (const e of created) s.entries.set(e.key, e);
+    const keys = created.map((e) => e.key);
+    if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
+    store.write(created.map((e) => ({ type: 'put', key: e.key, seq: e.seq, doc: toStored(e) }))).then(
+      () =>
+        this.runtime.tell(self, {
+          type: 'committed',
+          entries: created,
+          generation: s.generation,
+          reply: () => respond(statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys })),
+        }),
+      (error: unknown) => this.runtime.tell(self, { type: 'commit-failed', keys, error, reply: respond }),
+    );
+  }
+
+  /** Starts deliveries while the queue runs and there is room. */
+  pump(s: QueueState, self: ActorRef<QueueMsg>): void {
+    while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency && s.ready.size > 0) {
+      const key = s.ready.pop()!;
+      const e = s.entries.get(key);
+      if (!e || e.state !== EntryState.Waiting) continue;
+      this.start(s, e, self);
+    }
+  }
+
+  start(s: QueueState, e: QueueEntry, self: ActorRef<QueueMsg>): void {
+    e.state = EntryState.Delivering;
+    e.attempts++;
+    s.delivering++;
+    deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message });
+  }
+
+  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>): void {
+    const { config, log, stats } = this.deps;
+    const e = s.entries.get(key);
+    if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
+    s.delivering--;
+    e.history.push({ time: new Date().toISOString(), code: result.Code, message: result.Message });
+    if (e.history.length > MAX_HISTORY) e.history.shift();
+    if (isSuccessCode(result.Code)) {
+      s.entries.delete(key);
+      stats.delivered++;
+      this.persist([{ type: 'remove', key }]);
+      if (config.AutoPause && s.entries.size === 0 && !s.paused) {
+        s.paused = true;
+        this.persist([{ type: 'meta', name: 'paused', value: 'true' }]);
+        log.info('queue run completed: paused (AutoPause)');
+      }
+    } else if (e.attempts > e.requeueCount) {
+      e.state = EntryState.Dead;
+      e.deadReason = `no success after ${e.attempts} attempt(s)`;
+      if (e.deadLetter === '') {
+        s.entries.delete(key);
+        stats.dropped++;
+        this.persist([{ type: 'remove', key }]);
+        log.warn(`entry ${key} for '${e.channel}' dropped after ${e.attempts} attempt(s): ${result.Code} ${result.Message} (no dead-letter target)`);
+      } else {
+        this.persist([{ type: 'put', key, seq: e.seq, doc: toStored(e) }]);
+        this.sendDeadLetter(e, self);
+      }
+    } else {
+      e.state = EntryState.Retrying;
+      stats.retried++;
+      const exponential = config.RequeueBackoff === 'exponential';
+      const wait = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
+      e.dueAt = Date.now() + Math.round(wait);
+      this.persist([{ type: 'put', key, seq: e.seq, doc: toStored(e) }]);
+      this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
+    }
+    const waiter = s.stepWaiters.get(key);
+    if (waiter) {
+      s.stepWaiters.delete(key);
+      waiter(statusResult(this.view(s), { key: [key], result_code: [String(result.Code)], result_message: [result.Message] }));
+    }
+  }
+
+  sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {
+    this.runtime.tell(
+      this.deps.deadLetter(),
+      onFailure({ type: 'dead-letter', entry: e, tries: 0 } as DeadLetterMsg, () => setTimeout(() => this.runtime.tell(self, { type: 'dead-letter-failed', key: e.key }), 1000).unref()),
+    );
+  }
+}
