@@ -43,9 +43,9 @@ describe('reliability: a full disk under the queue (tmpfs)', function () {
       if (mount.status !== 0) skip(`cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}): needs root or CAP_SYS_ADMIN`);
       mounted = store;
       const record = join(dir, 'delivered.jsonl');
-      const services = [
-        { service: 'echo' as const, NAME: 'target', RecordFile: record },
-        { service: 'queue' as const, NAME: 'q', PersistPath: store, DefaultChannel: 'target', StartPaused: true },
+      const services: Parameters<typeof startTestNode>[0] = [
+        { service: 'echo', NAME: 'target', RecordFile: record },
+        { service: 'queue', NAME: 'q', PersistPath: store, DefaultChannel: 'target', StartPaused: true },
       ];
       ({ node } = await startTestNode(services));
 
