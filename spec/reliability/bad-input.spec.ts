@@ -22,7 +22,7 @@ import { sleep } from '../integration/queue/helpers.js';
 import { prng } from '../prng.js';
 import type { BadPayload } from './bad-shapes.js';
 import { randomJson, wrongBodies, wrongMessages } from './bad-shapes.js';
-import { reliabilityTest } from './record.js';
+import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 
 const RANDOM_PAYLOADS = byScale(2_000, 20_000);
@@ -59,10 +59,7 @@ describe('reliability: bad input at every door', function () {
     { suite: 'bad input', load: `${wrongMessages().length} hand-picked wrong shapes + ${RANDOM_PAYLOADS} seeded random JSON payloads as NATS requests`, faults: 'wrong types, missing fields, invalid JSON, __proto__/constructor/prototype keys' },
     byScale(60_000, 300_000),
     async (figures, skip) => {
-      if (!natsServerAvailable()) {
-        if (process.env.CI) throw new Error('nats-server is not installed (scripts/servers.sh installs it)');
-        skip('nats-server is not installed (scripts/servers.sh installs it)');
-      }
+      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
       nats = await natsServer();
       ({ node } = await startTestNode([{ service: 'echo', NAME: 'echo', SERVERHOST: nats.url, SERVERAUTH: nats.token }]));
       const nc = await connect({ servers: nats.url, token: nats.token });

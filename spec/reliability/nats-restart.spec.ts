@@ -15,7 +15,7 @@ import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
 import { closedLoop, describeCodes, lastSent } from './load.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest } from './record.js';
+import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 
 const CYCLES = byScale(1, 3);
@@ -47,10 +47,7 @@ describe('reliability: nats-server restarted under gateway and queue load', func
     { suite: 'dependencies', load: '8 workers calling echo through the gateway + 4 workers enqueueing through the gateway, all over the NATS hive', faults: `nats-server SIGKILLed for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)` },
     byScale(120_000, 300_000),
     async (figures, skip) => {
-      if (!natsServerAvailable()) {
-        if (process.env.CI) throw new Error('nats-server is not installed (scripts/servers.sh installs it)');
-        skip('nats-server is not installed (scripts/servers.sh installs it)');
-      }
+      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
       nats = await natsServer();
       const dir = tempDir('hn-natsload-');
       writeFileSync(join(dir, 'token'), `${nats.token}\n`);

@@ -10,7 +10,7 @@ import { get } from 'node:http';
 import { tempDir, sleep } from '../integration/queue/helpers.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest } from './record.js';
+import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 import { ensureWrk, ratePerSecond, runWrk } from './wrk.js';
 
@@ -52,10 +52,7 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
     byScale(90_000, 180_000),
     async (figures, skip) => {
       const missing = ensureWrk();
-      if (missing) {
-        if (process.env.CI) throw new Error(missing);
-        skip(missing);
-      }
+      requireInstalled(missing === undefined, missing ?? '', skip);
       const file = writeNodeFile(tempDir('hn-overload-'), 'node', ['{service: echo, NAME: echo, Delay: 50ms}', `{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: echo, MaxInFlight: ${MAX_IN_FLIGHT}}`]);
       node = await startNodeProcess(file);
       const url = `http://127.0.0.1:${node.port}/load/op`;

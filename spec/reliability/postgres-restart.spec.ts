@@ -14,7 +14,7 @@ import { startTestNode } from '../integration/helpers.js';
 import { sleep } from '../integration/queue/helpers.js';
 import type { Sample } from './load.js';
 import { closedLoop, describeCodes, lastSent } from './load.js';
-import { reliabilityTest } from './record.js';
+import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 
 const CYCLES = byScale(1, 3);
@@ -37,10 +37,7 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
     { suite: 'dependencies', load: `${WORKERS} workers sending SELECTs back to back through the hive to one sql service`, faults: `PostgreSQL fast shutdown for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)` },
     byScale(90_000, 240_000),
     async (figures, skip) => {
-      if (!engineAvailable('postgres')) {
-        if (process.env.CI) throw new Error('PostgreSQL is not installed (scripts/sql-servers.sh installs it)');
-        skip('PostgreSQL is not installed (scripts/sql-servers.sh installs it)');
-      }
+      requireInstalled(engineAvailable('postgres'), 'PostgreSQL is not installed (scripts/sql-servers.sh installs it)', skip);
       pg = await openEngine('postgres');
       await pg.exec(`CREATE TABLE items (${pg.serial}, name TEXT NOT NULL)`);
       await pg.exec("INSERT INTO items (name) VALUES ('one')");

@@ -55,6 +55,13 @@ export function writeRecord(record: ReliabilityRecord): void {
 /** Skips the running test with a reason that goes into the record (a missing tool, no mount rights). */
 export type Skip = (reason: string) => never;
 
+/** Skips when a server or tool is missing, except in CI, where the install scripts should have put it there. */
+export function requireInstalled(available: boolean, reason: string, skip: Skip): void {
+  if (available) return;
+  if (process.env.CI) throw new Error(reason);
+  skip(reason);
+}
+
 /**
  * A mocha test that records itself: `body` fills `figures` while it runs; whether it passes, throws
  * or skips, the record is written with what was measured so far.
