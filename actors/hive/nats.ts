@@ -18,6 +18,7 @@ import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../../supervisors/logger.js';
 import type { DeliveryMode, HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
+import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
 
 const MODE_HEADER = 'Hive-Mode';
 const encoder = new TextEncoder();
@@ -40,6 +41,7 @@ export function subjectOf(channel: string): string {
 export class NatsTransport implements HiveTransport {
   readonly kind = 'nats' as const;
   private nc: NatsConnection | undefined;
+  private replies: ReplyMux | undefined;
   private connected = false;
   private readonly counters: TransportStats = { calls: 0, executes: 0, emits: 0, dropped: 0, failures: 0 };
 
@@ -63,6 +65,7 @@ export class NatsTransport implements HiveTransport {
       throw new ConfigError(`cannot connect to the NATS hive at ${this.opts.servers}: ${m}`);
     }
     this.connected = true;
+    this.replies = new ReplyMux(this.nc);
     void this.watch(this.nc);
   }
 
@@ -70,6 +73,8 @@ export class NatsTransport implements HiveTransport {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') {
         this.connected = false;
+        // answers to requests sent before the drop will not come: fail them now, not at their timeout
+        this.replies?.failAll(NoReply.Disconnected, `the hive connection to ${this.opts.servers} dropped`);
         this.opts.log.warn(`hive disconnected from ${this.opts.servers}; reconnecting`);
       } else if (s.type === 'reconnect') {
         this.connected = true;
@@ -80,6 +85,7 @@ export class NatsTransport implements HiveTransport {
 
   async close(): Promise<void> {
     this.connected = false;
+    this.replies?.close();
     await this.nc?.drain().catch(() => undefined);
   }
 
@@ -112,28 +118,30 @@ export class NatsTransport implements HiveTransport {
 
   private async request(mode: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
     const ready = this.prepare(channel, message);
-    if (!('nc' in ready)) {
+    if (!('nc' in ready) || !this.replies) {
       this.counters.failures++;
-      return ready;
+      return 'nc' in ready ? failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`) : ready;
     }
     // only execute carries a header: a call without one is cheaper to encode and decode
-    let opts: { timeout: number; headers?: ReturnType<typeof natsHeaders> } = { timeout: timeoutMs };
+    let headers: ReturnType<typeof natsHeaders> | undefined;
     if (mode === 'execute') {
-      const h = natsHeaders();
-      h.set(MODE_HEADER, mode);
-      opts = { timeout: timeoutMs, headers: h };
+      headers = natsHeaders();
+      headers.set(MODE_HEADER, mode);
     }
     try {
-      const reply = await ready.nc.request(subjectOf(channel), ready.payload, opts);
+      const reply = await this.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
       this.counters.failures++;
-      const err = e as Error & { isNoResponders?: () => boolean; cause?: unknown };
-      const name = `${err.name} ${(err.cause as Error | undefined)?.name ?? ''}`;
-      if (err.isNoResponders?.() || /NoResponders/.test(name)) return failure(Code.NotFound, `no service listens on channel '${channel}'`);
-      if (/Timeout/.test(name)) return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
-      if (/Closed|Draining|Connection/.test(name)) return failure(Code.Unavailable, `the hive connection failed: ${err.message}`);
-      return resultFromError(e);
+      if (!(e instanceof NoReplyError)) return resultFromError(e);
+      switch (e.reason) {
+        case NoReply.NoResponders:
+          return failure(Code.NotFound, `no service listens on channel '${channel}'`);
+        case NoReply.Timeout:
+          return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
+        case NoReply.Disconnected:
+          return failure(Code.Unavailable, `the hive connection failed: ${e.message}`);
+      }
     }
   }
 

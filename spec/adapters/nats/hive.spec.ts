@@ -54,6 +54,29 @@ describe('NATS hive (real nats-server)', function () {
     expect(big.Code).to.equal(413);
   });
 
+  it('a listener that does not answer in time is 504 at the timeout; a late answer is dropped, the next call still works', async () => {
+    await start([{ service: 'echo', NAME: 'slow', Delay: '700ms' }]);
+    const caller = await start([{ service: 'echo', NAME: 'caller' }]);
+    const started = Date.now();
+    const r = await caller.hive.call('slow', msg(), 250);
+    expect(r.Code).to.equal(504);
+    expect(Date.now() - started).to.be.within(200, 650);
+    await new Promise((res) => setTimeout(res, 600)); // the late answer arrives meanwhile and finds nobody
+    expect((await caller.hive.call('slow', msg({ a: ['1'] }), 5000)).Data.a).to.deep.equal(['1']);
+  });
+
+  it('calls waiting when the connection drops fail with 503 at once, not at their timeout', async () => {
+    await start([{ service: 'echo', NAME: 'slow', Delay: '2s' }]);
+    const caller = await start([{ service: 'echo', NAME: 'caller' }]);
+    const started = Date.now();
+    const waiting = caller.hive.call('slow', msg(), 30_000);
+    await new Promise((res) => setTimeout(res, 200));
+    await server.stop();
+    const r = await waiting;
+    expect(r.Code).to.equal(503);
+    expect(Date.now() - started).to.be.below(5000);
+  });
+
   it('refuses to start with a wrong token, with a clear message', async () => {
     const err = await startTestNode([{ service: 'echo', SERVERHOST: server.url, SERVERAUTH: 'wrong-token' }]).catch((e: unknown) => e);
     expect((err as Error).name).to.equal('ConfigError');
