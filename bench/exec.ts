@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { makeMessage } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
-import { drive, fmt, interleaved } from './lib.js';
+import { drive, fmt, interleaved, report } from './lib.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -35,5 +35,6 @@ for (const concurrency of [1, 8]) {
   await drive(100, concurrency, service);
   const m = await interleaved(ROUNDS, () => drive(RUNS, concurrency, raw), () => drive(RUNS, concurrency, service));
   console.log(`concurrency ${concurrency}: raw spawn ${fmt(m.a)} runs/s, exec service ${fmt(m.b)} runs/s, ratio ${(m.b / m.a).toFixed(2)} (target >= 0.85)`);
+  report({ figure: `exec service runs of /bin/true, concurrency ${concurrency}`, hivenode: m.b, unit: 'runs/s', baseline: 'raw child_process.spawn', baselineValue: m.a, target: '≥ 0.85', met: m.b / m.a >= 0.85 });
 }
 await node.stop(2000);

@@ -9,7 +9,7 @@ import nact from 'nact';
 import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
-import { drive, median } from './lib.js';
+import { drive, median, report } from './lib.js';
 import { connect } from '@nats-io/transport-node';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
 
@@ -51,6 +51,9 @@ async function main(): Promise<void> {
   console.log(`bare nact dispatch-and-reply : ${Math.round(b).toLocaleString('en')} calls/s`);
   console.log(`embedded hive call via bridge: ${Math.round(h).toLocaleString('en')} calls/s`);
   console.log(`ratio hive/bare              : ${(h / b).toFixed(2)} (target >= 0.60; absolute target >= 150,000 calls/s)`);
+  const figure = `embedded hive call via bridge, ${IN_FLIGHT} in flight`;
+  report({ figure, hivenode: h, unit: 'calls/s', baseline: 'bare nact dispatch-and-reply', baselineValue: b, target: '≥ 0.6', met: h / b >= 0.6 });
+  report({ figure: `${figure} (absolute)`, hivenode: h, unit: 'calls/s', target: '≥ 150,000 calls/s', met: h >= 150_000 });
   await node.stop(1000);
   nact.stop(system);
   if (natsServerAvailable()) await natsBench();
@@ -87,6 +90,8 @@ async function natsBench(): Promise<void> {
       h.push(await drive(n, inFlight, viaHive));
     }
     console.log(`NATS, ${String(inFlight).padStart(2)} in flight: bare nats.js ${Math.round(median(b)).toLocaleString('en')} req/s, hive via bridge ${Math.round(median(h)).toLocaleString('en')} calls/s, ratio ${(median(h) / median(b)).toFixed(2)} (target >= 0.85)`);
+    const ratio = median(h) / median(b);
+    report({ figure: `NATS hive call via bridge, ${inFlight} in flight`, hivenode: median(h), unit: 'calls/s', baseline: 'bare nats.js request/respond', baselineValue: median(b), target: '≥ 0.85', met: ratio >= 0.85 });
   }
   await nc.close();
   await responder.close();

@@ -1,4 +1,8 @@
-/** Shared pieces of the benchmarks: closed-loop drivers and medians of interleaved rounds. */
+/**
+ * Shared pieces of the benchmarks: closed-loop drivers, medians of interleaved rounds, and the one
+ * machine-readable line every figure is reported through (scripts/bench-report.ts turns those lines
+ * into the tables of BENCHMARKS.md; the human lines each bench prints stay as they were).
+ */
 
 /** Runs `total` operations with `concurrency` outstanding at a time; returns operations per second. */
 export async function drive(total: number, concurrency: number, op: () => Promise<unknown>): Promise<number> {
@@ -19,15 +23,56 @@ export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
-/** Rounds of A and B alternated (so drift in the machine hits both alike); medians of each. */
-export async function interleaved(rounds: number, a: () => Promise<number>, b: () => Promise<number>): Promise<{ a: number; b: number }> {
-  const ra: number[] = [];
-  const rb: number[] = [];
+/**
+ * Rounds of every measurement alternated (so drift in a shared machine hits all of them alike);
+ * returns the median of each, in the order given.
+ */
+export async function interleavedAll(rounds: number, measurements: Array<() => Promise<number>>): Promise<number[]> {
+  const samples = measurements.map(() => [] as number[]);
   for (let i = 0; i < rounds; i++) {
-    ra.push(await a());
-    rb.push(await b());
+    for (const [k, measure] of measurements.entries()) samples[k]!.push(await measure());
   }
-  return { a: median(ra), b: median(rb) };
+  return samples.map(median);
+}
+
+/** Rounds of A and B alternated; medians of each. */
+export async function interleaved(rounds: number, a: () => Promise<number>, b: () => Promise<number>): Promise<{ a: number; b: number }> {
+  const [ma, mb] = await interleavedAll(rounds, [a, b]);
+  return { a: ma!, b: mb! };
 }
 
 export const fmt = (n: number): string => Math.round(n).toLocaleString('en');
+
+/** Resident set size of this process in MiB, after a collection when --expose-gc is given. */
+export function rssMiB(): number {
+  globalThis.gc?.();
+  return process.memoryUsage().rss / 1048576;
+}
+
+/** One figure of BENCHMARKS.md: hivenode's value, and the named baseline or peer it is compared with. */
+export interface Figure {
+  /** What was measured, e.g. 'gateway strict → hive → echo, 32 connections'. */
+  figure: string;
+  hivenode: number;
+  unit: string;
+  /** The baseline or peer, named: 'raw node:http', 'Node-RED 4.1 (http in → function → http response)'. */
+  baseline?: string;
+  baselineValue?: number;
+  /** The baseline is a peer product users choose between (Node-RED, BullMQ, got), not a raw building block. */
+  peer?: boolean;
+  /** The stated target, e.g. '≥ 0.6' (of the ratio) or '≤ 5 ms' (of hivenode's value). */
+  target?: string;
+  /** Whether the target was met in this run. */
+  met?: boolean;
+  /** Times, latencies and memory: smaller is better, so a ratio below 1 favours hivenode. */
+  lowerIsBetter?: boolean;
+}
+
+/** The prefix scripts/bench-report.ts looks for. */
+export const FIGURE_PREFIX = 'BENCH ';
+
+/** Prints one figure as a machine-readable line; the ratio is hivenode / baseline. */
+export function report(f: Figure): void {
+  const ratio = f.baselineValue !== undefined && f.baselineValue > 0 ? f.hivenode / f.baselineValue : undefined;
+  console.log(FIGURE_PREFIX + JSON.stringify({ ...f, ...(ratio === undefined ? {} : { ratio }) }));
+}

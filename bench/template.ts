@@ -2,8 +2,9 @@
  * Template render rate: a queue fan-out template (range over a Data list creating one entry per
  * element) and an exec template (command plus arguments from Data), parsed once and executed many
  * times. When `go` is on PATH the same templates run under Go's text/template in the same run
- * (bench/go-template) and the ratio ours/Go is printed (target ≥ 0.5).
- * Run: npx tsx bench/template.ts   (BENCH_SECONDS per measurement, default 3)
+ * (bench/go-template, built once) and the ratio ours/Go is printed (target ≥ 0.5); the two alternate
+ * for BENCH_ROUNDS rounds and each rate is the median.
+ * Run: node --import tsx bench/template.ts   (BENCH_SECONDS per measurement, default 1)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,8 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { QueueTemplate, renderQueueTemplate } from '../template/dialects/queue.js';
 import { renderExecTemplate } from '../template/dialects/exec.js';
 import { emptyMap, makeMessage, mapOf } from '../protocol/message.js';
+import { fmt, median, report } from './lib.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const here = dirname(fileURLToPath(import.meta.url));
 const goDir = join(here, 'go-template');
 const queueFile = join(goDir, 'queue.tmpl');
@@ -53,32 +56,44 @@ function ours(): { queue: number; exec: number } {
   return { queue, exec };
 }
 
-/** Builds and runs the Go twin; undefined when Go is not available. */
-function go(): { queue: number; exec: number } | undefined {
+/** Builds the Go twin once; undefined when Go is not available. */
+function buildGo(out: string): string | undefined {
   if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) return undefined;
-  const out = mkdtempSync(join(tmpdir(), 'go-template-bench-'));
-  try {
-    const bin = join(out, 'go-template');
-    execFileSync('go', ['build', '-o', bin, '.'], { cwd: goDir, stdio: ['ignore', 'ignore', 'inherit'] });
-    const line = execFileSync(bin, [queueFile, execFile, String(SECONDS)], { encoding: 'utf8' });
-    return JSON.parse(line) as { queue: number; exec: number };
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-  }
+  const bin = join(out, 'go-template');
+  execFileSync('go', ['build', '-o', bin, '.'], { cwd: goDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  return bin;
 }
 
-const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const runGo = (bin: string): { queue: number; exec: number } => JSON.parse(execFileSync(bin, [queueFile, execFile, String(SECONDS)], { encoding: 'utf8' })) as { queue: number; exec: number };
 
-const mine = ours();
-console.log(`queue fan-out (20 entries): ${fmt(mine.queue)} renders/s (TypeScript)`);
-console.log(`exec command:               ${fmt(mine.exec)} renders/s (TypeScript)`);
-const theirs = go();
-if (theirs === undefined) {
-  console.log('go not on PATH: no Go baseline this run');
-} else {
-  console.log(`queue fan-out (20 entries): ${fmt(theirs.queue)} renders/s (Go text/template)`);
-  console.log(`exec command:               ${fmt(theirs.exec)} renders/s (Go text/template)`);
-  const rq = mine.queue / theirs.queue;
-  const re = mine.exec / theirs.exec;
-  console.log(`ratio ours/Go: queue ${rq.toFixed(2)}, exec ${re.toFixed(2)} (target >= 0.5)`);
+const out = mkdtempSync(join(tmpdir(), 'go-template-bench-'));
+try {
+  const goBin = buildGo(out);
+  const mine: Array<{ queue: number; exec: number }> = [];
+  const theirs: Array<{ queue: number; exec: number }> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    mine.push(ours());
+    if (goBin) theirs.push(runGo(goBin));
+  }
+  const oursQueue = median(mine.map((m) => m.queue));
+  const oursExec = median(mine.map((m) => m.exec));
+  console.log(`${SECONDS} s per measurement, rounds ${ROUNDS} (median), interleaved`);
+  console.log(`queue fan-out (20 entries): ${fmt(oursQueue)} renders/s (TypeScript)`);
+  console.log(`exec command:               ${fmt(oursExec)} renders/s (TypeScript)`);
+  if (!goBin) {
+    console.log('go not on PATH: no Go baseline this run');
+    report({ figure: 'queue fan-out template (20 entries)', hivenode: oursQueue, unit: 'renders/s' });
+    report({ figure: 'exec command template', hivenode: oursExec, unit: 'renders/s' });
+  } else {
+    const goQueue = median(theirs.map((t) => t.queue));
+    const goExec = median(theirs.map((t) => t.exec));
+    console.log(`queue fan-out (20 entries): ${fmt(goQueue)} renders/s (Go text/template)`);
+    console.log(`exec command:               ${fmt(goExec)} renders/s (Go text/template)`);
+    console.log(`ratio ours/Go: queue ${(oursQueue / goQueue).toFixed(2)}, exec ${(oursExec / goExec).toFixed(2)} (target >= 0.5)`);
+    const baseline = `Go text/template (${execFileSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' }).trim()})`;
+    report({ figure: 'queue fan-out template (20 entries)', hivenode: oursQueue, unit: 'renders/s', baseline, baselineValue: goQueue, target: '≥ 0.5', met: oursQueue / goQueue >= 0.5 });
+    report({ figure: 'exec command template', hivenode: oursExec, unit: 'renders/s', baseline, baselineValue: goExec, target: '≥ 0.5', met: oursExec / goExec >= 0.5 });
+  }
+} finally {
+  rmSync(out, { recursive: true, force: true });
 }
