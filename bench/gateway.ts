@@ -4,67 +4,37 @@
  * (the JSON pass-through pair, in-process and as HTTP services) reported too. Prints req/s, p50/p99
  * and the ratios (targets: strict >= 0.6 of raw, p99 <= 5 ms), and whether each target is met. Every
  * target is checked to answer 200 with the posted Data first, and wrk's non-2xx and socket-error
- * counts are reported, so errors are never counted as throughput.
+ * counts are reported, so errors are never counted as throughput. When bench/peers is installed,
+ * Node-RED (http in → function → http response, its own process) takes the same load in the same
+ * rounds. The strict gateway, raw node:http and Node-RED are measured again at BENCH_SCALE_CONNECTIONS
+ * (default 256; empty to skip) to show how each holds up as connections grow.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { loadInterceptor, serveInterceptor } from '../actors/interceptor/server.js';
 import { HiveNode } from '../supervisors/node.js';
-import { median } from './lib.js';
+import { report } from './lib.js';
+import type { NodeRed } from './support/nodered.js';
+import { startNodeRed } from './support/nodered.js';
+import { loadPeers } from './support/peers.js';
+import type { WrkResult } from './support/wrk.js';
+import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SCALE_CONNECTIONS = (process.env.BENCH_SCALE_CONNECTIONS ?? '256').split(',').filter(Boolean).map(Number);
 
-if (spawnSync('wrk', ['--version']).error) {
+if (!wrkInstalled()) {
   console.log('wrk is not installed (apt-get install wrk): gateway bench skipped');
   process.exit(0);
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'hn-bench-gw-'));
-const script = join(dir, 'post.lua');
+const PATH = '/test/op';
 const BODY = '{"id":["42"],"name":["bench"]}';
-writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${BODY}'\nwrk.headers["Content-Type"] = "application/json"\n`);
-
-interface WrkResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** Non-2xx/3xx responses plus socket errors: must be 0 for the figures to mean anything. */
-  errors: number;
-}
-
-function toMs(v: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(v.trim());
-  if (!m) return NaN;
-  const n = Number(m[1]);
-  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
-}
-
-/** wrk runs as a child process; the servers run in this process (the same for every target). */
-async function wrk(url: string, seconds = SECONDS): Promise<WrkResult> {
-  // asynchronous on purpose: a spawnSync would block the event loop the servers answer on
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', ['-t', '1', '-c', String(CONNECTIONS), '-d', `${seconds}s`, '--latency', '-s', script, url]);
-    let text = '';
-    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (text += c.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}:\n${text}`))));
-  });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  const result = { rps, p50: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''), p99: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''), errors };
-  if (![result.rps, result.p50, result.p99].every(Number.isFinite)) throw new Error(`cannot read wrk's output:\n${out}`);
-  return result;
-}
+const script = postScript(BODY);
 
 /** One POST must come back 200 with the posted Data before a target is measured. */
 async function check(label: string, url: string): Promise<void> {
@@ -83,7 +53,7 @@ const raw = createServer((req, res) => {
   });
 });
 await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
-const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/test/op`;
+const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}${PATH}`;
 
 const examples = new URL('../examples/interceptors/', import.meta.url).pathname;
 const before = await serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0);
@@ -98,41 +68,60 @@ const node = await HiveNode.start({
     gw('http', [['InterceptBefore', `http://127.0.0.1:${before.port}/`], ['InterceptAfter', `http://127.0.0.1:${after.port}/`]]),
   ],
 });
-const url = (name: string): string => `http://127.0.0.1:${node.services.find((s) => s.name === name)!.running.status().port as number}/test/op`;
+const url = (name: string): string => `http://127.0.0.1:${node.services.find((s) => s.name === name)!.running.status().port as number}${PATH}`;
+const peers = await loadPeers();
+const nodeRed: NodeRed | undefined = peers ? await startNodeRed(peers.nodeRedScript, PATH, BODY) : undefined;
 
-const urls: Record<string, string> = { raw: rawUrl, strict: url('strict'), module: url('module'), http: url('http') };
+const labels: Record<string, string> = { raw: 'raw node:http JSON echo', strict: 'gateway strict → hive → echo', module: 'gateway + module:// interceptors', http: 'gateway + HTTP interceptor services', nodered: `${nodeRed?.name ?? 'Node-RED'} http in → function → response` };
+const urls: Record<string, string> = { raw: rawUrl, strict: url('strict'), module: url('module'), http: url('http'), ...(nodeRed ? { nodered: nodeRed.url } : {}) };
 for (const [k, u] of Object.entries(urls)) {
   await check(k, u);
-  await wrk(u, 1); // warm-up (JIT, connection pools), not counted
+  await wrk(u, { connections: CONNECTIONS, seconds: 1, script }); // warm-up (JIT, connection pools), not counted
 }
-const load = loadavg()[0]!;
-const results: Record<string, WrkResult[]> = { raw: [], strict: [], module: [], http: [] };
-for (let i = 0; i < ROUNDS; i++) {
-  results.raw!.push(await wrk(rawUrl));
-  results.strict!.push(await wrk(url('strict')));
-  results.module!.push(await wrk(url('module')));
-  results.http!.push(await wrk(url('http')));
+
+/** Interleaved rounds over `targets` at `connections`; medians per target, printed as before. */
+async function measure(connections: number, targets: string[]): Promise<Record<string, WrkResult>> {
+  const load = loadavg()[0]!;
+  const rounds: Record<string, WrkResult[]> = Object.fromEntries(targets.map((k) => [k, []]));
+  for (let i = 0; i < ROUNDS; i++) for (const k of targets) rounds[k]!.push(await wrk(urls[k]!, { connections, seconds: SECONDS, script }));
+  const s: Record<string, WrkResult> = Object.fromEntries(targets.map((k) => [k, summarize(rounds[k]!)]));
+  console.log(`wrk -t1, ${connections} connections, ${SECONDS} s x ${ROUNDS} rounds (median), interleaved; servers in this process (Node-RED its own), wrk a child; load average ${load.toFixed(2)} on 2 shared cores at start`);
+  for (const k of targets) {
+    const spread = rounds[k]!.map((x) => Math.round(x.rps).toLocaleString('en')).join(' / ');
+    console.log(`${labels[k]!.padEnd(46)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  ratio ${(s[k]!.rps / s.raw!.rps).toFixed(2)}  errors ${s[k]!.errors}  (rounds ${spread})`);
+  }
+  const failed = targets.filter((k) => s[k]!.errors > 0);
+  if (failed.length > 0) console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
+  return s;
 }
-const summary = (k: string): WrkResult => ({
-  rps: median(results[k]!.map((r) => r.rps)),
-  p50: median(results[k]!.map((r) => r.p50)),
-  p99: median(results[k]!.map((r) => r.p99)),
-  errors: results[k]!.reduce((a, r) => a + r.errors, 0),
-});
-const r = summary('raw');
-console.log(`wrk -t1, ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds (median), interleaved; servers in this process, wrk a child; load average ${load.toFixed(2)} on 2 shared cores at start`);
-for (const [k, label] of [['raw', 'raw node:http JSON echo'], ['strict', 'gateway strict → hive → echo'], ['module', 'gateway + module:// interceptors'], ['http', 'gateway + HTTP interceptor services']] as const) {
-  const s = summary(k);
-  const spread = results[k]!.map((x) => Math.round(x.rps).toLocaleString('en')).join(' / ');
-  console.log(`${label.padEnd(36)} ${Math.round(s.rps).toLocaleString('en').padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  ratio ${(s.rps / r.rps).toFixed(2)}  errors ${s.errors}  (rounds ${spread})`);
+
+/** The figures of one load level: strict against raw node:http and against Node-RED, throughput and p99. */
+function reportLevel(connections: number, s: Record<string, WrkResult>, targets: boolean): void {
+  const strict = s.strict!;
+  const figure = `gateway strict → hive → echo, ${connections} connections`;
+  report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps, ...(targets ? { target: '≥ 0.6', met: strict.rps / s.raw!.rps >= 0.6 } : {}) });
+  report({ figure: `${figure}, p99 latency`, hivenode: strict.p99, unit: 'ms', lowerIsBetter: true, baseline: 'raw node:http JSON echo', baselineValue: s.raw!.p99, ...(targets ? { target: '≤ 5 ms', met: strict.p99 <= 5 } : {}) });
+  if (s.nodered) {
+    report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: labels.nodered!, baselineValue: s.nodered.rps, peer: true });
+    report({ figure: `${figure}, p99 latency`, hivenode: strict.p99, unit: 'ms', lowerIsBetter: true, baseline: labels.nodered!, baselineValue: s.nodered.p99, peer: true });
+  }
 }
-const strict = summary('strict');
+
+const withPeer = nodeRed ? ['nodered'] : [];
+const main = await measure(CONNECTIONS, ['raw', 'strict', 'module', 'http', ...withPeer]);
+const strict = main.strict!;
+const r = main.raw!;
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
 console.log(`target strict/raw >= 0.60: ${(strict.rps / r.rps).toFixed(2)} — ${verdict(strict.rps / r.rps >= 0.6)}`);
 console.log(`target strict p99 <= 5 ms at ${CONNECTIONS} connections: ${strict.p99.toFixed(2)} ms — ${verdict(strict.p99 <= 5)} (raw p99 in the same run: ${r.p99.toFixed(2)} ms)`);
-console.log(`interceptor mode (HTTP interceptor services)/raw: ${(summary('http').rps / r.rps).toFixed(2)}, in-process module:// interceptors/raw: ${(summary('module').rps / r.rps).toFixed(2)} (no target)`);
-const failed = Object.keys(results).filter((k) => summary(k).errors > 0);
-if (failed.length > 0) console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
+console.log(`interceptor mode (HTTP interceptor services)/raw: ${(main.http!.rps / r.rps).toFixed(2)}, in-process module:// interceptors/raw: ${(main.module!.rps / r.rps).toFixed(2)} (no target)`);
+if (main.nodered) console.log(`gateway strict / ${nodeRed!.name}: ${(strict.rps / main.nodered.rps).toFixed(2)}`);
+reportLevel(CONNECTIONS, main, CONNECTIONS === 32);
+report({ figure: `gateway + module:// interceptors, ${CONNECTIONS} connections`, hivenode: main.module!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps });
+report({ figure: `gateway + HTTP interceptor services, ${CONNECTIONS} connections`, hivenode: main.http!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps });
+for (const connections of SCALE_CONNECTIONS) reportLevel(connections, await measure(connections, ['raw', 'strict', ...withPeer]), false);
+
+await nodeRed?.stop();
 await node.stop(2000);
 await before.close();
 await after.close();
