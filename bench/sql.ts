@@ -1,29 +1,45 @@
 /**
  * SQL service throughput: a SELECT by primary key through a hive call to the SQL service (no gateway)
- * against the same SELECT run directly with `sequelize.query(sql, { bind })` in the same process, at
- * concurrency 1 and 32, interleaved rounds, medians. SQLite always; PostgreSQL too when its binaries
- * are installed (a private server on a free port, as the adapter tests start it). Target ratio >= 0.8.
+ * against the same SELECT run directly with `sequelize.query(sql, { bind })` (what the service is
+ * built on) and with the raw driver (sqlite3, pg, mysql2 — a pool of 10 where the driver pools) in the
+ * same process, at concurrency 1 and 32, interleaved rounds, medians. SQLite always; PostgreSQL and
+ * MariaDB too when their binaries are installed (private servers on free ports, as the adapter tests
+ * start them). Target ratio >= 0.8 of direct sequelize.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { createRequire } from 'node:module';
+import mysql from 'mysql2/promise';
 import { QueryTypes, Sequelize } from 'sequelize';
+import sqlite3 from 'sqlite3';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
 import type { DbServer } from '../spec/adapters/sql/servers.js';
-import { postgresBin, postgresServer } from '../spec/adapters/sql/servers.js';
-import { drive, fmt, interleaved } from './lib.js';
+import { mariadbAvailable, mariadbServer, postgresBin, postgresServer } from '../spec/adapters/sql/servers.js';
+import { drive, fmt, interleavedAll, report } from './lib.js';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+/** The little of pg's Pool the bench uses; loaded with require because the project carries no types for pg. */
+interface PgPool {
+  query(sql: string, values: string[]): Promise<{ rowCount: number | null }>;
+  on(event: 'error', listener: (e: Error) => void): void;
+  end(): Promise<void>;
+}
+const pg = createRequire(import.meta.url)('pg') as { Pool: new (options: Record<string, unknown>) => PgPool };
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROWS = 1000;
-const OPS: Record<number, number> = { 1: Number(process.env.BENCH_OPS_1 ?? 3000), 32: Number(process.env.BENCH_OPS_32 ?? 10_000) };
+const OPS: Record<number, number> = { 1: Number(process.env.BENCH_OPS_1 ?? 2000), 32: Number(process.env.BENCH_OPS_32 ?? 6000) };
 
 interface Target {
   label: string;
   params: Record<string, string>;
   direct: Sequelize;
   quote: string;
+  /** The raw driver's name and one SELECT by id through it (resolves with the row count). */
+  driver: string;
+  rawSelect(sql: string, id: string): Promise<number>;
   cleanup(): Promise<void>;
 }
 
@@ -39,15 +55,35 @@ async function sqliteTarget(): Promise<Target> {
   const file = join(dir, 'bench.db');
   const direct = new Sequelize({ dialect: 'sqlite', storage: file, logging: false });
   await seed(direct, 'id INTEGER PRIMARY KEY AUTOINCREMENT');
-  return { label: 'SQLite', params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file }, direct, quote: '"', cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  const db = new sqlite3.Database(file);
+  const rawSelect = (sql: string, id: string): Promise<number> => new Promise((resolve, reject) => db.all(sql, [id], (e, rows) => (e ? reject(e) : resolve(rows.length))));
+  const cleanup = async (): Promise<void> => {
+    await new Promise((r) => db.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { label: 'SQLite', params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file }, direct, quote: '"', driver: 'sqlite3', rawSelect, cleanup };
 }
 
 async function postgresTarget(): Promise<Target> {
   const server: DbServer = await postgresServer();
   const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'postgres', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
   await seed(direct, 'id SERIAL PRIMARY KEY');
+  const pool = new pg.Pool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, max: 10 });
+  // the server is shut down at the end while idle clients may still be closing: not an error of the bench
+  pool.on('error', () => undefined);
   const params = { SQL_ENGINE: 'postgres', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
-  return { label: 'PostgreSQL', params, direct, quote: '"', cleanup: () => server.remove() };
+  const rawSelect = async (sql: string, id: string): Promise<number> => (await pool.query(sql.replace('?', '$1'), [id])).rowCount ?? 0;
+  return { label: 'PostgreSQL', params, direct, quote: '"', driver: 'pg Pool', rawSelect, cleanup: async () => (await pool.end(), await server.remove()) };
+}
+
+async function mariadbTarget(): Promise<Target> {
+  const server: DbServer = await mariadbServer();
+  const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'mysql', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
+  await seed(direct, 'id INTEGER PRIMARY KEY AUTO_INCREMENT');
+  const pool = mysql.createPool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, connectionLimit: 10 });
+  const params = { SQL_ENGINE: 'mariadb', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
+  const rawSelect = async (sql: string, id: string): Promise<number> => ((await pool.query(sql, [id]))[0] as unknown[]).length;
+  return { label: 'MariaDB', params, direct, quote: '`', driver: 'mysql2 pool', rawSelect, cleanup: async () => (await pool.end(), await server.remove()) };
 }
 
 async function bench(t: Target): Promise<void> {
@@ -61,22 +97,25 @@ async function bench(t: Target): Promise<void> {
     const r = await node.hive.call('kv', makeMessage({ Data: mapOf({ id: [nextId()] }) }), 30_000);
     if (r.Code !== 200 || r.Data.rowcount?.[0] !== '1') throw new Error(`${r.Code} ${r.Message}`);
   };
-  const sql = `SELECT * FROM ${t.quote}kv${t.quote} WHERE id = $id`;
+  const table = `${t.quote}kv${t.quote}`;
+  const sql = `SELECT * FROM ${table} WHERE id = $id`;
   const direct = async (): Promise<void> => {
     const rows = await t.direct.query(sql, { bind: { id: nextId() }, type: QueryTypes.SELECT });
     if (rows.length !== 1) throw new Error('no row');
   };
+  const rawSql = `SELECT * FROM ${table} WHERE id = ?`;
+  const raw = async (): Promise<void> => {
+    if ((await t.rawSelect(rawSql, nextId())) !== 1) throw new Error('no row');
+  };
   for (const concurrency of [1, 32]) {
     const ops = OPS[concurrency]!;
     // warm-up: connections opened, statements prepared, JIT settled
-    await drive(Math.min(ops, 1000), concurrency, direct);
-    await drive(Math.min(ops, 1000), concurrency, viaHive);
-    const m = await interleaved(
-      ROUNDS,
-      () => drive(ops, concurrency, direct),
-      () => drive(ops, concurrency, viaHive),
-    );
-    console.log(`${t.label.padEnd(10)} c=${String(concurrency).padEnd(2)}  direct sequelize.query ${fmt(m.a).padStart(7)} /s   via hive + SQL service ${fmt(m.b).padStart(7)} /s   ratio ${(m.b / m.a).toFixed(2)} (target >= 0.80)`);
+    for (const op of [direct, raw, viaHive]) await drive(Math.min(ops, 1000), concurrency, op);
+    const [d, r, h] = await interleavedAll(ROUNDS, [direct, raw, viaHive].map((op) => () => drive(ops, concurrency, op)));
+    console.log(`${t.label.padEnd(10)} c=${String(concurrency).padEnd(2)}  direct sequelize.query ${fmt(d!).padStart(7)} /s   via hive + SQL service ${fmt(h!).padStart(7)} /s   ratio ${(h! / d!).toFixed(2)} (target >= 0.80)   raw ${t.driver} ${fmt(r!)} /s (ratio ${(h! / r!).toFixed(2)})`);
+    const figure = `${t.label} SELECT by primary key via hive + SQL service, concurrency ${concurrency}`;
+    report({ figure, hivenode: h!, unit: 'queries/s', baseline: 'direct sequelize.query', baselineValue: d!, target: '≥ 0.8', met: h! / d! >= 0.8 });
+    report({ figure, hivenode: h!, unit: 'queries/s', baseline: `raw ${t.driver}`, baselineValue: r! });
   }
   await node.stop(2000);
   await t.direct.close();
@@ -86,4 +125,6 @@ async function bench(t: Target): Promise<void> {
 console.log(`SELECT by primary key, ${ROWS} rows; ops per round: c=1 ${OPS[1]}, c=32 ${OPS[32]}; rounds ${ROUNDS} (median, interleaved)`);
 await bench(await sqliteTarget());
 if (postgresBin()) await bench(await postgresTarget());
-else console.log('PostgreSQL    skipped: binaries not installed (apt-get install postgresql)');
+else console.log('PostgreSQL    skipped: binaries not installed (scripts/sql-servers.sh installs them)');
+if (mariadbAvailable()) await bench(await mariadbTarget());
+else console.log('MariaDB       skipped: binaries not installed (scripts/sql-servers.sh installs them)');
