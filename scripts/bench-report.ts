@@ -1,0 +1,137 @@
+/**
+ * Writes BENCHMARKS.md (to stdout) from the output of a `make bench` run: scripts/bench.sh leaves, per
+ * bench, `<name>.log` (everything it printed), `<name>.seconds` and `<name>.exit` in one directory.
+ * The `BENCH {…}` lines (bench/lib.ts `report`) become the tables; the human lines are kept below each
+ * table, folded, so nothing a bench says is lost.
+ * Usage: node --import tsx scripts/bench-report.ts <log directory> <total seconds>
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Figure } from '../bench/lib.js';
+import { FIGURE_PREFIX } from '../bench/lib.js';
+
+type Reported = Figure & { ratio?: number };
+
+interface Section {
+  name: string;
+  seconds: number;
+  exit: number;
+  figures: Reported[];
+  lines: string[];
+}
+
+/** Sections in reading order (the peers first); benches not listed follow alphabetically. */
+const ORDER = ['gateway', 'bullmq', 'queue', 'queue-scale', 'hive', 'sql', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const TITLES: Record<string, string> = {
+  gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
+  bullmq: 'Durable queue — against BullMQ on redis',
+  queue: 'Durable queue — against raw fsync’d appends',
+  'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',
+  hive: 'The hive — against bare nact and bare nats.js',
+  sql: 'SQL service — against direct sequelize and the raw drivers',
+  httpclient: 'HTTP client — against raw undici and got',
+  exec: 'Exec — against raw spawn',
+  syslog: 'Syslog receiver — against a raw node:dgram receiver',
+  startup: 'A whole node: start-up time and memory',
+  template: 'Templates — against Go text/template',
+};
+
+function readSection(dir: string, name: string): Section {
+  const text = readFileSync(join(dir, `${name}.log`), 'utf8');
+  const number = (ext: string): number => (existsSync(join(dir, `${name}.${ext}`)) ? Number(readFileSync(join(dir, `${name}.${ext}`), 'utf8').trim()) : NaN);
+  const figures: Reported[] = [];
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith(FIGURE_PREFIX)) figures.push(JSON.parse(line.slice(FIGURE_PREFIX.length)) as Reported);
+    else if (line.trim() !== '') lines.push(line);
+  }
+  return { name, seconds: number('seconds'), exit: number('exit'), figures, lines };
+}
+
+/** Whole numbers from 100 up, three significant digits below (1.58 ms, 9.76 s, 0.85). */
+function num(n: number): string {
+  if (!Number.isFinite(n)) return '—';
+  return Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : Number(n.toPrecision(3)).toString();
+}
+
+const value = (n: number, unit: string): string => `${num(n)} ${unit}`;
+const cell = (s: string): string => s.replaceAll('|', '\\|');
+
+function targetCell(f: Reported): string {
+  if (f.target === undefined) return '';
+  return `${f.target} ${f.met === true ? '✔ met' : f.met === false ? '✘ not met' : ''}`.trim();
+}
+
+function ratioCell(f: Reported): string {
+  if (f.ratio === undefined) return '';
+  return `${f.ratio.toFixed(2)}${f.lowerIsBetter ? ' ↓' : ''}`;
+}
+
+function table(figures: Reported[]): string[] {
+  const rows = ['| figure | hivenode | baseline or peer | baseline | ratio | target |', '|---|--:|---|--:|--:|---|'];
+  for (const f of figures) {
+    const base = f.baselineValue === undefined ? '' : value(f.baselineValue, f.unit);
+    rows.push(`| ${cell(f.figure)} | ${value(f.hivenode, f.unit)} | ${cell(f.baseline ?? '—')} | ${base} | ${ratioCell(f)} | ${cell(targetCell(f))} |`);
+  }
+  return rows;
+}
+
+function machine(): string[] {
+  const cpu = cpus();
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  return [
+    `- date: ${date}`,
+    `- machine: ${cpu.length} cores, ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()} — a **shared** 2-core machine: other work may run beside the benches (load average ${loadavg()[0]!.toFixed(2)} when the report was written), so absolute figures move from run to run; the ratios, measured side by side in interleaved rounds, move much less`,
+    `- Node.js ${process.version}`,
+  ];
+}
+
+const PEERS_NOTE = [
+  '## Peers and baselines',
+  '',
+  'Peers are installed for the benches only (`bench/peers/package.json`, `npm ci --prefix bench/peers`, run by `scripts/bench.sh`); they are never a dependency of hivenode. Servers (PostgreSQL, MariaDB, redis-server, nats-server) come from Debian packages and are started privately by the benches on free ports on 127.0.0.1, in temporary directories, and stopped afterwards.',
+  '',
+  '- **Node-RED** — its own process, a flow file `http in → function → http response` answering the same JSON as the gateway; same wrk load, same rounds.',
+  '- **BullMQ** — on a private `redis-server` with `appendonly yes`, once with `appendfsync always` (acknowledged means on disk, as in hivenode’s queue) and once with `everysec`; same producers, same number of jobs, consumer concurrency equal to the queue’s DeliveryConcurrency.',
+  '- **Physical baselines** — raw node:http, raw nact, raw nats.js, raw fsync’d appends, direct sequelize and the raw drivers (sqlite3, pg, mysql2), raw node:dgram, raw child_process.spawn, raw undici and got, Go text/template.',
+  '- **Redpanda Connect — not measured here.** It is a Go binary distributed from GitHub releases and its own package repositories, available neither from the npm registry nor from Debian, the two sources this suite installs from; building it from source would mean fetching its Go modules from outside both. Its figures would be for a different runtime set up by hand, so none is claimed.',
+  '- **Hand-written services** — the raw baselines above are exactly that: the smallest hand-written program doing the same work on the same machine in the same run.',
+];
+
+function main(): void {
+  const [dir, total] = process.argv.slice(2);
+  if (!dir) throw new Error('usage: bench-report.ts <log directory> <total seconds>');
+  const names = readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4));
+  names.sort((a, b) => (ORDER.indexOf(a) + 1 || 99) - (ORDER.indexOf(b) + 1 || 99) || a.localeCompare(b));
+  const sections = names.map((n) => readSection(dir, n));
+  const out = [
+    '# Benchmarks',
+    '',
+    'Generated by `make bench` (scripts/bench.sh → scripts/bench-report.ts) — do not edit by hand. Every figure is measured against a named baseline or peer **in the same run on the same machine**, as the median of at least 3 interleaved rounds unless the figure says otherwise.',
+    '',
+    ...machine(),
+    `- reproduce: \`make bench\` (all, ${total ?? '?'} s this time); one bench alone: \`node --import tsx --expose-gc bench/<name>.ts\` (round sizes through the BENCH_* variables at the top of each file)`,
+    '',
+    '**ratio** = hivenode ÷ baseline. For rates (req/s, entries/s, …) above 1 favours hivenode; for times and memory (marked ↓) below 1 does. A **target** is the goal the bench states for hivenode (of the ratio, or of the value where it carries a unit).',
+    '',
+    '## Against peers',
+    '',
+    ...table(sections.flatMap((s) => s.figures.filter((f) => f.peer === true))),
+    '',
+    '## Targets',
+    '',
+    ...table(sections.flatMap((s) => s.figures.filter((f) => f.target !== undefined))),
+    '',
+    ...PEERS_NOTE,
+  ];
+  for (const s of sections) {
+    out.push('', `## ${TITLES[s.name] ?? s.name} (\`bench/${s.name}.ts\`, ${num(s.seconds)} s)`, '');
+    if (s.exit !== 0) out.push(`**The bench exited with code ${s.exit}**: its figures may be missing or incomplete (see its output).`, '');
+    out.push(...(s.figures.length > 0 ? table(s.figures) : ['No figures: see the output below.']));
+    out.push('', '<details><summary>bench output</summary>', '', '```', ...s.lines, '```', '', '</details>');
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main();
