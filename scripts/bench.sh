@@ -15,7 +15,9 @@ bash scripts/sql-servers.sh >/dev/null
 export PATH="$PATH:/usr/sbin"
 peers=bench/peers
 if [ ! -f "$peers/node_modules/.package-lock.json" ] || [ "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]; then
-  npm ci --prefix "$peers" --no-audit --no-fund
+  # npm ci refuses a lock that lists optional per-platform packages (msgpackr-extract for other systems)
+  # a registry does not carry in that version; npm install --no-save then installs the same locked tree
+  npm ci --prefix "$peers" --no-audit --no-fund || npm install --prefix "$peers" --no-save --no-audit --no-fund
 fi
 
 logs=$(mktemp -d -t hn-bench-XXXXXX)
