@@ -93,11 +93,15 @@ describe('reliability: nats-server restarted under gateway and queue load', func
       const [callSamples, enqueueSamples] = await Promise.all([calls, enqueues]);
       const tail = lastSent(callSamples, 1000);
 
-      const delivered = (): Set<string> => new Set(recorded(record).map((r) => r.message.Data.i![0]!));
+      // the record file is read once per look, not once per entry
+      const undelivered = (): string[] => {
+        const seen = new Set(recorded(record).map((r) => r.message.Data.i![0]!));
+        return [...acknowledged].filter((i) => !seen.has(i));
+      };
       const drainBegan = Date.now();
-      while ([...acknowledged].some((i) => !delivered().has(i)) && Date.now() - drainBegan < 60_000) await sleep(250);
+      while (undelivered().length > 0 && Date.now() - drainBegan < 60_000) await sleep(250);
       const all = recorded(record).map((r) => r.message.Data.i![0]!);
-      const missing = [...acknowledged].filter((i) => !delivered().has(i));
+      const missing = undelivered();
       Object.assign(figures, {
         'gateway calls': describeCodes(callSamples),
         enqueues: describeCodes(enqueueSamples),
