@@ -324,13 +324,13 @@ export class Runtime {
         done = true;
         reject(new TimeoutError(`${ref.path} did not answer within ${timeoutMs} ms`));
       }, timeoutMs);
-      const msg = build((r: R) => {
+      const built = build((r: R) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         resolve(r);
       });
-      onFailure(msg, (error: unknown) => {
+      const msg = onFailure(built, (error: unknown) => {
         if (done) return;
         done = true;
         clearTimeout(timer);

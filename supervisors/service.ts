@@ -84,9 +84,8 @@ export class InFlight {
  */
 export function serveChannel<M extends DeliveryMsg | { type: string }>(ctx: ServiceContext<unknown>, ref: ActorRef<M>): Promise<Subscription> {
   const listener: Listener = (delivery) => {
-    const msg: DeliveryMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'delivery', delivery };
     // a crash on this message answers 500 with the reason, a stopped service 503
-    msg[onUndelivered] = (e: unknown) => delivery.respond(resultFromError(e));
+    const msg: DeliveryMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'delivery', delivery, [onUndelivered]: (e: unknown) => delivery.respond(resultFromError(e)) };
     ctx.runtime.tell(ref as unknown as ActorRef<DeliveryMsg>, msg);
   };
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);

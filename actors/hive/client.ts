@@ -42,8 +42,8 @@ export class HiveClient {
 
   private send(type: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
     return new Promise<Result>((resolve) => {
-      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type, channel, message, timeoutMs, reply: resolve };
-      msg[onUndelivered] = () => resolve(failure(Code.Unavailable, 'the hive bridge is not running'));
+      // the hook is part of the literal: see onFailure on why it is never added afterwards
+      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type, channel, message, timeoutMs, reply: resolve, [onUndelivered]: () => resolve(failure(Code.Unavailable, 'the hive bridge is not running')) };
       this.runtime.tell(this.bridge, msg);
     });
   }
@@ -51,8 +51,7 @@ export class HiveClient {
   /** Fire-and-forget; resolves with whether a listener got it (drops are counted by the transport). */
   emit(channel: string, message: Message): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'emit', channel, message, reply: resolve };
-      msg[onUndelivered] = () => resolve(false);
+      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'emit', channel, message, reply: resolve, [onUndelivered]: () => resolve(false) };
       this.runtime.tell(this.bridge, msg);
     });
   }
@@ -65,8 +64,8 @@ export class HiveClient {
         channel,
         listener,
         reply: (s) => (s instanceof Error ? reject(s) : resolve(s)),
+        [onUndelivered]: reject,
       };
-      msg[onUndelivered] = reject;
       this.runtime.tell(this.bridge, msg);
     });
   }
