@@ -34,7 +34,7 @@ export async function closedLoop(opts: { workers: number; total?: number; stop?:
 
 /** The samples sent in the last `ms` of the load (a late timeout answer belongs to when it was sent). */
 export function lastSent(samples: readonly Sample[], ms: number): Sample[] {
-  const end = Math.max(...samples.map((s) => s.sentMs));
+  const end = samples.reduce((max, s) => Math.max(max, s.sentMs), 0);
   return samples.filter((s) => s.sentMs >= end - ms);
 }
 
