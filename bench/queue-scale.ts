@@ -58,7 +58,8 @@ try {
     console.log(`${n.padStart(9)} stored: recovery ${at.recovery.toFixed(2)} s (empty ${empty.recovery.toFixed(2)} s), RSS ${fmt(at.rss)} MiB (empty ${fmt(empty.rss)} MiB), enqueue+deliver ${fmt(at.rate)} entries/s (empty ${fmt(empty.rate)}, ratio ${(at.rate / empty.rate).toFixed(2)})`);
     const baseline = 'the same queue with an empty store';
     report({ figure: `queue enqueue+deliver with ${n} entries stored`, hivenode: at.rate, unit: 'entries/s', baseline, baselineValue: empty.rate });
-    report({ figure: `queue recovery of ${n} stored entries (start to first answer)`, hivenode: at.recovery, unit: 's', lowerIsBetter: true, baseline, baselineValue: empty.recovery, ...(entries === 1_000_000 ? { target: '< 10 s', met: at.recovery < 10 } : {}) });
+    // no ratio for recovery: an empty store's start (milliseconds) is no baseline for loading a backlog
+    report({ figure: `queue recovery of ${n} stored entries (start to first answer)`, hivenode: at.recovery, unit: 's', lowerIsBetter: true, ...(entries === 1_000_000 ? { target: '< 10 s', met: at.recovery < 10 } : {}) });
     report({ figure: `process RSS with ${n} entries stored (queue recovered, bench in the same process)`, hivenode: at.rss, unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: empty.rss });
   }
 } finally {
