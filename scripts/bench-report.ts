@@ -4,6 +4,7 @@
  * The `BENCH {…}` lines (bench/lib.ts `report`) become the tables; the human lines are kept below each
  * table, folded, so nothing a bench says is lost.
  * Usage: node --import tsx scripts/bench-report.ts <log directory> <total seconds>
+ * BENCH_MACHINE_NOTE describes the machine in the header (default: a shared machine of N cores).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
@@ -82,7 +83,7 @@ function machine(): string[] {
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   return [
     `- date: ${date}`,
-    `- machine: ${cpu.length} cores, ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()} — a **shared** 2-core machine: other work may run beside the benches (load average ${loadavg()[0]!.toFixed(2)} when the report was written), so absolute figures move from run to run; the ratios, measured side by side in interleaved rounds, move much less`,
+    `- machine: ${cpu.length} cores, ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()} — ${process.env.BENCH_MACHINE_NOTE ?? `a **shared** ${cpu.length}-core machine: other work may run beside the benches`} (load average ${loadavg()[0]!.toFixed(2)} when the report was written), so absolute figures move from run to run; the ratios, measured side by side in interleaved rounds, move much less`,
     `- Node.js ${process.version}`,
   ];
 }
