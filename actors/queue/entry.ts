@@ -53,10 +53,19 @@ export interface QueueEntry {
 /** How many attempt records an entry keeps (the oldest are dropped first). */
 export const MAX_HISTORY = 20;
 
-/** The stored form: what survives a restart. Delivering entries are stored as waiting (they will be retried). */
+/** The state an entry is stored in: delivering and pending entries are stored as waiting (they will be retried). */
+function storedState(e: QueueEntry): EntryState {
+  return e.state === EntryState.Delivering || e.state === EntryState.Pending ? EntryState.Waiting : e.state;
+}
+
+/** The stored form: what survives a restart. */
 export function toStored(e: QueueEntry): string {
-  const state = e.state === EntryState.Delivering || e.state === EntryState.Pending ? EntryState.Waiting : e.state;
-  return JSON.stringify({ ...e, state });
+  return JSON.stringify({ ...e, state: storedState(e) });
+}
+
+/** The store write of an entry: its document, plus the state and due time a start schedules it by. */
+export function putOp(e: QueueEntry): { type: 'put'; key: string; seq: number; state: EntryState; dueAt: number; doc: string } {
+  return { type: 'put', key: e.key, seq: e.seq, state: storedState(e), dueAt: e.dueAt, doc: toStored(e) };
 }
 
 /** Parses a stored entry; throws on documents that are not entries (a corrupt row). */

@@ -88,7 +88,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         }
         break;
       case 'retry-restarted':
-        for (const e of s.entries.values()) if (e.state === EntryState.Retrying) runtime.tell(deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+        for (const { key, dueAt } of s.entries.retrying()) runtime.tell(deps.retry(), { type: 'schedule', key, dueAt });
         break;
       case 'dead-lettered': {
         const e = s.entries.get(msg.key);
@@ -117,7 +117,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     name: 'queue',
     init: (ctx) => {
       runtime.tell(ctx.self, { type: 'pump' });
-      return emptyQueueState(++generation, config.StartPaused);
+      return emptyQueueState(++generation, config.StartPaused, log);
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),

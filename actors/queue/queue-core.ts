@@ -19,7 +19,8 @@ import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
 import type { DeliverMsg, OutcomeMsg } from './delivery.js';
 import { deliver } from './delivery.js';
 import type { QueueEntry } from './entry.js';
-import { EntryState, MAX_HISTORY, fromStored, toStored } from './entry.js';
+import { EntryState, MAX_HISTORY, putOp } from './entry.js';
+import { EntryTable, StoredEntry } from './entry-table.js';
 import { MinHeap } from './heap.js';
 import { statusResult } from './responses.js';
 import type { DueMsg, RetryMsg } from './retry.js';
@@ -69,7 +70,7 @@ export interface QueueState {
   /** Increases with every (re)start: a commit from before a restart may be missing from the reloaded state. */
   generation: number;
   loaded: boolean;
-  entries: Map<string, QueueEntry>;
+  entries: EntryTable;
   ready: MinHeap<string>;
   paused: boolean;
   nextSeq: number;
@@ -78,8 +79,9 @@ export interface QueueState {
   stepWaiters: Map<string, (r: Result) => void>;
 }
 
-export function emptyQueueState(generation: number, paused: boolean): QueueState {
-  return { generation, loaded: false, entries: new Map(), ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map() };
+export function emptyQueueState(generation: number, paused: boolean, log: Logger): QueueState {
+  const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map() };
 }
 
 export class QueueCore {
@@ -112,28 +114,29 @@ export class QueueCore {
     stats.deliveringNow = s.delivering;
   }
 
+  /**
+   * Loads the store: entries are scheduled by their stored state and due time and stay unparsed
+   * until needed (entry-table.ts); rows from before those columns existed are parsed now.
+   */
   async load(s: QueueState): Promise<void> {
     const { store, config, log } = this.deps;
-    let unreadable = 0;
-    const meta = await store.load((docs) => {
-      for (const doc of docs) {
-        let e: QueueEntry;
-        try {
-          e = fromStored(doc);
-        } catch {
-          unreadable++;
-          continue;
+    const meta = await store.load((rows) => {
+      for (const row of rows) {
+        s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
+        s.entries.setStored(new StoredEntry(row.key, row.seq, row.state as EntryState, row.dueAt ?? 0, row.doc));
+        if (row.state === EntryState.Waiting) s.ready.push(row.seq, row.key);
+        else if (row.state === EntryState.Retrying && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
+        else {
+          // dead entries are handed over now, and rows without a state column must be read to know theirs
+          const e = s.entries.get(row.key);
+          if (e?.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
+          else if (e?.state === EntryState.Retrying) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+          else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
         }
-        s.entries.set(e.key, e);
-        s.nextSeq = Math.max(s.nextSeq, e.seq + 1);
-        if (e.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
-        else if (e.state === EntryState.Retrying) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
-        else if (e.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
       }
     });
     s.paused = config.StartPaused || meta.get('paused') === 'true';
     s.loaded = true;
-    if (unreadable > 0) log.error(`queue store held ${unreadable} unreadable entr${unreadable === 1 ? 'y' : 'ies'}; they were skipped`);
     log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
   }
 
@@ -163,7 +166,7 @@ export class QueueCore {
     for (const e of created) s.entries.set(e.key, e);
     const keys = created.map((e) => e.key);
     if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
-    store.write(created.map((e) => ({ type: 'put', key: e.key, seq: e.seq, doc: toStored(e) }))).then(
+    store.write(created.map(putOp)).then(
       () =>
         this.runtime.tell(self, {
           type: 'committed',
@@ -217,7 +220,7 @@ export class QueueCore {
         this.persist([{ type: 'remove', key }]);
         log.warn(`entry ${key} for '${e.channel}' dropped after ${e.attempts} attempt(s): ${result.Code} ${result.Message} (no dead-letter target)`);
       } else {
-        this.persist([{ type: 'put', key, seq: e.seq, doc: toStored(e) }]);
+        this.persist([putOp(e)]);
         this.sendDeadLetter(e, self);
       }
     } else {
@@ -226,7 +229,7 @@ export class QueueCore {
       const exponential = config.RequeueBackoff === 'exponential';
       const wait = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
       e.dueAt = Date.now() + Math.round(wait);
-      this.persist([{ type: 'put', key, seq: e.seq, doc: toStored(e) }]);
+      this.persist([putOp(e)]);
       this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
     }
     const waiter = s.stepWaiters.get(key);

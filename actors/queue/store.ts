@@ -12,13 +12,25 @@ import { StorageFullError, UnavailableError } from '../../protocol/errors.js';
 import type { Logger } from '../../supervisors/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 
-/** One write operation of the queue. */
-export type StoreOp = { type: 'put'; key: string; seq: number; doc: string } | { type: 'remove'; key: string } | { type: 'clear' } | { type: 'meta'; name: string; value: string };
+/**
+ * One write operation of the queue. A put names the entry's state and due time beside its document
+ * so a start can schedule it without parsing the document (see entry-table.ts).
+ */
+export type StoreOp = { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string } | { type: 'remove'; key: string } | { type: 'clear' } | { type: 'meta'; name: string; value: string };
+
+/** One stored entry as loaded; state and dueAt are null in rows written before they had columns. */
+export interface StoredRow {
+  seq: number;
+  key: string;
+  state: string | null;
+  dueAt: number | null;
+  doc: string;
+}
 
 export interface QueueStore {
   readonly durable: boolean;
-  /** Streams every stored entry document in FIFO order to `onDocs` (in chunks); resolves with the meta values. */
-  load(onDocs: (docs: string[]) => void): Promise<Map<string, string>>;
+  /** Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values. */
+  load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>>;
   /** Resolves when the operations are durable (or rejects, and none of them is). */
   write(ops: StoreOp[]): Promise<void>;
   close(): Promise<void>;
@@ -35,8 +47,13 @@ export class MemoryStore implements QueueStore {
 }
 
 const SCHEMA = `
-CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);`;
+/** Stores created before the state and due_at columns get them (their rows keep NULL there). */
+const ADDED_COLUMNS = [
+  ['state', 'TEXT'],
+  ['due_at', 'INTEGER'],
+] as const;
 
 /** Rows per multi-row statement. */
 const CHUNK = 300;
@@ -108,6 +125,8 @@ export class SqliteStore implements QueueStore {
       const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
       if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
       await exec(db, SCHEMA);
+      const columns = new Set((await all<{ name: string }>(db, 'PRAGMA table_info(entries)')).map((c) => c.name));
+      for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
       if (maxBytes > 0) {
         const page = (await all<{ page_size: number }>(db, 'PRAGMA page_size'))[0]?.page_size ?? 4096;
         await exec(db, `PRAGMA max_page_count=${Math.max(16, Math.floor(maxBytes / page))}`);
@@ -124,12 +143,12 @@ export class SqliteStore implements QueueStore {
    * SQLite's thread reads while the caller parses (measured: 10^6 entries load in about half the
    * time of one big SELECT followed by parsing).
    */
-  async load(onDocs: (docs: string[]) => void): Promise<Map<string, string>> {
-    const chunk = (after: number): Promise<{ seq: number; doc: string }[]> => all(this.db, `SELECT seq, doc FROM entries WHERE seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
+  async load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>> {
+    const chunk = (after: number): Promise<StoredRow[]> => all(this.db, `SELECT seq, key, state, due_at AS dueAt, doc FROM entries WHERE seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
     let rows = await chunk(-1);
     while (rows.length > 0) {
       const next = rows.length === LOAD_CHUNK ? chunk(rows[rows.length - 1]!.seq) : Promise.resolve([]);
-      onDocs(rows.map((r) => r.doc));
+      onRows(rows);
       rows = await next;
     }
     return new Map((await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map((r) => [r.name, r.value] as const));
@@ -155,9 +174,9 @@ export class SqliteStore implements QueueStore {
         const rows: string[] = [];
         while (i < ops.length && ops[i]!.type === 'put' && rows.length < CHUNK) {
           const r = ops[i++] as Extract<StoreOp, { type: 'put' }>;
-          rows.push(`(${literal(r.key)},${integer(r.seq)},${literal(r.doc)})`);
+          rows.push(`(${literal(r.key)},${integer(r.seq)},${literal(r.state)},${integer(r.dueAt)},${literal(r.doc)})`);
         }
-        parts.push(`INSERT OR REPLACE INTO entries (key, seq, doc) VALUES ${rows.join(',')};`);
+        parts.push(`INSERT OR REPLACE INTO entries (key, seq, state, due_at, doc) VALUES ${rows.join(',')};`);
       } else if (op.type === 'remove') {
         const keys: string[] = [];
         while (i < ops.length && ops[i]!.type === 'remove' && keys.length < CHUNK) keys.push(literal((ops[i++] as { key: string }).key));

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { QueueEntry } from '../../actors/queue/entry.js';
-import { toStored } from '../../actors/queue/entry.js';
+import { putOp } from '../../actors/queue/entry.js';
 import { SqliteStore } from '../../actors/queue/store.js';
 import type { Message } from '../../protocol/message.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
@@ -75,7 +75,7 @@ export async function seedStore(dir: string, name: string, from: number, to: num
     const ops = [];
     for (let i = start; i < Math.min(to, start + batch); i++) {
       const e: QueueEntry = { key: `k-${i}`, seq: i + 1, message: jobMessage(i), channel: 'target', mode: 'call', requeueTimerMs: 30_000, requeueCount: 3, deadLetter: '', attempts: 0, state, dueAt, createdAt: new Date().toISOString(), history: [] };
-      ops.push({ type: 'put' as const, key: e.key, seq: e.seq, doc: toStored(e) });
+      ops.push(putOp(e));
     }
     await store.write(ops);
   }
