@@ -108,7 +108,9 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
       expect(peakRss - rssBefore, 'RSS growth under the flood').to.be.below(150 * MIB);
       expect(rssGrowth, 'RSS keeps growing during the flood').to.be.below(50 * MIB);
       expect(health.every(Number.isFinite), 'every health check answered 200').to.equal(true);
-      expect(percentile(health, 95), 'p95 health check under the flood (ms)').to.be.below(500);
+      // the median is the steady answer; p95 allows for the 2 cores being shared with wrk and the test
+      expect(percentile(health, 50), 'median health check under the flood (ms)').to.be.below(100);
+      expect(percentile(health, 95), 'p95 health check under the flood (ms)').to.be.below(1000);
       expect(ratePerSecond(after, 200), 'throughput after the flood').to.be.at.least(sustainable * 0.8);
     },
   );
