@@ -65,6 +65,3 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-// A stopped node whose queue held retrying entries still leaves a timer behind (the retry scheduler's
-// day-long wait), which would keep this process alive: exit explicitly once everything is reported.
-process.exit(0);

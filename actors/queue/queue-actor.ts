@@ -106,6 +106,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       }
       case 'pump':
         break;
+      case 'flush':
+        msg.reply();
+        break;
       default:
         assertNever(msg);
     }

@@ -42,7 +42,9 @@ export type QueueMsg =
   /** Writes of added entries failed: forget them and answer the caller with the error. */
   | { type: 'commit-failed'; keys: string[]; error: unknown; reply: (r: Result) => void }
   /** Start deliveries if there is room (sent at start and whenever something may have become due). */
-  | { type: 'pump' };
+  | { type: 'pump' }
+  /** Answered once every earlier message is handled (the store is loaded): drain waits for it. */
+  | { type: 'flush'; reply: () => void };
 
 export interface QueueDeps {
   config: QueueConfig;

@@ -68,6 +68,9 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     async drain(deadlineMs) {
       subscription.close();
       const until = Date.now() + deadlineMs;
+      // a start that fails right after ours stops us at once: let the store load finish before
+      // closing it, so the queue actor never reads a closed store
+      await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
       while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
       await store.close();
     },

@@ -23,7 +23,8 @@ export function spawnRetryScheduler(runtime: Runtime, parent: ParentRef, queue: 
     if (next === undefined || (s.timer && s.timerAt <= next)) return;
     if (s.timer) clearTimeout(s.timer);
     s.timerAt = next;
-    s.timer = setTimeout(() => runtime.tell(self, { type: 'fire' }), Math.max(0, next - Date.now()));
+    // unref: a retry waiting for its time never keeps the process alive by itself (a stopped node exits)
+    s.timer = setTimeout(() => runtime.tell(self, { type: 'fire' }), Math.max(0, next - Date.now())).unref();
   };
   return runtime.spawn<RetryState, RetryMsg>(parent, {
     name: 'retry-scheduler',
