@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { loadInterceptor, serveInterceptor } from '../actors/interceptor/server.js';
 import { HiveNode } from '../supervisors/node.js';
-import { report } from './lib.js';
+import { REPO, report } from './lib.js';
 import type { NodeRed } from './support/nodered.js';
 import { startNodeRed } from './support/nodered.js';
 import { loadPeers } from './support/peers.js';
@@ -55,7 +55,7 @@ const raw = createServer((req, res) => {
 await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
 const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}${PATH}`;
 
-const examples = new URL('../examples/interceptors/', import.meta.url).pathname;
+const examples = `${REPO}/examples/interceptors/`;
 const before = await serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0);
 const after = await serveInterceptor(await loadInterceptor(`${examples}json-after.mjs`), 0);
 const gw = (name: string, params: Array<[string, string]>) => ({ kind: 'gateway' as const, layers: [{ source: 'bench', values: [['NAME', name], ['Port', '0'], ['OUTPUTCHANNEL', 'echo'], ['MaxInFlight', '100000'], ...params] as Array<readonly [string, string]> }] });

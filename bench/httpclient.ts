@@ -13,13 +13,13 @@ import { Pool } from 'undici';
 import { serveInterceptor } from '../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../supervisors/node.js';
-import { drive, median, report } from './lib.js';
+import { REPO, drive, median, report } from './lib.js';
 import { loadPeers, peerVersion } from './support/peers.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const CONCURRENCY = 32;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const passBefore = new URL('../examples/interceptors/data-body-before.mjs', import.meta.url).pathname;
+const passBefore = `${REPO}/examples/interceptors/data-body-before.mjs`;
 
 const run = (op: () => Promise<void>): Promise<number> => drive(REQUESTS, CONCURRENCY, op);
 

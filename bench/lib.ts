@@ -3,6 +3,14 @@
  * machine-readable line every figure is reported through (scripts/bench-report.ts turns those lines
  * into the tables of BENCHMARKS.md; the human lines each bench prints stay as they were).
  */
+import { PACKAGE_ROOT } from '../bin/package-info.js';
+
+/**
+ * The repository root, whether a bench runs from bench/ under tsx or compiled from dist/bench/ (as
+ * `make bench` runs them: the compiled code is what `hivenode` runs, and tsx's transform measured
+ * 15-30% slower on the hot paths). Files beside the sources are found from here.
+ */
+export const REPO = PACKAGE_ROOT;
 
 /** Runs `total` operations with `concurrency` outstanding at a time; returns operations per second. */
 export async function drive(total: number, concurrency: number, op: () => Promise<unknown>): Promise<number> {

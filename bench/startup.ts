@@ -13,15 +13,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../spec/adapters/ports.js';
-import { fmt, interleavedAll, median, report } from './lib.js';
+import { REPO, fmt, interleavedAll, median, report } from './lib.js';
 import { postScript, wrk, wrkInstalled } from './support/wrk.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const IDLE_MS = 1_000;
-const cli = new URL('../dist/bin/hivenode.js', import.meta.url).pathname;
-const interceptor = new URL('../examples/interceptors/data-body-before.mjs', import.meta.url).pathname;
+const cli = `${REPO}/dist/bin/hivenode.js`;
+const interceptor = `${REPO}/examples/interceptors/data-body-before.mjs`;
 if (!existsSync(cli) || !wrkInstalled()) {
   console.log('start-up bench skipped: needs the build (make build) and wrk (apt-get install wrk)');
   process.exit(0);

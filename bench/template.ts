@@ -9,17 +9,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { QueueTemplate, renderQueueTemplate } from '../template/dialects/queue.js';
 import { renderExecTemplate } from '../template/dialects/exec.js';
 import { emptyMap, makeMessage, mapOf } from '../protocol/message.js';
-import { fmt, median, report } from './lib.js';
+import { REPO, fmt, median, report } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const here = dirname(fileURLToPath(import.meta.url));
-const goDir = join(here, 'go-template');
+const goDir = join(REPO, 'bench', 'go-template');
 const queueFile = join(goDir, 'queue.tmpl');
 const execFile = join(goDir, 'exec.tmpl');
 const queueSource = readFileSync(queueFile, 'utf8');

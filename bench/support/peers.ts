@@ -6,8 +6,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Agent } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { REPO } from '../lib.js';
 
-const peersDir = new URL('../peers/', import.meta.url);
+const peersDir = pathToFileURL(`${REPO}/bench/peers/`);
 
 export interface Got {
   post(url: string, options: { body: string; headers: Record<string, string>; agent: { http: Agent }; retry: { limit: number } }): Promise<{ statusCode: number; body: string }>;
