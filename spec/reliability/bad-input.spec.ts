@@ -3,7 +3,8 @@
  * hive and as HTTP bodies, fuzzed header bytes on raw sockets, and malformed syslog datagrams by the
  * ten thousand. Expected: no crash, clear 4xx answers where there is someone to answer, and every door
  * still serving afterwards. (Parser-level fuzz lives in spec/unit: syslog/fuzz.spec.ts mutates
- * 100,000 lines, template/fuzz.spec.ts runs 10,000 random templates, in every `make test`.)
+ * 100,000 lines, template/fuzz.spec.ts runs 10,000 random templates, in every `make test`; the
+ * battery's own template fuzz is template-fuzz.spec.ts.)
  */
 import { connect } from '@nats-io/transport-node';
 import { expect } from 'chai';
