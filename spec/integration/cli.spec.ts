@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(mkdtempSync(join(tmpdir(), 'hn-cli-db-')), 'demo.sqlite') }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite') }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -38,7 +38,7 @@ describe('hivenode CLI', function () {
   });
 
   it('a node file naming an unbuilt or unknown service exits 2', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hn-cli-'));
+    const dir = tempDir('hn-cli-');
     writeFileSync(join(dir, 'n.yaml'), 'services:\n  - service: teleport\n');
     const r = run(['run', join(dir, 'n.yaml')]);
     expect(r.status).to.equal(2);

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { execSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
 import type { HiveNode } from '../../supervisors/node.js';
 import { startTestNode } from './helpers.js';
+import { tempDir } from '../temp.js';
 
 const EXAMPLES = new URL('../../examples/templates/', import.meta.url).pathname;
 
@@ -15,7 +15,7 @@ describe('exec service (spec §2.5, §4.4)', function () {
   let node: HiveNode | undefined;
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'hn-exec-'));
+    dir = tempDir('hn-exec-');
   });
   afterEach(async () => {
     await node?.stop(2000);

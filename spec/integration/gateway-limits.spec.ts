@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
@@ -11,6 +10,7 @@ import type { HiveNode } from '../../supervisors/node.js';
 import { prng } from '../prng.js';
 import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
+import { tempDir } from '../temp.js';
 
 describe('gateway security and limits', function () {
   this.timeout(60_000);
@@ -18,7 +18,7 @@ describe('gateway security and limits', function () {
   let dir: string;
   let logs: () => string = () => '';
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'hn-gwsec-'));
+    dir = tempDir('hn-gwsec-');
   });
   afterEach(async () => {
     await node?.stop(2000);

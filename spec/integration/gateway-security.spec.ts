@@ -8,12 +8,11 @@
 import { expect } from 'chai';
 import bcrypt from 'bcryptjs';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, request } from 'undici';
 import { passwdLine } from '../../actors/gateway/auth.js';
@@ -23,6 +22,7 @@ import type { Params, RunningGateway } from './gateway-harness.js';
 import { rawExchange, startGateway } from './gateway-harness.js';
 import { prng } from '../prng.js';
 import { until } from './helpers.js';
+import { tempDir } from '../temp.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +66,7 @@ describe('gateway security and limits', function () {
   const servers: Array<{ close(): Promise<void> }> = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'hn-gwsec-'));
+    dir = tempDir('hn-gwsec-');
     // bcrypt at cost 10 takes ~100 ms a line: hash once for the whole file
     [aliceLine, carolLine] = await Promise.all([passwdLine('alice', ALICE_PW), passwdLine('carol', CAROL_PW)]);
   });

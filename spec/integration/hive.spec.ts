@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { HiveNode } from '../../supervisors/node.js';
 import { startTestNode, until } from './helpers.js';
+import { tempDir } from '../temp.js';
 
 const msg = (data: Record<string, string[]> = {}, control: Record<string, string[]> = {}) => makeMessage({ Class: 'test', Operation: 'call', Data: mapOf(data), Control: mapOf(control) });
 
@@ -12,7 +12,7 @@ describe('embedded hive with echo services', () => {
   let node: HiveNode;
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'hn-hive-'));
+    dir = tempDir('hn-hive-');
   });
   afterEach(async () => node?.stop(2000));
 

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../supervisors/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
+import { tempDir } from '../../temp.js';
 
 const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
@@ -50,7 +50,7 @@ describe('hivenode send and hivenode template on a NATS hive', function () {
   });
 
   it('template put, get, list and delete', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hn-tpl-'));
+    const dir = tempDir('hn-tpl-');
     writeFileSync(join(dir, 't.tmpl'), '[[ define "default" ]]x[[ end ]]');
     expect((await cli(['template', 'put', 'fan', '--file', join(dir, 't.tmpl')])).status).to.equal(0);
     expect((await cli(['template', 'get', 'fan'])).stdout).to.equal('[[ define "default" ]]x[[ end ]]');

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recorded } from '../../integration/queue/helpers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
+import { tempDir } from '../../temp.js';
 
 const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
@@ -45,7 +45,7 @@ describe('several processes on one NATS hive', function () {
   });
   beforeEach(async () => {
     server = await natsServer();
-    dir = mkdtempSync(join(tmpdir(), 'hn-multi-'));
+    dir = tempDir('hn-multi-');
     writeFileSync(join(dir, 'token'), `${server.token}\n`);
   });
   afterEach(async () => {

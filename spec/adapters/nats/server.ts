@@ -4,10 +4,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { freePort } from '../ports.js';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '../../temp.js';
 
 export interface NatsServer {
   url: string;
@@ -44,7 +44,7 @@ async function waitForPort(port: number, ms: number): Promise<void> {
 export async function natsServer(opts: { maxPayload?: number } = {}): Promise<NatsServer> {
   const port = await freePort();
   const token = `t-${Math.random().toString(36).slice(2)}`;
-  const store = mkdtempSync(join(tmpdir(), 'hn-nats-'));
+  const store = tempDir('hn-nats-');
   let child: ChildProcess | undefined;
   const server: NatsServer = {
     url: `nats://127.0.0.1:${port}`,

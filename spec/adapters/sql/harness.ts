@@ -4,12 +4,12 @@
  * a direct Sequelize connection for setting up and checking tables behind the service's back; and
  * the engine-specific DDL the tests share.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueryTypes, Sequelize } from 'sequelize';
 import type { DbServer } from './servers.js';
 import { mariadbAvailable, mariadbServer, postgresBin, postgresServer } from './servers.js';
+import { tempDir } from '../../temp.js';
 
 export type TestEngine = 'postgres' | 'mariadb' | 'sqlite';
 export const TEST_ENGINES: TestEngine[] = ['postgres', 'mariadb', 'sqlite'];
@@ -38,7 +38,7 @@ export function engineAvailable(engine: TestEngine): boolean {
 }
 
 export async function openEngine(engine: TestEngine, opts: { logStatements?: boolean } = {}): Promise<EngineHarness> {
-  const tmp = mkdtempSync(join(tmpdir(), 'hn-sql-'));
+  const tmp = tempDir('hn-sql-');
   let server: DbServer | undefined;
   let params: Record<string, string>;
   let direct: Sequelize;

@@ -5,8 +5,7 @@
  * wrong password (502, and the password in no log line), SQL_INITFILE.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -15,6 +14,7 @@ import { startTestNode } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { freePort, requireServer } from './servers.js';
+import { tempDir } from '../../temp.js';
 
 describe('sql service failure handling (adapter)', function () {
   this.timeout(90_000);
@@ -122,7 +122,7 @@ describe('sql service failure handling (adapter)', function () {
   });
 
   it('SQLite: a statement over SQL_TIMEOUT is 504 and interrupted, so the connection is free again at once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hn-sqlslow-'));
+    const dir = tempDir('hn-sqlslow-');
     try {
       const spin = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {{ n }}) SELECT COUNT(*) AS n FROM c';
       ({ node } = await startTestNode([{ service: 'sql', NAME: 'lslow', SQL_DATABASE: join(dir, 's.db'), SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: spin, SQL_TIMEOUT: '200ms' }]));
@@ -141,7 +141,7 @@ describe('sql service failure handling (adapter)', function () {
   });
 
   it('SQL_INITFILE seeds an empty SQLite database, idempotently; a failing statement stops the start', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hn-sqlinit-'));
+    const dir = tempDir('hn-sqlinit-');
     try {
       const init = join(dir, 'init.sql');
       writeFileSync(init, "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT);\n-- seed once\nINSERT INTO notes (id, body) SELECT 1, 'a; b $1' WHERE NOT EXISTS (SELECT 1 FROM notes);\n");

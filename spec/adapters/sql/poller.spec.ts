@@ -5,8 +5,7 @@
  * poller backs off, logs the outage once, and resumes.
  */
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../supervisors/node.js';
@@ -14,6 +13,7 @@ import { startTestNode, until } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
+import { tempDir } from '../../temp.js';
 
 for (const engine of TEST_ENGINES) {
   describe(`sql poller on ${engine} (adapter)`, function () {
@@ -34,7 +34,7 @@ for (const engine of TEST_ENGINES) {
     before(async function () {
       requireServer(this, engineAvailable(engine), engine);
       db = await openEngine(engine);
-      dir = mkdtempSync(join(tmpdir(), 'hn-sqlpoll-'));
+      dir = tempDir('hn-sqlpoll-');
       await db.exec(`CREATE TABLE events (${db.serial}, kind VARCHAR(20) NOT NULL)`);
       await db.exec("INSERT INTO events (kind) VALUES ('a'), ('b')");
     });

@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { freePort } from '../ports.js';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../supervisors/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
+import { tempDir } from '../../temp.js';
 
 const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
 
@@ -24,7 +24,7 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     }
   });
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'hn-syslog-'));
+    dir = tempDir('hn-syslog-');
   });
   afterEach(async () => {
     await node?.stop(2000);

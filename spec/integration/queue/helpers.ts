@@ -1,14 +1,12 @@
 /** Helpers of the queue integration tests: a node with a queue and echo targets, and record-file readers. */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { tempDir as makeTempDir } from '../../temp.js';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../supervisors/node.js';
 
-export function tempDir(prefix = 'hn-queue-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+/** A fresh directory for a queue store, removed when the test process exits. */
+export const tempDir = (prefix = 'hn-queue-'): string => makeTempDir(prefix);
 
 /** Messages recorded by an echo RecordFile. */
 export function recorded(file: string): Array<{ time: string; mode: string; channel: string; message: { Class: string; Operation: string; Control: Record<string, string[]>; Data: Record<string, string[]> } }> {

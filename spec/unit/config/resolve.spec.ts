@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUEUE_PARAMS } from '../../../config/queue.js';
@@ -10,6 +10,7 @@ import { ECHO_PARAMS } from '../../../config/echo.js';
 import { commandLineLayer, compileConfig, environmentLayer } from '../../../config/resolve.js';
 import { parseDuration } from '../../../config/values.js';
 import { ConfigError } from '../../../protocol/errors.js';
+import { tempDir } from '../../temp.js';
 
 describe('config/resolve', () => {
   it('applies the spec defaults exactly', () => {
@@ -64,7 +65,7 @@ describe('config/resolve', () => {
   });
 
   it('reads file:// secrets, trimmed, and lists them for masking', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hn-secret-'));
+    const dir = tempDir('hn-secret-');
     writeFileSync(join(dir, 'pw'), 's3cret-value\n');
     const c = compileConfig('sql', SQL_PARAMS, [commandLineLayer([`-SQL_PASSWORD=file://${join(dir, 'pw')}`])]);
     expect(c.values.SQL_PASSWORD).to.equal('s3cret-value');

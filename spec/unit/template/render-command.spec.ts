@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderTemplateFile } from '../../../template/render-command.js';
 import { TemplateError } from '../../../template/index.js';
 import { BadInputError } from '../../../protocol/errors.js';
+import { tempDir } from '../../temp.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fx = (name: string): string => join(fixtures, name);
@@ -28,7 +28,7 @@ describe('renderTemplateFile (CLI template command)', () => {
   };
 
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'render-command-'));
+    dir = tempDir('render-command-');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
