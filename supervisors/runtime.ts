@@ -16,6 +16,7 @@
 import nact from 'nact';
 import { ServiceFailureError, TimeoutError, UnavailableError } from '../protocol/errors.js';
 import { withFaultInjection } from './fault-injection.js';
+import type { ActorContext, ActorInfo, ActorRef, ActorSpec, ParentRef, SystemRoot } from './actor-types.js';
 import type { Journal } from './journal.js';
 import { JournalEvent, errorSummary } from './journal.js';
 import { Mailbox, failMessage, onFailure } from './mailbox.js';
@@ -25,64 +26,7 @@ import { onUndelivered } from './undelivered.js';
 
 export { onUndelivered };
 
-declare const refBrand: unique symbol;
-
-/** A typed reference to an actor accepting messages of type M. */
-export interface ActorRef<M> {
-  /** Phantom member: makes refs of different message types incompatible. */
-  readonly [refBrand]?: (m: M) => void;
-  /** Actor path, for example `/node/echo-1/worker`. */
-  readonly path: string;
-  readonly name: string;
-}
-
-/** Anything that can have children: the system root or an actor. */
-export type ParentRef = ActorRef<never> | SystemRoot;
-
-/** The root of an actor system (the parent of top-level actors). */
-export interface SystemRoot {
-  readonly path: '/';
-  readonly name: string;
-}
-
-/** What a handler sees of its actor. */
-export interface ActorContext<M> {
-  readonly self: ActorRef<M>;
-  readonly path: string;
-  readonly name: string;
-  readonly runtime: Runtime;
-}
-
-/** Decision of a supervisor about a child whose own restarts are exhausted. */
-export type ChildDecision = 'restart-child' | 'stop-child' | 'escalate';
-
-/** How to create an actor. */
-export interface ActorSpec<S, M> {
-  name: string;
-  /** Builds the state at start and after every restart. */
-  init: (ctx: ActorContext<M>) => S;
-  /** Handles one message; the returned state replaces the old one. Thrown errors are crashes. */
-  receive: (state: S, msg: M, ctx: ActorContext<M>) => S | Promise<S>;
-  /** How this actor's own crashes are answered (validated at spawn). */
-  policy?: Partial<RestartPolicy>;
-  /** How a child that escalated is answered; children's restarts are counted with `childPolicy`. */
-  childPolicy?: Partial<RestartPolicy>;
-  /** Called after the actor stopped, with its last state. */
-  afterStop?: (state: S) => void | Promise<void>;
-  /** Messages handled per event-loop turn before yielding (default 256). */
-  batch?: number;
-}
-
-/** Live facts about one actor for the dashboard. */
-export interface ActorInfo {
-  path: string;
-  name: string;
-  parent: string;
-  startedAt: string;
-  /** Messages told and not yet taken up by the handler. */
-  mailbox: number;
-  stopped: boolean;
-}
+export type { ActorContext, ActorInfo, ActorRef, ActorSpec, ChildDecision, ParentRef, SystemRoot } from './actor-types.js';
 
 interface RefImpl<M> extends ActorRef<M> {
   readonly inner: nact.Ref<M>;
