@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, report } from './lib.js';
+import { fmt, median, report } from './lib.js';
 import { rawAppendRate } from './support/raw-appends.js';
 import { jobMessage, queueRound, recoverySeconds, seedStore } from './support/queue-rounds.js';
 
@@ -35,12 +35,11 @@ try {
   }
   const base = median(raw1ms);
   const eager = median(raw0);
-  const rate = (n: number): string => Math.round(n).toLocaleString('en');
   console.log(`records ${RECORDS}, producers ${PRODUCERS}, rounds ${ROUNDS} (median), interleaved`);
-  console.log(`raw fsync'd appends, 1 ms group commit       : ${rate(base)} records/s (the issue's baseline)`);
-  console.log(`raw fsync'd appends, commit again at once    : ${rate(eager)} records/s (stricter)`);
-  console.log(`queue enqueue+deliver, DeliveryConcurrency 1 : ${rate(median(strict))} entries/s  ratio ${(median(strict) / base).toFixed(2)} (${(median(strict) / eager).toFixed(2)} of the stricter)`);
-  console.log(`queue enqueue+deliver, DeliveryConcurrency 32: ${rate(median(parallel))} entries/s  ratio ${(median(parallel) / base).toFixed(2)} (${(median(parallel) / eager).toFixed(2)} of the stricter)  (target >= 0.50)`);
+  console.log(`raw fsync'd appends, 1 ms group commit       : ${fmt(base)} records/s (the issue's baseline)`);
+  console.log(`raw fsync'd appends, commit again at once    : ${fmt(eager)} records/s (stricter)`);
+  console.log(`queue enqueue+deliver, DeliveryConcurrency 1 : ${fmt(median(strict))} entries/s  ratio ${(median(strict) / base).toFixed(2)} (${(median(strict) / eager).toFixed(2)} of the stricter)`);
+  console.log(`queue enqueue+deliver, DeliveryConcurrency 32: ${fmt(median(parallel))} entries/s  ratio ${(median(parallel) / base).toFixed(2)} (${(median(parallel) / eager).toFixed(2)} of the stricter)  (target >= 0.50)`);
   const baseline = "raw fsync'd appends, 1 ms group commit (node:fs)";
   const stricter = "raw fsync'd appends, next commit at once (node:fs)";
   const figure = (c: number): string => `queue enqueue+deliver, ${PRODUCERS} producers, DeliveryConcurrency ${c}`;

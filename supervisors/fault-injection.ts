@@ -9,6 +9,8 @@
  * never let a client crash its actors. When on, it says so loudly on stderr, once per process.
  */
 
+import { HiveError } from '../protocol/errors.js';
+
 /** The environment variable that enables the hook; read when an actor is spawned. */
 export const FAULT_INJECTION_ENV = 'HIVENODE_FAULT_INJECTION';
 /** The control naming the fault to inject. */
@@ -24,13 +26,11 @@ export const Fault = {
 export type Fault = (typeof Fault)[keyof typeof Fault];
 
 /** The crash the hook causes; its name makes injected crashes easy to tell apart in the journal. */
-export class InjectedFaultError extends Error {
+export class InjectedFaultError extends HiveError {
   override readonly name = 'InjectedFaultError';
-  readonly code = 500;
-  readonly retryable = false;
 }
 
-/** The receive function of an actor spec (kept structural so this file imports nothing). */
+/** The receive function of an actor spec (structural, so this file needs nothing of the runtime). */
 type Receive<S, M, C> = (state: S, msg: M, ctx: C) => S | Promise<S>;
 
 let announced = false;

@@ -98,12 +98,12 @@ export class NatsTransport implements HiveTransport {
   }
 
   /** A ready connection and the payload, or the Result explaining why not. */
-  private prepare(channel: string, message: Message): { nc: NatsConnection; payload: Uint8Array } | Result {
-    if (!this.nc || !this.isConnected()) return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
+  private prepare(channel: string, message: Message): { nc: NatsConnection; replies: ReplyMux; payload: Uint8Array } | Result {
+    if (!this.nc || !this.replies || !this.isConnected()) return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
     const payload = encoder.encode(JSON.stringify(message));
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
     if (payload.length > max) return failure(Code.TooLarge, `the message to '${channel}' is ${payload.length} bytes; the hive accepts at most ${max}`);
-    return { nc: this.nc, payload };
+    return { nc: this.nc, replies: this.replies, payload };
   }
 
   call(channel: string, message: Message, timeoutMs: number): Promise<Result> {
@@ -118,9 +118,9 @@ export class NatsTransport implements HiveTransport {
 
   private async request(mode: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
     const ready = this.prepare(channel, message);
-    if (!('nc' in ready) || !this.replies) {
+    if (!('nc' in ready)) {
       this.counters.failures++;
-      return 'nc' in ready ? failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`) : ready;
+      return ready;
     }
     // only execute carries a header: a call without one is cheaper to encode and decode
     let headers: ReturnType<typeof natsHeaders> | undefined;
@@ -129,7 +129,7 @@ export class NatsTransport implements HiveTransport {
       headers.set(MODE_HEADER, mode);
     }
     try {
-      const reply = await this.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
+      const reply = await ready.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
       this.counters.failures++;

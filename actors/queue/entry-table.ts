@@ -21,9 +21,6 @@ export class StoredEntry {
 
 export class EntryTable {
   private readonly map = new Map<string, QueueEntry | StoredEntry>();
-  /** Stored documents found unreadable when they were needed (skipped, left in the store). */
-  unreadable = 0;
-
   constructor(private readonly onUnreadable: (key: string, error: Error) => void = () => undefined) {}
 
   get size(): number {
@@ -33,10 +30,6 @@ export class EntryTable {
   get(key: string): QueueEntry | undefined {
     const slot = this.map.get(key);
     return slot instanceof StoredEntry ? this.parse(slot) : slot;
-  }
-
-  has(key: string): boolean {
-    return this.map.has(key);
   }
 
   set(key: string, entry: QueueEntry): void {
@@ -69,12 +62,6 @@ export class EntryTable {
     for (const slot of this.map.values()) if (slot.state === EntryState.Retrying) yield { key: slot.key, dueAt: slot.dueAt };
   }
 
-  /** The oldest entry, or undefined. */
-  first(): QueueEntry | undefined {
-    for (const e of this.values()) return e;
-    return undefined;
-  }
-
   private parse(slot: StoredEntry): QueueEntry | undefined {
     try {
       const e = fromStored(slot.doc);
@@ -83,7 +70,6 @@ export class EntryTable {
     } catch (error) {
       // a document that cannot be read can never be delivered: skip it (it stays in the store)
       this.map.delete(slot.key);
-      this.unreadable++;
       this.onUnreadable(slot.key, error as Error);
       return undefined;
     }
