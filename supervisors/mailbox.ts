@@ -1,48 +1,17 @@
 /**
  * The runtime's own mailbox per actor. nact handles one message per event-loop turn (each message
- * is scheduled with setImmediate), which caps an actor at one message per turn; the runtime instead
- * queues messages here and hands nact a single wake-up token, and the actor drains up to a batch
- * of messages per turn. Owning the queue also means queued messages can be failed (not silently
- * lost) when an actor stops, and counted for the dashboard.
+ * is scheduled with setImmediate); the runtime instead queues messages here and the dispatcher
+ * (dispatcher.ts) runs the actor over a batch of them at a time. Owning the queue also means queued
+ * messages can be failed (not silently lost) when an actor stops, and counted for the dashboard.
  */
+import { Fifo } from './fifo.js';
 import { onUndelivered } from './undelivered.js';
 
-export class Mailbox<M> {
-  private items: (M | undefined)[] = [];
-  private head = 0;
-  /** A wake-up token is in nact's mailbox or the actor is draining: no new token is needed. */
+export class Mailbox<M> extends Fifo<M> {
+  /** The actor is in the dispatcher's queue or handling mail: a tell needs not wake it. */
   scheduled = false;
   /** The message being handled, so a crash can answer its caller. */
   current: M | undefined;
-
-  get size(): number {
-    return this.items.length - this.head;
-  }
-
-  push(msg: M): void {
-    this.items.push(msg);
-  }
-
-  /** Takes the oldest message; call only when size > 0. */
-  shift(): M {
-    const msg = this.items[this.head] as M;
-    this.items[this.head] = undefined;
-    this.head++;
-    // compact now and then so the array does not grow without bound
-    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return msg;
-  }
-
-  /** Removes and returns every queued message. */
-  drain(): M[] {
-    const rest = this.items.slice(this.head) as M[];
-    this.items = [];
-    this.head = 0;
-    return rest;
-  }
 }
 
 type Crashable = { [onUndelivered]?: (error: unknown) => void };
