@@ -36,8 +36,8 @@ export interface PollerOptions {
   first: Plan;
   /** With tracking: the SELECT reading rows beyond the last value, its row key and its memory. */
   tracking?: { next: Plan; key: string; state: TrackState };
-  /** Resolves once SQL_INITFILE has run (rejects while the database does not answer). */
-  ready: () => Promise<void>;
+  /** Resolves once SQL_INITFILE has run (rejects while the database does not answer); undefined once it has. */
+  ready: () => Promise<void> | undefined;
 }
 
 export interface PollerStatus {
