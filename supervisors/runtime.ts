@@ -50,7 +50,7 @@ export class Runtime implements CellHost {
   private readonly system: nact.Ref<never>;
   private readonly actors = new Map<string, Cell>();
   private readonly byInner = new WeakMap<object, Cell>();
-  stopped = false;
+  private halted = false;
 
   constructor(
     readonly journal: Journal,
@@ -58,6 +58,11 @@ export class Runtime implements CellHost {
   ) {
     this.system = nact.start({ name: `${name}-${process.pid}-${Math.random().toString(36).slice(2, 8)}` } as never);
     this.root = { path: SYSTEM_PATH, name };
+  }
+
+  /** The whole system is stopped: tells fail and no actor runs. */
+  get stopped(): boolean {
+    return this.halted;
   }
 
   /** Spawns a supervised stateful actor under `parent`. */
@@ -214,8 +219,8 @@ export class Runtime implements CellHost {
 
   /** Stops every actor; later tells fail their hooks. */
   shutdown(): void {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (this.halted) return;
+    this.halted = true;
     nact.stop(this.system);
   }
 }
