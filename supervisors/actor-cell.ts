@@ -1,12 +1,14 @@
 /**
  * One live actor as the runtime holds it: its reference, mailbox, state and restart count, and how
  * it handles a batch of mail when the dispatcher runs it. nact keeps the actor tree and decides
- * crashes (runtime.ts); handling messages is the cell's, so it costs no event-loop turn.
+ * crashes (runtime.ts); handling messages is the cell's, so it costs no event-loop turn. Owning the
+ * mailbox also means queued messages can be failed (not silently lost) when an actor stops, and
+ * counted for the dashboard.
  */
 import type { ActorContext, ActorInfo, ActorRef, ActorSpec } from './actor-types.js';
 import type { Runnable } from './dispatcher.js';
 import { dispatcher } from './dispatcher.js';
-import { Mailbox } from './mailbox.js';
+import { Fifo } from './fifo.js';
 import type { RestartPolicy } from './policies.js';
 import { RestartTracker } from './policies.js';
 
@@ -28,10 +30,14 @@ function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
 export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   readonly info: ActorInfo;
   readonly tracker: RestartTracker;
-  readonly mailbox = new Mailbox<M>();
+  readonly mailbox = new Fifo<M>();
   readonly ctx: ActorContext<M>;
   /** A crash is with supervision: mail waits until the actor is restarted (or fails when it stops). */
-  suspended = false;
+  private suspended = false;
+  /** In the dispatcher's queue or handling mail: a tell needs not wake it. */
+  private scheduled = false;
+  /** The message being handled, so a crash can answer its caller. */
+  private current: M | undefined;
   private state: S | undefined;
   /** Counts restarts, so a handler that settles after one cannot write its stale state. */
   private generation = 0;
@@ -61,9 +67,15 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
       throw e;
     }
     this.generation++;
-    this.mailbox.current = undefined;
     this.suspended = false;
     this.wake();
+  }
+
+  /** The message the actor crashed on, handed over once (supervision answers its caller). */
+  takeCurrent(): M | undefined {
+    const msg = this.current;
+    this.current = undefined;
+    return msg;
   }
 
   /** The state the actor stopped with. */
@@ -78,9 +90,8 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   }
 
   private wake(): void {
-    const box = this.mailbox;
-    if (box.scheduled || this.suspended || box.size === 0) return;
-    box.scheduled = true;
+    if (this.scheduled || this.suspended || this.mailbox.size === 0) return;
+    this.scheduled = true;
     dispatcher.schedule(this);
   }
 
@@ -88,14 +99,14 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   runBatch(): number {
     const box = this.mailbox;
     if (this.suspended || this.info.stopped || this.host.stopped) {
-      box.scheduled = false;
+      this.scheduled = false;
       return 0;
     }
     const batch = this.spec.batch ?? DEFAULT_BATCH;
     let handled = 0;
     while (handled < batch && box.size > 0 && !this.info.stopped) {
       const msg = box.shift();
-      box.current = msg;
+      this.current = msg;
       handled++;
       let next: S | Promise<S>;
       try {
@@ -130,15 +141,14 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   }
 
   private afterBatch(): void {
-    const box = this.mailbox;
-    box.current = undefined;
-    if (box.size > 0 && !this.suspended && !this.info.stopped && !this.host.stopped) dispatcher.schedule(this);
-    else box.scheduled = false;
+    this.current = undefined;
+    if (this.mailbox.size > 0 && !this.suspended && !this.info.stopped && !this.host.stopped) dispatcher.schedule(this);
+    else this.scheduled = false;
   }
 
   private crash(error: unknown): void {
     this.suspended = true;
-    this.mailbox.scheduled = false;
+    this.scheduled = false;
     this.host.crashed(this as ActorCell<unknown, unknown>, error);
   }
 }

@@ -62,7 +62,7 @@ export class Dispatcher {
     let handled = 0;
     while (this.queue.size > 0) {
       if (handled >= this.budget) {
-        // the rest waits for the next turn: I/O and timers first
+        // the rest goes on from an immediate, after the I/O callbacks that are ready
         setImmediate(this.pass);
         return;
       }

@@ -22,10 +22,9 @@ import { withFaultInjection } from './fault-injection.js';
 import type { ActorInfo, ActorRef, ActorSpec, ParentRef, SystemRoot } from './actor-types.js';
 import type { Journal } from './journal.js';
 import { JournalEvent, errorSummary } from './journal.js';
-import { failMessage, onFailure } from './mailbox.js';
 import { DEFAULT_RESTART_POLICY, Decision, RestartTracker, validatePolicy } from './policies.js';
 import { decideForChild, decideOwnCrash } from './supervision.js';
-import { onUndelivered } from './undelivered.js';
+import { failMessage, onFailure, onUndelivered } from './undelivered.js';
 
 export { onUndelivered };
 
@@ -98,7 +97,7 @@ export class Runtime implements CellHost {
           const decision = await decideForChild(site, childCell, tracker, error);
           if (decision === Decision.Restart) return nctx.resetChild as symbol;
           if (decision === Decision.Escalate) return nctx.escalate as symbol;
-          this.markStopped(childCell?.path ?? `${path}/?`);
+          if (childCell) this.markStopped(childCell.path);
           return nctx.stopChild as symbol;
         }
         const cell = this.actors.get(path);

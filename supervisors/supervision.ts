@@ -8,9 +8,9 @@ import { ServiceFailureError } from '../protocol/errors.js';
 import type { ActorCell } from './actor-cell.js';
 import type { Journal } from './journal.js';
 import { JournalEvent, errorSummary } from './journal.js';
-import { failMessage } from './mailbox.js';
 import type { RestartPolicy } from './policies.js';
 import { Decision, RestartTracker } from './policies.js';
+import { failMessage } from './undelivered.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,10 +29,7 @@ export interface CrashSite {
 export async function decideOwnCrash(site: CrashSite, cell: ActorCell<unknown, unknown> | undefined, policy: RestartPolicy, error: unknown): Promise<Decision> {
   const { path, journal } = site;
   journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error) });
-  if (cell) {
-    failMessage(cell.mailbox.current, new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
-    cell.mailbox.current = undefined;
-  }
+  if (cell) failMessage(cell.takeCurrent(), new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
   const verdict = (cell?.tracker ?? new RestartTracker(policy)).onCrash(Date.now());
   const decision = verdict.decision === Decision.Escalate && site.topLevel ? Decision.Stop : verdict.decision;
   journal.record({ event: JournalEvent.Decision, path, decision, delayMs: verdict.delayMs, restarts: verdict.restartsInWindow });

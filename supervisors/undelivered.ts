@@ -4,3 +4,28 @@
  * so a caller waiting for an answer learns at once instead of at its timeout. `ask` sets it.
  */
 export const onUndelivered: unique symbol = Symbol('hivenode.onUndelivered');
+
+type Crashable = { [onUndelivered]?: (error: unknown) => void };
+
+/** Calls a message's undelivered hook at most once; never throws. */
+export function failMessage(msg: unknown, error: unknown): void {
+  if (typeof msg !== 'object' || msg === null) return;
+  const hook = (msg as Crashable)[onUndelivered];
+  if (typeof hook !== 'function') return;
+  (msg as Crashable)[onUndelivered] = undefined;
+  try {
+    hook(error);
+  } catch {
+    // the hook belongs to the caller; its failure cannot be handled here
+  }
+}
+
+/**
+ * The message with an undelivered hook: a new object, so tell the returned one. Adding the property
+ * to the existing object instead was measured to make V8 keep messages (and all their caller
+ * holds) through two young-generation collections: the gateway promoted ~1.3 KB per request to the
+ * old generation, and its scavenges took 2-9 ms instead of 0.3 ms — the p99 of every HTTP request.
+ */
+export function onFailure<M extends object>(msg: M, hook: (error: unknown) => void): M {
+  return { ...msg, [onUndelivered]: hook };
+}

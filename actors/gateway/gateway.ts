@@ -14,7 +14,7 @@ import { Code } from '../../protocol/codes.js';
 import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight } from '../../supervisors/service.js';
-import { onFailure } from '../../supervisors/mailbox.js';
+import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';

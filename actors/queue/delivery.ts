@@ -8,7 +8,7 @@ import { Code } from '../../protocol/codes.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { failure } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
-import { onFailure } from '../../supervisors/mailbox.js';
+import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMode } from './entry.js';
 

@@ -10,7 +10,7 @@ import { StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import type { Logger } from '../../supervisors/logger.js';
-import { onFailure } from '../../supervisors/mailbox.js';
+import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMsg } from '../../supervisors/service.js';
 import type { QueueConfig } from './commands.js';
