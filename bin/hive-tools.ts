@@ -33,7 +33,7 @@ export async function runSend(channel: string, opts: HiveArgs & { data?: string 
     const control = validateValueMap(parseJson(opts.control ?? '{}', '--control'), '--control');
     hive = await connectHive(opts);
     const message = makeMessage({ Class: opts.class ?? '', Operation: opts.operation ?? '', Data: data, Control: control });
-    const result = opts.execute ? await hive.execute(channel, message, opts.timeout) : await hive.call(channel, message, opts.timeout);
+    const result = await hive.callAsync(channel, message, opts.timeout, opts.execute ? 'execute' : 'call');
     console.log(JSON.stringify(result, null, 2));
     process.exitCode = result.Code >= 200 && result.Code <= 299 ? 0 : 1;
   } catch (e) {

@@ -34,15 +34,14 @@ export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: Hive
       switch (msg.type) {
         case 'call':
         case 'execute': {
-          let pending: Promise<Result>;
           try {
             validateChannel(msg.channel);
-            pending = msg.type === 'call' ? t.call(msg.channel, msg.message, msg.timeoutMs) : t.execute(msg.channel, msg.message, msg.timeoutMs);
+            // the transport answers the caller directly, exactly once
+            if (msg.type === 'call') t.call(msg.channel, msg.message, msg.timeoutMs, msg.reply);
+            else t.execute(msg.channel, msg.message, msg.timeoutMs, msg.reply);
           } catch (e) {
             msg.reply(resultFromError(e));
-            return t;
           }
-          pending.then(msg.reply, (e: unknown) => msg.reply(resultFromError(e)));
           return t;
         }
         case 'emit': {

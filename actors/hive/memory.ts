@@ -8,6 +8,7 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure } from '../../protocol/message.js';
 import type { DeliveryMode, HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
+import { Deadlines } from '../../supervisors/deadlines.js';
 
 interface ChannelListeners {
   listeners: Listener[];
@@ -19,6 +20,7 @@ export class MemoryTransport implements HiveTransport {
   private readonly channels = new Map<string, ChannelListeners>();
   private open = true;
   private readonly counters: TransportStats = { calls: 0, executes: 0, emits: 0, dropped: 0, failures: 0 };
+  private readonly deadlines = new Deadlines();
 
   async connect(): Promise<void> {
     this.open = true;
@@ -50,33 +52,26 @@ export class MemoryTransport implements HiveTransport {
     return this.open ? failure(Code.NotFound, `no service listens on channel '${channel}'`) : failure(Code.Unavailable, 'the hive is closed');
   }
 
-  call(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  call(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
     this.counters.calls++;
-    return this.deliver('call', channel, message, timeoutMs);
+    this.deliver('call', channel, message, timeoutMs, answer);
   }
 
-  execute(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  execute(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
     this.counters.executes++;
-    return this.deliver('execute', channel, message, timeoutMs);
+    this.deliver('execute', channel, message, timeoutMs, answer);
   }
 
-  private deliver(mode: DeliveryMode, channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  private deliver(mode: DeliveryMode, channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
     const listener = this.open ? this.pick(channel) : undefined;
-    if (!listener) return Promise.resolve(this.unserved(channel));
-    return new Promise<Result>((resolve) => {
-      let done = false;
-      const finish = (r: Result): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        resolve(r);
-      };
-      const timer = setTimeout(() => {
-        if (done) return;
-        this.counters.failures++;
-        finish(failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      deliverTo(listener, mode, channel, message, finish);
+    if (!listener) return answer(this.unserved(channel));
+    const deadline = this.deadlines.start(timeoutMs, () => {
+      this.counters.failures++;
+      answer(failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`));
+    });
+    // the first of the listener's answer and the deadline wins; a late answer is dropped
+    deliverTo(listener, mode, channel, message, (r) => {
+      if (this.deadlines.settle(deadline)) answer(r);
     });
   }
 

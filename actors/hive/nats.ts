@@ -106,14 +106,19 @@ export class NatsTransport implements HiveTransport {
     return { nc: this.nc, replies: this.replies, payload };
   }
 
-  call(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  call(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
     this.counters.calls++;
-    return this.request('call', channel, message, timeoutMs);
+    void this.request('call', channel, message, timeoutMs).then(answer, (e: unknown) => answer(resultFromError(e)));
   }
 
-  execute(channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  execute(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
     this.counters.executes++;
-    return this.request('execute', channel, message, timeoutMs);
+    void this.request('execute', channel, message, timeoutMs).then(answer, (e: unknown) => answer(resultFromError(e)));
+  }
+
+  /** `call` as a promise, for the command line (which has no bridge). */
+  callAsync(channel: string, message: Message, timeoutMs: number, mode: 'call' | 'execute' = 'call'): Promise<Result> {
+    return new Promise((resolve) => (mode === 'call' ? this.call(channel, message, timeoutMs, resolve) : this.execute(channel, message, timeoutMs, resolve)));
   }
 
   private async request(mode: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {

@@ -1,8 +1,10 @@
 /**
  * The pluggable hive transport (ARCHITECTURE §5, conventions §11.6): the memory transport and the
  * NATS transport implement this one interface, and the bridge actor is the only user of it.
- * Every operation resolves with a Result, never rejects: failures are Results with their Code
- * (404 no listener, 503 unavailable, 504 timeout), so no caller can forget to handle one.
+ * Every call and execute is answered exactly once with a Result: failures are Results with their
+ * Code (404 no listener, 503 unavailable, 504 timeout), so no caller can forget to handle one. The
+ * answer is a callback the bridge passes straight through, not a promise: a promise per call (and a
+ * reaction to forward it) sat on the path of every message.
  */
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError, success } from '../../protocol/message.js';
@@ -57,8 +59,10 @@ export interface HiveTransport {
   connect(): Promise<void>;
   close(): Promise<void>;
   isConnected(): boolean;
-  call(channel: string, message: Message, timeoutMs: number): Promise<Result>;
-  execute(channel: string, message: Message, timeoutMs: number): Promise<Result>;
+  /** Request-reply: `answer` gets the listener's Result, or 404/413/503/504 from the transport. */
+  call(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void;
+  /** Acknowledged hand-over: `answer` gets 200 once a listener has the message. */
+  execute(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void;
   /** Returns false when the message was dropped (no listener, disconnected). */
   emit(channel: string, message: Message): boolean;
   listen(channel: string, listener: Listener): Subscription;

@@ -12,16 +12,21 @@
 import { QueryTypes, Sequelize } from 'sequelize';
 import type { DatabaseOptions } from './connection-options.js';
 import { sequelizeOptions } from './connection-options.js';
-import { BadInputError } from '../../protocol/errors.js';
+import type { HiveError } from '../../protocol/errors.js';
+import { BadInputError, TimeoutError } from '../../protocol/errors.js';
+import type { Deadline } from '../../supervisors/deadlines.js';
+import { Deadlines } from '../../supervisors/deadlines.js';
 import { mapDbError } from './db-errors.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
 import type { PlanKind } from './statement.js';
-import { Watchdog } from './watchdog.js';
 
 /** What a statement produced. */
 export type Outcome = { rows: Row[]; columns: string[] } | { affected: number; insertId?: number };
+
+/** Told how a statement ended: its outcome, or the failure with its Code. */
+export type StatementDone = (error: HiveError | undefined, outcome?: Outcome) => void;
 
 /** The Sequelize query type that makes each dialect report what a statement did. */
 function queryTypeOf(dialect: Dialect, kind: PlanKind, sql: string): string {
@@ -75,13 +80,20 @@ export function writeOutcome(result: unknown): { affected: number; insertId?: nu
   return insertId === undefined ? { affected } : { affected, insertId };
 }
 
+/** The Outcome of a statement from what sequelize returned for it. */
+function outcomeOf(dialect: Dialect, kind: PlanKind, result: unknown): Outcome {
+  if (kind !== 'select' && kind !== 'query') return writeOutcome(result);
+  const [rows, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [[], undefined];
+  return { rows: Array.isArray(rows) ? (rows as Row[]) : [], columns: columnsOf(dialect, meta) };
+}
+
 /** Engine-side grace of the client-side timer: the server's own cancel should answer first. */
 const CLIENT_GRACE_MS = 2000;
 
 export class Database {
   readonly sequelize: Sequelize;
   readonly dialect: Dialect;
-  private readonly watchdog = new Watchdog();
+  private readonly deadlines = new Deadlines();
 
   constructor(readonly options: DatabaseOptions) {
     this.dialect = dialectOf(options.engine);
@@ -106,30 +118,48 @@ export class Database {
   }
 
   /** Runs one statement with bound values; failures come back as HiveErrors with their Code. */
-  async run(kind: PlanKind, sql: string, bind: Record<string, unknown>): Promise<Outcome> {
-    const type = queryTypeOf(this.dialect, kind, sql);
-    // PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0
-    if (this.dialect === 'postgres') for (const v of Object.values(bind)) if (typeof v === 'string' && v.includes('\0')) throw new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
-    const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
-    const query = this.sequelize.query(sql, { bind: values, type, raw: true, logging: false }) as Promise<unknown>;
-    let result: unknown;
-    try {
-      result = await this.withTimeout(query);
-    } catch (e) {
-      throw mapDbError(e, this.dialect, this.options);
-    }
-    if (kind === 'select' || kind === 'query') {
-      const [rows, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [[], undefined];
-      return { rows: Array.isArray(rows) ? (rows as Row[]) : [], columns: columnsOf(this.dialect, meta) };
-    }
-    return writeOutcome(result);
+  run(kind: PlanKind, sql: string, bind: Record<string, unknown>): Promise<Outcome> {
+    return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!))));
   }
 
-  private withTimeout<T>(p: Promise<T>): Promise<T> {
+  /**
+   * `run` for the statement path: `done` is told once, and nothing is awaited in between — no async
+   * function, no promise of its own — so a statement costs the service one reaction to the query.
+   */
+  submit(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone): void {
+    const type = queryTypeOf(this.dialect, kind, sql);
+    // PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0
+    if (this.dialect === 'postgres') {
+      for (const v of Object.values(bind)) {
+        if (typeof v === 'string' && v.includes('\0')) return done(new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text'));
+      }
+    }
+    const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
+    const query = this.sequelize.query(sql, { bind: values, type, raw: true, logging: false }) as Promise<unknown>;
+    const deadline = this.deadlineFor(done);
+    void query.then(
+      (result) => {
+        if (deadline && !this.deadlines.settle(deadline)) return;
+        done(undefined, outcomeOf(this.dialect, kind, result));
+      },
+      (e: unknown) => {
+        // the late failure of a statement that already timed out is dropped
+        if (deadline && !this.deadlines.settle(deadline)) return;
+        done(mapDbError(e, this.dialect, this.options));
+      },
+    );
+  }
+
+  /** The client-side deadline of a statement (none when SQL_TIMEOUT is 0). */
+  private deadlineFor(done: StatementDone): Deadline | undefined {
     const ms = this.options.timeoutMs;
-    if (ms <= 0) return p;
-    if (this.dialect !== 'sqlite') return this.watchdog.watch(p, ms + CLIENT_GRACE_MS, ms);
-    return this.watchdog.watch(p, ms, ms, () => void this.interruptSqlite());
+    if (ms <= 0) return undefined;
+    const timedOut = (): void => done(new TimeoutError(`the statement did not finish within ${ms} ms`));
+    if (this.dialect !== 'sqlite') return this.deadlines.start(ms + CLIENT_GRACE_MS, timedOut);
+    return this.deadlines.start(ms, () => {
+      timedOut();
+      void this.interruptSqlite();
+    });
   }
 
   /**

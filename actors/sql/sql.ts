@@ -10,10 +10,11 @@
  * and end, not per message.
  */
 import type { SQL_PARAMS } from '../../config/sql.js';
+import type { Delivery } from '../hive/transport.js';
 import { SERVICES } from '../../config/registry.js';
 import { Code } from '../../protocol/codes.js';
-import { ConfigError, codeOf, describeError } from '../../protocol/errors.js';
-import type { Message, Result } from '../../protocol/message.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight, serveChannel } from '../../supervisors/service.js';
@@ -27,6 +28,7 @@ import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
 import { bindValues, displaySql } from './placeholders.js';
 import { rowsResult, writeResult } from './results.js';
+import type { Plan } from './statement.js';
 
 /** Runs SQL_INITFILE once per start, when the database first answers. */
 function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Promise<void> | undefined; connectedAtStart(): Promise<void> } {
@@ -106,15 +108,6 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   let failed = 0;
   let outage = 0;
 
-  const handle = async (message: Message): Promise<Result> => {
-    const plan = planner.planFor(message);
-    const bind = bindValues(plan.params, message.Data);
-    const initializing = ready();
-    if (initializing) await initializing;
-    const outcome = await db.run(plan.kind, plan.sql, bind);
-    return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
-  };
-
   // database trouble is logged when it begins and when it ends, not once per message
   const noteOutcome = (code: number, reason?: string): void => {
     if (code === Code.UpstreamError || code === Code.Unavailable || code === Code.Timeout) {
@@ -126,6 +119,42 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     }
   };
 
+  const answer = (delivery: Delivery, result: Result, error?: unknown): void => {
+    inFlight.end();
+    if (error === undefined) noteOutcome(result.Code);
+    else {
+      failed++;
+      noteOutcome(result.Code, describeError(error));
+    }
+    delivery.respond(result);
+  };
+
+  // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
+  const handle = (delivery: Delivery): void => {
+    let plan: Plan;
+    let bind: Record<string, unknown>;
+    try {
+      plan = planner.planFor(delivery.message);
+      bind = bindValues(plan.params, delivery.message.Data);
+    } catch (e) {
+      return answer(delivery, resultFromError(e), e);
+    }
+    const submit = (): void =>
+      db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
+        if (error) return answer(delivery, resultFromError(error), error);
+        let result: Result;
+        try {
+          result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
+        } catch (e) {
+          return answer(delivery, resultFromError(e), e);
+        }
+        answer(delivery, result);
+      });
+    const initializing = ready();
+    if (!initializing) return submit();
+    void initializing.then(submit, (e: unknown) => answer(delivery, resultFromError(e), e));
+  };
+
   const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
     name: 'statements',
     init: () => undefined,
@@ -133,19 +162,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
       delivery.ack();
       inFlight.begin();
       ran++;
-      void handle(delivery.message).then(
-        (r) => {
-          inFlight.end();
-          noteOutcome(r.Code);
-          delivery.respond(r);
-        },
-        (e: unknown) => {
-          inFlight.end();
-          failed++;
-          noteOutcome(codeOf(e), describeError(e));
-          delivery.respond(resultFromError(e));
-        },
-      );
+      handle(delivery);
       return state;
     },
   });
