@@ -59,14 +59,21 @@ export function emptyMap(): ValueMap {
   return Object.create(null) as ValueMap;
 }
 
+function put(map: ValueMap, key: string, values: Values): void {
+  if (isForbiddenKey(key)) throw new BadInputError(`key '${key}' is not allowed`);
+  map[key] = values;
+}
+
 /** Builds a value map from trusted entries (keys are still checked: they may come from config). */
 export function mapOf(entries: Iterable<readonly [string, Values]> | Record<string, Values>): ValueMap {
   const out = emptyMap();
-  const list = Symbol.iterator in entries ? (entries as Iterable<readonly [string, Values]>) : Object.entries(entries);
-  for (const [k, v] of list) {
-    if (isForbiddenKey(k)) throw new BadInputError(`key '${k}' is not allowed`);
-    out[k] = v;
+  if (Symbol.iterator in entries) {
+    for (const [k, v] of entries as Iterable<readonly [string, Values]>) put(out, k, v);
+    return out;
   }
+  // a record is read by its keys: no [key, value] pair is built per entry
+  const record = entries as Record<string, Values>;
+  for (const k of Object.keys(record)) put(out, k, record[k]!);
   return out;
 }
 

@@ -51,6 +51,17 @@ export interface DeliveryMsg {
   delivery: Delivery;
 }
 
+/** A delivery told to a service actor: a crash on it answers 500 with the reason, a stopped service 503. */
+class DeliveryMessage implements DeliveryMsg {
+  readonly type = 'delivery';
+  constructor(readonly delivery: Delivery) {}
+
+  // a method, not a closure per message (see undelivered.ts)
+  [onUndelivered](error: unknown): void {
+    this.delivery.respond(resultFromError(error));
+  }
+}
+
 /** Counts work in flight and lets a drain wait for it to reach zero. */
 export class InFlight {
   private count = 0;
@@ -83,11 +94,7 @@ export class InFlight {
  * is gone or crashes on the message, the caller is answered at once rather than at its timeout.
  */
 export function serveChannel<M extends DeliveryMsg | { type: string }>(ctx: ServiceContext<unknown>, ref: ActorRef<M>): Promise<Subscription> {
-  const listener: Listener = (delivery) => {
-    // a crash on this message answers 500 with the reason, a stopped service 503
-    const msg: DeliveryMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'delivery', delivery, [onUndelivered]: (e: unknown) => delivery.respond(resultFromError(e)) };
-    ctx.runtime.tell(ref as unknown as ActorRef<DeliveryMsg>, msg);
-  };
+  const listener: Listener = (delivery) => ctx.runtime.tell(ref as unknown as ActorRef<DeliveryMsg>, new DeliveryMessage(delivery));
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);
   return ctx.hive.listen(ctx.inputChannel, listener);
 }

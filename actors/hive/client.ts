@@ -10,6 +10,35 @@ import { onUndelivered } from '../../supervisors/runtime.js';
 import type { BridgeMsg } from './bridge.js';
 import type { HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
 
+/** A call or execute for the bridge; answered 503 if the bridge cannot take it (see undelivered.ts on the class). */
+class BridgeRequest {
+  constructor(
+    readonly type: 'call' | 'execute',
+    readonly channel: string,
+    readonly message: Message,
+    readonly timeoutMs: number,
+    readonly reply: (r: Result) => void,
+  ) {}
+
+  [onUndelivered](): void {
+    this.reply(failure(Code.Unavailable, 'the hive bridge is not running'));
+  }
+}
+
+/** An emit for the bridge; counts as not delivered if the bridge cannot take it. */
+class BridgeEmit {
+  readonly type = 'emit';
+  constructor(
+    readonly channel: string,
+    readonly message: Message,
+    readonly reply: (delivered: boolean) => void,
+  ) {}
+
+  [onUndelivered](): void {
+    this.reply(false);
+  }
+}
+
 export class HiveClient {
   constructor(
     private readonly runtime: Runtime,
@@ -41,19 +70,12 @@ export class HiveClient {
   }
 
   private send(type: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
-    return new Promise<Result>((resolve) => {
-      // the hook is part of the literal: see onFailure on why it is never added afterwards
-      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type, channel, message, timeoutMs, reply: resolve, [onUndelivered]: () => resolve(failure(Code.Unavailable, 'the hive bridge is not running')) };
-      this.runtime.tell(this.bridge, msg);
-    });
+    return new Promise<Result>((resolve) => this.runtime.tell(this.bridge, new BridgeRequest(type, channel, message, timeoutMs, resolve)));
   }
 
   /** Fire-and-forget; resolves with whether a listener got it (drops are counted by the transport). */
   emit(channel: string, message: Message): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const msg: BridgeMsg & { [onUndelivered]?: (e: unknown) => void } = { type: 'emit', channel, message, reply: resolve, [onUndelivered]: () => resolve(false) };
-      this.runtime.tell(this.bridge, msg);
-    });
+    return new Promise<boolean>((resolve) => this.runtime.tell(this.bridge, new BridgeEmit(channel, message, resolve)));
   }
 
   /** Listens on a channel; rejects with the reason when the channel name is invalid. */

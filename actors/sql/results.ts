@@ -33,17 +33,18 @@ export function textValue(v: unknown): string {
 /** The Result of rows; `columns` (from the engine's field list) names columns even when no row came back. */
 export function rowsResult(rows: readonly Row[], columns: readonly string[] = []): Result {
   const data: ValueMap = emptyMap();
-  const keys = [...columns];
+  let keys = columns;
   const first = rows[0];
-  if (first) for (const k of Object.keys(first)) if (!keys.includes(k)) keys.push(k);
+  if (first) {
+    // columns the engine did not name (SQLite and MariaDB name none) come from the first row
+    const unnamed = Object.keys(first).filter((k) => !columns.includes(k));
+    if (unnamed.length > 0) keys = columns.length === 0 ? unnamed : [...columns, ...unnamed];
+  }
   // a column named like a forbidden key ('__proto__') is reported under a prefixed name
-  const names = keys.map((k) => (isForbiddenKey(k) ? `_${k}` : k));
+  const names = keys.some(isForbiddenKey) ? keys.map((k) => (isForbiddenKey(k) ? `_${k}` : k)) : keys;
   const list: Row[] = new Array<Row>(rows.length);
-  const lists = names.map((n) => {
-    const values: string[] = new Array<string>(rows.length);
-    data[n] = values;
-    return values;
-  });
+  const lists: string[][] = new Array<string[]>(names.length);
+  for (let c = 0; c < names.length; c++) data[names[c]!] = lists[c] = new Array<string>(rows.length);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;
     const out: Row = {};
