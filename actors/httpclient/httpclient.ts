@@ -50,12 +50,24 @@ function parseHeaderOption(text: string): Record<string, string[]> {
   return out;
 }
 
+/** A URL the service may call: http or https (BadInputError otherwise). The parsed URL is never changed. */
+function targetOf(url: string): URL {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new BadInputError(`'${url}' is not a URL`);
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new BadInputError(`only http and https URLs are accepted, not ${target.protocol}`);
+  return target;
+}
+
 /** The Result of a response when no after interceptor maps it (ARCHITECTURE §7). */
 function plainResult(res: InboundResponse): Result {
   const data = emptyMap();
   data.status = [String(res.status)];
   data.body = [res.body.toString('utf8')];
-  for (const [k, v] of Object.entries(res.headers)) data[`header_${k}`] = v;
+  for (const k of Object.keys(res.headers)) data[`header_${k}`] = res.headers[k]!;
   if (isSuccessCode(res.status)) return success(data, []);
   return failure(Code.UpstreamError, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
 }
@@ -63,11 +75,12 @@ function plainResult(res: InboundResponse): Result {
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
   const c = ctx.config;
   if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (spec §2.7)');
+  let configuredTarget: URL | undefined;
   if (c.URL) {
     try {
-      new URL(c.URL);
-    } catch {
-      throw new ConfigError(`URL '${c.URL}' is not a URL`);
+      configuredTarget = targetOf(c.URL);
+    } catch (e) {
+      throw new ConfigError(`URL: ${(e as Error).message}`);
     }
   }
   let configuredHeaders: Record<string, string[]>;
@@ -88,6 +101,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   const dispatcher = new Agent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
   const before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore) : undefined;
   const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter) : undefined;
+  // what the before interceptor is told of the configured headers is the same for every message
+  const configuredHeadersJson = JSON.stringify(configuredHeaders);
   const inFlight = new InFlight();
   let sent = 0;
   let failed = 0;
@@ -100,7 +115,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     let headers: Record<string, string[]> = { ...configuredHeaders };
     let body: string | undefined;
     if (before) {
-      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: JSON.stringify(headers) } }, deadline);
+      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: configuredHeadersJson } }, deadline);
       if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
       method = reply.options.method || method;
       url = reply.options.url || url;
@@ -111,17 +126,12 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       body = JSON.stringify(message.Data);
     }
     if (!url) throw new BadInputError('no URL: set the URL parameter or return options.url from the before interceptor');
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      throw new BadInputError(`'${url}' is not a URL`);
-    }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new BadInputError(`only http and https URLs are accepted, not ${target.protocol}`);
+    const target = url === c.URL && configuredTarget ? configuredTarget : targetOf(url);
     if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
     // a Content-Type among the headers wins over ContentType (spec §2.7)
     if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
-    const request: OutboundRequest = { method: method.toUpperCase(), url: target.href, headers, body: ['GET', 'HEAD'].includes(method.toUpperCase()) ? undefined : body };
+    const upper = method.toUpperCase();
+    const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
     const res = await exchange(dispatcher, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
     const type = responseType(res.headers['content-type']?.[0]);
     if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);

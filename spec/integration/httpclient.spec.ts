@@ -7,7 +7,10 @@ import { serveInterceptor } from '../../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
 import type { HiveNode } from '../../supervisors/node.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestNode } from './helpers.js';
+import { tempDir } from '../temp.js';
 
 type Seen = { method: string; url: string; headers: IncomingMessage['headers']; body: string };
 
@@ -232,8 +235,58 @@ describe('HTTP client service (spec §2.7, §4.6)', function () {
     expect(far.seen[0]!.headers['x-keep']).to.equal('1');
   });
 
-  it('refuses to start without any interceptor', async () => {
+  it('refuses to start without any interceptor, or with a URL that is not http(s)', async () => {
     const err = await startTestNode([{ service: 'httpclient', URL: 'http://127.0.0.1:1/' }]).catch((e: unknown) => e);
     expect((err as Error).message).to.contain('needs at least one interceptor');
+    const ftp = await startTestNode([{ service: 'httpclient', URL: 'ftp://127.0.0.1/x', InterceptBefore: 'http://127.0.0.1:1/' }]).catch((e: unknown) => e);
+    expect((ftp as Error).message).to.contain('only http and https URLs are accepted, not ftp:');
+  });
+
+  describe('in-process interceptors (module://)', () => {
+    const moduleOf = (source: string): string => {
+      const file = join(tempDir('hn-intercept-'), 'interceptor.mjs');
+      writeFileSync(file, source);
+      return `module://${file}`;
+    };
+
+    it('a synchronous and an asynchronous function map the message; neither can change the caller’s message', async () => {
+      const up = await serveUp();
+      const sync = moduleOf('export default (type, value) => { value.Data.name.push("changed"); return { data: value.Data, status: "OK", status_code: 200 }; };');
+      await client({ URL: `${up.base}/echo`, InterceptBefore: sync });
+      const message = makeMessage({ Data: mapOf({ name: ['x'] }) });
+      const r = await node!.hive.call('web', message, 20_000);
+      expect(r.Code).to.equal(200);
+      expect(JSON.parse(up.seen[0]!.body)).to.deep.equal({ name: ['x', 'changed'] });
+      expect(message.Data.name, 'the caller’s message').to.deep.equal(['x']);
+      await node!.stop(1000);
+      const later = moduleOf('export default async (type, value) => { await new Promise((r) => setTimeout(r, 20)); return { data: { later: [value.Data.n[0]] }, status: "OK", status_code: 200 }; };');
+      const asyncCall = await client({ URL: `${up.base}/echo`, InterceptBefore: later });
+      expect((await asyncCall({ n: ['7'] })).Code).to.equal(200);
+      expect(JSON.parse(up.seen[1]!.body)).to.deep.equal({ later: ['7'] });
+    });
+
+    it('a function that never answers is cut at the deadline (504); one that throws or returns no reply is 502 naming it', async () => {
+      const up = await serveUp();
+      const never = await client({ URL: `${up.base}/echo`, Timeout: '300ms', InterceptBefore: moduleOf('export default () => new Promise(() => {});') });
+      const started = Date.now();
+      const r = await never({});
+      expect(r.Code).to.equal(504);
+      expect(r.Message).to.contain('did not answer within');
+      expect(Date.now() - started).to.be.below(1500);
+      await node!.stop(1000);
+      const throwing = moduleOf('export default () => { throw new Error("mapping broke"); };');
+      const t = await (await client({ URL: `${up.base}/echo`, InterceptBefore: throwing }))({});
+      expect(t.Code).to.equal(502);
+      expect(t.Message).to.contain('mapping broke').and.to.contain(throwing);
+      await node!.stop(1000);
+      const rejecting = await (await client({ URL: `${up.base}/echo`, InterceptBefore: moduleOf('export default async () => { throw new Error("async broke"); };') }))({});
+      expect(rejecting.Code).to.equal(502);
+      expect(rejecting.Message).to.contain('async broke');
+      await node!.stop(1000);
+      const malformed = await (await client({ URL: `${up.base}/echo`, InterceptBefore: moduleOf('export default () => 42;') }))({});
+      expect(malformed.Code).to.equal(502);
+      expect(malformed.Message).to.contain('must be an object');
+      expect(up.seen, 'no request was made').to.have.length(0);
+    });
   });
 });
