@@ -5,6 +5,9 @@
  */
 import { Pool, errors as undiciErrors } from 'undici';
 import { TimeoutError, UpstreamError } from '../../protocol/errors.js';
+import { Deadlines } from '../../supervisors/deadlines.js';
+import { readCapped } from '../shared/read-capped.js';
+import { RequestSignal } from '../shared/request-signal.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
 import { validateReply } from './wire.js';
 
@@ -13,6 +16,7 @@ const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 export class InterceptorClient {
   private readonly pool: Pool;
   private readonly path: string;
+  private readonly deadlines = new Deadlines();
 
   constructor(
     readonly url: string,
@@ -27,7 +31,8 @@ export class InterceptorClient {
   async call(request: InterceptorRequest, deadline: number): Promise<InterceptorReply> {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new TimeoutError(`no time left to call interceptor ${this.url}`);
-    const signal = AbortSignal.timeout(remaining);
+    const signal = new RequestSignal();
+    const pending = this.deadlines.start(remaining, () => signal.abort());
     let text: string;
     let status: number;
     try {
@@ -36,26 +41,18 @@ export class InterceptorClient {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(request),
-        signal,
+        signal: signal as unknown as AbortSignal,
       });
       status = res.statusCode;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_REPLY_BYTES) {
-          res.body.destroy();
-          throw new UpstreamError(`interceptor ${this.url} replied with more than ${MAX_REPLY_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      text = Buffer.concat(chunks).toString('utf8');
+      text = (await readCapped(res.body, MAX_REPLY_BYTES, () => new UpstreamError(`interceptor ${this.url} replied with more than ${MAX_REPLY_BYTES} bytes`))).toString('utf8');
     } catch (e) {
       if (e instanceof UpstreamError) throw e;
       if (signal.aborted || (e as Error).name === 'AbortError' || e instanceof undiciErrors.RequestAbortedError) {
         throw new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`, { cause: e });
       }
       throw new UpstreamError(`interceptor ${this.url} failed: ${(e as Error).message}`, { cause: e });
+    } finally {
+      this.deadlines.settle(pending);
     }
     if (status < 200 || status > 299) throw new UpstreamError(`interceptor ${this.url} answered HTTP ${status}`);
     let parsed: unknown;
