@@ -40,6 +40,8 @@ export class Deadlines {
 
   /** Starts an operation: `expire` runs once, `limitMs` from now, unless `settle` comes first. */
   start(limitMs: number, expire: () => void): Deadline {
+    // a limit that is not a positive number (0, negative, NaN) expires at the first sweep; Infinity never
+    if (!(limitMs > 0)) limitMs = 0;
     const deadline = new Deadline(Date.now() + limitMs, expire);
     deadline.prev = this.tail;
     if (this.tail) this.tail.next = deadline;

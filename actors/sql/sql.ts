@@ -10,7 +10,6 @@
  * and end, not per message.
  */
 import type { SQL_PARAMS } from '../../config/sql.js';
-import type { Delivery } from '../hive/transport.js';
 import { SERVICES } from '../../config/registry.js';
 import { Code } from '../../protocol/codes.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
@@ -18,6 +17,7 @@ import type { Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight, serveChannel } from '../../supervisors/service.js';
+import type { Delivery } from '../hive/transport.js';
 import { databaseOptions } from './connection-options.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
@@ -139,17 +139,23 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     } catch (e) {
       return answer(delivery, resultFromError(e), e);
     }
-    const submit = (): void =>
-      db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
-        if (error) return answer(delivery, resultFromError(error), error);
-        let result: Result;
-        try {
-          result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
-        } catch (e) {
-          return answer(delivery, resultFromError(e), e);
-        }
-        answer(delivery, result);
-      });
+    const submit = (): void => {
+      try {
+        db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
+          if (error) return answer(delivery, resultFromError(error), error);
+          let result: Result;
+          try {
+            result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
+          } catch (e) {
+            return answer(delivery, resultFromError(e), e);
+          }
+          answer(delivery, result);
+        });
+      } catch (e) {
+        // every delivery is answered (and leaves the in-flight count) whatever fails on the way
+        answer(delivery, resultFromError(e), e);
+      }
+    };
     const initializing = ready();
     if (!initializing) return submit();
     void initializing.then(submit, (e: unknown) => answer(delivery, resultFromError(e), e));

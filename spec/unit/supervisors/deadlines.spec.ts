@@ -52,6 +52,17 @@ describe('deadlines (one shared timer for many operations)', () => {
     expect(deadlines.settle(long)).to.equal(true);
   });
 
+  it('a limit that is not a positive number expires at the first sweep, an infinite one never', async () => {
+    const deadlines = new Deadlines();
+    const expired: string[] = [];
+    deadlines.start(Number.NaN, () => expired.push('NaN'));
+    deadlines.start(-5, () => expired.push('negative'));
+    const forever = deadlines.start(Number.POSITIVE_INFINITY, () => expired.push('infinite'));
+    await sleep(40);
+    expect(expired.sort()).to.deep.equal(['NaN', 'negative']);
+    expect(deadlines.settle(forever)).to.equal(true);
+  });
+
   it('an expiry that settles the next operation does not expire it too', async () => {
     const deadlines = new Deadlines();
     let secondExpired = false;
