@@ -10,6 +10,8 @@
  */
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { createInbox } from '@nats-io/transport-node';
+import type { Deadline } from '../../supervisors/deadlines.js';
+import { Deadlines } from '../../supervisors/deadlines.js';
 
 /** Why a request got no answer. */
 export const NoReply = {
@@ -34,13 +36,15 @@ export class NoReplyError extends Error {
 interface Pending {
   resolve: (m: Msg) => void;
   reject: (e: NoReplyError) => void;
-  timer: NodeJS.Timeout;
+  /** Under the mux's shared timer, as every hive call's deadline (see supervisors/deadlines.ts). */
+  deadline: Deadline;
 }
 
 export class ReplyMux {
   private readonly inbox = createInbox();
   private readonly pending = new Map<string, Pending>();
   private readonly sub: Subscription;
+  private readonly deadlines = new Deadlines();
   private next = 0;
 
   constructor(private readonly nc: NatsConnection) {
@@ -50,11 +54,11 @@ export class ReplyMux {
   request(subject: string, payload: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
     const reply = `${this.inbox}.${(this.next++).toString(36)}`;
     return new Promise<Msg>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const deadline = this.deadlines.start(timeoutMs, () => {
         this.pending.delete(reply);
         reject(new NoReplyError(NoReply.Timeout, `no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(reply, { resolve, reject, timer });
+      });
+      this.pending.set(reply, { resolve, reject, deadline });
       try {
         this.nc.publish(subject, payload, headers ? { reply, headers } : { reply });
       } catch (e) {
@@ -77,7 +81,7 @@ export class ReplyMux {
     const p = this.pending.get(reply);
     if (!p) return;
     this.pending.delete(reply);
-    clearTimeout(p.timer);
+    this.deadlines.settle(p.deadline);
     p.reject(new NoReplyError(reason, message));
   }
 
@@ -86,7 +90,7 @@ export class ReplyMux {
     if (!p) return; // answered after its timeout: nobody waits for it any more
     if (msg.data.length === 0 && msg.headers?.code === 503) return this.fail(msg.subject, NoReply.NoResponders, 'no responders');
     this.pending.delete(msg.subject);
-    clearTimeout(p.timer);
+    this.deadlines.settle(p.deadline);
     p.resolve(msg);
   }
 }
