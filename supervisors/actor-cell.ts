@@ -11,6 +11,7 @@ import { dispatcher } from './dispatcher.js';
 import { Fifo } from './fifo.js';
 import type { RestartPolicy } from './policies.js';
 import { RestartTracker } from './policies.js';
+import { isThenable } from './thenable.js';
 
 /** What a cell needs of its runtime. */
 export interface CellHost {
@@ -22,10 +23,6 @@ export interface CellHost {
 
 /** Messages an actor handles per run before others get their turn (ActorSpec.batch). */
 export const DEFAULT_BATCH = 256;
-
-function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
-}
 
 export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   readonly info: ActorInfo;
@@ -126,7 +123,7 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   }
 
   /** An asynchronous handler holds the actor until it settles; then the mail goes on. */
-  private settle(pending: Promise<S>): void {
+  private settle(pending: PromiseLike<S>): void {
     const generation = this.generation;
     pending.then(
       (state) => {

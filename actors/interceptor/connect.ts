@@ -5,6 +5,7 @@
  */
 import { ConfigError, TimeoutError, UpstreamError } from '../../protocol/errors.js';
 import { Deadlines } from '../../supervisors/deadlines.js';
+import { isThenable } from '../../supervisors/thenable.js';
 import { InterceptorClient } from './client.js';
 import type { InterceptorFunction } from './server.js';
 import { loadInterceptor } from './server.js';
@@ -84,10 +85,6 @@ class ModuleInterceptor implements Interceptor {
   }
 
   async close(): Promise<void> {}
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 /** Connects to an interceptor named by a parameter; `name` is used in configuration errors. */
