@@ -119,13 +119,16 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     }
   };
 
-  const answer = (delivery: Delivery, result: Result, error?: unknown): void => {
+  const answer = (delivery: Delivery, result: Result): void => {
     inFlight.end();
-    if (error === undefined) noteOutcome(result.Code);
-    else {
-      failed++;
-      noteOutcome(result.Code, describeError(error));
-    }
+    noteOutcome(result.Code);
+    delivery.respond(result);
+  };
+  const fail = (delivery: Delivery, error: unknown): void => {
+    inFlight.end();
+    failed++;
+    const result = resultFromError(error);
+    noteOutcome(result.Code, describeError(error));
     delivery.respond(result);
   };
 
@@ -137,28 +140,28 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
       plan = planner.planFor(delivery.message);
       bind = bindValues(plan.params, delivery.message.Data);
     } catch (e) {
-      return answer(delivery, resultFromError(e), e);
+      return fail(delivery, e);
     }
     const submit = (): void => {
       try {
         db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
-          if (error) return answer(delivery, resultFromError(error), error);
+          if (error) return fail(delivery, error);
           let result: Result;
           try {
             result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
           } catch (e) {
-            return answer(delivery, resultFromError(e), e);
+            return fail(delivery, e);
           }
           answer(delivery, result);
         });
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
-        answer(delivery, resultFromError(e), e);
+        fail(delivery, e);
       }
     };
     const initializing = ready();
     if (!initializing) return submit();
-    void initializing.then(submit, (e: unknown) => answer(delivery, resultFromError(e), e));
+    void initializing.then(submit, (e: unknown) => fail(delivery, e));
   };
 
   const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
