@@ -6,8 +6,8 @@
  *   callers' answers. `ask` here carries the reply function inside the message and runs its own timer.
  * - an invalid or missing supervision decision hangs the actor, and `resume` after an escalation
  *   resumes the parent while the child stays busy forever: decisions come from supervision.ts only.
- * - the default policy and the system's escalation handler print with console.log: every actor gets
- *   our onCrash, and top-level actors never escalate to the system.
+ * - the default policy and the system's escalation handler print straight to the console: every actor
+ *   gets our onCrash, and top-level actors never escalate to the system.
  * - `spawnStateless` ignores onCrash: only stateful actors are offered.
  * - a message told to a stopped actor vanishes: `tell` fails its reply hook instead.
  * - every message costs an event-loop turn (nact schedules each with setImmediate): mail is the
