@@ -90,9 +90,34 @@ export class StorageFullError extends HiveError {
 
 /** A configuration that cannot start: the node exits with code 2 and this message. */
 export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+  override readonly name: string = 'ConfigError';
   /** Process exit code for configuration errors. */
   static readonly EXIT_CODE = 2;
+}
+
+/** Who holds a store's lock file (actors/queue/store-lock.ts). */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** When the holder's process started (ISO 8601), for people reading the refusal. */
+  started: string;
+  /** Unique per holding: tells this holding from an earlier one of the same pid. */
+  nonce: string;
+  /** Linux: the boot the holder ran in and its start in clock ticks since boot (pid reuse). */
+  bootId?: string;
+  startTicks?: number;
+}
+
+/** A store held by another process (or another service of this one): the start fails like a configuration error. */
+export class StoreHeldError extends ConfigError {
+  override readonly name = 'StoreHeldError';
+  constructor(
+    message: string,
+    readonly lockFile: string,
+    readonly holder?: LockHolder,
+  ) {
+    super(message);
+  }
 }
 
 /** The Code an arbitrary thrown value is reported with: its own for HiveErrors, else 500. */

@@ -23,14 +23,6 @@ import { FanOutTemplate } from './fan-out.js';
 
 async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
   const config = ctx.config;
-  let store: QueueStore;
-  if (config.PersistPath === '') {
-    ctx.log.warn('PersistPath is empty: queue entries are kept in memory only and are lost when the process stops');
-    store = new MemoryStore();
-  } else {
-    store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
-  }
-
   // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
   // template may live in a storage service that starts later, so it is fetched on first use
   let template: FanOutTemplate | undefined;
@@ -54,6 +46,15 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
       }
     : undefined;
 
+  // opened after everything that can refuse the start by itself, so a refused start holds no store lock
+  let store: QueueStore;
+  if (config.PersistPath === '') {
+    ctx.log.warn('PersistPath is empty: queue entries are kept in memory only and are lost when the process stops');
+    store = new MemoryStore();
+  } else {
+    store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
+  }
+
   const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0 };
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
@@ -61,18 +62,29 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
   const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats });
-  const subscription = await serveChannel(ctx, queue);
+  /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
+  const stop = async (deadlineMs: number): Promise<void> => {
+    const until = Date.now() + deadlineMs;
+    // a start that fails right after ours stops us at once: let the store load finish before
+    // closing it, so the queue actor never reads a closed store
+    await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
+    while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    await store.close();
+  };
+  let subscription: Awaited<ReturnType<typeof serveChannel>>;
+  try {
+    subscription = await serveChannel(ctx, queue);
+  } catch (e) {
+    // the node never learns of this service, so nothing else would release the store
+    await stop(2_000);
+    throw e;
+  }
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.durable ? `, store ${(store as SqliteStore).file}` : ''}`);
 
   return {
     async drain(deadlineMs) {
       subscription.close();
-      const until = Date.now() + deadlineMs;
-      // a start that fails right after ours stops us at once: let the store load finish before
-      // closing it, so the queue actor never reads a closed store
-      await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
-      while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-      await store.close();
+      await stop(deadlineMs);
     },
     status: () => ({ channel: ctx.inputChannel, ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }),
   };

@@ -3,7 +3,8 @@
  * PersistPath. Writes are group-committed: every write waiting while a transaction is being
  * committed goes into the next transaction together, and each write's promise resolves only after
  * the transaction holding it is fsynced. A store that cannot be opened or fails its integrity check
- * is moved aside (logged) and a new one is started; a full disk fails the writes with 507.
+ * is moved aside (logged) and a new one is started; a full disk fails the writes with 507. One
+ * process at a time holds a store (store-lock.ts): the lock is taken before the file is opened.
  */
 import { mkdirSync, renameSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import sqlite3 from 'sqlite3';
 import { StorageFullError, UnavailableError } from '../../protocol/errors.js';
 import type { Logger } from '../../supervisors/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
+import { StoreLock } from './store-lock.js';
 
 /**
  * One write operation of the queue. A put names the entry's state and due time beside its document
@@ -100,24 +102,37 @@ export class SqliteStore implements QueueStore {
   private constructor(
     private readonly db: sqlite3.Database,
     readonly file: string,
+    private readonly lock: StoreLock,
   ) {}
 
-  /** Opens (or creates) `<dir>/queue.db`; a corrupt store is moved aside and replaced. */
+  /**
+   * Opens (or creates) `<dir>/queue.db` under the lock `<dir>/queue.lock` (StoreHeldError when
+   * another process holds it); a corrupt store is moved aside and replaced.
+   */
   static async open(dir: string, log: Logger, maxBytes = 0): Promise<SqliteStore> {
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'queue.db');
+    const lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the queue store ${dir}`);
     try {
-      return await SqliteStore.openChecked(file, maxBytes);
+      return await SqliteStore.openOrReplace(join(dir, 'queue.db'), log, maxBytes, lock);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  private static async openOrReplace(file: string, log: Logger, maxBytes: number, lock: StoreLock): Promise<SqliteStore> {
+    try {
+      return await SqliteStore.openChecked(file, maxBytes, lock);
     } catch (e) {
       if ((e as { code?: string }).code === 'SQLITE_CANTOPEN' || (e as { code?: string }).code === 'EACCES') throw e;
       const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       log.error(`queue store ${file} is unreadable (${(e as Error).message}); moved aside to ${aside} and starting an empty store`);
       for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
-      return SqliteStore.openChecked(file, maxBytes);
+      return SqliteStore.openChecked(file, maxBytes, lock);
     }
   }
 
-  private static async openChecked(file: string, maxBytes: number): Promise<SqliteStore> {
+  private static async openChecked(file: string, maxBytes: number, lock: StoreLock): Promise<SqliteStore> {
     const db = await openDb(file);
     try {
       db.configure('busyTimeout', 5_000);
@@ -131,7 +146,7 @@ export class SqliteStore implements QueueStore {
         const page = (await all<{ page_size: number }>(db, 'PRAGMA page_size'))[0]?.page_size ?? 4096;
         await exec(db, `PRAGMA max_page_count=${Math.max(16, Math.floor(maxBytes / page))}`);
       }
-      return new SqliteStore(db, file);
+      return new SqliteStore(db, file, lock);
     } catch (e) {
       await closeDb(db);
       throw e;
@@ -202,5 +217,6 @@ export class SqliteStore implements QueueStore {
     this.closed = true;
     await this.commits.idle();
     await closeDb(this.db);
+    this.lock.release();
   }
 }

@@ -6,7 +6,7 @@ import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite') }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), TMPDIR: tempDir('hn-cli-tmp-') }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);

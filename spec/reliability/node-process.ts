@@ -62,6 +62,26 @@ export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: Nod
   });
 }
 
+/** Runs `hivenode run <file>` expecting it to exit by itself (a refused start): its exit code and output. */
+export function runNodeToExit(file: string, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node did not exit within ${timeoutMs} ms: ${stdout}${stderr}`));
+    }, timeoutMs);
+    // 'close' comes after the output is read to its end
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 /** Writes `<dir>/<name>.yaml` with the given service entries (YAML flow maps) and optional hive line. */
 export function writeNodeFile(dir: string, name: string, services: string[], hive?: string): string {
   const file = join(dir, `${name}.yaml`);
