@@ -39,13 +39,17 @@ function bootId(): string | undefined {
   }
 }
 
-/** Linux: a process's start time in clock ticks since boot, which tells a reused pid from its first owner. */
-export function startTicks(pid: number): number | undefined {
+/**
+ * Linux: a process's state letter and its start time in clock ticks since boot; the start time tells
+ * a reused pid from its first owner, and state Z (exited, not yet reaped) or X means it is gone.
+ */
+export function procStat(pid: number): { state: string; startTicks: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the command name (field 2) is in parentheses and may hold spaces; starttime is field 22
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    return Number.isSafeInteger(ticks) ? ticks : undefined;
+    // the command name (field 2) is in parentheses and may hold spaces; state is field 3, starttime 22
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const startTicks = Number(fields[19]);
+    return Number.isSafeInteger(startTicks) ? { state: fields[0]!, startTicks } : undefined;
   } catch {
     return undefined;
   }
@@ -53,7 +57,7 @@ export function startTicks(pid: number): number | undefined {
 
 function ownHolder(): LockHolder {
   const boot = bootId();
-  const ticks = startTicks(process.pid);
+  const ticks = procStat(process.pid)?.startTicks;
   return {
     pid: process.pid,
     host: hostname(),
@@ -98,8 +102,9 @@ export function holderAlive(h: LockHolder): boolean {
     // EPERM: it exists but belongs to another user
     if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const ticks = h.startTicks === undefined ? undefined : startTicks(h.pid);
-  return ticks === undefined || ticks === h.startTicks;
+  const stat = procStat(h.pid);
+  if (stat === undefined) return true;
+  return stat.state !== 'Z' && stat.state !== 'X' && (h.startTicks === undefined || stat.startTicks === h.startTicks);
 }
 
 /** The holder written (and fsynced) to a private file beside `file`, ready to be linked or renamed. */

@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { StoreLock, startTicks } from '../../../actors/queue/store-lock.js';
+import { StoreLock, procStat } from '../../../actors/queue/store-lock.js';
 import type { LockHolder } from '../../../protocol/errors.js';
 import { ConfigError, StoreHeldError } from '../../../protocol/errors.js';
 import { tempDir } from '../../temp.js';
@@ -139,8 +139,7 @@ describe('store lock (one holder per store)', function () {
   it('takes over a live pid that is another process than the one that wrote the lock (pid reused), on Linux', async function () {
     const other = sleeper();
     try {
-      await until('the sleeper in /proc', () => startTicks(other.pid!) !== undefined, 5_000).catch(() => undefined);
-      const ticks = startTicks(other.pid!);
+      const ticks = procStat(other.pid!)?.startTicks;
       if (ticks === undefined) this.skip(); // no /proc: pid reuse cannot be told
       const file = join(tempDir('hn-lock-'), 'queue.lock');
       writeHolder(file, { pid: other.pid!, startTicks: ticks! });
@@ -152,6 +151,25 @@ describe('store lock (one holder per store)', function () {
     } finally {
       other.kill('SIGKILL');
       await exited(other);
+    }
+  });
+
+  it('takes over a holder that was killed but not yet reaped by its parent (a zombie), on Linux', async function () {
+    // `true` runs in the background of a shell that then becomes `sleep`, which never reaps it
+    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      let out = '';
+      parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      await until('the zombie pid', () => /\d+\n/.test(out));
+      const zombie = Number(out.trim());
+      await until('the zombie', () => procStat(zombie)?.state === 'Z' || procStat(zombie) === undefined, 5_000);
+      if (procStat(zombie) === undefined) this.skip(); // no /proc
+      const file = join(tempDir('hn-lock-'), 'queue.lock');
+      writeHolder(file, { pid: zombie });
+      (await StoreLock.acquire(file, 'the test store')).release();
+    } finally {
+      parent.kill('SIGKILL');
+      await exited(parent);
     }
   });
 
