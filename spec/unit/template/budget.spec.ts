@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template, TemplateError, RenderBudgetError, BudgetLimit } from '../../../template/index.js';
@@ -124,13 +125,18 @@ describe('render budget: one budget for everything a render builds', () => {
 });
 
 describe('template files: only regular files up to the limit are read', () => {
-  it('/dev/zero, a directory and a FIFO-like device are refused at once with a clear message', async () => {
+  it('/dev/zero, a directory and a FIFO are refused at once with a clear message', async () => {
     const started = Date.now();
     const zero = await readTemplateFile('/dev/zero').catch((e: unknown) => e as Error);
     expect((zero as Error).message).to.equal("template file '/dev/zero' is a character device, not a regular file");
     const dir = tempDir('hn-tmplfile-');
     const dirError = await readTemplateFile(dir).catch((e: unknown) => e as Error);
     expect((dirError as Error).message).to.equal(`template file '${dir}' is a directory, not a regular file`);
+    // opening a FIFO with no writer must not wait for one
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const fifoError = await readTemplateFile(fifo).catch((e: unknown) => e as Error);
+    expect((fifoError as Error).message).to.equal(`template file '${fifo}' is a FIFO, not a regular file`);
     expect(Date.now() - started).to.be.below(5000);
   });
 
