@@ -26,3 +26,20 @@ export const OUTPUT_PARAMS = [{ name: 'OUTPUTCHANNEL', type: 'string', default: 
 export const TEMPLATE_DEBUG_PARAMS = [
   { name: 'DEBUG_TEMPLATE', type: 'bool', description: "Boolean-like; value seen: 'TRUE' (queue). Logs every rendered template result." },
 ] as const satisfies ParamTable;
+
+/**
+ * The budget of one template render: services that render users' templates per message (queue,
+ * exec) bound what one render builds, so one request cannot grow the heap until the node dies.
+ */
+export const TEMPLATE_BUDGET_PARAMS = [
+  { name: 'MaxRenderChars', type: 'int', default: '16777216', min: 1, beyondSpec: true, description: 'Characters one template render may build in all: its text output plus every argument, value and entry it adds; beyond it the message is answered 413.' },
+  { name: 'MaxRenderItems', type: 'int', default: '1000000', min: 1, beyondSpec: true, description: 'Arguments, values, keys and entries one template render may add in all (an entry counts with each of its keys and values); beyond it the message is answered 413.' },
+] as const satisfies ParamTable;
+
+/** How the template engine's budget errors name its limits: by these parameters. */
+export const TEMPLATE_LIMIT_NAMES = { chars: 'MaxRenderChars', items: 'MaxRenderItems' } as const;
+
+/** The template engine's budget options from a service's TEMPLATE_BUDGET_PARAMS: errors name the parameters. */
+export function templateBudget(config: { MaxRenderChars: number; MaxRenderItems: number }): { maxChars: number; maxItems: number; limitNames: typeof TEMPLATE_LIMIT_NAMES } {
+  return { maxChars: config.MaxRenderChars, maxItems: config.MaxRenderItems, limitNames: TEMPLATE_LIMIT_NAMES };
+}

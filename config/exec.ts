@@ -1,5 +1,5 @@
 /** Exec service parameters, transcribed from spec §2.5 (general and input configuration included). */
-import { GENERAL_PARAMS, INPUT_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
+import { GENERAL_PARAMS, INPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
 const EXEC_OWN = [
@@ -17,4 +17,4 @@ const EXEC_OWN = [
   { name: 'StdinField', type: 'string', default: '', beyondSpec: true, description: "Data field whose values, joined by newlines, are written to the command's standard input ('' = none)." },
 ] as const satisfies ParamTable;
 
-export const EXEC_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...EXEC_OWN] as const satisfies ParamTable;
+export const EXEC_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...EXEC_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;

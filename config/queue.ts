@@ -1,5 +1,5 @@
 /** Queue service parameters, transcribed from spec §2.3 (service parameters table). */
-import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
+import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
 const QUEUE_OWN = [
@@ -22,7 +22,7 @@ const QUEUE_OWN = [
   { name: 'RequeueBackoff', type: 'enum', default: 'fixed', values: ['fixed', 'exponential'], beyondSpec: true, description: "'fixed' waits requeue_timer between attempts (the spec); 'exponential' doubles it each attempt with +-20% jitter." },
 ] as const satisfies ParamTable;
 
-export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN] as const satisfies ParamTable;
+export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
 
 /** Queue controls of spec §2.3 with their control-table defaults (used when a control is given without value). */
 export const QUEUE_CONTROL_DEFAULTS = {

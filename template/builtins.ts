@@ -4,6 +4,7 @@
  */
 import { Param, FuncError } from './funcs.js';
 import type { FuncSpec } from './funcs.js';
+import type { RenderBudget } from './budget.js';
 import { Kind, kindOf, isTrue, mapGet, mapSize, sliceItems, typeName, TypedNumber, NumberType } from './values.js';
 import { byteLength, isAscii, toBytes, fromBytes } from './utf8.js';
 import { sprint, sprintf, sprintln } from './fmt/printf.js';
@@ -135,9 +136,9 @@ export const BUILTINS: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>
   ['index', { fn: index, params: [V], variadic: V }],
   ['slice', { fn: slice, params: [V], variadic: V }],
   ['call', { fn: call, params: [V], variadic: V }],
-  ['print', { fn: (...a: unknown[]) => sprint(a), params: [], variadic: A }],
-  ['printf', { fn: (f: string, ...a: unknown[]) => sprintf(f, a), params: [Param.String], variadic: A }],
-  ['println', { fn: (...a: unknown[]) => sprintln(a), params: [], variadic: A }],
+  ['print', { fn: (b: RenderBudget, ...a: unknown[]) => sprint(a, b), params: [], variadic: A, budget: true }],
+  ['printf', { fn: (b: RenderBudget, f: string, ...a: unknown[]) => sprintf(f, a, b), params: [Param.String], variadic: A, budget: true }],
+  ['println', { fn: (b: RenderBudget, ...a: unknown[]) => sprintln(a, b), params: [], variadic: A, budget: true }],
   ['html', { fn: (...a: unknown[]) => htmlEscape(escaperText(a)), params: [], variadic: A }],
   ['js', { fn: (...a: unknown[]) => jsEscape(escaperText(a)), params: [], variadic: A }],
   ['urlquery', { fn: (...a: unknown[]) => urlQueryEscape(escaperText(a)), params: [], variadic: A }],

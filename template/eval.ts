@@ -11,7 +11,7 @@ import type { FuncSpec } from './funcs.js';
 import { Kind, kindOf, isTrue, mapGet, typeName, TypedNumber, NumberType, assertNever } from './values.js';
 import { nodeString } from './node-string.js';
 import { quote } from './fmt/quote.js';
-import { ExecFailure } from './errors.js';
+import { ExecFailure, BudgetExceeded } from './errors.js';
 import { IFACE_INDEX } from './builtins.js';
 
 /** Runs a pipeline; declared variables are pushed (or assigned) on the state. */
@@ -179,16 +179,21 @@ function evalCall(s: State, dot: unknown, spec: FuncSpec, builtin: boolean, node
   }
   let result: unknown;
   try {
-    result = spec.fn(...argv);
+    result = spec.budget === true ? spec.fn(s.budget, ...argv) : spec.fn(...argv);
   } catch (e) {
-    if (e instanceof ExecFailure) throw e;
+    if (e instanceof ExecFailure) {
+      // a spent budget is reported at the call that spent it
+      if (e instanceof BudgetExceeded) s.node = node;
+      throw e;
+    }
     s.node = node;
     return s.fail(`error calling ${name}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  // a few nested printf calls could otherwise double a string into gigabytes before any output
-  if (typeof result === 'string' && result.length > s.env.maxOutput) {
+  // no value may outgrow the render's budget: functions that build strings check the room left
+  // themselves, this catches any other (a user's function, a case-changing one)
+  if (typeof result === 'string' && result.length > s.budget.maxChars) {
     s.node = node;
-    s.fail(`error calling ${name}: result exceeds the output limit of ${s.env.maxOutput} characters`);
+    s.budget.tooManyChars();
   }
   return result;
 }

@@ -26,6 +26,11 @@ export interface FuncSpec {
   params: readonly Param[];
   /** Type of further arguments, when the function is variadic. */
   variadic?: Param;
+  /**
+   * When true, the function receives the render's RenderBudget before its arguments, to charge
+   * what it keeps (RenderBudget.charge) or check a large string before building it (ensure).
+   */
+  budget?: boolean;
 }
 
 /** What users may register: a FuncSpec, or a plain function (fn.length fixed args, then any number). */

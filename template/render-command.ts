@@ -6,12 +6,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Template } from './template.js';
+import { readTemplateFile } from './template-file.js';
 import { TemplateError, TemplatePhase } from './errors.js';
 import { renderExecTemplate } from './dialects/exec.js';
 import { renderQueueTemplate } from './dialects/queue.js';
 import { makeMessage, validateMessage, validateValueMap } from '../protocol/message.js';
 import type { Message } from '../protocol/message.js';
 import { assertNever } from './values.js';
+import { TEMPLATE_LIMIT_NAMES } from '../config/common.js';
 
 export const Dialect = {
   /** Plain Go text/template, {{ }} by default. */
@@ -63,22 +65,23 @@ function queueRequest(data: unknown): Message {
 }
 
 export async function renderTemplateFile(opts: RenderFileOptions): Promise<string> {
-  const source = await readFile(opts.file, 'utf8');
+  const source = await readTemplateFile(opts.file);
   const data = await readData(opts.dataFile);
-  const delims = opts.delims === undefined ? {} : { delims: opts.delims };
+  // the dry run renders under the services' default budget and names their parameters
+  const shared = { limitNames: TEMPLATE_LIMIT_NAMES, ...(opts.delims === undefined ? {} : { delims: opts.delims }) };
   switch (opts.dialect) {
     case Dialect.Plain: {
-      const t = new Template(basename(opts.file), delims).parse(source);
+      const t = new Template(basename(opts.file), shared).parse(source);
       const value = data === undefined ? null : data;
       return opts.define === undefined || opts.define === '' ? t.execute(value) : t.executeTemplate(opts.define, value);
     }
     case Dialect.Exec: {
-      const r = renderExecTemplate(source, validateValueMap(data ?? {}, 'data file'), { name: basename(opts.file), ...delims });
+      const r = renderExecTemplate(source, validateValueMap(data ?? {}, 'data file'), { name: basename(opts.file), ...shared });
       const command = r.command === undefined ? '(none: the template did not call setCmd)' : showWord(r.command);
       return `command: ${command}\nargs: ${JSON.stringify(r.args)}\n`;
     }
     case Dialect.Queue: {
-      const r = renderQueueTemplate(source, opts.define ?? '', queueRequest(data), { name: basename(opts.file), ...delims });
+      const r = renderQueueTemplate(source, opts.define ?? '', queueRequest(data), { name: basename(opts.file), ...shared });
       const lines = [`entries: ${r.entries.length}`];
       for (const e of r.entries) lines.push(JSON.stringify({ Class: e.Class, Operation: e.Operation, Control: e.Control, Data: e.Data }));
       return lines.join('\n') + '\n';

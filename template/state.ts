@@ -6,6 +6,8 @@ import type { Node, Tree } from './nodes.js';
 import type { FuncSpec } from './funcs.js';
 import { nodeString } from './node-string.js';
 import { ExecFailure } from './errors.js';
+import { RenderBudget } from './budget.js';
+import type { LimitNames } from './budget.js';
 import { byteLength } from './utf8.js';
 import { quote } from './fmt/quote.js';
 
@@ -27,8 +29,12 @@ export interface ExecEnv {
   lookup(name: string): Tree | undefined;
   func(name: string): { spec: FuncSpec; builtin: boolean } | undefined;
   missingKey: MissingKey;
-  /** Output limit in UTF-16 units. */
-  maxOutput: number;
+  /** Characters (UTF-16 units) one execution may build: its output plus what functions charge. */
+  maxChars: number;
+  /** Items (arguments, values, entries) functions may charge in one execution. */
+  maxItems: number;
+  /** How budget errors name the two limits. */
+  limitNames: LimitNames;
   /** Limit of nested {{template}} calls. */
   maxDepth: number;
   /** Limit of range iterations plus template calls in one execution (a loop over a huge integer would never end). */
@@ -53,6 +59,8 @@ export class State {
   argIface = false;
   /** Range iterations left in this execution. */
   iterationsLeft: number;
+  /** What this execution may still build. */
+  readonly budget: RenderBudget;
 
   constructor(
     readonly env: ExecEnv,
@@ -63,13 +71,19 @@ export class State {
     this.values = [dot];
     this.ifaces = [false];
     this.iterationsLeft = env.maxIterations;
+    this.budget = new RenderBudget(env.maxChars, env.maxItems, env.limitNames);
   }
 
+  /** Appends output, charged to the budget; over it, the output keeps what fitted. */
   write(s: string): void {
     this.out += s;
-    if (this.out.length > this.env.maxOutput) {
-      this.out = this.out.slice(0, this.env.maxOutput);
-      throw new ExecFailure(`template: ${this.tree.name}: output exceeds the limit of ${this.env.maxOutput} characters`, true);
+    const b = this.budget;
+    b.chars += s.length;
+    if (b.chars > b.maxChars) {
+      this.out = this.out.slice(0, Math.max(0, this.out.length - (b.chars - b.maxChars)));
+      // the output as a whole is over, not one node: the message has no location
+      this.node = null;
+      b.tooManyChars();
     }
   }
 

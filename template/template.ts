@@ -13,11 +13,17 @@ import { MissingKey } from './state.js';
 import { BUILTINS } from './builtins.js';
 import { toSpec } from './funcs.js';
 import type { FuncMap, FuncSpec } from './funcs.js';
-import { TemplateError, TemplatePhase, ExecFailure, ParseFailure } from './errors.js';
+import { TemplateError, TemplatePhase, ExecFailure, ParseFailure, BudgetExceeded, RenderBudgetError } from './errors.js';
+import { DEFAULT_LIMIT_NAMES, budgetOptions } from './budget.js';
+import type { BudgetOptions } from './budget.js';
 import { quote } from './fmt/quote.js';
 
-/** Default output limit: 16 MiB of text. */
-export const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+/** Default character budget of one execution (output plus what functions keep): 16 MiB. */
+export const DEFAULT_MAX_CHARS = 16 * 1024 * 1024;
+/** @deprecated The character budget also bounds the output: use DEFAULT_MAX_CHARS. */
+export const DEFAULT_MAX_OUTPUT = DEFAULT_MAX_CHARS;
+/** Default item budget of one execution (arguments, values, keys and entries functions add). */
+export const DEFAULT_MAX_ITEMS = 1_000_000;
 /**
  * Default limit of nested {{template}} calls. Go allows 100000; a JS stack holds far fewer frames,
  * so the default is lower and stays clear of a stack overflow.
@@ -26,15 +32,17 @@ export const DEFAULT_MAX_DEPTH = 1000;
 /** Default limit of range iterations plus template calls in one execution. */
 export const DEFAULT_MAX_ITERATIONS = 10_000_000;
 
-export interface TemplateOptions {
+/**
+ * Options of a template set. The budget options (maxChars, maxItems, limitNames) bound what one
+ * execution builds: its output plus what budgeted functions keep or build at once.
+ */
+export interface TemplateOptions extends BudgetOptions {
   /** Action delimiters; default ["{{", "}}"]. */
   delims?: [string, string];
   /** Functions added to the builtins (same names replace builtins, as in Go). */
   funcs?: FuncMap;
   /** Behaviour for missing map keys (Go's missingkey option); default 'default'. */
   missingkey?: MissingKey;
-  /** Maximum output length in characters; default 16 MiB. */
-  maxOutput?: number;
   /** Maximum nesting of {{template}} calls; default 1000. */
   maxDepth?: number;
   /** Maximum range iterations plus template calls in one execution; default 10 million. */
@@ -50,7 +58,9 @@ class Common {
   left = '{{';
   right = '}}';
   missingKey: MissingKey = MissingKey.Default;
-  maxOutput = DEFAULT_MAX_OUTPUT;
+  maxChars = DEFAULT_MAX_CHARS;
+  maxItems = DEFAULT_MAX_ITEMS;
+  limitNames = DEFAULT_LIMIT_NAMES;
   maxDepth = DEFAULT_MAX_DEPTH;
   maxIterations = DEFAULT_MAX_ITERATIONS;
   private env: ExecEnv | undefined;
@@ -66,7 +76,9 @@ class Common {
       lookup: (name) => trees.get(name),
       func: (name) => userEntries.get(name) ?? builtinEntries.get(name),
       missingKey: this.missingKey,
-      maxOutput: this.maxOutput,
+      maxChars: this.maxChars,
+      maxItems: this.maxItems,
+      limitNames: this.limitNames,
       maxDepth: this.maxDepth,
       maxIterations: this.maxIterations,
     };
@@ -92,7 +104,10 @@ export class Template {
     if (opts.delims !== undefined) this.delims(opts.delims[0], opts.delims[1]);
     if (opts.funcs !== undefined) this.funcs(opts.funcs);
     if (opts.missingkey !== undefined) this.common.missingKey = checkMissingKey(opts.missingkey);
-    if (opts.maxOutput !== undefined) this.common.maxOutput = opts.maxOutput;
+    const budget = budgetOptions(opts);
+    if (budget.maxChars !== undefined) this.common.maxChars = budget.maxChars;
+    if (budget.maxItems !== undefined) this.common.maxItems = budget.maxItems;
+    if (budget.limitNames !== undefined) this.common.limitNames = budget.limitNames;
     if (opts.maxDepth !== undefined) this.common.maxDepth = opts.maxDepth;
     if (opts.maxIterations !== undefined) this.common.maxIterations = opts.maxIterations;
   }
@@ -160,6 +175,7 @@ export class Template {
     try {
       return executeTree(env, tree, dot, state);
     } catch (e) {
+      if (e instanceof BudgetExceeded) throw new RenderBudgetError(state.errorPrefix() + e.message, state.out, e.limit, e.max);
       if (e instanceof ExecFailure) throw new TemplateError(e.message, TemplatePhase.Exec, state.out);
       if (e instanceof RangeError) {
         throw new TemplateError(`template: ${name}: execution nested too deeply (JS stack exhausted)`, TemplatePhase.Exec, state.out, e);

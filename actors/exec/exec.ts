@@ -7,6 +7,7 @@
 import { isAbsolute } from 'node:path';
 import type { EXEC_PARAMS } from '../../config/exec.js';
 import type { ConfigOf } from '../../config/params.js';
+import { templateBudget } from '../../config/common.js';
 import { SERVICES } from '../../config/registry.js';
 import { splitList } from '../../config/values.js';
 import { Code } from '../../protocol/codes.js';
@@ -53,7 +54,7 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     if (v !== undefined) env[name] = v;
   }
   let template: ExecTemplate | undefined;
-  const load = async (): Promise<ExecTemplate> => new ExecTemplate(await resolveTemplateSource(c.Template, { hive: ctx.hive, templateChannel: c.TemplateChannel }), { name: ctx.name, env });
+  const load = async (): Promise<ExecTemplate> => new ExecTemplate(await resolveTemplateSource(c.Template, { hive: ctx.hive, templateChannel: c.TemplateChannel }), { name: ctx.name, env, ...templateBudget(c) });
   // file:// and inline templates are checked now; hive:// ones are fetched on first use
   if (!c.Template.startsWith('hive://')) {
     try {

@@ -1,11 +1,12 @@
 /**
- * Resolution of a TEMPLATE value (spec §2.1): 'file://<path>' reads a file, 'hive://<name>' asks the
- * storage service on the template channel, anything else is the template text itself.
+ * Resolution of a TEMPLATE value (spec §2.1): 'file://<path>' reads a regular file of at most 16 MiB,
+ * 'hive://<name>' asks the storage service on the template channel, anything else is the template
+ * text itself.
  */
-import { readFile } from 'node:fs/promises';
 import { isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, HiveError } from '../../protocol/errors.js';
+import { HiveError } from '../../protocol/errors.js';
 import { firstValue, makeMessage, mapOf } from '../../protocol/message.js';
+import { readTemplateFile } from '../../template/template-file.js';
 import type { HiveClient } from './client.js';
 
 export interface TemplateSourceOptions {
@@ -27,14 +28,7 @@ export class TemplateSourceError extends HiveError {
 
 /** The template text a TEMPLATE value stands for. */
 export async function resolveTemplateSource(value: string, opts: TemplateSourceOptions): Promise<string> {
-  if (value.startsWith('file://')) {
-    const path = value.slice('file://'.length);
-    try {
-      return await readFile(path, 'utf8');
-    } catch (e) {
-      throw new BadInputError(`template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-  }
+  if (value.startsWith('file://')) return readTemplateFile(value.slice('file://'.length));
   if (value.startsWith('hive://')) {
     const name = value.slice('hive://'.length);
     const bucket = opts.hive.templateBucket(opts.templateChannel);

@@ -4,16 +4,17 @@
  */
 import type { Message } from '../../protocol/message.js';
 import { QueueTemplate } from '../../template/dialects/queue.js';
+import type { BudgetOptions } from '../../template/budget.js';
 
 export class FanOutTemplate {
   private readonly template: QueueTemplate;
 
   /** Parses the template; throws a TemplateError (Code 400) naming the problem. */
-  constructor(source: string, name: string) {
-    this.template = new QueueTemplate(source, { name });
+  constructor(source: string, name: string, budget: BudgetOptions = {}) {
+    this.template = new QueueTemplate(source, { name, ...budget });
   }
 
-  /** The entries the define block creates for a request, and the text it printed. */
+  /** The entries the define block creates for a request, and the text it printed; a render over its budget throws RenderBudgetError (Code 413). */
   render(define: string, request: Message): { entries: Message[]; output: string } {
     return this.template.render(define, request);
   }

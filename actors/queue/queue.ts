@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { QUEUE_PARAMS } from '../../config/queue.js';
 import type { ConfigOf } from '../../config/params.js';
+import { templateBudget } from '../../config/common.js';
 import { SERVICES } from '../../config/registry.js';
 import { ConfigError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
@@ -28,7 +29,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   let template: FanOutTemplate | undefined;
   const load = async (): Promise<FanOutTemplate> => {
     const text = await resolveTemplateSource(config.Template, { hive: ctx.hive, templateChannel: config.TemplateChannel });
-    return new FanOutTemplate(text, `queue ${ctx.name}`);
+    return new FanOutTemplate(text, `queue ${ctx.name}`, templateBudget(config));
   };
   if (config.Template && !config.Template.startsWith('hive://')) {
     try {

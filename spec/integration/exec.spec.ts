@@ -120,6 +120,36 @@ describe('exec service (spec §2.5, §4.4)', function () {
     expect((await only({ cmd: ['/bin/cat'] })).Code).to.equal(403);
   });
 
+  it('a small request whose template builds more than MaxRenderChars or MaxRenderItems is answered 413; the node keeps serving', async () => {
+    // ~15 KB of request: 3000 items, each padded to 10000 characters by the template (30 million in all)
+    const items = Array.from({ length: 3000 }, (_, i) => String(i));
+    const padded = await exec('{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg (printf "%-9999s" .) }}{{ end }}');
+    const r = await padded({ items });
+    expect(r.Code).to.equal(413);
+    expect(r.Message).to.match(/^template: cmd:1:\d+: executing "cmd" at <.+>: the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
+    const next = await padded({ items: ['a', 'b'] });
+    expect(next.Code).to.equal(200);
+    expect(next.Data.stdout).to.deep.equal([`${'a'.padEnd(9999)} ${'b'.padEnd(9999)}`]);
+    await node!.stop(1000);
+    const many = await exec('{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg . }}{{ end }}', { MaxRenderItems: 100 });
+    const r2 = await many({ items });
+    expect(r2.Code).to.equal(413);
+    expect(r2.Message).to.match(/the render adds more than 100 arguments, values and entries \(the limit MaxRenderItems\)$/);
+    expect((await many({ items: ['x'] })).Data.stdout).to.deep.equal(['x']);
+  });
+
+  it('a file:// Template that is /dev/zero or a directory stops the start at once with one line naming it', async () => {
+    const started = Date.now();
+    for (const [path, what] of [
+      ['/dev/zero', 'a character device'],
+      [dir, 'a directory'],
+    ]) {
+      const err = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: `file://${path}` }]).catch((e: unknown) => e as Error);
+      expect((err as Error).message).to.equal(`Template: template file '${path}' is ${what}, not a regular file`);
+    }
+    expect(Date.now() - started).to.be.below(10_000);
+  });
+
   it('a concurrency limit with a bounded wait answers 429 when full', async () => {
     const slow = await exec('{{ setCmd "sleep" }}{{ addArg "1" }}', { MaxConcurrent: 1, MaxWaiting: 1, WaitTimeout: '300ms' });
     const results = await Promise.all([slow(), slow(), slow()]);

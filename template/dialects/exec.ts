@@ -22,6 +22,8 @@ import { Kind, kindOf, sliceItems, isForbiddenName } from '../values.js';
 import { marshalJSON } from './json.js';
 import { replaceAll, split, after, replaceLines } from './text-funcs.js';
 import { CompiledCache } from './cache.js';
+import { budgetOptions, charsOf } from '../budget.js';
+import type { BudgetOptions, RenderBudget } from '../budget.js';
 import type { ValueMap } from '../../protocol/message.js';
 
 export const EXEC_DELIMS: [string, string] = ['{{', '}}'];
@@ -31,7 +33,8 @@ export const DEFAULT_MAX_ARGS = 10_000;
 /** Where env() reads variables; the exec service passes an allow-listed object. */
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
-export interface ExecRenderOptions {
+/** Options of an exec template; the budget options bound what one render builds (see BudgetOptions). */
+export interface ExecRenderOptions extends BudgetOptions {
   /** Delimiters; default {{ }}. */
   delims?: [string, string];
   /** Template name used in error messages; default 'exec'. */
@@ -40,8 +43,6 @@ export interface ExecRenderOptions {
   env?: EnvSource;
   /** Argument limit; default 10000. */
   maxArgs?: number;
-  /** Output limit in characters (default 16 MiB). */
-  maxOutput?: number;
   missingkey?: MissingKey;
 }
 
@@ -58,6 +59,11 @@ interface ExecContext {
   scratch: Map<string, unknown>;
   env: EnvSource;
   maxArgs: number;
+}
+
+/** What a value kept in the scratch map costs: its length when it is a string. */
+function scratchChars(v: unknown): number {
+  return typeof v === 'string' ? v.length : 0;
 }
 
 function argStrings(v: unknown): string[] {
@@ -80,23 +86,25 @@ function execFuncs(ctx: () => ExecContext): FuncMap {
       params: [S],
     },
     addArg: {
-      fn: (v: unknown) => {
+      fn: (budget: RenderBudget, v: unknown) => {
         const c = ctx();
         const add = argStrings(v);
         if (c.args.length + add.length > c.maxArgs) throw new FuncError(`addArg: more than ${c.maxArgs} arguments`);
+        budget.charge(charsOf(add), add.length);
         for (const a of add) c.args.push(a);
         return true;
       },
       params: [A],
+      budget: true,
     },
     plus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) + BigInt(b) : a + b), params: [I, I] },
     minus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) - BigInt(b) : a - b), params: [I, I] },
-    replace: { fn: replaceAll, params: [S, S, S] },
-    replaceLine: { fn: (input: string, search: string, line: string) => replaceLines(input, search, line, false), params: [S, S, S] },
-    replaceLineAndIdent: { fn: (input: string, search: string, line: string) => replaceLines(input, search, line, true), params: [S, S, S] },
+    replace: { fn: (b: RenderBudget, input: string, from: string, to: string) => replaceAll(input, from, to, b), params: [S, S, S], budget: true },
+    replaceLine: { fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, false, b), params: [S, S, S], budget: true },
+    replaceLineAndIdent: { fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, true, b), params: [S, S, S], budget: true },
     noescape: { fn: (s: string) => s, params: [S] },
-    marshal: { fn: (v: unknown) => marshalJSON(v), params: [A] },
-    marshalIndent: { fn: (v: unknown) => marshalJSON(v, '  '), params: [A] },
+    marshal: { fn: (b: RenderBudget, v: unknown) => marshalJSON(v, '', b), params: [A], budget: true },
+    marshalIndent: { fn: (b: RenderBudget, v: unknown) => marshalJSON(v, '  ', b), params: [A], budget: true },
     after: { fn: after, params: [S, S] },
     tolower: { fn: (s: string) => s.toLowerCase(), params: [S] },
     toupper: { fn: (s: string) => s.toUpperCase(), params: [S] },
@@ -110,11 +118,16 @@ function execFuncs(ctx: () => ExecContext): FuncMap {
       params: [S],
     },
     set: {
-      fn: (key: string, value: unknown) => {
-        ctx().scratch.set(key, value);
+      fn: (budget: RenderBudget, key: string, value: unknown) => {
+        const scratch = ctx().scratch;
+        // the map keeps one value per key: a new key costs an item, a replaced string gives back
+        if (scratch.has(key)) budget.charge(scratchChars(value) - scratchChars(scratch.get(key)), 0);
+        else budget.charge(key.length + scratchChars(value), 1);
+        scratch.set(key, value);
         return '';
       },
       params: [S, A],
+      budget: true,
     },
     get: { fn: (key: string) => (ctx().scratch.has(key) ? ctx().scratch.get(key) : null), params: [S] },
     niltoblank: { fn: (v: unknown) => (v === null || v === undefined ? '' : valueString(v)), params: [A] },
@@ -137,7 +150,7 @@ export class ExecTemplate {
     this.template = new Template(opts.name ?? 'exec', {
       delims: opts.delims ?? EXEC_DELIMS,
       funcs: execFuncs(current),
-      ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
+      ...budgetOptions(opts),
       ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
     }).parse(source);
   }
@@ -159,9 +172,10 @@ export class ExecTemplate {
 const cache = new CompiledCache<ExecTemplate>();
 
 function cacheKey(source: string, opts: ExecRenderOptions): string {
-  const { delims, name, maxArgs, maxOutput, missingkey } = opts;
-  if (delims === undefined && name === undefined && maxArgs === undefined && maxOutput === undefined && missingkey === undefined) return '\u0000' + source;
-  return JSON.stringify([delims, name, maxArgs, maxOutput, missingkey]) + source;
+  const { delims, name, maxArgs, missingkey } = opts;
+  const budget = budgetOptions(opts);
+  if (delims === undefined && name === undefined && maxArgs === undefined && missingkey === undefined && Object.keys(budget).length === 0) return '\u0000' + source;
+  return JSON.stringify([delims, name, maxArgs, missingkey, budget]) + source;
 }
 
 /** Parses (cached by source and options) and renders an exec template. */

@@ -5,6 +5,7 @@
  */
 import { Kind, kindOf, mapGet, mapKeys, sliceItems, TypedNumber, assertNever } from '../values.js';
 import { FuncError } from '../funcs.js';
+import type { RenderBudget } from '../budget.js';
 
 const ESCAPES: Record<string, string> = {
   '"': '\\"',
@@ -44,8 +45,15 @@ function number(v: number): string {
   return JSON.stringify(v);
 }
 
-/** Encodes `v`; `indent` '' gives compact output. */
-export function marshalJSON(v: unknown, indent = '', depth = 0): string {
+/**
+ * Encodes `v`; `indent` '' gives compact output. With a budget the text is checked as it grows
+ * (indentation repeats on every element of every level).
+ */
+export function marshalJSON(v: unknown, indent = '', budget?: RenderBudget): string {
+  return encode(v, indent, 0, budget);
+}
+
+function encode(v: unknown, indent: string, depth: number, budget: RenderBudget | undefined): string {
   if (depth > 1000) throw new FuncError('json: value nested too deeply');
   const k = kindOf(v);
   const nl = indent === '' ? '' : '\n' + indent.repeat(depth + 1);
@@ -66,13 +74,24 @@ export function marshalJSON(v: unknown, indent = '', depth = 0): string {
     case Kind.Slice: {
       const items = sliceItems(v);
       if (items.length === 0) return '[]';
-      return '[' + items.map((x) => nl + marshalJSON(x, indent, depth + 1)).join(',') + close + ']';
+      let s = '[';
+      for (let i = 0; i < items.length; i++) {
+        s += (i > 0 ? ',' : '') + nl + encode(items[i], indent, depth + 1, budget);
+        budget?.ensure(s.length);
+      }
+      return s + close + ']';
     }
     case Kind.Map: {
       const keys = mapKeys(v as object);
       if (keys.length === 0) return '{}';
       const sep = indent === '' ? ':' : ': ';
-      return '{' + keys.map((key) => nl + quoteJSON(String(key)) + sep + marshalJSON(mapGet(v as object, key), indent, depth + 1)).join(',') + close + '}';
+      let s = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        s += (i > 0 ? ',' : '') + nl + quoteJSON(String(key)) + sep + encode(mapGet(v as object, key), indent, depth + 1, budget);
+        budget?.ensure(s.length);
+      }
+      return s + close + '}';
     }
     case Kind.Func:
       throw new FuncError('json: unsupported type: func');

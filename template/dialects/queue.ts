@@ -10,6 +10,8 @@ import type { MissingKey } from '../state.js';
 import { valueString } from '../exec.js';
 import { Kind, kindOf, sliceItems } from '../values.js';
 import { CompiledCache } from './cache.js';
+import { budgetOptions, charsOf } from '../budget.js';
+import type { BudgetOptions, RenderBudget } from '../budget.js';
 import { emptyMap, makeMessage, isForbiddenKey } from '../../protocol/message.js';
 import type { Message, ValueMap } from '../../protocol/message.js';
 
@@ -17,15 +19,14 @@ export const QUEUE_DELIMS: [string, string] = ['[[', ']]'];
 /** Default cap on entries one render may create. */
 export const DEFAULT_MAX_ENTRIES = 100_000;
 
-export interface QueueRenderOptions {
+/** Options of a queue template; the budget options bound what one render builds (see BudgetOptions). */
+export interface QueueRenderOptions extends BudgetOptions {
   /** Delimiters; default [[ ]]. */
   delims?: [string, string];
   /** Template name used in error messages; default 'queue'. */
   name?: string;
   /** Entry limit; default 100000. */
   maxEntries?: number;
-  /** Output limit in characters (default 16 MiB). */
-  maxOutput?: number;
   missingkey?: MissingKey;
 }
 
@@ -41,14 +42,26 @@ interface QueueContext {
   maxEntries: number;
 }
 
-function copyMap(m: ValueMap): ValueMap {
+/**
+ * Copies a map; with a budget each key is charged before its list is copied: its characters and
+ * values, and an item for the key and each value. An entry is stored and sent on its own, so a value
+ * shared by many entries is counted in each.
+ */
+function copyMap(m: ValueMap, budget: RenderBudget | undefined): ValueMap {
   const out = emptyMap();
-  for (const k of Object.keys(m)) if (!isForbiddenKey(k)) out[k] = [...(m[k] ?? [])];
+  for (const k of Object.keys(m)) {
+    if (isForbiddenKey(k)) continue;
+    const values = m[k] ?? [];
+    budget?.charge(k.length + charsOf(values), 1 + values.length);
+    out[k] = [...values];
+  }
   return out;
 }
 
-function copyMessage(m: Message): Message {
-  return makeMessage({ Class: m.Class, Operation: m.Operation, Control: copyMap(m.Control), Data: copyMap(m.Data) });
+/** Copies a request; with a budget the copy is charged as an entry (an item, its class and operation, its maps). */
+function copyMessage(m: Message, budget?: RenderBudget): Message {
+  budget?.charge(m.Class.length + m.Operation.length, 1);
+  return makeMessage({ Class: m.Class, Operation: m.Operation, Control: copyMap(m.Control, budget), Data: copyMap(m.Data, budget) });
 }
 
 function isValueMap(v: unknown): v is ValueMap {
@@ -120,23 +133,28 @@ function queueFuncs(ctx: () => QueueContext): FuncMap {
     newData: { fn: () => emptyMap(), params: [] },
     newControl: { fn: () => emptyMap(), params: [] },
     addValue: {
-      fn: (container: unknown, name: string, value: unknown) => {
+      fn: (budget: RenderBudget, container: unknown, name: string, value: unknown) => {
         const m = asValueMap(container, 'addValue');
         if (isForbiddenKey(name)) throw new FuncError(`addValue: key '${name}' is not allowed`);
-        const list = Object.hasOwn(m, name) ? (m[name] ?? []) : (m[name] = []);
-        for (const s of strings(value, 'addValue')) list.push(s);
+        const add = strings(value, 'addValue');
+        const isNew = !Object.hasOwn(m, name);
+        budget.charge(charsOf(add) + (isNew ? name.length : 0), add.length + (isNew ? 1 : 0));
+        const list = isNew ? (m[name] = []) : (m[name] ?? []);
+        for (const s of add) list.push(s);
         return '';
       },
       params: [A, Param.String, A],
+      budget: true,
     },
     addEntry: {
-      fn: (r: unknown) => {
+      fn: (budget: RenderBudget, r: unknown) => {
         const c = ctx();
         if (c.entries.length >= c.maxEntries) throw new FuncError(`addEntry: more than ${c.maxEntries} entries`);
-        c.entries.push(copyMessage(asMessage(r, 'addEntry')));
+        c.entries.push(copyMessage(asMessage(r, 'addEntry'), budget));
         return '';
       },
       params: [A],
+      budget: true,
     },
   };
 }
@@ -157,7 +175,7 @@ export class QueueTemplate {
     this.template = new Template(opts.name ?? 'queue', {
       delims: opts.delims ?? QUEUE_DELIMS,
       funcs: queueFuncs(current),
-      ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
+      ...budgetOptions(opts),
       ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
     }).parse(source);
   }
@@ -185,9 +203,10 @@ const cache = new CompiledCache<QueueTemplate>();
 
 /** Cache key: options that change compilation, then the source. */
 function cacheKey(source: string, opts: QueueRenderOptions): string {
-  const { delims, name, maxEntries, maxOutput, missingkey } = opts;
-  if (delims === undefined && name === undefined && maxEntries === undefined && maxOutput === undefined && missingkey === undefined) return '\u0000' + source;
-  return JSON.stringify([delims, name, maxEntries, maxOutput, missingkey]) + source;
+  const { delims, name, maxEntries, missingkey } = opts;
+  const budget = budgetOptions(opts);
+  if (delims === undefined && name === undefined && maxEntries === undefined && missingkey === undefined && Object.keys(budget).length === 0) return '\u0000' + source;
+  return JSON.stringify([delims, name, maxEntries, missingkey, budget]) + source;
 }
 
 /**

@@ -2,17 +2,23 @@
  * Go's Sprintf, Sprint and Sprintln over template values: flags '#0+- ', width and precision
  * (digits or '*'), explicit argument indexes [n], and the %!(...) reports for bad or missing input.
  */
-import { clearFlags, newFlags } from './flags.js';
+import { clearFlags, ensureRoom, newFlags } from './flags.js';
 import type { Flags } from './flags.js';
 import { formatValue } from './value.js';
 import { Kind, kindOf, typeName, TypedNumber } from '../values.js';
+import type { RenderBudget } from '../budget.js';
 
 /** Width or precision above this is reported as bad, as in Go. */
 const TOO_LARGE = 1e6;
 
+/**
+ * The functions below take the render's budget when they format for one: every piece is checked
+ * against the room left as the result grows, and padding before it is built.
+ */
+
 /** Sprint: operands separated by a space when neither side is a string. */
-export function sprint(args: readonly unknown[]): string {
-  const f = newFlags();
+export function sprint(args: readonly unknown[], budget: RenderBudget | null = null): string {
+  const f = newFlags(budget);
   let out = '';
   let prevString = false;
   for (let i = 0; i < args.length; i++) {
@@ -20,19 +26,21 @@ export function sprint(args: readonly unknown[]): string {
     const isString = typeof a === 'string';
     if (i > 0 && !isString && !prevString) out += ' ';
     out += isString ? a : formatValue(f, a, 'v');
+    ensureRoom(f, out.length);
     prevString = isString;
   }
   return out;
 }
 
 /** Sprintln: operands always separated by spaces, then a newline. */
-export function sprintln(args: readonly unknown[]): string {
-  const f = newFlags();
+export function sprintln(args: readonly unknown[], budget: RenderBudget | null = null): string {
+  const f = newFlags(budget);
   let out = '';
   for (let i = 0; i < args.length; i++) {
     if (i > 0) out += ' ';
     const a = args[i];
     out += typeof a === 'string' ? a : formatValue(f, a, 'v');
+    ensureRoom(f, out.length);
   }
   return out + '\n';
 }
@@ -95,8 +103,8 @@ function argIndex(format: string, i: number, c: Cursor, nargs: number): [number,
   return [close + 1, true];
 }
 
-export function sprintf(format: string, args: readonly unknown[]): string {
-  const f: Flags = newFlags();
+export function sprintf(format: string, args: readonly unknown[], budget: RenderBudget | null = null): string {
+  const f: Flags = newFlags(budget);
   const c: Cursor = { argNum: 0, reordered: false, goodArgNum: true };
   let out = '';
   const end = format.length;
@@ -215,6 +223,7 @@ export function sprintf(format: string, args: readonly unknown[]): string {
       continue;
     }
     out += formatValue(f, arg, verb);
+    ensureRoom(f, out.length);
   }
   if (!c.reordered && c.argNum < args.length) {
     clearFlags(f);

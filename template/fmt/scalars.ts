@@ -4,7 +4,7 @@
  */
 import { isPrint, quote, quoteRune, canBackquote, runeString } from './quote.js';
 import { formatFloat } from './float.js';
-import { pad, padSpaces, padding } from './flags.js';
+import { ensureRoom, pad, padSpaces, padding } from './flags.js';
 import type { Flags } from './flags.js';
 import { toBytes, truncateRunes } from '../utf8.js';
 
@@ -55,7 +55,10 @@ function fmtInt(f: Flags, v: number | bigint, base: number, verb: string, forceH
     prec = f.wid;
     if (negative || f.plus || f.space) prec--;
   }
-  if (prec > digits.length) digits = '0'.repeat(prec - digits.length) + digits;
+  if (prec > digits.length) {
+    ensureRoom(f, prec);
+    digits = '0'.repeat(prec - digits.length) + digits;
+  }
   if (f.sharp || forceHexPrefix) {
     switch (base) {
       case 2:
@@ -80,7 +83,10 @@ function fmtInt(f: Flags, v: number | bigint, base: number, verb: string, forceH
 function fmtUnicode(f: Flags, v: number | bigint): string {
   let digits = (typeof v === 'bigint' ? BigInt.asUintN(64, v) : v < 0 ? BigInt.asUintN(64, BigInt(v)) : v).toString(16).toUpperCase();
   const prec = f.precPresent && f.prec > 4 ? f.prec : 4;
-  if (digits.length < prec) digits = '0'.repeat(prec - digits.length) + digits;
+  if (digits.length < prec) {
+    ensureRoom(f, prec);
+    digits = '0'.repeat(prec - digits.length) + digits;
+  }
   let s = 'U+' + digits;
   const r = Number(v);
   if (f.sharp && r >= 0 && r <= 0x10ffff && isPrint(r)) s += " '" + String.fromCodePoint(r) + "'";
@@ -110,6 +116,8 @@ export function formatFloatVerb(f: Flags, v: number, verb: string): string | und
 
 function fmtFloat(f: Flags, v: number, verb: string, defaultPrec: number): string {
   const prec = f.precPresent ? f.prec : defaultPrec;
+  // %f and %e print every digit of the precision: check before building them
+  if (verb === 'f' || verb === 'e' || verb === 'E') ensureRoom(f, prec);
   let num = formatFloat(v, verb, prec);
   let sign = '+';
   if (num.charAt(0) === '-' || num.charAt(0) === '+') {

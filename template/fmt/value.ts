@@ -4,7 +4,7 @@
  */
 import { Kind, kindOf, typeName, mapKeys, mapGet, sliceItems, TypedNumber, assertNever } from '../values.js';
 import { formatBool, formatFloatVerb, formatInteger, formatString } from './scalars.js';
-import { pad } from './flags.js';
+import { ensureRoom, pad } from './flags.js';
 import type { Flags } from './flags.js';
 
 const NIL = '<nil>';
@@ -56,6 +56,7 @@ function formatSlice(f: Flags, items: readonly unknown[], verb: string, depth: n
     for (let i = 0; i < items.length; i++) {
       if (i > 0) s += ', ';
       s += formatValue(f, items[i], verb, depth + 1);
+      ensureRoom(f, s.length);
     }
     return s + '}';
   }
@@ -63,6 +64,8 @@ function formatSlice(f: Flags, items: readonly unknown[], verb: string, depth: n
   for (let i = 0; i < items.length; i++) {
     if (i > 0) s += ' ';
     s += formatValue(f, items[i], verb, depth + 1);
+    // a width pads every element: a long list must not build past the budget first
+    ensureRoom(f, s.length);
   }
   return s + ']';
 }
@@ -76,6 +79,7 @@ function formatMap(f: Flags, m: object, verb: string, depth: number): string {
     s += formatValue(f, key, verb, depth + 1);
     s += ':';
     s += formatValue(f, mapGet(m, key), verb, depth + 1);
+    ensureRoom(f, s.length);
   }
   return s + (f.sharpV ? '}' : ']');
 }

@@ -59,4 +59,33 @@ describe('queue template fan-out (spec §2.3)', function () {
     ]));
     expect((await queueCall(node, { template_define: ['default'] }, { item: ['p', 'q'] })).Data.queuesize).to.deep.equal(['2']);
   });
+  it('a small request whose fan-out builds more than MaxRenderChars or MaxRenderItems is answered 413 and stores nothing; the node keeps serving', async () => {
+    // ~15 KB of request: 3000 items, each becoming an entry with a value padded to 10000 characters
+    const items = Array.from({ length: 3000 }, (_, i) => String(i));
+    const template = '[[ define "pad" ]][[ range .Data.items ]][[ $r := newRequest ]][[ addValue (getRequestData $r) "v" (printf "%-9999s" .) ]][[ addEntry $r ]][[ end ]][[ end ]]';
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: template, StartPaused: true }]));
+    const r = await queueCall(node, { template_define: ['pad'] }, { items });
+    expect(r.Code).to.equal(413);
+    expect(r.Message).to.match(/the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
+    const next = await queueCall(node, { template_define: ['pad'] }, { items: ['a', 'b'] });
+    expect(next.Code).to.equal(200);
+    expect(next.Data.queuesize).to.deep.equal(['2'], 'the refused request added nothing');
+    await node.stop(1000);
+    // every entry copies the request: 3000 copies of its 3000 values are 9 million items
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store2'), Template: '[[ define "copy" ]][[ range .Data.items ]][[ addEntry getRequest ]][[ end ]][[ end ]]', StartPaused: true }]));
+    const copies = await queueCall(node, { template_define: ['copy'] }, { items });
+    expect(copies.Code).to.equal(413);
+    expect(copies.Message).to.match(/the limit MaxRenderItems\)$/);
+    expect((await queueCall(node, { template_define: ['copy'] }, { items: ['a', 'b'] })).Data.queuesize).to.deep.equal(['2']);
+  });
+
+  it('a file:// Template that is /dev/zero or a directory stops the start at once with one line naming it', async () => {
+    for (const [path, what] of [
+      ['/dev/zero', 'a character device'],
+      [dir, 'a directory'],
+    ]) {
+      const err = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: `file://${path}` }]).catch((e: unknown) => e as Error);
+      expect((err as Error).message).to.equal(`Template: template file '${path}' is ${what}, not a regular file`);
+    }
+  });
 });

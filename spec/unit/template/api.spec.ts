@@ -169,18 +169,20 @@ describe('template safety', () => {
     expect(failure(() => run('{{.}}', cyclic)).message).to.equal('template: t: execution nested too deeply (JS stack exhausted)');
   });
 
-  it('output is limited (maxOutput) and keeps the partial output', () => {
-    const t = new Template('t', { maxOutput: 100 }).parse('{{range .}}0123456789{{end}}');
-    expect(t.execute(Array(10).fill(0))).to.have.length(100);
-    const e = failure(() => t.execute(Array(11).fill(0)));
-    expect(e.message).to.equal('template: t: output exceeds the limit of 100 characters');
-    expect(e.output).to.have.length(100);
+  it('output is limited (maxChars, formerly maxOutput) and keeps the partial output', () => {
+    for (const opts of [{ maxChars: 100 }, { maxOutput: 100 }]) {
+      const t = new Template('t', opts).parse('{{range .}}0123456789{{end}}');
+      expect(t.execute(Array(10).fill(0))).to.have.length(100);
+      const e = failure(() => t.execute(Array(11).fill(0)));
+      expect(e.message).to.equal('template: t: the render builds more than 100 characters (the limit maxChars)');
+      expect(e.output).to.have.length(100);
+    }
   });
 
   it('strings built by functions are limited too (no exponential growth before output)', () => {
     const doubling = '{{$x := "0123456789"}}' + '{{$x = printf "%s%s" $x $x}}'.repeat(40) + '{{len $x}}';
-    const e = failure(() => new Template('t', { maxOutput: 1 << 20 }).parse(doubling).execute());
-    expect(e.message).to.match(/error calling printf: result exceeds the output limit of 1048576 characters/);
+    const e = failure(() => new Template('t', { maxChars: 1 << 20 }).parse(doubling).execute());
+    expect(e.message).to.match(/executing "t" at <printf "%s%s" \$x \$x>: the render builds more than 1048576 characters/);
   });
 
   it('range iterations and template calls are bounded (maxIterations)', () => {

@@ -93,4 +93,12 @@ describe('renderTemplateFile (CLI template command)', () => {
     expect(j).to.be.instanceOf(TemplateError);
     expect(j.message).to.match(/is not valid JSON/);
   });
+  it('a template that is not a regular file is refused without reading it; the budget names the services\' parameters', async () => {
+    const zero = await rejection(renderTemplateFile({ dialect: 'plain', file: '/dev/zero' }));
+    expect(zero).to.be.instanceOf(BadInputError);
+    expect(zero.message).to.equal("template file '/dev/zero' is a character device, not a regular file");
+    expect((await rejection(renderTemplateFile({ dialect: 'exec', file: dir }))).message).to.equal(`template file '${dir}' is a directory, not a regular file`);
+    const padded = await rejection(renderTemplateFile({ dialect: 'exec', file: file('pad.tmpl', '{{range .Data.n}}{{addArg (printf "%999999d" 1)}}{{end}}'), dataFile: file('n.json', JSON.stringify({ n: Array(100).fill('x') })) }));
+    expect(padded.message).to.match(/the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
+  });
 });
