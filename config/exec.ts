@@ -5,8 +5,8 @@ import type { ParamTable } from './params.js';
 const EXEC_OWN = [
   { name: 'Template', type: 'string', mandatory: true, description: "Template producing the command and its arguments. Source: 'file://<path>', 'hive://<name>' or an inline string." },
   { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', beyondSpec: true, description: 'Hive channel from which hive:// templates are fetched.' },
-  { name: 'Timeout', type: 'duration', default: '60s', beyondSpec: true, description: 'Longest run of one command; then its whole process group gets SIGTERM, and SIGKILL after KillGrace (answer 504).' },
-  { name: 'KillGrace', type: 'duration', default: '5s', beyondSpec: true, description: 'Wait between SIGTERM and SIGKILL of a timed-out command.' },
+  { name: 'Timeout', type: 'duration', default: '60s', beyondSpec: true, description: 'Longest run of one command; then it is answered 504 at once (with the output so far) and every process it started gets SIGTERM, and SIGKILL after KillGrace.' },
+  { name: 'KillGrace', type: 'duration', default: '5s', beyondSpec: true, description: "Wait between SIGTERM and SIGKILL of a timed-out command's processes, and of those a finished command left running." },
   { name: 'MaxOutputBytes', type: 'int', default: '1048576', min: 0, beyondSpec: true, description: 'Bytes kept of stdout and of stderr each; the rest is read and discarded, and Data truncated says so.' },
   { name: 'MaxConcurrent', type: 'int', default: '8', min: 1, max: 1024, beyondSpec: true, description: 'Commands running at once.' },
   { name: 'MaxWaiting', type: 'int', default: '64', min: 0, beyondSpec: true, description: 'Messages waiting for a free slot; more are answered 429.' },

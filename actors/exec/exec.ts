@@ -11,15 +11,15 @@ import { templateBudget } from '../../config/common.js';
 import { SERVICES } from '../../config/registry.js';
 import { splitList } from '../../config/values.js';
 import { Code } from '../../protocol/codes.js';
-import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError } from '../../protocol/errors.js';
+import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError, UnavailableError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, failure, resultFromError, success } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight, serveChannel } from '../../supervisors/service.js';
 import { ExecTemplate } from '../../template/dialects/exec.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
-import type { CommandOutcome } from './run-command.js';
-import { runCommand } from './run-command.js';
+import type { CommandOutcome, CommandRun } from './run-command.js';
+import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
 
 type ExecConfig = ConfigOf<typeof EXEC_PARAMS>;
@@ -40,6 +40,7 @@ function resultOf(command: string, o: CommandOutcome): Result {
   if (o.signal) data.signal = [o.signal];
   if (o.truncated) data.truncated = ['true'];
   if (o.timedOut) return failure(Code.Timeout, `${command} did not finish in time and was killed`, data);
+  if (o.stopped) return failure(Code.Unavailable, `${command} was killed: the node is shutting down`, data);
   if (o.exitCode === 0) return success(data, []);
   return failure(Code.UpstreamError, o.signal ? `${command} was killed by ${o.signal}` : `${command} exited with ${o.exitCode}`, data);
 }
@@ -67,6 +68,12 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
   const inFlight = new InFlight();
   let ran = 0;
   let failed = 0;
+  // runs whose processes may still be alive: node shutdown, and even a hard exit, kills what is left
+  const runs = new Set<CommandRun>();
+  let closed = false;
+  const killAllNow = (): void => {
+    for (const run of runs) run.stopSync();
+  };
 
   const handle = async (message: Message): Promise<Result> => {
     template ??= await load();
@@ -82,19 +89,29 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
       if (e instanceof TimeoutError) throw new OverloadedError(`no free slot within ${c.WaitTimeout} ms (${c.MaxConcurrent} commands running)`);
       throw e;
     });
+    let run: CommandRun;
     try {
-      ran++;
-      const outcome = await runCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes });
-      if (outcome.spawnError) {
-        const code = outcome.spawnError.code;
-        if (code === 'ENOENT') throw new BadInputError(`command '${command}' was not found`);
-        if (code === 'EACCES') throw new ForbiddenError(`command '${command}' may not be executed (EACCES)`);
-        throw outcome.spawnError;
-      }
-      return resultOf(command, outcome);
-    } finally {
+      if (closed) throw new UnavailableError('the node is shutting down');
+      run = startCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes }, (m) => ctx.log.warn(m));
+    } catch (e) {
       release();
+      throw e;
     }
+    ran++;
+    runs.add(run);
+    // the slot is held until the run's last process is gone, which may be after the answer
+    void run.ended.then(() => {
+      runs.delete(run);
+      release();
+    });
+    const outcome = await run.outcome;
+    if (outcome.spawnError) {
+      const code = outcome.spawnError.code;
+      if (code === 'ENOENT') throw new BadInputError(`command '${command}' was not found`);
+      if (code === 'EACCES') throw new ForbiddenError(`command '${command}' may not be executed (EACCES)`);
+      throw outcome.spawnError;
+    }
+    return resultOf(command, outcome);
   };
 
   const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
@@ -118,12 +135,20 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
       return state;
     },
   });
-  const subscription = await serveChannel(ctx, worker);
+  process.on('exit', killAllNow);
+  const subscription = await serveChannel(ctx, worker).catch((e: unknown) => {
+    process.off('exit', killAllNow);
+    throw e;
+  });
   ctx.log.info(`exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`);
   return {
     async drain(deadlineMs) {
       subscription.close();
       await inFlight.idle(deadlineMs);
+      // past the deadline: what still runs is killed without grace, and nothing new starts
+      closed = true;
+      await Promise.all([...runs].map((run) => run.stop()));
+      process.off('exit', killAllNow);
     },
     status: () => ({ channel: ctx.inputChannel, running: slots.busy, waiting: slots.waiting, ran, failed }),
   };
