@@ -5,7 +5,8 @@
  * message. A table not found (or a column missing from the cached list) is read again once, so tables
  * and columns created after the start are found.
  *
- * Per engine: SQLite `pragma_table_info` (the schema, when given, must be an attached database);
+ * Per engine: SQLite `pragma_table_info` (the schema, when given, must be an attached database) and,
+ * for tables with one, the rowid names;
  * PostgreSQL `pg_attribute` of `to_regclass` (resolved through the search_path like the statement
  * itself); MySQL/MariaDB and SQL Server `information_schema.columns` of the current database/schema;
  * Oracle `ALL_TAB_COLUMNS` of the current schema.
@@ -14,6 +15,9 @@ import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
 import { quoteName } from './dialect.js';
 import type { TableRef } from './identifiers.js';
+
+/** SQLite's rowid names, which a table has unless it is WITHOUT ROWID (not listed by table_info). */
+const SQLITE_ROWID = "SELECT r.name FROM pragma_table_list($p1) AS l, (SELECT 'rowid' AS name UNION ALL SELECT 'oid' UNION ALL SELECT '_rowid_') AS r WHERE l.wr = 0";
 
 /** A catalog query: text for `Database.run` and its bound values. */
 export interface CatalogQuery {
@@ -36,8 +40,11 @@ export function columnsQuery(dialect: Dialect, t: TableRef): CatalogQuery {
   switch (dialect) {
     case 'sqlite':
       return schema === null
-        ? { sql: 'SELECT name FROM pragma_table_info($p1)', bind: { p1: t.name } }
-        : { sql: 'SELECT p.name AS name FROM pragma_database_list AS d, pragma_table_info($p1, d.name) AS p WHERE d.name = $p2 COLLATE NOCASE', bind: { p1: t.name, p2: schema } };
+        ? { sql: `SELECT name FROM pragma_table_info($p1) UNION ALL ${SQLITE_ROWID} AND l.type = 'table'`, bind: { p1: t.name } }
+        : {
+            sql: `SELECT p.name AS name FROM pragma_database_list AS d, pragma_table_info($p1, d.name) AS p WHERE d.name = $p2 COLLATE NOCASE UNION ALL ${SQLITE_ROWID} AND l.type = 'table' AND l.schema = $p2 COLLATE NOCASE`,
+            bind: { p1: t.name, p2: schema },
+          };
     case 'postgres':
       return { sql: 'SELECT attname AS name FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass($p1) AND attnum > 0 AND NOT attisdropped', bind: { p1: quoteName('postgres', tableText(t)) } };
     case 'mysql':

@@ -68,12 +68,25 @@ export class Planner {
     }
     this.base = this.buildBase();
     if (!config.SQL_RAWMODE) {
-      const pieces = statementNames(dialect, config, undefined);
+      const pieces = this.configuredPieces();
       this.configuredNames = this.base?.names ?? (pieces.table ? pieces : undefined);
       this.allow = new AllowList(dialect, pieces, config);
       if (config.SQL_TABLE_CTRL.trim() !== '' && config.SQL_TABLE.trim() === '' && config.SQL_ALLOWEDTABLES.trim() === '') {
         throw new ConfigError('SQL_TABLE_CTRL: with SQL_TABLE empty, list the tables the control may name in SQL_ALLOWEDTABLES');
       }
+    }
+  }
+
+  /**
+   * Every name the configuration writes, read as a SELECT would read them (what overrides may name by
+   * default). A parameter the configured statement does not use (SQL_GROUPBY of an INSERT) was not
+   * validated and may not read: then only the configured statement's own names count.
+   */
+  private configuredPieces(): StatementNames {
+    try {
+      return statementNames(this.dialect, this.config, undefined);
+    } catch {
+      return this.base?.names ?? { joins: [], joinsComplete: true, columns: [], stars: [] };
     }
   }
 

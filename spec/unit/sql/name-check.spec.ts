@@ -70,6 +70,7 @@ describe('sql names checked against the catalog (SQLite)', () => {
     db = new Database(databaseOptions(config({ SQL_DATABASE: file }), false));
     await db.run('exec', 'CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, email TEXT)', {});
     await db.run('exec', 'CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER, total REAL)', {});
+    await db.run('exec', 'CREATE TABLE plain (k TEXT PRIMARY KEY) WITHOUT ROWID', {});
     checker = new NameChecker('sqlite', new Catalog(db));
   });
   after(() => db.close());
@@ -79,6 +80,10 @@ describe('sql names checked against the catalog (SQLite)', () => {
     await checker.check(n);
     expect(checker.check(n)).to.equal(undefined);
     await checker.check(names({ SQL_TABLE: 'main.users', SQL_COLUMNS: 'email' }));
+    // SQLite's rowid is a column of every table but those WITHOUT ROWID
+    await checker.check(names({ SQL_TABLE: 'users', SQL_ORDERBY: 'rowid' }));
+    await checker.check(names({ SQL_TABLE: 'main.users', SQL_ORDERBY: '_rowid_' }));
+    expect(await fails(checker.check(names({ SQL_TABLE: 'plain', SQL_ORDERBY: 'rowid' })))).to.deep.include({ message: "'rowid' is not a column of table 'plain'" });
     expect(await fails(checker.check(names({ SQL_TABLE: 'other.users' })))).to.deep.include({ message: "table 'other.users' does not exist in the database" });
   });
 

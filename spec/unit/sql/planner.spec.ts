@@ -111,5 +111,7 @@ describe('sql planner: _CTRL overrides', () => {
     expect(() => planner({ SQL_STATEMENT: 'select', SQL_TABLE: 'a b c' })).to.throw(ConfigError, /^SQL_TABLE:/);
     expect(() => planner({ SQL_STATEMENT: 'insert', SQL_TABLE: 't', SQL_COLUMNS: 'a', SQL_VALUEPARAMS: 'x,y' })).to.throw(ConfigError, /^SQL_VALUEPARAMS:/);
     expect(() => planner({ SQL_RAWMODE: 'true' })).to.throw(ConfigError, /raw mode needs SQL_RAWVALUE/);
+    // a parameter the configured statement does not use stays unread, as before
+    expect(planner({ SQL_STATEMENT: 'insert', SQL_TABLE: 't', SQL_COLUMNS: 'a', SQL_VALUEPARAMS: 'x', SQL_GROUPBY: 'a b' }).configured!.sql).to.equal('INSERT INTO "t" ("a") VALUES ($p1)');
   });
 });
