@@ -28,13 +28,16 @@ if (!existsSync(cli) || !wrkInstalled()) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'hn-bench-startup-'));
+const initFile = join(dir, 'init.sql');
+writeFileSync(initFile, 'CREATE TABLE IF NOT EXISTS kv (id INTEGER PRIMARY KEY, v TEXT);\n');
 const script = postScript('{"id":["42"],"name":["bench"]}');
 
 /** The node file: every service once; ports are chosen per round. */
 function nodeFile(gatewayPort: number, syslogPort: number): string {
   const services = [
     { service: 'echo', NAME: 'echo' },
-    { service: 'sql', NAME: 'sql', SQL_ENGINE: 'sqlite', SQL_DATABASE: join(dir, 'startup.db'), SQL_STATEMENT: 'select', SQL_TABLE: 'kv' },
+    // the table must exist: the service checks its configured names against the database at start
+    { service: 'sql', NAME: 'sql', SQL_ENGINE: 'sqlite', SQL_DATABASE: join(dir, 'startup.db'), SQL_INITFILE: initFile, SQL_STATEMENT: 'select', SQL_TABLE: 'kv' },
     { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'queue'), DefaultChannel: 'echo' },
     { service: 'gateway', NAME: 'gateway', Port: gatewayPort, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100_000 },
     { service: 'exec', NAME: 'exec', Template: '{{ setCmd "/bin/true" }}' },

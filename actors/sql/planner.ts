@@ -9,6 +9,10 @@
  * written by whoever sends the message, so they need a second opt-in, SQL_ALLOWCLAUSECTRL=true;
  * without it such a control is answered 403 and nothing runs.
  *
+ * Tables and columns an override names must be allowed (name-check.ts: the configured ones, plus
+ * SQL_ALLOWEDTABLES and SQL_ALLOWEDCOLUMNS, never a catalog table; else 403) and, before the statement
+ * first runs, exist in the database (else 400 naming them; for the configured statement, at start).
+ *
  * The configured statement is built once at start (errors there stop the start); statements built
  * for overrides are cached, so a steady mix of overrides costs one build each.
  */
@@ -19,6 +23,10 @@ import type { Message } from '../../protocol/message.js';
 import type { Dialect } from './dialect.js';
 import { lexOptions } from './dialect.js';
 import { quoteGroupBy, quoteOrderBy, quoteSelectColumns, quoteTable } from './identifiers.js';
+import type { NameChecker } from './name-check.js';
+import { AllowList, RefusedNameError, checkConfigured } from './name-check.js';
+import type { StatementNames } from './names.js';
+import { statementNames } from './names.js';
 import { parseClause } from './placeholders.js';
 import type { Plan, RawSettings, StatementSettings } from './statement.js';
 import { SettingError, buildRaw, buildStatement, statementKind } from './statement.js';
@@ -40,10 +48,18 @@ export class Planner {
   private readonly controls: [string, Overridable][] = [];
   private readonly base: Plan | undefined;
   private readonly cache = new Map<string, Plan>();
+  /** What overrides may name (undefined in raw mode, where the SQL text is the configuration's own). */
+  private readonly allow: AllowList | undefined;
+  /** The names of the configured statement, or of the set parameters when a control completes it. */
+  private readonly configuredNames: StatementNames | undefined;
+  /** The parameters each override plan replaced. */
+  private readonly overridden = new WeakMap<Plan, ReadonlySet<string>>();
 
+  /** `checker` (absent in tests without a database) checks names against the catalog. */
   constructor(
     private readonly config: SqlConfig,
     private readonly dialect: Dialect,
+    private readonly checker?: NameChecker,
   ) {
     this.params = config.SQL_RAWMODE ? RAW_PARAMS : STATEMENT_PARAMS;
     for (const p of this.params) {
@@ -51,6 +67,46 @@ export class Planner {
       if (control !== '') this.controls.push([control, p]);
     }
     this.base = this.buildBase();
+    if (!config.SQL_RAWMODE) {
+      const pieces = this.configuredPieces();
+      this.configuredNames = this.base?.names ?? (pieces.table ? pieces : undefined);
+      this.allow = new AllowList(dialect, pieces, config);
+      if (config.SQL_TABLE_CTRL.trim() !== '' && config.SQL_TABLE.trim() === '' && config.SQL_ALLOWEDTABLES.trim() === '') {
+        throw new ConfigError('SQL_TABLE_CTRL: with SQL_TABLE empty, list the tables the control may name in SQL_ALLOWEDTABLES');
+      }
+    }
+  }
+
+  /**
+   * Every name the configuration writes, read as a SELECT would read them (what overrides may name by
+   * default). A parameter the configured statement does not use (SQL_GROUPBY of an INSERT) was not
+   * validated and may not read: then only the configured statement's own names count.
+   */
+  private configuredPieces(): StatementNames {
+    try {
+      return statementNames(this.dialect, this.config, undefined);
+    } catch {
+      return this.base?.names ?? { joins: [], joinsComplete: true, columns: [], stars: [] };
+    }
+  }
+
+  /** Checks the configured names against the catalog: ConfigError naming the parameter of an unknown one. */
+  checkConfigured(): Promise<void> {
+    return this.checker ? checkConfigured(this.checker, this.configuredNames) : Promise.resolve();
+  }
+
+  /**
+   * Checks a plan's names against the catalog before it first runs; undefined once checked. Unknown
+   * names of an override are a 400 naming the control; of the configuration, a ConfigError (500).
+   */
+  verify(plan: Plan): Promise<void> | undefined {
+    if (!this.checker || !plan.names) return undefined;
+    const pending = this.checker.check(plan.names);
+    if (!pending) return undefined;
+    const overrides = this.overridden.get(plan);
+    return pending.catch((e: unknown) => {
+      throw e instanceof SettingError ? this.settingFailure(e, overrides) : e;
+    });
   }
 
   /** Parameters whose clause-text control is configured but refused (for a warning at start). */
@@ -85,19 +141,25 @@ export class Planner {
     if (cached) return cached;
     const settings = { ...this.settings() };
     for (const [param, value] of overrides) settings[param] = value;
+    const overridden = new Set<string>(overrides.map(([p]) => p));
     let plan: Plan;
     try {
       plan = this.build(settings);
+      if (plan.names) this.allow?.check(plan.names, overridden);
     } catch (e) {
-      if (e instanceof SettingError) {
-        const via = overrides.find(([p]) => p === e.param);
-        throw new BadInputError(via ? `control '${this.controlOf(e.param)}' (${e.param}): ${e.message}` : `${e.param}: ${e.message}`);
-      }
-      throw e;
+      throw e instanceof SettingError ? this.settingFailure(e, overridden) : e;
     }
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(key, plan);
+    this.overridden.set(plan, overridden);
     return plan;
+  }
+
+  /** A parameter's error as answered: naming the control that set it (403 when not allowed, else 400), or a ConfigError for the configuration. */
+  private settingFailure(e: SettingError, overridden: ReadonlySet<string> | undefined): Error {
+    if (!overridden) return new ConfigError(`${e.param}: ${e.message}`);
+    const where = overridden.has(e.param) ? `control '${this.controlOf(e.param)}' (${e.param})` : e.param;
+    return e instanceof RefusedNameError ? new ForbiddenError(`${where}: ${e.message}`) : new BadInputError(`${where}: ${e.message}`);
   }
 
   private controlOf(param: string): string {

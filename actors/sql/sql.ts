@@ -1,7 +1,8 @@
 /**
  * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
  * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to OUTPUTCHANNEL.
- * Values are always bound parameters; identifiers are validated and quoted; results follow
+ * Values are always bound parameters; identifiers are validated, quoted and checked against the
+ * database's catalog (at start, after SQL_INITFILE; for overrides before they first run); results follow
  * ARCHITECTURE §7 (results.ts). A poll-mode instance only polls: it does not listen on a channel.
  *
  * The database may be down at start or go away later: the service stays up, answers 502 with the
@@ -18,9 +19,11 @@ import { resultFromError } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight, serveChannel } from '../../supervisors/service.js';
 import type { Delivery } from '../hive/transport.js';
+import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
+import { NameChecker, checkConfigured } from './name-check.js';
 import type { SqlConfig } from './planner.js';
 import { Planner } from './planner.js';
 import { pollerPlans } from './poll-plans.js';
@@ -30,20 +33,38 @@ import { bindValues, displaySql } from './placeholders.js';
 import { rowsResult, writeResult } from './results.js';
 import type { Plan } from './statement.js';
 
-/** Runs SQL_INITFILE once per start, when the database first answers. */
-function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Promise<void> | undefined; connectedAtStart(): Promise<void> } {
+/**
+ * What must happen once the database first answers, before any statement: SQL_INITFILE (which may
+ * create the tables), then the configured names checked against the catalog. At start when the
+ * database answers then; else before the first statement, retried until it succeeds.
+ */
+function startupRunner(ctx: ServiceContext<SqlConfig>, db: Database, checkNames: () => Promise<void>): { ready(): Promise<void> | undefined; connectedAtStart(): Promise<void> } {
   const path = ctx.config.SQL_INITFILE.trim();
   const statements = path === '' ? [] : readInitFile(path, db);
-  let done = statements.length === 0;
+  let initDone = statements.length === 0;
+  let done = false;
   let running: Promise<void> | undefined;
+  let reported = '';
+  const steps = async (): Promise<void> => {
+    if (!initDone) {
+      await runInitStatements(db, path, statements);
+      initDone = true;
+      ctx.log.info(`SQL_INITFILE '${path}': ${statements.length} statement${statements.length === 1 ? '' : 's'} run`);
+    }
+    await checkNames();
+  };
   const run = (): Promise<void> =>
-    (running ??= runInitStatements(db, path, statements).then(
+    (running ??= steps().then(
       () => {
         done = true;
-        ctx.log.info(`SQL_INITFILE '${path}': ${statements.length} statement${statements.length === 1 ? '' : 's'} run`);
       },
       (e: unknown) => {
         running = undefined;
+        // found only now (the database was down at start): statements answer 500 until it is fixed
+        if (e instanceof ConfigError && e.message !== reported) {
+          reported = e.message;
+          ctx.log.error(`${e.message}; statements are answered 500 until the configuration or the database is corrected`);
+        }
         throw e;
       },
     ));
@@ -51,12 +72,11 @@ function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Pr
     // undefined once done: the statement path then awaits nothing (no microtask per statement)
     ready: () => (done ? undefined : run()),
     async connectedAtStart() {
-      if (done) return;
       try {
         await run();
       } catch (e) {
-        // the database answered: a failing init statement is a configuration error
-        throw new ConfigError(describeError(e));
+        // the database answered: a failing init statement or an unknown name is a configuration error
+        throw e instanceof ConfigError ? e : new ConfigError(describeError(e));
       }
     },
   };
@@ -65,13 +85,15 @@ function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Pr
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
   const db = new Database(databaseOptions(c, ctx.explicit.has('SQL_PORT')));
+  const checker = new NameChecker(db.dialect, new Catalog(db));
   let planner: Planner | undefined;
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;
   try {
     if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
-    else planner = new Planner(c, db.dialect);
-    const init = initRunner(ctx, db);
+    else planner = new Planner(c, db.dialect, checker);
+    const first = pollPlans?.first;
+    const init = startupRunner(ctx, db, first ? () => checkConfigured(checker, first.names) : () => planner!.checkConfigured());
     let reachable = true;
     try {
       await db.check();
@@ -159,9 +181,15 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
         fail(delivery, e);
       }
     };
+    // the plan's names are checked against the catalog once, before it first runs
+    const checked = (): void => {
+      const checking = planner.verify(plan);
+      if (!checking) return submit();
+      void checking.then(submit, (e: unknown) => fail(delivery, e));
+    };
     const initializing = ready();
-    if (!initializing) return submit();
-    void initializing.then(submit, (e: unknown) => fail(delivery, e));
+    if (!initializing) return checked();
+    void initializing.then(checked, (e: unknown) => fail(delivery, e));
   };
 
   const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {

@@ -8,6 +8,8 @@ import type { Dialect } from './dialect.js';
 import { lexOptions, limitClause, quoteName } from './dialect.js';
 import { quoteGroupBy, quoteOrderBy, quotePlainColumns, quoteSelectColumns, quoteTable } from './identifiers.js';
 import { hasStatementSeparator, stripLeadingComments } from './lexer.js';
+import type { StatementNames } from './names.js';
+import { statementNames } from './names.js';
 import type { Clause, ParamSource } from './placeholders.js';
 import { PLACEHOLDER_NAME, StatementText, parseClause } from './placeholders.js';
 
@@ -42,6 +44,8 @@ export interface Plan {
   kind: PlanKind;
   sql: string;
   params: ParamSource[];
+  /** The tables and columns it names (not for raw SQL), checked against the catalog before it runs. */
+  names?: StatementNames;
 }
 
 /** A configuration error in one parameter (a ConfigError at start, a 400 for a control override). */
@@ -184,7 +188,7 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     const where = clauseOf(dialect, 'SQL_WHERE', s.SQL_WHERE, 'WHERE');
     if (where) st.text(' WHERE ').clause(where, 'SQL_WHERE');
   }
-  return { kind, sql: st.build(), params: st.params };
+  return { kind, sql: st.build(), params: st.params, names: statementNames(dialect, s, kind, tracking?.column) };
 }
 
 /** Builds a raw statement: the text as configured, placeholders bound. */

@@ -25,8 +25,11 @@ const CONFIGURED = new Set([
   'SELECT $1::text AS v, length($1) AS n',
   'SELECT "id" FROM "victims" ORDER BY "id" LIMIT $1',
 ]);
-/** What Sequelize sends when it opens a connection (authenticate, version, session settings). */
-const CONNECTION_SETUP = [/^SELECT 1\+1 AS result$/, /^SHOW SERVER_VERSION$/i, /^SET client_min_messages TO warning;/, /^SET TIME ZONE /, /^WITH ranges AS \(\s*SELECT pg_range\.rngtypid, pg_type\.typname AS rngtypname/];
+/**
+ * What Sequelize sends when it opens a connection (authenticate, version, session settings), and the
+ * catalog read checking the configured names at start (the table name bound, not spliced).
+ */
+const CONNECTION_SETUP = [/^SELECT attname AS name FROM pg_catalog\.pg_attribute WHERE attrelid = to_regclass\(\$1\) AND attnum > 0 AND NOT attisdropped$/, /^SELECT 1\+1 AS result$/, /^SHOW SERVER_VERSION$/i, /^SET client_min_messages TO warning;/, /^SET TIME ZONE /, /^WITH ranges AS \(\s*SELECT pg_range\.rngtypid, pg_type\.typname AS rngtypname/];
 
 function loggedStatements(log: string): string[] {
   const out: string[] = [];

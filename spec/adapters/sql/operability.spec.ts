@@ -47,6 +47,31 @@ describe('sql service failure handling (adapter)', function () {
     expect(started.logs()).not.to.contain('sekret-pw-1');
   });
 
+  it('database down at start: the configured names are checked once it answers (500 naming an unknown one), statements wait for that', async () => {
+    await pg.server!.stop();
+    let logs = (): string => '';
+    try {
+      const entry = { service: 'sql' as const, ...pg.params, SQL_STATEMENT: 'select', SQL_TABLE: 'items', SQL_ACQUIRETIMEOUT: '3s' };
+      const started = await startTestNode([
+        { ...entry, NAME: 'good', SQL_COLUMNS: 'name' },
+        { ...entry, NAME: 'typo', SQL_COLUMNS: 'nmae' },
+      ]);
+      node = started.node;
+      logs = started.logs;
+      expect((await call('good')).Code).to.equal(502);
+      expect((await call('typo')).Code).to.equal(502);
+    } finally {
+      await pg.server!.start();
+    }
+    const good = await call('good');
+    expect(good.Code, good.Message).to.equal(200);
+    expect(good.Data.name).to.deep.equal(['one']);
+    // a configuration error, not the caller's: 500, and never the name as data
+    expect(await call('typo')).to.deep.include({ Code: 500, Message: "SQL_COLUMNS: 'nmae' is not a column of table 'items'" });
+    expect(await call('typo')).to.deep.include({ Code: 500 });
+    expect(logs().match(/SQL_COLUMNS: 'nmae' is not a column of table 'items'; statements are answered 500/g) ?? [], logs()).to.have.length(1);
+  });
+
   it('a wrong password is 502 naming the login failure, never the password', async () => {
     const started = await startTestNode([{ service: 'sql', NAME: 'badpw', ...pg.params, SQL_PASSWORD: 'wrong-pw-xyz', SQL_STATEMENT: 'select', SQL_TABLE: 'items' }]);
     node = started.node;

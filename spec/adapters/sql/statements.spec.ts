@@ -46,6 +46,7 @@ for (const engine of TEST_ENGINES) {
           SQL_ORDERBY_CTRL: 'order',
           SQL_LIMIT_CTRL: 'limit',
           SQL_WHERE_CTRL: 'where',
+          SQL_ALLOWEDTABLES: 'orders',
         },
         {
           service: 'sql',

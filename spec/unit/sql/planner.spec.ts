@@ -23,7 +23,7 @@ describe('sql planner: _CTRL overrides', () => {
   });
 
   it('a control named by X_CTRL overrides X for that message (first value); identifiers are validated → 400', () => {
-    const p = planner({ ...base, SQL_TABLE_CTRL: 'table', SQL_COLUMNS_CTRL: 'columns', SQL_STATEMENT_CTRL: 'statement', SQL_ORDERBY_CTRL: 'order', SQL_LIMIT_CTRL: 'limit' });
+    const p = planner({ ...base, SQL_TABLE_CTRL: 'table', SQL_COLUMNS_CTRL: 'columns', SQL_STATEMENT_CTRL: 'statement', SQL_ORDERBY_CTRL: 'order', SQL_LIMIT_CTRL: 'limit', SQL_ALLOWEDTABLES: 'orders' });
     expect(p.planFor(withControl({ table: ['orders', 'ignored'], columns: ['id, total'], order: ['total desc'], limit: ['5'] })).sql).to.equal('SELECT "id", "total" FROM "orders" WHERE (id = $p1) ORDER BY "total" DESC LIMIT 5');
     expect(p.planFor(withControl({ statement: ['DELETE'] })).sql).to.equal('DELETE FROM "users" WHERE id = $p1');
     expect(() => p.planFor(withControl({ table: ['users; DROP TABLE users'] })))
@@ -62,10 +62,56 @@ describe('sql planner: _CTRL overrides', () => {
     expect(() => planner({ SQL_STATEMENT_CTRL: 'statement', SQL_TABLE: 'users;' })).to.throw(ConfigError, /^SQL_TABLE:/);
   });
 
+  it('an overridden table must be SQL_TABLE or in SQL_ALLOWEDTABLES, and never a catalog table → 403', () => {
+    const p = planner({ ...base, SQL_TABLE_CTRL: 'table', SQL_ALLOWEDTABLES: 'orders, archive.orders' });
+    expect(p.planFor(withControl({ table: ['users'] })).sql).to.equal('SELECT * FROM "users" WHERE (id = $p1)');
+    expect(p.planFor(withControl({ table: ['archive.orders o'] })).sql).to.equal('SELECT * FROM "archive"."orders" "o" WHERE (id = $p1)');
+    expect(() => p.planFor(withControl({ table: ['secrets'] })))
+      .to.throw(ForbiddenError)
+      .with.property('message', "control 'table' (SQL_TABLE): table 'secrets' is neither SQL_TABLE nor listed in SQL_ALLOWEDTABLES");
+    for (const [dialect, table] of [
+      ['sqlite', 'sqlite_master'],
+      ['sqlite', 'main.sqlite_schema'],
+      ['postgres', 'pg_catalog.pg_tables'],
+      ['postgres', 'pg_tables'],
+      ['postgres', 'information_schema.tables'],
+      ['mysql', 'mysql.user'],
+      ['mysql', 'information_schema.tables'],
+      ['mssql', 'sys.tables'],
+    ] as const) {
+      const cp = new Planner(config({ ...base, SQL_TABLE_CTRL: 'table', SQL_ALLOWEDTABLES: 'orders' }), dialect);
+      expect(() => cp.planFor(withControl({ table: [table] })), `${dialect} ${table}`)
+        .to.throw(ForbiddenError)
+        .with.property('message')
+        .that.matches(/is a catalog table of the database, which overrides may never name$/);
+      // listing one does not help: the start is refused
+      expect(() => new Planner(config({ ...base, SQL_TABLE_CTRL: 'table', SQL_ALLOWEDTABLES: table }), dialect), `${dialect} ${table}`).to.throw(ConfigError, /^SQL_ALLOWEDTABLES: .* is a catalog table/);
+    }
+    // a table control with nothing it may name cannot work
+    expect(() => planner({ SQL_STATEMENT_CTRL: 'statement', SQL_TABLE_CTRL: 'table' })).to.throw(ConfigError, /^SQL_TABLE_CTRL: .*SQL_ALLOWEDTABLES/);
+  });
+
+  it('overridden columns must be configured or in SQL_ALLOWEDCOLUMNS (any when SQL_COLUMNS selects *) → 403', () => {
+    const listed = planner({ ...base, SQL_COLUMNS: 'id, name', SQL_ORDERBY: 'id', SQL_COLUMNS_CTRL: 'columns', SQL_ORDERBY_CTRL: 'order', SQL_ALLOWEDCOLUMNS: 'email' });
+    expect(listed.planFor(withControl({ columns: ['name, COUNT(email) AS n'], order: ['n'] })).sql).to.equal('SELECT "name", COUNT("email") AS "n" FROM "users" WHERE (id = $p1) ORDER BY "n"');
+    expect(() => listed.planFor(withControl({ columns: ['id, password'] })))
+      .to.throw(ForbiddenError)
+      .with.property('message', "control 'columns' (SQL_COLUMNS): column 'password' is neither configured nor listed in SQL_ALLOWEDCOLUMNS");
+    expect(() => listed.planFor(withControl({ order: ['u.password DESC'] }))).to.throw(ForbiddenError, /control 'order' \(SQL_ORDERBY\): column 'password'/);
+    expect(() => listed.planFor(withControl({ columns: ['*'] }))).to.throw(ForbiddenError, /'\*' would select columns beyond SQL_ALLOWEDCOLUMNS/);
+    const star = planner({ ...base, SQL_COLUMNS_CTRL: 'columns' });
+    expect(star.planFor(withControl({ columns: ['password'] })).sql).to.equal('SELECT "password" FROM "users" WHERE (id = $p1)');
+    const all = planner({ ...base, SQL_COLUMNS: 'id', SQL_COLUMNS_CTRL: 'columns', SQL_ALLOWEDCOLUMNS: '*' });
+    expect(all.planFor(withControl({ columns: ['*'] })).sql).to.equal('SELECT * FROM "users" WHERE (id = $p1)');
+    expect(() => planner({ ...base, SQL_ALLOWEDCOLUMNS: 'a b' })).to.throw(ConfigError, /^SQL_ALLOWEDCOLUMNS: /);
+  });
+
   it('configuration errors stop the start naming the parameter', () => {
     expect(() => planner({})).to.throw(ConfigError, /SQL_STATEMENT is required/);
     expect(() => planner({ SQL_STATEMENT: 'select', SQL_TABLE: 'a b c' })).to.throw(ConfigError, /^SQL_TABLE:/);
     expect(() => planner({ SQL_STATEMENT: 'insert', SQL_TABLE: 't', SQL_COLUMNS: 'a', SQL_VALUEPARAMS: 'x,y' })).to.throw(ConfigError, /^SQL_VALUEPARAMS:/);
     expect(() => planner({ SQL_RAWMODE: 'true' })).to.throw(ConfigError, /raw mode needs SQL_RAWVALUE/);
+    // a parameter the configured statement does not use stays unread, as before
+    expect(planner({ SQL_STATEMENT: 'insert', SQL_TABLE: 't', SQL_COLUMNS: 'a', SQL_VALUEPARAMS: 'x', SQL_GROUPBY: 'a b' }).configured!.sql).to.equal('INSERT INTO "t" ("a") VALUES ($p1)');
   });
 });
