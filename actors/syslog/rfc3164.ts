@@ -38,7 +38,8 @@ const TAG = /^([^\s:[\]]{1,48})(?:\[([^\]\s]{0,128})\])?(:?)/;
  * (alphanumerics and `- . _ /`: `systemd-logind`, `postfix/smtpd`, `com.apple.xpc.launchd`) and text
  * follows it. Unlike rsyslog, a word with any other character (`1,2024/03/15` of Palo Alto's CSV,
  * `date=…` of key=value appliances, NXLog's tab-separated fields) or without a letter (a Cisco
- * sequence number, an address `10.0.0.1`) stays in the message, as does a lone last word, rather than cutting the message.
+ * sequence number, an address `10.0.0.1`) stays in the message rather than cutting into it; so does
+ * a lone last word (rsyslog makes it the tag of an empty message).
  */
 const BARE_TAG = /^(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_./-]+$/;
 /** A Cisco-style mnemonic at the start of the message: `%SYS-5-CONFIG_I:`, `%ASA-6-302013:`. */
@@ -127,6 +128,16 @@ function notHostname(token: string): boolean {
   return token.endsWith(']') && token.lastIndexOf('[') > 0;
 }
 
+/** Whether a TAG match is a tag, given the character after it; `afterHeader`: a timestamp and a hostname precede it. */
+function isTag(tag: RegExpExecArray, next: string | undefined, afterHeader: boolean): boolean {
+  const ends = next === undefined || next === ' ';
+  // `tag[pid]`, `tag[pid]:`
+  if (tag[2] !== undefined) return ends || tag[3] === ':';
+  // `tag:` needs a space (or the end) after the colon, so `http://…` or `CEF:0|…` is not a tag
+  if (tag[3] === ':') return ends;
+  return afterHeader && next === ' ' && BARE_TAG.test(tag[1]!);
+}
+
 /** Parses one message leniently; `now` is the receive time used for year inference. */
 export function parseRfc3164(line: string, now: Date): SyslogRecord {
   const record: SyslogRecord = { format: RecordFormat.rfc3164, priority: DEFAULT_PRIORITY, timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: line };
@@ -174,13 +185,9 @@ export function parseRfc3164(line: string, now: Date): SyslogRecord {
   const tag = TAG.exec(rest);
   // an all-digit "tag" is a Cisco sequence number, a `%` one a Cisco mnemonic
   if (tag && !tag[1]!.startsWith('%') && !/^\d+$/.test(tag[1]!)) {
-    const hasPid = tag[2] !== undefined;
     const afterTag = tag[0].length;
     const next = rest[afterTag];
-    const colon = tag[3] === ':';
-    // `tag:` needs a space (or the end) after the colon, so `http://…` or `CEF:0|…` is not a tag
-    const isTag = hasPid ? next === undefined || next === ' ' || colon : colon ? next === undefined || next === ' ' : next === ' ' && record.hostname !== '' && stamp !== undefined && BARE_TAG.test(tag[1]!);
-    if (isTag) {
+    if (isTag(tag, next, stamp !== undefined && record.hostname !== '')) {
       record.appname = tag[1]!;
       record.procid = tag[2] ?? '';
       rest = rest.slice(next === ' ' ? afterTag + 1 : afterTag);
