@@ -10,6 +10,9 @@ import { PACKAGE_ROOT } from './package-info.js';
 import { exitOnConfigError, runNode } from './run-node.js';
 import { plansOf } from './plans.js';
 
+/** Where the demo's echo service 'syslog-received' records every syslog message the demo receives. */
+const DEMO_SYSLOG_FILE = process.env.HIVENODE_DEMO_SYSLOG_FILE ?? join(tmpdir(), 'hivenode-demo-syslog.jsonl');
+
 async function showCalls(node: HiveNode): Promise<void> {
   const show = async (title: string, channel: string, operation: string, data: Record<string, string[]>): Promise<void> => {
     const result = await node.hive.call(channel, makeMessage({ Class: 'demo', Operation: operation, Data: mapOf(data) }), 5_000);
@@ -32,12 +35,16 @@ async function showCalls(node: HiveNode): Promise<void> {
     };
     console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${await sql('/sql/select', { name: ['A%'] })}\n${await sql('/sql/raw', { city: ['%'] })}`);
   }
+  const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
+  if (syslog?.udpPort !== undefined) {
+    console.log(`\nThe syslog receiver (UDP and TCP, RFC 5424 or RFC 3164) records each message it receives in ${DEMO_SYSLOG_FILE}:\n  logger -n 127.0.0.1 -P ${String(syslog.udpPort)} -d "hello"\n  tail -n 1 ${DEMO_SYSLOG_FILE}`);
+  }
 }
 
 export async function runDemo(once: boolean): Promise<void> {
   let file;
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE, ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }

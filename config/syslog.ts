@@ -9,7 +9,7 @@ const SYSLOG_OWN = [
   { name: 'Port', type: 'int', default: '10514', min: 0, max: 65535, description: 'Listen port of the receiver.' },
   { name: 'TCP', type: 'bool', default: 'false', description: 'Receive TCP syslog (UDP and TCP may both be on).' },
   { name: 'UDP', type: 'bool', default: 'false', description: 'Receive UDP syslog.' },
-  { name: 'Format', type: 'enum', default: 'RFC3164', values: ['RFC3164', 'RFC5424', 'RFC6587'], description: "Expected incoming format: 'RFC3164', 'RFC5424' or 'RFC6587'." },
+  { name: 'Format', type: 'enum', default: 'RFC3164', values: ['RFC3164', 'RFC5424', 'RFC6587', 'auto'], description: "Expected incoming format: 'RFC3164', 'RFC5424' or 'RFC6587'; or 'auto' (beyond the spec): per message RFC 5424 when a version follows the PRI, RFC 3164 otherwise. Every message is decoded whatever its format; one not of the expected format is counted invalid and still forwarded." },
   { name: 'DecodeCEF', type: 'bool', default: 'false', description: 'Try to decode CEF messages.' },
   { name: 'RemoteIP', type: 'string', description: 'Address of the target syslog server for sending.' },
   { name: 'RemotePort', type: 'int', default: '10514', min: 1, max: 65535, description: 'Port of the target syslog server.' },

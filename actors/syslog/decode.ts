@@ -7,19 +7,23 @@
  * So with Format RFC3164 a genuine RFC 5424 line is accepted as RFC 5424 (that is what "clearly is
  * one" means here), and with Format RFC5424 an RFC 3164 line is still forwarded, read leniently.
  * `expected` says whether the message matched the configured Format (RFC6587 and bare CEF always
- * do), for the receiver's counters. The Data key `format` says which parser matched.
+ * do), for the receiver's counters. Format `auto` (beyond the spec) expects of each message the
+ * format its header announces: RFC 5424 when a version follows the PRI, RFC 3164 otherwise; so it
+ * is unexpected only when it announces RFC 5424 and breaks it (it is still forwarded, read as RFC
+ * 3164). CEF is decoded on either (DecodeCEF). The Data key `format` says which parser matched.
  *
  * Bytes that are not UTF-8 become U+FFFD; nothing here throws on any input.
  */
 import type { ValueMap } from '../../protocol/message.js';
+import { assertNever } from '../../template/values.js';
 import { decodeCef, parseCef } from './cef.js';
 import type { SyslogRecord } from './record.js';
 import { RecordFormat, recordData } from './record.js';
 import { parseRfc3164 } from './rfc3164.js';
 import { looksLikeRfc5424, parseRfc5424 } from './rfc5424.js';
 
-/** The Format parameter (spec §2.6). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
-export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587' } as const;
+/** The Format parameter (spec §2.6, plus `auto`). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
+export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587', auto: 'auto' } as const;
 export type InputFormatName = (typeof InputFormat)[keyof typeof InputFormat];
 
 export interface DecodeOptions {
@@ -78,13 +82,30 @@ function addCef(record: SyslogRecord, line: string): void {
   if (event) record.cef = event;
 }
 
+/** Whether a decoded message is of the configured Format (see the file comment). */
+function isExpected(format: InputFormatName, record: SyslogRecord, rfc5424Failure: string | undefined): boolean {
+  if (record.format === RecordFormat.cef) return true;
+  switch (format) {
+    case InputFormat.rfc6587:
+      return true;
+    case InputFormat.auto:
+      return rfc5424Failure === undefined;
+    case InputFormat.rfc5424:
+      return record.format === RecordFormat.rfc5424;
+    case InputFormat.rfc3164:
+      return record.format !== RecordFormat.rfc5424;
+    default:
+      return assertNever(format);
+  }
+}
+
 /** Decodes one message; `ok: false` only for an empty one. */
 export function decodeSyslog(bytes: Buffer, opts: DecodeOptions): Decoded {
   const line = withoutTrailer(bytes.toString('utf8'));
   if (line.trim() === '') return { ok: false, reason: 'empty message' };
   const { record, rfc5424Failure } = parseLine(line, opts.now ?? new Date());
   if (opts.decodeCEF) addCef(record, line);
-  const expected = opts.format === InputFormat.rfc6587 || record.format === RecordFormat.cef || (opts.format === InputFormat.rfc5424) === (record.format === RecordFormat.rfc5424);
+  const expected = isExpected(opts.format, record, rfc5424Failure);
   const data = recordData(record, opts.remoteAddress);
   return rfc5424Failure === undefined ? { ok: true, data, record, expected } : { ok: true, data, record, expected, rfc5424Failure };
 }

@@ -5,11 +5,8 @@
  * BSD timestamps `Mmm dd hh:mm:ss` (space- or zero-padded day, optional year, fractions, a zone),
  * `yyyy Mmm dd hh:mm:ss` (NX-OS), RFC 3339 timestamps (rsyslog's forward format), Cisco prefixes
  * (a sequence number `123: `, an origin host `router1: `, `*`/`.` clock-state marks, a `:` after the
- * time), a hostname that may be missing, and tags `tag:`, `tag[pid]:`, `tag[pid]` (no colon).
- * A bare word without `:` or `[pid]` is not a tag: taking it would cut the first word off the many
- * untagged appliance messages (FortiGate, Palo Alto, NXLog). The price: rsyslog's forward format of
- * an RFC 5424 message without PROCID (`host app text`) keeps `app` in the message.
- * A year-less date takes the year that puts it nearest before `now` (see inferYear).
+ * time), a hostname that may be missing, and tags `tag:`, `tag[pid]:`, `tag[pid]` and a bare `tag`
+ * (see BARE_TAG). A year-less date takes the year that puts it nearest before `now` (see inferYear).
  */
 import type { SyslogRecord } from './record.js';
 import { RecordFormat } from './record.js';
@@ -31,6 +28,20 @@ const ISO = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)([Zz]|[
 const ZONE = /^ ([A-Za-z]{1,6}|[+-]\d{2}:?\d{2})(?=:? |:?$)/;
 /** `tag`, `tag[pid]`, each optionally followed by `:`. */
 const TAG = /^([^\s:[\]]{1,48})(?:\[([^\]\s]{0,128})\])?(:?)/;
+/**
+ * A tag without `:` or `[pid]`, as rsyslog's traditional forward format writes the tag of an RFC 5424
+ * message without PROCID (`<163>Nov 24 08:05:02 vm viarsys m08 via rsyslog`). RFC 3164 §4.1.3 ends
+ * the TAG at the first non-alphanumeric character; rsyslogd (8.2302, checked) ends it at the first
+ * space or colon whatever the characters, so `my-app text` has tag `my-app`, not `my` and content
+ * `-app text`. Taken here, after a timestamp and a hostname only (a sender that writes those speaks
+ * RFC 3164, whose TAG comes next), when the word is made of the characters real program names use
+ * (alphanumerics and `- . _ /`: `systemd-logind`, `postfix/smtpd`, `com.apple.xpc.launchd`) and text
+ * follows it. Unlike rsyslog, a word with any other character (`1,2024/03/15` of Palo Alto's CSV,
+ * `date=…` of key=value appliances, NXLog's tab-separated fields) or without a letter (a Cisco
+ * sequence number, an address `10.0.0.1`) stays in the message rather than cutting into it; so does
+ * a lone last word (rsyslog makes it the tag of an empty message).
+ */
+const BARE_TAG = /^(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_./-]+$/;
 /** A Cisco-style mnemonic at the start of the message: `%SYS-5-CONFIG_I:`, `%ASA-6-302013:`. */
 const MNEMONIC = /^%([A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*-[0-7]-[A-Za-z0-9_]+) ?:/;
 
@@ -117,6 +128,16 @@ function notHostname(token: string): boolean {
   return token.endsWith(']') && token.lastIndexOf('[') > 0;
 }
 
+/** Whether a TAG match is a tag, given the character after it; `afterHeader`: a timestamp and a hostname precede it. */
+function isTag(tag: RegExpExecArray, next: string | undefined, afterHeader: boolean): boolean {
+  const ends = next === undefined || next === ' ';
+  // `tag[pid]`, `tag[pid]:`
+  if (tag[2] !== undefined) return ends || tag[3] === ':';
+  // `tag:` needs a space (or the end) after the colon, so `http://…` or `CEF:0|…` is not a tag
+  if (tag[3] === ':') return ends;
+  return afterHeader && next === ' ' && BARE_TAG.test(tag[1]!);
+}
+
 /** Parses one message leniently; `now` is the receive time used for year inference. */
 export function parseRfc3164(line: string, now: Date): SyslogRecord {
   const record: SyslogRecord = { format: RecordFormat.rfc3164, priority: DEFAULT_PRIORITY, timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: line };
@@ -164,11 +185,9 @@ export function parseRfc3164(line: string, now: Date): SyslogRecord {
   const tag = TAG.exec(rest);
   // an all-digit "tag" is a Cisco sequence number, a `%` one a Cisco mnemonic
   if (tag && !tag[1]!.startsWith('%') && !/^\d+$/.test(tag[1]!)) {
-    const hasPid = tag[2] !== undefined;
     const afterTag = tag[0].length;
     const next = rest[afterTag];
-    // `tag:` needs a space (or the end) after the colon, so `http://…` or `CEF:0|…` is not a tag
-    if (hasPid ? next === undefined || next === ' ' || tag[3] === ':' : tag[3] === ':' && (next === undefined || next === ' ')) {
+    if (isTag(tag, next, stamp !== undefined && record.hostname !== '')) {
       record.appname = tag[1]!;
       record.procid = tag[2] ?? '';
       rest = rest.slice(next === ' ' ? afterTag + 1 : afterTag);

@@ -9,6 +9,7 @@ import { BadInputError, ConfigError } from '../../protocol/errors.js';
 import { emptyMap, resultFromError, success } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight, serveChannel } from '../../supervisors/service.js';
+import type { InputFormatName } from './decode.js';
 import type { RunningReceiver } from './receiver.js';
 import { startReceiver } from './receiver.js';
 import { SyslogSender } from './sender.js';
@@ -23,7 +24,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof SYSLOG_PARAMS>>): Promi
   let receiver: RunningReceiver | undefined;
   if (c.UDP || c.TCP) {
     receiver = await startReceiver(
-      { ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP, format: c.Format as 'RFC3164', decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections },
+      { ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections },
       ctx.hive,
       ctx.log,
     );

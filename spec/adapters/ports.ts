@@ -1,5 +1,6 @@
-/** A free TCP port on 127.0.0.1 for a private test server (shared by the adapter test helpers). */
-import { createServer } from 'node:net';
+/** Free ports on 127.0.0.1 for private test servers, and waiting for one to listen (shared by the adapter test helpers). */
+import type { ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -10,4 +11,23 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** Resolves once `what` accepts TCP connections on 127.0.0.1:port; fails after `ms`, or at once when `child` has exited. */
+export async function waitForPort(port: number, ms: number, what: string, child?: ChildProcess): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const sock = connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > end) throw new Error(`${what} did not listen on ${port} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -6,7 +6,7 @@ import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), TMPDIR: tempDir('hn-cli-tmp-') }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') }, timeout: 30_000 });
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -62,6 +62,8 @@ describe('hivenode CLI', function () {
     // the SQL service on the seeded SQLite file, through the gateway's routes (spec §4.1)
     expect(r.stdout).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
     expect(r.stdout).to.match(/\/sql\/raw[^\n]*\n {2}→ HTTP 200 [^\n]*"city":\["Arlington","London","Manchester"/);
+    // where a received syslog message is visible, with commands that run as written
+    expect(r.stdout).to.match(/records each message it receives in \S*hn-cli-syslog-\S*syslog\.jsonl:\n {2}logger -n 127\.0\.0\.1 -P \d+ -d "hello"\n {2}tail -n 1 \S*syslog\.jsonl/);
   });
 
   it('drains and exits 0 on SIGTERM', async () => {

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { freePort } from '../ports.js';
+import { freePort, waitForPort } from '../ports.js';
 import { join } from 'node:path';
 import { tempDir } from '../../temp.js';
 
@@ -20,25 +20,6 @@ export interface NatsServer {
 /** True when the nats-server binary is installed (scripts/test.sh installs it). */
 export function natsServerAvailable(): boolean {
   return spawnSync('nats-server', ['--version']).status === 0;
-}
-
-
-async function waitForPort(port: number, ms: number): Promise<void> {
-  const { connect } = await import('node:net');
-  const end = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = connect(port, '127.0.0.1');
-      sock.once('connect', () => {
-        sock.destroy();
-        resolve(true);
-      });
-      sock.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > end) throw new Error(`nats-server did not listen on ${port} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 export async function natsServer(opts: { maxPayload?: number } = {}): Promise<NatsServer> {
@@ -57,7 +38,7 @@ export async function natsServer(opts: { maxPayload?: number } = {}): Promise<Na
         [`listen: "127.0.0.1:${port}"`, `authorization { token: "${token}" }`, `jetstream { store_dir: "${join(store, 'js')}" }`, ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : [])].join('\n'),
       );
       child = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
-      await waitForPort(port, 10_000);
+      await waitForPort(port, 10_000, 'nats-server');
     },
     async stop() {
       const c = child;

@@ -10,8 +10,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
-import { freePort } from '../ports.js';
+import { freePort, waitForPort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -74,24 +73,6 @@ export function requireServer(ctx: Mocha.Context, available: boolean, what: stri
 
 export { freePort };
 
-async function waitForPort(port: number, ms: number, child: ChildProcess, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = connect(port, '127.0.0.1');
-      sock.once('connect', () => {
-        sock.destroy();
-        resolve(true);
-      });
-      sock.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > end) throw new Error(`${what} did not listen on ${port} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise<void>((resolve) => {
@@ -146,7 +127,7 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
       const out = logFile ? openSync(logFile, 'a') : 'ignore';
       child = track(spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', out], ...(ids ?? {}) }));
       if (typeof out === 'number') closeSync(out);
-      await waitForPort(port, 20_000, child, 'postgres');
+      await waitForPort(port, 20_000, 'postgres', child);
     },
     stop: () => stopChild(child, 'SIGINT'),
     async remove() {
@@ -179,7 +160,7 @@ export async function mariadbServer(): Promise<DbServer> {
     async start() {
       const args = ['--no-defaults', '--user=root', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${socket}`, `--pid-file=${join(dir, 'pid')}`, '--skip-log-bin', '--innodb-buffer-pool-size=16M', '--innodb-flush-log-at-trx-commit=0', '--innodb-doublewrite=0', '--performance-schema=0', `--log-error=${join(dir, 'error.log')}`];
       child = track(spawn(which('mariadbd')!, args, { stdio: 'ignore' }));
-      await waitForPort(port, 30_000, child, 'mariadbd');
+      await waitForPort(port, 30_000, 'mariadbd', child);
       if (!created) {
         // root logs in over the socket without a password; the tests use a password user over TCP
         const sql = `CREATE DATABASE hive; CREATE USER 'hive'@'%' IDENTIFIED BY '${password}'; GRANT ALL ON hive.* TO 'hive'@'%'; GRANT PROCESS ON *.* TO 'hive'@'%';`;

@@ -1,27 +1,22 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { freePort } from '../ports.js';
+import { freePort, waitForPort } from '../ports.js';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../supervisors/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
-
-const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
+import { logger, needPeers, startRsyslog } from './peers.js';
 
 describe('syslog interop with real peers (logger, rsyslog)', function () {
   this.timeout(60_000);
   let node: HiveNode | undefined;
   let dir: string;
   before(function () {
-    if (!have('logger') || !have('rsyslogd')) {
-      if (process.env.CI) throw new Error('logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)');
-      this.skip();
-    }
+    needPeers(this);
   });
   beforeEach(() => {
     dir = tempDir('hn-syslog-');
@@ -38,13 +33,9 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
       { service: 'echo', NAME: 'logs', RecordFile: record },
       { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, UDP: true, TCP: true, OUTPUTCHANNEL: 'logs', Format: 'RFC5424' },
     ]));
-    const logger = (args: string[]): void => {
-      const r = spawnSync('logger', ['-n', '127.0.0.1', '-P', String(port), ...args]);
-      expect(r.status, r.stderr.toString()).to.equal(0);
-    };
-    logger(['-d', '--rfc3164', '-t', 'bsdtag', '-p', 'local3.warning', 'hello bsd']);
-    logger(['-d', '--rfc5424', '-t', 'ietftag', '-p', 'user.err', '--msgid', 'M42', 'hello ietf']);
-    logger(['-T', '--octet-count', '--rfc5424', '-t', 'tcptag', '-p', 'daemon.info', 'hello tcp']);
+    logger(port, ['-d', '--rfc3164', '-t', 'bsdtag', '-p', 'local3.warning', 'hello bsd']);
+    logger(port, ['-d', '--rfc5424', '-t', 'ietftag', '-p', 'user.err', '--msgid', 'M42', 'hello ietf']);
+    logger(port, ['-T', '--octet-count', '--rfc5424', '-t', 'tcptag', '-p', 'daemon.info', 'hello tcp']);
     await until(() => recorded(record).length === 3, 10_000);
     const byTag = new Map(recorded(record).map((r) => [r.message.Data.appname![0]!, r.message]));
     const bsd = byTag.get('bsdtag')!;
@@ -56,6 +47,29 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     const status = node.services.find((s) => s.kind === 'syslog')!.running.status();
     expect(status.received).to.equal(3);
     expect(status.invalid).to.equal(1); // the RFC 3164 line, with Format RFC5424: counted, still forwarded
+  });
+
+  it("Format 'auto' takes logger's default (RFC 5424) and --rfc3164 over UDP and TCP, framed by LF or octet count, none invalid", async () => {
+    const port = await freePort();
+    const record = join(dir, 'received.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'logs', RecordFile: record },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, UDP: true, TCP: true, OUTPUTCHANNEL: 'logs', Format: 'auto' },
+    ]));
+    const sends = [
+      ['udp5424', '-d'],
+      ['udp3164', '-d', '--rfc3164'],
+      ['tcp5424', '-T'],
+      ['tcp3164', '-T', '--rfc3164'],
+      ['oct5424', '-T', '--octet-count'],
+      ['oct3164', '-T', '--octet-count', '--rfc3164'],
+    ];
+    for (const [tag, ...args] of sends) logger(port, [...args, '-t', tag!, `hello ${tag!}`]);
+    await until(() => recorded(record).length === sends.length, 10_000);
+    const byTag = new Map(recorded(record).map((r) => [r.message.Data.appname![0]!, r.message.Data]));
+    for (const [tag] of sends) expect(byTag.get(tag!), tag).to.deep.include({ message: [`hello ${tag!}`], format: [tag!.endsWith('5424') ? 'RFC5424' : 'RFC3164'] });
+    const status = node.services.find((s) => s.kind === 'syslog')!.running.status();
+    expect(status).to.deep.include({ received: sends.length, invalid: 0 });
   });
 
   it('garbage on a TCP connection closes only that connection; the receiver keeps serving', async () => {
@@ -79,23 +93,17 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
   it('rsyslog receives what the sender sends over TCP (octet counting) and UDP, field by field', async () => {
     const port = await freePort();
     const out = join(dir, 'out.log');
-    const conf = join(dir, 'rsyslog.conf');
-    writeFileSync(
-      conf,
-      [
-        `global(workDirectory="${dir}")`,
-        'module(load="imudp")',
-        'module(load="imtcp")',
-        `input(type="imudp" address="127.0.0.1" port="${port}")`,
-        `input(type="imtcp" address="127.0.0.1" port="${port}")`,
-        'template(name="fields" type="string" string="%syslogseverity-text%|%syslogfacility-text%|%programname%|%procid%|%hostname%|%timereported:::date-rfc3339%|%msg%\\n")',
-        `*.* action(type="omfile" file="${out}" template="fields")`,
-        '',
-      ].join('\n'),
-    );
-    const rsyslog: ChildProcess = spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: 'ignore' });
+    const rsyslog: ChildProcess = startRsyslog(dir, [
+      'module(load="imudp")',
+      'module(load="imtcp")',
+      `input(type="imudp" address="127.0.0.1" port="${port}")`,
+      `input(type="imtcp" address="127.0.0.1" port="${port}")`,
+      'template(name="fields" type="string" string="%syslogseverity-text%|%syslogfacility-text%|%programname%|%procid%|%hostname%|%timereported:::date-rfc3339%|%msg%\\n")',
+      `*.* action(type="omfile" file="${out}" template="fields")`,
+    ]);
     try {
-      await new Promise((r) => setTimeout(r, 800));
+      // imudp and imtcp bind together: once TCP accepts, UDP is up too
+      await waitForPort(port, 15_000, 'rsyslogd', rsyslog);
       ({ node } = await startTestNode([
         { service: 'syslog', NAME: 'tcp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivetcp' },
         { service: 'syslog', NAME: 'udp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendUDP: true, SendTag: 'hiveudp', SendFormat: 'RFC5424' },

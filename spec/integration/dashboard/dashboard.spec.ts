@@ -29,7 +29,7 @@ function assertPrometheusText(text: string): number {
 
 /** Starts the demo node file in this process, on free ports, dashboard on. */
 async function startDemo(): Promise<HiveNode> {
-  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: '' });
+  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: '', HIVENODE_DEMO_SYSLOG_FILE: '' });
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {

@@ -52,9 +52,9 @@ export const CORPUS: CorpusLine[] = [
   { source: 'captured: rsyslog SyslogProtocol23Format of a logger --rfc3164 line', line: '<156>1 2026-11-22T13:29:48+00:00 vm app 5494 - -  from 3164\n', want: { timestamp: '2026-11-22T13:29:48.000Z', hostname: 'vm', appname: 'app', procid: '5494', msgid: '', structureddata: '', message: ' from 3164', format: 'RFC5424' } },
   { source: 'captured: rsyslog TraditionalForwardFormat of a logger --rfc3164 line', line: '<156>Nov 22 13:29:48 vm app[5494]: from 3164', want: { timestamp: local(2023, 11, 22, 13, 29, 48), hostname: 'vm', appname: 'app', procid: '5494', message: 'from 3164', format: 'RFC3164' } },
   { source: 'captured: rsyslog SyslogProtocol23Format of a logger --rfc5424 line', line: '<13>1 2026-11-22T13:29:48.116443+00:00 vm app5 - M1 [timeQuality tzKnown="1" isSynced="0"] from 5424\n', want: { timestamp: '2026-11-22T13:29:48.116Z', appname: 'app5', procid: '', msgid: 'M1', structureddata: '[timeQuality tzKnown="1" isSynced="0"]', message: 'from 5424', format: 'RFC5424' } },
-  // rsyslog writes an RFC 5424 APP-NAME without PROCID as a bare tag with no colon: indistinguishable
-  // from the first word of an untagged message, so it stays in the message (see rfc3164.ts)
-  { source: 'captured: rsyslog ForwardFormat of a logger --rfc5424 line (tag without colon)', line: '<13>2026-11-22T13:29:48.116443+00:00 vm app5 from 5424', want: { timestamp: '2026-11-22T13:29:48.116Z', hostname: 'vm', appname: '', message: 'app5 from 5424', format: 'RFC3164' } },
+  // rsyslog writes an RFC 5424 APP-NAME without PROCID as a bare tag with no colon, and reads it back as the tag (see BARE_TAG in rfc3164.ts)
+  { source: 'captured: rsyslog ForwardFormat of a logger --rfc5424 line (tag without colon)', line: '<13>2026-11-22T13:29:48.116443+00:00 vm app5 from 5424', want: { timestamp: '2026-11-22T13:29:48.116Z', hostname: 'vm', appname: 'app5', message: 'from 5424', format: 'RFC3164' } },
+  { source: 'captured: rsyslog TraditionalForwardFormat of a logger (RFC 5424 default) line (tag without colon)', line: '<163>Nov 24 08:05:02 vm viarsys m08 via rsyslog', want: { facility: 'local4', severity: 'error', hostname: 'vm', appname: 'viarsys', procid: '', message: 'm08 via rsyslog', format: 'RFC3164' } },
   { source: 'captured: logger --rfc5424 with UTF-8 (no BOM sent)', line: '<13>1 2026-11-22T13:29:38.933531+00:00 vm root - - [timeQuality tzKnown="1" isSynced="0"] ünï', want: { appname: 'root', message: 'ünï', format: 'RFC5424' } },
   // --- Linux daemons as forwarded by rsyslog / journald
   { source: 'sudo', line: '<85>Mar 15 11:22:33 myhost sudo:   alice : TTY=pts/0 ; PWD=/home/alice ; USER=root ; COMMAND=/bin/ls', want: { appname: 'sudo', procid: '', facility: 'authpriv', severity: 'notice', message: '  alice : TTY=pts/0 ; PWD=/home/alice ; USER=root ; COMMAND=/bin/ls' } },
@@ -80,7 +80,9 @@ export const CORPUS: CorpusLine[] = [
   { source: 'no PRI at all', line: 'no pri at all', want: { priority: '13', facility: 'user', severity: 'notice', message: 'no pri at all', format: 'RFC3164' } },
   { source: 'tag without timestamp', line: '<13>tag: message without timestamp', want: { appname: 'tag', message: 'message without timestamp' } },
   { source: 'tag[pid] without timestamp', line: '<13>tag[77]: with pid, without timestamp', want: { appname: 'tag', procid: '77', message: 'with pid, without timestamp' } },
-  { source: 'no tag', line: '<13>Mar 15 11:22:33 host message without a tag', want: { hostname: 'host', appname: '', message: 'message without a tag' } },
+  // rsyslogd reads the first word after the hostname as the tag (RFC 3164 §4.1.3: the TAG comes there)
+  { source: 'bare tag (first word after the hostname)', line: '<13>Mar 15 11:22:33 host message without a colon', want: { hostname: 'host', appname: 'message', message: 'without a colon' } },
+  { source: 'no tag (first word not a program name)', line: '<13>Mar 15 11:22:33 host 10.0.0.1 connected', want: { hostname: 'host', appname: '', message: '10.0.0.1 connected' } },
   { source: 'no PRI, BSD header (a log file line)', line: 'Mar 15 11:22:33 host app[9]: from a file', want: { priority: '13', hostname: 'host', appname: 'app', procid: '9', message: 'from a file' } },
   { source: 'ISO timestamp with a space instead of T', line: '<13>2024-03-15 11:22:33 host app: space separated', want: { timestamp: local(2024, 3, 15, 11, 22, 33), hostname: 'host', appname: 'app' } },
   { source: 'ISO timestamp with nanoseconds', line: '<13>2024-03-15T11:22:33.123456789+02:00 host app: nanoseconds', want: { timestamp: '2024-03-15T09:22:33.123Z' } },

@@ -41,6 +41,25 @@ describe('syslog decode (one datagram or frame → Data)', () => {
     expect(seen(THREE, 'RFC6587')).to.deep.equal(['RFC3164', true]);
   });
 
+  it("Format 'auto' expects per message the format its header announces: RFC 5424 after a version, RFC 3164 otherwise; CEF on either", () => {
+    const auto = (line: string, decodeCEF = false) => {
+      const d = ok(line, { format: 'auto', decodeCEF });
+      return [d.data.format![0], d.expected];
+    };
+    expect(auto(FIVE)).to.deep.equal(['RFC5424', true]);
+    expect(auto(THREE)).to.deep.equal(['RFC3164', true]);
+    expect(auto('<13>no header at all')).to.deep.equal(['RFC3164', true]);
+    expect(auto('no PRI at all')).to.deep.equal(['RFC3164', true]);
+    // announces RFC 5424 (version 1) and breaks it: forwarded, read as RFC 3164, counted invalid
+    expect(auto('<13>1 2024-03-15T13:22:33 h a - - - no offset')).to.deep.equal(['RFC3164', false]);
+    const cef = 'CEF:0|V|P|1.0|100|name|5|src=10.0.0.1';
+    expect(auto(cef, true)).to.deep.equal(['CEF', true]);
+    expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true })).to.deep.include({ expected: true });
+    expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true }).data).to.deep.include({ format: ['RFC5424'], cef_src: ['10.0.0.1'] });
+    expect(ok(`<134>Mar 15 11:22:33 host ${cef}`, { format: 'auto', decodeCEF: true }).data).to.deep.include({ format: ['RFC3164'], cef_src: ['10.0.0.1'] });
+    expect(decode('', { format: 'auto' }).ok).to.equal(false);
+  });
+
   it('reads a line that starts like RFC 5424 but breaks it as RFC 3164, and says why', () => {
     const d = ok('<13>1 2024-03-15T13:22:33 h a - - - no offset');
     expect(d.data.format).to.deep.equal(['RFC3164']);

@@ -7,7 +7,7 @@ import { DATA_KEYS } from '../../../actors/syslog/record.js';
 import { CORPUS, NOW } from './corpus.js';
 import { prng } from '../../prng.js';
 
-const FORMATS: DecodeOptions['format'][] = ['RFC3164', 'RFC5424', 'RFC6587'];
+const FORMATS: DecodeOptions['format'][] = ['RFC3164', 'RFC5424', 'RFC6587', 'auto'];
 /** Bytes that matter to the parsers, so mutations hit the interesting branches often. */
 const SPECIAL = Buffer.from('<>[]"\\=|: -*.%\n\r\0\t0123456789TZ+', 'latin1');
 const ISO_OR_EMPTY = /^(|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)$/;
@@ -41,7 +41,7 @@ describe('syslog fuzz (seeded, bounded)', () => {
     let decoded = 0;
     for (let i = 0; i < 100_000; i++) {
       const input = mutate(lines[i % lines.length]!, rnd);
-      const r = decodeSyslog(input, { format: FORMATS[i % 3]!, decodeCEF: i % 2 === 0, remoteAddress: 'r', now: NOW });
+      const r = decodeSyslog(input, { format: FORMATS[i % FORMATS.length]!, decodeCEF: i % 2 === 0, remoteAddress: 'r', now: NOW });
       if (!r.ok) continue;
       decoded++;
       const d = r.data;

@@ -75,6 +75,24 @@ describe('RFC 3164 lenient parser', () => {
     expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)}: long`)).to.deep.include({ appname: '', message: `${'t'.repeat(49)}: long` });
   });
 
+  it('reads a tag without a colon after timestamp and hostname, as rsyslog does (its traditional forward format of an RFC 5424 message without PROCID)', () => {
+    expect(parse('<163>Nov 24 08:05:02 vm viarsys m08 via rsyslog')).to.deep.include({ hostname: 'vm', appname: 'viarsys', procid: '', message: 'm08 via rsyslog' });
+    for (const name of ['my-app', 'my.app', 'my_app', 'postfix/smtpd', 'CRON', 'app5']) expect(parse(`<13>Mar 15 11:22:33 host ${name} text here`), name).to.deep.include({ appname: name, message: 'text here' });
+    // the tags with a colon and a pid keep their meaning
+    expect(parse('<13>Mar 15 11:22:33 vm systemd-logind[1]: x')).to.deep.include({ appname: 'systemd-logind', procid: '1', message: 'x' });
+    expect(parse('<13>Mar 15 11:22:33 vm postfix/smtpd[12]: x')).to.deep.include({ appname: 'postfix/smtpd', procid: '12', message: 'x' });
+    expect(parse('<13>Mar 15 11:22:33 vm CRON[99]: x')).to.deep.include({ appname: 'CRON', procid: '99', message: 'x' });
+    expect(parse('<13>Mar 15 11:22:33 vm my.app: x')).to.deep.include({ appname: 'my.app', message: 'x' });
+  });
+
+  it('keeps a colon-less first word in the message when it cannot be a program name, has nothing after it, or no header precedes it', () => {
+    for (const word of ['1,2024/03/15', 'date=2024-03-15', '(paren)', '10.0.0.1', '42', 'a#b', 'ünï']) expect(parse(`<13>Mar 15 11:22:33 host ${word} rest`), word).to.deep.include({ hostname: 'host', appname: '', message: `${word} rest` });
+    expect(parse('<13>Mar 15 11:22:33 host MSWinEventLog\t1\tSecurity')).to.deep.include({ appname: '', message: 'MSWinEventLog\t1\tSecurity' });
+    expect(parse('<13>Mar 15 11:22:33 host lonely')).to.deep.include({ hostname: 'host', appname: '', message: 'lonely' });
+    expect(parse('<13>just a message')).to.deep.include({ hostname: '', appname: '', message: 'just a message' });
+    expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)} long`)).to.deep.include({ appname: '', message: `${'t'.repeat(49)} long` });
+  });
+
   it('reads Cisco forms: sequence, origin host, clock marks, mnemonic as msgid', () => {
     expect(parse('<189>000123: *Mar  1 00:00:04.123 UTC: %SYS-5-CONFIG_I: by vty0')).to.deep.include({ timestamp: '2024-03-01T00:00:04.123Z', msgid: 'SYS-5-CONFIG_I', message: '%SYS-5-CONFIG_I: by vty0' });
     expect(parse('<189>7: sw-core-01.example: .Mar 15 11:22:33: %SYS-5-RESTART: up')).to.deep.include({ hostname: 'sw-core-01.example', msgid: 'SYS-5-RESTART' });

@@ -1,0 +1,29 @@
+/** The real syslog peers of the adapter tests: util-linux `logger` and a private rsyslogd. */
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
+
+/** Skips the suite when logger or rsyslogd is missing, except on CI where that is a failure. */
+export function needPeers(ctx: Mocha.Context): void {
+  if (!have('logger') || !have('rsyslogd')) {
+    if (process.env.CI) throw new Error('logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)');
+    ctx.skip();
+  }
+}
+
+/** Runs `logger -n 127.0.0.1 -P port …` and requires it to succeed. */
+export function logger(port: number, args: string[]): void {
+  const r = spawnSync('logger', ['-n', '127.0.0.1', '-P', String(port), ...args]);
+  expect(r.status, r.stderr.toString()).to.equal(0);
+}
+
+/** Starts rsyslogd in the foreground on a private configuration in `dir`; stop it with kill(). */
+export function startRsyslog(dir: string, config: string[]): ChildProcess {
+  const conf = join(dir, 'rsyslog.conf');
+  writeFileSync(conf, [`global(workDirectory="${dir}")`, ...config, ''].join('\n'));
+  return spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: 'ignore' });
+}
