@@ -24,6 +24,7 @@ import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
 import type { ActorRef } from './runtime.js';
 import { Runtime, installProcessGuards } from './runtime.js';
+import { Readiness } from './readiness.js';
 import type { RunningService, ServiceDefinition } from './service.js';
 import { serviceDefinition } from './services.js';
 
@@ -89,6 +90,8 @@ export class HiveNode {
     readonly runtime: Runtime,
     readonly journal: Journal,
     readonly log: Logger,
+    /** Which services are still starting; every service's context holds its read-only view. */
+    readonly readiness: Readiness,
   ) {}
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
@@ -129,7 +132,7 @@ export class HiveNode {
     });
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
-    const node = new HiveNode(hive, runtime, journal, log);
+    const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)));
     node.name = opts.name ?? 'node';
     node.version = opts.version ?? '';
     node.metrics.attach({
@@ -175,9 +178,11 @@ export class HiveNode {
       journal: this.journal,
       inputChannel,
       record: this.metrics.recorder(name, info.kind),
+      readiness: this.readiness,
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
+    this.readiness.started(name);
   }
 
   /** Drains every service (newest first, so front doors close before what they call), then stops. */
