@@ -392,6 +392,28 @@ describe('gateway security and limits', function () {
       expect(escape.status).to.equal(400);
       expect(escape.json.Message).to.contain('%E0%A4%A');
     });
+
+    it('a control character in Class or Operation (percent-decoded path, or body) is 400 naming the part, and reaches no service', async () => {
+      const record = join(dir, 'control-chars.jsonl');
+      const { base } = await start({}, { RecordFile: record });
+      for (const [path, refused] of [
+        ['/ech%00o/x', String.raw`Class from the path 'ech\u0000o' contains the control character U+0000`],
+        ['/echo/x%0D%0Ay', String.raw`Operation from the path 'x\u000D\u000Ay' contains the control character U+000D`],
+        ['/%1B%5B31m/x', String.raw`Class from the path '\u001B[31m' contains the control character U+001B`],
+        ['/a%7Fb/x', String.raw`Class from the path 'a\u007Fb' contains the control character U+007F`],
+        ['/echo/%C2%85', String.raw`Operation from the path '\u0085' contains the control character U+0085`],
+      ] as const) {
+        const r = await post(`${base}${path}`, '{}');
+        expect(r.status, path).to.equal(400);
+        expect(r.json.Message, path).to.equal(`${refused}; Class and Operation take printable characters only`);
+      }
+      const body = await post(`${base}/`, JSON.stringify({ Class: 'a\u0000b', Operation: 'op', Data: {} }));
+      expect(body.status).to.equal(400);
+      expect(body.json.Message).to.contain(String.raw`request body.Class 'a\u0000b' contains the control character U+0000`);
+      // printable names (also non-ASCII ones) still pass
+      expect((await post(`${base}/%C3%A9cho/x`, '{}')).status).to.equal(200);
+      expect(recordedLines(record)).to.have.length(1);
+    });
   });
 
   describe('slow and stuck peers', () => {

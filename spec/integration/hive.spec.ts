@@ -46,6 +46,19 @@ describe('embedded hive with echo services', () => {
     expect((await node.hive.call('bad channel!', msg(), 5000)).Code).to.equal(400);
   });
 
+  it('refuses a control character in Class or Operation at the hive boundary (400; an emit is not delivered)', async () => {
+    const record = join(dir, 'record.jsonl');
+    ({ node } = await startTestNode([{ service: 'echo', RecordFile: record }]));
+    const bad = makeMessage({ Class: 'a\nb', Operation: 'call' });
+    const r = await node.hive.call('echo', bad, 5000);
+    expect(r.Code).to.equal(400);
+    expect(r.Message).to.equal(String.raw`message.Class 'a\u000Ab' contains the control character U+000A; Class and Operation take printable characters only`);
+    expect((await node.hive.execute('echo', makeMessage({ Class: 'c', Operation: 'x\u0000' }), 5000)).Code).to.equal(400);
+    expect(await node.hive.emit('echo', bad)).to.equal(false);
+    expect((await node.hive.call('echo', msg(), 5000)).Code).to.equal(200);
+    expect(readFileSync(record, 'utf8').trim().split('\n')).to.have.length(1);
+  });
+
   it('execute is acknowledged on receipt; emits to nobody are counted as dropped', async () => {
     ({ node } = await startTestNode([{ service: 'echo', Delay: '2s' }]));
     const started = Date.now();
