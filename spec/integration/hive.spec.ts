@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { HiveNode } from '../../supervisors/node.js';
@@ -104,5 +104,33 @@ describe('embedded hive with echo services', () => {
     expect(list.Data.names).to.deep.equal(['t1']);
     expect((await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: ['../etc/passwd'] }) }), 2000)).Code).to.equal(400);
     expect((await node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: ['none'] }) }), 2000)).Code).to.equal(404);
+  });
+
+  it('storage follows a symbolic link only while its real path stays inside Directory', async () => {
+    const store = join(dir, 'store');
+    const outside = join(dir, 'outside.txt');
+    mkdirSync(join(store, 'sub'), { recursive: true });
+    writeFileSync(outside, 'secret outside the store');
+    writeFileSync(join(store, 'sub', 'inner'), 'inner template');
+    writeFileSync(join(store, 'real'), 'real template');
+    symlinkSync('/etc/passwd', join(store, 'passwd'));
+    symlinkSync(outside, join(store, 'escape'));
+    symlinkSync('../outside.txt', join(store, 'relative-escape'));
+    symlinkSync('real', join(store, 'alias'));
+    symlinkSync(join(store, 'sub', 'inner'), join(store, 'deep'));
+    symlinkSync(join(store, 'gone'), join(store, 'dangling'));
+    // Directory itself reached through a link: links inside it are judged against its real path
+    symlinkSync(store, join(dir, 'store-link'));
+    ({ node } = await startTestNode([{ service: 'storage', Directory: join(dir, 'store-link') }]));
+    const get = (name: string) => node.hive.call('DefaultStorageChannel', makeMessage({ Operation: 'get', Data: mapOf({ name: [name] }) }), 2000);
+    for (const name of ['passwd', 'escape', 'relative-escape']) {
+      const r = await get(name);
+      expect(r.Code, name).to.equal(403);
+      expect(r.Message, name).to.equal(`template '${name}' is a symbolic link leading outside the template directory; only files inside it are served`);
+      expect(JSON.stringify(r), name).to.not.contain('secret').and.not.contain('root:');
+    }
+    expect((await get('alias')).Data.content).to.deep.equal(['real template']);
+    expect((await get('deep')).Data.content).to.deep.equal(['inner template']);
+    expect((await get('dangling')).Code).to.equal(404);
   });
 });
