@@ -49,7 +49,7 @@ export async function runDemo(once: boolean): Promise<void> {
     exitOnConfigError(e);
   }
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, showCalls);
+  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, showCalls);
   if (once) {
     await node.stop(5_000);
     process.exit(0);

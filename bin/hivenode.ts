@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<void> {
           exitOnConfigError(e);
         }
         const dashboardPort = args.dashboardPort ?? file.dashboardPort;
-        await runNode({ services: plansOf(file), ...(dashboardPort === undefined ? {} : { dashboardPort }) });
+        await runNode({ name: file.name, services: plansOf(file), ...(dashboardPort === undefined ? {} : { dashboardPort }) });
       },
     )
     .command(

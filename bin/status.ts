@@ -1,6 +1,7 @@
 /** `hivenode status`: the dashboard's /api/status as text, and the --dashboard-port option of service commands. */
 import type { NodeStatus } from '../supervisors/dashboard/status.js';
 import { treeLines } from '../supervisors/dashboard/status.js';
+import { figureTexts } from '../supervisors/dashboard/figures.js';
 
 export async function runStatus(url: string): Promise<void> {
   let status: NodeStatus;
@@ -14,14 +15,11 @@ export async function runStatus(url: string): Promise<void> {
     return;
   }
   const n = status.node;
-  console.log(`node ${n.name} (pid ${n.pid}, hivenode ${n.version}), up ${n.uptimeSeconds} s, ${Math.round(n.rssBytes / 1048576)} MiB`);
+  console.log(`hivenode ${n.version} — ${n.name} (pid ${n.pid}), up ${n.uptimeSeconds} s, ${Math.round(n.rssBytes / 1048576)} MiB`);
   console.log(`hive ${String(status.hive.kind)} ${status.hive.connected ? 'connected' : 'DISCONNECTED'}, calls ${String(status.hive.calls)}, failures ${String(status.hive.failures)}`);
   console.log('\nservices');
   for (const s of status.services) {
-    const figures = Object.entries(s.status)
-      .filter(([k]) => k !== 'channel')
-      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
-      .join(' ');
+    const figures = figureTexts(s.status).join(' · ');
     console.log(`  ${s.name.padEnd(16)} ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.channel ? `channel ${s.channel}  ` : ''}${figures}`);
   }
   console.log('\nactors');

@@ -21,6 +21,8 @@ export interface ServiceEntry {
 }
 
 export interface NodeFile {
+  /** The node's name on the dashboard and in `hivenode status`: the file's name without its extension. */
+  name: string;
   /** Hive connection shared by every service (each service may still override). */
   hive: Layer;
   services: ServiceEntry[];
@@ -94,7 +96,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     }
     return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
   });
-  return { hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
+  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
 }
 
 /** Reads and parses a node file. */

@@ -162,6 +162,32 @@ function optionalString(input: Record<string, unknown>, field: string, where: st
   return v;
 }
 
+// C0 controls, DEL and C1 controls: a Class or Operation holding one (a percent-decoded %00, %0D,
+// %0A from a URL) would reach services, routes and log lines as an invisible or line-breaking name
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARACTERS = new RegExp(CONTROL_CHARACTER.source, 'g');
+
+const codePoint = (c: string): string => c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+
+/** Refuses a Class or Operation with a control character (400); `what` names the part in the message. */
+export function checkNamePart(value: string, what: string): string {
+  const m = CONTROL_CHARACTER.exec(value);
+  if (m) {
+    // the answer shows the value with its control characters escaped, never the raw bytes
+    const shown = value.slice(0, 80).replace(CONTROL_CHARACTERS, (c) => `\\u${codePoint(c)}`);
+    throw new BadInputError(`${what} '${shown}' contains the control character U+${codePoint(m[0])}; Class and Operation take printable characters only`);
+  }
+  return value;
+}
+
+/** Checks Class and Operation of a message crossing the hive boundary (see checkNamePart). */
+export function checkMessageNames(message: Message, where: string): Message {
+  checkNamePart(message.Class, `${where}.Class`);
+  checkNamePart(message.Operation, `${where}.Operation`);
+  return message;
+}
+
 /** Validates an untrusted protocol message; `where` (for example 'body') prefixes error messages. */
 export function validateMessage(input: unknown, where = 'message', limits: ShapeLimits = DEFAULT_LIMITS): Message {
   if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object with Class, Operation, Control and Data, got ${typeName(input)}`);
@@ -170,8 +196,8 @@ export function validateMessage(input: unknown, where = 'message', limits: Shape
   }
   const budget = new Budget(limits);
   return {
-    Class: optionalString(input, 'Class', where),
-    Operation: optionalString(input, 'Operation', where),
+    Class: checkNamePart(optionalString(input, 'Class', where), `${where}.Class`),
+    Operation: checkNamePart(optionalString(input, 'Operation', where), `${where}.Operation`),
     Control: validateValueMap(input.Control, `${where}.Control`, limits, budget),
     Data: validateValueMap(input.Data, `${where}.Data`, limits, budget),
   };

@@ -24,6 +24,7 @@ import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
 import type { ActorRef } from './runtime.js';
 import { Runtime, installProcessGuards } from './runtime.js';
+import { Readiness } from './readiness.js';
 import type { RunningService, ServiceDefinition } from './service.js';
 import { serviceDefinition } from './services.js';
 
@@ -37,7 +38,7 @@ export interface NodeOptions {
   services: ServicePlan[];
   /** Where log lines go (standard output by default). */
   logStream?: NodeJS.WritableStream;
-  /** Node name used for the root actor. */
+  /** The node's name (dashboard, `hivenode status`, NATS connection name); by default the name of its one service, else 'node'. */
   name?: string;
   /** Serve the dashboard (page, /api/status, /metrics) on this port. */
   dashboardPort?: number;
@@ -89,6 +90,8 @@ export class HiveNode {
     readonly runtime: Runtime,
     readonly journal: Journal,
     readonly log: Logger,
+    /** Which services are still starting; every service's context holds its read-only view. */
+    readonly readiness: Readiness,
   ) {}
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
@@ -105,12 +108,13 @@ export class HiveNode {
       if (names.has(s.name)) throw new ConfigError(`two services are named '${s.name}'; give each a distinct NAME`);
       names.add(s.name);
     }
+    const nodeName = opts.name ?? (compiled.length === 1 ? compiled[0]!.name : 'node');
     const hosts = new Set(compiled.map((s) => s.c.values.SERVERHOST.trim().toLowerCase().replace(/^embedded$/, '')));
     if (hosts.size > 1) throw new ConfigError(`the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`);
     const first = compiled[0]?.c.values;
     const secrets = compiled.flatMap((s) => s.c.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
-    const transport = transportFor(first?.SERVERHOST ?? '', first?.SERVERAUTH ?? '', `hivenode ${opts.name ?? 'node'} ${process.pid}`, log);
+    const transport = transportFor(first?.SERVERHOST ?? '', first?.SERVERAUTH ?? '', `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
     const journal = new Journal(1000);
@@ -119,7 +123,7 @@ export class HiveNode {
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
     });
     installProcessGuards(journal);
-    const runtime = new Runtime(journal, opts.name ?? 'hivenode');
+    const runtime = new Runtime(journal, nodeName);
     const nodeActor = runtime.spawn<undefined, never>(runtime.root, {
       name: 'node',
       init: () => undefined,
@@ -129,8 +133,8 @@ export class HiveNode {
     });
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
-    const node = new HiveNode(hive, runtime, journal, log);
-    node.name = opts.name ?? 'node';
+    const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)));
+    node.name = nodeName;
     node.version = opts.version ?? '';
     node.metrics.attach({
       hive: () => ({ ...hive.stats() }),
@@ -175,9 +179,11 @@ export class HiveNode {
       journal: this.journal,
       inputChannel,
       record: this.metrics.recorder(name, info.kind),
+      readiness: this.readiness,
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
+    this.readiness.started(name);
   }
 
   /** Drains every service (newest first, so front doors close before what they call), then stops. */

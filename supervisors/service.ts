@@ -10,6 +10,7 @@ import type { ConfigOf, ParamTable } from '../config/params.js';
 import type { ServiceInfo } from '../config/registry.js';
 import type { Journal } from './journal.js';
 import type { Logger } from './logger.js';
+import type { ReadinessView } from './readiness.js';
 import type { ActorRef, Runtime } from './runtime.js';
 import { onUndelivered } from './runtime.js';
 
@@ -30,6 +31,8 @@ export interface ServiceContext<C> {
   readonly inputChannel: string;
   /** Records each answered message (requests and latency per service). */
   readonly record: (code: number, seconds: number) => void;
+  /** Whether every service of the node has started (a health check answers 503 until then). */
+  readonly readiness: ReadinessView;
 }
 
 /** A started service. */

@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import type { GATEWAY_PARAMS } from '../../config/gateway.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
-import { Code } from '../../protocol/codes.js';
 import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
 import { InFlight } from '../../supervisors/service.js';
@@ -19,6 +18,7 @@ import { connectInterceptor } from '../interceptor/connect.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
+import { healthOf } from './health.js';
 import { compileGatewayOptions } from './options.js';
 import { applyHeaders, send, sendError, sendJson } from './respond.js';
 
@@ -69,8 +69,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
         send(res, 405, JSON.stringify({ status: 'method not allowed', allow: 'GET' }), 'application/json; charset=utf-8', { allow: 'GET' });
         return;
       }
-      const up = ctx.hive.isConnected() && !draining;
-      sendJson(res, up ? Code.Success : Code.Unavailable, { status: up ? 'ok' : 'unavailable', hive: ctx.hive.isConnected() ? 'connected' : 'disconnected' });
+      const health = healthOf({ hiveConnected: ctx.hive.isConnected(), draining, readiness: ctx.readiness });
+      sendJson(res, health.code, health.body);
       return;
     }
     if (req.method === 'OPTIONS' && opts.devMode) {

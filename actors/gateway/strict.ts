@@ -5,7 +5,7 @@
  */
 import { BadInputError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
-import { emptyMap, validateMessage, validateValueMap } from '../../protocol/message.js';
+import { checkNamePart, emptyMap, validateMessage, validateValueMap } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
 
 const MESSAGE_KEYS = new Set(['Class', 'Operation', 'Data', 'Control']);
@@ -20,16 +20,21 @@ function isMessageShaped(body: Record<string, unknown>): boolean {
 export function classAndOperation(subPath: string): [string, string] {
   const parts = subPath.split('/').filter((p) => p !== '');
   if (parts.length > 2) throw new BadInputError(`path '/${parts.join('/')}' has more than /<class>/<operation>`);
-  return [decodePart(parts[0] ?? ''), decodePart(parts[1] ?? '')];
+  return [decodePart(parts[0] ?? '', 'Class'), decodePart(parts[1] ?? '', 'Operation')];
 }
 
-/** decodeURIComponent whose URIError (a client's malformed %-escape) is a 400, not a 500. */
-function decodePart(part: string): string {
+/**
+ * decodeURIComponent whose URIError (a client's malformed %-escape) is a 400, not a 500; a decoded
+ * control character (`/ech%00o/x`) is a 400 too.
+ */
+function decodePart(part: string, what: 'Class' | 'Operation'): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(part);
+    decoded = decodeURIComponent(part);
   } catch {
     throw new BadInputError(`path segment '${part}' has a malformed %-escape`);
   }
+  return checkNamePart(decoded, `${what} from the path`);
 }
 
 export function strictMessage(subPath: string, body: Buffer, defaults: { cls: string; operation: string }): Message {

@@ -4,7 +4,7 @@
  * so one slow channel cannot hold up the others.
  */
 import type { Message, Result } from '../../protocol/message.js';
-import { resultFromError } from '../../protocol/message.js';
+import { checkMessageNames, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveTransport, Listener, Subscription } from './transport.js';
 import { validateChannel } from './transport.js';
@@ -36,6 +36,9 @@ export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: Hive
         case 'execute': {
           try {
             validateChannel(msg.channel);
+            // every message leaving a service passes here, whatever the transport: a control
+            // character in Class or Operation is refused at this boundary too
+            checkMessageNames(msg.message, 'message');
             // the transport answers the caller directly, exactly once
             if (msg.type === 'call') t.call(msg.channel, msg.message, msg.timeoutMs, msg.reply);
             else t.execute(msg.channel, msg.message, msg.timeoutMs, msg.reply);
@@ -47,7 +50,7 @@ export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: Hive
         case 'emit': {
           let delivered = false;
           try {
-            delivered = t.emit(validateChannel(msg.channel), msg.message);
+            delivered = t.emit(validateChannel(msg.channel), checkMessageNames(msg.message, 'message'));
           } catch {
             delivered = false;
           }

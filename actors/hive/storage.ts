@@ -1,14 +1,15 @@
 /**
  * The template storage service (ARCHITECTURE §5): answers `hive://<name>` lookups from a directory.
  * Operation 'get' (Data name) → Data content; 'put' (name, content); 'list' → Data names; 'delete'.
- * Names are plain file names, so a lookup can never leave the directory.
+ * Names are plain file names, and a symbolic link is followed only while its real path stays inside
+ * the directory, so a lookup can never leave it.
  */
-import { mkdir, readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, readdir, realpath, rename, unlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
 import type { STORAGE_PARAMS } from '../../config/storage.js';
-import { BadInputError, NotFoundError } from '../../protocol/errors.js';
+import { BadInputError, ForbiddenError, NotFoundError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { firstValue, mapOf, resultFromError, success } from '../../protocol/message.js';
 import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
@@ -22,17 +23,34 @@ export function validateTemplateName(name: string | undefined): string {
   return name;
 }
 
+/**
+ * The content of template `name` in `dir` (a real path, no links in it). A symbolic link someone
+ * placed in the directory is followed only when its real path is inside the directory: one to
+ * /etc/passwd is refused with 403 (not 404: `list` shows the name, so it does exist; the message
+ * names the cause but not the link's target). The file is read by its real path, so swapping the
+ * link between the check and the read cannot redirect the read.
+ */
+async function readTemplate(dir: string, name: string): Promise<string> {
+  try {
+    const real = await realpath(join(dir, name));
+    const rel = relative(dir, real);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw new ForbiddenError(`template '${name}' is a symbolic link leading outside the template directory; only files inside it are served`);
+    }
+    return await readFile(real, 'utf8');
+  } catch (e) {
+    // ENOENT: no such name, or a link whose target is gone
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`template '${name}' does not exist`);
+    throw e;
+  }
+}
+
 async function handle(dir: string, message: Message): Promise<Result> {
   const op = message.Operation.toLowerCase();
   switch (op) {
     case 'get': {
       const name = validateTemplateName(firstValue(message.Data, 'name'));
-      try {
-        return success(mapOf({ name: [name], content: [await readFile(join(dir, name), 'utf8')] }));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`template '${name}' does not exist`);
-        throw e;
-      }
+      return success(mapOf({ name: [name], content: [await readTemplate(dir, name)] }));
     }
     case 'put': {
       const name = validateTemplateName(firstValue(message.Data, 'name'));
@@ -62,8 +80,9 @@ async function handle(dir: string, message: Message): Promise<Result> {
 }
 
 async function start(ctx: ServiceContext<ConfigOf<typeof STORAGE_PARAMS>>): Promise<RunningService> {
-  const dir = ctx.config.Directory;
-  await mkdir(dir, { recursive: true });
+  await mkdir(ctx.config.Directory, { recursive: true });
+  // the directory's own real path: Directory may itself be (or pass through) a link
+  const dir = await realpath(ctx.config.Directory);
   const inFlight = new InFlight();
   const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
     name: 'worker',

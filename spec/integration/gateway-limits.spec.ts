@@ -172,7 +172,7 @@ describe('gateway security and limits', function () {
       const r = await request(`${base}/a/b`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
       expect(r.statusCode).to.equal(504);
       await r.body.dump();
-      expect(Date.now() - started).to.be.below(3000);
+      expect(Date.now() - started, 'cut at the 1 s RequestTimeout').to.be.within(1000, 5000);
     } finally {
       hung.close();
     }
@@ -198,7 +198,8 @@ describe('gateway security and limits', function () {
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
-    expect(times[Math.floor(times.length / 2)]!).to.be.below(100);
+    // starved, it would wait for the 2 s ClientTimeout of the slow connections
+    expect(times[Math.floor(times.length / 2)]!).to.be.below(1000);
     await new Promise((r) => setTimeout(r, 3500));
     const open = slow.filter((s) => !s.destroyed && s.readyState === 'open').length;
     for (const s of slow) s.destroy();

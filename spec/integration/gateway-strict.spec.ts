@@ -121,11 +121,10 @@ describe('gateway, strict mode (spec §4.3)', () => {
   it('Platform-Procedure: Execution hands over with acknowledged delivery and answers at once', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({}, [{ service: 'echo', NAME: 'echo', Delay: '3s' }]));
-    const started = Date.now();
     const r = await post(`${base}/syslog/send`, { info: ['hello'] }, { 'Platform-Procedure': 'Execution' });
     expect(r.status).to.equal(200);
     expect(r.json).to.deep.equal({ Code: 200, Message: 'Success', Data: {}, List: null });
-    expect(Date.now() - started).to.be.below(1500);
+    expect(node.services.find((s) => s.kind === 'echo')!.running.status().inFlight, 'answered while the echo still works on it (3 s)').to.equal(1);
   });
 
   it('a hive call that outlives RequestTimeout is answered 504', async () => {
@@ -134,7 +133,8 @@ describe('gateway, strict mode (spec §4.3)', () => {
     const started = Date.now();
     const r = await post(`${base}/a/b`, {});
     expect(r.status).to.equal(504);
-    expect(Date.now() - started).to.be.below(1500);
+    // not before RequestTimeout; the 504 itself shows it did not wait for the 2 s answer
+    expect(Date.now() - started).to.be.within(300, 3000);
   });
 
   it('DevMode passes every control (never credentials) and adds the four CORS headers; ResponseHeaders go on every response', async () => {

@@ -25,6 +25,7 @@ export function wrongMessages(): BadPayload[] {
     message({ Class: 1 }), message({ Operation: 5 }), message({ Control: [] }), message({ Data: 'x' }),
     message({ Data: { x: 'not a list' } }), message({ Data: { x: [1] } }), message({ Data: { x: [null] } }), message({ Control: { c: [{}] } }),
     message({ Data: { x: [['nested']] } }),
+    message({ Class: 'ech\u0000o' }), message({ Operation: 'x\r\ny' }), message({ Class: '\u001b[31m' }), message({ Operation: '\u0085' }),
   ];
   const proto = PROTO_KEYS.flatMap((k) => [withKey('Data', k), withKey('Control', k), withKey('top', k)]);
   return [...fixed, ...proto].map((text) => ({ text, mustRefuse: true }));

@@ -109,8 +109,8 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
       expect(rssGrowth, 'RSS keeps growing during the flood').to.be.below(50 * MIB);
       expect(health.every(Number.isFinite), 'every health check answered 200').to.equal(true);
       // the median is the steady answer; p95 allows for the 2 cores being shared with wrk and the test
-      expect(percentile(health, 50), 'median health check under the flood (ms)').to.be.below(100);
-      expect(percentile(health, 95), 'p95 health check under the flood (ms)').to.be.below(1000);
+      expect(percentile(health, 50), 'median health check under the flood (ms)').to.be.below(500);
+      expect(percentile(health, 95), 'p95 health check under the flood (ms)').to.be.below(3000);
       expect(ratePerSecond(after, 200), 'throughput after the flood').to.be.at.least(sustainable * 0.8);
     },
   );

@@ -21,12 +21,12 @@ describe('reliability: bad input at the template door', function () {
     async (figures) => {
       const out = fuzzTemplates(CASES, SEED);
       figures['parsed / executed / refused with TemplateError'] = `${out.parsed} / ${out.executed} / ${out.refused}`;
-      figures['slowest case (ms)'] = Math.round(out.slowestMs * 10) / 10;
+      figures['slowest case (CPU ms)'] = Math.round(out.slowestCpuMs * 10) / 10;
       figures['crashes or hangs'] = out.failures.length;
       expect(out.failures, out.failures.slice(0, 5).join('\n')).to.deep.equal([]);
       expect(out.refused).to.be.greaterThan(0);
       expect(out.executed).to.be.greaterThan(CASES / 10);
-      expect(out.slowestMs).to.be.lessThan(CASE_BUDGET_MS);
+      expect(out.slowestCpuMs).to.be.lessThan(CASE_BUDGET_MS);
     },
   );
 });

@@ -4,26 +4,27 @@
  * refreshes itself every two seconds.
  */
 import { Eta } from 'eta';
+import { figureTexts } from './figures.js';
 import type { NodeStatus } from './status.js';
 
 const eta = new Eta({ autoEscape: true, useWith: false });
 
 const TEMPLATE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
-<title>hivenode <%= it.node.name %></title>
+<title>hivenode — <%= it.node.name %></title>
 <style>
 body{font:14px system-ui,sans-serif;margin:1.5rem;color:#222} h1{font-size:1.3rem} h2{font-size:1.05rem;margin-top:1.5rem}
 table{border-collapse:collapse} td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 .num{text-align:right} .bad{color:#b00020;font-weight:600} .ok{color:#1b7f3b} code{font-size:12px}
 </style></head><body>
-<h1>hivenode <%= it.node.version %> — node <%= it.node.name %> (pid <%= it.node.pid %>)</h1>
+<h1>hivenode <%= it.node.version %> — <%= it.node.name %> (pid <%= it.node.pid %>)</h1>
 <p>up <%= it.node.uptimeSeconds %> s · memory <%= Math.round(it.node.rssBytes / 1048576) %> MiB ·
 hive <%= it.hive.kind %> <span class="<%= it.hive.connected ? 'ok' : 'bad' %>"><%= it.hive.connected ? 'connected' : 'disconnected' %></span>
 · calls <%= it.hive.calls %> · failures <%= it.hive.failures %> · dropped emits <%= it.hive.dropped %></p>
 <h2>Services</h2>
 <table id="services"><tr><th>service</th><th>kind</th><th>release</th><th>channel</th><th>figures</th></tr>
 <% it.services.forEach(function (s) { %><tr data-service="<%= s.name %>"><td><%= s.name %></td><td><%= s.kind %></td><td><%= s.release %></td><td><%= s.channel %></td>
-<td><% Object.keys(s.status).forEach(function (k) { if (k !== 'channel') { %><code><%= k %>=<%= typeof s.status[k] === 'object' ? JSON.stringify(s.status[k]) : s.status[k] %></code> <% } }) %></td></tr><% }) %>
+<td class="figures"><% s.figures.forEach(function (f) { %><div><%= f %></div><% }) %></td></tr><% }) %>
 </table>
 <h2>Actor tree</h2>
 <table id="actors"><tr><th>actor</th><th class="num">mailbox</th><th class="num">restarts</th><th>state</th><th>last crash</th></tr>
@@ -41,5 +42,5 @@ hive <%= it.hive.kind %> <span class="<%= it.hive.connected ? 'ok' : 'bad' %>"><
 </body></html>`;
 
 export function renderPage(status: NodeStatus): string {
-  return eta.renderString(TEMPLATE, status);
+  return eta.renderString(TEMPLATE, { ...status, services: status.services.map((s) => ({ ...s, figures: figureTexts(s.status) })) });
 }

@@ -7,6 +7,8 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { HiveNode } from '../../../supervisors/node.js';
 import { plansOf } from '../../../bin/plans.js';
 import { PassThrough } from 'node:stream';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -34,7 +36,7 @@ async function startDemo(): Promise<HiveNode> {
   process.chdir(ROOT);
   try {
     const plans = plansOf(file).map((p) => (p.kind === 'queue' ? { ...p, layers: [...p.layers, { source: 'test', values: [['PersistPath', ''] as const] }] } : p));
-    return await HiveNode.start({ services: plans, dashboardPort: 0, logStream: new PassThrough(), name: 'demo' });
+    return await HiveNode.start({ services: plans, dashboardPort: 0, logStream: new PassThrough(), name: file.name });
   } finally {
     process.chdir(cwd);
   }
@@ -63,6 +65,33 @@ describe('supervision dashboard and metrics', function () {
     expect(text).to.contain('hivenode_request_duration_seconds_bucket');
     expect(text).to.contain('hivenode_service_figure{service="queue",kind="queue",figure="size"} 0');
     expect(text).to.contain('hivenode_hive_operations{operation="calls"}');
+  });
+
+  it('names the node once (title, heading, `hivenode status`) and shows pool figures as readable text, not JSON', async () => {
+    node = await startDemo();
+    const base = `http://127.0.0.1:${node.dashboard!.port}`;
+    // a SELECT through sqlsel opens its pool, so the pool has figures to show
+    expect((await node.hive.call('sqlsel', makeMessage({ Data: mapOf({ name: ['%'] }) }), 5000)).Code).to.equal(200);
+    const html = await (await fetch(`${base}/`)).text();
+    expect(html).to.contain('<title>hivenode — demo</title>');
+    expect(html).to.match(/<h1>hivenode \S* — demo \(pid \d+\)<\/h1>/);
+    const services = html.slice(html.indexOf('<table id="services">'), html.indexOf('</table>'));
+    const sqlRow = services.slice(services.indexOf('data-service="sqlsel"'));
+    expect(sqlRow.slice(0, sqlRow.indexOf('</tr>'))).to.match(/<div>pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting<\/div>/);
+    // eta escapes quotes, so raw JSON would show as {&quot; (or a literal {")
+    expect(services).to.not.match(/\{&quot;|\{"/);
+
+    const bin = join(ROOT, 'bin', 'hivenode.ts');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', bin, 'status', '--url', base], { timeout: 30_000 });
+    expect(stdout).to.match(/^hivenode \S* — demo \(pid \d+\), up \d+ s/);
+    const sqlLine = stdout.split('\n').find((l) => l.trimStart().startsWith('sqlsel '))!;
+    expect(sqlLine).to.match(/pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting/);
+    expect(stdout).to.not.contain('{"');
+  });
+
+  it('a node without a name takes the name of its one service', async () => {
+    node = await HiveNode.start({ services: [{ kind: 'echo', layers: [] }], logStream: new PassThrough() });
+    expect(node.status().node.name).to.equal('echo-1');
   });
 
   it('the page lists the services and shows the restart count become 1 after a crash (headless chromium)', async function () {

@@ -35,4 +35,10 @@ describe('config/node-file', () => {
   it('reads the dashboard port', () => {
     expect(parseNodeFile('dashboard: {Port: 9100}\nservices: [{service: echo}]\n', 'n.yaml').dashboardPort).to.equal(9100);
   });
+
+  it('names the node after the file, without its extension', () => {
+    expect(parseNodeFile('services: [{service: echo}]\n', '/etc/hivenode/edge-1.yaml').name).to.equal('edge-1');
+    expect(parseNodeFile('{"services":[{"service":"echo"}]}', 'n.JSON').name).to.equal('n');
+    expect(parseNodeFile('services: [{service: echo}]\n', 'plain').name).to.equal('plain');
+  });
 });

@@ -65,6 +65,20 @@ describe('protocol/message', () => {
     expect(messageOf(() => validateResult({ Code: 200, List: {} }))).to.contain('List must be a list or null');
   });
 
+  it('refuses C0, DEL and C1 control characters in Class and Operation with 400 naming the part; printable text passes', () => {
+    for (const c of ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0080', '\u009f']) {
+      expect(codeOf(() => validateMessage({ Class: `a${c}b` }, 'body')), JSON.stringify(c)).to.equal(400);
+      expect(messageOf(() => validateMessage({ Operation: `a${c}b` }, 'body')), JSON.stringify(c)).to.match(/^body\.Operation 'a\\u00[0-9A-F]{2}b' contains the control character U\+00[0-9A-F]{2};/);
+    }
+    expect(messageOf(() => decodeMessage('{"Class":"ech\\u0000o"}', 'message on \'x\''))).to.equal(
+      String.raw`message on 'x'.Class 'ech\u0000o' contains the control character U+0000; Class and Operation take printable characters only`,
+    );
+    // the neighbours of the refused ranges, and non-ASCII letters, are names like any other
+    expect(validateMessage({ Class: ' ~\u00a0é€😀', Operation: 'op' }).Class).to.equal(' ~\u00a0é€😀');
+    // control characters in Data values are data (a multi-line text), not refused
+    expect(validateMessage({ Data: { text: ['line 1\nline 2'] } }).Data.text).to.deep.equal(['line 1\nline 2']);
+  });
+
   it('reports bad JSON with the parser reason', () => {
     expect(messageOf(() => decodeMessage('{"Class":', 'body'))).to.match(/^body is not valid JSON: /);
   });

@@ -1,19 +1,37 @@
 import { expect } from 'chai';
+import { mock } from 'node:test';
 import { Deadlines } from '../../../supervisors/deadlines.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A clock the test moves (Date.now and the timers together), so the precision of an expiry is
+ * measured exactly, whatever the load on the machine: it advances 1 ms at a time until `done`.
+ */
+function withMockClock(run: (advanceUntil: (done: () => boolean, maxMs: number) => void) => void): void {
+  mock.timers.enable({ apis: ['setInterval', 'setTimeout', 'Date'], now: 1_000_000 });
+  try {
+    run((done, maxMs) => {
+      for (let ms = 0; ms < maxMs && !done(); ms++) mock.timers.tick(1);
+    });
+  } finally {
+    mock.timers.reset();
+  }
+}
+
 describe('deadlines (one shared timer for many operations)', () => {
-  it('expires an operation once its limit has passed, within a quarter of the limit', async () => {
-    const deadlines = new Deadlines();
-    const started = Date.now();
-    let expiredAt = 0;
-    deadlines.start(80, () => (expiredAt = Date.now()));
-    await sleep(60);
-    expect(expiredAt, 'not before the limit').to.equal(0);
-    await sleep(100);
-    expect(expiredAt - started).to.be.within(80, 80 + 20 + 40);
-    expect(deadlines.size).to.equal(0);
+  it('expires an operation once its limit has passed, within a quarter of the limit', () => {
+    withMockClock((advanceUntil) => {
+      const deadlines = new Deadlines();
+      const started = Date.now();
+      let expiredAt = 0;
+      deadlines.start(80, () => (expiredAt = Date.now()));
+      advanceUntil(() => false, 60);
+      expect(expiredAt, 'not before the limit').to.equal(0);
+      advanceUntil(() => expiredAt !== 0, 1000);
+      expect(expiredAt - started).to.be.within(80, 80 + 20);
+      expect(deadlines.size).to.equal(0);
+    });
   });
 
   it('the first finisher wins: settle before the limit stops the expiry, settle after it is refused', async () => {
@@ -39,17 +57,19 @@ describe('deadlines (one shared timer for many operations)', () => {
     expect(deadlines.size).to.equal(0);
   });
 
-  it('a shorter limit added later is still kept to its own precision', async () => {
-    const deadlines = new Deadlines();
-    let longExpired = false;
-    let shortAt = 0;
-    const long = deadlines.start(30_000, () => (longExpired = true));
-    const started = Date.now();
-    deadlines.start(40, () => (shortAt = Date.now()));
-    await sleep(120);
-    expect(shortAt - started, 'not the 1 s period of the 30 s limit').to.be.within(40, 100);
-    expect(longExpired).to.equal(false);
-    expect(deadlines.settle(long)).to.equal(true);
+  it('a shorter limit added later is still kept to its own precision', () => {
+    withMockClock((advanceUntil) => {
+      const deadlines = new Deadlines();
+      let longExpired = false;
+      let shortAt = 0;
+      const long = deadlines.start(30_000, () => (longExpired = true));
+      const started = Date.now();
+      deadlines.start(40, () => (shortAt = Date.now()));
+      advanceUntil(() => shortAt !== 0, 2000);
+      expect(shortAt - started, 'not the 1 s period of the 30 s limit').to.be.within(40, 40 + 10);
+      expect(longExpired).to.equal(false);
+      expect(deadlines.settle(long)).to.equal(true);
+    });
   });
 
   it('a limit that is not a positive number expires at the first sweep, an infinite one never', async () => {
