@@ -1,12 +1,25 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
+// resolved here, so a child run in another working directory still finds it
+const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite') }, timeout: 30_000 });
+const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite') });
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
+  spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
+
+/** A start refused for the user's configuration: exit 2, one line on stderr naming it, no stack trace. */
+function expectOneLineRefusal(r: ReturnType<typeof run>, ...parts: string[]): void {
+  expect(r.status, r.stderr).to.equal(2);
+  expect(`${r.stdout}${r.stderr}`).to.not.contain('    at ');
+  const lines = r.stderr.trim().split('\n');
+  expect(lines, r.stderr).to.have.length(1);
+  for (const p of parts) expect(lines[0]).to.contain(p);
+}
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -43,6 +56,31 @@ describe('hivenode CLI', function () {
     const r = run(['run', join(dir, 'n.yaml')]);
     expect(r.status).to.equal(2);
     expect(r.stderr).to.contain("'service' must be one of");
+  });
+
+  it('a flag without a value is refused unless it is a boolean (never the text "true")', () => {
+    const dir = tempDir('hn-cli-bare-');
+    for (const [args, name] of [[['-NAME'], 'NAME'], [['-RecordFile'], 'RecordFile'], [['-ReplyCode', '-NAME=e1'], 'ReplyCode']] as const) {
+      const r = run(['echo', ...args], {}, dir);
+      expectOneLineRefusal(r, `parameter ${name} needs a value`);
+    }
+    // -RecordFile bare once wrote a file named 'true' in the working directory
+    expect(existsSync(join(dir, 'true'))).to.equal(false);
+  });
+
+  it('a bare boolean still means true', async () => {
+    // Strict bare = true: without it the gateway refuses to start for lack of interceptors
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const end = Date.now() + 40_000;
+    while (!out.includes('node running') && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    await exited;
+    expect(out).to.contain('(strict mode');
+    expect(out).to.contain('node running');
   });
 
   it('--version shows each service release tag', () => {

@@ -64,6 +64,17 @@ describe('config/resolve', () => {
     expect(() => commandLineLayer(['stray'])).to.throw(ConfigError, "unexpected argument 'stray'");
   });
 
+  it('a bare flag is true for a boolean and refused for any other type (it never becomes the text "true")', () => {
+    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused'])]).values.StartPaused).to.equal(true);
+    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused', '-AutoPause=false'])]).values.StartPaused).to.equal(true);
+    for (const [args, name] of [[['-NAME'], 'NAME'], [['-RecordFile', '-NAME=e'], 'RecordFile'], [['--replycode'], 'ReplyCode']] as const) {
+      expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(args)]), args.join(' ')).to.throw(ConfigError, `parameter ${name} needs a value (command line)`);
+    }
+    // a value that looks like an option is still an option, not the value
+    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', '-ReplyCode=201'])])).to.throw(ConfigError, 'parameter NAME needs a value');
+    expect(compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', 'e1'])]).values.NAME).to.equal('e1');
+  });
+
   it('reads file:// secrets, trimmed, and lists them for masking', () => {
     const dir = tempDir('hn-secret-');
     writeFileSync(join(dir, 'pw'), 's3cret-value\n');
