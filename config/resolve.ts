@@ -85,8 +85,9 @@ function convert(p: ParamSpec, text: string, source: string): unknown {
   }
 }
 
-function defaultText(p: ParamSpec): string {
-  const d = p.default ?? '';
+/** The default text of `p`; `compiled` holds the values of the parameters before it (for `defaultBy`). */
+function defaultText(p: ParamSpec, compiled: Readonly<Record<string, unknown>>): string {
+  const d = (p.defaultBy ? p.defaultBy.values[compiled[p.defaultBy.param] as string] : undefined) ?? p.default ?? '';
   return d.includes(OS_TEMP) ? join(tmpdir(), d.slice(d.indexOf(OS_TEMP) + OS_TEMP.length)) : d;
 }
 
@@ -112,7 +113,7 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
   const secrets: string[] = [];
   for (const p of specs) {
     const given = chosen.get(p.name);
-    let text = given ? given.text : defaultText(p);
+    let text = given ? given.text : defaultText(p, values);
     const source = given ? given.source : 'default';
     if (p.secret && given) {
       text = readSecret(text, p.name, source);

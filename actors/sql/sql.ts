@@ -64,7 +64,7 @@ function initRunner(ctx: ServiceContext<SqlConfig>, db: Database): { ready(): Pr
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
-  const db = new Database(databaseOptions(c, ctx.explicit.has('SQL_PORT')));
+  const db = new Database(databaseOptions(c));
   let planner: Planner | undefined;
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;
   try {

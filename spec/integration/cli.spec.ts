@@ -83,6 +83,12 @@ describe('hivenode CLI', function () {
     expect(out).to.contain('node running');
   });
 
+  it("params sql shows SQL_PORT's default per engine", () => {
+    const r = run(['params', 'sql']);
+    expect(r.status).to.equal(0);
+    expect(r.stdout).to.match(/\n {2}SQL_PORT +per SQL_ENGINE +int +Database port\. \(default per SQL_ENGINE: postgres '5432', mysql '3306', mariadb '3306', mssql '1433', oracle '1521'; not used by sqlite\)/);
+  });
+
   it('--version shows each service release tag', () => {
     const r = run(['--version']);
     expect(r.stdout).to.match(/queue +v0\.1\.1/);
