@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from '../temp.js';
 
@@ -11,6 +15,24 @@ const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: proce
 const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite') });
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
   spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
+
+/** Holds a TCP port on every interface (as a service listening on all of them would need it). */
+function holdTcp(): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, () => resolve(s));
+  });
+}
+const portOf = (s: Server): number => (s.address() as { port: number }).port;
+
+function holdUdp(): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = createSocket('udp4');
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => resolve(s));
+  });
+}
 
 /** A start refused for the user's configuration: exit 2, one line on stderr naming it, no stack trace. */
 function expectOneLineRefusal(r: ReturnType<typeof run>, ...parts: string[]): void {
@@ -81,6 +103,52 @@ describe('hivenode CLI', function () {
     await exited;
     expect(out).to.contain('(strict mode');
     expect(out).to.contain('node running');
+  });
+
+  it('a gateway port already in use is one line naming the gateway, Port, the value and the way out; exit 2', async () => {
+    const held = await holdTcp();
+    try {
+      const r = run(['gateway', '-NAME=gw', '-Strict=true', `-Port=${portOf(held)}`]);
+      expectOneLineRefusal(r, "gateway 'gw'", `Port ${portOf(held)}`, 'already in use', 'choose a free Port');
+    } finally {
+      held.close();
+    }
+  });
+
+  it('a syslog receiver port in use, or an IP not of this host, is one line; exit 2', async () => {
+    const held = await holdUdp();
+    try {
+      const port = held.address().port;
+      expectOneLineRefusal(run(['syslog', '-NAME=logs', '-IP=127.0.0.1', `-Port=${port}`, '-UDP=true']), "syslog 'logs'", `Port ${port}`, 'already in use over UDP', 'choose a free Port');
+    } finally {
+      held.close();
+    }
+    // 192.0.2.1 is TEST-NET-1: never an address of this host
+    expectOneLineRefusal(run(['syslog', '-NAME=logs', '-IP=192.0.2.1', '-Port=0', '-TCP=true']), "syslog 'logs'", 'IP 192.0.2.1 is not an address of this host');
+  });
+
+  it('a dashboard or interceptor port in use is one line; exit 2', async () => {
+    const held = await holdTcp();
+    try {
+      const port = portOf(held);
+      expectOneLineRefusal(run(['echo', '-NAME=e1', '--dashboard-port', String(port)]), 'dashboard cannot start', `Port ${port}`, 'already in use');
+      const dir = tempDir('hn-cli-ic-');
+      writeFileSync(join(dir, 'same.mjs'), 'export default (type, value) => ({ data: value, status: "OK", status_code: 200, options: {} });\n');
+      expectOneLineRefusal(run(['interceptor', join(dir, 'same.mjs'), `-Port=${port}`, '-IP=0.0.0.0']), 'interceptor cannot start', `Port ${port}`, 'already in use');
+    } finally {
+      held.close();
+    }
+  });
+
+  it("the demo's ports in use name the variables that move them", async () => {
+    const held = await holdTcp();
+    try {
+      const port = String(portOf(held));
+      expectOneLineRefusal(run(['demo', '--once'], { HIVENODE_DEMO_PORT: port }), "gateway 'gateway'", `Port ${port}`, 'HIVENODE_DEMO_PORT=<port> hivenode demo');
+      expectOneLineRefusal(run(['demo', '--once'], { HIVENODE_DASHBOARD_PORT: port }), 'dashboard', `Port ${port}`, 'HIVENODE_DASHBOARD_PORT=<port> hivenode demo');
+    } finally {
+      held.close();
+    }
   });
 
   it("params sql shows SQL_PORT's default per engine", () => {

@@ -1,0 +1,73 @@
+/**
+ * Opening the listeners a node starts (gateway, syslog receiver, dashboard, interceptor server). A
+ * port in use, a port the process may not bind or an address that is not this host's is the user's
+ * configuration, not a bug: it becomes a ListenError naming the service, the parameter, its value
+ * and the way out, which the command line prints as one line with exit code 2 (no stack trace).
+ */
+import type { Socket } from 'node:dgram';
+import type { Server } from 'node:net';
+import type { ListenTarget } from '../protocol/errors.js';
+import { ListenError, describeError } from '../protocol/errors.js';
+
+/** Where a listener opens and which parameters chose it. */
+export interface ListenAt {
+  service: string;
+  instance?: string;
+  port: number;
+  /** The parameter giving the port; 'Port' unless stated. */
+  portParameter?: string;
+  /** Undefined: every interface (the parameter then cannot be at fault). */
+  host?: string;
+  /** The parameter giving the address; 'IP' unless stated. */
+  hostParameter?: string;
+  /** Named in the message where a service opens the same port over both (syslog). */
+  protocol?: 'TCP' | 'UDP';
+}
+
+/** Errors that mean the address, not the port, is wrong. */
+const BAD_ADDRESS = new Set(['EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EINVAL']);
+const PRIVILEGED_BELOW = 1024;
+
+/** The ListenError a failed listen or bind at `at` stands for. */
+export function listenFailure(error: unknown, at: ListenAt): ListenError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  const portParameter = at.portParameter ?? 'Port';
+  const port: ListenTarget = { service: at.service, ...(at.instance === undefined ? {} : { instance: at.instance }), parameter: portParameter, value: at.port };
+  const over = at.protocol ? ` over ${at.protocol}` : '';
+  const cause = { cause: error };
+  if (code === 'EADDRINUSE') return new ListenError(port, `is already in use${over} (EADDRINUSE)`, `choose a free ${portParameter} or stop the program that holds it`, cause);
+  if (code === 'EACCES' && at.port > 0 && at.port < PRIVILEGED_BELOW) {
+    return new ListenError(port, `needs privileges${over}: ports below ${PRIVILEGED_BELOW} are reserved to root (EACCES)`, `choose a ${portParameter} from ${PRIVILEGED_BELOW} up`, cause);
+  }
+  if (BAD_ADDRESS.has(code) && at.host !== undefined) {
+    const address: ListenTarget = { ...port, parameter: at.hostParameter ?? 'IP', value: at.host };
+    return new ListenError(address, `is not an address of this host (${code})`, `give one of its IP addresses, 127.0.0.1 (this host only) or 0.0.0.0 (every interface)`, cause);
+  }
+  return new ListenError(port, `cannot be opened${over}: ${describeError(error)}`, `check ${portParameter}${at.host === undefined ? '' : ` and ${at.hostParameter ?? 'IP'}`}`, cause);
+}
+
+/** Listens with a TCP (or HTTP) server; rejects with a ListenError. */
+export function listenOn(server: Server, at: ListenAt): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const fail = (e: unknown): void => reject(listenFailure(e, at));
+    server.once('error', fail);
+    const done = (): void => {
+      server.off('error', fail);
+      resolve();
+    };
+    if (at.host === undefined) server.listen(at.port, done);
+    else server.listen(at.port, at.host, done);
+  });
+}
+
+/** Binds a UDP socket; rejects with a ListenError. */
+export function bindOn(socket: Socket, at: ListenAt): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const fail = (e: unknown): void => reject(listenFailure(e, at));
+    socket.once('error', fail);
+    socket.bind(at.port, at.host, () => {
+      socket.off('error', fail);
+      resolve();
+    });
+  });
+}
