@@ -17,6 +17,7 @@ import { runRender } from './render.js';
 import { PACKAGE_VERSION } from './package-info.js';
 import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
+import { usageError } from './usage.js';
 
 function versionText(): string {
   const lines = [`hivenode ${PACKAGE_VERSION}`];
@@ -133,9 +134,9 @@ async function main(argv: string[]): Promise<void> {
     .version(versionText())
     .strict()
     .help()
-    .fail((msg, err, y) => {
+    .fail((msg, err) => {
       if (err) throw err;
-      console.error(`${y.help()}\n\n${msg}`);
+      console.error(usageError(argv, msg));
       process.exit(2);
     })
     .parseAsync();

@@ -6,6 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
+import { COMMANDS } from '../../bin/usage.js';
 import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
@@ -149,6 +150,20 @@ describe('hivenode CLI', function () {
     } finally {
       held.close();
     }
+  });
+
+  it('an unknown service or command is one line with the choices, not the whole help', () => {
+    for (const args of [['nosuchservice'], ['nosuchservice', '-Port=1']]) {
+      const r = run(args);
+      expectOneLineRefusal(r, "'nosuchservice' is neither a service (sql, queue, gateway", 'nor a command (run, demo', "run 'hivenode --help'");
+    }
+    expectOneLineRefusal(run(['status', '--bogus']), 'Unknown argument: bogus', "run 'hivenode status --help'");
+  });
+
+  it('names in COMMANDS are exactly the commands of --help', () => {
+    const r = run(['--help']);
+    const listed = [...r.stdout.matchAll(/^ {2}hivenode ([a-z]+)/gm)].map((m) => m[1]);
+    expect(listed.sort()).to.deep.equal([...COMMANDS].sort());
   });
 
   it("params sql shows SQL_PORT's default per engine", () => {
