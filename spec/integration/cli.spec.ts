@@ -141,6 +141,11 @@ describe('hivenode CLI', function () {
     }
   });
 
+  it('an echo RecordFile that cannot be opened is one line; exit 2', () => {
+    const missing = join(tempDir('hn-cli-rec-'), 'no-such-dir', 'echo.jsonl');
+    expectOneLineRefusal(run(['echo', `-RecordFile=${missing}`]), `RecordFile '${missing}' cannot be opened for appending: ENOENT`);
+  });
+
   it("the demo's ports in use name the variables that move them", async () => {
     const held = await holdTcp();
     try {
