@@ -55,8 +55,13 @@ export function listenOn(server: Server, at: ListenAt): Promise<void> {
       server.off('error', fail);
       resolve();
     };
-    if (at.host === undefined) server.listen(at.port, done);
-    else server.listen(at.port, at.host, done);
+    // listen() throws at once for a port out of range: the same one-line error, not a stack
+    try {
+      if (at.host === undefined) server.listen(at.port, done);
+      else server.listen(at.port, at.host, done);
+    } catch (e) {
+      fail(e);
+    }
   });
 }
 
@@ -65,9 +70,13 @@ export function bindOn(socket: Socket, at: ListenAt): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const fail = (e: unknown): void => reject(listenFailure(e, at));
     socket.once('error', fail);
-    socket.bind(at.port, at.host, () => {
-      socket.off('error', fail);
-      resolve();
-    });
+    try {
+      socket.bind(at.port, at.host, () => {
+        socket.off('error', fail);
+        resolve();
+      });
+    } catch (e) {
+      fail(e);
+    }
   });
 }

@@ -3,7 +3,7 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { ListenError } from '../../protocol/errors.js';
-import { listenFailure } from '../../supervisors/listen.js';
+import { listenFailure, listenOn } from '../../supervisors/listen.js';
 import { startTestNode } from './helpers.js';
 
 function holdTcp(host: string): Promise<Server> {
@@ -39,6 +39,13 @@ describe('listeners that cannot open', function () {
     } finally {
       held.close();
     }
+  });
+
+  it('a port out of range (thrown by listen() at once) is a ListenError too', async () => {
+    const server = createServer();
+    const error = await listenOn(server, { service: 'dashboard', port: 70000 }).then(() => undefined, (e: unknown) => e);
+    expect(error).to.be.instanceOf(ListenError);
+    expect((error as ListenError).message).to.match(/^dashboard cannot start: Port 70000 cannot be opened: /);
   });
 
   it('names a privileged port and an address that is not of this host', () => {
