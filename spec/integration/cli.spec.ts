@@ -91,6 +91,15 @@ describe('hivenode CLI', function () {
     expect(existsSync(join(dir, 'true'))).to.equal(false);
   });
 
+  it('--dashboard-port without a port is refused, not silently no dashboard', () => {
+    const dir = tempDir('hn-cli-dash-');
+    writeFileSync(join(dir, 'n.yaml'), 'services:\n  - service: echo\n');
+    expectOneLineRefusal(run(['echo', '--dashboard-port']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['echo', '--dashboard-port', '-NAME=e1']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port=99999']), "--dashboard-port must be a port number from 0 to 65535, got '99999'");
+  });
+
   it('a bare boolean still means true', async () => {
     // Strict bare = true: without it the gateway refuses to start for lack of interceptors
     const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
