@@ -9,17 +9,13 @@ import type { Server } from 'node:net';
 import type { ListenTarget } from '../protocol/errors.js';
 import { ListenError, describeError } from '../protocol/errors.js';
 
-/** Where a listener opens and which parameters chose it. */
+/** Where a listener opens: the value of its Port and IP parameters (every listener names them so). */
 export interface ListenAt {
   service: string;
   instance?: string;
   port: number;
-  /** The parameter giving the port; 'Port' unless stated. */
-  portParameter?: string;
-  /** Undefined: every interface (the parameter then cannot be at fault). */
+  /** Undefined: every interface (IP then cannot be at fault). */
   host?: string;
-  /** The parameter giving the address; 'IP' unless stated. */
-  hostParameter?: string;
   /** Named in the message where a service opens the same port over both (syslog). */
   protocol?: 'TCP' | 'UDP';
 }
@@ -31,19 +27,18 @@ const PRIVILEGED_BELOW = 1024;
 /** The ListenError a failed listen or bind at `at` stands for. */
 export function listenFailure(error: unknown, at: ListenAt): ListenError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
-  const portParameter = at.portParameter ?? 'Port';
-  const port: ListenTarget = { service: at.service, ...(at.instance === undefined ? {} : { instance: at.instance }), parameter: portParameter, value: at.port };
+  const port: ListenTarget = { service: at.service, ...(at.instance === undefined ? {} : { instance: at.instance }), parameter: 'Port', value: at.port };
   const over = at.protocol ? ` over ${at.protocol}` : '';
   const cause = { cause: error };
-  if (code === 'EADDRINUSE') return new ListenError(port, `is already in use${over} (EADDRINUSE)`, `choose a free ${portParameter} or stop the program that holds it`, cause);
+  if (code === 'EADDRINUSE') return new ListenError(port, `is already in use${over} (EADDRINUSE)`, 'choose a free Port or stop the program that holds it', cause);
   if (code === 'EACCES' && at.port > 0 && at.port < PRIVILEGED_BELOW) {
-    return new ListenError(port, `needs privileges${over}: ports below ${PRIVILEGED_BELOW} are reserved to root (EACCES)`, `choose a ${portParameter} from ${PRIVILEGED_BELOW} up`, cause);
+    return new ListenError(port, `needs privileges${over}: ports below ${PRIVILEGED_BELOW} are reserved to root (EACCES)`, `choose a Port from ${PRIVILEGED_BELOW} up`, cause);
   }
   if (BAD_ADDRESS.has(code) && at.host !== undefined) {
-    const address: ListenTarget = { ...port, parameter: at.hostParameter ?? 'IP', value: at.host };
+    const address: ListenTarget = { ...port, parameter: 'IP', value: at.host };
     return new ListenError(address, `is not an address of this host (${code})`, `give one of its IP addresses, 127.0.0.1 (this host only) or 0.0.0.0 (every interface)`, cause);
   }
-  return new ListenError(port, `cannot be opened${over}: ${describeError(error)}`, `check ${portParameter}${at.host === undefined ? '' : ` and ${at.hostParameter ?? 'IP'}`}`, cause);
+  return new ListenError(port, `cannot be opened${over}: ${describeError(error)}`, `check Port${at.host === undefined ? '' : ' and IP'}`, cause);
 }
 
 /** Listens with a TCP (or HTTP) server; rejects with a ListenError. */
