@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadNodeFile } from '../config/node-file.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
+import type { ListenError } from '../protocol/errors.js';
 import type { HiveNode } from '../supervisors/node.js';
 import { PACKAGE_ROOT } from './package-info.js';
 import { exitOnConfigError, runNode } from './run-node.js';
@@ -41,15 +42,26 @@ async function showCalls(node: HiveNode): Promise<void> {
   }
 }
 
+/** The variables examples/demo.yaml takes its ports from, and their defaults. */
+const PORT_VARIABLES = { gateway: ['HIVENODE_DEMO_PORT', '8080'], syslog: ['HIVENODE_SYSLOG_PORT', '10514'], dashboard: ['HIVENODE_DASHBOARD_PORT', '8099'] } as const;
+
+/** A demo port that cannot open is fixed through its variable, not by editing the demo's node file. */
+function demoPortHint(e: ListenError): string | undefined {
+  const variable = Object.hasOwn(PORT_VARIABLES, e.target.service) ? PORT_VARIABLES[e.target.service as keyof typeof PORT_VARIABLES][0] : undefined;
+  if (variable === undefined || e.target.parameter !== 'Port') return undefined;
+  return `the demo takes it from ${variable}: run it with a free port, ${variable}=<port> hivenode demo`;
+}
+
 export async function runDemo(once: boolean): Promise<void> {
   let file;
+  const defaults = Object.fromEntries(Object.values(PORT_VARIABLES));
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '8080', HIVENODE_DASHBOARD_PORT: '8099', HIVENODE_SYSLOG_PORT: '10514', HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE, ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { ...defaults, HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE, ...process.env });
   } catch (e) {
     exitOnConfigError(e);
   }
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, showCalls);
+  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, { onStarted: showCalls, listenHint: demoPortHint });
   if (once) {
     await node.stop(5_000);
     process.exit(0);

@@ -7,7 +7,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { renderParamsMarkdown, renderParamsText } from '../config/docs.js';
-import { loadNodeFile } from '../config/node-file.js';
+import { loadNodeFile, parseDashboardPort } from '../config/node-file.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
 import { runInterceptor, runPasswd } from './tools.js';
@@ -17,6 +17,7 @@ import { runRender } from './render.js';
 import { PACKAGE_VERSION } from './package-info.js';
 import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
+import { usageError } from './usage.js';
 
 function versionText(): string {
   const lines = [`hivenode ${PACKAGE_VERSION}`];
@@ -27,10 +28,11 @@ function versionText(): string {
 async function main(argv: string[]): Promise<void> {
   const first = argv[0];
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
-    let plan;
-    const { rest, dashboardPort } = takeDashboardPort(argv.slice(1));
+    let plan, dashboardPort;
     try {
-      plan = singleServicePlan(first, rest, process.env);
+      const taken = takeDashboardPort(argv.slice(1));
+      dashboardPort = taken.dashboardPort;
+      plan = singleServicePlan(first, taken.rest, process.env);
     } catch (e) {
       exitOnConfigError(e);
     }
@@ -50,15 +52,16 @@ async function main(argv: string[]): Promise<void> {
       (y) =>
         y
           .positional('file', { type: 'string', demandOption: true, describe: 'node file' })
-          .option('dashboard-port', { type: 'number', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
+          // a string, parsed below: yargs would turn a bare or malformed port into NaN, not an error
+          .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
       async (args) => {
-        let file;
+        let file, dashboardPort;
         try {
           file = loadNodeFile(args.file);
+          dashboardPort = args.dashboardPort === undefined ? file.dashboardPort : parseDashboardPort(args.dashboardPort, '--dashboard-port');
         } catch (e) {
           exitOnConfigError(e);
         }
-        const dashboardPort = args.dashboardPort ?? file.dashboardPort;
         await runNode({ name: file.name, services: plansOf(file), ...(dashboardPort === undefined ? {} : { dashboardPort }) });
       },
     )
@@ -133,9 +136,9 @@ async function main(argv: string[]): Promise<void> {
     .version(versionText())
     .strict()
     .help()
-    .fail((msg, err, y) => {
+    .fail((msg, err) => {
       if (err) throw err;
-      console.error(`${y.help()}\n\n${msg}`);
+      console.error(usageError(argv, msg));
       process.exit(2);
     })
     .parseAsync();

@@ -4,7 +4,7 @@
  */
 import type { NodeOptions } from '../supervisors/node.js';
 import { HiveNode } from '../supervisors/node.js';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError, ListenError } from '../protocol/errors.js';
 import { PACKAGE_VERSION } from './package-info.js';
 
 const DRAIN_MS = 8_000;
@@ -31,8 +31,15 @@ export function exitOnConfigError(e: unknown): never {
   throw e;
 }
 
+export interface RunOptions {
+  /** Runs once the node has started (the demo's calls). */
+  onStarted?: (node: HiveNode) => Promise<void>;
+  /** A better hint for a listener that cannot open, where the caller knows where its port came from. */
+  listenHint?: (e: ListenError) => string | undefined;
+}
+
 /** Starts a node and keeps it running until a signal; resolves with the node once started. */
-export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) => Promise<void>): Promise<HiveNode> {
+export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<HiveNode> {
   // Signal handlers come first, so a signal during start-up still drains and exits cleanly.
   let node: HiveNode | undefined;
   let signalled: string | undefined;
@@ -60,13 +67,14 @@ export async function runNode(opts: NodeOptions, onStarted?: (node: HiveNode) =>
   try {
     node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts });
   } catch (e) {
-    exitOnConfigError(e);
+    const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;
+    exitOnConfigError(hint === undefined ? e : (e as ListenError).withHint(hint));
   }
   if (signalled) {
     shutdown(signalled);
     return node;
   }
   console.log(describeNode(node));
-  if (onStarted) await onStarted(node);
+  if (run.onStarted) await run.onStarted(node);
   return node;
 }

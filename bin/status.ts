@@ -1,4 +1,5 @@
 /** `hivenode status`: the dashboard's /api/status as text, and the --dashboard-port option of service commands. */
+import { parseDashboardPort } from '../config/node-file.js';
 import type { NodeStatus } from '../supervisors/dashboard/status.js';
 import { treeLines } from '../supervisors/dashboard/status.js';
 import { figureTexts } from '../supervisors/dashboard/figures.js';
@@ -31,18 +32,20 @@ export async function runStatus(url: string): Promise<void> {
   }
 }
 
-/** Removes `--dashboard-port N` / `--dashboard-port=N` from spec-style service arguments. */
+/** Removes `--dashboard-port N` / `--dashboard-port=N` from spec-style service arguments; ConfigError without a port. */
 export function takeDashboardPort(args: string[]): { rest: string[]; dashboardPort?: number } {
   const rest: string[] = [];
   let dashboardPort: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const m = /^--dashboard-port(?:=(\d+))?$/.exec(a);
+    const m = /^--dashboard-port(?:=(.*))?$/s.exec(a);
     if (!m) {
       rest.push(a);
       continue;
     }
-    dashboardPort = Number(m[1] ?? args[++i]);
+    const next = args[i + 1];
+    const text = m[1] ?? (next === undefined || next.startsWith('-') ? undefined : args[++i]);
+    dashboardPort = parseDashboardPort(text, '--dashboard-port');
   }
-  return dashboardPort === undefined || Number.isNaN(dashboardPort) ? { rest } : { rest, dashboardPort };
+  return dashboardPort === undefined ? { rest } : { rest, dashboardPort };
 }

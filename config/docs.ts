@@ -7,6 +7,7 @@ import { expandCtrl } from './params.js';
 import type { ServiceInfo } from './registry.js';
 
 function shownDefault(p: ParamSpec): string {
+  if (p.defaultBy) return `per ${p.defaultBy.param}`;
   if (p.default === undefined) return 'none';
   return `'${p.default}'`;
 }
@@ -16,8 +17,17 @@ function notes(p: ParamSpec, info: ServiceInfo): string {
   if (p.mandatory) n.push('mandatory');
   if (p.secret) n.push('secret, file:// allowed');
   if (p.beyondSpec) n.push('beyond the spec');
+  if (p.defaultBy) n.push(defaultsByText(p.defaultBy, info));
   if (p.name === 'INPUTCHANNEL' && info.defaultInputChannel) n.push(`fallback '${info.defaultInputChannel}'`);
   return n.length ? ` (${n.join('; ')})` : '';
+}
+
+/** "default per SQL_ENGINE: postgres '5432', …; not used by sqlite" (the values without a default). */
+function defaultsByText(by: NonNullable<ParamSpec['defaultBy']>, info: ServiceInfo): string {
+  const all = info.params.find((q) => q.name === by.param)?.values ?? [];
+  const unused = all.filter((v) => by.values[v] === undefined);
+  const given = Object.entries(by.values).map(([v, d]) => `${v} '${d}'`);
+  return `default per ${by.param}: ${given.join(', ')}${unused.length ? `; not used by ${unused.join(', ')}` : ''}`;
 }
 
 /** Plain-text table of one service for the terminal. */

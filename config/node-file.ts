@@ -30,6 +30,17 @@ export interface NodeFile {
   dashboardPort?: number;
 }
 
+/**
+ * The dashboard's port from the node file's dashboard.Port or the --dashboard-port option (`what`
+ * names which); a missing or malformed value is refused, never silently no dashboard.
+ */
+export function parseDashboardPort(text: string | undefined, what: string): number {
+  if (text === undefined || text.trim() === '') throw new ConfigError(`${what} needs a value: a port number from 0 to 65535`);
+  const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(n) || n > 65535) throw new ConfigError(`${what} must be a port number from 0 to 65535, got '${text}'`);
+  return n;
+}
+
 /** Expands `${VAR}` from `env`; an unset variable is an error naming it. */
 export function expandVariables(text: string, env: NodeJS.ProcessEnv, where: string): string {
   return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string | undefined) => {
@@ -80,9 +91,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   if (doc.dashboard !== undefined) {
     const d = doc.dashboard;
     const port = isObject(d) ? Object.entries(d).find(([k]) => k.toLowerCase() === 'port')?.[1] : undefined;
-    const n = Number(port === undefined ? NaN : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`));
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name}: dashboard.Port must be a port number from 0 to 65535`);
-    dashboardPort = n;
+    dashboardPort = parseDashboardPort(port === undefined ? undefined : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`), `${name}: dashboard.Port`);
   }
 
   if (!Array.isArray(doc.services) || doc.services.length === 0) throw new ConfigError(`${name}: 'services' must be a non-empty list`);

@@ -27,6 +27,13 @@ export interface ParamSpec {
   readonly type: ParamType;
   /** The spec default in its textual form; undefined where the spec says "none". */
   readonly default?: string;
+  /**
+   * A default that follows an earlier Enum parameter of the same table: its value → this
+   * parameter's default text (SQL_PORT follows SQL_ENGINE). A value not in the map does not use
+   * this parameter (sqlite has no port): it compiles to `default` there, and the reference says
+   * "not used by" it. The reference shows the map, so the defaults are declared once for both.
+   */
+  readonly defaultBy?: { readonly param: string; readonly values: Readonly<Record<string, string>> };
   /** One line for help output and the README. */
   readonly description: string;
   /** A `<name>_CTRL` companion (default '') names a control attribute overriding it per message. */
@@ -73,13 +80,22 @@ export function expandCtrl(t: ParamTable): ParamSpec[] {
   return out;
 }
 
-/** Fails on duplicate names (case-insensitive) and enum defaults outside their values. */
+/**
+ * Fails on duplicate names (case-insensitive), enum defaults outside their values, and a `defaultBy`
+ * that does not follow an earlier Enum by its values.
+ */
 export function checkTable(service: string, t: ParamTable): void {
-  const seen = new Set<string>();
+  const seen = new Map<string, ParamSpec>();
   for (const p of expandCtrl(t)) {
     const key = p.name.toLowerCase();
     if (seen.has(key)) throw new Error(`parameter table of ${service} declares ${p.name} twice`);
-    seen.add(key);
+    if (p.defaultBy) {
+      const by = seen.get(p.defaultBy.param.toLowerCase());
+      if (by?.type !== ParamType.Enum) throw new Error(`parameter table of ${service}: ${p.name} takes its default from ${p.defaultBy.param}, which is not an earlier enum`);
+      const stray = Object.keys(p.defaultBy.values).find((v) => !by.values?.includes(v));
+      if (stray !== undefined) throw new Error(`parameter table of ${service}: ${p.name} has a default for ${p.defaultBy.param} '${stray}', which is not one of its values`);
+    }
+    seen.set(key, p);
     if (p.type === ParamType.Enum && p.default !== undefined && p.default !== '' && !p.values?.some((v) => v.toLowerCase() === p.default!.toLowerCase())) {
       throw new Error(`parameter table of ${service}: default of ${p.name} is not one of its values`);
     }

@@ -15,8 +15,12 @@ import { parseBool, parseDuration, parseInt10 } from './values.js';
 export interface Layer {
   /** Where the values came from, for error messages: 'command line', 'node.yaml services[1]'. */
   source: string;
-  /** Parameter name as written by the user → value text. */
-  values: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Parameter name as written by the user → value text; undefined for a flag given bare on the
+   * command line, which only a boolean accepts (as true): whether a bare flag is a mistake depends
+   * on the parameter's type, which only the table knows.
+   */
+  values: ReadonlyArray<readonly [string, string | undefined]>;
   /** Names not in the table are ignored (the environment) instead of refused. */
   ignoreUnknown?: boolean;
 }
@@ -81,8 +85,9 @@ function convert(p: ParamSpec, text: string, source: string): unknown {
   }
 }
 
-function defaultText(p: ParamSpec): string {
-  const d = p.default ?? '';
+/** The default text of `p`; `compiled` holds the values of the parameters before it (for `defaultBy`). */
+function defaultText(p: ParamSpec, compiled: Readonly<Record<string, unknown>>): string {
+  const d = (p.defaultBy ? p.defaultBy.values[compiled[p.defaultBy.param] as string] : undefined) ?? p.default ?? '';
   return d.includes(OS_TEMP) ? join(tmpdir(), d.slice(d.indexOf(OS_TEMP) + OS_TEMP.length)) : d;
 }
 
@@ -98,14 +103,17 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
         if (layer.ignoreUnknown) continue;
         throw new ConfigError(`unknown parameter '${rawName}' (${layer.source}) for service ${kind}; its parameters are: ${specs.map((p) => p.name).join(', ')}`);
       }
-      chosen.set(spec.name, { text, source: layer.source });
+      if (text === undefined && spec.type !== ParamType.Bool) {
+        throw new ConfigError(`parameter ${spec.name} needs a value (${layer.source}): write -${spec.name}=<value> (${acceptedValues(spec)}); only true/false parameters may be given bare`);
+      }
+      chosen.set(spec.name, { text: text ?? 'true', source: layer.source });
     }
   }
   const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   const secrets: string[] = [];
   for (const p of specs) {
     const given = chosen.get(p.name);
-    let text = given ? given.text : defaultText(p);
+    let text = given ? given.text : defaultText(p, values);
     const source = given ? given.source : 'default';
     if (p.secret && given) {
       text = readSecret(text, p.name, source);
@@ -127,10 +135,11 @@ export function environmentLayer(env: NodeJS.ProcessEnv, table: ParamTable): Lay
 
 /**
  * Spec-style command line: `-Name=value`, `-Name value`, `--name=value`, `--name value`; a flag with
- * no value (followed by another option or nothing) means 'true'. Anything else is an error.
+ * no value (followed by another option or nothing) is bare: true for a boolean, refused for any other
+ * type by compileConfig (a bare `-NAME` must not start a service named 'true'). Anything else is an error.
  */
 export function commandLineLayer(args: readonly string[]): Layer {
-  const values: [string, string][] = [];
+  const values: [string, string | undefined][] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const m = /^--?([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$/s.exec(arg);
@@ -142,7 +151,7 @@ export function commandLineLayer(args: readonly string[]): Layer {
     }
     const next = args[i + 1];
     if (next === undefined || /^--?[A-Za-z_]/.test(next)) {
-      values.push([name, 'true']);
+      values.push([name, undefined]);
     } else {
       values.push([name, next]);
       i++;

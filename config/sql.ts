@@ -5,7 +5,8 @@ import type { ParamTable } from './params.js';
 const SQL_OWN = [
   { name: 'SQL_ENGINE', type: 'enum', default: 'sqlite', values: ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle', 'sqlite'], beyondSpec: true, description: 'Database engine family (the spec releases one service per engine); sqlite is the embedded default, SQL_DATABASE is its file.' },
   { name: 'SQL_SERVER', type: 'string', default: '', description: 'Database host or IP.' },
-  { name: 'SQL_PORT', type: 'int', default: '3306', min: 1, max: 65535, description: "Database port (when not set: the engine's usual port)." },
+  // the spec's default (3306) is MySQL's; each engine's usual port is its default (sqlite has none)
+  { name: 'SQL_PORT', type: 'int', default: '3306', defaultBy: { param: 'SQL_ENGINE', values: { postgres: '5432', mysql: '3306', mariadb: '3306', mssql: '1433', oracle: '1521' } }, min: 1, max: 65535, description: 'Database port.' },
   { name: 'SQL_PROTOCOL', type: 'string', default: 'tcp', description: 'Connection protocol.' },
   { name: 'SQL_DATABASE', type: 'string', default: '', description: 'Existing database name.' },
   { name: 'SQL_USERNAME', type: 'string', default: '', description: 'Database user.' },

@@ -120,6 +120,41 @@ export class StoreHeldError extends ConfigError {
   }
 }
 
+/** What a listener was started for: the parameter that chose its port or address, and whose it is. */
+export interface ListenTarget {
+  /** Service kind ('gateway', 'syslog'), or 'dashboard', 'interceptor'. */
+  service: string;
+  /** Instance name (NAME); absent for the node's one dashboard. */
+  instance?: string;
+  /** The parameter at fault (Port, IP) and its value. */
+  parameter: string;
+  value: string | number;
+}
+
+/**
+ * A listener that cannot open at start (port in use, not permitted, address not of this host): a
+ * configuration the user must change, so one line naming the parameter and the way out, exit 2.
+ */
+export class ListenError extends ConfigError {
+  override readonly name = 'ListenError';
+  constructor(
+    readonly target: ListenTarget,
+    /** What is wrong, e.g. 'is already in use (EADDRINUSE)'. */
+    readonly problem: string,
+    /** What to do about it; a caller that knows better (the demo's variables) replaces it. */
+    readonly hint: string,
+    options: HiveErrorOptions = {},
+  ) {
+    const who = target.instance === undefined ? target.service : `${target.service} '${target.instance}'`;
+    super(`${who} cannot start: ${target.parameter} ${target.value} ${problem}; ${hint}`, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+
+  /** The same failure with another hint. */
+  withHint(hint: string): ListenError {
+    return new ListenError(this.target, this.problem, hint, { cause: this.cause });
+  }
+}
+
 /** The Code an arbitrary thrown value is reported with: its own for HiveErrors, else 500. */
 export function codeOf(error: unknown): number {
   return error instanceof HiveError ? error.code : Code.ServiceError;

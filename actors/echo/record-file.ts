@@ -5,6 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { ConfigError } from '../../protocol/errors.js';
 import { GroupCommit } from '../shared/group-commit.js';
 
 export class RecordFile {
@@ -17,8 +18,13 @@ export class RecordFile {
 
   constructor(private readonly path: string) {}
 
+  /** Opens for appending; a path that cannot be opened is the configuration's fault (exit 2, one line). */
   async open(): Promise<void> {
-    this.handle = await open(this.path, 'a');
+    try {
+      this.handle = await open(this.path, 'a');
+    } catch (e) {
+      throw new ConfigError(`RecordFile '${this.path}' cannot be opened for appending: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; give a file in an existing, writable directory`);
+    }
   }
 
   /** Appends one line; resolves after it is on disk. */

@@ -12,6 +12,7 @@ import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
 import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
+import { listenOn } from '../../supervisors/listen.js';
 import { InFlight } from '../../supervisors/service.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
@@ -115,13 +116,13 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     const body = JSON.stringify({ Code: Number(status.slice(0, 3)), Message: `malformed request: ${err.code ?? err.message}`, Data: {}, List: null });
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  try {
+    await listenOn(server, { service: ctx.info.kind, instance: ctx.name, port: opts.port });
+  } catch (e) {
+    // the interceptor connections are already open: close them, or they would hold the process
+    await Promise.all([deps.before?.close(), deps.after?.close()]);
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
   ctx.log.info(`gateway listening on port ${port}${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''})`);
 

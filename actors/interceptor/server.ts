@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { ConfigError } from '../../protocol/errors.js';
 import { parseJson } from '../../protocol/wire.js';
+import { listenOn } from '../../supervisors/listen.js';
 import type { InterceptorReply } from './wire.js';
 import { validateReply, validateRequest } from './wire.js';
 
@@ -67,10 +68,7 @@ export async function serveInterceptor(fn: InterceptorFunction, port: number, ho
       })();
     });
   });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolveListen());
-  });
+  await listenOn(server, { service: 'interceptor', port, host });
   return {
     port: (server.address() as AddressInfo).port,
     server,

@@ -1,13 +1,13 @@
 /**
- * The connection settings of the SQL service: from the configuration (with the engine's usual port
- * when SQL_PORT is not set) to the Sequelize options of each engine — pool size and acquire timeout,
+ * The connection settings of the SQL service: from the configuration (whose SQL_PORT default is
+ * already the engine's usual port, config/sql.ts) to the Sequelize options of each engine — pool size and acquire timeout,
  * the server-side statement timeout, unix sockets, and MySQL's FOUND_ROWS so UPDATE counts matched rows.
  * The password goes only into the driver's options, never into text that could be logged.
  */
 import type { Options } from 'sequelize';
 import { ConfigError } from '../../protocol/errors.js';
 import type { Engine } from './dialect.js';
-import { DEFAULT_PORT, dialectOf } from './dialect.js';
+import { dialectOf } from './dialect.js';
 
 export interface DatabaseOptions {
   engine: Engine;
@@ -36,7 +36,7 @@ export function databaseOptions(c: {
   SQL_POOLSIZE: number;
   SQL_TIMEOUT: number;
   SQL_ACQUIRETIMEOUT: number;
-}, portExplicit: boolean): DatabaseOptions {
+}): DatabaseOptions {
   const engine = c.SQL_ENGINE as Engine;
   const protocol = c.SQL_PROTOCOL.trim().toLowerCase();
   if (protocol !== 'tcp' && protocol !== 'unix') throw new ConfigError(`SQL_PROTOCOL: '${c.SQL_PROTOCOL}' is not 'tcp' or 'unix'`);
@@ -47,7 +47,7 @@ export function databaseOptions(c: {
   return {
     engine,
     host: c.SQL_SERVER.trim() || 'localhost',
-    port: portExplicit ? c.SQL_PORT : DEFAULT_PORT[engine],
+    port: c.SQL_PORT,
     protocol,
     database: c.SQL_DATABASE,
     username: c.SQL_USERNAME,

@@ -15,9 +15,6 @@ export function dialectOf(engine: Engine): Dialect {
   return engine === 'mariadb' ? 'mysql' : engine;
 }
 
-/** The port an engine listens on by default (used when SQL_PORT is not set explicitly). */
-export const DEFAULT_PORT: Readonly<Record<Engine, number>> = { postgres: 5432, mysql: 3306, mariadb: 3306, mssql: 1433, oracle: 1521, sqlite: 0 };
-
 export function lexOptions(dialect: Dialect): LexOptions {
   return { backslashEscapes: dialect === 'mysql', bracketQuotes: dialect === 'mssql', dollarQuotes: dialect === 'postgres' };
 }

@@ -84,7 +84,7 @@ function startupRunner(ctx: ServiceContext<SqlConfig>, db: Database, checkNames:
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
-  const db = new Database(databaseOptions(c, ctx.explicit.has('SQL_PORT')));
+  const db = new Database(databaseOptions(c));
   const checker = new NameChecker(db.dialect, new Catalog(db));
   let planner: Planner | undefined;
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;

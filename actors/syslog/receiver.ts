@@ -9,6 +9,8 @@ import type { Socket } from 'node:dgram';
 import { createServer } from 'node:net';
 import type { Server, Socket as NetSocket } from 'node:net';
 import type { HiveClient } from '../hive/client.js';
+import type { ListenAt } from '../../supervisors/listen.js';
+import { bindOn, listenOn } from '../../supervisors/listen.js';
 import type { Logger } from '../../supervisors/logger.js';
 import { makeMessage } from '../../protocol/message.js';
 import type { DecodeOptions } from './decode.js';
@@ -16,6 +18,8 @@ import { decodeSyslog } from './decode.js';
 import { FrameDecoder } from './framing.js';
 
 export interface ReceiverOptions {
+  /** The service instance, named in a start error. */
+  name: string;
   ip: string;
   port: number;
   udp: boolean;
@@ -75,17 +79,13 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     },
   };
   const sockets = new Set<NetSocket>();
+  const at: ListenAt = { service: 'syslog', instance: opts.name, port: opts.port, host: opts.ip };
   if (opts.udp) {
     udp = createSocket({ type: opts.ip.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 * 1024 * 1024 });
     udp.on('message', (msg, rinfo) => handle(msg, rinfo.address));
+    await bindOn(udp, { ...at, protocol: 'UDP' });
+    // after the bind: a bind failure is the start error alone, not also a warning
     udp.on('error', (e) => log.warn(`syslog UDP receiver: ${e.message}`));
-    await new Promise<void>((resolve, reject) => {
-      udp!.once('error', reject);
-      udp!.bind(opts.port, opts.ip, () => {
-        udp!.off('error', reject);
-        resolve();
-      });
-    });
     result.udpPort = udp.address().port;
   }
   if (opts.tcp) {
@@ -110,13 +110,13 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
       });
     });
     tcp.maxConnections = opts.maxConnections;
-    await new Promise<void>((resolve, reject) => {
-      tcp!.once('error', reject);
-      tcp!.listen(opts.port === 0 && result.udpPort ? result.udpPort : opts.port, opts.ip, () => {
-        tcp!.off('error', reject);
-        resolve();
-      });
-    });
+    try {
+      await listenOn(tcp, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
+    } catch (e) {
+      // the UDP socket is bound already: release it, or a failed start would keep holding the port
+      await result.close();
+      throw e;
+    }
     const address = tcp.address();
     if (address && typeof address === 'object') result.tcpPort = address.port;
   }

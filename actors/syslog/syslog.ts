@@ -24,7 +24,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof SYSLOG_PARAMS>>): Promi
   let receiver: RunningReceiver | undefined;
   if (c.UDP || c.TCP) {
     receiver = await startReceiver(
-      { ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections },
+      { name: ctx.name, ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections },
       ctx.hive,
       ctx.log,
     );

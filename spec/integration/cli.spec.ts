@@ -1,12 +1,48 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
+import { COMMANDS } from '../../bin/usage.js';
 import { tempDir } from '../temp.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
+// resolved here, so a child run in another working directory still finds it
+const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') }, timeout: 30_000 });
+const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') });
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
+  spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
+
+/** Holds a TCP port on every interface (as a service listening on all of them would need it). */
+function holdTcp(): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, () => resolve(s));
+  });
+}
+const portOf = (s: Server): number => (s.address() as { port: number }).port;
+
+function holdUdp(): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = createSocket('udp4');
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => resolve(s));
+  });
+}
+
+/** A start refused for the user's configuration: exit 2, one line on stderr naming it, no stack trace. */
+function expectOneLineRefusal(r: ReturnType<typeof run>, ...parts: string[]): void {
+  expect(r.status, r.stderr).to.equal(2);
+  expect(`${r.stdout}${r.stderr}`).to.not.contain('    at ');
+  const lines = r.stderr.trim().split('\n');
+  expect(lines, r.stderr).to.have.length(1);
+  for (const p of parts) expect(lines[0]).to.contain(p);
+}
 
 describe('hivenode CLI', function () {
   this.timeout(60_000);
@@ -43,6 +79,111 @@ describe('hivenode CLI', function () {
     const r = run(['run', join(dir, 'n.yaml')]);
     expect(r.status).to.equal(2);
     expect(r.stderr).to.contain("'service' must be one of");
+  });
+
+  it('a flag without a value is refused unless it is a boolean (never the text "true")', () => {
+    const dir = tempDir('hn-cli-bare-');
+    for (const [args, name] of [[['-NAME'], 'NAME'], [['-RecordFile'], 'RecordFile'], [['-ReplyCode', '-NAME=e1'], 'ReplyCode']] as const) {
+      const r = run(['echo', ...args], {}, dir);
+      expectOneLineRefusal(r, `parameter ${name} needs a value`);
+    }
+    // -RecordFile bare once wrote a file named 'true' in the working directory
+    expect(existsSync(join(dir, 'true'))).to.equal(false);
+  });
+
+  it('--dashboard-port without a port is refused, not silently no dashboard', () => {
+    const dir = tempDir('hn-cli-dash-');
+    writeFileSync(join(dir, 'n.yaml'), 'services:\n  - service: echo\n');
+    expectOneLineRefusal(run(['echo', '--dashboard-port']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['echo', '--dashboard-port', '-NAME=e1']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port']), '--dashboard-port needs a value');
+    expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port=99999']), "--dashboard-port must be a port number from 0 to 65535, got '99999'");
+  });
+
+  it('a bare boolean still means true', async () => {
+    // Strict bare = true: without it the gateway refuses to start for lack of interceptors
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const end = Date.now() + 40_000;
+    while (!out.includes('node running') && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGTERM');
+    await exited;
+    expect(out).to.contain('(strict mode');
+    expect(out).to.contain('node running');
+  });
+
+  it('a gateway port already in use is one line naming the gateway, Port, the value and the way out; exit 2', async () => {
+    const held = await holdTcp();
+    try {
+      const r = run(['gateway', '-NAME=gw', '-Strict=true', `-Port=${portOf(held)}`]);
+      expectOneLineRefusal(r, "gateway 'gw'", `Port ${portOf(held)}`, 'already in use', 'choose a free Port');
+    } finally {
+      held.close();
+    }
+  });
+
+  it('a syslog receiver port in use, or an IP not of this host, is one line; exit 2', async () => {
+    const held = await holdUdp();
+    try {
+      const port = held.address().port;
+      expectOneLineRefusal(run(['syslog', '-NAME=logs', '-IP=127.0.0.1', `-Port=${port}`, '-UDP=true']), "syslog 'logs'", `Port ${port}`, 'already in use over UDP', 'choose a free Port');
+    } finally {
+      held.close();
+    }
+    // 192.0.2.1 is TEST-NET-1: never an address of this host
+    expectOneLineRefusal(run(['syslog', '-NAME=logs', '-IP=192.0.2.1', '-Port=0', '-TCP=true']), "syslog 'logs'", 'IP 192.0.2.1 is not an address of this host');
+  });
+
+  it('a dashboard or interceptor port in use is one line; exit 2', async () => {
+    const held = await holdTcp();
+    try {
+      const port = portOf(held);
+      expectOneLineRefusal(run(['echo', '-NAME=e1', '--dashboard-port', String(port)]), 'dashboard cannot start', `Port ${port}`, 'already in use');
+      const dir = tempDir('hn-cli-ic-');
+      writeFileSync(join(dir, 'same.mjs'), 'export default (type, value) => ({ data: value, status: "OK", status_code: 200, options: {} });\n');
+      expectOneLineRefusal(run(['interceptor', join(dir, 'same.mjs'), `-Port=${port}`, '-IP=0.0.0.0']), 'interceptor cannot start', `Port ${port}`, 'already in use');
+    } finally {
+      held.close();
+    }
+  });
+
+  it('an echo RecordFile that cannot be opened is one line; exit 2', () => {
+    const missing = join(tempDir('hn-cli-rec-'), 'no-such-dir', 'echo.jsonl');
+    expectOneLineRefusal(run(['echo', `-RecordFile=${missing}`]), `RecordFile '${missing}' cannot be opened for appending: ENOENT`);
+  });
+
+  it("the demo's ports in use name the variables that move them", async () => {
+    const held = await holdTcp();
+    try {
+      const port = String(portOf(held));
+      expectOneLineRefusal(run(['demo', '--once'], { HIVENODE_DEMO_PORT: port }), "gateway 'gateway'", `Port ${port}`, 'HIVENODE_DEMO_PORT=<port> hivenode demo');
+      expectOneLineRefusal(run(['demo', '--once'], { HIVENODE_DASHBOARD_PORT: port }), 'dashboard', `Port ${port}`, 'HIVENODE_DASHBOARD_PORT=<port> hivenode demo');
+    } finally {
+      held.close();
+    }
+  });
+
+  it('an unknown service or command is one line with the choices, not the whole help', () => {
+    for (const args of [['nosuchservice'], ['nosuchservice', '-Port=1']]) {
+      const r = run(args);
+      expectOneLineRefusal(r, "'nosuchservice' is neither a service (sql, queue, gateway", 'nor a command (run, demo', "run 'hivenode --help'");
+    }
+    expectOneLineRefusal(run(['status', '--bogus']), 'Unknown argument: bogus', "run 'hivenode status --help'");
+  });
+
+  it('names in COMMANDS are exactly the commands of --help', () => {
+    const r = run(['--help']);
+    const listed = [...r.stdout.matchAll(/^ {2}hivenode ([a-z]+)/gm)].map((m) => m[1]);
+    expect(listed.sort()).to.deep.equal([...COMMANDS].sort());
+  });
+
+  it("params sql shows SQL_PORT's default per engine", () => {
+    const r = run(['params', 'sql']);
+    expect(r.status).to.equal(0);
+    expect(r.stdout).to.match(/\n {2}SQL_PORT +per SQL_ENGINE +int +Database port\. \(default per SQL_ENGINE: postgres '5432', mysql '3306', mariadb '3306', mssql '1433', oracle '1521'; not used by sqlite\)/);
   });
 
   it('--version shows each service release tag', () => {

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenOn } from '../listen.js';
 import type { NodeMetrics } from './metrics.js';
 import { renderPage } from './page.js';
 import type { NodeStatus } from './status.js';
@@ -32,10 +33,7 @@ export async function startDashboard(port: number, status: () => NodeStatus, met
     }
     send(404, 'text/plain; charset=utf-8', 'not found: try /, /api/status or /metrics');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listenOn(server, { service: 'dashboard', port, host });
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>

@@ -34,6 +34,10 @@ describe('config/node-file', () => {
 
   it('reads the dashboard port', () => {
     expect(parseNodeFile('dashboard: {Port: 9100}\nservices: [{service: echo}]\n', 'n.yaml').dashboardPort).to.equal(9100);
+    expect(() => parseNodeFile('dashboard: {}\nservices: [{service: echo}]\n', 'n.yaml')).to.throw(ConfigError, 'n.yaml: dashboard.Port needs a value');
+    for (const bad of ['70000', '-1', '1.5', 'abc']) {
+      expect(() => parseNodeFile(`dashboard: {Port: '${bad}'}\nservices: [{service: echo}]\n`, 'n.yaml'), bad).to.throw(ConfigError, `dashboard.Port must be a port number from 0 to 65535, got '${bad}'`);
+    }
   });
 
   it('names the node after the file, without its extension', () => {

@@ -7,6 +7,7 @@ import { SQL_PARAMS } from '../../../config/sql.js';
 import { GATEWAY_PARAMS } from '../../../config/gateway.js';
 import { EXEC_PARAMS } from '../../../config/exec.js';
 import { ECHO_PARAMS } from '../../../config/echo.js';
+import { checkTable } from '../../../config/params.js';
 import { commandLineLayer, compileConfig, environmentLayer } from '../../../config/resolve.js';
 import { parseDuration } from '../../../config/values.js';
 import { ConfigError } from '../../../protocol/errors.js';
@@ -62,6 +63,32 @@ describe('config/resolve', () => {
     expect(() => compileConfig('gateway', GATEWAY_PARAMS, [commandLineLayer(['-Port=70000'])])).to.throw(ConfigError, 'above the maximum 65535');
     expect(() => compileConfig('exec', EXEC_PARAMS, [])).to.throw(ConfigError, 'Template is mandatory');
     expect(() => commandLineLayer(['stray'])).to.throw(ConfigError, "unexpected argument 'stray'");
+  });
+
+  it('a bare flag is true for a boolean and refused for any other type (it never becomes the text "true")', () => {
+    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused'])]).values.StartPaused).to.equal(true);
+    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused', '-AutoPause=false'])]).values.StartPaused).to.equal(true);
+    for (const [args, name] of [[['-NAME'], 'NAME'], [['-RecordFile', '-NAME=e'], 'RecordFile'], [['--replycode'], 'ReplyCode']] as const) {
+      expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(args)]), args.join(' ')).to.throw(ConfigError, `parameter ${name} needs a value (command line)`);
+    }
+    // a value that looks like an option is still an option, not the value
+    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', '-ReplyCode=201'])])).to.throw(ConfigError, 'parameter NAME needs a value');
+    expect(compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', 'e1'])]).values.NAME).to.equal('e1');
+  });
+
+  it("defaults SQL_PORT to the engine's usual port, from the table", () => {
+    const port = (engine: string, extra: [string, string][] = []) => compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: [['SQL_ENGINE', engine], ...extra] }]).values.SQL_PORT;
+    expect(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle'].map((e) => port(e))).to.deep.equal([5432, 3306, 3306, 1433, 1521]);
+    expect(port('postgres', [['SQL_PORT', '6543']])).to.equal(6543);
+    expect(port('MSSQL', [['SQL_PORT', '3306']])).to.equal(3306);
+  });
+
+  it('refuses a table whose defaultBy does not follow an earlier enum by its values', () => {
+    const engine = { name: 'E', type: 'enum', default: 'a', values: ['a', 'b'], description: '' } as const;
+    const port = (values: Record<string, string>, param = 'E') => ({ name: 'P', type: 'int', default: '1', defaultBy: { param, values }, description: '' }) as const;
+    expect(() => checkTable('t', [engine, port({ a: '2' })])).to.not.throw();
+    expect(() => checkTable('t', [port({ a: '2' }), engine])).to.throw(/not an earlier enum/);
+    expect(() => checkTable('t', [engine, port({ c: '2' })])).to.throw(/'c', which is not one of its values/);
   });
 
   it('reads file:// secrets, trimmed, and lists them for masking', () => {

@@ -6,8 +6,7 @@ import { SQL_PARAMS } from '../../../config/sql.js';
 import { ConfigError } from '../../../protocol/errors.js';
 
 function options(values: Record<string, string>) {
-  const compiled = compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: Object.entries(values) }]);
-  return databaseOptions(compiled.values, compiled.explicit.has('SQL_PORT'));
+  return databaseOptions(compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: Object.entries(values) }]).values);
 }
 
 describe('sql database options', () => {

@@ -1,0 +1,18 @@
+/** The one-line message for a command line that yargs refuses (bin/hivenode.ts). */
+import { SERVICES, isServiceKind } from '../config/registry.js';
+
+/** The commands bin/hivenode.ts registers with yargs (a test keeps this list and `--help` identical). */
+export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'status', 'params'] as const;
+
+/**
+ * One line for a command line yargs refuses, instead of the whole help before the reason: a first
+ * word that is neither a command nor a service is named as such, with the lists to choose from.
+ */
+export function usageError(argv: readonly string[], reason: string): string {
+  const first = argv[0];
+  if (first !== undefined && !first.startsWith('-') && !isServiceKind(first) && !(COMMANDS as readonly string[]).includes(first)) {
+    return `hivenode: '${first}' is neither a service (${Object.keys(SERVICES).join(', ')}) nor a command (${COMMANDS.join(', ')}); run 'hivenode --help' for usage`;
+  }
+  const command = first !== undefined && (COMMANDS as readonly string[]).includes(first) ? ` ${first}` : '';
+  return `hivenode: ${reason.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ')}; run 'hivenode${command} --help' for usage`;
+}
