@@ -19,8 +19,9 @@ lint: install
 test: install
 	bash scripts/test.sh
 
+# `make demo ONCE=1` shows the calls and stops instead of keeping the node running.
 demo: build
-	node dist/bin/hivenode.js demo
+	node dist/bin/hivenode.js demo$(if $(ONCE), --once)
 
 bench: build
 	bash scripts/bench.sh
