@@ -67,7 +67,7 @@ describe('sql names checked against the catalog (SQLite)', () => {
 
   before(async () => {
     const file = join(tempDir('hn-sqlnames-'), 'n.db');
-    db = new Database(databaseOptions(config({ SQL_DATABASE: file }), false));
+    db = new Database(databaseOptions(config({ SQL_DATABASE: file })));
     await db.run('exec', 'CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, email TEXT)', {});
     await db.run('exec', 'CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER, total REAL)', {});
     await db.run('exec', 'CREATE TABLE plain (k TEXT PRIMARY KEY) WITHOUT ROWID', {});
