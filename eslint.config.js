@@ -1,7 +1,20 @@
 // Lint rules from ARCHITECTURE §11: floating promises, type-only imports and import cycles are errors.
+// The layers of docs/ARCHITECTURE.md point one way — protocol, config ← template ← supervisors ←
+// actors ← node ← bin — and the rules below refuse an import that runs back up (spec/unit/house/layers.spec.ts
+// proves they do).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importPlugin from 'eslint-plugin-import';
+
+/** Each layer and the layers above it, which it may not import. */
+const LAYERS = [
+  { layer: ['./protocol', './config'], above: ['./template', './supervisors', './actors', './node', './bin', './index.ts'] },
+  { layer: ['./template'], above: ['./supervisors', './actors', './node', './bin', './index.ts'] },
+  { layer: ['./supervisors'], above: ['./actors', './node', './bin', './index.ts'] },
+  { layer: ['./actors'], above: ['./node', './bin', './index.ts'] },
+  { layer: ['./node'], above: ['./bin', './index.ts'] },
+];
+const LAYER_ZONES = LAYERS.flatMap(({ layer, above }) => layer.map((target) => ({ target, from: above, message: `${target.slice(2)}/ sits below ${above.map((a) => a.slice(2)).join(', ')}: an import may not run back up the layers (docs/ARCHITECTURE.md)` })));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'tmp/**', 'node_modules/**', 'bench/peers/**', 'eslint.config.js', 'test-artifacts/**'] },
@@ -18,7 +31,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import/no-cycle': ['error', { maxDepth: 10 }],
       'no-console': ['error', { allow: ['error'] }],
+      'import/no-restricted-paths': ['error', { zones: LAYER_ZONES }],
+      // nact is the runtime's business: everything else speaks the runtime's typed refs
+      'no-restricted-imports': ['error', { paths: [{ name: 'nact', message: 'only supervisors/runtime.ts imports nact; use the Runtime (supervisors/runtime.ts).' }] }],
     },
   },
+  { files: ['supervisors/runtime.ts', 'bench/hive.ts'], rules: { 'no-restricted-imports': 'off' } },
   { files: ['bin/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'spec/**/*.ts'], rules: { 'no-console': 'off' } },
 );

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { makeMessage } from '../protocol/message.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import { drive, fmt, interleaved, report } from './lib.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);

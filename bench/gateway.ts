@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { loadInterceptor, serveInterceptor } from '../actors/interceptor/server.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import { REPO, report } from './lib.js';
 import type { NodeRed } from './support/nodered.js';
 import { startNodeRed } from './support/nodered.js';

@@ -8,7 +8,7 @@
 import nact from 'nact';
 import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../protocol/message.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import { drive, median, report } from './lib.js';
 import { connect } from '@nats-io/transport-node';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';

@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { Pool } from 'undici';
 import { serveInterceptor } from '../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import { REPO, drive, median, report } from './lib.js';
 import { loadPeers, peerVersion } from './support/peers.js';
 

@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import { QueryTypes, Sequelize } from 'sequelize';
 import sqlite3 from 'sqlite3';
 import { makeMessage, mapOf } from '../protocol/message.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import type { DbServer } from '../spec/adapters/sql/servers.js';
 import { mariadbAvailable, mariadbServer, postgresBin, postgresServer } from '../spec/adapters/sql/servers.js';
 import { drive, fmt, interleavedAll, report } from './lib.js';

@@ -9,7 +9,7 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { frameOctetCounted } from '../actors/syslog/format.js';
-import { HiveNode } from '../supervisors/node.js';
+import { HiveNode } from '../node/node.js';
 import { interleaved, report } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadNodeFile } from '../config/node-file.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import type { ListenError } from '../protocol/errors.js';
-import type { HiveNode } from '../supervisors/node.js';
+import type { HiveNode } from '../node/node.js';
 import { PACKAGE_ROOT } from './package-info.js';
 import { exitOnConfigError, runNode } from './run-node.js';
 import { plansOf } from './plans.js';

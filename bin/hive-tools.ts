@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { NatsTransport } from '../actors/hive/nats.js';
 import { readSecret } from '../config/resolve.js';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError, describeError } from '../protocol/errors.js';
 import { makeMessage, validateValueMap } from '../protocol/message.js';
 import { parseJson } from '../protocol/wire.js';
-import { createLogger } from '../supervisors/logger.js';
+import { createLogger } from '../actors/shared/logger.js';
 import { exitOnConfigError } from './run-node.js';
 
 export interface HiveArgs {
@@ -38,7 +38,7 @@ export async function runSend(channel: string, opts: HiveArgs & { data?: string 
     process.exitCode = result.Code >= 200 && result.Code <= 299 ? 0 : 1;
   } catch (e) {
     if ((e as { code?: unknown }).code === 400) {
-      console.error(`hivenode: ${(e as Error).message}`);
+      console.error(`hivenode: ${describeError(e)}`);
       process.exitCode = 2;
     } else exitOnConfigError(e);
   } finally {

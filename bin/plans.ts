@@ -3,7 +3,7 @@ import type { NodeFile } from '../config/node-file.js';
 import type { ServiceKind } from '../config/registry.js';
 import { SERVICES } from '../config/registry.js';
 import { commandLineLayer, environmentLayer } from '../config/resolve.js';
-import type { ServicePlan } from '../supervisors/node.js';
+import type { ServicePlan } from '../node/node.js';
 
 /** Node file: table default < the file's hive section < the service's entry. */
 export function plansOf(file: NodeFile): ServicePlan[] {

@@ -1,6 +1,7 @@
 /** `hivenode template render`: a dry run of a template file in the plain, queue or exec dialect. */
 import { renderTemplateFile } from '../template/render-command.js';
 import type { Dialect } from '../template/render-command.js';
+import { describeError } from '../protocol/errors.js';
 
 export async function runRender(file: string | undefined, opts: { dialect: string; data?: string | undefined; delims?: string | undefined; define?: string | undefined }): Promise<void> {
   if (!file) {
@@ -28,7 +29,7 @@ export async function runRender(file: string | undefined, opts: { dialect: strin
     });
     process.stdout.write(out.endsWith('\n') ? out : `${out}\n`);
   } catch (e) {
-    console.error(`hivenode: ${(e as Error).message}`);
+    console.error(`hivenode: ${describeError(e)}`);
     process.exitCode = 1;
   }
 }

@@ -2,8 +2,8 @@
  * Running a node from the command line: start, print what runs, drain on SIGTERM/SIGINT and exit 0
  * within 10 s; configuration errors exit 2 with the message.
  */
-import type { NodeOptions } from '../supervisors/node.js';
-import { HiveNode } from '../supervisors/node.js';
+import type { NodeOptions } from '../node/node.js';
+import { HiveNode } from '../node/node.js';
 import { ConfigError, ListenError } from '../protocol/errors.js';
 import { PACKAGE_VERSION } from './package-info.js';
 

@@ -1,8 +1,9 @@
 /** `hivenode status`: the dashboard's /api/status as text, and the --dashboard-port option of service commands. */
 import { parseDashboardPort } from '../config/node-file.js';
-import type { NodeStatus } from '../supervisors/dashboard/status.js';
-import { treeLines } from '../supervisors/dashboard/status.js';
-import { figureTexts } from '../supervisors/dashboard/figures.js';
+import type { NodeStatus } from '../node/dashboard/status.js';
+import { treeLines } from '../node/dashboard/status.js';
+import { figureTexts } from '../node/dashboard/figures.js';
+import { describeError } from '../protocol/errors.js';
 
 export async function runStatus(url: string): Promise<void> {
   let status: NodeStatus;
@@ -11,7 +12,7 @@ export async function runStatus(url: string): Promise<void> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     status = (await res.json()) as NodeStatus;
   } catch (e) {
-    console.error(`hivenode: cannot read ${url}/api/status: ${(e as Error).message} (is the node running with a dashboard port?)`);
+    console.error(`hivenode: cannot read ${url}/api/status: ${describeError(e)} (is the node running with a dashboard port?)`);
     process.exitCode = 1;
     return;
   }

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError, describeError } from '../protocol/errors.js';
 import type { Layer } from './resolve.js';
 import type { ServiceKind } from './registry.js';
 import { SERVICES, isServiceKind } from './registry.js';
@@ -69,7 +69,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   try {
     doc = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
-    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${describeError(e)}`);
   }
   if (!isObject(doc)) throw new ConfigError(`${name}: expected an object with a 'services' list`);
   for (const key of Object.keys(doc)) {
@@ -114,7 +114,7 @@ export function loadNodeFile(file: string, env: NodeJS.ProcessEnv = process.env)
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(`cannot read node file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ConfigError(`cannot read node file '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
   }
   return parseNodeFile(text, file, env);
 }

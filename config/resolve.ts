@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError, describeError } from '../protocol/errors.js';
 import type { ConfigOf, ParamSpec, ParamTable } from './params.js';
 import { ParamType, expandCtrl } from './params.js';
 import { parseBool, parseDuration, parseInt10 } from './values.js';
@@ -58,7 +58,7 @@ export function readSecret(value: string, name: string, source: string): string 
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (e) {
-    throw new ConfigError(`${name} (${source}): cannot read secret file '${path}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ConfigError(`${name} (${source}): cannot read secret file '${path}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
   }
 }
 
@@ -81,7 +81,7 @@ function convert(p: ParamSpec, text: string, source: string): unknown {
       }
     }
   } catch (e) {
-    throw new ConfigError(`${p.name} (${source}): ${(e as Error).message}; expected ${acceptedValues(p)}`);
+    throw new ConfigError(`${p.name} (${source}): ${describeError(e)}; expected ${acceptedValues(p)}`);
   }
 }
 
@@ -126,6 +126,11 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
 }
 
 /** The environment as a layer: every variable whose upper-case name is a parameter's upper-case name. */
+/** The compile step of one service kind's table, as the kind's service definition holds it. */
+export function compilerFor<const T extends ParamTable>(kind: string, table: T): (layers: readonly Layer[]) => Compiled<ConfigOf<T>> {
+  return (layers) => compileConfig(kind, table, layers);
+}
+
 export function environmentLayer(env: NodeJS.ProcessEnv, table: ParamTable): Layer {
   const names = new Set(expandCtrl(table).map((p) => p.name.toUpperCase()));
   const values: [string, string][] = [];

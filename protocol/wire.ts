@@ -2,7 +2,7 @@
  * The JSON form of messages and results on a wire (NATS payloads, HTTP bodies, record files).
  * Parsing always validates: a wire is an untrusted boundary.
  */
-import { BadInputError } from './errors.js';
+import { BadInputError, describeError } from './errors.js';
 import type { Message, Result, ShapeLimits } from './message.js';
 import { DEFAULT_LIMITS, validateMessage, validateResult } from './message.js';
 
@@ -11,7 +11,7 @@ export function parseJson(text: string, where: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new BadInputError(`${where} is not valid JSON: ${(e as Error).message}`);
+    throw new BadInputError(`${where} is not valid JSON: ${describeError(e)}`);
   }
 }
 

@@ -8,11 +8,12 @@ import { MISSING, MissingKey } from './state.js';
 import type { State } from './state.js';
 import { Param } from './funcs.js';
 import type { FuncSpec } from './funcs.js';
-import { Kind, kindOf, isTrue, mapGet, typeName, TypedNumber, NumberType, assertNever } from './values.js';
+import { Kind, kindOf, isTrue, mapGet, typeName, TypedNumber, NumberType } from './values.js';
 import { nodeString } from './node-string.js';
 import { quote } from './fmt/quote.js';
 import { ExecFailure, BudgetExceeded } from './errors.js';
 import { IFACE_INDEX } from './builtins.js';
+import { assertNever } from '../protocol/never.js';
 
 /** Runs a pipeline; declared variables are pushed (or assigned) on the state. */
 export function evalPipeline(s: State, dot: unknown, pipe: PipeNode | null): unknown {
@@ -70,7 +71,7 @@ function evalCommand(s: State, dot: unknown, cmd: CommandNode, final: unknown): 
     case NodeType.String:
       return first.text;
     default:
-      return assertNever(first);
+      return assertNever(first, 'command');
   }
 }
 
@@ -215,7 +216,7 @@ function validateType(s: State, value: unknown, param: Param): unknown {
       return value;
     }
     default:
-      return assertNever(param);
+      return assertNever(param, 'parameter kind');
   }
 }
 
@@ -271,7 +272,7 @@ function evalArg(s: State, dot: unknown, param: Param, n: ArgNode): unknown {
         case NodeType.String:
           return n.text;
         default:
-          return assertNever(n);
+          return assertNever(n, 'template node');
       }
     case Param.String:
       if (n.type === NodeType.String) return n.text;
@@ -288,7 +289,7 @@ function evalArg(s: State, dot: unknown, param: Param, n: ArgNode): unknown {
       }
       return s.fail(`expected integer; found ${nodeString(n)}`);
     default:
-      return assertNever(param);
+      return assertNever(param, 'parameter kind');
   }
 }
 

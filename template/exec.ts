@@ -8,11 +8,12 @@ import type { ActionNode, ListNode, Node, RangeNode, TemplateNode, Tree, BranchN
 import { State } from './state.js';
 import type { ExecEnv } from './state.js';
 import { evalPipeline } from './eval.js';
-import { Kind, kindOf, isTrue, mapGet, mapKeys, sliceItems, assertNever, TypedNumber } from './values.js';
+import { Kind, kindOf, isTrue, mapGet, mapKeys, sliceItems, TypedNumber } from './values.js';
 import { formatValue } from './fmt/value.js';
 import { newFlags } from './fmt/flags.js';
 import { nodeString } from './node-string.js';
 import { quote } from './fmt/quote.js';
+import { assertNever } from '../protocol/never.js';
 
 /** How a walk ended. */
 const Signal = { Normal: 0, Break: 1, Continue: 2 } as const;
@@ -90,7 +91,7 @@ function walk(s: State, dot: unknown, node: Node): Signal {
     case NodeType.String:
       return s.fail(`unknown node: ${nodeString(node)}`);
     default:
-      return assertNever(node);
+      return assertNever(node, 'template node');
   }
 }
 

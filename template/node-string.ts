@@ -5,7 +5,7 @@
 import { NodeType } from './nodes.js';
 import type { Node, ListNode, PipeNode } from './nodes.js';
 import { quote } from './fmt/quote.js';
-import { assertNever } from './values.js';
+import { assertNever } from '../protocol/never.js';
 
 export function nodeString(n: Node): string {
   switch (n.type) {
@@ -57,7 +57,7 @@ export function nodeString(n: Node): string {
     case NodeType.String:
       return n.quoted;
     default:
-      return assertNever(n);
+      return assertNever(n, 'template node');
   }
 }
 

@@ -12,8 +12,9 @@ import { renderExecTemplate } from './dialects/exec.js';
 import { renderQueueTemplate } from './dialects/queue.js';
 import { makeMessage, validateMessage, validateValueMap } from '../protocol/message.js';
 import type { Message } from '../protocol/message.js';
-import { assertNever } from './values.js';
 import { TEMPLATE_LIMIT_NAMES } from '../config/common.js';
+import { assertNever } from '../protocol/never.js';
+import { describeError } from '../protocol/errors.js';
 
 export const Dialect = {
   /** Plain Go text/template, {{ }} by default. */
@@ -50,7 +51,7 @@ async function readData(file: string | undefined): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new TemplateError(`data file ${file} is not valid JSON: ${(e as Error).message}`, TemplatePhase.Exec, '', e);
+    throw new TemplateError(`data file ${file} is not valid JSON: ${describeError(e)}`, TemplatePhase.Exec, '', e);
   }
 }
 
@@ -87,6 +88,6 @@ export async function renderTemplateFile(opts: RenderFileOptions): Promise<strin
       return lines.join('\n') + '\n';
     }
     default:
-      return assertNever(opts.dialect);
+      return assertNever(opts.dialect, 'dialect');
   }
 }

@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { BadInputError, TooLargeError } from '../protocol/errors.js';
+import { BadInputError, TooLargeError, describeError } from '../protocol/errors.js';
 
 /** Largest template file read: 16 MiB, the size of a render's default character budget. */
 export const MAX_TEMPLATE_FILE_BYTES = 16 * 1024 * 1024;
@@ -45,7 +45,7 @@ export async function readTemplateFile(path: string, maxBytes = MAX_TEMPLATE_FIL
     // O_NONBLOCK: opening a FIFO must not wait for a writer before we can tell what it is
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw new BadInputError(`template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new BadInputError(`template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
   }
   try {
     const st = await handle.stat();

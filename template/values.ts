@@ -8,6 +8,7 @@
  *    with a whole value (`1.0`) and the uint8 bytes produced by indexing a string.
  */
 import { compareStrings } from './utf8.js';
+import { assertNever } from '../protocol/never.js';
 
 /** Go number types a JS number alone cannot express. */
 export const NumberType = {
@@ -100,13 +101,10 @@ export function typeName(v: unknown): string {
     case Kind.Func:
       return 'func(...interface {}) interface {}';
     default:
-      return assertNever(k);
+      return assertNever(k, 'value kind');
   }
 }
 
-export function assertNever(x: never): never {
-  throw new Error(`unexpected value ${String(x)}`);
-}
 
 /** The numeric value of an int/uint/float kind value. */
 export function numberValue(v: unknown): number {

@@ -4,13 +4,18 @@
  * tests can prove what was delivered; Delay holds the answer back. The control `echo_crash: ['true']`
  * makes the worker actor throw, to exercise supervision on purpose.
  */
-import type { ECHO_PARAMS } from '../../config/echo.js';
+import { ECHO_PARAMS } from '../../config/echo.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
 import { SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
-import { resultFromError } from '../../protocol/message.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { describeError } from '../../protocol/errors.js';
+import type { Message, Result } from '../../protocol/message.js';
+import type { Delivery } from '../hive/transport.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import type { Handler } from '../service/serve.js';
+import { handleAsync, serve } from '../service/serve.js';
 import { RecordFile } from './record-file.js';
 
 type EchoConfig = ConfigOf<typeof ECHO_PARAMS>;
@@ -26,48 +31,29 @@ async function start(ctx: ServiceContext<EchoConfig>): Promise<RunningService> {
   const { config } = ctx;
   const record = config.RecordFile ? new RecordFile(config.RecordFile) : undefined;
   await record?.open();
-  const inFlight = new InFlight();
-  let handled = 0;
 
-  const answer = async (msg: DeliveryMsg): Promise<void> => {
-    const { delivery } = msg;
-    try {
-      if (record) await record.append(JSON.stringify({ time: new Date().toISOString(), mode: delivery.mode, channel: delivery.channel, message: delivery.message }));
-      if (config.Delay > 0) await sleep(config.Delay);
-      const code = config.ReplyCode;
-      delivery.respond({ Code: code, Message: isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`, Data: delivery.message.Data, List: [] });
-    } catch (e) {
-      ctx.log.error(`echo could not record a message: ${(e as Error).message}`);
-      delivery.respond(resultFromError(e));
-    } finally {
-      inFlight.end();
+  const reply = async (message: Message, delivery: Delivery): Promise<Result> => {
+    if (record) {
+      try {
+        await record.append(JSON.stringify({ time: new Date().toISOString(), mode: delivery.mode, channel: delivery.channel, message }));
+      } catch (e) {
+        ctx.log.error(`echo could not record a message: ${describeError(e)}`);
+        throw e;
+      }
     }
+    if (config.Delay > 0) await sleep(config.Delay);
+    const code = config.ReplyCode;
+    return { Code: code, Message: isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`, Data: message.Data, List: [] };
+  };
+  const answer = handleAsync(reply);
+  const handle: Handler = (delivery, a) => {
+    if (delivery.message.Control.echo_crash?.[0] === 'true') throw new CrashRequestedError('crash requested by the echo_crash control');
+    answer(delivery, a);
   };
 
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'worker',
-    init: () => undefined,
-    receive: (state, msg) => {
-      const { delivery } = msg;
-      if (delivery.message.Control.echo_crash?.[0] === 'true') throw new CrashRequestedError('crash requested by the echo_crash control');
-      delivery.ack();
-      handled++;
-      inFlight.begin();
-      void answer(msg);
-      return state;
-    },
-  });
-  const subscription = await serveChannel(ctx, worker);
+  const running = await serve(ctx, { worker: 'worker', handle, close: () => record?.close(), status: () => ({ replyCode: config.ReplyCode }) });
   ctx.log.info(`echo listening on channel '${ctx.inputChannel}'${record ? `, recording to ${config.RecordFile}` : ''}`);
-
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await inFlight.idle(deadlineMs);
-      await record?.close();
-    },
-    status: () => ({ channel: ctx.inputChannel, handled, inFlight: inFlight.size, replyCode: config.ReplyCode }),
-  };
+  return running;
 }
 
-export const echoService: ServiceDefinition<typeof ECHO_PARAMS> = { info: SERVICES.echo, start };
+export const echoService = defineService(SERVICES.echo, compilerFor('echo', ECHO_PARAMS), start);

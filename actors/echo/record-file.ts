@@ -5,7 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import { GroupCommit } from '../shared/group-commit.js';
 
 export class RecordFile {
@@ -23,7 +23,7 @@ export class RecordFile {
     try {
       this.handle = await open(this.path, 'a');
     } catch (e) {
-      throw new ConfigError(`RecordFile '${this.path}' cannot be opened for appending: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; give a file in an existing, writable directory`);
+      throw new ConfigError(`RecordFile '${this.path}' cannot be opened for appending: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}; give a file in an existing, writable directory`);
     }
   }
 

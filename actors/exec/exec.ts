@@ -5,17 +5,19 @@
  * stdout and stderr as lists of lines, exitcode; a non-zero exit is Code 502 (ARCHITECTURE §7).
  */
 import { isAbsolute } from 'node:path';
-import type { EXEC_PARAMS } from '../../config/exec.js';
+import { EXEC_PARAMS } from '../../config/exec.js';
 import type { ConfigOf } from '../../config/params.js';
 import { templateBudget } from '../../config/common.js';
 import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
 import { splitList } from '../../config/values.js';
 import { Code } from '../../protocol/codes.js';
-import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError, UnavailableError } from '../../protocol/errors.js';
+import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError, UnavailableError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { emptyMap, failure, resultFromError, success } from '../../protocol/message.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { emptyMap, failure, success } from '../../protocol/message.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { handleAsync, serve } from '../service/serve.js';
 import { ExecTemplate } from '../../template/dialects/exec.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import type { CommandOutcome, CommandRun } from './run-command.js';
@@ -61,13 +63,11 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     try {
       template = await load();
     } catch (e) {
-      throw new ConfigError(`Template: ${(e as Error).message}`);
+      throw new ConfigError(`Template: ${describeError(e)}`);
     }
   }
   const slots = new Slots(c.MaxConcurrent, c.MaxWaiting);
-  const inFlight = new InFlight();
   let ran = 0;
-  let failed = 0;
   // runs whose processes may still be alive: node shutdown, and even a hard exit, kills what is left
   const runs = new Set<CommandRun>();
   let closed = false;
@@ -114,44 +114,20 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     return resultOf(command, outcome);
   };
 
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'commands',
-    init: () => undefined,
-    receive: (state, { delivery }) => {
-      delivery.ack();
-      inFlight.begin();
-      void handle(delivery.message)
-        .then(
-          (r) => {
-            if (r.Code !== Code.Success) failed++;
-            delivery.respond(r);
-          },
-          (e: unknown) => {
-            failed++;
-            delivery.respond(resultFromError(e));
-          },
-        )
-        .finally(() => inFlight.end());
-      return state;
-    },
-  });
   process.on('exit', killAllNow);
-  const subscription = await serveChannel(ctx, worker).catch((e: unknown) => {
-    process.off('exit', killAllNow);
-    throw e;
-  });
-  ctx.log.info(`exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`);
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await inFlight.idle(deadlineMs);
-      // past the deadline: what still runs is killed without grace, and nothing new starts
+  const running = await serve(ctx, {
+    worker: 'commands',
+    handle: handleAsync(handle),
+    // past the drain's deadline: what still runs is killed without grace, and nothing new starts
+    async close() {
       closed = true;
       await Promise.all([...runs].map((run) => run.stop()));
       process.off('exit', killAllNow);
     },
-    status: () => ({ channel: ctx.inputChannel, running: slots.busy, waiting: slots.waiting, ran, failed }),
-  };
+    status: () => ({ running: slots.busy, waiting: slots.waiting, ran }),
+  });
+  ctx.log.info(`exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`);
+  return running;
 }
 
-export const execService: ServiceDefinition<typeof EXEC_PARAMS> = { info: SERVICES.exec, start };
+export const execService = defineService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), start);

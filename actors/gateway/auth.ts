@@ -8,7 +8,7 @@
 import bcrypt from 'bcryptjs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 
 const CACHE_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 10_000;
@@ -47,7 +47,7 @@ export class BasicAuth {
       this.users = parseUsers(readFileSync(file, 'utf8'), file);
     } catch (e) {
       if (e instanceof ConfigError) throw e;
-      throw new ConfigError(`Users: cannot read users file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new ConfigError(`Users: cannot read users file '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
 

@@ -7,13 +7,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GATEWAY_PARAMS } from '../../config/gateway.js';
+import { GATEWAY_PARAMS } from '../../config/gateway.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
 import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
-import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { listenOn } from '../../supervisors/listen.js';
-import { InFlight } from '../../supervisors/service.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { InFlight } from '../service/serve.js';
+import { listenOn } from '../shared/listen.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { BasicAuth } from './auth.js';
@@ -139,4 +141,4 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   };
 }
 
-export const gatewayService: ServiceDefinition<typeof GATEWAY_PARAMS> = { info: SERVICES.gateway, start };
+export const gatewayService = defineService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), start);

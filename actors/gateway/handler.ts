@@ -6,11 +6,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, UnauthorizedError } from '../../protocol/errors.js';
+import { BadInputError, UnauthorizedError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
-import type { Logger } from '../../supervisors/logger.js';
+import type { Logger } from '../shared/logger.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Interceptor } from '../interceptor/connect.js';
 import type { BasicAuth } from './auth.js';
@@ -63,7 +63,7 @@ async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: Gatew
   try {
     return validateMessage(reply.data, 'before interceptor data');
   } catch (e) {
-    throw new BadInputError(`data not in protocol-message form is refused by the hive: ${(e as Error).message}`);
+    throw new BadInputError(`data not in protocol-message form is refused by the hive: ${describeError(e)}`);
   }
 }
 
@@ -139,7 +139,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     else await respondThroughAfter(res, result, deps, deadline, httpRequest);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code !== 'number' || code >= 500) deps.log.warn(`request ${req.method} ${subPath} failed: ${(e as Error).message}`);
+    if (typeof code !== 'number' || code >= 500) deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`);
     sendError(res, e);
   }
 }

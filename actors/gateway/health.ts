@@ -5,7 +5,7 @@
  * starting (it would answer 404: nobody listens on its channel yet).
  */
 import { Code } from '../../protocol/codes.js';
-import type { ReadinessView } from '../../supervisors/readiness.js';
+import type { ReadinessView } from '../service/readiness.js';
 
 export interface HealthInputs {
   hiveConnected: boolean;

@@ -7,7 +7,7 @@ import { validateHeaderValue } from 'node:http';
 import type { ConfigOf } from '../../config/params.js';
 import type { GATEWAY_PARAMS } from '../../config/gateway.js';
 import { splitHeaderLines, splitList } from '../../config/values.js';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { RouteTable } from './routes.js';
 import { parseRoutes } from './routes.js';
 
@@ -58,7 +58,7 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   try {
     responseHeaders = splitHeaderLines(c.ResponseHeaders);
   } catch (e) {
-    throw new ConfigError(`ResponseHeaders: ${(e as Error).message}`);
+    throw new ConfigError(`ResponseHeaders: ${describeError(e)}`);
   }
   for (const [name, value] of responseHeaders) {
     if (!TOKEN.test(name)) throw new ConfigError(`ResponseHeaders: '${name}' is not a valid header name`);
@@ -81,7 +81,7 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   try {
     routes = parseRoutes(c.Routes);
   } catch (e) {
-    throw new ConfigError(`Routes: ${(e as Error).message}`);
+    throw new ConfigError(`Routes: ${describeError(e)}`);
   }
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
   const basePath = trimmed === '' ? '/' : `/${trimmed}/`;

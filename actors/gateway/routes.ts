@@ -4,6 +4,7 @@
  * class and operation match without case.
  */
 import { validateChannel } from '../hive/transport.js';
+import { describeError } from '../../protocol/errors.js';
 
 export interface RouteTable {
   /** The channel for a message, or `fallback` when no entry matches. */
@@ -27,7 +28,7 @@ export function parseRoutes(text: string): RouteTable {
     try {
       channel = validateChannel(m[3]!);
     } catch (e) {
-      throw new Error(`route '${entry}': ${(e as Error).message}`);
+      throw new Error(`route '${entry}': ${describeError(e)}`);
     }
     if (op === undefined) byClass.set(cls, channel);
     else exact.set(`${cls}/${op}`, channel);

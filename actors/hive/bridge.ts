@@ -8,6 +8,7 @@ import { checkMessageNames, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveTransport, Listener, Subscription } from './transport.js';
 import { validateChannel } from './transport.js';
+import { assertNever } from '../../protocol/never.js';
 
 /** Messages of the bridge actor. */
 export type BridgeMsg =
@@ -22,9 +23,6 @@ export type BridgeMsg =
   /** Stops a subscription. */
   | { type: 'unlisten'; subscription: Subscription };
 
-function assertNever(x: never): never {
-  throw new Error(`unexpected bridge message ${JSON.stringify(x)}`);
-}
 
 export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: HiveTransport): ActorRef<BridgeMsg> {
   return runtime.spawn<HiveTransport, BridgeMsg>(parent, {
@@ -68,7 +66,7 @@ export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: Hive
           msg.subscription.close();
           return t;
         default:
-          return assertNever(msg);
+          return assertNever(msg, 'bridge message');
       }
     },
   });

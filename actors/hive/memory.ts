@@ -8,7 +8,7 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure } from '../../protocol/message.js';
 import type { DeliveryMode, HiveTransport, Listener, Subscription, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
-import { Deadlines } from '../../supervisors/deadlines.js';
+import { Deadlines } from '../shared/deadlines.js';
 
 interface ChannelListeners {
   listeners: Listener[];

@@ -10,8 +10,9 @@
  */
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { createInbox } from '@nats-io/transport-node';
-import type { Deadline } from '../../supervisors/deadlines.js';
-import { Deadlines } from '../../supervisors/deadlines.js';
+import type { Deadline } from '../shared/deadlines.js';
+import { Deadlines } from '../shared/deadlines.js';
+import { describeError } from '../../protocol/errors.js';
 
 /** Why a request got no answer. */
 export const NoReply = {
@@ -36,7 +37,7 @@ export class NoReplyError extends Error {
 interface Pending {
   resolve: (m: Msg) => void;
   reject: (e: NoReplyError) => void;
-  /** Under the mux's shared timer, as every hive call's deadline (see supervisors/deadlines.ts). */
+  /** Under the mux's shared timer, as every hive call's deadline (see actors/shared/deadlines.ts). */
   deadline: Deadline;
 }
 
@@ -62,7 +63,7 @@ export class ReplyMux {
       try {
         this.nc.publish(subject, payload, headers ? { reply, headers } : { reply });
       } catch (e) {
-        this.fail(reply, NoReply.Disconnected, (e as Error).message);
+        this.fail(reply, NoReply.Disconnected, describeError(e));
       }
     });
   }

@@ -11,11 +11,11 @@ import type { Msg, NatsConnection, Subscription as NatsSubscription } from '@nat
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { Code } from '../../protocol/codes.js';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
-import type { Logger } from '../../supervisors/logger.js';
+import type { Logger } from '../shared/logger.js';
 import type { DeliveryMode, HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
@@ -60,7 +60,7 @@ export class NatsTransport implements HiveTransport {
         ...(servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
       });
     } catch (e) {
-      const m = (e as Error).message;
+      const m = describeError(e);
       if (/authoriz|authentic/i.test(m)) throw new ConfigError(`the NATS hive at ${this.opts.servers} refused the connection: ${m} (check SERVERAUTH)`);
       throw new ConfigError(`cannot connect to the NATS hive at ${this.opts.servers}: ${m}`);
     }

@@ -5,8 +5,8 @@
  * policy on every hop. Failures are typed: 504 deadline, 502 upstream, 403 blocked address.
  */
 import type { Dispatcher } from 'undici';
-import { TimeoutError, UpstreamError } from '../../protocol/errors.js';
-import { Deadlines } from '../../supervisors/deadlines.js';
+import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
 import type { AddressPolicy } from './address-guard.js';
@@ -63,7 +63,7 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The deadlines of every exchange in flight, under one timer (see supervisors/deadlines.ts). */
+/** The deadlines of every exchange in flight, under one timer (see actors/shared/deadlines.ts). */
 const deadlines = new Deadlines();
 
 async function once(dispatcher: Dispatcher, req: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
@@ -82,7 +82,7 @@ async function once(dispatcher: Dispatcher, req: OutboundRequest, limits: Exchan
     const cause = (e as { cause?: unknown }).cause;
     if (cause instanceof BlockedAddressError) throw cause;
     if (signal.aborted) throw new TimeoutError(`${req.method} ${url.origin} did not answer in time`, { cause: e });
-    throw new UpstreamError(`${req.method} ${url.origin} failed: ${(e as Error).message}`, { cause: e });
+    throw new UpstreamError(`${req.method} ${url.origin} failed: ${describeError(e)}`, { cause: e });
   } finally {
     deadlines.settle(deadline);
   }

@@ -6,17 +6,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { Agent } from 'undici';
-import type { HTTPCLIENT_PARAMS } from '../../config/httpclient.js';
+import { HTTPCLIENT_PARAMS } from '../../config/httpclient.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
 import { splitHeaderLines } from '../../config/values.js';
 import { Code, isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, ConfigError, OverloadedError } from '../../protocol/errors.js';
+import { BadInputError, ConfigError, OverloadedError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { emptyMap, failure, resultFromError, success, validateResult } from '../../protocol/message.js';
+import { emptyMap, failure, success, validateResult } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { handleAsync, serve } from '../service/serve.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
@@ -80,21 +82,21 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     try {
       configuredTarget = targetOf(c.URL);
     } catch (e) {
-      throw new ConfigError(`URL: ${(e as Error).message}`);
+      throw new ConfigError(`URL: ${describeError(e)}`);
     }
   }
   let configuredHeaders: Record<string, string[]>;
   try {
     configuredHeaders = headerMap(splitHeaderLines(c.Headers));
   } catch (e) {
-    throw new ConfigError(`Headers: ${(e as Error).message}`);
+    throw new ConfigError(`Headers: ${describeError(e)}`);
   }
   let ca: string | undefined;
   if (c.CAFile) {
     try {
       ca = readFileSync(c.CAFile, 'utf8');
     } catch (e) {
-      throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
@@ -103,10 +105,6 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter) : undefined;
   // what the before interceptor is told of the configured headers is the same for every message
   const configuredHeadersJson = JSON.stringify(configuredHeaders);
-  const inFlight = new InFlight();
-  let sent = 0;
-  let failed = 0;
-
   const handle = async (message: Message): Promise<Result> => {
     const deadline = Date.now() + c.Timeout;
     let method = c.Method || 'POST';
@@ -163,44 +161,19 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     return validateResult(reply.data, 'after interceptor data');
   };
 
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'requests',
-    init: () => undefined,
-    receive: (state, { delivery }) => {
-      delivery.ack();
-      if (inFlight.size >= c.MaxInFlight) {
-        delivery.respond(resultFromError(new OverloadedError(`${c.MaxInFlight} requests are in flight; retry shortly`)));
-        return state;
-      }
-      inFlight.begin();
-      sent++;
-      void handle(delivery.message)
-        .then(
-          (r) => {
-            if (!isSuccessCode(r.Code)) failed++;
-            delivery.respond(r);
-          },
-          (e: unknown) => {
-            failed++;
-            const code = (e as { code?: unknown }).code;
-            if (typeof code !== 'number' || code >= 500) ctx.log.warn(`request failed: ${(e as Error).message}`);
-            delivery.respond(resultFromError(e));
-          },
-        )
-        .finally(() => inFlight.end());
-      return state;
+  const running = await serve(ctx, {
+    worker: 'requests',
+    handle: handleAsync(handle),
+    maxInFlight: c.MaxInFlight,
+    overloaded: () => new OverloadedError(`${c.MaxInFlight} requests are in flight; retry shortly`),
+    // a failure of ours or of the target's network is logged; a refusal the caller caused is only answered
+    observe: (code, error) => {
+      if (error !== undefined && code >= 500) ctx.log.warn(`request failed: ${describeError(error)}`);
     },
+    close: () => Promise.all([before?.close(), after?.close(), dispatcher.close()]).then(() => undefined),
   });
-  const subscription = await serveChannel(ctx, worker);
   ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}`);
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await inFlight.idle(deadlineMs);
-      await Promise.all([before?.close(), after?.close(), dispatcher.close()]);
-    },
-    status: () => ({ channel: ctx.inputChannel, inFlight: inFlight.size, sent, failed }),
-  };
+  return running;
 }
 
-export const httpClientService: ServiceDefinition<typeof HTTPCLIENT_PARAMS> = { info: SERVICES.httpclient, start };
+export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start);

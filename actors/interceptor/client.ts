@@ -4,8 +4,8 @@
  * or protocol failure → 502, a malformed reply → 502 naming the problem.
  */
 import { Pool, errors as undiciErrors } from 'undici';
-import { TimeoutError, UpstreamError } from '../../protocol/errors.js';
-import { Deadlines } from '../../supervisors/deadlines.js';
+import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
@@ -50,7 +50,7 @@ export class InterceptorClient {
       if (signal.aborted || (e as Error).name === 'AbortError' || e instanceof undiciErrors.RequestAbortedError) {
         throw new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`, { cause: e });
       }
-      throw new UpstreamError(`interceptor ${this.url} failed: ${(e as Error).message}`, { cause: e });
+      throw new UpstreamError(`interceptor ${this.url} failed: ${describeError(e)}`, { cause: e });
     } finally {
       this.deadlines.settle(pending);
     }
@@ -64,7 +64,7 @@ export class InterceptorClient {
     try {
       return validateReply(parsed, `reply of interceptor ${this.url}`);
     } catch (e) {
-      throw new UpstreamError((e as Error).message, { cause: e });
+      throw new UpstreamError(describeError(e), { cause: e });
     }
   }
 

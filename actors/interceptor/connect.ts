@@ -3,8 +3,8 @@
  * `module://<path>` loads the same kind of mapping function into this process (beyond the spec), which
  * saves one HTTP round trip per message. Both answer in the same wire shapes and fail the same way.
  */
-import { ConfigError, TimeoutError, UpstreamError } from '../../protocol/errors.js';
-import { Deadlines } from '../../supervisors/deadlines.js';
+import { ConfigError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { Deadlines } from '../shared/deadlines.js';
 import { isThenable } from '../../supervisors/thenable.js';
 import { InterceptorClient } from './client.js';
 import type { InterceptorFunction } from './server.js';
@@ -81,7 +81,7 @@ class ModuleInterceptor implements Interceptor {
   }
 
   private failed(e: unknown): UpstreamError {
-    return new UpstreamError(`interceptor ${this.url} failed: ${(e as Error).message}`, { cause: e });
+    return new UpstreamError(`interceptor ${this.url} failed: ${describeError(e)}`, { cause: e });
   }
 
   async close(): Promise<void> {}

@@ -9,9 +9,9 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import { parseJson } from '../../protocol/wire.js';
-import { listenOn } from '../../supervisors/listen.js';
+import { listenOn } from '../shared/listen.js';
 import type { InterceptorReply } from './wire.js';
 import { validateReply, validateRequest } from './wire.js';
 
@@ -26,7 +26,7 @@ export async function loadInterceptor(modulePath: string): Promise<InterceptorFu
   try {
     mod = (await import(pathToFileURL(resolve(modulePath)).href)) as Record<string, unknown>;
   } catch (e) {
-    throw new ConfigError(`cannot load interceptor module '${modulePath}': ${(e as Error).message}`);
+    throw new ConfigError(`cannot load interceptor module '${modulePath}': ${describeError(e)}`);
   }
   const fn = typeof mod.default === 'function' ? mod.default : mod.intercept;
   if (typeof fn !== 'function') throw new ConfigError(`interceptor module '${modulePath}' must export a function (default or 'intercept')`);
@@ -63,7 +63,7 @@ export async function serveInterceptor(fn: InterceptorFunction, port: number, ho
           reply(res, 200, validateReply(out, 'mapping function result'));
         } catch (e) {
           const code = (e as { code?: unknown }).code === 400 ? 400 : 500;
-          reply(res, code, { data: null, status: (e as Error).message, status_code: code, options: {} });
+          reply(res, code, { data: null, status: describeError(e), status_code: code, options: {} });
         }
       })();
     });

@@ -8,7 +8,7 @@ import { isSuccessCode } from '../../protocol/codes.js';
 import type { Message } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
-import type { Logger } from '../../supervisors/logger.js';
+import type { Logger } from '../shared/logger.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { QueueEntry } from './entry.js';
 

@@ -11,6 +11,7 @@ import type { HiveClient } from '../hive/client.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMode } from './entry.js';
+import { describeError } from '../../protocol/errors.js';
 
 export interface DeliverMsg {
   type: 'deliver';
@@ -43,6 +44,6 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
 export function deliver(runtime: Runtime, delivery: ActorRef<DeliverMsg>, queue: ActorRef<OutcomeMsg>, msg: DeliverMsg): void {
   runtime.tell(
     delivery,
-    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${(e as Error).message}`) })),
+    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`) })),
   );
 }

@@ -14,17 +14,15 @@ import { codeOf, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
-import { parseCommand } from './commands.js';
+import { parseCommand } from './command-parser.js';
 import { EntryState } from './entry.js';
-import { runCommand } from './queue-commands.js';
+import { runCommand } from './command-runner.js';
 import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
+import { assertNever } from '../../protocol/never.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
-function assertNever(x: never): never {
-  throw new Error(`unexpected queue message ${JSON.stringify(x)}`);
-}
 
 export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: QueueDeps): ActorRef<QueueMsg> {
   const core = new QueueCore(runtime, deps);
@@ -110,7 +108,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         msg.reply();
         break;
       default:
-        assertNever(msg);
+        assertNever(msg, 'queue message');
     }
     return settle(s, self);
   };

@@ -4,13 +4,15 @@
  * template fan-out through the Go-template queue dialect.
  */
 import { join } from 'node:path';
-import type { QUEUE_PARAMS } from '../../config/queue.js';
-import type { ConfigOf } from '../../config/params.js';
 import { templateBudget } from '../../config/common.js';
+import type { ConfigOf } from '../../config/params.js';
+import { QUEUE_PARAMS } from '../../config/queue.js';
 import { SERVICES } from '../../config/registry.js';
-import { ConfigError } from '../../protocol/errors.js';
-import type { RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { serveChannel } from '../../supervisors/service.js';
+import { compilerFor } from '../../config/resolve.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { serveActor } from '../service/serve.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { spawnDeadLetter } from './dead-letter.js';
@@ -35,7 +37,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     try {
       template = await load();
     } catch (e) {
-      throw new ConfigError(`Template: ${(e as Error).message}`);
+      throw new ConfigError(`Template: ${describeError(e)}`);
     }
   }
   const fanOut: FanOut | undefined = config.Template
@@ -72,23 +74,9 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     await store.close();
   };
-  let subscription: Awaited<ReturnType<typeof serveChannel>>;
-  try {
-    subscription = await serveChannel(ctx, queue);
-  } catch (e) {
-    // the node never learns of this service, so nothing else would release the store
-    await stop(2_000);
-    throw e;
-  }
+  const running = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }) });
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.durable ? `, store ${(store as SqliteStore).file}` : ''}`);
-
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await stop(deadlineMs);
-    },
-    status: () => ({ channel: ctx.inputChannel, ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }),
-  };
+  return running;
 }
 
-export const queueService: ServiceDefinition<typeof QUEUE_PARAMS> = { info: SERVICES.queue, start };
+export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);

@@ -9,8 +9,8 @@
 import { mkdirSync, renameSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
-import { StorageFullError, UnavailableError } from '../../protocol/errors.js';
-import type { Logger } from '../../supervisors/logger.js';
+import { StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
+import type { Logger } from '../shared/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { StoreLock } from './store-lock.js';
 
@@ -88,7 +88,7 @@ function closeDb(db: sqlite3.Database): Promise<void> {
 
 function isFull(e: unknown): boolean {
   const code = (e as { code?: string }).code;
-  return code === 'SQLITE_FULL' || code === 'ENOSPC' || /SQLITE_FULL|disk is full|ENOSPC/i.test(String((e as Error).message));
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || /SQLITE_FULL|disk is full|ENOSPC/i.test(String(describeError(e)));
 }
 
 export class SqliteStore implements QueueStore {
@@ -96,7 +96,7 @@ export class SqliteStore implements QueueStore {
   private closed = false;
   private readonly commits = new GroupCommit<StoreOp[]>(
     (batches) => this.commit(batches.flat()),
-    (e) => (isFull(e) ? new StorageFullError(`the queue store is full: ${(e as Error).message}`, { cause: e }) : (e as Error)),
+    (e) => (isFull(e) ? new StorageFullError(`the queue store is full: ${describeError(e)}`, { cause: e }) : (e as Error)),
   );
 
   private constructor(
@@ -126,7 +126,7 @@ export class SqliteStore implements QueueStore {
     } catch (e) {
       if ((e as { code?: string }).code === 'SQLITE_CANTOPEN' || (e as { code?: string }).code === 'EACCES') throw e;
       const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      log.error(`queue store ${file} is unreadable (${(e as Error).message}); moved aside to ${aside} and starting an empty store`);
+      log.error(`queue store ${file} is unreadable (${describeError(e)}); moved aside to ${aside} and starting an empty store`);
       for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
       return SqliteStore.openChecked(file, maxBytes, lock);
     }

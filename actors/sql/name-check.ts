@@ -11,7 +11,7 @@
  * error instead of, on SQLite, a string literal answered as data: at start for the configuration,
  * before the first run for each override.
  */
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Catalog, TableColumns } from './catalog.js';
 import { foldName, tableText } from './catalog.js';
 import type { Dialect } from './dialect.js';
@@ -72,7 +72,7 @@ export class AllowList {
         t = parseTable(text);
         quoteName(dialect, tableText(t));
       } catch (e) {
-        throw new ConfigError(`SQL_ALLOWEDTABLES: ${(e as Error).message}`);
+        throw new ConfigError(`SQL_ALLOWEDTABLES: ${describeError(e)}`);
       }
       if (t.alias !== undefined) throw new ConfigError(`SQL_ALLOWEDTABLES: '${text}' has an alias; list table names only`);
       if (isCatalogTable(dialect, t)) throw new ConfigError(`SQL_ALLOWEDTABLES: '${text}' is a catalog table of the database, which overrides may never name`);
@@ -83,7 +83,7 @@ export class AllowList {
       try {
         if (name !== '*') quoteName(dialect, name, 1);
       } catch (e) {
-        throw new ConfigError(`SQL_ALLOWEDCOLUMNS: ${(e as Error).message}`);
+        throw new ConfigError(`SQL_ALLOWEDCOLUMNS: ${describeError(e)}`);
       }
     }
     this.columns =

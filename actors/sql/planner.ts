@@ -18,7 +18,7 @@
  */
 import type { SQL_PARAMS } from '../../config/sql.js';
 import type { ConfigOf } from '../../config/params.js';
-import { BadInputError, ConfigError, ForbiddenError } from '../../protocol/errors.js';
+import { BadInputError, ConfigError, ForbiddenError, describeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
 import type { Dialect } from './dialect.js';
 import { lexOptions } from './dialect.js';
@@ -208,7 +208,7 @@ export class Planner {
       try {
         f(value);
       } catch (e) {
-        throw new SettingError(param, (e as Error).message);
+        throw new SettingError(param, describeError(e));
       }
     };
     if (c.SQL_RAWMODE) {

@@ -14,8 +14,8 @@
 import { makeMessage } from '../../protocol/message.js';
 import { describeError } from '../../protocol/errors.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
-import type { ServiceContext } from '../../supervisors/service.js';
-import { InFlight } from '../../supervisors/service.js';
+import type { ServiceContext } from '../service/context.js';
+import { InFlight } from '../service/serve.js';
 import type { Database } from './database.js';
 import { rowsResult } from './results.js';
 import type { Plan } from './statement.js';

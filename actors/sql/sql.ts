@@ -10,15 +10,16 @@
  * SQL_TIMEOUT) and uses the database again as soon as it answers. Outages are logged when they begin
  * and end, not per message.
  */
-import type { SQL_PARAMS } from '../../config/sql.js';
 import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
+import { SQL_PARAMS } from '../../config/sql.js';
 import { Code } from '../../protocol/codes.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
-import { resultFromError } from '../../protocol/message.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
-import type { Delivery } from '../hive/transport.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import type { Answer, Handler } from '../service/serve.js';
+import { serve } from '../service/serve.js';
 import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
 import { Database } from './database.js';
@@ -125,97 +126,70 @@ function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: Retur
 }
 
 async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planner: Planner, ready: () => Promise<void> | undefined): Promise<RunningService> {
-  const inFlight = new InFlight();
-  let ran = 0;
-  let failed = 0;
   let outage = 0;
 
   // database trouble is logged when it begins and when it ends, not once per message
-  const noteOutcome = (code: number, reason?: string): void => {
+  const noteOutcome = (code: number, error?: unknown): void => {
     if (code === Code.UpstreamError || code === Code.Unavailable || code === Code.Timeout) {
-      if (outage++ === 0) ctx.log.warn(`statement failed (${code}): ${reason}; further failures are logged at debug level until one succeeds`);
-      else ctx.log.debug(`statement failed (${code}): ${reason}`);
+      const reason = error === undefined ? '' : `: ${describeError(error)}`;
+      if (outage++ === 0) ctx.log.warn(`statement failed (${code})${reason}; further failures are logged at debug level until one succeeds`);
+      else ctx.log.debug(`statement failed (${code})${reason}`);
     } else if (code === Code.Success && outage > 0) {
       ctx.log.info(`database statements succeed again after ${outage} failure${outage === 1 ? '' : 's'}`);
       outage = 0;
     }
   };
 
-  const answer = (delivery: Delivery, result: Result): void => {
-    inFlight.end();
-    noteOutcome(result.Code);
-    delivery.respond(result);
-  };
-  const fail = (delivery: Delivery, error: unknown): void => {
-    inFlight.end();
-    failed++;
-    const result = resultFromError(error);
-    noteOutcome(result.Code, describeError(error));
-    delivery.respond(result);
-  };
-
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
-  const handle = (delivery: Delivery): void => {
+  const handle: Handler = ({ message }, answer: Answer): void => {
     let plan: Plan;
     let bind: Record<string, unknown>;
     try {
-      plan = planner.planFor(delivery.message);
-      bind = bindValues(plan.params, delivery.message.Data);
+      plan = planner.planFor(message);
+      bind = bindValues(plan.params, message.Data);
     } catch (e) {
-      return fail(delivery, e);
+      return answer.error(e);
     }
     const submit = (): void => {
       try {
         db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
-          if (error) return fail(delivery, error);
+          if (error) return answer.error(error);
           let result: Result;
           try {
             result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
           } catch (e) {
-            return fail(delivery, e);
+            return answer.error(e);
           }
-          answer(delivery, result);
+          answer.result(result);
         });
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
-        fail(delivery, e);
+        answer.error(e);
       }
     };
     // the plan's names are checked against the catalog once, before it first runs
     const checked = (): void => {
       const checking = planner.verify(plan);
       if (!checking) return submit();
-      void checking.then(submit, (e: unknown) => fail(delivery, e));
+      void checking.then(submit, (e: unknown) => answer.error(e));
     };
     const initializing = ready();
     if (!initializing) return checked();
-    void initializing.then(checked, (e: unknown) => fail(delivery, e));
+    void initializing.then(checked, (e: unknown) => answer.error(e));
   };
 
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'statements',
-    init: () => undefined,
-    receive: (state, { delivery }) => {
-      delivery.ack();
-      inFlight.begin();
-      ran++;
-      handle(delivery);
-      return state;
-    },
+  const running = await serve(ctx, {
+    worker: 'statements',
+    handle,
+    observe: noteOutcome,
+    close: () => db.close(),
+    status: () => ({ mode: ctx.config.SQL_RAWMODE ? 'raw' : 'statement', database: db.describe(), pool: db.pool() }),
   });
-  const subscription = await serveChannel(ctx, worker);
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
   const configured = planner.configured;
   ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}`);
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await inFlight.idle(deadlineMs);
-      await db.close();
-    },
-    status: () => ({ mode: ctx.config.SQL_RAWMODE ? 'raw' : 'statement', database: db.describe(), channel: ctx.inputChannel, inFlight: inFlight.size, ran, failed, pool: db.pool() }),
-  };
+  return running;
 }
 
-export const sqlService: ServiceDefinition<typeof SQL_PARAMS> = { info: SERVICES.sql, start };
+export const sqlService = defineService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), start);

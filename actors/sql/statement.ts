@@ -12,6 +12,7 @@ import type { StatementNames } from './names.js';
 import { statementNames } from './names.js';
 import type { Clause, ParamSource } from './placeholders.js';
 import { PLACEHOLDER_NAME, StatementText, parseClause } from './placeholders.js';
+import { describeError } from '../../protocol/errors.js';
 
 export const STATEMENTS = ['select', 'insert', 'update', 'delete'] as const;
 export type StatementKind = (typeof STATEMENTS)[number];
@@ -63,7 +64,7 @@ function at<T>(param: string, f: () => T): T {
     return f();
   } catch (e) {
     if (e instanceof SettingError) throw e;
-    throw new SettingError(param, (e as Error).message);
+    throw new SettingError(param, describeError(e));
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import { describeError } from '../../protocol/errors.js';
 
 export type TrackValue = string | number | Date;
 
@@ -43,7 +44,7 @@ export class TrackState {
       text = readFileSync(this.file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      return `state file ${this.file} cannot be read (${(e as Error).message}); starting from the beginning`;
+      return `state file ${this.file} cannot be read (${describeError(e)}); starting from the beginning`;
     }
     try {
       const s = JSON.parse(text) as Partial<Stored>;

@@ -15,12 +15,12 @@
  * Bytes that are not UTF-8 become U+FFFD; nothing here throws on any input.
  */
 import type { ValueMap } from '../../protocol/message.js';
-import { assertNever } from '../../template/values.js';
 import { decodeCef, parseCef } from './cef.js';
 import type { SyslogRecord } from './record.js';
 import { RecordFormat, recordData } from './record.js';
 import { parseRfc3164 } from './rfc3164.js';
 import { looksLikeRfc5424, parseRfc5424 } from './rfc5424.js';
+import { assertNever } from '../../protocol/never.js';
 
 /** The Format parameter (spec §2.6, plus `auto`). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
 export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587', auto: 'auto' } as const;
@@ -95,7 +95,7 @@ function isExpected(format: InputFormatName, record: SyslogRecord, rfc5424Failur
     case InputFormat.rfc3164:
       return record.format !== RecordFormat.rfc5424;
     default:
-      return assertNever(format);
+      return assertNever(format, 'input format');
   }
 }
 

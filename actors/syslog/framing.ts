@@ -12,6 +12,7 @@
  */
 import { Code } from '../../protocol/codes.js';
 import { HiveError } from '../../protocol/errors.js';
+import { assertNever } from '../../protocol/never.js';
 
 /** Default largest frame: 64 KiB, RFC 5425's recommended minimum a receiver should accept. */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
@@ -127,7 +128,7 @@ export class FrameDecoder {
           i = this.readLine(chunk, i, frames);
           break;
         default:
-          return assertNever(this.mode);
+          return assertNever(this.mode, 'frame decoder mode');
       }
       // read through a method: TypeScript keeps `this.failure` narrowed to undefined across the calls above
       const failure = this.failed();
@@ -270,6 +271,3 @@ export class FrameDecoder {
   }
 }
 
-function assertNever(x: never): never {
-  throw new Error(`unexpected frame decoder mode ${String(x)}`);
-}

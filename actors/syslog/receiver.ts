@@ -9,13 +9,14 @@ import type { Socket } from 'node:dgram';
 import { createServer } from 'node:net';
 import type { Server, Socket as NetSocket } from 'node:net';
 import type { HiveClient } from '../hive/client.js';
-import type { ListenAt } from '../../supervisors/listen.js';
-import { bindOn, listenOn } from '../../supervisors/listen.js';
-import type { Logger } from '../../supervisors/logger.js';
+import type { ListenAt } from '../shared/listen.js';
+import { bindOn, listenOn } from '../shared/listen.js';
+import type { Logger } from '../shared/logger.js';
 import { makeMessage } from '../../protocol/message.js';
 import type { DecodeOptions } from './decode.js';
 import { decodeSyslog } from './decode.js';
 import { FrameDecoder } from './framing.js';
+import { describeError } from '../../protocol/errors.js';
 
 export interface ReceiverOptions {
   /** The service instance, named in a start error. */
@@ -99,7 +100,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
           for (const frame of decoder.push(chunk)) handle(frame, remote);
         } catch (e) {
           counters.invalid++;
-          log.warn(`syslog TCP frame from ${remote} refused (${(e as Error).message}); connection closed`);
+          log.warn(`syslog TCP frame from ${remote} refused (${describeError(e)}); connection closed`);
           socket.destroy();
         }
       });

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { hostname } from 'node:os';
 import type { ValueMap } from '../../protocol/message.js';
-import type { Logger } from '../../supervisors/logger.js';
+import type { Logger } from '../shared/logger.js';
 import type { OutgoingMessage } from './format.js';
 import { formatRfc3164, formatRfc5424, frameLf, frameOctetCounted } from './format.js';
 import { Severity, USER_FACILITY, severityOfKey } from './severity.js';

@@ -2,13 +2,15 @@
  * The syslog service (spec §2.6, §4.5): a sender for messages arriving on its input channel (when
  * RemoteIP is set) and/or a receiver (UDP and/or TCP) that forwards what arrives to OUTPUTCHANNEL.
  */
-import { SERVICES } from '../../config/registry.js';
 import type { ConfigOf } from '../../config/params.js';
-import type { SYSLOG_PARAMS } from '../../config/syslog.js';
-import { BadInputError, ConfigError } from '../../protocol/errors.js';
-import { emptyMap, resultFromError, success } from '../../protocol/message.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
+import { SYSLOG_PARAMS } from '../../config/syslog.js';
+import { ConfigError } from '../../protocol/errors.js';
+import { emptyMap, success } from '../../protocol/message.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { handleAsync, serve } from '../service/serve.js';
 import type { InputFormatName } from './decode.js';
 import type { RunningReceiver } from './receiver.js';
 import { startReceiver } from './receiver.js';
@@ -30,41 +32,18 @@ async function start(ctx: ServiceContext<ConfigOf<typeof SYSLOG_PARAMS>>): Promi
     );
     ctx.log.info(`syslog receiver on ${c.IP}${receiver.udpPort !== undefined ? ` UDP ${receiver.udpPort}` : ''}${receiver.tcpPort !== undefined ? ` TCP ${receiver.tcpPort}` : ''}, forwarding to '${c.OUTPUTCHANNEL}'`);
   }
-  const inFlight = new InFlight();
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'sender',
-    init: () => undefined,
-    receive: (state, { delivery }) => {
-      delivery.ack();
-      if (!sender) {
-        delivery.respond(resultFromError(new BadInputError(`syslog service ${ctx.name} has no sender: set RemoteIP`)));
-        return state;
-      }
-      inFlight.begin();
-      sender
-        .send(delivery.message.Data)
-        .then(
-          () => delivery.respond(success(emptyMap(), null)),
-          (e: unknown) => delivery.respond(resultFromError(e)),
-        )
-        .finally(() => inFlight.end());
-      return state;
-    },
+  const figures = (): Record<string, unknown> => ({
+    ...(receiver ? { ...receiver.counters, udpPort: receiver.udpPort, tcpPort: receiver.tcpPort } : {}),
+    ...(sender ? { sent: sender.counters.sent, sendDropped: sender.counters.dropped, sendBuffered: sender.counters.buffered } : {}),
   });
-  const subscription = sender ? await serveChannel(ctx, worker) : undefined;
-  if (sender) ctx.log.info(`syslog sender on channel '${ctx.inputChannel}' to ${c.RemoteIP}:${c.RemotePort} over ${c.SendTCP || c.SendTLS ? (c.SendTLS ? 'TLS' : 'TCP') : 'UDP'}`);
-  return {
-    async drain(deadlineMs) {
-      subscription?.close();
-      await inFlight.idle(deadlineMs);
-      await Promise.all([sender?.close(), receiver?.close()]);
-    },
-    status: () => ({
-      ...(subscription ? { channel: ctx.inputChannel } : {}),
-      ...(receiver ? { ...receiver.counters, udpPort: receiver.udpPort, tcpPort: receiver.tcpPort } : {}),
-      ...(sender ? { sent: sender.counters.sent, sendDropped: sender.counters.dropped, sendBuffered: sender.counters.buffered } : {}),
-    }),
+  const close = async (): Promise<void> => {
+    await Promise.all([sender?.close(), receiver?.close()]);
   };
+  // a receiver alone listens on no channel
+  if (!sender) return { drain: close, status: figures };
+  const running = await serve(ctx, { worker: 'sender', handle: handleAsync((message) => sender.send(message.Data).then(() => success(emptyMap(), null))), close, status: figures });
+  ctx.log.info(`syslog sender on channel '${ctx.inputChannel}' to ${c.RemoteIP}:${c.RemotePort} over ${c.SendTCP || c.SendTLS ? (c.SendTLS ? 'TLS' : 'TCP') : 'UDP'}`);
+  return running;
 }
 
-export const syslogService: ServiceDefinition<typeof SYSLOG_PARAMS> = { info: SERVICES.syslog, start };
+export const syslogService = defineService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), start);

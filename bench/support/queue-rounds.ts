@@ -10,8 +10,8 @@ import { putOp } from '../../actors/queue/entry.js';
 import { SqliteStore } from '../../actors/queue/store.js';
 import type { Message } from '../../protocol/message.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
-import { silentLogger } from '../../supervisors/logger.js';
-import { HiveNode } from '../../supervisors/node.js';
+import { silentLogger } from '../../actors/shared/logger.js';
+import { HiveNode } from '../../node/node.js';
 import { drive } from '../lib.js';
 
 export const jobMessage = (i: number): Message => makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ id: [String(i)], payload: ['some payload of a typical job'] }) });

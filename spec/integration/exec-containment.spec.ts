@@ -9,10 +9,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode, until } from './helpers.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 const TEMPLATE = '{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg (index .Data.script 0) }}';
 
 /**
@@ -128,7 +128,7 @@ describe('exec service: every process a command starts is contained', function (
     const [own, orphan, leader] = [sleepArg(), sleepArg(), sleepArg()];
     const script = `
 import { PassThrough } from 'node:stream';
-import { HiveNode } from '${join(ROOT, 'supervisors/node.ts')}';
+import { HiveNode } from '${join(ROOT, 'node/node.ts')}';
 import { makeMessage, mapOf } from '${join(ROOT, 'protocol/message.ts')}';
 const node = await HiveNode.start({ logStream: new PassThrough(), services: [
   { kind: 'exec', layers: [{ source: 'test', values: [['NAME', 'cmd'], ['Template', ${JSON.stringify(TEMPLATE)}], ['Timeout', '60s']] }] },

@@ -6,7 +6,7 @@
  */
 import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { HiveNode } from '../../supervisors/node.js';
+import { HiveNode } from '../../node/node.js';
 
 export type Params = Record<string, string | number | boolean>;
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { HiveNode } from '../../supervisors/node.js';
+import { HiveNode } from '../../node/node.js';
 import { freePort } from '../adapters/ports.js';
 import { tempDir } from '../temp.js';
 

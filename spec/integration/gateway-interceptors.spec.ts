@@ -3,10 +3,10 @@ import { spawn } from 'node:child_process';
 import { request } from 'undici';
 import type { InterceptorFunction, RunningInterceptor } from '../../actors/interceptor/server.js';
 import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/server.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 
-const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
+const examples = new URL('../../examples/interceptors', import.meta.url).pathname;
 
 describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor contract)', function () {
   this.timeout(30_000);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { passwdLine } from '../../actors/gateway/auth.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { prng } from '../prng.js';
 import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';

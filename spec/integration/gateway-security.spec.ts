@@ -17,14 +17,14 @@ import { join } from 'node:path';
 import { Client, request } from 'undici';
 import { passwdLine } from '../../actors/gateway/auth.js';
 import { serveInterceptor } from '../../actors/interceptor/server.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import type { Params, RunningGateway } from './gateway-harness.js';
 import { rawExchange, startGateway } from './gateway-harness.js';
 import { prng } from '../prng.js';
 import { until } from './helpers.js';
 import { tempDir } from '../temp.js';
 
-const repo = new URL('../../', import.meta.url).pathname;
+const repo = new URL('../..', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { request } from 'undici';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 
 type Entry = { service: 'echo' | 'gateway' } & Record<string, string | number | boolean>;

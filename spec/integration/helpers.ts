@@ -1,7 +1,7 @@
 /** Shared helpers of integration tests: start nodes on the embedded hive with quiet logs. */
 import { PassThrough } from 'node:stream';
 import type { ServiceKind } from '../../config/registry.js';
-import { HiveNode } from '../../supervisors/node.js';
+import { HiveNode } from '../../node/node.js';
 
 /** Starts a node from service entries written like a node file's, logging into a buffer. */
 export async function startTestNode(services: Array<{ service: ServiceKind } & Record<string, string | number | boolean>>): Promise<{ node: HiveNode; logs: () => string }> {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode, until } from './helpers.js';
 import { tempDir } from '../temp.js';
 

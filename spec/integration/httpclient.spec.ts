@@ -6,7 +6,7 @@ import type { InterceptorFunction, RunningInterceptor } from '../../actors/inter
 import { serveInterceptor } from '../../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestNode } from './helpers.js';

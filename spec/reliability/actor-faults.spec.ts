@@ -13,7 +13,7 @@ import { serveInterceptor } from '../../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import { FAULT_CONTROL, FAULT_INJECTION_ENV, Fault } from '../../supervisors/fault-injection.js';
 import { JournalEvent } from '../../supervisors/journal.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from '../integration/helpers.js';
 import { tempDir } from '../integration/queue/helpers.js';
 import { closedLoop, describeCodes } from './load.js';

@@ -12,7 +12,7 @@ import { createSocket } from 'node:dgram';
 import { request } from 'undici';
 import { makeMessage } from '../../protocol/message.js';
 import { JournalEvent } from '../../supervisors/journal.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import type { NatsServer } from '../adapters/nats/server.js';
 import { natsServer, natsServerAvailable } from '../adapters/nats/server.js';
 import { freePort } from '../adapters/ports.js';

@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import { startTestNode, until } from '../integration/helpers.js';
 import { queueCall, recorded, tempDir } from '../integration/queue/helpers.js';
 import { reliabilityTest } from './record.js';

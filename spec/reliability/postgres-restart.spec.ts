@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { makeMessage } from '../../protocol/message.js';
 import { JournalEvent } from '../../supervisors/journal.js';
-import type { HiveNode } from '../../supervisors/node.js';
+import type { HiveNode } from '../../node/node.js';
 import type { EngineHarness } from '../adapters/sql/harness.js';
 import { engineAvailable, openEngine } from '../adapters/sql/harness.js';
 import { startTestNode } from '../integration/helpers.js';

@@ -13,17 +13,17 @@
  *   names give ''.
  * - set/get use a scratch map private to one render; get of an unset key is nil (<no value>).
  */
-import { Template } from '../template.js';
 import { Param, FuncError } from '../funcs.js';
 import type { FuncMap } from '../funcs.js';
-import type { MissingKey } from '../state.js';
 import { valueString } from '../exec.js';
 import { Kind, kindOf, sliceItems, isForbiddenName } from '../values.js';
 import { marshalJSON } from './json.js';
 import { replaceAll, split, after, replaceLines } from './text-funcs.js';
 import { CompiledCache } from './cache.js';
-import { budgetOptions, charsOf } from '../budget.js';
-import type { BudgetOptions, RenderBudget } from '../budget.js';
+import { DialectTemplate, dialectCacheKey } from './dialect-template.js';
+import type { DialectOptions } from './dialect-template.js';
+import { charsOf } from '../budget.js';
+import type { RenderBudget } from '../budget.js';
 import type { ValueMap } from '../../protocol/message.js';
 
 export const EXEC_DELIMS: [string, string] = ['{{', '}}'];
@@ -33,17 +33,12 @@ export const DEFAULT_MAX_ARGS = 10_000;
 /** Where env() reads variables; the exec service passes an allow-listed object. */
 export type EnvSource = Readonly<Record<string, string | undefined>>;
 
-/** Options of an exec template; the budget options bound what one render builds (see BudgetOptions). */
-export interface ExecRenderOptions extends BudgetOptions {
-  /** Delimiters; default {{ }}. */
-  delims?: [string, string];
-  /** Template name used in error messages; default 'exec'. */
-  name?: string;
+/** Options of an exec template (delimiters default to {{ }}, the name to 'exec'). */
+export interface ExecRenderOptions extends DialectOptions {
   /** Variables env() can read; default process.env. */
   env?: EnvSource;
   /** Argument limit; default 10000. */
   maxArgs?: number;
-  missingkey?: MissingKey;
 }
 
 export interface ExecRenderResult {
@@ -135,50 +130,27 @@ function execFuncs(ctx: () => ExecContext): FuncMap {
 }
 
 /** A parsed exec template, rendered many times. */
-export class ExecTemplate {
-  private context: ExecContext | undefined;
-  private readonly template: Template;
-
+export class ExecTemplate extends DialectTemplate<ExecContext> {
   constructor(
     source: string,
     private readonly opts: ExecRenderOptions = {},
   ) {
-    const current = (): ExecContext => {
-      if (this.context === undefined) throw new FuncError('exec functions are only available while rendering');
-      return this.context;
-    };
-    this.template = new Template(opts.name ?? 'exec', {
-      delims: opts.delims ?? EXEC_DELIMS,
-      funcs: execFuncs(current),
-      ...budgetOptions(opts),
-      ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
-    }).parse(source);
+    super('exec', EXEC_DELIMS, execFuncs, source, opts);
   }
 
   /** Renders with `data` as .Data; `env` overrides the env() source of this render. */
   render(data: ValueMap, env?: EnvSource): ExecRenderResult {
     const ctx: ExecContext = { command: undefined, args: [], scratch: new Map(), env: env ?? this.opts.env ?? process.env, maxArgs: this.opts.maxArgs ?? DEFAULT_MAX_ARGS };
-    const outer = this.context;
-    this.context = ctx;
-    try {
+    return this.run(ctx, () => {
       const output = this.template.execute({ Data: data });
       return { command: ctx.command, args: ctx.args, output };
-    } finally {
-      this.context = outer;
-    }
+    });
   }
 }
 
 const cache = new CompiledCache<ExecTemplate>();
 
-function cacheKey(source: string, opts: ExecRenderOptions): string {
-  const { delims, name, maxArgs, missingkey } = opts;
-  const budget = budgetOptions(opts);
-  if (delims === undefined && name === undefined && maxArgs === undefined && missingkey === undefined && Object.keys(budget).length === 0) return '\u0000' + source;
-  return JSON.stringify([delims, name, maxArgs, missingkey, budget]) + source;
-}
-
 /** Parses (cached by source and options) and renders an exec template. */
 export function renderExecTemplate(source: string, data: ValueMap, opts: ExecRenderOptions = {}): ExecRenderResult {
-  return cache.get(cacheKey(source, opts), () => new ExecTemplate(source, opts)).render(data, opts.env);
+  return cache.get(dialectCacheKey(source, opts, opts.maxArgs), () => new ExecTemplate(source, opts)).render(data, opts.env);
 }

@@ -3,9 +3,10 @@
  * marshalIndent: map keys sorted, <, >, & and U+2028/U+2029 escaped as \u003c etc. (Go escapes
  * them so JSON can sit inside HTML), NaN and infinities rejected, whole numbers without a point.
  */
-import { Kind, kindOf, mapGet, mapKeys, sliceItems, TypedNumber, assertNever } from '../values.js';
+import { Kind, kindOf, mapGet, mapKeys, sliceItems, TypedNumber } from '../values.js';
 import { FuncError } from '../funcs.js';
 import type { RenderBudget } from '../budget.js';
+import { assertNever } from '../../protocol/never.js';
 
 const ESCAPES: Record<string, string> = {
   '"': '\\"',
@@ -96,6 +97,6 @@ function encode(v: unknown, indent: string, depth: number, budget: RenderBudget 
     case Kind.Func:
       throw new FuncError('json: unsupported type: func');
     default:
-      return assertNever(k);
+      return assertNever(k, 'value kind');
   }
 }

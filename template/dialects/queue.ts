@@ -3,15 +3,15 @@
  * Dot is a copy of the incoming request; functions build new requests and addEntry records a copy
  * of each. Mutators return '' so they print nothing.
  */
-import { Template } from '../template.js';
 import { Param, FuncError } from '../funcs.js';
 import type { FuncMap } from '../funcs.js';
-import type { MissingKey } from '../state.js';
 import { valueString } from '../exec.js';
 import { Kind, kindOf, sliceItems } from '../values.js';
 import { CompiledCache } from './cache.js';
-import { budgetOptions, charsOf } from '../budget.js';
-import type { BudgetOptions, RenderBudget } from '../budget.js';
+import { DialectTemplate, dialectCacheKey } from './dialect-template.js';
+import type { DialectOptions } from './dialect-template.js';
+import { charsOf } from '../budget.js';
+import type { RenderBudget } from '../budget.js';
 import { emptyMap, makeMessage, isForbiddenKey } from '../../protocol/message.js';
 import type { Message, ValueMap } from '../../protocol/message.js';
 
@@ -19,15 +19,10 @@ export const QUEUE_DELIMS: [string, string] = ['[[', ']]'];
 /** Default cap on entries one render may create. */
 export const DEFAULT_MAX_ENTRIES = 100_000;
 
-/** Options of a queue template; the budget options bound what one render builds (see BudgetOptions). */
-export interface QueueRenderOptions extends BudgetOptions {
-  /** Delimiters; default [[ ]]. */
-  delims?: [string, string];
-  /** Template name used in error messages; default 'queue'. */
-  name?: string;
+/** Options of a queue template (delimiters default to [[ ]], the name to 'queue'). */
+export interface QueueRenderOptions extends DialectOptions {
   /** Entry limit; default 100000. */
   maxEntries?: number;
-  missingkey?: MissingKey;
 }
 
 export interface QueueRenderResult {
@@ -160,37 +155,21 @@ function queueFuncs(ctx: () => QueueContext): FuncMap {
 }
 
 /** A parsed queue template, rendered many times. */
-export class QueueTemplate {
-  private context: QueueContext | undefined;
-  private readonly template: Template;
-
+export class QueueTemplate extends DialectTemplate<QueueContext> {
   constructor(
     source: string,
     private readonly opts: QueueRenderOptions = {},
   ) {
-    const current = (): QueueContext => {
-      if (this.context === undefined) throw new FuncError('queue functions are only available while rendering');
-      return this.context;
-    };
-    this.template = new Template(opts.name ?? 'queue', {
-      delims: opts.delims ?? QUEUE_DELIMS,
-      funcs: queueFuncs(current),
-      ...budgetOptions(opts),
-      ...(opts.missingkey !== undefined ? { missingkey: opts.missingkey } : {}),
-    }).parse(source);
+    super('queue', QUEUE_DELIMS, queueFuncs, source, opts);
   }
 
   /** Runs the define `defineName` ('' for the main template) against `request`. */
   render(defineName: string, request: Message): QueueRenderResult {
     const ctx: QueueContext = { request: copyMessage(request), entries: [], maxEntries: this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES };
-    const outer = this.context;
-    this.context = ctx;
-    try {
+    return this.run(ctx, () => {
       const output = defineName === '' ? this.template.execute(ctx.request) : this.template.executeTemplate(defineName, ctx.request);
       return { entries: ctx.entries, output };
-    } finally {
-      this.context = outer;
-    }
+    });
   }
 
   /** Names of the defines in the template, sorted. */
@@ -201,18 +180,10 @@ export class QueueTemplate {
 
 const cache = new CompiledCache<QueueTemplate>();
 
-/** Cache key: options that change compilation, then the source. */
-function cacheKey(source: string, opts: QueueRenderOptions): string {
-  const { delims, name, maxEntries, missingkey } = opts;
-  const budget = budgetOptions(opts);
-  if (delims === undefined && name === undefined && maxEntries === undefined && missingkey === undefined && Object.keys(budget).length === 0) return '\u0000' + source;
-  return JSON.stringify([delims, name, maxEntries, missingkey, budget]) + source;
-}
-
 /**
  * Parses (cached by source and options) and renders a queue template; defineName '' runs the main
  * template, an unknown define fails with a TemplateError naming it.
  */
 export function renderQueueTemplate(source: string, defineName: string, request: Message, opts: QueueRenderOptions = {}): QueueRenderResult {
-  return cache.get(cacheKey(source, opts), () => new QueueTemplate(source, opts)).render(defineName, request);
+  return cache.get(dialectCacheKey(source, opts, opts.maxEntries), () => new QueueTemplate(source, opts)).render(defineName, request);
 }

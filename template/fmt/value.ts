@@ -2,10 +2,11 @@
  * Formatting of any template value for one verb, following Go fmt: slices as [a b], maps as
  * map[k:v] in sorted key order, nil as <nil>, wrong verbs as %!verb(type=value), and %#v in Go syntax.
  */
-import { Kind, kindOf, typeName, mapKeys, mapGet, sliceItems, TypedNumber, assertNever } from '../values.js';
+import { Kind, kindOf, typeName, mapKeys, mapGet, sliceItems, TypedNumber } from '../values.js';
 import { formatBool, formatFloatVerb, formatInteger, formatString } from './scalars.js';
 import { ensureRoom, pad } from './flags.js';
 import type { Flags } from './flags.js';
+import { assertNever } from '../../protocol/never.js';
 
 const NIL = '<nil>';
 
@@ -46,7 +47,7 @@ export function formatValue(f: Flags, v: unknown, verb: string, depth = 0): stri
       // functions have no textual form in templates; Go would print an address
       return verb === 'v' ? pad(f, '<func>') : badVerb(f, v, verb);
     default:
-      return assertNever(k);
+      return assertNever(k, 'value kind');
   }
 }
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';

@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';

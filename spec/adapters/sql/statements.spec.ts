@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { EngineHarness, TestEngine } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { plansOf } from '../../../bin/plans.js';
 import { loadNodeFile } from '../../../config/node-file.js';
-import { HiveNode } from '../../../supervisors/node.js';
+import { HiveNode } from '../../../node/node.js';
 import { until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import { freePort } from '../ports.js';
 import { logger, needPeers } from './peers.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 
 /** The README's promise: `logger -n 127.0.0.1 -P 10514 -d "hello"` to the demo is recorded where it says. */
 describe('the demo node file receives syslog and records it where the README says', function () {

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { freePort, waitForPort } from '../ports.js';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';

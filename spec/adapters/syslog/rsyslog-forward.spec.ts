@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';

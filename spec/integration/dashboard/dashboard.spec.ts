@@ -4,13 +4,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadNodeFile } from '../../../config/node-file.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { HiveNode } from '../../../supervisors/node.js';
+import { HiveNode } from '../../../node/node.js';
 import { plansOf } from '../../../bin/plans.js';
 import { PassThrough } from 'node:stream';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const CHROMIUM = '/usr/bin/chromium';
 

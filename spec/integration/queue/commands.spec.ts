@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, sleep, tempDir } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
 

@@ -8,14 +8,14 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { HiveNode } from '../../../supervisors/node.js';
+import { HiveNode } from '../../../node/node.js';
 import { tempDir } from './helpers.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 
 const script = (dir: string): string => `
 import { PassThrough } from 'node:stream';
-import { HiveNode } from '${join(ROOT, 'supervisors/node.ts')}';
+import { HiveNode } from '${join(ROOT, 'node/node.ts')}';
 import { makeMessage, mapOf } from '${join(ROOT, 'protocol/message.ts')}';
 const node = await HiveNode.start({ logStream: new PassThrough(), services: [
   { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'failing'], ['ReplyCode', '500']] }] },

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tempDir as makeTempDir } from '../../temp.js';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 
 /** A fresh directory for a queue store, removed when the test process exits. */
 export const tempDir = (prefix = 'hn-queue-'): string => makeTempDir(prefix);

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { StoreHeldError } from '../../../protocol/errors.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { runNodeToExit, startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
 import { startTestNode } from '../helpers.js';

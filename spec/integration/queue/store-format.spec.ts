@@ -11,7 +11,7 @@ import sqlite3 from 'sqlite3';
 import type { QueueEntry } from '../../../actors/queue/entry.js';
 import { toStored } from '../../../actors/queue/entry.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../supervisors/node.js';
+import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, sleep, tempDir } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { mock } from 'node:test';
-import { Deadlines } from '../../../supervisors/deadlines.js';
+import { Deadlines } from '../../../actors/shared/deadlines.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

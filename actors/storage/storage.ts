@@ -8,12 +8,14 @@ import { mkdir, readFile, readdir, realpath, rename, unlink, writeFile } from 'n
 import { isAbsolute, join, relative } from 'node:path';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
-import type { STORAGE_PARAMS } from '../../config/storage.js';
+import { compilerFor } from '../../config/resolve.js';
+import { STORAGE_PARAMS } from '../../config/storage.js';
 import { BadInputError, ForbiddenError, NotFoundError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { firstValue, mapOf, resultFromError, success } from '../../protocol/message.js';
-import type { DeliveryMsg, RunningService, ServiceContext, ServiceDefinition } from '../../supervisors/service.js';
-import { InFlight, serveChannel } from '../../supervisors/service.js';
+import { firstValue, mapOf, success } from '../../protocol/message.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { handleAsync, serve } from '../service/serve.js';
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
@@ -83,28 +85,9 @@ async function start(ctx: ServiceContext<ConfigOf<typeof STORAGE_PARAMS>>): Prom
   await mkdir(ctx.config.Directory, { recursive: true });
   // the directory's own real path: Directory may itself be (or pass through) a link
   const dir = await realpath(ctx.config.Directory);
-  const inFlight = new InFlight();
-  const worker = ctx.runtime.spawn<undefined, DeliveryMsg>(ctx.supervisor, {
-    name: 'worker',
-    init: () => undefined,
-    receive: (state, { delivery }) => {
-      delivery.ack();
-      inFlight.begin();
-      handle(dir, delivery.message)
-        .then(delivery.respond, (e: unknown) => delivery.respond(resultFromError(e)))
-        .finally(() => inFlight.end());
-      return state;
-    },
-  });
-  const subscription = await serveChannel(ctx, worker);
+  const running = await serve(ctx, { worker: 'worker', handle: handleAsync((message) => handle(dir, message)), status: () => ({ directory: dir }) });
   ctx.log.info(`template storage serving directory '${dir}' on channel '${ctx.inputChannel}'`);
-  return {
-    async drain(deadlineMs) {
-      subscription.close();
-      await inFlight.idle(deadlineMs);
-    },
-    status: () => ({ channel: ctx.inputChannel, directory: dir, inFlight: inFlight.size }),
-  };
+  return running;
 }
 
-export const storageService: ServiceDefinition<typeof STORAGE_PARAMS> = { info: SERVICES.storage, start };
+export const storageService = defineService(SERVICES.storage, compilerFor('storage', STORAGE_PARAMS), start);

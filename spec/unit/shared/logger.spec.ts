@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { createLogger, maskSensitive } from '../../../supervisors/logger.js';
+import { createLogger, maskSensitive } from '../../../actors/shared/logger.js';
 
 function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<typeof createLogger>; text: () => Promise<string> } {
   const stream = new PassThrough();
@@ -10,7 +10,7 @@ function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<ty
   return { log, text: async () => (await new Promise((r) => setTimeout(r, 20)), chunks.join('')) };
 }
 
-describe('supervisors/logger', () => {
+describe('actors/shared/logger', () => {
   it('masks secrets and credentials unless LOGSENSITIVE', async () => {
     const masked = capture({ secrets: ['hunter2-secret'] });
     masked.log.info('connecting with hunter2-secret', { authorization: 'Basic YWxpY2U6cHc=', password: 'x' });

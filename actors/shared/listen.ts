@@ -6,8 +6,8 @@
  */
 import type { Socket } from 'node:dgram';
 import type { Server } from 'node:net';
-import type { ListenTarget } from '../protocol/errors.js';
-import { ListenError, describeError } from '../protocol/errors.js';
+import type { ListenTarget } from '../../protocol/errors.js';
+import { ListenError, describeError } from '../../protocol/errors.js';
 
 /** Where a listener opens: the value of its Port and IP parameters (every listener names them so). */
 export interface ListenAt {

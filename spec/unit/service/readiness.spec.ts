@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { healthOf } from '../../../actors/gateway/health.js';
-import { Readiness } from '../../../supervisors/readiness.js';
+import { Readiness } from '../../../actors/service/readiness.js';
 
 describe('node readiness', () => {
   it('is ready only once every planned service has started, whatever the order', () => {

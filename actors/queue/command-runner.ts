@@ -6,14 +6,12 @@
 import { BadInputError, NotFoundError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
-import type { QueueCommand } from './commands.js';
+import type { QueueCommand } from './command-parser.js';
 import { EntryState } from './entry.js';
 import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
 import { fetchResult, listResult, statusResult } from './responses.js';
+import { assertNever } from '../../protocol/never.js';
 
-function assertNever(x: never): never {
-  throw new Error(`unexpected queue command ${JSON.stringify(x)}`);
-}
 
 /** Runs one command; returns a promise only while a template fan-out renders. */
 export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, message: Message, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void | Promise<void> {
@@ -62,6 +60,6 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       return core.start(s, e, self);
     }
     default:
-      assertNever(cmd);
+      assertNever(cmd, 'queue command');
   }
 }

@@ -3,8 +3,8 @@
  * `hivenode status` all show — services, the actor tree with restart counts and last crashes,
  * mailbox sizes, service figures (queue state, in-flight, ...), and the latest journal lines.
  */
-import type { ActorInfo } from '../runtime.js';
-import type { ActorTotals, JournalEntry } from '../journal.js';
+import type { ActorInfo } from '../../supervisors/runtime.js';
+import type { ActorTotals, JournalEntry } from '../../supervisors/journal.js';
 
 export interface ActorNode extends ActorInfo, ActorTotals {
   children: ActorNode[];

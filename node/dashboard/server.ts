@@ -5,10 +5,11 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenOn } from '../listen.js';
+import { listenOn } from '../../actors/shared/listen.js';
 import type { NodeMetrics } from './metrics.js';
 import { renderPage } from './page.js';
 import type { NodeStatus } from './status.js';
+import { describeError } from '../../protocol/errors.js';
 
 export interface RunningDashboard {
   port: number;
@@ -27,7 +28,7 @@ export async function startDashboard(port: number, status: () => NodeStatus, met
     if (path === '/metrics') {
       metrics.text().then(
         (text) => send(200, metrics.contentType, text),
-        (e: unknown) => send(500, 'text/plain; charset=utf-8', (e as Error).message),
+        (e: unknown) => send(500, 'text/plain; charset=utf-8', describeError(e)),
       );
       return;
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { figureTexts } from '../../../supervisors/dashboard/figures.js';
+import { figureTexts } from '../../../node/dashboard/figures.js';
 
 describe('dashboard figures', () => {
   it('shows a SQL pool in words with its units, not as JSON', () => {

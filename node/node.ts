@@ -10,23 +10,21 @@ import { MemoryTransport } from '../actors/hive/memory.js';
 import { NatsTransport } from '../actors/hive/nats.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
-import { SERVICES } from '../config/registry.js';
-import type { Compiled, Layer } from '../config/resolve.js';
-import { compileConfig } from '../config/resolve.js';
-import { ConfigError } from '../protocol/errors.js';
-import { Journal } from './journal.js';
+import type { Layer } from '../config/resolve.js';
+import { ConfigError, describeError } from '../protocol/errors.js';
+import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningDashboard } from './dashboard/server.js';
 import { startDashboard } from './dashboard/server.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
-import type { Logger } from './logger.js';
-import { createLogger } from './logger.js';
-import type { ActorRef } from './runtime.js';
-import { Runtime, installProcessGuards } from './runtime.js';
-import { Readiness } from './readiness.js';
-import type { RunningService, ServiceDefinition } from './service.js';
-import { serviceDefinition } from './services.js';
+import type { Logger } from '../actors/shared/logger.js';
+import { createLogger } from '../actors/shared/logger.js';
+import type { ActorRef } from '../supervisors/runtime.js';
+import { Runtime, installProcessGuards } from '../supervisors/runtime.js';
+import { Readiness } from '../actors/service/readiness.js';
+import type { CompiledService, RunningService } from '../actors/service/context.js';
+import { SERVICE_DEFINITIONS } from '../actors/index.js';
 
 /** One service instance to run: its kind and its configuration layers (earliest first). */
 export interface ServicePlan {
@@ -53,17 +51,6 @@ export interface NodeService {
   release: string;
   channel: string;
   running: RunningService;
-}
-
-/** Common parameters every compiled service configuration has. */
-interface CommonValues {
-  NAME: string;
-  SERVERHOST: string;
-  SERVERAUTH: string;
-  LOGLEVEL: string;
-  LOGFORMAT: string;
-  LOGSENSITIVE: boolean;
-  INPUTCHANNEL?: string;
 }
 
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -97,11 +84,10 @@ export class HiveNode {
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
   static async start(opts: NodeOptions): Promise<HiveNode> {
     const compiled = opts.services.map((plan, i) => {
-      const info = SERVICES[plan.kind];
-      const c = compileConfig(plan.kind, info.params, plan.layers) as unknown as Compiled<CommonValues>;
-      const name = c.values.NAME || `${plan.kind}-${i + 1}`;
+      const service = SERVICE_DEFINITIONS[plan.kind].compile(plan.layers);
+      const name = service.common.NAME || `${plan.kind}-${i + 1}`;
       if (!ACTOR_NAME.test(name)) throw new ConfigError(`NAME '${name}' is not valid: use 1 to 100 of A-Z a-z 0-9 _ . -`);
-      return { plan, info, c, name, definition: serviceDefinition(plan.kind) };
+      return { service, name };
     });
     const names = new Set<string>();
     for (const s of compiled) {
@@ -109,10 +95,10 @@ export class HiveNode {
       names.add(s.name);
     }
     const nodeName = opts.name ?? (compiled.length === 1 ? compiled[0]!.name : 'node');
-    const hosts = new Set(compiled.map((s) => s.c.values.SERVERHOST.trim().toLowerCase().replace(/^embedded$/, '')));
+    const hosts = new Set(compiled.map((s) => s.service.common.SERVERHOST.trim().toLowerCase().replace(/^embedded$/, '')));
     if (hosts.size > 1) throw new ConfigError(`the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`);
-    const first = compiled[0]?.c.values;
-    const secrets = compiled.flatMap((s) => s.c.secrets);
+    const first = compiled[0]?.service.common;
+    const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
     const transport = transportFor(first?.SERVERHOST ?? '', first?.SERVERAUTH ?? '', `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
@@ -143,7 +129,7 @@ export class HiveNode {
     });
 
     try {
-      for (const s of compiled) await node.startService(s.definition, s.c, s.name, nodeActor, secrets, opts.logStream);
+      for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
         node.dashboard = await startDashboard(opts.dashboardPort, () => node.status(), node.metrics);
         log.info(`dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON at /api/status, Prometheus at /metrics)`);
@@ -155,9 +141,8 @@ export class HiveNode {
     return node;
   }
 
-  private async startService(definition: ServiceDefinition, c: Compiled<CommonValues>, name: string, nodeActor: ActorRef<never>, secrets: string[], logStream?: NodeJS.WritableStream): Promise<void> {
-    const info = definition.info;
-    const v = c.values;
+  private async startService(service: CompiledService, name: string, nodeActor: ActorRef<never>, secrets: string[], logStream?: NodeJS.WritableStream): Promise<void> {
+    const { info, common: v } = service;
     const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets, ...(logStream ? { stream: logStream } : {}) }).child({ service: name });
     const supervisor = this.runtime.spawn<undefined, never>(nodeActor, {
       name,
@@ -167,11 +152,8 @@ export class HiveNode {
       childPolicy: { initialMs: 50, factor: 2, maxMs: 5_000, maxRestarts: 10, withinMs: 60_000, onExhausted: 'escalate' },
     });
     const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
-    const running = await definition.start({
-      info,
+    const running = await service.start({
       name,
-      config: c.values as never,
-      explicit: c.explicit,
       runtime: this.runtime,
       supervisor,
       hive: this.hive,
@@ -194,12 +176,12 @@ export class HiveNode {
         try {
           await s.running.drain(Math.max(0, until - Date.now()));
         } catch (e) {
-          this.log.error(`draining ${s.name} failed: ${(e as Error).message}`);
+          this.log.error(`draining ${s.name} failed: ${describeError(e)}`);
         }
       }
       await this.dashboard?.close();
       // a NATS connection left open would reconnect forever and keep the process alive
-      await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${(e as Error).message}`));
+      await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${describeError(e)}`));
       this.runtime.shutdown();
     })();
     return this.stopping;

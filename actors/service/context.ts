@@ -1,0 +1,97 @@
+/**
+ * The contract between the node and a service implementation (docs/ARCHITECTURE.md, "Layers"): a
+ * service declares its parameter table and its start once with `defineService`; the node compiles
+ * the configuration through the definition (so each service's config keeps its own type), spawns a
+ * supervisor actor for the instance and hands it this context. The service spawns its actors under
+ * that supervisor and returns a handle the node drains at shutdown.
+ */
+import type { ServiceInfo } from '../../config/registry.js';
+import type { Compiled, Layer } from '../../config/resolve.js';
+import type { Journal } from '../../supervisors/journal.js';
+import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
+import type { HiveClient } from '../hive/client.js';
+import type { Delivery } from '../hive/transport.js';
+import type { Logger } from '../shared/logger.js';
+import type { ReadinessView } from './readiness.js';
+
+/** What the node gives every service instance, whatever its kind. */
+export interface NodeFacilities {
+  /** Instance name (NAME, or `<kind>-<n>`). */
+  readonly name: string;
+  readonly runtime: Runtime;
+  /** The service's supervisor actor: spawn the service's actors under it. */
+  readonly supervisor: ActorRef<never>;
+  readonly hive: HiveClient;
+  readonly log: Logger;
+  readonly journal: Journal;
+  /** Channel to listen on: INPUTCHANNEL, else NAME, else the kind's default. */
+  readonly inputChannel: string;
+  /** Records each answered message (requests and latency per service). */
+  readonly record: (code: number, seconds: number) => void;
+  /** Whether every service of the node has started (a health check answers 503 until then). */
+  readonly readiness: ReadinessView;
+}
+
+/** A service's start context: the node's facilities and the service's own compiled configuration. */
+export interface ServiceContext<C> extends NodeFacilities {
+  readonly info: ServiceInfo;
+  readonly config: C;
+  /** Parameters the user set (not defaults). */
+  readonly explicit: ReadonlySet<string>;
+}
+
+/** A started service. */
+export interface RunningService {
+  /** Stops taking new work and waits until in-flight work is done or the deadline passes. */
+  drain(deadlineMs: number): Promise<void>;
+  /** Live figures for the status page. */
+  status(): Record<string, unknown>;
+}
+
+/** The common parameters (spec §2.1) the node reads from every compiled configuration. */
+export interface CommonValues {
+  readonly NAME: string;
+  readonly SERVERHOST: string;
+  readonly SERVERAUTH: string;
+  readonly LOGLEVEL: string;
+  readonly LOGFORMAT: string;
+  readonly LOGSENSITIVE: boolean;
+  readonly INPUTCHANNEL?: string;
+}
+
+/** One instance's configuration, compiled once; it starts the instance with that configuration. */
+export interface CompiledService {
+  readonly info: ServiceInfo;
+  readonly common: CommonValues;
+  /** Values of secret parameters, for masking in logs. */
+  readonly secrets: readonly string[];
+  start(facilities: NodeFacilities): Promise<RunningService>;
+}
+
+/** A service kind's implementation, as the registry (actors/index.ts) holds it. */
+export interface ServiceDefinition {
+  readonly info: ServiceInfo;
+  /** Compiles the layers against the kind's table; a ConfigError names what is wrong. */
+  compile(layers: readonly Layer[]): CompiledService;
+}
+
+/**
+ * A service kind from its configuration compiler and its start. The configuration's type is its
+ * table's, checked here against the common parameters, and travels to `start` inside the compiled
+ * service: the registry holds every kind alike without erasing it.
+ */
+export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): ServiceDefinition {
+  return {
+    info,
+    compile(layers) {
+      const c = compile(layers);
+      return { info, common: c.values, secrets: c.secrets, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
+    },
+  };
+}
+
+/** The message an actor gets for a hive delivery. */
+export interface DeliveryMsg {
+  type: 'delivery';
+  delivery: Delivery;
+}
