@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../node/node.js';
@@ -25,34 +27,33 @@ describe('gateway health check before readiness', function () {
   this.timeout(30_000);
 
   it('answers 503 "starting" while a later service of the node is still starting, then 200', async () => {
-    // The queue after the gateway reads its Template from a named pipe: its start blocks until the
-    // test writes the template, so "still starting" lasts exactly as long as the test wants.
+    // The echo service after the gateway records to a named pipe: opening it for writing blocks its
+    // start until the test opens the pipe for reading, so "still starting" lasts as long as the test wants.
     const dir = tempDir('gateway-health');
-    const fifo = join(dir, 'template.fifo');
+    const fifo = join(dir, 'record.fifo');
     execFileSync('mkfifo', [fifo]);
     const port = await freePort();
     const starting = HiveNode.start({
       logStream: new PassThrough(),
       services: [
-        { kind: 'echo', layers: [layer('test echo', { NAME: 'echo' })] },
         { kind: 'gateway', layers: [layer('test gateway', { NAME: 'gw', Port: port, Strict: 'true', OUTPUTCHANNEL: 'q' })] },
-        { kind: 'queue', layers: [layer('test queue', { NAME: 'q', PersistPath: '', DefaultChannel: 'echo', Template: `file://${fifo}` })] },
+        { kind: 'echo', layers: [layer('test echo', { NAME: 'q', RecordFile: fifo })] },
       ],
     });
     let node: HiveNode | undefined;
-    let released = false;
+    let reader: FileHandle | undefined;
     const release = async (): Promise<void> => {
-      released = true;
-      await writeFile(fifo, '[[ define "x" ]][[ end ]]');
+      // non-blocking: opening the reader never waits, whether or not the service got to its writer
+      reader ??= await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     };
     try {
       let first: Awaited<ReturnType<typeof health>>;
       const end = Date.now() + 20_000;
       while ((first = await health(port)) === undefined && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-      expect(first, 'the gateway listens while the queue is starting').to.not.equal(undefined);
+      expect(first, 'the gateway listens while the echo service is starting').to.not.equal(undefined);
       expect(first!.status).to.equal(503);
       expect(first!.body).to.deep.equal({ status: 'starting', hive: 'connected', starting: ['q'] });
-      // the queue really is not serving yet: a request through the gateway finds nobody on 'q'
+      // the echo service really is not serving yet: a request through the gateway finds nobody on 'q'
       const early = await fetch(`http://127.0.0.1:${port}/x/y`, { method: 'POST', body: '{}' });
       expect(early.status).to.equal(404);
 
@@ -61,10 +62,11 @@ describe('gateway health check before readiness', function () {
       const after = await health(port);
       expect(after).to.deep.equal({ status: 200, body: { status: 'ok', hive: 'connected' } });
     } finally {
-      // a failed assertion above must not leave the queue's start blocked on the pipe
-      if (!released) await release();
+      // a failed assertion above must not leave the echo service's start blocked on the pipe
+      await release();
       node ??= await starting.catch(() => undefined);
       await node?.stop(2000);
+      await reader?.close();
     }
   });
 

@@ -94,6 +94,20 @@ function postgresIds(): { uid: number; gid: number } | undefined {
   return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
+/**
+ * PostgreSQL opens its port before it accepts sessions ("the database system is starting up"):
+ * pg_isready answers 0 once it does.
+ */
+async function waitForPostgresReady(bin: string, port: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const probe = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], { encoding: 'utf8' });
+    if (probe.status === 0) return;
+    if (Date.now() > until) throw new Error(`postgres on port ${port} did not accept connections within ${timeoutMs} ms: ${probe.stdout.trim()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export async function postgresServer(opts: { logStatements?: boolean } = {}): Promise<DbServer> {
   const bin = postgresBin();
   if (!bin) throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql');
@@ -128,6 +142,7 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
       child = track(spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', out], ...(ids ?? {}) }));
       if (typeof out === 'number') closeSync(out);
       await waitForPort(port, 20_000, 'postgres', child);
+      await waitForPostgresReady(bin, port, 20_000);
     },
     stop: () => stopChild(child, 'SIGINT'),
     async remove() {

@@ -7,6 +7,7 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { HiveNode } from '../../../node/node.js';
 import { plansOf } from '../../../bin/plans.js';
 import { PassThrough } from 'node:stream';
+import { tempDir } from '../../temp.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -31,7 +32,7 @@ function assertPrometheusText(text: string): number {
 
 /** Starts the demo node file in this process, on free ports, dashboard on. */
 async function startDemo(): Promise<HiveNode> {
-  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: '', HIVENODE_DEMO_SYSLOG_FILE: '' });
+  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl') });
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {
