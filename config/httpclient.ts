@@ -12,7 +12,7 @@ const HTTPCLIENT_OWN = [
   { name: 'Timeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Total deadline of one message: interceptors, every redirect and retry (504 when it passes).' },
   { name: 'MaxResponseBytes', type: 'int', default: '10485760', min: 1, beyondSpec: true, description: 'Largest response body read; a larger one fails with 502.' },
   { name: 'MaxRedirects', type: 'int', default: '5', min: 0, max: 20, beyondSpec: true, description: 'Redirects followed; Authorization and Cookie are dropped when a redirect leaves the origin.' },
-  { name: 'Retries', type: 'int', default: '2', min: 0, max: 10, beyondSpec: true, description: 'Retries of idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE) after 429, 502, 503, 504 or a connection failure, honouring Retry-After.' },
+  { name: 'Retries', type: 'int', default: '2', min: 0, max: 10, beyondSpec: true, description: 'Retries of idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE) after 408, 425, 429, 500, 502, 503, 504, 507 or a connection failure, honouring Retry-After; a retry whose wait would pass Timeout is not made.' },
   { name: 'BlockPrivate', type: 'bool', default: 'false', beyondSpec: true, description: 'Refuse (403) requests and redirects to private, loopback and link-local addresses, checked on the resolved address.' },
   { name: 'BlockNetworks', type: 'string', default: '', beyondSpec: true, description: "Further networks to refuse, as CIDRs separated by commas ('10.1.0.0/16, fd00::/8')." },
   { name: 'CAFile', type: 'string', default: '', beyondSpec: true, description: 'PEM file of the certificate authorities trusted for https (added to the system ones).' },

@@ -2,6 +2,15 @@
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
+/** Which failed deliveries the queue retries (RetryOn). */
+export const RetryOn = {
+  /** Every failure, as the spec says (spec §3). */
+  Any: 'any',
+  /** Only failures protocol/codes.ts calls retryable; a final answer makes the entry a dead letter at once. */
+  Retryable: 'retryable',
+} as const;
+export type RetryOn = (typeof RetryOn)[keyof typeof RetryOn];
+
 const QUEUE_OWN = [
   { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', description: 'Hive channel from which templates are fetched.' },
   { name: 'DefaultChannel', type: 'string', default: 'main', description: 'Channel queued items are sent to.' },
@@ -20,6 +29,7 @@ const QUEUE_OWN = [
   { name: 'CallTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'How long a delivery waits for the target channel to answer (call) or acknowledge (execute).' },
   { name: 'DeliveryConcurrency', type: 'int', default: '1', min: 1, max: 1024, beyondSpec: true, description: 'Entries delivered at once; 1 keeps strict FIFO order of delivery.' },
   { name: 'RequeueBackoff', type: 'enum', default: 'fixed', values: ['fixed', 'exponential'], beyondSpec: true, description: "'fixed' waits requeue_timer between attempts (the spec); 'exponential' doubles it each attempt with +-20% jitter." },
+  { name: 'RetryOn', type: 'enum', default: RetryOn.Any, values: [RetryOn.Any, RetryOn.Retryable], beyondSpec: true, description: "'any' retries every failed delivery (the spec); 'retryable' retries only Codes 408, 425, 429, 500, 502, 503, 504 and 507: any other failure (400, 403, 404 also for no listener, 409, 413, 422, ...) makes the entry a dead letter at once." },
 ] as const satisfies ParamTable;
 
 export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;

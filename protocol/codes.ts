@@ -39,3 +39,35 @@ export const SUCCESS_MESSAGE = 'Success';
 export function isSuccessCode(code: number): boolean {
   return Number.isInteger(code) && code >= 200 && code <= 299;
 }
+
+/**
+ * Failures after which the same message or request, sent again a little later, can succeed. One list
+ * for the whole node: `HiveError.retryable` derives from it, the queue (RetryOn retryable) and the
+ * HTTP client decide their retries by it.
+ *
+ * Retryable, because the cause passes by itself:
+ * - 408 Request Timeout, 504 Timeout: the answer did not come in time; the next attempt may be quicker.
+ * - 425 Too Early (RFC 8470): the server asks for the same request again, later.
+ * - 429 Too Many Requests, 503 Unavailable: overloaded, disconnected or draining; load and
+ *   connections come back.
+ * - 500 Service Error: a service crashed or threw while handling the message; its supervisor restarts
+ *   it, and an unexpected (untyped) failure is reported as 500 too, so a retry is the safe guess. A
+ *   wrong guess costs at most the configured retries; a wrong "final" loses a message that would
+ *   have gone through.
+ * - 502 Upstream Error: the database, command or remote server failed (connection lost, restarting).
+ * - 507 Insufficient Storage: a queue or store is full until it is drained, like 429 for space.
+ *
+ * Everything else is final: the 4xx caller faults (400 bad input, 401/403 credentials or permission,
+ * 404 no such channel or entry, 409 conflict, 413 too large, 422 unprocessable, …) get the same answer
+ * however often they are sent; so do the permanent server conditions 501, 505, 506, 508, 510 and 511.
+ * Successes, redirects and codes outside HTTP's are not failures to retry either.
+ *
+ * Note for the queue: the hive reports a channel nobody listens on as 404, so with RetryOn retryable
+ * a delivery to a target that is not running is final, not retried.
+ */
+const RETRYABLE_CODES: ReadonlySet<number> = new Set([408, 425, Code.TooManyRequests, Code.ServiceError, Code.UpstreamError, Code.Unavailable, Code.Timeout, Code.InsufficientStorage]);
+
+/** True for a failure Code worth retrying (see RETRYABLE_CODES for which and why). */
+export function isRetryableCode(code: number): boolean {
+  return RETRYABLE_CODES.has(code);
+}

@@ -2,7 +2,7 @@
  * Typed errors (ARCHITECTURE §4, conventions §11.4): every error the node produces on purpose has a
  * stable `code` (the Result Code it maps to), says whether a retry can help, and keeps its cause.
  */
-import { Code } from './codes.js';
+import { Code, isRetryableCode } from './codes.js';
 
 export interface HiveErrorOptions {
   cause?: unknown;
@@ -12,7 +12,14 @@ export interface HiveErrorOptions {
 export class HiveError extends Error {
   override readonly name: string = 'HiveError';
   readonly code: number = Code.ServiceError;
-  readonly retryable: boolean = false;
+  /**
+   * Whether the same thing sent again later can succeed. It follows `code` (isRetryableCode), so an
+   * error and the Result Code it is reported with never disagree; a class overrides it only where
+   * its failure is final although its code usually is not.
+   */
+  get retryable(): boolean {
+    return isRetryableCode(this.code);
+  }
   constructor(message: string, options: HiveErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
   }
@@ -52,7 +59,6 @@ export class TooLargeError extends HiveError {
 export class OverloadedError extends HiveError {
   override readonly name = 'OverloadedError';
   override readonly code = Code.TooManyRequests;
-  override readonly retryable = true;
 }
 
 /** The service failed while handling a message (Code 500). */
@@ -62,30 +68,26 @@ export class ServiceFailureError extends HiveError {
 
 /** The upstream (database, command, remote server) failed (Code 502). */
 export class UpstreamError extends HiveError {
-  override readonly name = 'UpstreamError';
+  override readonly name: string = 'UpstreamError';
   override readonly code = Code.UpstreamError;
-  override readonly retryable = true;
 }
 
 /** The hive or the service cannot take the message now (Code 503). */
 export class UnavailableError extends HiveError {
   override readonly name = 'UnavailableError';
   override readonly code = Code.Unavailable;
-  override readonly retryable = true;
 }
 
 /** No answer in time (Code 504). */
 export class TimeoutError extends HiveError {
   override readonly name = 'TimeoutError';
   override readonly code = Code.Timeout;
-  override readonly retryable = true;
 }
 
 /** A store or queue is full (Code 507). */
 export class StorageFullError extends HiveError {
   override readonly name = 'StorageFullError';
   override readonly code = Code.InsufficientStorage;
-  override readonly retryable = true;
 }
 
 /** A configuration that cannot start: the node exits with code 2 and this message. */

@@ -2,10 +2,12 @@
  * One outbound HTTP exchange with its bounds: a total deadline, a response size cap, redirects
  * (at most MaxRedirects; Authorization and Cookie dropped when leaving the origin; 303, and 301/302
  * after a POST, become GET), retries of idempotent methods honouring Retry-After, and the address
- * policy on every hop. Failures are typed: 504 deadline, 502 upstream, 403 blocked address.
+ * policy on every hop. Failures are typed: 504 deadline, 502 upstream, 403 blocked address. What is
+ * retried, statuses and failures alike, is what protocol/codes.ts calls retryable.
  */
 import type { Dispatcher } from 'undici';
-import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { isRetryableCode } from '../../protocol/codes.js';
+import { HiveError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
@@ -38,7 +40,6 @@ export interface ExchangeLimits {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
-const RETRY_STATUS = new Set([429, 502, 503, 504]);
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
@@ -63,6 +64,20 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The wait before retry number `retries + 1` when the server names none: 400 ms, doubling. */
+const backoffMs = (retries: number): number => 200 * 2 ** (retries + 1);
+
+/**
+ * A response over MaxResponseBytes: reported as an upstream failure (502) like the others, but the
+ * same request would only bring the same body again, so it is final.
+ */
+class ResponseTooLargeError extends UpstreamError {
+  override readonly name = 'ResponseTooLargeError';
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
 /** The deadlines of every exchange in flight, under one timer (see actors/shared/deadlines.ts). */
 const deadlines = new Deadlines();
 
@@ -75,7 +90,7 @@ async function once(dispatcher: Dispatcher, req: OutboundRequest, limits: Exchan
   const deadline = deadlines.start(remaining, () => signal.abort());
   try {
     const res = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
-    const body = await readCapped(res.body, limits.maxBytes, () => new UpstreamError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`));
+    const body = await readCapped(res.body, limits.maxBytes, () => new ResponseTooLargeError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`));
     return { status: res.statusCode, statusText: STATUS_TEXT[res.statusCode] ?? '', headers: headerValues(res.headers), body, url: url.href };
   } catch (e) {
     if (e instanceof UpstreamError || e instanceof BlockedAddressError) throw e;
@@ -93,14 +108,19 @@ export async function exchange(dispatcher: Dispatcher, request: OutboundRequest,
   let req = { ...request, method: request.method.toUpperCase() };
   let redirects = 0;
   let retries = 0;
+  /** A retry is made for idempotent methods only, while retries are left and its wait ends before the deadline. */
+  const mayRetryAfter = (wait: number): boolean => IDEMPOTENT.has(req.method) && retries < limits.retries && Date.now() + wait < limits.deadline;
   for (;;) {
     let res: InboundResponse;
     try {
       res = await once(dispatcher, req, limits, policy);
     } catch (e) {
-      if (e instanceof UpstreamError && IDEMPOTENT.has(req.method) && retries < limits.retries && !/larger than/.test(e.message)) {
+      // a TimeoutError (504) is retryable by its code, but here it means the deadline passed, which
+      // mayRetryAfter refuses: in effect connection failures (502) are what is retried
+      const wait = backoffMs(retries);
+      if (e instanceof HiveError && e.retryable && mayRetryAfter(wait)) {
         retries++;
-        await sleep(Math.min(200 * 2 ** retries, Math.max(0, limits.deadline - Date.now())));
+        await sleep(wait);
         continue;
       }
       throw e;
@@ -118,9 +138,9 @@ export async function exchange(dispatcher: Dispatcher, request: OutboundRequest,
       req = { method: toGet ? 'GET' : req.method, url: next, headers, body: toGet ? undefined : req.body };
       continue;
     }
-    if (RETRY_STATUS.has(res.status) && IDEMPOTENT.has(req.method) && retries < limits.retries) {
-      const wait = retryAfterMs(res.headers['retry-after']?.[0]) ?? 200 * 2 ** (retries + 1);
-      if (Date.now() + wait < limits.deadline) {
+    if (isRetryableCode(res.status)) {
+      const wait = retryAfterMs(res.headers['retry-after']?.[0]) ?? backoffMs(retries);
+      if (mayRetryAfter(wait)) {
         retries++;
         await sleep(wait);
         continue;

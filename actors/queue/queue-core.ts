@@ -5,7 +5,8 @@
  * apart from the actor so each file holds one concept; all of it runs inside the queue actor.
  */
 import { randomUUID } from 'node:crypto';
-import { isSuccessCode } from '../../protocol/codes.js';
+import { RetryOn } from '../../config/queue.js';
+import { isRetryableCode, isSuccessCode } from '../../protocol/codes.js';
 import { StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
@@ -87,10 +88,15 @@ export function emptyQueueState(generation: number, paused: boolean, log: Logger
 }
 
 export class QueueCore {
+  /** RetryOn any (the spec): every failure is retried; otherwise only those isRetryableCode accepts. */
+  private readonly retriesEveryFailure: boolean;
+
   constructor(
     readonly runtime: Runtime,
     readonly deps: QueueDeps,
-  ) {}
+  ) {
+    this.retriesEveryFailure = deps.config.RetryOn === RetryOn.Any;
+  }
 
   view(s: QueueState): { size: number; paused: boolean } {
     return { size: s.entries.size, paused: s.paused };
@@ -213,14 +219,15 @@ export class QueueCore {
         this.persist([{ type: 'meta', name: 'paused', value: 'true' }]);
         log.info('queue run completed: paused (AutoPause)');
       }
-    } else if (e.attempts > e.requeueCount) {
+    } else if (e.attempts > e.requeueCount || !this.worthRetrying(result.Code)) {
+      const notRetryable = e.attempts <= e.requeueCount;
       e.state = EntryState.Dead;
-      e.deadReason = `no success after ${e.attempts} attempt(s)`;
+      e.deadReason = notRetryable ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)` : `no success after ${e.attempts} attempt(s)`;
       if (e.deadLetter === '') {
         s.entries.delete(key);
         stats.dropped++;
         this.persist([{ type: 'remove', key }]);
-        log.warn(`entry ${key} for '${e.channel}' dropped after ${e.attempts} attempt(s): ${result.Code} ${result.Message} (no dead-letter target)`);
+        log.warn(`entry ${key} for '${e.channel}' dropped after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
       } else {
         this.persist([putOp(e)]);
         this.sendDeadLetter(e, self);
@@ -239,6 +246,11 @@ export class QueueCore {
       s.stepWaiters.delete(key);
       waiter(statusResult(this.view(s), { key: [key], result_code: [String(result.Code)], result_message: [result.Message] }));
     }
+  }
+
+  /** Whether a failed delivery is given another attempt (attempts left aside). */
+  private worthRetrying(code: number): boolean {
+    return this.retriesEveryFailure || isRetryableCode(code);
   }
 
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {
