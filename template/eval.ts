@@ -14,6 +14,7 @@ import { quote } from './fmt/quote.js';
 import { ExecFailure, BudgetExceeded } from './errors.js';
 import { IFACE_INDEX } from './builtins.js';
 import { assertNever } from '../protocol/never.js';
+import { describeError } from '../protocol/errors.js';
 
 /** Runs a pipeline; declared variables are pushed (or assigned) on the state. */
 export function evalPipeline(s: State, dot: unknown, pipe: PipeNode | null): unknown {
@@ -188,7 +189,7 @@ function evalCall(s: State, dot: unknown, spec: FuncSpec, builtin: boolean, node
       throw e;
     }
     s.node = node;
-    return s.fail(`error calling ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    return s.fail(`error calling ${name}: ${describeError(e)}`);
   }
   // no value may outgrow the render's budget: functions that build strings check the room left
   // themselves, this catches any other (a user's function, a case-changing one)

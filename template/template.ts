@@ -17,6 +17,7 @@ import { TemplateError, TemplatePhase, ExecFailure, ParseFailure, BudgetExceeded
 import { DEFAULT_LIMIT_NAMES, budgetOptions } from './budget.js';
 import type { BudgetOptions } from './budget.js';
 import { quote } from './fmt/quote.js';
+import { describeError } from '../protocol/errors.js';
 
 /** Default character budget of one execution (output plus what functions keep): 16 MiB. */
 export const DEFAULT_MAX_CHARS = 16 * 1024 * 1024;
@@ -180,7 +181,7 @@ export class Template {
       if (e instanceof RangeError) {
         throw new TemplateError(`template: ${name}: execution nested too deeply (JS stack exhausted)`, TemplatePhase.Exec, state.out, e);
       }
-      throw new TemplateError(`template: ${name}: internal error: ${e instanceof Error ? e.message : String(e)}`, TemplatePhase.Exec, state.out, e);
+      throw new TemplateError(`template: ${name}: internal error: ${describeError(e)}`, TemplatePhase.Exec, state.out, e);
     }
   }
 
