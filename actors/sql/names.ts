@@ -11,7 +11,10 @@ import { lexOptions } from './dialect.js';
 import type { ColumnRef, TableRef } from './identifiers.js';
 import { parseGroupBy, parseOrderBy, parsePlainColumns, parseSelectColumns, parseTable } from './identifiers.js';
 import { lexSql } from './lexer.js';
-import type { StatementKind } from './statement.js';
+
+/** The statements of spec §4.1 (SQL_STATEMENT); declared here, where names are read by statement, and used by statement.ts. */
+export const STATEMENTS = ['select', 'insert', 'update', 'delete'] as const;
+export type StatementKind = (typeof STATEMENTS)[number];
 
 /** A column named by one parameter. */
 export interface ColumnUse {

@@ -14,8 +14,11 @@ import type { Clause, ParamSource } from './placeholders.js';
 import { PLACEHOLDER_NAME, StatementText, parseClause } from './placeholders.js';
 import { describeError } from '../../protocol/errors.js';
 
-export const STATEMENTS = ['select', 'insert', 'update', 'delete'] as const;
-export type StatementKind = (typeof STATEMENTS)[number];
+import { STATEMENTS } from './names.js';
+import type { StatementKind } from './names.js';
+
+export { STATEMENTS };
+export type { StatementKind };
 
 /** What a plan does, which decides how its result is read. */
 export type PlanKind = StatementKind | 'exec' | 'query';
