@@ -1,5 +1,5 @@
-# A thin Makefile over npm scripts (conventions §11.10). `make demo` and `make test` are the two
-# commands a newcomer needs; both install what they need first.
+# A thin Makefile over npm scripts (docs/ARCHITECTURE.md, Conventions). `make demo` and `make test`
+# are the two commands a newcomer needs; both install what they need first.
 .PHONY: install build test lint demo bench servers clean chaos
 
 NODE_MODULES_STAMP := node_modules/.install-stamp

@@ -1,4 +1,5 @@
-// Lint rules from ARCHITECTURE §11: floating promises, type-only imports and import cycles are errors.
+// Lint rules of docs/ARCHITECTURE.md (Conventions): floating promises, type-only imports and import
+// cycles are errors.
 // The layers of docs/ARCHITECTURE.md point one way — protocol, config ← template ← supervisors ←
 // actors ← node ← bin — and the rules below refuse an import that runs back up (spec/unit/house/layers.spec.ts
 // proves they do).

@@ -1,8 +1,8 @@
 /**
- * The declarative parameter tables (ARCHITECTURE §6). Each service declares its parameters once;
- * parsing, validation, `hivenode params`, the README reference and the dashboard all read the tables.
- * The TypeScript type of a compiled configuration is derived from its table, so a typo in a
- * parameter name is a compile error, not a silent undefined.
+ * The declarative parameter tables (docs/ARCHITECTURE.md, Configuration). Each service declares its
+ * parameters once; parsing, validation, `hivenode params`, the README reference and the dashboard
+ * all read the tables. The TypeScript type of a compiled configuration is derived from its table,
+ * so a typo in a parameter name is a compile error, not a silent undefined.
  */
 
 /** Kinds of parameter values. */

@@ -1,7 +1,8 @@
 /**
- * The one compile step of configuration (conventions §11.3): raw layers of text values in, a typed,
- * validated configuration with defaults applied out; nothing re-validates later. Errors name the
- * parameter, where its value came from and what is accepted, and stop the start (exit code 2).
+ * The one compile step of configuration (docs/ARCHITECTURE.md, Configuration): raw layers of text
+ * values in, a typed, validated configuration with defaults applied out; nothing re-validates
+ * later. Errors name the parameter, where its value came from and what is accepted, and stop the
+ * start (exit code 2).
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,7 @@
-/** Parameters of the template storage service that answers `hive://<name>` lookups (ARCHITECTURE §5). */
+/**
+ * Parameters of the template storage service that answers `hive://<name>` lookups
+ * (docs/ARCHITECTURE.md, The hive).
+ */
 import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 

@@ -1,8 +1,8 @@
 /**
- * A node: one process running any number of service instances on one hive (ARCHITECTURE §1).
- * The node actor is the root supervisor; under it sit the hive bridge and one supervisor per
- * service instance. A service whose actors exhaust their restarts is stopped (and its callers get
- * 503), while every other service keeps serving.
+ * A node: one process running any number of service instances on one hive
+ * (docs/ARCHITECTURE.md, Layers). The node actor is the root supervisor; under it sit the hive
+ * bridge and one supervisor per service instance. A service whose actors exhaust their restarts is
+ * stopped (and its callers get 503), while every other service keeps serving.
  */
 import { HiveClient } from '../actors/hive/client.js';
 import { spawnBridge } from '../actors/hive/bridge.js';

@@ -1,6 +1,6 @@
 /**
- * Result codes (ARCHITECTURE §4). The gateway uses a Result's Code as the HTTP status, so these are
- * HTTP status numbers with the meaning the hive gives them.
+ * Result codes (docs/ARCHITECTURE.md, Codes and errors). The gateway uses a Result's Code as the
+ * HTTP status, so these are HTTP status numbers with the meaning the hive gives them.
  */
 export const Code = {
   /** The operation succeeded; Message is 'Success'. */

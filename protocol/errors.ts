@@ -1,6 +1,7 @@
 /**
- * Typed errors (ARCHITECTURE §4, conventions §11.4): every error the node produces on purpose has a
- * stable `code` (the Result Code it maps to), says whether a retry can help, and keeps its cause.
+ * Typed errors (docs/ARCHITECTURE.md, Codes and errors): every error the node produces on purpose
+ * has a stable `code` (the Result Code it maps to), says whether a retry can help, and keeps its
+ * cause.
  */
 import { Code, isRetryableCode } from './codes.js';
 

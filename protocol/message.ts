@@ -1,8 +1,9 @@
 /**
- * The protocol message and result (spec §2.1, ARCHITECTURE §4) and the validation of untrusted shapes.
- * Every map built here has a null prototype, so a key such as "toString" is plain data; the keys
- * "__proto__", "constructor" and "prototype" are refused outright because other code (templates,
- * JSON consumers in other languages) may still treat them specially.
+ * The protocol message and result (spec §2.1; docs/ARCHITECTURE.md, Codes and errors) and the
+ * validation of untrusted shapes. Every map built here has a null prototype, so a key such as
+ * "toString" is plain data; the keys "__proto__", "constructor" and "prototype" are refused
+ * outright because other code (templates, JSON consumers in other languages) may still treat them
+ * specially.
  */
 import { BadInputError, TooLargeError, codeOf, describeError } from './errors.js';
 import { Code, SUCCESS_MESSAGE } from './codes.js';

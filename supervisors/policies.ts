@@ -1,7 +1,8 @@
 /**
- * Supervision policies as data (ARCHITECTURE §3, conventions §11.5): how an actor's crash is answered.
- * A policy is validated once; deciding never throws and always yields one of the valid decisions,
- * because nact hangs an actor forever on an invalid or missing decision.
+ * Supervision policies as data (docs/ARCHITECTURE.md, Supervision and observability): how an
+ * actor's crash is answered. A policy is validated once; deciding never throws and always yields
+ * one of the valid decisions, because nact hangs an actor forever on an invalid or missing
+ * decision.
  */
 import { ConfigError } from '../protocol/errors.js';
 

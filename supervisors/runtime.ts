@@ -1,5 +1,6 @@
 /**
- * The actor runtime: the ONLY module that imports nact (ARCHITECTURE §3).
+ * The actor runtime: the ONLY module that imports nact
+ * (docs/ARCHITECTURE.md, Supervision and observability).
  *
  * nact 7.6.2 is unmaintained and has defects this wrapper works around:
  * - `query` correlates replies by ids of about 2^31 values, so under load callers received other

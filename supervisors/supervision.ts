@@ -1,8 +1,9 @@
 /**
- * How crashes are decided (ARCHITECTURE §3): an actor's own crash against its restart policy, and a
- * child that escalated against its parent's child policy. Both always yield a valid decision (nact
- * hangs an actor on a missing one), record every step in the journal and wait out the restart
- * backoff before answering. runtime.ts turns the decision into nact's.
+ * How crashes are decided (docs/ARCHITECTURE.md, Supervision and observability): an actor's own
+ * crash against its restart policy, and a child that escalated against its parent's child policy.
+ * Both always yield a valid decision (nact hangs an actor on a missing one), record every step in
+ * the journal and wait out the restart backoff before answering. runtime.ts turns the decision into
+ * nact's.
  */
 import { ServiceFailureError } from '../protocol/errors.js';
 import type { ActorCell } from './actor-cell.js';

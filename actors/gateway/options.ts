@@ -1,7 +1,7 @@
 /**
- * The gateway's compiled options: every parameter checked once at start (conventions §11.3).
- * Header injection in ResponseHeaders, a malformed allow list or route, or a missing interceptor in
- * non-strict mode stop the start with exit code 2.
+ * The gateway's compiled options: every parameter checked once at start
+ * (docs/ARCHITECTURE.md, Configuration). Header injection in ResponseHeaders, a malformed allow
+ * list or route, or a missing interceptor in non-strict mode stop the start with exit code 2.
  */
 import { validateHeaderValue } from 'node:http';
 import type { ConfigOf } from '../../config/params.js';

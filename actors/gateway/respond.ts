@@ -1,6 +1,6 @@
 /**
  * Writing HTTP responses: a Result's Code is the HTTP status and the body is the Result JSON
- * (ARCHITECTURE §7); configured response headers go on every response.
+ * (docs/ARCHITECTURE.md, Result shapes); configured response headers go on every response.
  */
 import type { ServerResponse } from 'node:http';
 import { Code } from '../../protocol/codes.js';

@@ -1,7 +1,7 @@
 /**
- * The `Routes` parameter (ARCHITECTURE §7): `class[/operation]=channel` entries separated by `;`,
- * so one gateway fronts every service. The most specific entry wins (class/operation over class);
- * class and operation match without case.
+ * The `Routes` parameter (docs/ARCHITECTURE.md, Result shapes): `class[/operation]=channel` entries
+ * separated by `;`, so one gateway fronts every service. The most specific entry wins
+ * (class/operation over class); class and operation match without case.
  */
 import { validateChannel } from '../hive/transport.js';
 import { describeError } from '../../protocol/errors.js';

@@ -1,7 +1,7 @@
 /**
- * The bridge actor owns the hive transport (ARCHITECTURE §5): services tell it what to send and it
- * answers through the reply function carried in each message. It never awaits inside its handler,
- * so one slow channel cannot hold up the others.
+ * The bridge actor owns the hive transport (docs/ARCHITECTURE.md, The hive): services tell it what
+ * to send and it answers through the reply function carried in each message. It never awaits inside
+ * its handler, so one slow channel cannot hold up the others.
  */
 import type { Message, Result } from '../../protocol/message.js';
 import { checkMessageNames, resultFromError } from '../../protocol/message.js';

@@ -1,10 +1,10 @@
 /**
- * The NATS hive (ARCHITECTURE §5): subject `hive.<channel>`, queue group = channel (so listeners on
- * a channel share its load across processes), request timeouts passed explicitly (the client's
- * default is 1 s), reconnecting forever. A message published while disconnected would be lost by the
- * client, so calls fail at once with 503 instead; no responders → 404 at once; a payload over the
- * server's maximum → 413. `execute` is a request answered by the listener's acknowledgement of
- * receipt (header Hive-Mode: execute).
+ * The NATS hive (docs/ARCHITECTURE.md, The hive): subject `hive.<channel>`, queue group = channel
+ * (so listeners on a channel share its load across processes), request timeouts passed explicitly
+ * (the client's default is 1 s), reconnecting forever. A message published while disconnected would
+ * be lost by the client, so calls fail at once with 503 instead; no responders → 404 at once; a
+ * payload over the server's maximum → 413. `execute` is a request answered by the listener's
+ * acknowledgement of receipt (header Hive-Mode: execute).
  */
 import { connect } from '@nats-io/transport-node';
 import type { Msg, NatsConnection, Subscription as NatsSubscription } from '@nats-io/transport-node';

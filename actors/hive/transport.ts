@@ -1,10 +1,10 @@
 /**
- * The pluggable hive transport (ARCHITECTURE §5, conventions §11.6): the memory transport and the
- * NATS transport implement this one interface, and the bridge actor is the only user of it.
- * Every call and execute is answered exactly once with a Result: failures are Results with their
- * Code (404 no listener, 503 unavailable, 504 timeout), so no caller can forget to handle one. The
- * answer is a callback the bridge passes straight through, not a promise: a promise per call (and a
- * reaction to forward it) sat on the path of every message.
+ * The pluggable hive transport (docs/ARCHITECTURE.md, The hive): the memory transport and the NATS
+ * transport implement this one interface, and the bridge actor is the only user of it. Every call
+ * and execute is answered exactly once with a Result: failures are Results with their Code (404 no
+ * listener, 503 unavailable, 504 timeout), so no caller can forget to handle one. The answer is a
+ * callback the bridge passes straight through, not a promise: a promise per call (and a reaction to
+ * forward it) sat on the path of every message.
  */
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError, success } from '../../protocol/message.js';

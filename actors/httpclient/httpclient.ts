@@ -64,7 +64,9 @@ function targetOf(url: string): URL {
   return target;
 }
 
-/** The Result of a response when no after interceptor maps it (ARCHITECTURE §7). */
+/**
+ * The Result of a response when no after interceptor maps it (docs/ARCHITECTURE.md, Result shapes).
+ */
 function plainResult(res: InboundResponse): Result {
   const data = emptyMap();
   data.status = [String(res.status)];

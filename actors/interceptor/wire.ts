@@ -1,7 +1,8 @@
 /**
- * The interceptor wire format (spec §2.4 "Interceptor function contract", ARCHITECTURE §7):
- * POST `{type, value, options}` → `{data, status, status_code, options}`. Shared by the gateway, the
- * HTTP client and the `hivenode interceptor` kit.
+ * The interceptor wire format (spec §2.4 "Interceptor function contract",
+ * docs/ARCHITECTURE.md, Result shapes): POST `{type, value, options}` → `{data, status,
+ * status_code, options}`. Shared by the gateway, the HTTP client and the `hivenode interceptor`
+ * kit.
  */
 import { BadInputError } from '../../protocol/errors.js';
 import { isForbiddenKey } from '../../protocol/message.js';

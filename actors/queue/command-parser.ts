@@ -1,7 +1,8 @@
 /**
- * The queue's commands (spec §2.3 control table) parsed from a message's controls: every command and
- * alias, the per-entry controls, and the service defaults that apply when a control is absent. A
- * control given without a value takes the control table's default (ARCHITECTURE §6).
+ * The queue's commands (spec §2.3 control table) parsed from a message's controls: every command
+ * and alias, the per-entry controls, and the service defaults that apply when a control is absent.
+ * A control given without a value takes the control table's default
+ * (docs/ARCHITECTURE.md, Configuration).
  */
 import type { QUEUE_PARAMS } from '../../config/queue.js';
 import { QUEUE_CONTROL_DEFAULTS } from '../../config/queue.js';

@@ -1,6 +1,7 @@
 /**
- * A queue entry (spec §2.3 "Queue entry", ARCHITECTURE §7): the message to send later plus its
- * delivery settings, attempts and attempt history. Entries are stored as JSON documents.
+ * A queue entry (spec §2.3 "Queue entry", docs/ARCHITECTURE.md, The life of one queue entry): the
+ * message to send later plus its delivery settings, attempts and attempt history. Entries are
+ * stored as JSON documents.
  */
 import type { Message } from '../../protocol/message.js';
 

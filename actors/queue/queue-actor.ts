@@ -1,9 +1,10 @@
 /**
- * The durable queue actor (ARCHITECTURE §3: a durable-state actor). It owns the entries; every
- * change a caller is answered about is written to the store and fsynced first. An added entry is
- * invisible to delivery until its write is committed, so nothing is delivered that a crash could
- * still lose. Deliveries, retry timers and dead-letter hand-overs are done by its sibling actors,
- * which report back here; if the actor itself crashes it is restarted and reloads the store.
+ * The durable queue actor (a durable-state actor:
+ * docs/ARCHITECTURE.md, The life of one queue entry). It owns the entries; every change a caller is
+ * answered about is written to the store and fsynced first. An added entry is invisible to delivery
+ * until its write is committed, so nothing is delivered that a crash could still lose. Deliveries,
+ * retry timers and dead-letter hand-overs are done by its sibling actors, which report back here;
+ * if the actor itself crashes it is restarted and reloads the store.
  *
  * Messages are handled synchronously (a promise only while the store loads or a template fan-out
  * renders): every message of the hot path — add, committed, outcome — then costs no promise and no

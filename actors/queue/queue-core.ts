@@ -1,7 +1,7 @@
 /**
  * The queue actor's state and the life of an entry in it: loading the store, adding entries (stored
  * first, visible once durable), starting deliveries and taking their outcomes (remove, retry, dead
- * letter). The actor (queue-actor.ts) routes messages here; commands are in queue-commands.ts. Kept
+ * letter). The actor (queue-actor.ts) routes messages here; commands are in command-runner.ts. Kept
  * apart from the actor so each file holds one concept; all of it runs inside the queue actor.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,7 +1,8 @@
 /**
- * The queue's response Data (spec §4.2, ARCHITECTURE §7): every response carries `queuesize` and
- * `status`; list gives `objects` (keys), per-value counts with groupby, or one group's keys; fetch
- * gives the entry's Data plus its attributes, with the whole entry (and attempt history) in List.
+ * The queue's response Data (spec §4.2, docs/ARCHITECTURE.md, Result shapes): every response
+ * carries `queuesize` and `status`; list gives `objects` (keys), per-value counts with groupby, or
+ * one group's keys; fetch gives the entry's Data plus its attributes, with the whole entry (and
+ * attempt history) in List.
  */
 import { BadInputError } from '../../protocol/errors.js';
 import type { Result, ValueMap } from '../../protocol/message.js';

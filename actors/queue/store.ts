@@ -1,10 +1,11 @@
 /**
- * The queue's durable store (ARCHITECTURE §3, §10): SQLite in WAL mode with synchronous=FULL in
- * PersistPath. Writes are group-committed: every write waiting while a transaction is being
- * committed goes into the next transaction together, and each write's promise resolves only after
- * the transaction holding it is fsynced. A store that cannot be opened or fails its integrity check
- * is moved aside (logged) and a new one is started; a full disk fails the writes with 507. One
- * process at a time holds a store (store-lock.ts): the lock is taken before the file is opened.
+ * The queue's durable store (docs/ARCHITECTURE.md, The life of one queue entry): SQLite in WAL mode
+ * with synchronous=FULL in PersistPath. Writes are group-committed: every write waiting while a
+ * transaction is being committed goes into the next transaction together, and each write's promise
+ * resolves only after the transaction holding it is fsynced. A store that cannot be opened or fails
+ * its integrity check is moved aside (logged) and a new one is started; a full disk fails the
+ * writes with 507. One process at a time holds a store (store-lock.ts): the lock is taken before
+ * the file is opened.
  */
 import { mkdirSync, renameSync, existsSync } from 'node:fs';
 import { join } from 'node:path';

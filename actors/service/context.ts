@@ -1,5 +1,5 @@
 /**
- * The contract between the node and a service implementation (docs/ARCHITECTURE.md, "Layers"): a
+ * The contract between the node and a service implementation (docs/ARCHITECTURE.md, Layers): a
  * service declares its parameter table and its start once with `defineService`; the node compiles
  * the configuration through the definition (so each service's config keeps its own type), spawns a
  * supervisor actor for the instance and hands it this context. The service spawns its actors under

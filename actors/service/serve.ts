@@ -1,6 +1,6 @@
 /**
  * The serve kit: what every service that answers on a hive channel does alike, written once
- * (docs/ARCHITECTURE.md, "The life of one request"). A service gives its `handle` (and what to
+ * (docs/ARCHITECTURE.md, The life of one request). A service gives its `handle` (and what to
  * close and show); the kit spawns the worker actor, acknowledges each delivery, counts it in flight,
  * refuses it past `maxInFlight`, answers a failure with its Code, counts answers and failures,
  * drains at shutdown and, when the worker crashes or is gone, answers the caller through the

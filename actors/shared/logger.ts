@@ -1,7 +1,8 @@
 /**
- * Logging (ARCHITECTURE §8): winston, honouring LOGLEVEL, LOGFORMAT ('TEXT/DEFAULT' or 'JSON') and
- * LOGSENSITIVE. Unless LOGSENSITIVE is true, the values of secret parameters and anything that looks
- * like credentials (Authorization headers, Basic/Bearer tokens, password fields) are masked.
+ * Logging (docs/ARCHITECTURE.md, Supervision and observability): winston, honouring LOGLEVEL,
+ * LOGFORMAT ('TEXT/DEFAULT' or 'JSON') and LOGSENSITIVE. Unless LOGSENSITIVE is true, the values of
+ * secret parameters and anything that looks like credentials (Authorization headers, Basic/Bearer
+ * tokens, password fields) are masked.
  */
 import winston from 'winston';
 

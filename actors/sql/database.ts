@@ -1,8 +1,9 @@
 /**
  * One database behind a Sequelize connection pool, and the single way statements reach it:
- * `sequelize.query(text, { bind, type })` (ARCHITECTURE §10: model methods inline values; query with
- * bind does not). Connections are opened lazily and re-opened after an outage by the pool, so a
- * database that is down at start or restarts later only fails the statements sent meanwhile (502).
+ * `sequelize.query(text, { bind, type })` (model methods inline values; query with bind does not:
+ * docs/ARCHITECTURE.md, Library choices). Connections are opened lazily and re-opened after an
+ * outage by the pool, so a database that is down at start or restarts later only fails the
+ * statements sent meanwhile (502).
  *
  * Statement timeout, per engine: PostgreSQL `statement_timeout`, MariaDB `max_statement_time`, MySQL
  * `max_execution_time` (SELECT only), SQL Server `requestTimeout`, Oracle `callTimeout` — the server or

@@ -1,14 +1,14 @@
 /**
- * Database failures as Result codes (ARCHITECTURE §4): no connection within SQL_ACQUIRETIMEOUT → 503
- * (retry later: the pool is saturated), the database unreachable or refusing the login → 502 with the
- * driver's reason, a statement over SQL_TIMEOUT → 504, values the database refuses (constraint
- * violations, a value that is not a number for a number column, too long, a LIKE pattern too complex)
- * → 400 because the caller's Data is at fault, anything else the database reports → 502. Values are
- * told apart by the engine's error code (SQLSTATE class 22/23, MySQL and SQL Server error numbers,
- * ORA- numbers, SQLite result codes); only SQLite reports value errors under the generic SQLITE_ERROR,
- * so there the message is read. Messages carry the database's own reason (from the driver, not
- * Sequelize's "Validation error", and cut to a readable length, since it may quote the value), never
- * the SQL text or the connection password.
+ * Database failures as Result codes (docs/ARCHITECTURE.md, Codes and errors): no connection within
+ * SQL_ACQUIRETIMEOUT → 503 (retry later: the pool is saturated), the database unreachable or
+ * refusing the login → 502 with the driver's reason, a statement over SQL_TIMEOUT → 504, values the
+ * database refuses (constraint violations, a value that is not a number for a number column, too
+ * long, a LIKE pattern too complex) → 400 because the caller's Data is at fault, anything else the
+ * database reports → 502. Values are told apart by the engine's error code (SQLSTATE class 22/23,
+ * MySQL and SQL Server error numbers, ORA- numbers, SQLite result codes); only SQLite reports value
+ * errors under the generic SQLITE_ERROR, so there the message is read. Messages carry the
+ * database's own reason (from the driver, not Sequelize's "Validation error", and cut to a readable
+ * length, since it may quote the value), never the SQL text or the connection password.
  */
 import { BadInputError, HiveError, TimeoutError, UnavailableError, UpstreamError } from '../../protocol/errors.js';
 import type { Dialect } from './dialect.js';

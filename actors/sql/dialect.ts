@@ -1,7 +1,7 @@
 /**
  * Engine families and what differs between them in generated SQL: how an identifier is quoted, how
- * rows are limited, which literal syntax the scanner must know, and the Sequelize dialect. MariaDB is
- * driven through the mysql dialect (mysql2), as ARCHITECTURE §10 decides.
+ * rows are limited, which literal syntax the scanner must know, and the Sequelize dialect. MariaDB
+ * is driven through the mysql dialect (mysql2; docs/ARCHITECTURE.md, Library choices).
  */
 import type { LexOptions } from './lexer.js';
 

@@ -1,10 +1,10 @@
 /**
- * Result shapes of ARCHITECTURE §7. Rows (SELECT, raw query, poll): Data has one key per column whose
- * list holds that column's value of every row as a string (NULL → '', dates as ISO 8601, binary as
- * base64, JSON values as JSON text), plus `rowcount`; List holds the rows as objects with native JSON
- * types (null kept, dates as ISO strings, binary as base64, integers beyond 2^53 as strings) so they
- * survive the NATS wire unchanged. Writes: Data `affected`, and `insertid` where the engine reports
- * one (MySQL/MariaDB AUTO_INCREMENT, SQLite rowid).
+ * SQL result shapes (docs/ARCHITECTURE.md, Result shapes). Rows (SELECT, raw query, poll): Data has one
+ * key per column whose list holds that column's value of every row as a string (NULL → '', dates as
+ * ISO 8601, binary as base64, JSON values as JSON text), plus `rowcount`; List holds the rows as
+ * objects with native JSON types (null kept, dates as ISO strings, binary as base64, integers
+ * beyond 2^53 as strings) so they survive the NATS wire unchanged. Writes: Data `affected`, and
+ * `insertid` where the engine reports one (MySQL/MariaDB AUTO_INCREMENT, SQLite rowid).
  */
 import { isForbiddenKey } from '../../protocol/message.js';
 import type { Result, ValueMap } from '../../protocol/message.js';

@@ -1,8 +1,8 @@
 /**
- * The template storage service (ARCHITECTURE §5): answers `hive://<name>` lookups from a directory.
- * Operation 'get' (Data name) → Data content; 'put' (name, content); 'list' → Data names; 'delete'.
- * Names are plain file names, and a symbolic link is followed only while its real path stays inside
- * the directory, so a lookup can never leave it.
+ * The template storage service (docs/ARCHITECTURE.md, The hive): answers `hive://<name>` lookups
+ * from a directory. Operation 'get' (Data name) → Data content; 'put' (name, content); 'list' →
+ * Data names; 'delete'. Names are plain file names, and a symbolic link is followed only while its
+ * real path stays inside the directory, so a lookup can never leave it.
  */
 import { mkdir, readFile, readdir, realpath, rename, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';

@@ -1,5 +1,6 @@
 /**
- * One received UDP datagram or TCP frame → the Data of the emitted message (ARCHITECTURE §7).
+ * One received UDP datagram or TCP frame → the Data of the emitted message
+ * (docs/ARCHITECTURE.md, Result shapes).
  *
  * The format is detected per message, whatever the Format parameter says, so no message is lost:
  * a line starting `<PRI>1 ` that passes the strict RFC 5424 parser is RFC 5424; every other line

@@ -1,8 +1,8 @@
 /**
- * A parsed syslog message, whatever its format, and the Data it becomes (ARCHITECTURE §7):
- * `facility severity priority timestamp hostname appname procid msgid message structureddata format
- * remoteaddress`, each a one-element list ('' when the message has no such part), plus `cef_*` keys
- * when CEF was decoded.
+ * A parsed syslog message, whatever its format, and the Data it becomes
+ * (docs/ARCHITECTURE.md, Result shapes): `facility severity priority timestamp hostname appname
+ * procid msgid message structureddata format remoteaddress`, each a one-element list ('' when the
+ * message has no such part), plus `cef_*` keys when CEF was decoded.
  */
 import type { ValueMap } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';

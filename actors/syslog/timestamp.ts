@@ -1,9 +1,10 @@
 /**
  * Syslog timestamps in and out. Everything received is reported as ISO 8601 in UTC with
  * milliseconds (`2024-03-15T09:00:00.000Z`): one unambiguous, sortable form on a 24-hour clock,
- * whatever the sender wrote (syslog-pro's 12-hour clock is why this is ours, ARCHITECTURE §10).
- * A timestamp without a zone (BSD, or ISO without offset) is read in the receiving host's local zone,
- * as RFC 3164 says it is the sender's local time and the receiver has nothing better.
+ * whatever the sender wrote (syslog-pro's 12-hour clock is why this is ours,
+ * docs/ARCHITECTURE.md, Library choices). A timestamp without a zone (BSD, or ISO without offset)
+ * is read in the receiving host's local zone, as RFC 3164 says it is the sender's local time and
+ * the receiver has nothing better.
  */
 
 /** Month abbreviations of BSD timestamps, index = JS month. */

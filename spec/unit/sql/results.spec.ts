@@ -4,7 +4,7 @@ import { mapDbError } from '../../../actors/sql/db-errors.js';
 import { backoffDelay } from '../../../actors/sql/poller.js';
 import { rowsResult, writeResult } from '../../../actors/sql/results.js';
 
-describe('sql results (ARCHITECTURE §7)', () => {
+describe('sql results (docs/ARCHITECTURE.md, Result shapes)', () => {
   it('rows: Data one list of strings per column (NULL → "", ISO dates, base64), List native, rowcount', () => {
     const when = new Date('2024-01-02T03:04:05.000Z');
     const r = rowsResult([

@@ -1,9 +1,9 @@
 /**
  * Real-world syslog lines, each with its source and the Data fields it must decode to (a subset of
- * the ARCHITECTURE §7 keys; `cef` lists cef_* keys without the prefix). Decoded with DecodeCEF on,
- * received at NOW (2024-03-15 12:00 local time) unless a line carries its own year. Timestamps
- * without a zone are local time, so expectations are built with the local-time Date constructor
- * and the corpus holds in any TZ.
+ * the keys of docs/ARCHITECTURE.md, Result shapes; `cef` lists cef_* keys without the prefix).
+ * Decoded with DecodeCEF on, received at NOW (2024-03-15 12:00 local time) unless a line carries
+ * its own year. Timestamps without a zone are local time, so expectations are built with the
+ * local-time Date constructor and the corpus holds in any TZ.
  */
 export const NOW = new Date(2024, 2, 15, 12, 0, 0);
 

@@ -15,7 +15,7 @@ const FIVE = '<13>1 2024-03-15T13:22:33Z h a - - - x';
 const THREE = '<13>Mar 15 13:22:33 host app: x';
 
 describe('syslog decode (one datagram or frame → Data)', () => {
-  it('produces exactly the ARCHITECTURE §7 keys, one value each, in a null-prototype map', () => {
+  it('produces exactly the keys of docs/ARCHITECTURE.md (Result shapes), one value each, in a null-prototype map', () => {
     const { data } = ok(THREE);
     expect(Object.keys(data).sort()).to.deep.equal([...DATA_KEYS].sort());
     for (const k of DATA_KEYS) expect(data[k]).to.be.an('array').with.length(1);
