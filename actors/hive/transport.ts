@@ -26,7 +26,10 @@ export interface Delivery {
   readonly mode: DeliveryMode;
   readonly channel: string;
   readonly message: Message;
-  /** Answers a call (ignored for execute after ack, and for emit). */
+  /**
+   * Answers a call; answers an execute instead of its acknowledgement when it comes first (a failure
+   * then reaches the caller); ignored after ack, and for emit.
+   */
   respond(result: Result): void;
   /** Acknowledges receipt of an execute (no-op for call and emit). */
   ack(): void;
@@ -105,13 +108,20 @@ export function deliverTo(listener: Listener, mode: DeliveryMode, channel: strin
       inner(r);
     };
   }
-  const delivery: Delivery = {
-    mode,
-    channel,
-    message,
-    respond: mode === 'call' ? answer : ignore,
-    ack: mode === 'execute' ? () => answer(success(undefined, null)) : ignore,
-  };
+  let delivery: Delivery;
+  if (mode === 'execute') {
+    // the first of ack and respond answers: a listener that may only acknowledge what is durable
+    // (the queue) answers through respond, so a refusal reaches the caller instead of a false ack
+    let answered = false;
+    const once = (r: Result): void => {
+      if (answered) return;
+      answered = true;
+      answer(r);
+    };
+    delivery = { mode, channel, message, respond: once, ack: () => once(success(undefined, null)) };
+  } else {
+    delivery = { mode, channel, message, respond: mode === 'call' ? answer : ignore, ack: ignore };
+  }
   try {
     listener(delivery);
   } catch (e) {

@@ -10,7 +10,7 @@
  * renders): every message of the hot path — add, committed, outcome — then costs no promise and no
  * extra microtask turn in the runtime.
  */
-import { Code } from '../../protocol/codes.js';
+import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { codeOf, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
@@ -23,7 +23,6 @@ import { QueueCore, emptyQueueState } from './queue-core.js';
 import { assertNever } from '../../protocol/never.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
-
 
 export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: QueueDeps): ActorRef<QueueMsg> {
   const core = new QueueCore(runtime, deps);
@@ -46,8 +45,10 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     switch (msg.type) {
       case 'delivery': {
         const { delivery } = msg;
-        delivery.ack();
-        const respond = (r: Result): void => delivery.respond(r);
+        // An execute is acknowledged by the command's answer, not on receipt: an added entry only
+        // once it is durable, and a refusal (a full store, a bad control) is answered instead of a
+        // false acknowledgement. The acknowledgement itself is what it always was.
+        const respond = delivery.mode === 'execute' ? (r: Result): void => (isSuccessCode(r.Code) ? delivery.ack() : delivery.respond(r)) : (r: Result): void => delivery.respond(r);
         const failed = answerFailure(respond);
         let pending: void | Promise<void> = undefined;
         try {
