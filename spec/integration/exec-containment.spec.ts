@@ -12,7 +12,7 @@ import type { Result } from '../../protocol/message.js';
 import type { HiveNode } from '../../node/node.js';
 import { startTestNode, until } from './helpers.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
 const TEMPLATE = '{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg (index .Data.script 0) }}';
 
 /**

@@ -8,7 +8,7 @@ import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 import { tempDir } from '../temp.js';
 
-const EXAMPLES = new URL('../../examples/templates', import.meta.url).pathname;
+const EXAMPLES = new URL('../../examples/templates/', import.meta.url).pathname;
 
 describe('exec service (spec §2.5, §4.4)', function () {
   this.timeout(30_000);

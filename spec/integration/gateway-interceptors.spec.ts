@@ -6,7 +6,7 @@ import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/serv
 import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 
-const examples = new URL('../../examples/interceptors', import.meta.url).pathname;
+const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
 
 describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor contract)', function () {
   this.timeout(30_000);

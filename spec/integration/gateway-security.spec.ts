@@ -24,7 +24,7 @@ import { prng } from '../prng.js';
 import { until } from './helpers.js';
 import { tempDir } from '../temp.js';
 
-const repo = new URL('../..', import.meta.url).pathname;
+const repo = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/hivenode.ts', import.meta.url));
 
 interface Documented {

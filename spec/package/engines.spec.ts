@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import semver from 'semver';
 
-const root = new URL('../..', import.meta.url);
+const root = new URL('../../', import.meta.url);
 const readJson = (name: string): unknown => JSON.parse(readFileSync(new URL(name, root), 'utf8'));
 
 interface LockEntry {

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../adapters/ports.js';
 import { tempDir } from '../temp.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const MINUTE = 60_000;
 
 interface Run {

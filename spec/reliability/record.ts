@@ -38,7 +38,7 @@ export interface Plan {
   faults: string;
 }
 
-const REPO = resolve(new URL('../..', import.meta.url).pathname);
+const REPO = resolve(new URL('../../', import.meta.url).pathname);
 export const RECORDS_FILE = process.env.HIVENODE_RELIABILITY_RECORDS ?? resolve(REPO, 'test-artifacts', 'reliability.jsonl');
 
 let started = false;

@@ -10,7 +10,7 @@ import { tempDir } from '../../temp.js';
 import { freePort } from '../ports.js';
 import { logger, needPeers } from './peers.js';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 
 /** The README's promise: `logger -n 127.0.0.1 -P 10514 -d "hello"` to the demo is recorded where it says. */
 describe('the demo node file receives syslog and records it where the README says', function () {

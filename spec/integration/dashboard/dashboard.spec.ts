@@ -11,7 +11,7 @@ import { tempDir } from '../../temp.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const CHROMIUM = '/usr/bin/chromium';
 

@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../../node/node.js';
 import { tempDir } from './helpers.js';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 
 const script = (dir: string): string => `
 import { PassThrough } from 'node:stream';
