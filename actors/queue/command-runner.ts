@@ -7,11 +7,16 @@ import { BadInputError, NotFoundError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import type { QueueCommand } from './command-parser.js';
+import { notBeforeOf } from './delay.js';
 import { EntryState } from './entry.js';
 import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
 import { fetchResult, listResult, statusResult } from './responses.js';
 import { assertNever } from '../../protocol/never.js';
 
+/** Entries `step key` may deliver now: waiting ones, and those waiting for a time (their timer then finds them delivered). */
+function steppable(state: EntryState): boolean {
+  return state === EntryState.Waiting || state === EntryState.Retrying || state === EntryState.Scheduled;
+}
 
 /** Runs one command; returns a promise only while a template fan-out renders. */
 export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, message: Message, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void | Promise<void> {
@@ -21,7 +26,9 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (cmd.templateDefine === undefined) return core.add(s, [message], self, respond, false);
       const fanOut = core.deps.fanOut;
       if (!fanOut) throw new BadInputError(`template_define '${cmd.templateDefine}' needs a queue Template, and none is configured`);
-      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, true));
+      // read before rendering, so a bad delay renders nothing; entries the template gives their own keep theirs
+      const notBefore = notBeforeOf(message.Control, Date.now());
+      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, true, notBefore));
     }
     case 'status':
       return respond(statusResult(view));
@@ -52,9 +59,10 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     }
     case 'step': {
       let e = cmd.key ? s.entries.get(cmd.key) : undefined;
+      // without a key, a scheduled entry is not taken early: only naming it delivers it before its time
       if (!cmd.key) for (const candidate of s.entries.values()) if (candidate.state === EntryState.Waiting || candidate.state === EntryState.Retrying) { e = candidate; break; }
       if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'no entry is waiting');
-      if (e.state !== EntryState.Waiting && e.state !== EntryState.Retrying) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
+      if (!steppable(e.state)) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
       s.stepWaiters.set(e.key, respond);
       e.state = EntryState.Waiting;
       return core.start(s, e, self);

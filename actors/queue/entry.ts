@@ -9,6 +9,8 @@ import type { Message } from '../../protocol/message.js';
 export const EntryState = {
   /** Stored, not yet durable: invisible to delivery until its write is committed. */
   Pending: 'pending',
+  /** Durable, held until its `delay` / `not_before` time (delay.ts), then waiting. */
+  Scheduled: 'scheduled',
   /** Durable and waiting for its turn. */
   Waiting: 'waiting',
   /** Handed to the delivery actor, outcome not known yet. */
@@ -43,7 +45,7 @@ export interface QueueEntry {
   deadLetter: string;
   attempts: number;
   state: EntryState;
-  /** Earliest time (epoch ms) of the next attempt. */
+  /** Earliest time (epoch ms) of the next attempt: the retry time, or the scheduled time of a new entry. */
   dueAt: number;
   createdAt: string;
   history: Attempt[];
@@ -54,9 +56,19 @@ export interface QueueEntry {
 /** How many attempt records an entry keeps (the oldest are dropped first). */
 export const MAX_HISTORY = 20;
 
-/** The state an entry is stored in: delivering and pending entries are stored as waiting (they will be retried). */
+/**
+ * The state an entry is stored in: delivering entries are stored as waiting (they will be retried);
+ * a pending one is written before it becomes scheduled or waiting, so it is stored as what it will
+ * become, for a restart to schedule it by (isScheduled).
+ */
 function storedState(e: QueueEntry): EntryState {
-  return e.state === EntryState.Delivering || e.state === EntryState.Pending ? EntryState.Waiting : e.state;
+  if (e.state === EntryState.Pending) return isScheduled(e, Date.now()) ? EntryState.Scheduled : EntryState.Waiting;
+  return e.state === EntryState.Delivering ? EntryState.Waiting : e.state;
+}
+
+/** Whether a new entry waits for its time (`delay` / `not_before`) rather than being delivered at once. */
+export function isScheduled(e: QueueEntry, now: number): boolean {
+  return e.dueAt > now;
 }
 
 /** The stored form: what survives a restart. */

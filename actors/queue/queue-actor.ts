@@ -16,7 +16,7 @@ import type { Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import { parseCommand } from './command-parser.js';
-import { EntryState } from './entry.js';
+import { EntryState, isScheduled } from './entry.js';
 import { runCommand } from './command-runner.js';
 import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
@@ -60,17 +60,25 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         if (pending) return pending.catch(failed).then(() => settle(s, self));
         break;
       }
-      case 'committed':
+      case 'committed': {
+        const now = Date.now();
         for (const committed of msg.entries) {
           let e = s.entries.get(committed.key);
           // added before a restart, committed after the store was reloaded: it is durable, so it is ours
           if (!e && msg.generation !== s.generation) s.entries.set(committed.key, (e = committed));
           if (e?.state !== EntryState.Pending) continue;
-          e.state = EntryState.Waiting;
-          s.ready.push(e.seq, e.key);
+          if (isScheduled(e, now)) {
+            // the retry scheduler's timer serves delayed entries too: one timer for every due time
+            e.state = EntryState.Scheduled;
+            runtime.tell(deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+          } else {
+            e.state = EntryState.Waiting;
+            s.ready.push(e.seq, e.key);
+          }
         }
         msg.reply();
         break;
+      }
       case 'commit-failed':
         for (const key of msg.keys) s.entries.delete(key);
         log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
@@ -79,16 +87,25 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       case 'outcome':
         core.outcome(s, msg.key, msg.result, self);
         break;
-      case 'due':
+      case 'due': {
+        const now = Date.now();
         for (const key of msg.keys) {
           const e = s.entries.get(key);
-          if (e?.state !== EntryState.Retrying) continue;
+          // gone (deleted, cleared) or already delivered (stepped): the timer has nothing left to do
+          if (e?.state !== EntryState.Retrying && e?.state !== EntryState.Scheduled) continue;
+          // an earlier timer of an entry that got a later time since (stepped, then failed again)
+          if (e.dueAt > now) {
+            runtime.tell(deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
+            continue;
+          }
+          // paused or not, it waits now; a paused queue delivers it on resume
           e.state = EntryState.Waiting;
           s.ready.push(e.seq, key);
         }
         break;
+      }
       case 'retry-restarted':
-        for (const { key, dueAt } of s.entries.retrying()) runtime.tell(deps.retry(), { type: 'schedule', key, dueAt });
+        for (const { key, dueAt } of s.entries.timed()) runtime.tell(deps.retry(), { type: 'schedule', key, dueAt });
         break;
       case 'dead-lettered': {
         const e = s.entries.get(msg.key);

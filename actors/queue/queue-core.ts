@@ -16,6 +16,7 @@ import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMsg } from '../service/context.js';
 import type { QueueConfig } from './command-parser.js';
 import { entrySettings, passedControls } from './command-parser.js';
+import { notBeforeOf } from './delay.js';
 import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
 import type { DeliverMsg, OutcomeMsg } from './delivery.js';
 import { deliver } from './delivery.js';
@@ -133,12 +134,12 @@ export class QueueCore {
         s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
         s.entries.setStored(new StoredEntry(row.key, row.seq, row.state as EntryState, row.dueAt ?? 0, row.doc));
         if (row.state === EntryState.Waiting) s.ready.push(row.seq, row.key);
-        else if (row.state === EntryState.Retrying && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
+        else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
         else {
           // dead entries are handed over now, and rows without a state column must be read to know theirs
           const e = s.entries.get(row.key);
           if (e?.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
-          else if (e?.state === EntryState.Retrying) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+          else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
           else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
         }
       }
@@ -148,8 +149,10 @@ export class QueueCore {
     log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
   }
 
-  private newEntry(s: QueueState, message: Message): QueueEntry {
+  /** `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of their own. */
+  private newEntry(s: QueueState, message: Message, now: number, inherited: number | undefined): QueueEntry {
     const settings = entrySettings(message.Control, this.deps.config);
+    const notBefore = notBeforeOf(message.Control, now) ?? inherited;
     const seq = s.nextSeq++;
     return {
       key: randomUUID(),
@@ -158,19 +161,20 @@ export class QueueCore {
       ...settings,
       attempts: 0,
       state: EntryState.Pending,
-      dueAt: Date.now(),
-      createdAt: new Date().toISOString(),
+      dueAt: notBefore ?? now,
+      createdAt: new Date(now).toISOString(),
       history: [],
     };
   }
 
-  /** Adds entries: stored first, visible and answered once durable. */
-  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean): void {
+  /** Adds entries: stored first, visible (waiting, or scheduled until their time) and answered once durable. */
+  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number): void {
     const { config, log, store } = this.deps;
     if (s.entries.size + messages.length > config.Capacity) {
       throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${messages.length} would exceed the capacity`);
     }
-    const created = messages.map((m) => this.newEntry(s, m));
+    const now = Date.now();
+    const created = messages.map((m) => this.newEntry(s, m, now, inheritedNotBefore));
     for (const e of created) s.entries.set(e.key, e);
     const keys = created.map((e) => e.key);
     if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);

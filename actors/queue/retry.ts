@@ -1,7 +1,8 @@
 /**
- * The retry scheduler child: holds the entries waiting out their requeue timer and tells the queue
- * actor when they are due. One timer for the earliest due time, however many entries wait. If it
- * crashes, the queue actor re-schedules every retrying entry (its state says which).
+ * The retry scheduler child: holds the entries waiting for a time — retrying ones their requeue
+ * timer, scheduled ones their `delay` / `not_before` — and tells the queue actor when they are due.
+ * One timer for the earliest due time, however many entries wait. If it crashes, the queue actor
+ * re-schedules every retrying and scheduled entry (its state says which).
  */
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import { MinHeap } from './heap.js';
@@ -10,6 +11,9 @@ export type RetryMsg = { type: 'schedule'; key: string; dueAt: number } | { type
 
 /** What the scheduler tells the queue actor: entries now due, or that it (re)started empty. */
 export type DueMsg = { type: 'due'; keys: string[] } | { type: 'retry-restarted' };
+
+/** The longest setTimeout Node honours (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 interface RetryState {
   heap: MinHeap<string>;
@@ -23,8 +27,9 @@ export function spawnRetryScheduler(runtime: Runtime, parent: ParentRef, queue: 
     if (next === undefined || (s.timer && s.timerAt <= next)) return;
     if (s.timer) clearTimeout(s.timer);
     s.timerAt = next;
-    // unref: a retry waiting for its time never keeps the process alive by itself (a stopped node exits)
-    s.timer = setTimeout(() => runtime.tell(self, { type: 'fire' }), Math.max(0, next - Date.now())).unref();
+    // unref: a retry waiting for its time never keeps the process alive by itself (a stopped node exits).
+    // Capped: Node fires a longer timeout at once; an early fire finds nothing due and arms again.
+    s.timer = setTimeout(() => runtime.tell(self, { type: 'fire' }), Math.min(MAX_TIMEOUT_MS, Math.max(0, next - Date.now()))).unref();
   };
   return runtime.spawn<RetryState, RetryMsg>(parent, {
     name: 'retry-scheduler',
