@@ -13,7 +13,7 @@ import { StoreHeldError } from '../../../protocol/errors.js';
 import type { HiveNode } from '../../../node/node.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { runNodeToExit, startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
-import { startTestNode } from '../helpers.js';
+import { startTestNode, until } from '../helpers.js';
 import { queueCall, tempDir } from './helpers.js';
 
 describe('queue store: one holder at a time', function () {
@@ -52,6 +52,9 @@ describe('queue store: one holder at a time', function () {
       expect((JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid, 'SIGKILL leaves the lock behind').to.equal(first.child.pid);
       first = undefined;
       restarted = await startNodeProcess(file);
+      // the queue loads its store with its first message, a moment after the node is ready
+      const started = restarted;
+      await until(() => started.output().includes('queue loaded 1 entry'), 10_000).catch(() => undefined);
       expect(restarted.output()).to.contain('queue loaded 1 entry');
       expect((JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid).to.equal(restarted.child.pid);
       await restarted.kill('SIGTERM');
@@ -83,6 +86,7 @@ describe('queue store: one holder at a time', function () {
       const { node: next, logs } = await startTestNode([{ service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true }]);
       nodes.push(next);
       expect((await queueCall(next, { command: ['status'] }, {}, 'q')).Data.queuesize).to.deep.equal(['1']);
+      await until(() => logs().includes('queue loaded 1 entry'), 10_000).catch(() => undefined);
       expect(logs()).to.contain('queue loaded 1 entry');
     });
 
