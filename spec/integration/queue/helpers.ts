@@ -11,10 +11,10 @@ export const tempDir = (prefix = 'hn-queue-'): string => makeTempDir(prefix);
 /** Messages recorded by an echo RecordFile. */
 export function recorded(file: string): Array<{ time: string; mode: string; channel: string; message: { Class: string; Operation: string; Control: Record<string, string[]>; Data: Record<string, string[]> } }> {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as never);
+  // the echo service may be writing while we read: only lines it has finished (ending in a newline) count
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines.pop();
+  return lines.filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as never);
 }
 
 /** Sends a queue command (controls) with Data to the queue channel. */
