@@ -29,6 +29,7 @@ const QUEUE_OWN = [
   { name: 'CallTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'How long a delivery waits for the target channel to answer (call) or acknowledge (execute).' },
   { name: 'DeliveryConcurrency', type: 'int', default: '1', min: 1, max: 1024, beyondSpec: true, description: 'Entries delivered at once; 1 keeps strict FIFO order of delivery.' },
   { name: 'RequeueBackoff', type: 'enum', default: 'fixed', values: ['fixed', 'exponential'], beyondSpec: true, description: "'fixed' waits requeue_timer between attempts (the spec); 'exponential' doubles it each attempt with +-20% jitter." },
+  { name: 'DedupWindow', type: 'duration', default: '24h', beyondSpec: true, description: "How long an enqueue's idempotency-key control is remembered: a second enqueue with the same key within it creates nothing and is answered with the first entry's key; 0 turns deduplication off (the control is then ignored)." },
   { name: 'RetryOn', type: 'enum', default: RetryOn.Any, values: [RetryOn.Any, RetryOn.Retryable], beyondSpec: true, description: "'any' retries every failed delivery (the spec); 'retryable' retries only Codes 408, 425, 429, 500, 502, 503, 504 and 507: any other failure (400, 403, 404 also for no listener, 409, 413, 422, ...) makes the entry a dead letter at once." },
 ] as const satisfies ParamTable;
 

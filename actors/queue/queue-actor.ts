@@ -76,11 +76,19 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
             s.ready.push(e.seq, e.key);
           }
         }
+        for (const seen of msg.seen) {
+          if (msg.generation !== s.generation) s.dedup.adopt(seen);
+          seen.committed();
+        }
         msg.reply();
         break;
       }
       case 'commit-failed':
         for (const key of msg.keys) s.entries.delete(key);
+        for (const seen of msg.seen) {
+          s.dedup.forget(seen);
+          seen.failed(msg.error);
+        }
         log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
         msg.reply(codeOf(msg.error) === Code.InsufficientStorage ? resultFromError(msg.error) : failure(Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
@@ -137,7 +145,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     name: 'queue',
     init: (ctx) => {
       runtime.tell(ctx.self, { type: 'pump' });
-      return emptyQueueState(++generation, config.StartPaused, log);
+      return emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow);
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),

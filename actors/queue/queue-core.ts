@@ -16,6 +16,8 @@ import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMsg } from '../service/context.js';
 import type { QueueConfig } from './command-parser.js';
 import { entrySettings, passedControls } from './command-parser.js';
+import type { SeenKey } from './dedup.js';
+import { DedupKeys } from './dedup.js';
 import { notBeforeOf } from './delay.js';
 import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
 import type { DeliverMsg, OutcomeMsg } from './delivery.js';
@@ -40,9 +42,9 @@ export type QueueMsg =
   /** A dead-letter hand-over could not even be started (the dead-letter actor failed): try again later. */
   | { type: 'dead-letter-failed'; key: string }
   /** Writes of added entries are durable: make them visible and answer the caller. */
-  | { type: 'committed'; entries: QueueEntry[]; generation: number; reply: () => void }
-  /** Writes of added entries failed: forget them and answer the caller with the error. */
-  | { type: 'commit-failed'; keys: string[]; error: unknown; reply: (r: Result) => void }
+  | { type: 'committed'; entries: QueueEntry[]; seen: SeenKey[]; generation: number; reply: () => void }
+  /** Writes of added entries failed: forget them (and their idempotency keys) and answer the caller with the error. */
+  | { type: 'commit-failed'; keys: string[]; seen: SeenKey[]; error: unknown; reply: (r: Result) => void }
   /** Start deliveries if there is room (sent at start and whenever something may have become due). */
   | { type: 'pump' }
   /** Answered once every earlier message is handled (the store is loaded): drain waits for it. */
@@ -81,11 +83,13 @@ export interface QueueState {
   delivering: number;
   /** Callers of `step` waiting for their entry's outcome. */
   stepWaiters: Map<string, (r: Result) => void>;
+  /** Idempotency keys of the DedupWindow. */
+  dedup: DedupKeys;
 }
 
-export function emptyQueueState(generation: number, paused: boolean, log: Logger): QueueState {
+export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map() };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs) };
 }
 
 export class QueueCore {
@@ -145,8 +149,14 @@ export class QueueCore {
       }
     });
     s.paused = config.StartPaused || meta.get('paused') === 'true';
+    if (s.dedup.enabled) {
+      // only the keys of the window come back; the older ones go from the store now
+      const before = Date.now() - s.dedup.windowMs;
+      s.dedup.load(await store.loadSeen(before));
+      this.persist([{ type: 'forget-seen', before }]);
+    }
     s.loaded = true;
-    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
   }
 
   /** `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of their own. */
@@ -167,26 +177,38 @@ export class QueueCore {
     };
   }
 
-  /** Adds entries: stored first, visible (waiting, or scheduled until their time) and answered once durable. */
+  /**
+   * Adds entries: stored first, visible (waiting, or scheduled until their time) and answered once
+   * durable. An enqueue repeating an idempotency key of the window creates nothing (dedup.ts); its
+   * answer waits until the first entry is durable.
+   */
   add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number): void {
     const { config, log, store } = this.deps;
-    if (s.entries.size + messages.length > config.Capacity) {
-      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${messages.length} would exceed the capacity`);
-    }
     const now = Date.now();
-    const created = messages.map((m) => this.newEntry(s, m, now, inheritedNotBefore));
+    const plan = s.dedup.plan(messages, now);
+    if (s.entries.size + plan.fresh.length > config.Capacity) {
+      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${plan.fresh.length} would exceed the capacity`);
+    }
+    const created = plan.fresh.map((f) => this.newEntry(s, f.message, now, inheritedNotBefore));
     for (const e of created) s.entries.set(e.key, e);
-    const keys = created.map((e) => e.key);
+    const entryKeys = created.map((e) => e.key);
+    const { seen, ops: seenOps } = s.dedup.remember(plan, entryKeys, now);
+    const swept = s.dedup.sweep(now);
+    const ops: StoreOp[] = [...created.map(putOp), ...seenOps, ...(swept ? [swept] : [])];
+    const { keys, repeated } = s.dedup.firsts(plan, entryKeys, now);
+    const answer = (): Result =>
+      !fannedOut && created.length === 0
+        ? statusResult(this.view(s), { key: keys, duplicate: ['true'] })
+        : statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys, ...(repeated.length > 0 ? { duplicates: [String(repeated.length)] } : {}) });
+    const reply = (): void => void Promise.all(repeated.map((r) => r.durable)).then(() => respond(answer()), (e: unknown) => respond(resultFromError(e)));
     if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
-    store.write(created.map(putOp)).then(
-      () =>
-        this.runtime.tell(self, {
-          type: 'committed',
-          entries: created,
-          generation: s.generation,
-          reply: () => respond(statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys })),
-        }),
-      (error: unknown) => this.runtime.tell(self, { type: 'commit-failed', keys, error, reply: respond }),
+    if (created.length === 0) {
+      if (swept) this.persist([swept]);
+      return reply();
+    }
+    store.write(ops).then(
+      () => this.runtime.tell(self, { type: 'committed', entries: created, seen, generation: s.generation, reply }),
+      (error: unknown) => this.runtime.tell(self, { type: 'commit-failed', keys: entryKeys, seen, error, reply: respond }),
     );
   }
 

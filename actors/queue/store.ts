@@ -19,7 +19,15 @@ import { StoreLock } from './store-lock.js';
  * One write operation of the queue. A put names the entry's state and due time beside its document
  * so a start can schedule it without parsing the document (see entry-table.ts).
  */
-export type StoreOp = { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string } | { type: 'remove'; key: string } | { type: 'clear' } | { type: 'meta'; name: string; value: string };
+export type StoreOp =
+  | { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string }
+  | { type: 'remove'; key: string }
+  | { type: 'clear' }
+  | { type: 'meta'; name: string; value: string }
+  /** An idempotency key and the entry it created (dedup.ts); kept apart from the entry, which may go first. */
+  | { type: 'seen'; key: string; entryKey: string; seenAt: number }
+  /** Drops the idempotency keys first seen at or before `before` (out of the window). */
+  | { type: 'forget-seen'; before: number };
 
 /** One stored entry as loaded; state and dueAt are null in rows written before they had columns. */
 export interface StoredRow {
@@ -30,10 +38,19 @@ export interface StoredRow {
   doc: string;
 }
 
+/** One stored idempotency key. */
+export interface SeenRow {
+  key: string;
+  entryKey: string;
+  seenAt: number;
+}
+
 export interface QueueStore {
   readonly durable: boolean;
   /** Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values. */
   load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>>;
+  /** The idempotency keys first seen after `after` (epoch ms), oldest first. */
+  loadSeen(after: number): Promise<SeenRow[]>;
   /** Resolves when the operations are durable (or rejects, and none of them is). */
   write(ops: StoreOp[]): Promise<void>;
   close(): Promise<void>;
@@ -45,13 +62,18 @@ export class MemoryStore implements QueueStore {
   async load(): Promise<Map<string, string>> {
     return new Map();
   }
+  async loadSeen(): Promise<SeenRow[]> {
+    return [];
+  }
   async write(): Promise<void> {}
   async close(): Promise<void> {}
 }
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);`;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS dedup (key TEXT PRIMARY KEY, entry TEXT NOT NULL, seen_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup (seen_at);`;
 /** Stores created before the state and due_at columns get them (their rows keep NULL there). */
 const ADDED_COLUMNS = [
   ['state', 'TEXT'],
@@ -170,6 +192,10 @@ export class SqliteStore implements QueueStore {
     return new Map((await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map((r) => [r.name, r.value] as const));
   }
 
+  loadSeen(after: number): Promise<SeenRow[]> {
+    return all(this.db, `SELECT key, entry AS entryKey, seen_at AS seenAt FROM dedup WHERE seen_at > ${integer(after)} ORDER BY seen_at`);
+  }
+
   write(ops: StoreOp[]): Promise<void> {
     if (this.closed) return Promise.reject(new UnavailableError('the queue store is closed'));
     return this.commits.submit(ops);
@@ -180,7 +206,8 @@ export class SqliteStore implements QueueStore {
    * SQLite stops at the first error, so COMMIT only runs when everything before it worked (else we
    * roll back). Measured here: about twice the commit rate of bound statements sent one by one. Values are
    * written as SQL literals: keys are generated UUIDs, seq numbers are ours, documents are JSON
-   * (which never holds a raw NUL), and quotes are doubled, the only escape SQLite string literals have.
+   * (which never holds a raw NUL), idempotency keys are printable ASCII (dedup.ts), and quotes are
+   * doubled, the only escape SQLite string literals have.
    */
   private async commit(ops: StoreOp[]): Promise<void> {
     const parts: string[] = ['BEGIN IMMEDIATE;'];
@@ -199,6 +226,12 @@ export class SqliteStore implements QueueStore {
         parts.push(`DELETE FROM entries WHERE key IN (${keys.join(',')});`);
       } else if (op.type === 'clear') {
         parts.push('DELETE FROM entries;');
+        i++;
+      } else if (op.type === 'seen') {
+        parts.push(`INSERT OR REPLACE INTO dedup (key, entry, seen_at) VALUES (${literal(op.key)}, ${literal(op.entryKey)}, ${integer(op.seenAt)});`);
+        i++;
+      } else if (op.type === 'forget-seen') {
+        parts.push(`DELETE FROM dedup WHERE seen_at <= ${integer(op.before)};`);
         i++;
       } else {
         parts.push(`INSERT OR REPLACE INTO meta (name, value) VALUES (${literal(op.name)}, ${literal(op.value)});`);
