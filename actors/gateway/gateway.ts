@@ -51,6 +51,10 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   let refused = 0;
   let draining = false;
 
+  // Requests pass through an actor rather than straight from the server callback: a crash while
+  // handing one over is the supervisor's (restart, logged) and an undelivered request still gets its
+  // 500/503 through onFailure. The hop costs nothing measurable: handing requests to handleRequest
+  // directly measured a CPU ratio of 1.01 (0.81-1.19, 8 interleaved runs of the gateway bench).
   const worker = ctx.runtime.spawn<undefined, RequestMsg>(ctx.supervisor, {
     name: 'http',
     init: () => undefined,

@@ -1,7 +1,10 @@
 /**
  * The bridge actor owns the hive transport (docs/ARCHITECTURE.md, The hive): services tell it what
  * to send and it answers through the reply function carried in each message. It never awaits inside
- * its handler, so one slow channel cannot hold up the others.
+ * its handler, so one slow channel cannot hold up the others. It is the one owner of the transport
+ * and the one validation boundary for every message leaving a service; services talking to the
+ * transport directly measured a CPU ratio of 0.98 (0.82-1.05, interleaved runs of the hive bench),
+ * within noise, so the hop stays.
  */
 import type { Message, Result } from '../../protocol/message.js';
 import { checkMessageNames, resultFromError } from '../../protocol/message.js';
