@@ -12,6 +12,8 @@ import type { Message, ValueMap } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { DeliveryMode } from './entry.js';
 import { EntryState } from './entry.js';
+import type { ScheduleRequest } from './schedule-request.js';
+import { SCHEDULE_CONTROLS, parseScheduleRequest, scheduleNameOf } from './schedule-request.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
@@ -25,7 +27,12 @@ export type QueueCommand =
   | { type: 'resume' }
   | { type: 'list'; groupBy?: string; value?: string; state?: string }
   | { type: 'fetch'; key?: string }
-  | { type: 'step'; key?: string };
+  | { type: 'step'; key?: string }
+  /** Store a cron schedule (schedule-commands.ts). */
+  | { type: 'schedule'; request: ScheduleRequest }
+  /** List the schedules, or the one named. */
+  | { type: 'schedules'; name?: string }
+  | { type: 'unschedule'; name: string };
 
 const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
   queue: 'add',
@@ -45,10 +52,13 @@ const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> 
   step: 'step',
   next: 'step',
   one: 'step',
+  schedule: 'schedule',
+  schedules: 'schedules',
+  unschedule: 'unschedule',
 };
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key']);
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
 export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
@@ -86,6 +96,12 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
     case 'pause':
     case 'resume':
       return { type: kind };
+    case 'schedule':
+      return { type: 'schedule', request: parseScheduleRequest(message) };
+    case 'schedules':
+      return Object.hasOwn(c, 'schedule_name') ? { type: 'schedules', name: scheduleNameOf(c) } : { type: 'schedules' };
+    case 'unschedule':
+      return { type: 'unschedule', name: scheduleNameOf(c) };
     default:
       throw new BadInputError(`command '${name}' is not known`);
   }

@@ -11,6 +11,7 @@ import { notBeforeOf } from './delay.js';
 import { EntryState } from './entry.js';
 import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
 import { fetchResult, listResult, statusResult } from './responses.js';
+import { runScheduleCommand } from './schedule-commands.js';
 import { assertNever } from '../../protocol/never.js';
 
 /** Entries `step key` may deliver now: waiting ones, and those waiting for a time (their timer then finds them delivered). */
@@ -67,6 +68,10 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       e.state = EntryState.Waiting;
       return core.start(s, e, self);
     }
+    case 'schedule':
+    case 'schedules':
+    case 'unschedule':
+      return runScheduleCommand(core, s, cmd, respond);
     default:
       assertNever(cmd, 'queue command');
   }

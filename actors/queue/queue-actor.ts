@@ -20,6 +20,7 @@ import { EntryState, isScheduled } from './entry.js';
 import { runCommand } from './command-runner.js';
 import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
+import { fireDue } from './schedule-firing.js';
 import { assertNever } from '../../protocol/never.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
@@ -31,6 +32,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
   /** After every message: start what can be delivered, publish the figures. */
   const settle = (s: QueueState, self: ActorRef<QueueMsg>): QueueState => {
     core.pump(s, self);
+    s.schedules.arm(() => runtime.tell(self, { type: 'schedule-due' }));
     core.refresh(s);
     return s;
   };
@@ -134,6 +136,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       case 'flush':
         msg.reply();
         break;
+      case 'schedule-due':
+        fireDue(core, s, self);
+        break;
       default:
         assertNever(msg, 'queue message');
     }
@@ -149,5 +154,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),
+    // a stopped queue fires nothing more (after a restart the old timer wakes the new state once, for nothing)
+    afterStop: (s) => s.schedules.stop(),
   });
 }

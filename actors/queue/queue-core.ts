@@ -28,6 +28,7 @@ import { EntryTable, StoredEntry } from './entry-table.js';
 import { MinHeap } from './heap.js';
 import { statusResult } from './responses.js';
 import type { DueMsg, RetryMsg } from './retry.js';
+import { ScheduleBook } from './schedules.js';
 import type { QueueStore, StoreOp } from './store.js';
 
 /** Renders the queue template for one request: the entries it adds. */
@@ -48,7 +49,9 @@ export type QueueMsg =
   /** Start deliveries if there is room (sent at start and whenever something may have become due). */
   | { type: 'pump' }
   /** Answered once every earlier message is handled (the store is loaded): drain waits for it. */
-  | { type: 'flush'; reply: () => void };
+  | { type: 'flush'; reply: () => void }
+  /** The schedules' timer went off: fire the schedules that are due (schedule-firing.ts). */
+  | { type: 'schedule-due' };
 
 export interface QueueDeps {
   config: QueueConfig;
@@ -85,11 +88,13 @@ export interface QueueState {
   stepWaiters: Map<string, (r: Result) => void>;
   /** Idempotency keys of the DedupWindow. */
   dedup: DedupKeys;
+  /** Cron schedules by name (schedules.ts). */
+  schedules: ScheduleBook;
 }
 
 export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs) };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook() };
 }
 
 export class QueueCore {
@@ -155,6 +160,8 @@ export class QueueCore {
       s.dedup.load(await store.loadSeen(before));
       this.persist([{ type: 'forget-seen', before }]);
     }
+    const missed = s.schedules.load(await store.loadSchedules(), Date.now(), log);
+    if (missed.length > 0) this.persist(missed);
     s.loaded = true;
     log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
   }
@@ -180,9 +187,10 @@ export class QueueCore {
   /**
    * Adds entries: stored first, visible (waiting, or scheduled until their time) and answered once
    * durable. An enqueue repeating an idempotency key of the window creates nothing (dedup.ts); its
-   * answer waits until the first entry is durable.
+   * answer waits until the first entry is durable. `alsoWrite` gets the entry key of each message
+   * (a duplicate's: the first entry's) and returns writes for the same transaction (a schedule's firing).
    */
-  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number): void {
+  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number, alsoWrite?: (keys: string[]) => StoreOp[]): void {
     const { config, log, store } = this.deps;
     const now = Date.now();
     const plan = s.dedup.plan(messages, now);
@@ -196,6 +204,7 @@ export class QueueCore {
     const swept = s.dedup.sweep(now);
     const ops: StoreOp[] = [...created.map(putOp), ...seenOps, ...(swept ? [swept] : [])];
     const { keys, repeated } = s.dedup.firsts(plan, entryKeys, now);
+    if (alsoWrite) ops.push(...alsoWrite(keys));
     const answer = (): Result =>
       !fannedOut && created.length === 0
         ? statusResult(this.view(s), { key: keys, duplicate: ['true'] })
@@ -203,7 +212,7 @@ export class QueueCore {
     const reply = (): void => void Promise.all(repeated.map((r) => r.durable)).then(() => respond(answer()), (e: unknown) => respond(resultFromError(e)));
     if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
     if (created.length === 0) {
-      if (swept) this.persist([swept]);
+      if (ops.length > 0) this.persist(ops);
       return reply();
     }
     store.write(ops).then(

@@ -13,7 +13,7 @@ export type RetryMsg = { type: 'schedule'; key: string; dueAt: number } | { type
 export type DueMsg = { type: 'due'; keys: string[] } | { type: 'retry-restarted' };
 
 /** The longest setTimeout Node honours (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 interface RetryState {
   heap: MinHeap<string>;

@@ -27,7 +27,10 @@ export type StoreOp =
   /** An idempotency key and the entry it created (dedup.ts); kept apart from the entry, which may go first. */
   | { type: 'seen'; key: string; entryKey: string; seenAt: number }
   /** Drops the idempotency keys first seen at or before `before` (out of the window). */
-  | { type: 'forget-seen'; before: number };
+  | { type: 'forget-seen'; before: number }
+  /** A cron schedule (schedules.ts), created or updated, by its name. */
+  | { type: 'put-schedule'; name: string; doc: string }
+  | { type: 'remove-schedule'; name: string };
 
 /** One stored entry as loaded; state and dueAt are null in rows written before they had columns. */
 export interface StoredRow {
@@ -45,27 +48,44 @@ export interface SeenRow {
   seenAt: number;
 }
 
+/** One stored cron schedule: its name and its document (schedules.ts). */
+export interface ScheduleRow {
+  name: string;
+  doc: string;
+}
+
 export interface QueueStore {
   readonly durable: boolean;
   /** Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values. */
   load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>>;
   /** The idempotency keys first seen after `after` (epoch ms), oldest first. */
   loadSeen(after: number): Promise<SeenRow[]>;
+  /** Every stored cron schedule. */
+  loadSchedules(): Promise<ScheduleRow[]>;
   /** Resolves when the operations are durable (or rejects, and none of them is). */
   write(ops: StoreOp[]): Promise<void>;
   close(): Promise<void>;
 }
 
-/** PersistPath '' keeps entries in memory only (warned at start). */
+/** PersistPath '' keeps entries in memory only (warned at start); schedules outlive a restart of the queue actor, not of the process. */
 export class MemoryStore implements QueueStore {
   readonly durable = false;
+  private readonly schedules = new Map<string, string>();
   async load(): Promise<Map<string, string>> {
     return new Map();
   }
   async loadSeen(): Promise<SeenRow[]> {
     return [];
   }
-  async write(): Promise<void> {}
+  async loadSchedules(): Promise<ScheduleRow[]> {
+    return [...this.schedules].map(([name, doc]) => ({ name, doc }));
+  }
+  async write(ops: StoreOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.type === 'put-schedule') this.schedules.set(op.name, op.doc);
+      else if (op.type === 'remove-schedule') this.schedules.delete(op.name);
+    }
+  }
   async close(): Promise<void> {}
 }
 
@@ -73,7 +93,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dedup (key TEXT PRIMARY KEY, entry TEXT NOT NULL, seen_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup (seen_at);`;
+CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup (seen_at);
+CREATE TABLE IF NOT EXISTS schedules (name TEXT PRIMARY KEY, doc TEXT NOT NULL);`;
 /** Stores created before the state and due_at columns get them (their rows keep NULL there). */
 const ADDED_COLUMNS = [
   ['state', 'TEXT'],
@@ -196,6 +217,10 @@ export class SqliteStore implements QueueStore {
     return all(this.db, `SELECT key, entry AS entryKey, seen_at AS seenAt FROM dedup WHERE seen_at > ${integer(after)} ORDER BY seen_at`);
   }
 
+  loadSchedules(): Promise<ScheduleRow[]> {
+    return all(this.db, 'SELECT name, doc FROM schedules ORDER BY name');
+  }
+
   write(ops: StoreOp[]): Promise<void> {
     if (this.closed) return Promise.reject(new UnavailableError('the queue store is closed'));
     return this.commits.submit(ops);
@@ -232,6 +257,12 @@ export class SqliteStore implements QueueStore {
         i++;
       } else if (op.type === 'forget-seen') {
         parts.push(`DELETE FROM dedup WHERE seen_at <= ${integer(op.before)};`);
+        i++;
+      } else if (op.type === 'put-schedule') {
+        parts.push(`INSERT OR REPLACE INTO schedules (name, doc) VALUES (${literal(op.name)}, ${literal(op.doc)});`);
+        i++;
+      } else if (op.type === 'remove-schedule') {
+        parts.push(`DELETE FROM schedules WHERE name = ${literal(op.name)};`);
         i++;
       } else {
         parts.push(`INSERT OR REPLACE INTO meta (name, value) VALUES (${literal(op.name)}, ${literal(op.value)});`);
