@@ -12,6 +12,9 @@ import type { Message, ValueMap } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { DeliveryMode } from './entry.js';
 import { EntryState } from './entry.js';
+import type { AgeFilter } from './kept.js';
+import type { KeptCommand } from './kept-commands.js';
+import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
@@ -23,9 +26,10 @@ export type QueueCommand =
   | { type: 'delete'; key: string }
   | { type: 'pause' }
   | { type: 'resume' }
-  | { type: 'list'; groupBy?: string; value?: string; state?: string }
+  | ({ type: 'list'; groupBy?: string; value?: string; state?: string } & AgeFilter)
   | { type: 'fetch'; key?: string }
-  | { type: 'step'; key?: string };
+  | { type: 'step'; key?: string }
+  | KeptCommand;
 
 const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
   queue: 'add',
@@ -45,6 +49,8 @@ const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> 
   step: 'step',
   next: 'step',
   one: 'step',
+  replay: 'replay',
+  purge: 'purge',
 };
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
@@ -76,12 +82,15 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
       if (state !== undefined && !Object.values(EntryState).includes(state as EntryState)) {
         throw new BadInputError(`state '${state}' is not known; use one of ${Object.values(EntryState).join(', ')}`);
       }
-      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}) };
+      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}), ...ageFilterOf(c, Date.now()) };
     }
     case 'fetch':
       return key ? { type: 'fetch', key } : { type: 'fetch' };
     case 'step':
       return key ? { type: 'step', key } : { type: 'step' };
+    case 'replay':
+    case 'purge':
+      return parseKeptCommand(kind, message, Date.now());
     case 'status':
     case 'pause':
     case 'resume':

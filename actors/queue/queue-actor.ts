@@ -21,6 +21,7 @@ import { runCommand } from './command-runner.js';
 import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
 import { assertNever } from '../../protocol/never.js';
+import { sweepKept } from './retention.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
@@ -93,7 +94,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         msg.reply(codeOf(msg.error) === Code.InsufficientStorage ? resultFromError(msg.error) : failure(Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
       case 'outcome':
-        core.outcome(s, msg.key, msg.result, self);
+        core.outcome(s, msg.key, msg.result, self, msg.durationMs);
         break;
       case 'due': {
         const now = Date.now();
@@ -120,7 +121,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         if (e?.state === EntryState.Dead) {
           s.entries.delete(msg.key);
           deps.stats.deadLettered++;
-          core.persist([{ type: 'remove', key: msg.key }]);
+          core.persist([core.retire(e, EntryState.Dead)]);
         }
         break;
       }
@@ -134,6 +135,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       case 'flush':
         msg.reply();
         break;
+      case 'sweep':
+        return sweepKept(core, self).then(() => settle(s, self));
       default:
         assertNever(msg, 'queue message');
     }

@@ -92,7 +92,7 @@ describe('queue delay and not_before (issue 21)', function () {
     expect(listed.Data.objects).to.have.length(2).and.to.include(later.Data.keys![0]);
     expect((await queueCall(n, { command: ['list'], groupby: ['state'] })).Data.scheduled).to.deep.equal(['2']);
     expect((await queueCall(n, { command: ['list'], state: ['waiting'] })).Data.objects).to.deep.equal([]);
-    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({ queuesize: ['2'], status: ['running'] });
+    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({ waiting: ['0'], scheduled: ['2'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['2'], status: ['running'] });
   });
 
   it('delete removes a scheduled entry (its timer finds nothing) and clear removes them all; the others keep their time', async () => {
