@@ -65,8 +65,18 @@ export class SqliteKept implements KeptEntries {
     private readonly write: (ops: UnkeepOp[]) => Promise<void>,
   ) {}
 
+  /**
+   * Resolves once every write submitted before is committed (an empty write joins the next commit,
+   * and commits go in order): the queue moves entries here without waiting, so a read right after a
+   * move still finds the entry.
+   */
+  private settled(): Promise<void> {
+    return this.write([]);
+  }
+
   async read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void> {
     const columns = `${COLUMNS}, ${withDocs ? 'doc' : "'' AS doc"}`;
+    await this.settled();
     for (let after = 0; ; ) {
       const rows = await all<KeptRow & { id: number }>(this.db, `SELECT ${columns} FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${READ_CHUNK}`);
       if (rows.length === 0) return;
@@ -77,22 +87,26 @@ export class SqliteKept implements KeptEntries {
   }
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {
+    await this.settled();
     const rows = await all<{ v: string; n: number }>(this.db, `SELECT ${attributeSql(groupBy)} AS v, COUNT(*) AS n FROM kept WHERE ${whereOf(filter)} GROUP BY v`);
     return new Map(rows.map((r) => [String(r.v), r.n] as const));
   }
 
   async get(key: string): Promise<KeptRow | undefined> {
+    await this.settled();
     return (await all<KeptRow>(this.db, `SELECT ${COLUMNS}, doc FROM kept WHERE key = ${literal(key)}`))[0];
   }
 
   async count(): Promise<KeptCounts> {
     const counts: KeptCounts = { [EntryState.Dead]: 0, [EntryState.Done]: 0 };
+    await this.settled();
     for (const r of await all<{ state: string; n: number }>(this.db, 'SELECT state, COUNT(*) AS n FROM kept GROUP BY state')) if (r.state === EntryState.Dead || r.state === EntryState.Done) counts[r.state] = r.n;
     return counts;
   }
 
   async purge(filter: KeptFilter, limit = Infinity): Promise<number> {
     let removed = 0;
+    await this.settled();
     for (let after = 0; removed < limit; ) {
       const n = Math.min(PURGE_CHUNK, limit - removed);
       const rows = await all<{ id: number; key: string }>(this.db, `SELECT rowid AS id, key FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${integer(n)}`);
