@@ -30,6 +30,8 @@ const QUEUE_OWN = [
   { name: 'DeliveryConcurrency', type: 'int', default: '1', min: 1, max: 1024, beyondSpec: true, description: 'Entries delivered at once; 1 keeps strict FIFO order of delivery.' },
   { name: 'RequeueBackoff', type: 'enum', default: 'fixed', values: ['fixed', 'exponential'], beyondSpec: true, description: "'fixed' waits requeue_timer between attempts (the spec); 'exponential' doubles it each attempt with +-20% jitter." },
   { name: 'DedupWindow', type: 'duration', default: '24h', beyondSpec: true, description: "How long an enqueue's idempotency-key control is remembered: a second enqueue with the same key within it creates nothing and is answered with the first entry's key; 0 turns deduplication off (the control is then ignored)." },
+  { name: 'DeadRetention', type: 'duration', default: '30d', beyondSpec: true, description: "How long a dead entry is kept in the dead set (state 'dead': list, fetch, replay, purge) once handed to its dead-letter target, or at once without one (d = 24 h); 0 keeps none (removed after the hand-over, dropped without a target)." },
+  { name: 'DoneRetention', type: 'duration', default: '0s', beyondSpec: true, description: "How long a delivered entry is kept with state 'done' and its attempt history (list, fetch, purge); 0 keeps none: a delivered entry is removed at once." },
   { name: 'RetryOn', type: 'enum', default: RetryOn.Any, values: [RetryOn.Any, RetryOn.Retryable], beyondSpec: true, description: "'any' retries every failed delivery (the spec); 'retryable' retries only Codes 408, 425, 429, 500, 502, 503, 504 and 507: any other failure (400, 403, 404 also for no listener, 409, 413, 422, ...) makes the entry a dead letter at once." },
 ] as const satisfies ParamTable;
 

@@ -3,10 +3,13 @@
  * Error with the reason; the resolver adds the parameter name and where the value came from.
  */
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
-/** Parses `250ms`, `20s`, `5m`, `1h`, `1m30s`; a plain number is in `unit` (seconds by default). */
+/** How a control naming a duration tells the user what it accepts. */
+export const ACCEPTED_DURATION = 'a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s (a plain number is seconds)';
+
+/** Parses `250ms`, `20s`, `5m`, `1h`, `30d` (days of 24 h: retentions are written so), `1m30s`; a plain number is in `unit` (seconds by default). */
 export function parseDuration(text: string, unit: 's' | 'ms' = 's'): number {
   const t = text.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * (unit === 's' ? 1000 : 1));
@@ -16,7 +19,7 @@ export function parseDuration(text: string, unit: 's' | 'ms' = 's'): number {
   while (pos < t.length) {
     DURATION_PART.lastIndex = pos;
     const m = DURATION_PART.exec(t);
-    if (!m) throw new Error(`'${text}' is not a duration; use for example 250ms, 20s, 5m, 1h or 1m30s`);
+    if (!m) throw new Error(`'${text}' is not a duration; use for example 250ms, 20s, 5m, 1h, 30d or 1m30s`);
     total += Number(m[1]) * DURATION_UNITS[m[2] as string]!;
     pos = DURATION_PART.lastIndex;
   }

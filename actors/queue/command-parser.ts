@@ -14,6 +14,9 @@ import type { DeliveryMode } from './entry.js';
 import { EntryState } from './entry.js';
 import type { ScheduleRequest } from './schedule-request.js';
 import { SCHEDULE_CONTROLS, parseScheduleRequest, scheduleNameOf } from './schedule-request.js';
+import type { AgeFilter } from './kept.js';
+import type { KeptCommand } from './kept-commands.js';
+import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
@@ -25,14 +28,15 @@ export type QueueCommand =
   | { type: 'delete'; key: string }
   | { type: 'pause' }
   | { type: 'resume' }
-  | { type: 'list'; groupBy?: string; value?: string; state?: string }
+  | ({ type: 'list'; groupBy?: string; value?: string; state?: string } & AgeFilter)
   | { type: 'fetch'; key?: string }
   | { type: 'step'; key?: string }
   /** Store a cron schedule (schedule-commands.ts). */
   | { type: 'schedule'; request: ScheduleRequest }
   /** List the schedules, or the one named. */
   | { type: 'schedules'; name?: string }
-  | { type: 'unschedule'; name: string };
+  | { type: 'unschedule'; name: string }
+  | KeptCommand;
 
 const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
   queue: 'add',
@@ -55,10 +59,12 @@ const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> 
   schedule: 'schedule',
   schedules: 'schedules',
   unschedule: 'unschedule',
+  replay: 'replay',
+  purge: 'purge',
 };
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', ...SCHEDULE_CONTROLS]);
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
 export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
@@ -86,12 +92,15 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
       if (state !== undefined && !Object.values(EntryState).includes(state as EntryState)) {
         throw new BadInputError(`state '${state}' is not known; use one of ${Object.values(EntryState).join(', ')}`);
       }
-      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}) };
+      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}), ...ageFilterOf(c, Date.now()) };
     }
     case 'fetch':
       return key ? { type: 'fetch', key } : { type: 'fetch' };
     case 'step':
       return key ? { type: 'step', key } : { type: 'step' };
+    case 'replay':
+    case 'purge':
+      return parseKeptCommand(kind, message, Date.now());
     case 'status':
     case 'pause':
     case 'resume':

@@ -10,8 +10,9 @@ import type { QueueCommand } from './command-parser.js';
 import { notBeforeOf } from './delay.js';
 import { EntryState } from './entry.js';
 import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
-import { fetchResult, listResult, statusResult } from './responses.js';
 import { runScheduleCommand } from './schedule-commands.js';
+import { fetchResult, statusResult } from './responses.js';
+import { fetchKept, listEntries, purge, replay } from './dead-set.js';
 import { assertNever } from '../../protocol/never.js';
 
 /** Entries `step key` may deliver now: waiting ones, and those waiting for a time (their timer then finds them delivered). */
@@ -32,7 +33,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, true, notBefore));
     }
     case 'status':
-      return respond(statusResult(view));
+      return respond(statusResult(core.countedView(s)));
     case 'clear': {
       const n = s.entries.size;
       s.entries.clear();
@@ -52,9 +53,10 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.paused = cmd.type === 'pause';
       return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () => statusResult(core.view(s)));
     case 'list':
-      return respond(listResult(s.entries.values(), view, cmd));
+      return listEntries(core, s, cmd, respond);
     case 'fetch': {
       const e = cmd.key ? s.entries.get(cmd.key) : s.entries.values().next().value;
+      if (!e && cmd.key) return fetchKept(core, cmd.key, view, respond);
       if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'the queue is empty');
       return respond(fetchResult(e, view));
     }
@@ -72,6 +74,10 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     case 'schedules':
     case 'unschedule':
       return runScheduleCommand(core, s, cmd, respond);
+    case 'replay':
+      return replay(core, s, cmd, respond);
+    case 'purge':
+      return purge(core, s, cmd, respond);
     default:
       assertNever(cmd, 'queue command');
   }

@@ -6,12 +6,12 @@
 import { parseDuration } from '../../config/values.js';
 import { BadInputError } from '../../protocol/errors.js';
 import type { ValueMap } from '../../protocol/message.js';
+import { ACCEPTED_DURATION } from '../../config/values.js';
 
 /** How far ahead an entry may be scheduled: a year and a day, so a typo (`5000h`) is refused instead of parked for ever. */
 export const MAX_SCHEDULE_MS = 366 * 24 * 3_600_000;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
-const ACCEPTED_DELAY = "a duration such as 250ms, 20s, 5m, 1h or 1m30s (a plain number is seconds)";
 const ACCEPTED_TIME = 'an RFC 3339 time with its zone, such as 2030-01-02T15:04:05Z or 2030-01-02T17:04:05+02:00';
 const LIMIT = 'at most 366 days ahead';
 
@@ -41,7 +41,7 @@ export function notBeforeOf(controls: ValueMap, now: number): number | undefined
     try {
       ms = parseDuration(text);
     } catch {
-      throw new BadInputError(`control delay '${text}' is not a duration; use ${ACCEPTED_DELAY}, ${LIMIT}`);
+      throw new BadInputError(`control delay '${text}' is not a duration; use ${ACCEPTED_DURATION}, ${LIMIT}`);
     }
     if (ms > MAX_SCHEDULE_MS) throw new BadInputError(`control delay '${text}' is too long; it may be ${LIMIT}`);
     return now + ms;

@@ -26,6 +26,8 @@ export interface OutcomeMsg {
   type: 'outcome';
   key: string;
   result: Result;
+  /** How long the attempt took, ms (the attempt history records it). */
+  durationMs: number;
 }
 
 export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>): ActorRef<DeliverMsg> {
@@ -33,8 +35,9 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
     name: 'delivery',
     init: () => undefined,
     receive: (s, msg) => {
+      const started = performance.now();
       const send = msg.mode === 'execute' ? hive.execute(msg.channel, msg.message, timeoutMs) : hive.call(msg.channel, msg.message, timeoutMs);
-      void send.then((result) => runtime.tell(queue(), { type: 'outcome', key: msg.key, result }));
+      void send.then((result) => runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started) }));
       return s;
     },
   });
@@ -44,6 +47,6 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
 export function deliver(runtime: Runtime, delivery: ActorRef<DeliverMsg>, queue: ActorRef<OutcomeMsg>, msg: DeliverMsg): void {
   runtime.tell(
     delivery,
-    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`) })),
+    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`), durationMs: 0 })),
   );
 }

@@ -57,6 +57,22 @@ export class EntryTable {
     }
   }
 
+  /** The entries in one state, parsing only those. */
+  *ofState(state: EntryState): IterableIterator<QueueEntry> {
+    for (const slot of this.map.values()) {
+      if (slot.state !== state) continue;
+      const e = slot instanceof StoredEntry ? this.parse(slot) : slot;
+      if (e) yield e;
+    }
+  }
+
+  /** How many entries are in each state, without parsing stored ones (status counts). */
+  countByState(): Map<EntryState, number> {
+    const counts = new Map<EntryState, number>();
+    for (const slot of this.map.values()) counts.set(slot.state, (counts.get(slot.state) ?? 0) + 1);
+    return counts;
+  }
+
   /** Keys and due times of the entries waiting for a time (retrying, scheduled), without parsing stored ones. */
   *timed(): IterableIterator<{ key: string; dueAt: number }> {
     for (const slot of this.map.values()) if (slot.state === EntryState.Retrying || slot.state === EntryState.Scheduled) yield { key: slot.key, dueAt: slot.dueAt };

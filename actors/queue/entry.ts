@@ -17,8 +17,10 @@ export const EntryState = {
   Delivering: 'delivering',
   /** A failed attempt; waiting out requeue_timer. */
   Retrying: 'retrying',
-  /** Out of attempts; being handed to the dead-letter target. */
+  /** Out of attempts; being handed to the dead-letter target, then kept in the dead set for DeadRetention (kept.ts). */
   Dead: 'dead',
+  /** Delivered and kept for DoneRetention (kept.ts); only ever in the store, never in the queue's memory. */
+  Done: 'done',
 } as const;
 export type EntryState = (typeof EntryState)[keyof typeof EntryState];
 
@@ -28,6 +30,8 @@ export type DeliveryMode = (typeof DeliveryMode)[keyof typeof DeliveryMode];
 /** One attempt's outcome, kept for `fetch`. */
 export interface Attempt {
   time: string;
+  /** How long the attempt took in ms; absent in attempts stored before it was recorded. */
+  duration?: number;
   code: number;
   message: string;
 }
@@ -51,10 +55,11 @@ export interface QueueEntry {
   history: Attempt[];
   /** Why the entry is dead, once it is. */
   deadReason?: string;
+  /** When the entry became dead or done (RFC 3339): the retention of the dead set and the done entries counts from it. */
+  endedAt?: string;
+  /** When the entry was replayed from the dead set, oldest first (its history runs on across replays). */
+  replayedAt?: string[];
 }
-
-/** How many attempt records an entry keeps (the oldest are dropped first). */
-export const MAX_HISTORY = 20;
 
 /**
  * The state an entry is stored in: delivering entries are stored as waiting (they will be retried);

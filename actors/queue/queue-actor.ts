@@ -22,6 +22,7 @@ import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
 import { fireDue } from './schedule-firing.js';
 import { assertNever } from '../../protocol/never.js';
+import { sweepKept } from './retention.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
@@ -95,7 +96,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         msg.reply(codeOf(msg.error) === Code.InsufficientStorage ? resultFromError(msg.error) : failure(Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
       case 'outcome':
-        core.outcome(s, msg.key, msg.result, self);
+        core.outcome(s, msg.key, msg.result, self, msg.durationMs);
         break;
       case 'due': {
         const now = Date.now();
@@ -122,7 +123,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         if (e?.state === EntryState.Dead) {
           s.entries.delete(msg.key);
           deps.stats.deadLettered++;
-          core.persist([{ type: 'remove', key: msg.key }]);
+          core.persist([core.retire(e, EntryState.Dead)]);
         }
         break;
       }
@@ -139,6 +140,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       case 'schedule-due':
         fireDue(core, s, self);
         break;
+      case 'sweep':
+        return sweepKept(core, self).then(() => settle(s, self));
       default:
         assertNever(msg, 'queue message');
     }

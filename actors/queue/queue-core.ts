@@ -23,12 +23,16 @@ import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
 import type { DeliverMsg, OutcomeMsg } from './delivery.js';
 import { deliver } from './delivery.js';
 import type { QueueEntry } from './entry.js';
-import { EntryState, MAX_HISTORY, putOp } from './entry.js';
+import { EntryState, putOp } from './entry.js';
 import { EntryTable, StoredEntry } from './entry-table.js';
 import { MinHeap } from './heap.js';
 import { statusResult } from './responses.js';
 import type { DueMsg, RetryMsg } from './retry.js';
 import { ScheduleBook } from './schedules.js';
+import type { KeptState } from './kept.js';
+import { keepOp } from './kept.js';
+import type { QueueView } from './responses.js';
+import { stateCounts } from './state-counts.js';
 import type { QueueStore, StoreOp } from './store.js';
 
 /** Renders the queue template for one request: the entries it adds. */
@@ -51,7 +55,9 @@ export type QueueMsg =
   /** Answered once every earlier message is handled (the store is loaded): drain waits for it. */
   | { type: 'flush'; reply: () => void }
   /** The schedules' timer went off: fire the schedules that are due (schedule-firing.ts). */
-  | { type: 'schedule-due' };
+  | { type: 'schedule-due' }
+  /** Remove kept entries past their retention (retention.ts). */
+  | { type: 'sweep' };
 
 export interface QueueDeps {
   config: QueueConfig;
@@ -73,6 +79,10 @@ export interface QueueStats {
   deadLettered: number;
   dropped: number;
   deliveringNow: number;
+  /** Entries in the dead set (kept.ts), beside `dead` ones still being handed over. */
+  deadKept: number;
+  /** Delivered entries kept (DoneRetention). */
+  doneKept: number;
 }
 
 export interface QueueState {
@@ -100,12 +110,29 @@ export function emptyQueueState(generation: number, paused: boolean, log: Logger
 export class QueueCore {
   /** RetryOn any (the spec): every failure is retried; otherwise only those isRetryableCode accepts. */
   private readonly retriesEveryFailure: boolean;
+  /** Whether dead / delivered entries are kept (DeadRetention, DoneRetention above 0), else removed. */
+  readonly keepsDead: boolean;
+  private readonly keepsDone: boolean;
 
   constructor(
     readonly runtime: Runtime,
     readonly deps: QueueDeps,
   ) {
     this.retriesEveryFailure = deps.config.RetryOn === RetryOn.Any;
+    this.keepsDead = deps.config.DeadRetention > 0;
+    this.keepsDone = deps.config.DoneRetention > 0;
+  }
+
+  /** The view of status and list answers: with the entries per state. */
+  countedView(s: QueueState): QueueView {
+    return { ...this.view(s), counts: stateCounts(s.entries, this.deps.stats) };
+  }
+
+  /** The write for an entry that has left the live entries: kept (dead set, done) while its retention keeps any, else removed. */
+  retire(e: QueueEntry, state: KeptState): StoreOp {
+    if (!(state === EntryState.Dead ? this.keepsDead : this.keepsDone)) return { type: 'remove', key: e.key };
+    this.deps.stats[state === EntryState.Dead ? 'deadKept' : 'doneKept']++;
+    return keepOp(e, state, Date.now());
   }
 
   view(s: QueueState): { size: number; paused: boolean } {
@@ -154,6 +181,9 @@ export class QueueCore {
       }
     });
     s.paused = config.StartPaused || meta.get('paused') === 'true';
+    const kept = await store.kept.count();
+    this.deps.stats.deadKept = kept.dead;
+    this.deps.stats.doneKept = kept.done;
     if (s.dedup.enabled) {
       // only the keys of the window come back; the older ones go from the store now
       const before = Date.now() - s.dedup.windowMs;
@@ -238,17 +268,16 @@ export class QueueCore {
     deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message });
   }
 
-  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>): void {
+  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0): void {
     const { config, log, stats } = this.deps;
     const e = s.entries.get(key);
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
-    e.history.push({ time: new Date().toISOString(), code: result.Code, message: result.Message });
-    if (e.history.length > MAX_HISTORY) e.history.shift();
+    e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message });
     if (isSuccessCode(result.Code)) {
       s.entries.delete(key);
       stats.delivered++;
-      this.persist([{ type: 'remove', key }]);
+      this.persist([this.retire(e, EntryState.Done)]);
       if (config.AutoPause && s.entries.size === 0 && !s.paused) {
         s.paused = true;
         this.persist([{ type: 'meta', name: 'paused', value: 'true' }]);
@@ -258,11 +287,13 @@ export class QueueCore {
       const notRetryable = e.attempts <= e.requeueCount;
       e.state = EntryState.Dead;
       e.deadReason = notRetryable ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)` : `no success after ${e.attempts} attempt(s)`;
+      e.endedAt = new Date().toISOString();
       if (e.deadLetter === '') {
         s.entries.delete(key);
-        stats.dropped++;
-        this.persist([{ type: 'remove', key }]);
-        log.warn(`entry ${key} for '${e.channel}' dropped after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
+        // without a target a dead entry goes to the dead set when it keeps any: only otherwise is it dropped
+        if (!this.keepsDead) stats.dropped++;
+        this.persist([this.retire(e, EntryState.Dead)]);
+        log.warn(`entry ${key} for '${e.channel}' ${this.keepsDead ? 'kept in the dead set' : 'dropped'} after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
       } else {
         this.persist([putOp(e)]);
         this.sendDeadLetter(e, self);

@@ -23,6 +23,7 @@ import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore, SqliteStore } from './store.js';
 import { FanOutTemplate } from './fan-out.js';
+import { startRetentionSweeps } from './retention.js';
 
 async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
   const config = ctx.config;
@@ -53,21 +54,23 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   let store: QueueStore;
   if (config.PersistPath === '') {
     ctx.log.warn('PersistPath is empty: queue entries are kept in memory only and are lost when the process stops');
-    store = new MemoryStore();
+    store = new MemoryStore(config.Capacity, ctx.log, (state) => (state === 'dead' ? stats.deadKept-- : stats.doneKept--));
   } else {
     store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
   }
 
-  const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0 };
+  const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0 };
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
   const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef);
   const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
   const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats });
+  const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;
+    stopSweeps();
     // a start that fails right after ours stops us at once: let the store load finish before
     // closing it, so the queue actor never reads a closed store
     await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);

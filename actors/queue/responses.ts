@@ -8,21 +8,25 @@ import { BadInputError } from '../../protocol/errors.js';
 import type { Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, success } from '../../protocol/message.js';
 import type { QueueEntry } from './entry.js';
+import type { StateCounts } from './state-counts.js';
+import { countsData } from './state-counts.js';
 
 export interface QueueView {
   size: number;
   paused: boolean;
+  /** Entries per state, in status and list answers (state-counts.ts); a list's groups named like a state take their place. */
+  counts?: StateCounts;
 }
 
 export function statusData(view: QueueView, extra: Record<string, string[]> = {}): ValueMap {
-  return Object.assign(emptyMap(), extra, { queuesize: [String(view.size)], status: [view.paused ? 'paused' : 'running'] });
+  return Object.assign(emptyMap(), view.counts ? countsData(view.counts) : {}, extra, { queuesize: [String(view.size)], status: [view.paused ? 'paused' : 'running'] });
 }
 
 export function statusResult(view: QueueView, extra: Record<string, string[]> = {}): Result {
   return success(statusData(view, extra), []);
 }
 
-const ATTRIBUTES = new Set(['channel', 'mode', 'class', 'operation', 'state']);
+const ATTRIBUTES = new Set(['channel', 'mode', 'class', 'operation', 'state', 'deadletter_reason']);
 
 /** The value an entry has for a groupby attribute: an entry attribute or the first value of a Data field. */
 export function attributeOf(entry: QueueEntry, attribute: string): string {
@@ -37,6 +41,8 @@ export function attributeOf(entry: QueueEntry, attribute: string): string {
       return entry.message.Operation;
     case 'state':
       return entry.state;
+    case 'deadletter_reason':
+      return entry.deadReason ?? '';
     default:
       return Object.hasOwn(entry.message.Data, attribute) ? (entry.message.Data[attribute]?.[0] ?? '') : '';
   }
@@ -52,15 +58,26 @@ export function listResult(entries: Iterable<QueueEntry>, view: QueueView, req: 
   const selected: QueueEntry[] = [];
   for (const e of entries) if (!req.state || e.state === req.state) selected.push(e);
   if (!req.groupBy) return statusResult(view, { objects: selected.map((e) => e.key) });
-  if (!ATTRIBUTES.has(req.groupBy) && /^(queuesize|status|objects)$/.test(req.groupBy)) throw new BadInputError(`groupby '${req.groupBy}' collides with a response field`);
+  refuseCollidingGroupBy(req.groupBy);
   if (req.value !== undefined) {
     return statusResult(view, { objects: selected.filter((e) => attributeOf(e, req.groupBy!) === req.value).map((e) => e.key) });
   }
   const counts = new Map<string, number>();
-  for (const e of selected) {
-    const v = attributeOf(e, req.groupBy);
-    counts.set(v, (counts.get(v) ?? 0) + 1);
-  }
+  for (const e of selected) countInto(counts, attributeOf(e, req.groupBy));
+  return groupsResult(counts, view);
+}
+
+export function refuseCollidingGroupBy(groupBy: string): void {
+  if (!ATTRIBUTES.has(groupBy) && /^(queuesize|status|objects)$/.test(groupBy)) throw new BadInputError(`groupby '${groupBy}' collides with a response field`);
+}
+
+/** Adds `n` to a value's count (groupby answers). */
+export function countInto(counts: Map<string, number>, value: string, n = 1): void {
+  counts.set(value, (counts.get(value) ?? 0) + n);
+}
+
+/** A groupby answer: the count of each value. */
+export function groupsResult(counts: Map<string, number>, view: QueueView): Result {
   const groups: Record<string, string[]> = {};
   for (const [v, n] of counts) if (!/^(queuesize|status|__proto__|constructor|prototype)$/.test(v)) groups[v] = [String(n)];
   return statusResult(view, groups);
@@ -77,6 +94,8 @@ export function fetchResult(entry: QueueEntry, view: QueueView): Result {
     attempts: [String(entry.attempts)],
     created: [entry.createdAt],
     due: [new Date(entry.dueAt).toISOString()],
+    ...(entry.endedAt !== undefined ? { ended: [entry.endedAt] } : {}),
+    ...(entry.deadReason !== undefined ? { deadletter_reason: [entry.deadReason] } : {}),
   });
   return success(statusData(view, data), [entry]);
 }

@@ -14,6 +14,10 @@ import { StorageFullError, UnavailableError, describeError } from '../../protoco
 import type { Logger } from '../shared/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { StoreLock } from './store-lock.js';
+import type { KeepOp, KeptEntries, KeptState, UnkeepOp } from './kept.js';
+import { MemoryKept } from './memory-kept.js';
+import { KEPT_SCHEMA, SqliteKept, keptStatement } from './kept-sql.js';
+import { all, integer, literal } from './sqlite-text.js';
 
 /**
  * One write operation of the queue. A put names the entry's state and due time beside its document
@@ -30,7 +34,10 @@ export type StoreOp =
   | { type: 'forget-seen'; before: number }
   /** A cron schedule (schedules.ts), created or updated, by its name. */
   | { type: 'put-schedule'; name: string; doc: string }
-  | { type: 'remove-schedule'; name: string };
+  | { type: 'remove-schedule'; name: string }
+  /** Moves an entry from the live entries to the kept ones (kept.ts), both in this transaction. */
+  | KeepOp
+  | UnkeepOp;
 
 /** One stored entry as loaded; state and dueAt are null in rows written before they had columns. */
 export interface StoredRow {
@@ -65,12 +72,19 @@ export interface QueueStore {
   /** Resolves when the operations are durable (or rejects, and none of them is). */
   write(ops: StoreOp[]): Promise<void>;
   close(): Promise<void>;
+  /** The kept entries (kept.ts): apart from the live ones, never loaded, read by filter. */
+  readonly kept: KeptEntries;
 }
 
 /** PersistPath '' keeps entries in memory only (warned at start); schedules outlive a restart of the queue actor, not of the process. */
 export class MemoryStore implements QueueStore {
   readonly durable = false;
   private readonly schedules = new Map<string, string>();
+  /** Kept entries must be readable (fetch, list, replay), so they are held here, bounded by `capacity`. */
+  readonly kept: MemoryKept;
+  constructor(capacity = Number.MAX_SAFE_INTEGER, log?: Logger, onEvicted: (state: KeptState) => void = () => undefined) {
+    this.kept = new MemoryKept(capacity, log, onEvicted);
+  }
   async load(): Promise<Map<string, string>> {
     return new Map();
   }
@@ -84,6 +98,7 @@ export class MemoryStore implements QueueStore {
     for (const op of ops) {
       if (op.type === 'put-schedule') this.schedules.set(op.name, op.doc);
       else if (op.type === 'remove-schedule') this.schedules.delete(op.name);
+      else if (op.type === 'keep' || op.type === 'unkeep') this.kept.apply(op);
     }
   }
   async close(): Promise<void> {}
@@ -106,20 +121,8 @@ const CHUNK = 300;
 /** Rows per read while loading. */
 const LOAD_CHUNK = 20_000;
 
-/** A SQL string literal: quotes doubled; NUL refused (SQLite would cut the text there). */
-function literal(text: string): string {
-  if (text.includes('\0')) throw new Error('a stored value may not contain NUL');
-  return `'${text.replace(/'/g, "''")}'`;
-}
-function integer(n: number): string {
-  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
-  return String(n);
-}
 function exec(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
-}
-function all<T>(db: sqlite3.Database, sql: string): Promise<T[]> {
-  return new Promise((resolve, reject) => db.all(sql, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
 }
 function openDb(file: string): Promise<sqlite3.Database> {
   return new Promise((resolve, reject) => {
@@ -147,7 +150,9 @@ export class SqliteStore implements QueueStore {
     private readonly db: sqlite3.Database,
     readonly file: string,
     private readonly lock: StoreLock,
-  ) {}
+  ) {
+    this.kept = new SqliteKept(db, (ops) => this.write(ops));
+  }
 
   /**
    * Opens (or creates) `<dir>/queue.db` under the lock `<dir>/queue.lock` (StoreHeldError when
@@ -183,7 +188,7 @@ export class SqliteStore implements QueueStore {
       await exec(db, 'PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
       const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
       if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
-      await exec(db, SCHEMA);
+      await exec(db, SCHEMA + KEPT_SCHEMA);
       const columns = new Set((await all<{ name: string }>(db, 'PRAGMA table_info(entries)')).map((c) => c.name));
       for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
       if (maxBytes > 0) {
@@ -264,6 +269,9 @@ export class SqliteStore implements QueueStore {
       } else if (op.type === 'remove-schedule') {
         parts.push(`DELETE FROM schedules WHERE name = ${literal(op.name)};`);
         i++;
+      } else if (op.type === 'keep' || op.type === 'unkeep') {
+        parts.push(keptStatement(op));
+        i++;
       } else {
         parts.push(`INSERT OR REPLACE INTO meta (name, value) VALUES (${literal(op.name)}, ${literal(op.value)});`);
         i++;
@@ -284,4 +292,7 @@ export class SqliteStore implements QueueStore {
     await closeDb(this.db);
     this.lock.release();
   }
+
+  /** The kept entries' table (kept-sql.ts). */
+  readonly kept: SqliteKept;
 }

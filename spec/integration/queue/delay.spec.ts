@@ -68,8 +68,9 @@ describe('queue delay and not_before (issue 21)', function () {
     const n = await start();
     const cases: Array<[Record<string, string[]>, RegExp]> = [
       [{ delay: ['5s'], not_before: [new Date().toISOString()] }, /delay and not_before exclude each other/],
-      [{ delay: ['soon'] }, /control delay 'soon' is not a duration; use a duration such as 250ms, 20s, 5m, 1h or 1m30s/],
-      [{ delay: ['367d'] }, /control delay '367d' is not a duration/],
+      [{ delay: ['soon'] }, /control delay 'soon' is not a duration; use a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s/],
+      [{ delay: ['2w'] }, /control delay '2w' is not a duration/],
+      [{ delay: ['367d'] }, /control delay '367d' is too long; it may be at most 366 days ahead/],
       [{ delay: ['8785h'] }, /control delay '8785h' is too long; it may be at most 366 days ahead/],
       [{ not_before: ['tomorrow'] }, /control not_before 'tomorrow' is not a time; use an RFC 3339 time with its zone/],
       [{ not_before: ['2030-01-02T15:04:05'] }, /control not_before '2030-01-02T15:04:05' is not a time/],
@@ -92,7 +93,7 @@ describe('queue delay and not_before (issue 21)', function () {
     expect(listed.Data.objects).to.have.length(2).and.to.include(later.Data.keys![0]);
     expect((await queueCall(n, { command: ['list'], groupby: ['state'] })).Data.scheduled).to.deep.equal(['2']);
     expect((await queueCall(n, { command: ['list'], state: ['waiting'] })).Data.objects).to.deep.equal([]);
-    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({ queuesize: ['2'], status: ['running'] });
+    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({ waiting: ['0'], scheduled: ['2'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['2'], status: ['running'] });
   });
 
   it('delete removes a scheduled entry (its timer finds nothing) and clear removes them all; the others keep their time', async () => {

@@ -38,9 +38,9 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().size as number) === 0);
   });
 
-  it('without a dead-letter target a dead entry is dropped (and logged); no listener counts as a failure', async () => {
+  it('without a dead-letter target and DeadRetention 0 a dead entry is dropped (and logged); no listener counts as a failure', async () => {
     let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]));
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DeadRetention: '0' }]));
     await queueCall(node, { channel: ['nobody'], requeue_timer: ['0'], requeue_count: ['1'] }, { item: ['lost'] });
     await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().dropped as number) === 1);
     expect(logs()).to.contain('dropped after 2 attempt(s): 404');
@@ -74,7 +74,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     await node.stop(2000);
     ({ node } = await startTestNode(entries));
     const status = await queueCall(node, { command: ['status'] });
-    expect(status.Data).to.deep.equal({ queuesize: ['51'], status: ['paused'] });
+    expect(status.Data).to.deep.equal({ waiting: ['50'], scheduled: ['0'], retrying: ['1'], dead: ['0'], done: ['0'], queuesize: ['51'], status: ['paused'] });
     const retrying = await queueCall(node, { command: ['list'], state: ['retrying'] });
     expect(retrying.Data.objects).to.have.length(1);
     const f = await queueCall(node, { command: ['fetch'], key: retrying.Data.objects! });

@@ -17,11 +17,12 @@ describe('queue RetryOn: which failed deliveries are retried', function () {
   });
 
   /** A queue delivering to an echo target answering `replyCode`, dead letters recorded in dlq.jsonl. */
+  // DeadRetention 0: an entry without a dead-letter target is dropped, as these tests check (else it is kept in the dead set)
   const start = async (replyCode: number, retryOn?: string): Promise<{ node: HiveNode; logs: () => string }> => {
     const started = await startTestNode([
       { service: 'echo', NAME: 'target', ReplyCode: replyCode, RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), ...(retryOn === undefined ? {} : { RetryOn: retryOn }) },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DeadRetention: '0', ...(retryOn === undefined ? {} : { RetryOn: retryOn }) },
     ]);
     node = started.node;
     return started;

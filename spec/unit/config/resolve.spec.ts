@@ -106,6 +106,8 @@ describe('config/resolve', () => {
     expect(parseDuration('5m')).to.equal(300_000);
     expect(parseDuration('1h')).to.equal(3_600_000);
     expect(parseDuration('1m30s')).to.equal(90_000);
+    expect(parseDuration('30d')).to.equal(30 * 86_400_000);
+    expect(parseDuration('1d12h')).to.equal(36 * 3_600_000);
     expect(parseDuration('30')).to.equal(30_000);
     expect(parseDuration('30', 'ms')).to.equal(30);
     expect(() => parseDuration('5 minutes')).to.throw('is not a duration');

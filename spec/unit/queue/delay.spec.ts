@@ -38,12 +38,13 @@ describe('queue delay and not_before controls', () => {
     expect(at({ delay: [' 1.5 '] })).to.equal(NOW + 1500);
     expect(at({ delay: ['0'] })).to.equal(NOW);
     expect(at({ delay: ['8784h'] })).to.equal(NOW + MAX_SCHEDULE_MS);
+    expect(at({ delay: ['2d'] })).to.equal(NOW + 2 * 86_400_000);
   });
 
   it('a bad delay is a 400 naming the control and the accepted forms', () => {
-    for (const bad of ['', 'soon', '-5s', '5 minutes', '1d', '1e3', '5s5']) {
+    for (const bad of ['', 'soon', '-5s', '5 minutes', '1w', '1e3', '5s5']) {
       const e = refusal({ delay: [bad] });
-      expect(e.message).to.contain(`control delay '${bad}' is not a duration`).and.to.contain('250ms, 20s, 5m, 1h or 1m30s').and.to.contain('366 days');
+      expect(e.message).to.contain(`control delay '${bad}' is not a duration`).and.to.contain('250ms, 20s, 5m, 1h, 30d or 1m30s').and.to.contain('366 days');
     }
     expect(refusal({ delay: ['8785h'] }).message).to.contain("control delay '8785h' is too long; it may be at most 366 days ahead");
     expect(refusal({ delay: ['99999999999999999999999'] }).message).to.contain('too long');

@@ -1,0 +1,159 @@
+/**
+ * The commands on kept entries (kept.ts), run inside the queue actor (command-runner.ts hands them
+ * here): list with state dead or done, fetch of a kept key, replay and purge. Dead entries still
+ * being handed to their dead-letter target are in memory and count as dead too. These commands read
+ * the store, so each returns a promise that keeps the actor until it is done (as a fan-out does):
+ * nothing else changes the entries or the counts meanwhile, so what is read is what is replayed or
+ * purged; deliveries wait that long, which these occasional commands can afford.
+ */
+import { BadInputError, NotFoundError, StorageFullError } from '../../protocol/errors.js';
+import type { Result } from '../../protocol/message.js';
+import type { QueueCommand } from './command-parser.js';
+import type { QueueEntry } from './entry.js';
+import { EntryState, fromStored, putOp } from './entry.js';
+import type { AgeFilter, KeptFilter } from './kept.js';
+import { endedAtOf, isKeptState, matchesAgeAndGroup } from './kept.js';
+import type { KeptCommand, ReplayEdits } from './kept-commands.js';
+import type { QueueCore, QueueState } from './queue-core.js';
+import type { QueueView } from './responses.js';
+import { attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
+import type { StoreOp } from './store.js';
+
+type ListCommand = Extract<QueueCommand, { type: 'list' }>;
+
+const hasAge = (f: AgeFilter): boolean => f.before !== undefined || f.since !== undefined;
+
+function* addedWithin(entries: Iterable<QueueEntry>, age: AgeFilter): Iterable<QueueEntry> {
+  for (const e of entries) if (matchesAgeAndGroup(e, Date.parse(e.createdAt), age)) yield e;
+}
+
+/** Dead entries still in memory (being handed over) that pass the filter. */
+function deadInMemory(s: QueueState, f: KeptFilter): QueueEntry[] {
+  if (f.state !== EntryState.Dead) return [];
+  const out: QueueEntry[] = [];
+  for (const e of s.entries.ofState(EntryState.Dead)) if (matchesAgeAndGroup(e, endedAtOf(e), f)) out.push(e);
+  return out;
+}
+
+/** `list`: live states from memory as before (aged by when they were added), dead and done from the store too. */
+export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, respond: (r: Result) => void): void | Promise<void> {
+  const view = core.countedView(s);
+  if (!isKeptState(cmd.state)) return respond(listResult(hasAge(cmd) ? addedWithin(s.entries.values(), cmd) : s.entries.values(), view, cmd));
+  const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
+  return listKept(core, s, cmd, filter, view).then(respond);
+}
+
+async function listKept(core: QueueCore, s: QueueState, cmd: ListCommand, filter: KeptFilter, view: QueueView): Promise<Result> {
+  const { store } = core.deps;
+  const inMemory = deadInMemory(s, filter);
+  if (cmd.groupBy !== undefined && cmd.value === undefined) {
+    refuseCollidingGroupBy(cmd.groupBy);
+    const counts = await store.kept.group(filter, cmd.groupBy);
+    for (const e of inMemory) countInto(counts, attributeOf(e, cmd.groupBy));
+    return groupsResult(counts, view);
+  }
+  const keys: string[] = [];
+  await store.kept.read(filter, false, (rows) => {
+    for (const r of rows) keys.push(r.key);
+  });
+  for (const e of inMemory) keys.push(e.key);
+  return statusResult(view, { objects: keys });
+}
+
+/** `fetch` of a key not in memory: the kept entry, with its whole history. */
+export async function fetchKept(core: QueueCore, key: string, view: QueueView, respond: (r: Result) => void): Promise<void> {
+  const row = await core.deps.store.kept.get(key);
+  if (!row) throw new NotFoundError(`no entry with key '${key}'`);
+  respond(fetchResult(fromStored(row.doc), view));
+}
+
+/**
+ * Makes a dead entry waiting again: attempts from 0, history kept (the replay noted in replayedAt).
+ * It gets a new seq, so it queues behind what is already waiting: a replay is a new decision to
+ * deliver, and replaying a backlog of dead entries must not jump ahead of work that waited first.
+ */
+function revive(e: QueueEntry, seq: number, now: number, edits: ReplayEdits): void {
+  e.seq = seq;
+  e.state = EntryState.Waiting;
+  e.attempts = 0;
+  e.dueAt = now;
+  delete e.deadReason;
+  delete e.endedAt;
+  (e.replayedAt ??= []).push(new Date(now).toISOString());
+  for (const [field, values] of Object.entries(edits.data)) e.message.Data[field] = values;
+  if (edits.channel !== undefined) e.channel = edits.channel;
+  if (edits.mode !== undefined) e.mode = edits.mode as QueueEntry['mode'];
+}
+
+/**
+ * Replays dead entries: durably back among the live entries (and out of the kept ones) before they
+ * are visible; `fromStore` entries count against Capacity (those in memory are there already).
+ */
+async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[], fromStore: boolean, edits: ReplayEdits, done: number): Promise<void> {
+  const { config, store, stats } = core.deps;
+  if (fromStore && s.entries.size + entries.length > config.Capacity) {
+    throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`);
+  }
+  const now = Date.now();
+  for (const e of entries) revive(e, s.nextSeq++, now, edits);
+  const ops: StoreOp[] = entries.map(putOp);
+  if (fromStore) ops.push({ type: 'unkeep', keys: entries.map((e) => e.key) });
+  await store.write(ops);
+  if (fromStore) stats.deadKept -= entries.length;
+  for (const e of entries) {
+    s.entries.set(e.key, e);
+    s.ready.push(e.seq, e.key);
+  }
+}
+
+const notDead = (key: string, state: string, verb: string): BadInputError => new BadInputError(`entry '${key}' is ${state}: ${verb}`);
+
+/** `replay`: one dead entry by key (with edits), or every dead entry the filter matches. Answers `replayed`. */
+export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCommand, { type: 'replay' }>, respond: (r: Result) => void): Promise<void> {
+  const { target, edits } = cmd;
+  let replayed = 0;
+  if (target.key !== undefined) {
+    const live = s.entries.get(target.key);
+    if (live && live.state !== EntryState.Dead) throw notDead(target.key, live.state, 'only dead entries are replayed');
+    const row = live ? undefined : await core.deps.store.kept.get(target.key);
+    if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
+    if (row && row.state !== EntryState.Dead) throw notDead(target.key, row.state, 'only dead entries are replayed');
+    await replayBatch(core, s, [live ?? fromStored(row!.doc)], !live, edits, 0);
+    replayed = 1;
+  } else {
+    const inMemory = deadInMemory(s, target.filter);
+    if (inMemory.length > 0) await replayBatch(core, s, inMemory, false, edits, 0);
+    replayed = inMemory.length;
+    await core.deps.store.kept.read(target.filter, true, async (rows) => {
+      await replayBatch(core, s, rows.map((r) => fromStored(r.doc)), true, edits, replayed);
+      replayed += rows.length;
+    });
+  }
+  respond(statusResult(core.view(s), { replayed: [String(replayed)] }));
+}
+
+/** `purge`: removes for good one dead or done entry by key, or every one the filter matches. Answers `purged`. */
+export async function purge(core: QueueCore, s: QueueState, cmd: Extract<KeptCommand, { type: 'purge' }>, respond: (r: Result) => void): Promise<void> {
+  const { store, stats } = core.deps;
+  const { target } = cmd;
+  const counter = (state: string): 'deadKept' | 'doneKept' => (state === EntryState.Dead ? 'deadKept' : 'doneKept');
+  let purged = 0;
+  if (target.key !== undefined) {
+    const live = s.entries.get(target.key);
+    if (live && live.state !== EntryState.Dead) throw notDead(target.key, live.state, 'purge removes dead and done entries (delete removes a live one)');
+    const row = live ? undefined : await store.kept.get(target.key);
+    if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
+    if (live) s.entries.delete(target.key);
+    await store.write([live ? { type: 'remove', key: target.key } : { type: 'unkeep', keys: [target.key] }]);
+    if (row) stats[counter(row.state)]--;
+    purged = 1;
+  } else {
+    const inMemory = deadInMemory(s, target.filter);
+    for (const e of inMemory) s.entries.delete(e.key);
+    if (inMemory.length > 0) await store.write(inMemory.map((e) => ({ type: 'remove', key: e.key })));
+    const removed = await store.kept.purge(target.filter);
+    stats[counter(target.filter.state)] -= removed;
+    purged = inMemory.length + removed;
+  }
+  respond(statusResult(core.view(s), { purged: [String(purged)] }));
+}

@@ -1,0 +1,98 @@
+/**
+ * The kept entries (kept.ts) of a queue without persistence (PersistPath ''): held in memory, so they
+ * are bounded — at most `capacity` of them (the queue's Capacity); beyond it the oldest kept entry is
+ * dropped first, and the log says so once.
+ */
+import type { Logger } from '../shared/logger.js';
+import { EntryState, fromStored } from './entry.js';
+import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState, UnkeepOp } from './kept.js';
+import { attributeOf, countInto } from './responses.js';
+
+/** Rows per chunk handed to a reader, as the SQLite store reads them. */
+const READ_CHUNK = 5_000;
+
+/** A kept row's groupby attribute: its columns where they hold it, else read from its document. */
+function rowAttribute(row: KeptRow, attribute: string): string {
+  if (attribute === 'deadletter_reason') return row.reason;
+  if (attribute === 'channel') return row.channel;
+  if (attribute === 'state') return row.state;
+  return attributeOf(fromStored(row.doc), attribute);
+}
+
+function matches(row: KeptRow, f: KeptFilter): boolean {
+  if (row.state !== f.state || (f.key !== undefined && row.key !== f.key)) return false;
+  if (f.before !== undefined && !(row.endedAt < f.before)) return false;
+  if (f.since !== undefined && !(row.endedAt >= f.since)) return false;
+  return f.groupBy === undefined || f.value === undefined || rowAttribute(row, f.groupBy) === f.value;
+}
+
+export class MemoryKept implements KeptEntries {
+  /** In the order they were kept (Map order): the oldest is the first. */
+  private readonly rows = new Map<string, KeptRow>();
+  private warned = false;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly log: Logger | undefined,
+    /** Told of every entry dropped for room, so the queue's counts stay right. */
+    private readonly onEvicted: (state: KeptState) => void,
+  ) {}
+
+  apply(op: KeepOp | UnkeepOp): void {
+    if (op.type === 'unkeep') {
+      for (const key of op.keys) this.rows.delete(key);
+      return;
+    }
+    const { type: _type, ...row } = op;
+    this.rows.delete(row.key);
+    if (this.rows.size >= this.capacity) this.evictOldest();
+    this.rows.set(row.key, row);
+  }
+
+  private evictOldest(): void {
+    const oldest = this.rows.values().next().value;
+    if (!oldest) return;
+    this.rows.delete(oldest.key);
+    this.onEvicted(oldest.state);
+    if (this.warned) return;
+    this.warned = true;
+    this.log?.warn(`the queue keeps at most ${this.capacity} dead and done entries in memory (PersistPath is empty): the oldest are dropped from now on`);
+  }
+
+  async read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void> {
+    const chunk: KeptRow[] = [];
+    for (const row of this.rows.values()) {
+      if (!matches(row, filter)) continue;
+      chunk.push(withDocs ? row : { ...row, doc: '' });
+      if (chunk.length === READ_CHUNK) await onRows(chunk.splice(0));
+    }
+    if (chunk.length > 0) await onRows(chunk);
+  }
+
+  async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const row of this.rows.values()) if (matches(row, filter)) countInto(counts, rowAttribute(row, groupBy));
+    return counts;
+  }
+
+  async get(key: string): Promise<KeptRow | undefined> {
+    return this.rows.get(key);
+  }
+
+  async count(): Promise<KeptCounts> {
+    const counts: KeptCounts = { [EntryState.Dead]: 0, [EntryState.Done]: 0 };
+    for (const row of this.rows.values()) counts[row.state]++;
+    return counts;
+  }
+
+  async purge(filter: KeptFilter, limit = Infinity): Promise<number> {
+    let removed = 0;
+    for (const row of this.rows.values()) {
+      if (removed >= limit) break;
+      if (!matches(row, filter)) continue;
+      this.rows.delete(row.key);
+      removed++;
+    }
+    return removed;
+  }
+}
