@@ -23,6 +23,7 @@ import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore, SqliteStore } from './store.js';
 import { FanOutTemplate } from './fan-out.js';
+import { groupLimitsOf } from './groups.js';
 
 async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
   const config = ctx.config;
@@ -49,6 +50,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
       }
     : undefined;
 
+  const groups = groupLimitsOf(config);
+
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
   let store: QueueStore;
   if (config.PersistPath === '') {
@@ -64,7 +67,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef);
   const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
-  const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats });
+  const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats, groups });
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;
