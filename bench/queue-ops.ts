@@ -21,8 +21,10 @@ const GROUPS = Number(process.env.BENCH_GROUPS ?? 16);
 const GROUP_CONCURRENCY = Number(process.env.BENCH_GROUP_CONCURRENCY ?? 4);
 const TARGET = 0.8;
 
+/** Rounds so far: each round's node has a store of its own, and its keys are its own too. */
+let round = 0;
 /** A job with its own idempotency key (every enqueue is new: the cost of the check and the stored key). */
-const keyedMessage = (round: number) => (i: number): Message => {
+const keyedMessage = (i: number): Message => {
   const m = jobMessage(i);
   return makeMessage({ ...m, Control: mapOf({ 'idempotency-key': [`job-${round}-${i}`] }) });
 };
@@ -33,7 +35,6 @@ const tenantMessage = (i: number): Message => {
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'hn-bench-queue-ops-'));
-let round = 0;
 /** A fresh queue node with `params`, one enqueue+deliver round of `message`, stopped again: entries per second. */
 const measure = (params: Array<[string, string]>, message: (i: number) => Message) => async (): Promise<number> => {
   const q = await startQueueNode(dir, `q${++round}`, [['DeliveryConcurrency', String(DELIVERY)], ...params]);
@@ -44,7 +45,7 @@ const measure = (params: Array<[string, string]>, message: (i: number) => Messag
 try {
   const [plain, dedup, groups] = (await interleavedAll(ROUNDS, [
     measure([], jobMessage),
-    measure([], (i) => keyedMessage(round)(i)),
+    measure([], keyedMessage),
     measure([['GroupBy', 'tenant'], ['GroupConcurrency', String(GROUP_CONCURRENCY)]], tenantMessage),
   ])) as [number, number, number];
   console.log(`records ${RECORDS}, producers ${PRODUCERS}, DeliveryConcurrency ${DELIVERY}, rounds ${ROUNDS} (median), interleaved`);
