@@ -23,13 +23,14 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'hive', 'sql', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   bullmq: 'Durable queue — against BullMQ on redis',
   queue: 'Durable queue — against raw fsync’d appends',
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
+  'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   hive: 'The hive — against bare nact and bare nats.js',
   sql: 'SQL service — against direct sequelize and the raw drivers',
   httpclient: 'HTTP client — against raw undici and got',

@@ -39,12 +39,14 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.entries.clear();
       s.ready.clear();
       s.delivering = 0;
+      s.groups?.clear();
       core.runtime.tell(core.deps.retry(), { type: 'clear' });
       return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
     }
     case 'delete': {
       const e = s.entries.get(cmd.key);
       if (e?.state === EntryState.Delivering) s.delivering--;
+      s.groups?.finished(cmd.key);
       s.entries.delete(cmd.key);
       return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: [e ? '1' : '0'], key: [cmd.key] }));
     }
@@ -67,6 +69,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'no entry is waiting');
       if (!steppable(e.state)) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
       s.stepWaiters.set(e.key, respond);
+      s.groups?.stepped(e);
       e.state = EntryState.Waiting;
       return core.start(s, e, self);
     }

@@ -35,11 +35,9 @@ export function idempotencyKeyOf(controls: ValueMap): string | undefined {
 
 /** A key seen in the window and the entry it created. */
 export class SeenKey {
-  /**
-   * Resolves once the first entry is durable, rejects if its write failed: a duplicate is answered
-   * only then, so it never confirms an entry a crash could still lose.
-   */
-  readonly durable: Promise<void>;
+  /** Stored (true), or the error its write failed with; undefined while the write is under way. */
+  private outcome: true | { error: unknown } | undefined;
+  private waiting: Promise<void> | undefined;
   private settle: ((error?: unknown) => void) | undefined;
 
   constructor(
@@ -48,17 +46,30 @@ export class SeenKey {
     readonly seenAt: number,
     stored: boolean,
   ) {
-    this.durable = stored ? Promise.resolve() : new Promise<void>((resolve, reject) => (this.settle = (e) => (e === undefined ? resolve() : reject(e))));
-    // nobody may be waiting for it; a failed write is answered to its own caller elsewhere
-    this.durable.catch(() => undefined);
+    if (stored) this.outcome = true;
+  }
+
+  /**
+   * Resolves once the first entry is durable, rejects if its write failed: a duplicate is answered
+   * only then, so it never confirms an entry a crash could still lose. Made only when a duplicate
+   * asks: most keys are never repeated, and a promise per key was a measurable part of a keyed
+   * enqueue (bench/queue-ops.ts).
+   */
+  get durable(): Promise<void> {
+    if (this.outcome === true) return Promise.resolve();
+    if (this.outcome) return Promise.reject(this.outcome.error as Error);
+    this.waiting ??= new Promise<void>((resolve, reject) => (this.settle = (e) => (e === undefined ? resolve() : reject(e))));
+    return this.waiting;
   }
 
   committed(): void {
+    this.outcome = true;
     this.settle?.();
   }
 
   failed(error: unknown): void {
-    this.settle?.(error ?? new Error('the entry was not stored'));
+    this.outcome = { error: error ?? new Error('the entry was not stored') };
+    this.settle?.(this.outcome.error);
   }
 }
 

@@ -21,6 +21,7 @@ import { runCommand } from './command-runner.js';
 import type { QueueDeps, QueueMsg, QueueState } from './queue-core.js';
 import { QueueCore, emptyQueueState } from './queue-core.js';
 import { fireDue } from './schedule-firing.js';
+import { GroupGate } from './groups.js';
 import { assertNever } from '../../protocol/never.js';
 import { sweepKept } from './retention.js';
 
@@ -153,7 +154,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     name: 'queue',
     init: (ctx) => {
       runtime.tell(ctx.self, { type: 'pump' });
-      return emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow);
+      // a group's next rate token wakes the actor by a pump
+      const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
+      return emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, groups);
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),

@@ -25,6 +25,7 @@ import { deliver } from './delivery.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState, putOp } from './entry.js';
 import { EntryTable, StoredEntry } from './entry-table.js';
+import type { GroupGate, GroupLimits } from './groups.js';
 import { MinHeap } from './heap.js';
 import { statusResult } from './responses.js';
 import type { DueMsg, RetryMsg } from './retry.js';
@@ -69,6 +70,8 @@ export interface QueueDeps {
   fanOut: FanOut | undefined;
   /** Live figures shared with the status page. */
   stats: QueueStats;
+  /** GroupBy with its limits (groups.ts), checked at start; undefined: no group limits. */
+  groups?: GroupLimits | undefined;
 }
 
 export interface QueueStats {
@@ -100,11 +103,13 @@ export interface QueueState {
   dedup: DedupKeys;
   /** Cron schedules by name (schedules.ts). */
   schedules: ScheduleBook;
+  /** Group limits: in-flight counts and rate tokens start afresh with the state (a restart, a reload). */
+  groups: GroupGate | undefined;
 }
 
-export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number): QueueState {
+export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, groups?: GroupGate): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook() };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups };
 }
 
 export class QueueCore {
@@ -253,10 +258,24 @@ export class QueueCore {
 
   /** Starts deliveries while the queue runs and there is room. */
   pump(s: QueueState, self: ActorRef<QueueMsg>): void {
+    if (s.groups) return this.pumpGroups(s, s.groups, self);
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency && s.ready.size > 0) {
       const key = s.ready.pop()!;
       const e = s.entries.get(key);
       if (!e || e.state !== EntryState.Waiting) continue;
+      this.start(s, e, self);
+    }
+  }
+
+  /** With group limits the gate picks each entry, setting aside those of groups at their limit (groups.ts). */
+  private pumpGroups(s: QueueState, gate: GroupGate, self: ActorRef<QueueMsg>): void {
+    const waiting = (key: string): QueueEntry | undefined => {
+      const e = s.entries.get(key);
+      return e?.state === EntryState.Waiting ? e : undefined;
+    };
+    while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency) {
+      const e = gate.take(s.ready, waiting);
+      if (!e) return;
       this.start(s, e, self);
     }
   }
@@ -273,6 +292,7 @@ export class QueueCore {
     const e = s.entries.get(key);
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
+    s.groups?.finished(key);
     e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message });
     if (isSuccessCode(result.Code)) {
       s.entries.delete(key);

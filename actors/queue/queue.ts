@@ -24,6 +24,7 @@ import type { QueueStore } from './store.js';
 import { MemoryStore, SqliteStore } from './store.js';
 import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
+import { groupLimitsOf } from './groups.js';
 
 async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
   const config = ctx.config;
@@ -50,6 +51,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
       }
     : undefined;
 
+  const groups = groupLimitsOf(config);
+
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
   let store: QueueStore;
   if (config.PersistPath === '') {
@@ -65,7 +68,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef);
   const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
-  const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats });
+  const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats, groups });
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {

@@ -42,12 +42,12 @@ export async function startQueueNode(dir: string, name: string, params: Array<[s
   return { node, channel: q.channel, delivered: () => q.running.status().delivered as number, size: () => q.running.status().size as number };
 }
 
-/** Enqueues `records` entries from `concurrency` producers; entries per second until all are delivered. */
-export async function enqueueAndDeliver(q: QueueNode, records: number, concurrency: number): Promise<number> {
+/** Enqueues `records` entries (`message(i)`) from `concurrency` producers; entries per second until all are delivered. */
+export async function enqueueAndDeliver(q: QueueNode, records: number, concurrency: number, message: (i: number) => Message = jobMessage): Promise<number> {
   const before = q.delivered();
   const started = performance.now();
   await producers(records, concurrency, async (i) => {
-    const r = await q.node.hive.call(q.channel, jobMessage(i), 30_000);
+    const r = await q.node.hive.call(q.channel, message(i), 30_000);
     if (r.Code !== 200) throw new Error(`enqueue failed: ${r.Code} ${r.Message}`);
   });
   while (q.delivered() - before < records) await new Promise((r) => setTimeout(r, 1));
