@@ -1,0 +1,134 @@
+/**
+ * Crash loops with the queue's operations on: the same kill loop as crash-loop.spec.ts, on a queue
+ * that deduplicates every enqueue (idempotency-key), delays some entries (delay), limits its groups
+ * (GroupBy, GroupConcurrency) and fires a cron schedule every second. Every acknowledged entry must
+ * be delivered in the end; a repeated idempotency key, sent again after kills, must answer with its
+ * first entry's key and create nothing; the schedule must survive the kills and keep firing.
+ * Scaled: 5 kills × 1,000 entries; full (HIVENODE_CHAOS=full): 20 kills × 5,000 entries.
+ */
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { prng } from '../prng.js';
+import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import type { NodeProcess } from './node-process.js';
+import { startNodeProcess, writeNodeFile } from './node-process.js';
+import { reliabilityTest } from './record.js';
+import { byScale } from './scale.js';
+
+const ENTRIES = byScale(1_000, 5_000);
+const KILLS = byScale(5, 20);
+const GROUPS = 8;
+const SEED = 0xfeed;
+
+interface Answer {
+  Code: number;
+  Data: Record<string, string[]>;
+}
+
+describe('reliability: crash loops with dedup, delays, group limits and a schedule', function () {
+  let node: NodeProcess | undefined;
+  after(async () => {
+    await node?.kill();
+  });
+
+  reliabilityTest(
+    `${KILLS} SIGKILLs during delivery of ${ENTRIES} deduplicated, grouped entries and a schedule: nothing acknowledged is lost, no repeated key makes an entry`,
+    {
+      suite: 'crash loops',
+      load: `${ENTRIES} entries with an idempotency-key each (every 10th delayed 1 s) in ${GROUPS} groups (GroupConcurrency 1) through the gateway, a schedule firing every second, repeated keys sent after kills`,
+      faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into delivery, restart on the same store`,
+    },
+    byScale(240_000, 1_500_000),
+    async (figures) => {
+      const rnd = prng(SEED);
+      const dir = tempDir('hn-crash-ops-');
+      const record = join(dir, 'delivered.jsonl');
+      const file = writeNodeFile(dir, 'node', [
+        `{service: echo, NAME: target, Delay: 5ms, RecordFile: "${record}"}`,
+        `{service: queue, NAME: q, PersistPath: "${join(dir, 'store')}", DefaultChannel: target, DeliveryConcurrency: 4, StartPaused: true, GroupBy: g, GroupConcurrency: 1}`,
+        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: q, ControlAllowList: "command,idempotency-key,delay,schedule_name,cron,overlap"}',
+      ]);
+      node = await startNodeProcess(file);
+      const post = async (port: number, headers: Record<string, string>, data: Record<string, string[]>): Promise<Answer> => {
+        const res = await fetch(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers, body: JSON.stringify(data) });
+        return (await res.json()) as Answer;
+      };
+      const scheduled = await post(node.port, { command: 'schedule', schedule_name: 'tick', cron: '* * * * * *', overlap: 'allow' }, { tick: ['yes'] });
+      expect(scheduled.Code, JSON.stringify(scheduled)).to.equal(200);
+
+      // an entry counts only once its 200 (stored and fsynced) answer came back
+      const pool = new Pool(`http://127.0.0.1:${node.port}`, { connections: 32 });
+      const firstKey = new Map<string, string>();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (next < ENTRIES) {
+            const n = next++;
+            const i = String(n);
+            const headers: Record<string, string> = { 'idempotency-key': `entry-${i}`, ...(n % 10 === 0 ? { delay: '1s' } : {}) };
+            const res = await pool.request({ path: '/queue/action', method: 'POST', headers, body: JSON.stringify({ i: [i], g: [String(n % GROUPS)] }) });
+            const answer = (await res.body.json()) as Answer;
+            // a new entry answers its key in `keys`, a duplicate (none here: every key is new) in `key`
+            if (answer.Code === 200) firstKey.set(i, (answer.Data.keys ?? answer.Data.key)![0]!);
+          }
+        }),
+      );
+      await pool.close();
+      figures['entries acknowledged'] = firstKey.size;
+      expect(firstKey.size).to.equal(ENTRIES);
+
+      const delivered = (): string[] => recorded(record).flatMap((r) => r.message.Data.i ?? []);
+      const resume = async (port: number): Promise<void> => expect((await post(port, { command: 'resume' }, {})).Code).to.equal(200);
+      /** Sends a few acknowledged keys again: each must be answered as a duplicate with its first entry's key. */
+      let repeats = 0;
+      const repeat = async (port: number): Promise<void> => {
+        for (let r = 0; r < 10; r++) {
+          const i = String(Math.floor(rnd() * ENTRIES));
+          const answer = await post(port, { 'idempotency-key': `entry-${i}` }, { i: [i], g: ['0'] });
+          expect(answer.Code).to.equal(200);
+          expect(answer.Data.duplicate, `repeated key entry-${i}`).to.deep.equal(['true']);
+          expect(answer.Data.key).to.deep.equal([firstKey.get(i)]);
+          repeats++;
+        }
+      };
+      const killedMidway: number[] = [];
+      for (let k = 0; k < KILLS; k++) {
+        await repeat(node.port);
+        await resume(node.port);
+        await sleep(150 + Math.floor(rnd() * 250));
+        const before = new Set(delivered()).size;
+        await node.kill('SIGKILL');
+        if (before > 0 && before < ENTRIES) killedMidway.push(before);
+        node = await startNodeProcess(file);
+      }
+      await repeat(node.port);
+      await resume(node.port);
+      figures['kills that hit delivery midway'] = killedMidway.length;
+      figures['repeated keys answered as duplicates'] = repeats;
+      expect(killedMidway.length, 'kills that hit the node while it was delivering').to.be.greaterThan(0);
+      const drainBegan = Date.now();
+      const deadline = drainBegan + byScale(120_000, 600_000);
+      while (new Set(delivered()).size < firstKey.size && Date.now() < deadline) await sleep(200);
+      figures['drain after the last restart (s)'] = Math.round((Date.now() - drainBegan) / 100) / 10;
+      // the schedule outlived every kill: it is still listed and still fires
+      const ticksBefore = recorded(record).filter((r) => r.message.Data.tick).length;
+      const listed = await post(node.port, { command: 'schedules' }, {});
+      expect(JSON.stringify(listed.Data)).to.include('tick');
+      await sleep(2_500);
+      const ticks = recorded(record).filter((r) => r.message.Data.tick).length;
+      figures['schedule firings delivered'] = ticks;
+      expect(ticks, 'the schedule fires after the last restart').to.be.greaterThan(ticksBefore);
+      await node.kill('SIGTERM');
+      node = undefined;
+
+      const all = delivered();
+      const unique = new Set(all);
+      const missing = [...firstKey.keys()].filter((i) => !unique.has(i));
+      figures['delivered (unique)'] = unique.size;
+      figures['duplicate deliveries'] = all.length - unique.size;
+      figures['missing'] = missing.length;
+      expect(missing).to.deep.equal([]);
+    },
+  );
+});
