@@ -147,6 +147,7 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig): EntrySettin
 /** The controls an entry's message carries on: everything but the queue's own. */
 export function passedControls(controls: ValueMap): ValueMap {
   const out = emptyMap();
-  for (const [k, v] of Object.entries(controls)) if (!QUEUE_CONTROLS.has(k)) out[k] = v;
+  // for-in, not Object.entries: no pair array per control on the enqueue path
+  for (const k in controls) if (Object.hasOwn(controls, k) && !QUEUE_CONTROLS.has(k)) out[k] = controls[k]!;
   return out;
 }

@@ -33,8 +33,12 @@ export function idempotencyKeyOf(controls: ValueMap): string | undefined {
   return key;
 }
 
-/** A key seen in the window and the entry it created. */
+/**
+ * A key seen in the window and the entry it created. It is also the store write of the key (a
+ * `seen` StoreOp): one object per keyed enqueue instead of two (bench/queue-ops.ts).
+ */
 export class SeenKey {
+  readonly type = 'seen';
   /** Stored (true), or the error its write failed with; undefined while the write is under way. */
   private outcome: true | { error: unknown } | undefined;
   private waiting: Promise<void> | undefined;
@@ -125,17 +129,16 @@ export class DedupKeys {
 
   /**
    * Records the keys of an add's new entries (`entryKeys`, in `plan.fresh` order), pending until
-   * durable; returns them and their store writes, which go in the entries' own transaction.
+   * durable; each is also its store write, which goes in the entries' own transaction.
    */
-  remember(plan: AddPlan, entryKeys: string[], now: number): { seen: SeenKey[]; ops: StoreOp[] } {
-    const out: { seen: SeenKey[]; ops: StoreOp[] } = { seen: [], ops: [] };
+  remember(plan: AddPlan, entryKeys: string[], now: number): SeenKey[] {
+    const out: SeenKey[] = [];
     plan.fresh.forEach(({ key }, i) => {
       if (key === undefined) return;
       const seen = new SeenKey(key, entryKeys[i]!, now, false);
       this.seen.delete(key); // an expired key seen again moves to the end of the order
       this.seen.set(key, seen);
-      out.seen.push(seen);
-      out.ops.push({ type: 'seen', key, entryKey: seen.entryKey, seenAt: now });
+      out.push(seen);
     });
     return out;
   }

@@ -235,9 +235,11 @@ export class QueueCore {
     const created = plan.fresh.map((f) => this.newEntry(s, f.message, now, inheritedNotBefore));
     for (const e of created) s.entries.set(e.key, e);
     const entryKeys = created.map((e) => e.key);
-    const { seen, ops: seenOps } = s.dedup.remember(plan, entryKeys, now);
+    const seen = s.dedup.remember(plan, entryKeys, now);
     const swept = s.dedup.sweep(now);
-    const ops: StoreOp[] = [...created.map(putOp), ...seenOps, ...(swept ? [swept] : [])];
+    const ops: StoreOp[] = created.map(putOp);
+    for (const k of seen) ops.push(k);
+    if (swept) ops.push(swept);
     const { keys, repeated } = s.dedup.firsts(plan, entryKeys, now);
     if (alsoWrite) ops.push(...alsoWrite(keys));
     const answer = (): Result =>

@@ -79,7 +79,9 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       expect(firstKey.size).to.equal(ENTRIES);
 
       const delivered = (): string[] => recorded(record).flatMap((r) => r.message.Data.i ?? []);
-      const resume = async (port: number): Promise<void> => expect((await post(port, { command: 'resume' }, {})).Code).to.equal(200);
+      const resume = async (port: number): Promise<void> => {
+        expect((await post(port, { command: 'resume' }, {})).Code).to.equal(200);
+      };
       /** Sends a few acknowledged keys again: each must be answered as a duplicate with its first entry's key. */
       let repeats = 0;
       const repeat = async (port: number): Promise<void> => {
