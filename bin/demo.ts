@@ -30,16 +30,54 @@ async function showCalls(node: HiveNode): Promise<void> {
     const viaClient = await node.hive.call('web', makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }), 5_000);
     console.log(`\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`);
     console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
-    const sql = async (path: string, body: Record<string, string[]>): Promise<string> => {
-      const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return `  curl -u demo:hivenode-demo http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${await r.text()}`;
-    };
-    console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${await sql('/sql/select', { name: ['A%'] })}\n${await sql('/sql/raw', { city: ['%'] })}`);
+    const post = curlThrough(port, auth);
+    console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${(await post('/sql/select', { name: ['A%'] })).shown}\n${(await post('/sql/raw', { city: ['%'] })).shown}`);
+    await showQueue(post);
   }
   const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
   if (syslog?.udpPort !== undefined) {
     console.log(`\nThe syslog receiver (UDP and TCP, RFC 5424 or RFC 3164) records each message it receives in ${DEMO_SYSLOG_FILE}:\n  logger -n 127.0.0.1 -P ${String(syslog.udpPort)} -d "hello"\n  tail -n 1 ${DEMO_SYSLOG_FILE}`);
   }
+}
+
+/** A POST through the demo gateway: the answer's Data, and the curl line with its answer to show. */
+type GatewayPost = (path: string, body: Record<string, string[]>) => Promise<{ data: Record<string, string[]>; shown: string }>;
+
+function curlThrough(port: number, auth: string): GatewayPost {
+  return async (path, body) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await r.text();
+    const data = (JSON.parse(text) as { Data?: Record<string, string[]> }).Data ?? {};
+    return { data, shown: `  curl -u demo:hivenode-demo http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${text}` };
+  };
+}
+
+/**
+ * The queue's operations through the gateway (controls as `_`-prefixed Data fields): a deduplicated
+ * enqueue, a delayed one, a dead entry listed by reason and replayed to another channel, a cron
+ * schedule, and the per-state counts. The demo's store outlives a run, so its idempotency key and
+ * schedule name are this run's own, and the schedule is removed again.
+ */
+async function showQueue(post: GatewayPost): Promise<void> {
+  const run = Date.now().toString(36);
+  const shown: string[] = [];
+  const call = async (body: Record<string, string[]>): Promise<Record<string, string[]>> => {
+    const r = await post('/queue/action', body);
+    shown.push(r.shown);
+    return r.data;
+  };
+  await call({ '_idempotency-key': [`order-${run}`], item: ['once'] });
+  await call({ '_idempotency-key': [`order-${run}`], item: ['once'] });
+  await call({ _delay: ['2s'], item: ['later'] });
+  const dead = await call({ _channel: ['nobody-here'], _requeue_count: ['0'], item: ['lost'] });
+  // a channel nobody listens on answers 404 at once; wait (at most 3 s) until the entry is dead
+  for (let tries = 0; tries < 30 && (await post('/queue/action', { _command: ['fetch'], _key: dead.keys ?? [] })).data.state?.[0] !== 'dead'; tries++) await new Promise((r) => setTimeout(r, 100));
+  await call({ _command: ['list'], _state: ['dead'], _groupby: ['deadletter_reason'] });
+  await call({ _command: ['replay'], _key: dead.keys ?? [], _channel: ['echo'], item: ['found'] });
+  await call({ _command: ['schedule'], _schedule_name: [`tick-${run}`], _cron: ['*/10 * * * * *'], item: ['tick'] });
+  await call({ _command: ['unschedule'], _schedule_name: [`tick-${run}`] });
+  await call({ _command: ['status'] });
+  console.log(`\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a cron schedule, per-state counts:\n${shown.join('\n')}`);
 }
 
 /** The variables examples/demo.yaml takes its ports from, and their defaults. */

@@ -203,6 +203,12 @@ describe('hivenode CLI', function () {
     // the SQL service on the seeded SQLite file, through the gateway's routes (spec §4.1)
     expect(r.stdout).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
     expect(r.stdout).to.match(/\/sql\/raw[^\n]*\n {2}→ HTTP 200 [^\n]*"city":\["Arlington","London","Manchester"/);
+    // the queue's operations (issue 21): a duplicate key, a dead entry by reason replayed, a schedule, per-state counts
+    expect(r.stdout).to.match(/"_idempotency-key":\["order-[^\n]*\n {2}→ HTTP 200 [^\n]*"duplicate":\["true"\]/);
+    expect(r.stdout).to.match(/"_groupby":\["deadletter_reason"\][^\n]*\n {2}→ HTTP 200 [^\n]*"no success after 1 attempt\(s\)":\["1"\]/);
+    expect(r.stdout).to.match(/"_command":\["replay"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replayed":\["1"\]/);
+    expect(r.stdout).to.match(/"_command":\["schedule"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replaced":\["false"\]/);
+    expect(r.stdout).to.match(/"_command":\["status"\][^\n]*\n {2}→ HTTP 200 [^\n]*"waiting":\["\d+"\],"scheduled":\["\d+"\],"retrying":\["\d+"\],"dead":\["\d+"\],"done":\["\d+"\]/);
     // where a received syslog message is visible, with commands that run as written
     expect(r.stdout).to.match(/records each message it receives in \S*hn-cli-syslog-\S*syslog\.jsonl:\n {2}logger -n 127\.0\.0\.1 -P \d+ -d "hello"\n {2}tail -n 1 \S*syslog\.jsonl/);
   });
