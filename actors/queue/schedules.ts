@@ -5,6 +5,7 @@
  * themselves are in schedule-firing.ts; everything here runs inside the queue actor, the timer
  * only tells it `schedule-due`.
  */
+import { TooLargeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
 import { mapOf } from '../../protocol/message.js';
 import type { Logger } from '../shared/logger.js';
@@ -59,8 +60,15 @@ export function followingFiring(schedule: Schedule, after: number): number {
   return nextFiring(schedule.cron, schedule.zone, after) ?? NEVER;
 }
 
+/**
+ * Most schedules one queue holds: each is a document in memory and in the store and a candidate at
+ * every timer pass, and a client creating names in a loop must meet a clear refusal, not a slow queue.
+ */
+export const MAX_SCHEDULES = 10_000;
+
 export class ScheduleBook {
   private readonly byName = new Map<string, Schedule>();
+  constructor(private readonly limit = MAX_SCHEDULES) {}
   private timer: NodeJS.Timeout | undefined;
   private timerAt = 0;
   /** Set when a schedule was added, removed or fired: the timer may need moving. */
@@ -81,10 +89,12 @@ export class ScheduleBook {
 
   /**
    * Adds a schedule, or replaces the one of that name (its counts and last entry carry over: the
-   * entries it made are still this name's). Its first firing is the first after `now`.
+   * entries it made are still this name's). Its first firing is the first after `now`. A new name
+   * beyond the limit is refused (TooLargeError, 413); a replacement always fits.
    */
   set(request: ScheduleRequest, nextAt: number, now: number): { schedule: Schedule; replaced: boolean } {
     const old = this.byName.get(request.name)?.doc;
+    if (!old && this.byName.size >= this.limit) throw new TooLargeError(`the queue holds ${this.byName.size} schedules, the most it takes; unschedule one or replace one by its schedule_name`);
     const doc: ScheduleDoc = {
       name: request.name,
       cron: request.cron.source,

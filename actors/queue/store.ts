@@ -7,12 +7,13 @@
  * writes with 507. One process at a time holds a store (store-lock.ts): the lock is taken before
  * the file is opened.
  */
-import { mkdirSync, renameSync, existsSync } from 'node:fs';
+import { renameSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
+import { makeDirectory } from '../shared/make-directory.js';
 import { StoreLock } from './store-lock.js';
 import type { KeepOp, KeptEntries, KeptState, UnkeepOp } from './kept.js';
 import { MemoryKept } from './memory-kept.js';
@@ -164,7 +165,7 @@ export class SqliteStore implements QueueStore {
    * another process holds it); a corrupt store is moved aside and replaced.
    */
   static async open(dir: string, log: Logger, maxBytes = 0): Promise<SqliteStore> {
-    mkdirSync(dir, { recursive: true });
+    makeDirectory(dir, 'PersistPath');
     const lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the queue store ${dir}`);
     try {
       return await SqliteStore.openOrReplace(join(dir, 'queue.db'), log, maxBytes, lock);

@@ -4,7 +4,7 @@
  * Data names; 'delete'. Names are plain file names, and a symbolic link is followed only while its
  * real path stays inside the directory, so a lookup can never leave it.
  */
-import { mkdir, readFile, readdir, realpath, rename, unlink, writeFile } from 'node:fs/promises';
+import { readFile, readdir, realpath, rename, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
@@ -16,6 +16,7 @@ import { firstValue, mapOf, success } from '../../protocol/message.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
+import { makeDirectory } from '../shared/make-directory.js';
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
@@ -82,7 +83,7 @@ async function handle(dir: string, message: Message): Promise<Result> {
 }
 
 async function start(ctx: ServiceContext<ConfigOf<typeof STORAGE_PARAMS>>): Promise<RunningService> {
-  await mkdir(ctx.config.Directory, { recursive: true });
+  makeDirectory(ctx.config.Directory, 'Directory');
   // the directory's own real path: Directory may itself be (or pass through) a link
   const dir = await realpath(ctx.config.Directory);
   const running = await serve(ctx, { worker: 'worker', handle: handleAsync((message) => handle(dir, message)), status: () => ({ directory: dir }) });

@@ -11,7 +11,7 @@ import type { ScheduleDoc } from '../../../actors/queue/schedules.js';
 import { ScheduleBook, putScheduleOp, roomFor } from '../../../actors/queue/schedules.js';
 import { MemoryStore, SqliteStore } from '../../../actors/queue/store.js';
 import { createLogger } from '../../../actors/shared/logger.js';
-import { BadInputError } from '../../../protocol/errors.js';
+import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
 
@@ -53,6 +53,15 @@ describe('queue schedules', () => {
     expect([roomFor('skip', 0), roomFor('skip', 1)]).to.deep.equal([true, false]);
     expect([roomFor('buffer_one', 0), roomFor('buffer_one', 1), roomFor('buffer_one', 2)]).to.deep.equal([true, true, false]);
     expect(roomFor('allow', 50)).to.equal(true);
+  });
+
+  it('a new name beyond the limit is refused with 413 naming the limit; replacing a name still works', () => {
+    const book = new ScheduleBook(2);
+    book.set(request({ schedule_name: ['a'] }), 1, 0);
+    book.set(request({ schedule_name: ['b'] }), 1, 0);
+    expect(() => book.set(request({ schedule_name: ['c'] }), 1, 0)).to.throw(TooLargeError, /holds 2 schedules, the most it takes/);
+    expect(book.set(request({ schedule_name: ['a'] }), 2, 0).replaced).to.equal(true);
+    expect(book.size).to.equal(2);
   });
 
   describe('loading with a missed firing', () => {
