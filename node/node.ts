@@ -9,6 +9,7 @@ import { spawnBridge } from '../actors/hive/bridge.js';
 import { MemoryTransport } from '../actors/hive/memory.js';
 import { NatsTransport } from '../actors/hive/nats.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
+import { isValidChannel } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
 import type { Layer } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
@@ -143,6 +144,11 @@ export class HiveNode {
 
   private async startService(service: CompiledService, name: string, nodeActor: ActorRef<never>, secrets: string[], logStream?: NodeJS.WritableStream): Promise<void> {
     const { info, common: v } = service;
+    const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
+    // checked here, not when the bridge subscribes: a bad name is the user's, so one line and exit 2, no stack
+    if (info.defaultInputChannel !== '' && !isValidChannel(inputChannel)) {
+      throw new ConfigError(`${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: use 1 to 200 of A-Z a-z 0-9 _ -`);
+    }
     const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets, ...(logStream ? { stream: logStream } : {}) }).child({ service: name });
     const supervisor = this.runtime.spawn<undefined, never>(nodeActor, {
       name,
@@ -151,7 +157,6 @@ export class HiveNode {
       policy: { onExhausted: 'escalate' },
       childPolicy: { initialMs: 50, factor: 2, maxMs: 5_000, maxRestarts: 10, withinMs: 60_000, onExhausted: 'escalate' },
     });
-    const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
     const running = await service.start({
       name,
       runtime: this.runtime,

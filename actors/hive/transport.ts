@@ -84,9 +84,14 @@ export interface TemplateBucket {
 
 const CHANNEL = /^[A-Za-z0-9_-]{1,200}$/;
 
-/** Channel names are `[A-Za-z0-9_-]+` (they become NATS subjects): anything else is Code 400. */
+/** Channel names are `[A-Za-z0-9_-]{1,200}`: they become NATS subjects. */
+export function isValidChannel(channel: string): boolean {
+  return CHANNEL.test(channel);
+}
+
+/** A channel name as a message gives it: anything but a valid name is Code 400. */
 export function validateChannel(channel: string): string {
-  if (!CHANNEL.test(channel)) {
+  if (!isValidChannel(channel)) {
     throw new BadInputError(`channel '${channel.slice(0, 80)}' is not valid: use 1 to 200 of A-Z a-z 0-9 _ -`);
   }
   return channel;

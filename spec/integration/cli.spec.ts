@@ -155,6 +155,11 @@ describe('hivenode CLI', function () {
     expectOneLineRefusal(run(['echo', `-RecordFile=${missing}`]), `RecordFile '${missing}' cannot be opened for appending: ENOENT`);
   });
 
+  it('an input channel that is not a valid channel name (INPUTCHANNEL, or a NAME with a dot) is one line; exit 2', () => {
+    expectOneLineRefusal(run(['echo', '-INPUTCHANNEL=a b']), "INPUTCHANNEL 'a b' of service echo is not a valid channel: use 1 to 200 of A-Z a-z 0-9 _ -");
+    expectOneLineRefusal(run(['echo', '-NAME=my.echo']), "NAME (the channel when INPUTCHANNEL is not set) 'my.echo' of service echo is not a valid channel");
+  });
+
   it('a queue store or storage directory that cannot be made is one line, at once (not a spin under /proc); exit 2', () => {
     const file = join(tempDir('hn-cli-dir-'), 'a-file');
     writeFileSync(file, '');
