@@ -10,6 +10,7 @@
  * driver cancels the statement. A client-side deadline (the same limit plus a grace) backs them up; on
  * SQLite it is the only limit, and the statement is interrupted when it passes.
  */
+import { dirname } from 'node:path';
 import { QueryTypes, Sequelize } from 'sequelize';
 import type { DatabaseOptions } from './connection-options.js';
 import { sequelizeOptions } from './connection-options.js';
@@ -17,6 +18,7 @@ import type { HiveError } from '../../protocol/errors.js';
 import { BadInputError, TimeoutError } from '../../protocol/errors.js';
 import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
+import { makeDirectory } from '../shared/make-directory.js';
 import { mapDbError } from './db-errors.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
@@ -98,6 +100,10 @@ export class Database {
 
   constructor(readonly options: DatabaseOptions) {
     this.dialect = dialectOf(options.engine);
+    // Sequelize makes a SQLite file's directory with Node's recursive mkdir, which spins forever where a
+    // parent cannot hold children (under /proc): made here, one level at a time, with a one-line refusal
+    const file = options.database.trim();
+    if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:')) makeDirectory(dirname(file), 'SQL_DATABASE');
     this.sequelize = new Sequelize(sequelizeOptions(options));
   }
 

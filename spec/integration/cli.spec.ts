@@ -160,12 +160,13 @@ describe('hivenode CLI', function () {
     expectOneLineRefusal(run(['echo', '-NAME=my.echo']), "NAME (the channel when INPUTCHANNEL is not set) 'my.echo' of service echo is not a valid channel");
   });
 
-  it('a queue store or storage directory that cannot be made is one line, at once (not a spin under /proc); exit 2', () => {
+  it('a queue store, storage or SQLite directory that cannot be made is one line, at once (not a spin under /proc); exit 2', () => {
     const file = join(tempDir('hn-cli-dir-'), 'a-file');
     writeFileSync(file, '');
     expectOneLineRefusal(run(['queue', '-PersistPath=/proc/no-such-dir']), 'PersistPath: cannot create /proc/no-such-dir (ENOENT)', 'give a directory this user can create and write');
     expectOneLineRefusal(run(['queue', `-PersistPath=${file}`]), `PersistPath: cannot create ${file}/queue-1 (ENOTDIR)`);
     expectOneLineRefusal(run(['storage', '-Directory=/proc/no-such-dir/templates']), 'Directory: cannot create /proc/no-such-dir (ENOENT)');
+    expectOneLineRefusal(run(['sql', '-SQL_DATABASE=/proc/no-such-dir/db.sqlite', '-SQL_STATEMENT=SELECT', '-SQL_TABLE=t']), 'SQL_DATABASE: cannot create /proc/no-such-dir (ENOENT)');
   });
 
   it("the demo's ports in use name the variables that move them", async () => {
