@@ -17,7 +17,7 @@ const QUEUE_OWN = [
   { name: 'DefaultCommand', type: 'string', default: 'queue', description: 'Command when no command control is given.' },
   { name: 'DefaultMode', type: 'enum', default: 'call', values: ['call', 'execute'], description: 'Mode when no mode control is given.' },
   { name: 'DefaultTemplateDefine', type: 'string', default: '', description: 'Define name when the controls give none.' },
-  { name: 'DefaultDeadLetterSlap', type: 'string', default: '', description: 'Dead-letter target; empty means dead entries are dropped.' },
+  { name: 'DefaultDeadLetterSlap', type: 'string', default: '', description: 'Dead-letter target; empty means dead entries are not handed on: they stay in the dead set for DeadRetention, then are dropped.' },
   { name: 'PersistPath', type: 'string', default: '<OS temp directory>/platform_queue', description: 'Local storage path for persistence; empty means no persistence.' },
   { name: 'DefaultRequeueTime', type: 'int', default: '30', min: 0, description: 'Seconds to wait before a failed entry is retried.' },
   { name: 'DefaultRequeueCount', type: 'int', default: '3', min: 0, description: 'Retries after which the entry becomes a dead letter.' },
