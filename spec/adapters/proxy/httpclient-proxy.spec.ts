@@ -11,10 +11,13 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { request } from 'undici';
+import { plansOf } from '../../../bin/plans.js';
+import { loadNodeFile } from '../../../config/node-file.js';
+import { HiveNode } from '../../../node/node.js';
 import type { InterceptorFunction } from '../../../actors/interceptor/server.js';
 import { loadInterceptor } from '../../../actors/interceptor/server.js';
-import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { Result } from '../../../protocol/message.js';
 import { startTestNode, until } from '../../integration/helpers.js';
@@ -23,7 +26,8 @@ import type { Squid } from './squid.js';
 import { squidAvailable, startSquid } from './squid.js';
 
 const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'];
-const examples = new URL('../../../examples/interceptors/', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const examples = join(ROOT, 'examples/interceptors/');
 
 type Seen = { url: string; headers: IncomingHttpHeaders };
 
@@ -219,8 +223,14 @@ describe('HTTP client through a proxy (squid)', function () {
     expect(r!.Message).to.not.contain('through proxy');
   });
 
-  it('the Proxy parameter overrides the environment (proxy variables and NO_PROXY alike)', async () => {
+  it('an unreachable proxy is a 502 naming it; the Proxy parameter overrides the environment (proxy variables and NO_PROXY alike)', async () => {
     const up = await httpUpstream();
+    env({ HTTP_PROXY: 'http://u:secret@127.0.0.1:1' });
+    const dead = await (await client({ URL: `${up.base}/dead` }))();
+    expect(dead.Code).to.equal(502);
+    expect(dead.Message).to.match(/^GET http:\/\/127\.0\.0\.1:\d+ failed through proxy http:\/\/127\.0\.0\.1:1: /);
+    expect(logs()).to.not.contain('secret');
+    await node!.stop(1000);
     env({ HTTP_PROXY: 'http://127.0.0.1:1', NO_PROXY: '*' });
     const r = await (await client({ URL: `${up.base}/override`, Proxy: squid.url() }))();
     expect(r.Code, r.Message).to.equal(200);
@@ -286,5 +296,35 @@ describe('HTTP client through a proxy (squid)', function () {
       await node.stop(1000);
       node = undefined;
     }
+  });
+
+  it('examples/httpclient-proxy.yaml runs as written: one service through its Proxy, one as the environment says', async () => {
+    const orders = await httpsUpstream();
+    const status = await httpUpstream();
+    env({ HTTP_PROXY: squid.url() });
+    const file = loadNodeFile(join(ROOT, 'examples', 'httpclient-proxy.yaml'), { HIVENODE_ORDERS_URL: `https://localhost:${orders.port}/orders`, HIVENODE_PROXY: squid.url(), HIVENODE_STATUS_URL: `${status.base}/status` });
+    // the local upstream's self-signed certificate is the one thing the example cannot know
+    const plans = plansOf(file).map((p) => (p.kind === 'httpclient' ? { ...p, layers: [...p.layers, { source: 'test', values: [['CAFile', join(certDir, 'cert.pem')] as const] }] } : p));
+    const chunks: string[] = [];
+    const logStream = new PassThrough().on('data', (c: Buffer) => chunks.push(c.toString()));
+    const cwd = process.cwd();
+    process.chdir(ROOT);
+    try {
+      node = await HiveNode.start({ services: plans, logStream, name: file.name });
+    } finally {
+      process.chdir(cwd);
+    }
+    const o = await node.hive.call('orders', makeMessage({ Data: mapOf({ id: ['7'] }) }), 30_000);
+    expect(o.Code, o.Message).to.equal(200);
+    const s = await node.hive.call('status', makeMessage({ Data: mapOf({}) }), 30_000);
+    expect(s.Code, s.Message).to.equal(200);
+    expect(status.seen[0]!.headers.via).to.match(/squid/);
+    await node.stop(1000);
+    node = undefined;
+    await until(() => squid.accessLog().includes(`CONNECT localhost:${orders.port} ${squid.user} `));
+    const logs = chunks.join('');
+    expect(logs).to.contain(`through proxy http://127.0.0.1:${squid.port} (Proxy)`);
+    expect(logs).to.contain(`http through http://127.0.0.1:${squid.port} (HTTP_PROXY)`);
+    expect(logs).to.not.contain(squid.password);
   });
 });
