@@ -29,9 +29,12 @@ export interface ProxySettings {
   readonly summary: string;
 }
 
-/** A value with its user information masked, for messages about a value that does not parse. */
+/**
+ * A value with its user information masked, for messages about a value that does not parse: all up
+ * to the last '@' after the scheme (a password may hold '/' or ':'; masking too much is harmless).
+ */
 function masked(value: string): string {
-  return value.replace(/\/\/[^/@]*@/, '//***@');
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, '$1***@');
 }
 
 function parseProxy(value: string, source: string, schemeOptional: boolean): ProxyServer | string {

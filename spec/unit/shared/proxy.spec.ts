@@ -80,6 +80,8 @@ describe('proxy settings (Proxy parameter, then the environment)', () => {
       "HTTP_PROXY: 'socks5://***@p:1080' is not an http:// or https:// URL; ignored, requests go direct",
       "HTTPS_PROXY: 'http://***@p:1/path' has a path; a proxy is scheme://[user:password@]host[:port]; ignored, requests go direct",
     ]);
+    const bare = settings('', { HTTP_PROXY: 'user:se/cr@et@p:port' });
+    expect(bare.warnings).to.deep.equal(["HTTP_PROXY: '***@p:port' is not a URL; ignored, requests go direct"]);
     const bad = settings('', { HTTP_PROXY: 'http://p:1', NO_PROXY: 'ok.test, bad!' });
     expect(bad.warnings).to.deep.equal(["NO_PROXY: 'bad!' cannot be read; ignored"]);
   });
