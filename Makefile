@@ -30,7 +30,7 @@ chaos: install
 	bash scripts/chaos.sh
 
 servers:
-	bash scripts/servers.sh
+	bash scripts/servers.sh squid:squid
 
 clean:
 	rm -rf dist test-artifacts

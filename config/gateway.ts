@@ -1,5 +1,6 @@
 /** REST gateway parameters, transcribed from spec §2.4 (general and output configuration included). */
 import { GENERAL_PARAMS, OUTPUT_PARAMS } from './common.js';
+import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';
 
 const GATEWAY_OWN = [
@@ -21,6 +22,7 @@ const GATEWAY_OWN = [
   { name: 'MaxBodySize', type: 'int', default: '1048576', min: 0, beyondSpec: true, description: 'Largest accepted request body in bytes; larger bodies are answered 413.' },
   { name: 'MaxInFlight', type: 'int', default: '1024', min: 1, beyondSpec: true, description: 'Requests handled at once; more are answered 503 with Retry-After.' },
   { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408).' },
+  INTERCEPT_PROXY_PARAM,
 ] as const satisfies ParamTable;
 
 export const GATEWAY_PARAMS = [...GENERAL_PARAMS, ...OUTPUT_PARAMS, ...GATEWAY_OWN] as const satisfies ParamTable;

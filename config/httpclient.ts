@@ -1,5 +1,6 @@
 /** HTTP client parameters, transcribed from spec §2.7 (general and input configuration included). */
 import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
+import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';
 
 const HTTPCLIENT_OWN = [
@@ -16,6 +17,15 @@ const HTTPCLIENT_OWN = [
   { name: 'BlockPrivate', type: 'bool', default: 'false', beyondSpec: true, description: 'Refuse (403) requests and redirects to private, loopback and link-local addresses, checked on the resolved address.' },
   { name: 'BlockNetworks', type: 'string', default: '', beyondSpec: true, description: "Further networks to refuse, as CIDRs separated by commas ('10.1.0.0/16, fd00::/8')." },
   { name: 'CAFile', type: 'string', default: '', beyondSpec: true, description: 'PEM file of the certificate authorities trusted for https (added to the system ones).' },
+  {
+    name: 'Proxy',
+    type: 'string',
+    default: '',
+    secret: true,
+    beyondSpec: true,
+    description: "Proxy of every request, 'http(s)://[user:password@]host:port'; overrides HTTP_PROXY, HTTPS_PROXY and NO_PROXY (read, lower case first, when it is empty). https goes through a CONNECT tunnel.",
+  },
+  INTERCEPT_PROXY_PARAM,
   { name: 'MaxInFlight', type: 'int', default: '256', min: 1, beyondSpec: true, description: 'Messages handled at once; more are answered 429.' },
 ] as const satisfies ParamTable;
 

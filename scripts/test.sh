@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== packages the tests need"
-bash scripts/servers.sh chromium:chromium wrk:wrk
+bash scripts/servers.sh chromium:chromium wrk:wrk squid:squid
 bash scripts/sql-servers.sh
 export PATH="$PATH:/usr/sbin"
 echo "== build (tsc)"

@@ -18,6 +18,8 @@ import { InFlight } from '../service/serve.js';
 import { listenOn } from '../shared/listen.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
+import { proxySettings } from '../shared/proxy.js';
+import { proxyRoutes } from '../shared/proxy-routes.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
@@ -38,14 +40,17 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   const auth = opts.usersFile ? new BasicAuth(opts.usersFile) : undefined;
   if (!auth) ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
   if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
+  // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
+  const proxies = opts.interceptProxy ? proxyRoutes(proxySettings('', process.env, (line) => ctx.log.warn(line)), { connections: 64 }) : undefined;
   const deps: GatewayDeps = {
     opts,
     hive: ctx.hive,
     log: ctx.log,
     ...(auth ? { auth } : {}),
-    ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore) } : {}),
-    ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter) } : {}),
+    ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
+    ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };
+  const closeInterceptors = () => Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close()]);
   const inFlight = new InFlight();
   let accepted = 0;
   let refused = 0;
@@ -126,7 +131,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     await listenOn(server, { service: ctx.info.kind, instance: ctx.name, port: opts.port });
   } catch (e) {
     // the interceptor connections are already open: close them, or they would hold the process
-    await Promise.all([deps.before?.close(), deps.after?.close()]);
+    await closeInterceptors();
     throw e;
   }
   const port = (server.address() as AddressInfo).port;
@@ -139,7 +144,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       server.closeIdleConnections();
       await inFlight.idle(deadlineMs);
       server.closeAllConnections();
-      await Promise.all([deps.before?.close(), deps.after?.close()]);
+      await closeInterceptors();
     },
     status: () => ({ port, inFlight: inFlight.size, accepted, refused, strict: opts.strict }),
   };

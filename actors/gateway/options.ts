@@ -30,6 +30,8 @@ export interface GatewayOptions {
   responseHeaders: ReadonlyArray<readonly [string, string]>;
   interceptBefore: string;
   interceptAfter: string;
+  /** http(s) interceptors are called through the environment's proxy (else direct). */
+  interceptProxy: boolean;
   defaultClass: string;
   defaultOperation: string;
   outputChannel: string;
@@ -101,6 +103,7 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     // validated (and connected) by connectInterceptor at start
     interceptBefore: c.InterceptBefore,
     interceptAfter: c.InterceptAfter,
+    interceptProxy: c.InterceptProxy,
     defaultClass: c.DefaultClass,
     defaultOperation: c.DefaultOperation,
     outputChannel: c.OUTPUTCHANNEL,

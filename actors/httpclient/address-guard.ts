@@ -4,9 +4,9 @@
  * to one) is refused just like an IP literal.
  */
 import { BlockList, isIP } from 'node:net';
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, promises as dns } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { ConfigError, ForbiddenError } from '../../protocol/errors.js';
+import { ConfigError, ForbiddenError, UpstreamError, describeError } from '../../protocol/errors.js';
 
 /** A request refused by the address policy (Code 403). */
 export class BlockedAddressError extends ForbiddenError {
@@ -62,6 +62,12 @@ export function addressPolicy(blockPrivate: boolean, networks: string): AddressP
   };
 }
 
+/** The refusal when any address a host resolves to is blocked (one bad address refuses the host). */
+function refusalAmong(hostname: string, list: LookupAddress[], policy: AddressPolicy): BlockedAddressError | undefined {
+  const bad = list.find((a) => policy.blocked(a.address));
+  return bad ? new BlockedAddressError(`${hostname} resolves to ${bad.address}, a blocked address`) : undefined;
+}
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A dns.lookup replacement for the HTTP connector that refuses blocked addresses. */
@@ -70,8 +76,8 @@ export function guardedLookup(policy: AddressPolicy) {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const list = addresses as LookupAddress[];
-      const bad = list.find((a) => policy.blocked(a.address));
-      if (bad) return callback(new BlockedAddressError(`${hostname} resolves to ${bad.address}, a blocked address`) as unknown as NodeJS.ErrnoException, []);
+      const refusal = refusalAmong(hostname, list, policy);
+      if (refusal) return callback(refusal as unknown as NodeJS.ErrnoException, []);
       if (options.all) return callback(null, list);
       callback(null, list[0]!.address, list[0]!.family);
     });
@@ -82,4 +88,24 @@ export function guardedLookup(policy: AddressPolicy) {
 export function checkLiteralHost(url: URL, policy: AddressPolicy): void {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (policy.active && isIP(host) !== 0 && policy.blocked(host)) throw new BlockedAddressError(`${url.host} is a blocked address`);
+}
+
+/**
+ * The check of an upstream reached through a proxy, which resolves the name itself: the upstream's
+ * name is resolved here and refused when any of its addresses is blocked (the proxy's own address is
+ * the operator's choice and not checked). A name that cannot be resolved here cannot be checked, so
+ * it is refused too (502). The proxy resolves again when it connects; a name whose answer changes
+ * in between could still slip through, which the proxy's own rules have to stop.
+ */
+export async function checkUpstreamHost(url: URL, policy: AddressPolicy): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!policy.active || isIP(host) !== 0) return checkLiteralHost(url, policy);
+  let list: LookupAddress[];
+  try {
+    list = await dns.lookup(host, { all: true });
+  } catch (e) {
+    throw new UpstreamError(`${host} cannot be resolved to check it against BlockPrivate/BlockNetworks: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`, { cause: e });
+  }
+  const refusal = refusalAmong(host, list, policy);
+  if (refusal) throw refusal;
 }

@@ -3,16 +3,20 @@
  * (at most MaxRedirects; Authorization and Cookie dropped when leaving the origin; 303, and 301/302
  * after a POST, become GET), retries of idempotent methods honouring Retry-After, and the address
  * policy on every hop. Failures are typed: 504 deadline, 502 upstream, 403 blocked address. What is
- * retried, statuses and failures alike, is what protocol/codes.ts calls retryable.
+ * retried, statuses and failures alike, is what protocol/codes.ts calls retryable. Every hop takes
+ * its own route (direct or through a proxy, ../shared/proxy-routes.ts); through a proxy the address
+ * policy checks the upstream's resolved address, and the proxy's refusals are named as its own.
  */
 import type { Dispatcher } from 'undici';
 import { isRetryableCode } from '../../protocol/codes.js';
-import { HiveError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { BadInputError, HiveError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
+import type { Routes } from '../shared/proxy-routes.js';
+import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { AddressPolicy } from './address-guard.js';
-import { BlockedAddressError, checkLiteralHost } from './address-guard.js';
+import { BlockedAddressError, checkLiteralHost, checkUpstreamHost } from './address-guard.js';
 
 export interface OutboundRequest {
   method: string;
@@ -81,30 +85,49 @@ class ResponseTooLargeError extends UpstreamError {
 /** The deadlines of every exchange in flight, under one timer (see actors/shared/deadlines.ts). */
 const deadlines = new Deadlines();
 
-async function once(dispatcher: Dispatcher, req: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
+/** Where requests go: direct through `direct`, or through the proxy `routes` give a URL. */
+export interface Outbound {
+  readonly direct: Dispatcher;
+  readonly routes: Routes;
+}
+
+async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
   const url = req.url;
-  checkLiteralHost(url, policy);
+  const via = out.routes.route(url);
+  const proxy = via?.proxy;
+  const dispatcher = via ? via.dispatcher : out.direct;
+  let headers = req.headers;
+  if (proxy) {
+    await checkUpstreamHost(url, policy);
+    // undici's proxy connector refuses such a header (it would hand the proxy credentials on)
+    if (Object.keys(headers).some((k) => k.toLowerCase() === 'proxy-authorization')) throw new BadInputError('a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL');
+    // the proxy connector adds a Host header to the headers it is given: a copy keeps that Host out
+    // of the next hop's request after a redirect
+    headers = { ...headers };
+  } else checkLiteralHost(url, policy);
   const remaining = limits.deadline - Date.now();
   if (remaining <= 0) throw new TimeoutError(`no time left for ${req.method} ${url.origin}`);
   const signal = new RequestSignal();
   const deadline = deadlines.start(remaining, () => signal.abort());
   try {
-    const res = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
+    const res = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: req.method as Dispatcher.HttpMethod, headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
     const body = await readCapped(res.body, limits.maxBytes, () => new ResponseTooLargeError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`));
     return { status: res.statusCode, statusText: STATUS_TEXT[res.statusCode] ?? '', headers: headerValues(res.headers), body, url: url.href };
   } catch (e) {
     if (e instanceof UpstreamError || e instanceof BlockedAddressError) throw e;
     const cause = (e as { cause?: unknown }).cause;
     if (cause instanceof BlockedAddressError) throw cause;
-    if (signal.aborted) throw new TimeoutError(`${req.method} ${url.origin} did not answer in time`, { cause: e });
-    throw new UpstreamError(`${req.method} ${url.origin} failed: ${describeError(e)}`, { cause: e });
+    const refused = proxy ? proxyRefusal(e, proxy, url.origin) : undefined;
+    if (refused) throw refused;
+    if (signal.aborted) throw new TimeoutError(`${req.method} ${url.origin} did not answer in time${proxy ? ` (through proxy ${proxy.shown})` : ''}`, { cause: e });
+    throw new UpstreamError(`${req.method} ${url.origin} failed${proxy ? ` through proxy ${proxy.shown}` : ''}: ${describeError(e)}`, { cause: e });
   } finally {
     deadlines.settle(deadline);
   }
 }
 
 /** Sends a request, following redirects and retrying as the limits allow. */
-export async function exchange(dispatcher: Dispatcher, request: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
+export async function exchange(out: Outbound, request: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
   let req = { ...request, method: request.method.toUpperCase() };
   let redirects = 0;
   let retries = 0;
@@ -113,7 +136,7 @@ export async function exchange(dispatcher: Dispatcher, request: OutboundRequest,
   for (;;) {
     let res: InboundResponse;
     try {
-      res = await once(dispatcher, req, limits, policy);
+      res = await once(out, req, limits, policy);
     } catch (e) {
       // a TimeoutError (504) is retryable by its code, but here it means the deadline passed, which
       // mayRetryAfter refuses: in effect connection failures (502) are what is retried

@@ -20,6 +20,8 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
 import { connectInterceptor } from '../interceptor/connect.js';
+import { proxySettings } from '../shared/proxy.js';
+import { proxyRoutes } from '../shared/proxy-routes.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
 import { exchange } from './exchange.js';
@@ -102,9 +104,13 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     }
   }
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
+  const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
   const dispatcher = new Agent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
-  const before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore) : undefined;
-  const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter) : undefined;
+  const routes = proxyRoutes(proxies, { connections: 64, ...(ca ? { ca } : {}) });
+  const outbound = { direct: dispatcher, routes };
+  const interceptorRoutes = c.InterceptProxy ? routes : undefined;
+  const before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore, interceptorRoutes) : undefined;
+  const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter, interceptorRoutes) : undefined;
   // what the before interceptor is told of the configured headers is the same for every message
   const configuredHeadersJson = JSON.stringify(configuredHeaders);
   const handle = async (message: Message): Promise<Result> => {
@@ -132,7 +138,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
     const upper = method.toUpperCase();
     const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
-    const res = await exchange(dispatcher, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
+    const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
     const type = responseType(res.headers['content-type']?.[0]);
     if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);
     const text = res.body.toString('utf8');
@@ -172,9 +178,9 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     observe: (code, error) => {
       if (error !== undefined && code >= 500) ctx.log.warn(`request failed: ${describeError(error)}`);
     },
-    close: () => Promise.all([before?.close(), after?.close(), dispatcher.close()]).then(() => undefined),
+    close: () => Promise.all([before?.close(), after?.close(), dispatcher.close(), routes.close()]).then(() => undefined),
   });
-  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}`);
+  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
   return running;
 }
 

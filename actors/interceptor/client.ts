@@ -1,30 +1,43 @@
 /**
  * Calls one interceptor service over HTTP with undici (a keep-alive Pool per interceptor URL;
  * measured here at 8× got's request rate). Failures are typed: no answer in time → 504, connection
- * or protocol failure → 502, a malformed reply → 502 naming the problem.
+ * or protocol failure → 502, a malformed reply → 502 naming the problem. Calls go direct unless the
+ * service routes them through a proxy (InterceptProxy), then through that proxy's connector.
  */
+import type { Dispatcher } from 'undici';
 import { Pool, errors as undiciErrors } from 'undici';
 import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
+import type { Route } from '../shared/proxy-routes.js';
+import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
 import { validateReply } from './wire.js';
 
 const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 
 export class InterceptorClient {
-  private readonly pool: Pool;
+  /** Our own keep-alive Pool, or the proxy's connector (which its owner closes). */
+  private readonly dispatcher: Dispatcher;
+  private readonly own: Pool | undefined;
+  private readonly origin: string;
   private readonly path: string;
+  private readonly proxy: Route['proxy'] | undefined;
   private readonly deadlines = new Deadlines();
 
   constructor(
     readonly url: string,
     connections = 64,
+    /** The route through a proxy; direct without one. */
+    via?: Route,
   ) {
     const u = new URL(url);
-    this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.origin = u.origin;
     this.path = `${u.pathname}${u.search}`;
+    this.proxy = via?.proxy;
+    this.own = this.proxy ? undefined : new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.dispatcher = this.own ?? via!.dispatcher;
   }
 
   /** Sends one request; `deadline` is an absolute Date.now() time by which the reply must be in. */
@@ -36,7 +49,9 @@ export class InterceptorClient {
     let text: string;
     let status: number;
     try {
-      const res = await this.pool.request({
+      // a Pool ignores the origin (it has its own); a proxy's connector needs it
+      const res = await this.dispatcher.request({
+        origin: this.origin,
         path: this.path,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -47,6 +62,8 @@ export class InterceptorClient {
       text = (await readCapped(res.body, MAX_REPLY_BYTES, () => new UpstreamError(`interceptor ${this.url} replied with more than ${MAX_REPLY_BYTES} bytes`))).toString('utf8');
     } catch (e) {
       if (e instanceof UpstreamError) throw e;
+      const refused = this.proxy ? proxyRefusal(e, this.proxy, `interceptor ${this.url}`) : undefined;
+      if (refused) throw refused;
       if (signal.aborted || (e as Error).name === 'AbortError' || e instanceof undiciErrors.RequestAbortedError) {
         throw new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`, { cause: e });
       }
@@ -69,6 +86,6 @@ export class InterceptorClient {
   }
 
   close(): Promise<void> {
-    return this.pool.close();
+    return this.own ? this.own.close() : Promise.resolve();
   }
 }

@@ -6,6 +6,7 @@
 import { ConfigError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { isThenable } from '../../supervisors/thenable.js';
+import type { Routes } from '../shared/proxy-routes.js';
 import { InterceptorClient } from './client.js';
 import type { InterceptorFunction } from './server.js';
 import { loadInterceptor } from './server.js';
@@ -87,8 +88,11 @@ class ModuleInterceptor implements Interceptor {
   async close(): Promise<void> {}
 }
 
-/** Connects to an interceptor named by a parameter; `name` is used in configuration errors. */
-export async function connectInterceptor(name: string, url: string): Promise<Interceptor> {
+/**
+ * Connects to an interceptor named by a parameter; `name` is used in configuration errors. With
+ * `routes` (InterceptProxy) an http(s) interceptor is called through the proxy they give its URL.
+ */
+export async function connectInterceptor(name: string, url: string, routes?: Routes): Promise<Interceptor> {
   if (url.startsWith('module://')) return new ModuleInterceptor(url, await loadInterceptor(url.slice('module://'.length)));
   let u: URL;
   try {
@@ -97,5 +101,5 @@ export async function connectInterceptor(name: string, url: string): Promise<Int
     throw new ConfigError(`${name} '${url}' is not a URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
-  return new InterceptorClient(url);
+  return new InterceptorClient(url, 64, routes?.route(u));
 }

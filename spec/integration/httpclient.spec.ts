@@ -242,6 +242,27 @@ describe('HTTP client service (spec §2.7, §4.6)', function () {
     expect((ftp as Error).message).to.contain('only http and https URLs are accepted, not ftp:');
   });
 
+  it('a bad Proxy stops the start with one line naming it; a malformed proxy variable is warned about once and requests go direct', async () => {
+    const err = await startTestNode([{ service: 'httpclient', Proxy: 'socks5://u:pw@proxy.test:1080', InterceptBefore: 'http://127.0.0.1:1/' }]).catch((e: unknown) => e);
+    expect((err as Error).message).to.contain("Proxy: 'socks5://***@proxy.test:1080' is not an http:// or https:// URL");
+    expect((err as Error).message).to.not.contain('pw').and.not.contain('\n');
+    const saved = process.env.HTTP_PROXY;
+    process.env.HTTP_PROXY = 'ftp://u:pw@proxy.test:21';
+    try {
+      const up = await serveUp();
+      let logs: () => string;
+      ({ node, logs } = await startTestNode([{ service: 'httpclient', NAME: 'web', URL: `${up.base}/json`, Method: 'GET', InterceptBefore: await serveFn(passBefore) }]));
+      const r = await node.hive.call('web', makeMessage({ Data: mapOf({}) }), 20_000);
+      expect(r.Code, r.Message).to.equal(200);
+      const warnings = logs().split('\n').filter((l) => l.includes('HTTP_PROXY'));
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.contain("HTTP_PROXY: 'ftp://***@proxy.test:21' is not an http:// or https:// URL; ignored, requests go direct");
+    } finally {
+      if (saved === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = saved;
+    }
+  });
+
   describe('in-process interceptors (module://)', () => {
     const moduleOf = (source: string): string => {
       const file = join(tempDir('hn-intercept-'), 'interceptor.mjs');

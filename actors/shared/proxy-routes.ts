@@ -1,0 +1,96 @@
+/**
+ * Which outbound requests go through a proxy, and its connector: an undici ProxyAgent per proxy
+ * server (plain http is sent to the proxy in absolute form, as curl does; https goes through a
+ * CONNECT tunnel, with TLS to the upstream end to end). Without any proxy `route` is a function
+ * returning undefined, so the direct path costs one call; with proxies the decision is remembered
+ * per scheme and host.
+ */
+import type { Dispatcher } from 'undici';
+import { ProxyAgent } from 'undici';
+import { UpstreamError } from '../../protocol/errors.js';
+import type { ProxyServer, ProxySettings } from './proxy.js';
+
+/** A request's way through a proxy. */
+export interface Route {
+  readonly dispatcher: Dispatcher;
+  readonly proxy: ProxyServer;
+}
+
+export interface Routes {
+  /** The proxy route of a request to `url`; undefined when it goes direct. */
+  route(url: URL): Route | undefined;
+  /** Closes the proxy connectors. */
+  close(): Promise<void>;
+}
+
+/** Decisions remembered at most; past it the memory starts again (URLs may come from interceptors). */
+const MEMO_LIMIT = 1024;
+
+export interface RouteOptions {
+  /** PEM certificate authorities trusted for https upstreams and https proxies. */
+  ca?: string;
+  /** Connections per upstream origin. */
+  connections: number;
+}
+
+export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Routes {
+  if (settings.servers.length === 0) return { route: () => undefined, close: async () => {} };
+  const agents = new Map<string, ProxyAgent>();
+  const agentOf = (server: ProxyServer): ProxyAgent => {
+    let agent = agents.get(server.url.href);
+    if (!agent) {
+      const tls = options.ca ? { ca: options.ca } : undefined;
+      agent = new ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(tls ? { requestTls: tls, proxyTls: tls } : {}) });
+      agents.set(server.url.href, agent);
+    }
+    return agent;
+  };
+  /** Scheme and host → route; null remembers 'direct'. */
+  const memo = new Map<string, Route | null>();
+  return {
+    route: (url) => {
+      const key = `${url.protocol}${url.host}`;
+      let route = memo.get(key);
+      if (route === undefined) {
+        const server = settings.proxyFor(url);
+        route = server ? { dispatcher: agentOf(server), proxy: server } : null;
+        if (memo.size >= MEMO_LIMIT) memo.clear();
+        memo.set(key, route);
+      }
+      return route ?? undefined;
+    },
+    close: () => Promise.all([...agents.values()].map((a) => a.close())).then(() => undefined),
+  };
+}
+
+/**
+ * A proxy that refused the credentials (or wants some): a 502 that no retry mends, named so the
+ * operator knows to look at the proxy settings rather than at the upstream.
+ */
+export class ProxyAuthError extends UpstreamError {
+  override readonly name = 'ProxyAuthError';
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
+/** The status of a proxy's refusal as undici reports it: a refused CONNECT, or a 407 to a forwarded request. */
+function refusedStatus(e: unknown): number | undefined {
+  const message = e instanceof Error ? e.message : '';
+  const m = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/.exec(message) ?? /^Proxy Authentication Required \((407)\)$/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * The typed failure of a request through `proxy` that the proxy itself refused (authentication,
+ * a refused tunnel), or undefined when the failure is another one. `target` names the upstream.
+ */
+export function proxyRefusal(e: unknown, proxy: ProxyServer, target: string): UpstreamError | undefined {
+  const status = refusedStatus(e);
+  if (status === undefined) return undefined;
+  if (status === 407) {
+    const what = proxy.url.username ? `refused the credentials given in ${proxy.source}` : `requires credentials (give them in ${proxy.source} as http://user:password@host:port)`;
+    return new ProxyAuthError(`proxy ${proxy.shown} ${what} (407 Proxy Authentication Required) for ${target}`, { cause: e });
+  }
+  return new UpstreamError(`proxy ${proxy.shown} refused the tunnel to ${target} (${status})`, { cause: e });
+}
