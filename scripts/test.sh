@@ -7,6 +7,9 @@ echo "== packages the tests need"
 bash scripts/servers.sh chromium:chromium wrk:wrk squid:squid
 bash scripts/sql-servers.sh
 export PATH="$PATH:/usr/sbin"
+# the tests talk to servers of their own on 127.0.0.1: a proxy set in this shell would reroute the HTTP
+# client's requests there (the proxy tests set their own variables on the processes they start)
+unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy NO_PROXY no_proxy PROXY
 echo "== build (tsc)"
 npx tsc -p tsconfig.json
 echo "== lint (eslint)"
