@@ -5,39 +5,30 @@
  * moved nothing.
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../../temp.js';
-import type { NodeProcess } from '../../reliability/node-process.js';
-import { startNodeProcess } from '../../reliability/node-process.js';
+import type { RunningExample } from '../example-node.js';
+import { startExample } from '../example-node.js';
 
 const EXAMPLE = new URL('../../../examples/sql/raw-transaction.yaml', import.meta.url).pathname;
 const SEED = new URL('../../../examples/sql/raw-transaction-seed.sql', import.meta.url).pathname;
 
-interface Answer {
-  Code: number;
-  Message: string;
-  Data: Record<string, string[]>;
-}
-
 describe('examples/sql/raw-transaction.yaml (issue 27)', function () {
   this.timeout(60_000);
-  let node: NodeProcess | undefined;
+  let example: RunningExample | undefined;
   after(async () => {
-    await node?.kill('SIGTERM');
+    await example?.node.kill('SIGTERM');
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    const text = readFileSync(EXAMPLE, 'utf8');
-    const dir = tempDir('hn-sqltx-example-');
-    const file = join(dir, 'raw-transaction.yaml');
-    writeFileSync(file, text.replace(/Port: 8082/, 'Port: 0').replace(/SQL_DATABASE: \S+/, `SQL_DATABASE: ${join(dir, 'bank.sqlite')}`).replace(/SQL_INITFILE: \S+/, `SQL_INITFILE: ${SEED}`));
-    node = await startNodeProcess(file);
-    const lines = [...text.matchAll(/^# {3}(\$T .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({ line: m[1]!, code: Number(m[2]), says: m[3]! }));
+    example = await startExample(EXAMPLE, 'T', 8082, (text, dir) =>
+      text
+        .replace(/Port: 8082/, 'Port: 0')
+        .replace(/SQL_DATABASE: \S+/, `SQL_DATABASE: ${join(dir, 'bank.sqlite')}`)
+        .replace(/SQL_INITFILE: \S+/, `SQL_INITFILE: ${SEED}`),
+    );
+    const { text, run } = example;
+    const lines = [...text.matchAll(/^# {3}(\$T .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({ line: m[1]!, code: Number(m[2]) }));
     expect(lines.length).to.equal(4);
-    const t = /^# {3}T="(.*)"$/m.exec(text)![1]!.replace('8082', String(node.port));
-    const run = (line: string): Answer => JSON.parse(execFileSync('bash', ['-c', `T="${t}"; ${line}`], { encoding: 'utf8' })) as Answer;
     const answers = lines.map(({ line, code }) => {
       const a = run(line);
       expect(a.Code, JSON.stringify(a)).to.equal(code);
