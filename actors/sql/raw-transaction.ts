@@ -49,6 +49,18 @@ const ROWS_FIRST_WORD = /^\(*\s*(?:select|with|values|show|explain|pragma|descri
 /** A clause that makes a write answer rows: RETURNING (PostgreSQL, SQLite, MariaDB), OUTPUT inserted./deleted. (SQL Server). */
 const ROWS_CLAUSE = /\breturning\b|\boutput\s+(?:inserted|deleted)\b/i;
 
+/**
+ * Statements that would begin, commit or roll back a transaction of their own: the service begins
+ * and ends it, and a COMMIT in the middle would make the statements after it run outside it. (ROLLBACK
+ * TO SAVEPOINT stays inside and is allowed, except on SQL Server, whose ROLLBACK TRANSACTION may end it.) On SQL Server a BEGIN alone opens a block, not a transaction.
+ */
+const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
+const MSSQL_TRANSACTION_CONTROL = /^(?:begin\s+(?:tran|transaction|distributed)|commit|rollback)\b/i;
+
+function controlsTransaction(text: string, dialect: Dialect): boolean {
+  return (dialect === 'mssql' ? MSSQL_TRANSACTION_CONTROL : TRANSACTION_CONTROL).test(text);
+}
+
 /** Whether a statement answers rows, read from its first word and its clauses outside literals and comments. */
 export function returnsRows(text: string, lex: LexOptions): boolean {
   if (ROWS_FIRST_WORD.test(text)) return true;
@@ -71,6 +83,7 @@ export function buildRawTransaction(dialect: Dialect, s: RawSettings): Transacti
   }
   const statements = texts.map((text, i) => {
     const which = `statement ${i + 1} of ${texts.length}`;
+    if (controlsTransaction(text, dialect)) throw new SettingError('SQL_RAWVALUE', `${which}: '${text.split(/\s/, 1)[0]}' would end or nest the transaction; the service begins it and commits or rolls it back`);
     const kind = (action === 'query' && i === texts.length - 1) || returnsRows(text, lex) ? 'query' : 'exec';
     try {
       return rawStatement(dialect, kind, text, `SQL_RAWVALUE ${which}`);

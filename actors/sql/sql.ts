@@ -199,7 +199,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     handle,
     observe: noteOutcome,
     close: () => db.close(),
-    status: () => ({ mode: ctx.config.SQL_RAWMODE ? 'raw' : 'statement', database: db.describe(), pool: db.pool() }),
+    status: () => ({ mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement', database: db.describe(), pool: db.pool() }),
   });
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);

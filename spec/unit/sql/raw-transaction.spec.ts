@@ -49,6 +49,19 @@ describe('sql raw transactions: splitting and planning', () => {
     expect(() => build('SELECT 1; /* open')).to.throw(SettingError, 'a /* comment is not closed');
   });
 
+  it('refuses statements that would begin, commit or roll back the transaction itself', () => {
+    for (const t of ['BEGIN', 'begin transaction', 'START TRANSACTION', 'COMMIT', 'commit work', 'END', 'ROLLBACK', 'rollback work', 'ABORT']) {
+      expect(() => build(`INSERT INTO t VALUES (1); ${t}; SELECT 1`), t)
+        .to.throw(SettingError, /^statement 2 of 3: '\w+' would end or nest the transaction; the service begins it and commits or rolls it back$/)
+        .with.property('param', 'SQL_RAWVALUE');
+    }
+    expect(build('SAVEPOINT a; INSERT INTO t VALUES (1); ROLLBACK TO SAVEPOINT a; rollback work to a; RELEASE SAVEPOINT a').statements).to.have.length(5);
+    expect(build("SELECT 'commit'; SELECT 1 AS begin_at").statements).to.have.length(2);
+    // SQL Server: a BEGIN … END block is no transaction
+    expect(build('BEGIN SELECT 1 END', 'mssql').statements).to.have.length(1);
+    expect(() => build('BEGIN TRAN; SELECT 1', 'mssql')).to.throw(SettingError, /would end or nest/);
+  });
+
   it(`holds at most ${TRANSACTION_STATEMENT_LIMIT} statements`, () => {
     const script = (n: number): string => Array.from({ length: n }, (_, i) => `SELECT ${i}`).join(';\n');
     expect(build(script(TRANSACTION_STATEMENT_LIMIT)).statements).to.have.length(TRANSACTION_STATEMENT_LIMIT);
