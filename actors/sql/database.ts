@@ -151,7 +151,8 @@ export class Database {
     const gate = this.gate;
     if (!gate) return this.send(kind, sql, bind, done);
     // the gate opens when the statement ends, which may be after a timeout has answered it
-    gate.statement(() => this.send(kind, sql, bind, done, () => gate.statementEnded()));
+    if (gate.enter()) return this.send(kind, sql, bind, done, gate.statementEnded);
+    gate.wait(() => this.send(kind, sql, bind, done, gate.statementEnded));
   }
 
   private send(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone, ended?: () => void): void {

@@ -19,19 +19,26 @@ export class SqliteGate {
   private exclusive = false;
   private readonly waiting: Waiting[] = [];
 
-  /** Runs a statement now, or after the transactions sent before it; it must call `statementEnded` once. */
-  statement(run: () => void): void {
-    if (this.exclusive || this.waiting.length > 0) this.waiting.push({ transaction: false, run });
-    else {
-      this.active++;
-      run();
-    }
+  /**
+   * True when a statement may run now (counted: it must call `statementEnded` once it ends); false when
+   * a transaction has the connection or waits for it — then `wait` queues the statement behind it.
+   */
+  enter(): boolean {
+    if (this.exclusive || this.waiting.length > 0) return false;
+    this.active++;
+    return true;
   }
 
-  statementEnded(): void {
+  /** Runs a statement `enter` refused once the transactions before it are done (counted as by `enter`). */
+  wait(run: () => void): void {
+    this.waiting.push({ transaction: false, run });
+  }
+
+  /** Bound once, so the statement path passes it without making a closure per statement. */
+  readonly statementEnded = (): void => {
     this.active--;
     this.next();
-  }
+  };
 
   /** Runs a transaction alone on the connection; the gate opens again when its promise settles. */
   transaction(run: () => Promise<void>): void {

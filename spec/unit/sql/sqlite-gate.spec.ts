@@ -1,17 +1,23 @@
 import { expect } from 'chai';
 import { SqliteGate } from '../../../actors/sql/sqlite-gate.js';
 
+/** A statement sent to the gate as Database.submit sends it. */
+function statement(gate: SqliteGate, run: () => void): void {
+  if (gate.enter()) run();
+  else gate.wait(run);
+}
+
 describe('sql SQLite gate', () => {
   it('a transaction waits for the statements running; statements sent meanwhile wait for it, in order', async () => {
     const gate = new SqliteGate();
     const events: string[] = [];
-    gate.statement(() => events.push('s1 start'));
+    statement(gate, () => events.push('s1 start'));
     let endTransaction: () => void = () => undefined;
     gate.transaction(() => {
       events.push('t start');
       return new Promise<void>((resolve) => (endTransaction = resolve));
     });
-    gate.statement(() => events.push('s2 start'));
+    statement(gate, () => events.push('s2 start'));
     expect(events).to.deep.equal(['s1 start']);
     gate.statementEnded();
     expect(events).to.deep.equal(['s1 start', 't start']);
@@ -23,8 +29,8 @@ describe('sql SQLite gate', () => {
   it('statements run at once while no transaction is waiting; two transactions run one after the other', async () => {
     const gate = new SqliteGate();
     const events: string[] = [];
-    gate.statement(() => events.push('a'));
-    gate.statement(() => events.push('b'));
+    statement(gate, () => events.push('a'));
+    statement(gate, () => events.push('b'));
     expect(events).to.deep.equal(['a', 'b']);
     gate.statementEnded();
     gate.statementEnded();
@@ -45,7 +51,7 @@ describe('sql SQLite gate', () => {
     const gate = new SqliteGate();
     const events: string[] = [];
     gate.transaction(() => Promise.reject(new Error('broken')));
-    gate.statement(() => events.push('after'));
+    statement(gate, () => events.push('after'));
     await new Promise((r) => setImmediate(r));
     expect(events).to.deep.equal(['after']);
   });
