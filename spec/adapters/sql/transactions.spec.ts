@@ -79,7 +79,8 @@ for (const engine of TEST_ENGINES) {
             `UPDATE accounts SET balance = balance + 1 WHERE name = 'semi;colon';\n` +
             `SELECT name AS ${q('who;name')}, balance FROM accounts WHERE name IN ('semi;colon', 'x') ORDER BY id;\n;`,
         },
-        { service: 'sql', NAME: 'ctrl', ...p, SQL_RAWVALUE: 'SELECT 1 AS one', SQL_RAWVALUE_CTRL: 'sql', SQL_ALLOWCLAUSECTRL: true },
+        // one pooled connection: a transaction that failed must have given it back for the next one to run
+        { service: 'sql', NAME: 'ctrl', ...p, SQL_RAWVALUE: 'SELECT 1 AS one', SQL_RAWVALUE_CTRL: 'sql', SQL_ALLOWCLAUSECTRL: true, SQL_POOLSIZE: 1, SQL_ACQUIRETIMEOUT: '2s' },
         { service: 'sql', NAME: 'slow', ...p, SQL_POOLSIZE: 1, SQL_TIMEOUT: '1s', SQL_RAWVALUE: `INSERT INTO accounts (name, balance) VALUES ({{ name }}, 0); ${sleep('0.6')}; ${sleep('0.6')}` },
         { service: 'sql', NAME: 'quick', ...p, SQL_RAWVALUE: "INSERT INTO accounts (name, balance) VALUES ({{ name }}, 0); SELECT COUNT(*) AS n FROM accounts WHERE name LIKE 'c-%'" },
       ]));
@@ -142,6 +143,13 @@ for (const engine of TEST_ENGINES) {
       expect(r.Data.answer).to.deep.equal(['42']);
       expect(r.Data.text).to.deep.equal(['a;b']);
       expect(r.Data.affected).to.have.length(3);
+    });
+
+    it('DDL statements run in a transaction too; each statement after the first is told the time left', async () => {
+      const r = await call('ctrl', { v: ['7'] }, { sql: ['CREATE TABLE scratch (a INT); INSERT INTO scratch (a) VALUES ({{ v }}); SELECT a FROM scratch; DROP TABLE scratch'] });
+      expect(r.Code, r.Message).to.equal(200);
+      expect(r.Data.affected).to.deep.equal(['0', '1', '1', '0']);
+      expect(r.Data.a).to.deep.equal(['7']);
     });
 
     it('the override (SQL_RAWVALUE_CTRL with SQL_ALLOWCLAUSECTRL) is split and run as one transaction too', async () => {
