@@ -35,6 +35,10 @@ describe('sql raw transactions: splitting and planning', () => {
   it('reads each dialect’s own quotes: MySQL backticks and backslash escapes, SQL Server brackets', () => {
     expect(texts(build("SELECT `a;b`, 'x\\';y' FROM t; SELECT 2", 'mysql'))).to.deep.equal(["SELECT `a;b`, 'x\\';y' FROM t", 'SELECT 2']);
     expect(texts(build('SELECT [a;b] FROM t; SELECT 2', 'mssql'))).to.deep.equal(['SELECT [a;b] FROM t', 'SELECT 2']);
+    // MySQL's # comments run to the end of the line; elsewhere # is no comment
+    expect(texts(build('# first; comment\nSELECT 1 # a; b\n; SELECT 2', 'mysql'))).to.deep.equal(['SELECT 1 # a; b', 'SELECT 2']);
+    expect(build('# first; comment\nSELECT 1', 'mysql').statements[0]!.kind).to.equal('query');
+    expect(texts(build("SELECT '#'; SELECT 2", 'postgres'))).to.have.length(2);
     // outside PostgreSQL a $ is no quote: the ; splits
     expect(texts(build('SELECT $$a; SELECT b$$', 'sqlite'))).to.have.length(2);
   });
