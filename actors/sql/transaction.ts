@@ -9,9 +9,10 @@
  *
  * SQL_TIMEOUT covers the whole transaction, not each statement: past it the answer is 504, no further
  * statement starts and the transaction is rolled back. The statement running then is stopped by the
- * engine where it can be told the time left — PostgreSQL `SET LOCAL statement_timeout`, MariaDB
- * `SET STATEMENT max_statement_time=… FOR` before each statement after the first; SQLite is
- * interrupted. Elsewhere (MySQL, SQL Server, Oracle) it runs to its own per-statement limit first.
+ * engine where it can be told the time left — PostgreSQL `SET LOCAL statement_timeout` (once a tenth
+ * of the time is gone), MariaDB `SET STATEMENT max_statement_time=… FOR` before each statement after
+ * the first; SQLite is interrupted. Elsewhere (MySQL, SQL Server, Oracle) it runs to its own
+ * per-statement limit first.
  * Once COMMIT is sent the deadline no longer answers: the caller learns whether it was committed.
  */
 import type { Sequelize, Transaction } from 'sequelize';
@@ -45,6 +46,13 @@ interface Session {
 
 /** Engine-side grace of the client-side deadline where the engine is told the time left. */
 const ENGINE_GRACE_MS = 2000;
+
+/**
+ * PostgreSQL is told the time left (one more round trip) only once less than this share of SQL_TIMEOUT
+ * is left: a quick transaction pays nothing, and a statement started before then runs at most to the
+ * session's own limit, a tenth of SQL_TIMEOUT past the transaction's end (the answer is 504 anyway).
+ */
+const NARROW_BELOW = 0.9;
 
 export class TransactionRunner {
   constructor(
@@ -129,7 +137,7 @@ export class TransactionRunner {
       query: async (step, leftMs) => {
         if (leftMs === undefined) return this.query(step, transaction);
         if (leftMs <= 0) throw this.timedOut();
-        if (this.dialect === 'postgres') {
+        if (this.dialect === 'postgres' && leftMs < this.options.timeoutMs * NARROW_BELOW) {
           // SET LOCAL ends with the transaction: the pooled connection keeps its own limit
           await this.sequelize.query(`SET LOCAL statement_timeout = ${Math.ceil(leftMs)}`, { type: QueryTypes.RAW, raw: true, logging: false, transaction });
         } else if (this.options.engine === 'mariadb') {
