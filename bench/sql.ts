@@ -6,9 +6,6 @@
  * MariaDB too when their binaries are installed (private servers on free ports, as the adapter tests
  * start them). Target ratio >= 0.8 of direct sequelize.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createRequire } from 'node:module';
 import mysql from 'mysql2/promise';
@@ -19,6 +16,7 @@ import { HiveNode } from '../node/node.js';
 import type { DbServer } from '../spec/adapters/sql/servers.js';
 import { mariadbAvailable, mariadbServer, postgresBin, postgresServer } from '../spec/adapters/sql/servers.js';
 import { drive, fmt, interleavedAll, report } from './lib.js';
+import { seedKv, sqliteKv } from './support/sql-tables.js';
 
 /** The little of pg's Pool the bench uses; loaded with require because the project carries no types for pg. */
 interface PgPool {
@@ -45,23 +43,13 @@ interface Target {
   cleanup(): Promise<void>;
 }
 
-async function seed(direct: Sequelize, serial: string): Promise<void> {
-  await direct.query('DROP TABLE IF EXISTS kv');
-  await direct.query(`CREATE TABLE kv (${serial}, v VARCHAR(40) NOT NULL)`);
-  const values = Array.from({ length: ROWS }, (_, i) => `('value ${i + 1}')`).join(', ');
-  await direct.query(`INSERT INTO kv (v) VALUES ${values}`);
-}
-
 async function sqliteTarget(): Promise<Target> {
-  const dir = mkdtempSync(join(tmpdir(), 'hn-sqlbench-'));
-  const file = join(dir, 'bench.db');
-  const direct = new Sequelize({ dialect: 'sqlite', storage: file, logging: false });
-  await seed(direct, 'id INTEGER PRIMARY KEY AUTOINCREMENT');
+  const { file, direct, remove } = await sqliteKv('hn-sqlbench-', ROWS);
   const db = new sqlite3.Database(file);
   const rawSelect = (sql: string, id: string): Promise<number> => new Promise((resolve, reject) => db.all(sql, [id], (e, rows) => (e ? reject(e) : resolve(rows.length))));
   const cleanup = async (): Promise<void> => {
     await new Promise((r) => db.close(r));
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   };
   return { label: 'SQLite', params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file }, direct, quote: '"', driver: 'sqlite3', rawSelect, cleanup };
 }
@@ -69,7 +57,7 @@ async function sqliteTarget(): Promise<Target> {
 async function postgresTarget(): Promise<Target> {
   const server: DbServer = await postgresServer();
   const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'postgres', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
-  await seed(direct, 'id SERIAL PRIMARY KEY');
+  await seedKv(direct, 'id SERIAL PRIMARY KEY', ROWS);
   const pool = new pg.Pool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, max: 10 });
   // the server is shut down at the end while idle clients may still be closing: not an error of the bench
   pool.on('error', () => undefined);
@@ -81,7 +69,7 @@ async function postgresTarget(): Promise<Target> {
 async function mariadbTarget(): Promise<Target> {
   const server: DbServer = await mariadbServer();
   const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'mysql', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
-  await seed(direct, 'id INTEGER PRIMARY KEY AUTO_INCREMENT');
+  await seedKv(direct, 'id INTEGER PRIMARY KEY AUTO_INCREMENT', ROWS);
   const pool = mysql.createPool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, connectionLimit: 10 });
   const params = { SQL_ENGINE: 'mariadb', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
   const rawSelect = async (sql: string, id: string): Promise<number> => ((await pool.query(sql, [id]))[0] as unknown[]).length;

@@ -25,6 +25,7 @@ const SQL_OWN = [
   { name: 'SQL_RAWMODE', type: 'bool', default: 'false', description: 'Enables raw queries only.' },
   { name: 'SQL_RAWACTION', type: 'enum', default: 'exec', values: ['exec', 'query'], ctrl: true, description: "Either 'exec' or 'query'." },
   { name: 'SQL_RAWVALUE', type: 'string', default: '', ctrl: true, description: 'Raw SQL text, with {{ name }} placeholders.' },
+  { name: 'SQL_RAWTRANSACTION', type: 'bool', default: 'false', beyondSpec: true, description: "Raw mode: SQL_RAWVALUE may hold several statements separated by ';' (at most 100), run in order in one transaction, all or nothing; the answer has 'affected' per statement and the rows of the last statement that returns rows. SQL_TIMEOUT covers the whole transaction." },
   { name: 'SQL_POLLMODE', type: 'bool', default: 'false', description: 'Enables poll mode. Requires a SELECT configuration.' },
   { name: 'SQL_POLLINTERVAL', type: 'duration', default: '5m', description: "Interval between polls; duration string such as '20s'." },
   { name: 'SQL_POLLCLASS', type: 'string', default: 'sql', description: 'Class of the emitted message.' },

@@ -11,6 +11,7 @@
  * SQLite it is the only limit, and the statement is interrupted when it passes.
  */
 import { dirname } from 'node:path';
+import type { Transaction } from 'sequelize';
 import { QueryTypes, Sequelize } from 'sequelize';
 import type { DatabaseOptions } from './connection-options.js';
 import { sequelizeOptions } from './connection-options.js';
@@ -23,7 +24,10 @@ import { mapDbError } from './db-errors.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
+import { SqliteGate } from './sqlite-gate.js';
 import type { PlanKind } from './statement.js';
+import type { TransactionDone, TransactionStep } from './transaction.js';
+import { TransactionRunner } from './transaction.js';
 
 /** What a statement produced. */
 export type Outcome = { rows: Row[]; columns: string[] } | { affected: number; insertId?: number };
@@ -93,10 +97,22 @@ function outcomeOf(dialect: Dialect, kind: PlanKind, result: unknown): Outcome {
 /** Engine-side grace of the client-side timer: the server's own cancel should answer first. */
 const CLIENT_GRACE_MS = 2000;
 
+/** PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0. */
+function nulRefusal(dialect: Dialect, bind: Record<string, unknown>): BadInputError | undefined {
+  if (dialect !== 'postgres') return undefined;
+  for (const v of Object.values(bind)) {
+    if (typeof v === 'string' && v.includes('\0')) return new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
+  }
+  return undefined;
+}
+
 export class Database {
   readonly sequelize: Sequelize;
   readonly dialect: Dialect;
   private readonly deadlines = new Deadlines();
+  /** SQLite: keeps raw transactions and other statements apart on the one connection. */
+  private readonly gate: SqliteGate | undefined;
+  private readonly transactions: TransactionRunner;
 
   constructor(readonly options: DatabaseOptions) {
     this.dialect = dialectOf(options.engine);
@@ -105,6 +121,8 @@ export class Database {
     const file = options.database.trim();
     if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:')) makeDirectory(dirname(file), 'SQL_DATABASE');
     this.sequelize = new Sequelize(sequelizeOptions(options));
+    if (this.dialect === 'sqlite') this.gate = new SqliteGate();
+    this.transactions = new TransactionRunner(this.sequelize, this.dialect, options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
   }
 
   /** Where the service connects, for logs (never the password). */
@@ -134,27 +152,50 @@ export class Database {
    * function, no promise of its own — so a statement costs the service one reaction to the query.
    */
   submit(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone): void {
-    const type = queryTypeOf(this.dialect, kind, sql);
-    // PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0
-    if (this.dialect === 'postgres') {
-      for (const v of Object.values(bind)) {
-        if (typeof v === 'string' && v.includes('\0')) return done(new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text'));
-      }
-    }
-    const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
-    const query = this.sequelize.query(sql, { bind: values, type, raw: true, logging: false }) as Promise<unknown>;
+    const refused = nulRefusal(this.dialect, bind);
+    if (refused) return done(refused);
+    const gate = this.gate;
+    if (!gate) return this.send(kind, sql, bind, done);
+    // the gate opens when the statement ends, which may be after a timeout has answered it
+    if (gate.enter()) return this.send(kind, sql, bind, done, gate.statementEnded);
+    gate.wait(() => this.send(kind, sql, bind, done, gate.statementEnded));
+  }
+
+  private send(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone, ended?: () => void): void {
+    const query = this.query(kind, sql, bind, undefined);
     const deadline = this.deadlineFor(done);
     void query.then(
       (result) => {
+        ended?.();
         if (deadline && !this.deadlines.settle(deadline)) return;
         done(undefined, outcomeOf(this.dialect, kind, result));
       },
       (e: unknown) => {
+        ended?.();
         // the late failure of a statement that already timed out is dropped
         if (deadline && !this.deadlines.settle(deadline)) return;
         done(mapDbError(e, this.dialect, this.options));
       },
     );
+  }
+
+  /**
+   * Runs the statements of a raw transaction (transaction.ts) on one connection, all or nothing;
+   * `done` is told once, with each statement's outcome when it committed.
+   */
+  transaction(steps: readonly TransactionStep[], done: TransactionDone): void {
+    for (const step of steps) {
+      const refused = nulRefusal(this.dialect, step.bind);
+      if (refused) return done(refused);
+    }
+    if (this.gate) this.gate.transaction(() => this.transactions.run(steps, done));
+    else void this.transactions.run(steps, done);
+  }
+
+  private query(kind: PlanKind, sql: string, bind: Record<string, unknown>, transaction: Transaction | undefined): Promise<unknown> {
+    const type = queryTypeOf(this.dialect, kind, sql);
+    const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
+    return this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
   }
 
   /** The client-side deadline of a statement (none when SQL_TIMEOUT is 0). */

@@ -10,7 +10,7 @@
  * database's own reason (from the driver, not Sequelize's "Validation error", and cut to a readable
  * length, since it may quote the value), never the SQL text or the connection password.
  */
-import { BadInputError, HiveError, TimeoutError, UnavailableError, UpstreamError } from '../../protocol/errors.js';
+import { BadInputError, HiveError, TimeoutError, UnavailableError, UpstreamError, describeError } from '../../protocol/errors.js';
 import type { Dialect } from './dialect.js';
 
 interface DriverError {
@@ -97,4 +97,10 @@ export function mapDbError(e: unknown, dialect: Dialect, limits: { acquireTimeou
   if (isTimeout(dialect, d, message)) return new TimeoutError(`the statement did not finish within ${limits.timeoutMs} ms and was cancelled (${message})`, { cause: e });
   if (isBadValue(dialect, d)) return new BadInputError(`the database refused the values: ${reasonOf(d, message)}`, { cause: e });
   return new UpstreamError(`database error: ${message}`, { cause: e });
+}
+
+/** The error with `prefix` before its message (which statement failed), of the same class so of the same Code. */
+export function namingStatement(e: unknown, prefix: string): Error {
+  const message = `${prefix}${describeError(e)}`;
+  return e instanceof HiveError ? new (e.constructor as new (m: string, o: { cause: unknown }) => HiveError)(message, { cause: e }) : new Error(message, { cause: e });
 }

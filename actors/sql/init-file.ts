@@ -6,8 +6,9 @@
  * $$-quoted function body stays whole); SQLite trigger bodies (BEGIN … END;) are not supported.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError, HiveError, describeError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Database } from './database.js';
+import { namingStatement } from './db-errors.js';
 import { lexOptions } from './dialect.js';
 import { splitStatements } from './lexer.js';
 import { StatementText } from './placeholders.js';
@@ -33,9 +34,7 @@ export async function runInitStatements(db: Database, path: string, statements: 
     try {
       await db.run('exec', statements[i]!, {});
     } catch (e) {
-      // same class (so the same Code), with the statement named
-      const message = `SQL_INITFILE '${path}' statement ${i + 1}: ${describeError(e)}`;
-      throw e instanceof HiveError ? new (e.constructor as new (m: string, o: { cause: unknown }) => HiveError)(message, { cause: e }) : new Error(message, { cause: e });
+      throw namingStatement(e, `SQL_INITFILE '${path}' statement ${i + 1}: `);
     }
   }
 }

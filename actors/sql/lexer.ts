@@ -20,6 +20,8 @@ export interface LexOptions {
   bracketQuotes?: boolean;
   /** PostgreSQL: `$tag$ … $tag$` is a string. */
   dollarQuotes?: boolean;
+  /** MySQL/MariaDB: `#` starts a comment to the end of the line, as `--` does. */
+  hashComments?: boolean;
 }
 
 const DOLLAR_TAG = /\$([A-Za-z_][A-Za-z0-9_]*)?\$/y;
@@ -37,7 +39,7 @@ export function lexSql(text: string, opts: LexOptions = {}): Segment[] {
   while (i < n) {
     const c = text[i]!;
     const next = text[i + 1];
-    if (c === '-' && next === '-') {
+    if ((c === '-' && next === '-') || (c === '#' && opts.hashComments)) {
       const end = text.indexOf('\n', i);
       const stop = end === -1 ? n : end + 1;
       flushCode();
@@ -134,7 +136,7 @@ export function hasStatementSeparator(text: string, opts: LexOptions = {}): bool
 export function stripLeadingComments(text: string, opts: LexOptions = {}): string {
   let rest = text.trimStart();
   for (;;) {
-    if (rest.startsWith('--')) {
+    if (rest.startsWith('--') || (opts.hashComments && rest.startsWith('#'))) {
       const end = rest.indexOf('\n');
       rest = end === -1 ? '' : rest.slice(end + 1).trimStart();
     } else if (rest.startsWith('/*')) {

@@ -18,7 +18,7 @@
  */
 import type { SQL_PARAMS } from '../../config/sql.js';
 import type { ConfigOf } from '../../config/params.js';
-import { BadInputError, ConfigError, ForbiddenError, describeError } from '../../protocol/errors.js';
+import { BadInputError, ConfigError, ForbiddenError, TooLargeError, describeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
 import type { Dialect } from './dialect.js';
 import { lexOptions } from './dialect.js';
@@ -28,10 +28,15 @@ import { AllowList, RefusedNameError, checkConfigured } from './name-check.js';
 import type { StatementNames } from './names.js';
 import { statementNames } from './names.js';
 import { parseClause } from './placeholders.js';
+import type { TransactionPlan } from './raw-transaction.js';
+import { TooManyStatementsError, buildRawTransaction } from './raw-transaction.js';
 import type { Plan, RawSettings, StatementSettings } from './statement.js';
 import { SettingError, buildRaw, buildStatement, statementKind } from './statement.js';
 
 export type SqlConfig = ConfigOf<typeof SQL_PARAMS>;
+
+/** What one message runs: a statement, or the statements of a raw transaction (SQL_RAWTRANSACTION). */
+export type Planned = Plan | TransactionPlan;
 
 const STATEMENT_PARAMS = ['SQL_STATEMENT', 'SQL_TABLE', 'SQL_COLUMNS', 'SQL_JOIN', 'SQL_WHERE', 'SQL_VALUEPARAMS', 'SQL_GROUPBY', 'SQL_HAVING', 'SQL_ORDERBY', 'SQL_LIMIT', 'SQL_OFFSET'] as const;
 const RAW_PARAMS = ['SQL_RAWACTION', 'SQL_RAWVALUE'] as const;
@@ -46,14 +51,14 @@ export class Planner {
   private readonly params: readonly Overridable[];
   /** Control name → parameter, for the parameters whose `_CTRL` is configured. */
   private readonly controls: [string, Overridable][] = [];
-  private readonly base: Plan | undefined;
-  private readonly cache = new Map<string, Plan>();
+  private readonly base: Planned | undefined;
+  private readonly cache = new Map<string, Planned>();
   /** What overrides may name (undefined in raw mode, where the SQL text is the configuration's own). */
   private readonly allow: AllowList | undefined;
   /** The names of the configured statement, or of the set parameters when a control completes it. */
   private readonly configuredNames: StatementNames | undefined;
   /** The parameters each override plan replaced. */
-  private readonly overridden = new WeakMap<Plan, ReadonlySet<string>>();
+  private readonly overridden = new WeakMap<Planned, ReadonlySet<string>>();
 
   /** `checker` (absent in tests without a database) checks names against the catalog. */
   constructor(
@@ -99,7 +104,7 @@ export class Planner {
    * Checks a plan's names against the catalog before it first runs; undefined once checked. Unknown
    * names of an override are a 400 naming the control; of the configuration, a ConfigError (500).
    */
-  verify(plan: Plan): Promise<void> | undefined {
+  verify(plan: Planned): Promise<void> | undefined {
     if (!this.checker || !plan.names) return undefined;
     const pending = this.checker.check(plan.names);
     if (!pending) return undefined;
@@ -116,12 +121,12 @@ export class Planner {
   }
 
   /** The configured statement (undefined when it depends on a control, e.g. SQL_STATEMENT_CTRL). */
-  get configured(): Plan | undefined {
+  get configured(): Planned | undefined {
     return this.base;
   }
 
   /** The statement for one message. */
-  planFor(message: Message): Plan {
+  planFor(message: Message): Planned {
     let overrides: [Overridable, string][] | undefined;
     for (const [control, param] of this.controls) {
       if (!Object.hasOwn(message.Control, control)) continue;
@@ -142,7 +147,7 @@ export class Planner {
     const settings = { ...this.settings() };
     for (const [param, value] of overrides) settings[param] = value;
     const overridden = new Set<string>(overrides.map(([p]) => p));
-    let plan: Plan;
+    let plan: Planned;
     try {
       plan = this.build(settings);
       if (plan.names) this.allow?.check(plan.names, overridden);
@@ -155,11 +160,12 @@ export class Planner {
     return plan;
   }
 
-  /** A parameter's error as answered: naming the control that set it (403 when not allowed, else 400), or a ConfigError for the configuration. */
+  /** A parameter's error as answered: naming the control that set it (403 when not allowed, 413 for too many statements, else 400), or a ConfigError for the configuration. */
   private settingFailure(e: SettingError, overridden: ReadonlySet<string> | undefined): Error {
     if (!overridden) return new ConfigError(`${e.param}: ${e.message}`);
     const where = overridden.has(e.param) ? `control '${this.controlOf(e.param)}' (${e.param})` : e.param;
-    return e instanceof RefusedNameError ? new ForbiddenError(`${where}: ${e.message}`) : new BadInputError(`${where}: ${e.message}`);
+    if (e instanceof RefusedNameError) return new ForbiddenError(`${where}: ${e.message}`);
+    return e instanceof TooManyStatementsError ? new TooLargeError(`${where}: ${e.message}`) : new BadInputError(`${where}: ${e.message}`);
   }
 
   private controlOf(param: string): string {
@@ -172,8 +178,9 @@ export class Planner {
     return out;
   }
 
-  private build(s: Record<Overridable, string>): Plan {
-    return this.config.SQL_RAWMODE ? buildRaw(this.dialect, s as RawSettings) : buildStatement(this.dialect, s as StatementSettings);
+  private build(s: Record<Overridable, string>): Planned {
+    if (!this.config.SQL_RAWMODE) return buildStatement(this.dialect, s as StatementSettings);
+    return this.config.SQL_RAWTRANSACTION ? buildRawTransaction(this.dialect, s as RawSettings) : buildRaw(this.dialect, s as RawSettings);
   }
 
   private missingMessage(): string {
@@ -182,7 +189,7 @@ export class Planner {
   }
 
   /** Builds the configured statement, or checks the set parameters when a control must complete it. */
-  private buildBase(): Plan | undefined {
+  private buildBase(): Planned | undefined {
     const c = this.config;
     const incomplete = c.SQL_RAWMODE ? c.SQL_RAWVALUE.trim() === '' : c.SQL_STATEMENT.trim() === '';
     const completingControl = c.SQL_RAWMODE ? c.SQL_RAWVALUE_CTRL : c.SQL_STATEMENT_CTRL;

@@ -23,17 +23,19 @@ import type { Answer, Handler } from '../service/serve.js';
 import { serve } from '../service/serve.js';
 import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
+import type { Outcome } from './database.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
 import { NameChecker, checkConfigured } from './name-check.js';
-import type { SqlConfig } from './planner.js';
+import type { Planned, SqlConfig } from './planner.js';
 import { Planner } from './planner.js';
 import { pollerPlans } from './poll-plans.js';
 import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
 import { bindValues, displaySql } from './placeholders.js';
+import { transactionResult } from './raw-transaction.js';
 import { rowsResult, writeResult } from './results.js';
-import type { Plan } from './statement.js';
+import type { TransactionStep } from './transaction.js';
 
 /**
  * What must happen once the database first answers, before any statement: SQL_INITFILE (which may
@@ -91,6 +93,7 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   let planner: Planner | undefined;
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;
   try {
+    if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
     if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
     else planner = new Planner(c, db.dialect, checker);
@@ -126,6 +129,23 @@ function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: Retur
   };
 }
 
+/** The Result of one statement. */
+function outcomeResult(outcome: Outcome): Result {
+  return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
+}
+
+/** Answers a statement or transaction: its failure, or its outcome shaped into a Result. */
+function reply<T>(answer: Answer, error: Error | undefined, outcome: T | undefined, shape: (outcome: T) => Result): void {
+  if (error) return answer.error(error);
+  let result: Result;
+  try {
+    result = shape(outcome!);
+  } catch (e) {
+    return answer.error(e);
+  }
+  answer.result(result);
+}
+
 async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planner: Planner, ready: () => Promise<void> | undefined): Promise<RunningService> {
   let outage = 0;
 
@@ -143,26 +163,21 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
 
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
   const handle: Handler = ({ message }, answer: Answer): void => {
-    let plan: Plan;
-    let bind: Record<string, unknown>;
+    let plan: Planned;
+    let bind: Record<string, unknown> | undefined;
+    let steps: TransactionStep[] | undefined;
     try {
       plan = planner.planFor(message);
-      bind = bindValues(plan.params, message.Data);
+      // every statement of a transaction binds its own placeholders; a missing value fails before BEGIN
+      if (plan.kind === 'transaction') steps = plan.statements.map((st) => ({ kind: st.kind, sql: st.sql, bind: bindValues(st.params, message.Data) }));
+      else bind = bindValues(plan.params, message.Data);
     } catch (e) {
       return answer.error(e);
     }
     const submit = (): void => {
       try {
-        db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
-          if (error) return answer.error(error);
-          let result: Result;
-          try {
-            result = 'rows' in outcome! ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome!.affected, outcome!.insertId);
-          } catch (e) {
-            return answer.error(e);
-          }
-          answer.result(result);
-        });
+        if (plan.kind === 'transaction') return db.transaction(steps!, (error, outcomes) => reply(answer, error, outcomes, transactionResult));
+        db.submit(plan.kind, plan.sql, bind!, (error, outcome) => reply(answer, error, outcome, outcomeResult));
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
         answer.error(e);
@@ -184,7 +199,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     handle,
     observe: noteOutcome,
     close: () => db.close(),
-    status: () => ({ mode: ctx.config.SQL_RAWMODE ? 'raw' : 'statement', database: db.describe(), pool: db.pool() }),
+    status: () => ({ mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement', database: db.describe(), pool: db.pool() }),
   });
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);

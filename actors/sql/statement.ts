@@ -195,14 +195,24 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
   return { kind, sql: st.build(), params: st.params, names: statementNames(dialect, s, kind, tracking?.column) };
 }
 
+/** The SQL_RAWACTION value as a plan kind. */
+export function rawAction(value: string): 'exec' | 'query' {
+  const action = value.trim().toLowerCase();
+  if (action !== 'exec' && action !== 'query') throw new SettingError('SQL_RAWACTION', `'${value}' is neither 'exec' nor 'query'`);
+  return action;
+}
+
+/** One raw statement (leading comments already dropped): its placeholders bound, `use` naming it in errors. */
+export function rawStatement(dialect: Dialect, kind: 'exec' | 'query', text: string, use = 'SQL_RAWVALUE'): Plan {
+  const clause = parseClause(text, lexOptions(dialect));
+  const st = new StatementText().clause(clause, use);
+  return { kind, sql: st.build(), params: st.params };
+}
+
 /** Builds a raw statement: the text as configured, placeholders bound. */
 export function buildRaw(dialect: Dialect, s: RawSettings): Plan {
-  const action = s.SQL_RAWACTION.trim().toLowerCase();
-  if (action !== 'exec' && action !== 'query') throw new SettingError('SQL_RAWACTION', `'${s.SQL_RAWACTION}' is neither 'exec' nor 'query'`);
-  const lex = lexOptions(dialect);
-  const text = at('SQL_RAWVALUE', () => stripLeadingComments(s.SQL_RAWVALUE, lex).trim());
+  const action = rawAction(s.SQL_RAWACTION);
+  const text = at('SQL_RAWVALUE', () => stripLeadingComments(s.SQL_RAWVALUE, lexOptions(dialect)).trim());
   if (text === '') throw new SettingError('SQL_RAWVALUE', 'raw mode needs the SQL text');
-  const clause = at('SQL_RAWVALUE', () => parseClause(text, lex));
-  const st = new StatementText().clause(clause, 'SQL_RAWVALUE');
-  return { kind: action, sql: st.build(), params: st.params };
+  return at('SQL_RAWVALUE', () => rawStatement(dialect, action, text));
 }

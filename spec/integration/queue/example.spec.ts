@@ -4,37 +4,24 @@
  * order, with the answers its comments promise.
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from './helpers.js';
-import type { NodeProcess } from '../../reliability/node-process.js';
-import { startNodeProcess } from '../../reliability/node-process.js';
+import type { ExampleAnswer as Answer, RunningExample } from '../example-node.js';
+import { startExample } from '../example-node.js';
 
 const EXAMPLE = new URL('../../../examples/queue-operations.yaml', import.meta.url).pathname;
 
-interface Answer {
-  Code: number;
-  Data: Record<string, string[]>;
-}
-
 describe('examples/queue-operations.yaml (issue 21)', function () {
   this.timeout(60_000);
-  let node: NodeProcess | undefined;
+  let example: RunningExample | undefined;
   after(async () => {
-    await node?.kill('SIGTERM');
+    await example?.node.kill('SIGTERM');
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    const text = readFileSync(EXAMPLE, 'utf8');
-    const dir = tempDir('hn-queue-example-');
-    const file = join(dir, 'queue-operations.yaml');
-    writeFileSync(file, text.replace(/Port: 8081/, 'Port: 0').replace(/PersistPath: \S+/, `PersistPath: ${join(dir, 'store')}`));
-    node = await startNodeProcess(file);
+    example = await startExample(EXAMPLE, 'Q', 8081, (text, dir) => text.replace(/Port: 8081/, 'Port: 0').replace(/PersistPath: \S+/, `PersistPath: ${join(dir, 'store')}`));
+    const { text, run } = example;
     const lines = [...text.matchAll(/^# {3}(\$Q .*?)(?:\s+#[^']*)?$/gm)].map((m) => m[1]!);
     expect(lines.length).to.equal(7);
-    const q = /^# {3}Q="(.*)"$/m.exec(text)![1]!.replace('8081', String(node.port));
-    const run = (line: string): Answer => JSON.parse(execFileSync('bash', ['-c', `Q="${q}"; ${line}`], { encoding: 'utf8' })) as Answer;
     const answers: Answer[] = [];
     for (const line of lines) {
       answers.push(run(line));
