@@ -7,7 +7,7 @@
 import type { Dialect } from './dialect.js';
 import { lexOptions, limitClause, quoteName } from './dialect.js';
 import { quoteGroupBy, quoteOrderBy, quotePlainColumns, quoteSelectColumns, quoteTable } from './identifiers.js';
-import { hasStatementSeparator, stripLeadingComments } from './lexer.js';
+import { hasStatementSeparator, splitStatements, stripLeadingComments } from './lexer.js';
 import type { StatementNames } from './names.js';
 import { statementNames } from './names.js';
 import type { Clause, ParamSource } from './placeholders.js';
@@ -214,5 +214,9 @@ export function buildRaw(dialect: Dialect, s: RawSettings): Plan {
   const action = rawAction(s.SQL_RAWACTION);
   const text = at('SQL_RAWVALUE', () => stripLeadingComments(s.SQL_RAWVALUE, lexOptions(dialect)).trim());
   if (text === '') throw new SettingError('SQL_RAWVALUE', 'raw mode needs the SQL text');
+  // one statement only: SQLite's driver runs the first of several and drops the rest without a word,
+  // PostgreSQL runs them all unless there are placeholders; neither is what a user can rely on
+  const count = at('SQL_RAWVALUE', () => splitStatements(text, lexOptions(dialect)).length);
+  if (count > 1) throw new SettingError('SQL_RAWVALUE', `holds ${count} statements separated by ';': raw mode runs one; set SQL_RAWTRANSACTION to true to run them all in one transaction`);
   return at('SQL_RAWVALUE', () => rawStatement(dialect, action, text));
 }

@@ -113,6 +113,21 @@ describe('sql raw transactions: splitting and planning', () => {
   });
 });
 
+describe('sql raw mode without SQL_RAWTRANSACTION: one statement', () => {
+  const single = (values: Record<string, string>): Planner => new Planner(config({ SQL_RAWMODE: 'true', ...values }), 'sqlite');
+  const withControl = (control: Record<string, string[]>) => makeMessage({ Control: mapOf(control) });
+
+  it('several statements stop the start (SQLite would run the first and drop the rest), naming SQL_RAWTRANSACTION; a trailing ; is one statement', () => {
+    expect(() => single({ SQL_RAWVALUE: "INSERT INTO t VALUES ('one'); INSERT INTO t VALUES ('two')" })).to.throw(ConfigError, "SQL_RAWVALUE: holds 2 statements separated by ';': raw mode runs one; set SQL_RAWTRANSACTION to true");
+    expect(single({ SQL_RAWVALUE: "SELECT ';' AS x; -- done" }).configured?.kind).to.equal('exec');
+  });
+
+  it('an override with several statements is a 400 and runs nothing', () => {
+    const p = single({ SQL_RAWVALUE: 'SELECT 1', SQL_RAWVALUE_CTRL: 'sql', SQL_ALLOWCLAUSECTRL: 'true' });
+    expect(() => p.planFor(withControl({ sql: ['DELETE FROM t; SELECT 1'] }))).to.throw(BadInputError, "control 'sql' (SQL_RAWVALUE): holds 2 statements");
+  });
+});
+
 describe('sql raw transactions: the planner', () => {
   const planner = (values: Record<string, string>): Planner => new Planner(config({ SQL_RAWMODE: 'true', SQL_RAWTRANSACTION: 'true', ...values }), 'postgres');
   const withControl = (control: Record<string, string[]>) => makeMessage({ Control: mapOf(control) });
