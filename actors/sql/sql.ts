@@ -1,7 +1,8 @@
 /**
  * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
  * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to
- * OUTPUTCHANNEL. Values are always bound parameters; identifiers are validated, quoted and checked
+ * OUTPUTCHANNEL. Beyond the spec, UPSERT, and with SQL_BATCH the many rows of one message written
+ * all or none (rows.ts, batch.ts, transaction.ts). Values are always bound parameters; identifiers are validated, quoted and checked
  * against the database's catalog (at start, after SQL_INITFILE; for overrides before they first
  * run); results are shaped by results.ts (docs/ARCHITECTURE.md, Result shapes). A poll-mode
  * instance only polls: it does not listen on a channel.
@@ -32,7 +33,10 @@ import { pollerPlans } from './poll-plans.js';
 import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
 import { bindValues, displaySql } from './placeholders.js';
-import { rowsResult, writeResult } from './results.js';
+import type { RowsChunk } from './batch.js';
+import { rowsChunks } from './batch.js';
+import { AllOrNothing } from './transaction.js';
+import { rowsResult, rowsWrittenResult, writeResult } from './results.js';
 import type { Plan } from './statement.js';
 
 /**
@@ -92,6 +96,7 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;
   try {
     if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+    if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
     else planner = new Planner(c, db.dialect, checker);
     const first = pollPlans?.first;
@@ -141,17 +146,31 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     }
   };
 
+  const c = ctx.config;
+  const allOrNothing = new AllOrNothing(db);
+  // the statements of a multi-row write (SQL_BATCH, or an UPSERT), in one transaction
+  const writeRows = (kind: Plan['kind'], chunks: RowsChunk[], answer: Answer): void => {
+    if (chunks.length === 0) return answer.result(rowsWrittenResult([]));
+    void allOrNothing.run(kind, chunks).then(
+      (outcomes) => answer.result(rowsWrittenResult(outcomes)),
+      (e: unknown) => answer.error(e),
+    );
+  };
+
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
   const handle: Handler = ({ message }, answer: Answer): void => {
     let plan: Plan;
-    let bind: Record<string, unknown>;
+    let bind: Record<string, unknown> = {};
+    let chunks: RowsChunk[] | undefined;
     try {
       plan = planner.planFor(message);
-      bind = bindValues(plan.params, message.Data);
+      if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert')) chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });
+      else bind = bindValues(plan.params, message.Data);
     } catch (e) {
       return answer.error(e);
     }
     const submit = (): void => {
+      if (chunks) return writeRows(plan.kind, chunks, answer);
       try {
         db.submit(plan.kind, plan.sql, bind, (error, outcome) => {
           if (error) return answer.error(error);
@@ -189,7 +208,8 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
   const configured = planner.configured;
-  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}`);
+  const batch = c.SQL_BATCH && configured?.rows ? `; SQL_BATCH: up to ${c.SQL_MAXBATCH} rows a message, ${configured.rows.maxRows} a statement` : '';
+  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}${batch}`);
   return running;
 }
 
