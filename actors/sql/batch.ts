@@ -12,19 +12,23 @@
 import { BadInputError, TooLargeError } from '../../protocol/errors.js';
 import type { ValueMap } from '../../protocol/message.js';
 import type { RowsStatement } from './rows.js';
+import { BINDS_BY_POSITION } from './rows.js';
 
-/** One statement of a batch: its text, its bound values, and the rows it carries. */
+type Value = string | null;
+
+/** One statement of a batch: its text, its bound values (rows.ts BINDS_BY_POSITION), and the rows it carries. */
 export interface RowsChunk {
   sql: string;
-  bind: Record<string, string | null>;
+  bind: Value[] | Record<string, Value>;
   rows: number;
 }
 
-/** Bind keys `p1`, `p2`, … made once: a batch of 10,000 rows binds tens of thousands. */
-const KEYS: string[] = [];
-function key(i: number): string {
-  while (KEYS.length <= i) KEYS.push(`p${KEYS.length + 1}`);
-  return KEYS[i]!;
+/** The bind of `values` (row by row, column by column) for the statement's engine. */
+function bindOf(statement: RowsStatement, values: Value[]): RowsChunk['bind'] {
+  if (BINDS_BY_POSITION.has(statement.dialect)) return values;
+  const bind: Record<string, Value> = {};
+  values.forEach((v, i) => (bind[`p${i + 1}`] = v));
+  return bind;
 }
 
 /** The value lists of the statement's columns, by position (SQL_VALUEPARAMS may name one twice). */
@@ -68,21 +72,17 @@ function checkKeysOnce(statement: RowsStatement, lists: (readonly string[])[], r
  */
 export function rowsChunks(statement: RowsStatement, data: ValueMap, batch: { on: boolean; max: number }): RowsChunk[] {
   const lists = columnLists(statement, data);
-  if (!batch.on) {
-    const bind: Record<string, string | null> = {};
-    lists.forEach((l, c) => (bind[key(c)] = l[0] ?? null));
-    return [{ sql: statement.sql(1), bind, rows: 1 }];
-  }
+  if (!batch.on) return [{ sql: statement.sql(1), bind: bindOf(statement, lists.map((l) => l[0] ?? null)), rows: 1 }];
   const rows = batchRows(statement, lists, batch.max);
   checkKeysOnce(statement, lists, rows);
   const chunks: RowsChunk[] = [];
   const columns = lists.length;
   for (let start = 0; start < rows; start += statement.maxRows) {
     const count = Math.min(statement.maxRows, rows - start);
-    const bind: Record<string, string | null> = {};
+    const values = new Array<Value>(count * columns);
     let n = 0;
-    for (let r = start; r < start + count; r++) for (let c = 0; c < columns; c++) bind[key(n++)] = lists[c]![r]!;
-    chunks.push({ sql: statement.sql(count), bind, rows: count });
+    for (let r = start; r < start + count; r++) for (let c = 0; c < columns; c++) values[n++] = lists[c]![r]!;
+    chunks.push({ sql: statement.sql(count), bind: bindOf(statement, values), rows: count });
   }
   return chunks;
 }

@@ -1,7 +1,8 @@
 /**
  * One database behind a Sequelize connection pool, and the single way statements reach it:
  * `sequelize.query(text, { bind, type })` (model methods inline values; query with bind does not:
- * docs/ARCHITECTURE.md, Library choices). Connections are opened lazily and re-opened after an
+ * docs/ARCHITECTURE.md, Library choices) — or, for a multi-row statement of many values, the driver
+ * on a connection of that pool (driver-direct.ts). Connections are opened lazily and re-opened after an
  * outage by the pool, so a database that is down at start or restarts later only fails the
  * statements sent meanwhile (502).
  *
@@ -19,11 +20,18 @@ import { BadInputError, TimeoutError } from '../../protocol/errors.js';
 import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { mapDbError } from './db-errors.js';
+import { DIRECT_FROM, runDirect } from './driver-direct.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
 import { upsertCounts } from './rows.js';
 import type { PlanKind } from './statement.js';
+
+/**
+ * The values of a statement, as Sequelize takes them: by name (`$name` in the text, an object) or by
+ * position (`$1`…, an array; multi-row statements, rows.ts).
+ */
+export type Bind = Record<string, unknown> | unknown[];
 
 /** What a write produced; `inserted`/`updated` for an UPSERT where the engine tells them apart (rows.ts). */
 export interface WriteOutcome {
@@ -61,12 +69,15 @@ function columnsOf(dialect: Dialect, meta: unknown): string[] {
  * every Data value is text: bind text that is exactly a number's canonical form ('42', '-1.5', not
  * '007' or '1e3') as that number. Columns with TEXT affinity turn it back into the same text.
  */
-export function sqliteBind(bind: Record<string, unknown>): Record<string, unknown> {
+export function sqliteBind<B extends Bind>(bind: B): B {
+  if (Array.isArray(bind)) return bind.map(sqliteValue) as B;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(bind)) {
-    out[k] = typeof v === 'string' && /^-?\d/.test(v) && v.length <= 16 && String(Number(v)) === v ? Number(v) : v;
-  }
-  return out;
+  for (const [k, v] of Object.entries(bind)) out[k] = sqliteValue(v);
+  return out as B;
+}
+
+function sqliteValue(v: unknown): unknown {
+  return typeof v === 'string' && /^-?\d/.test(v) && v.length <= 16 && String(Number(v)) === v ? Number(v) : v;
 }
 
 /** Affected rows and insert id from the shapes the dialects return for writes. */
@@ -97,14 +108,6 @@ function outcomeOf(dialect: Dialect, kind: PlanKind, result: unknown): Outcome {
   if (kind !== 'select' && kind !== 'query') return writeOutcome(result);
   const [rows, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [[], undefined];
   return { rows: Array.isArray(rows) ? (rows as Row[]) : [], columns: columnsOf(dialect, meta) };
-}
-
-/** Values above which a SQLite write is bound by position (Database.sqliteByPosition). */
-const SQLITE_NAMED_MAX = 256;
-
-/** The little of a sqlite3 Database the positional binding uses. */
-interface SqliteConnection {
-  run(sql: string, values: unknown[], done: (this: { lastID: number; changes: number }, e: Error | null) => void): void;
 }
 
 /** Engine-side grace of the client-side timer: the server's own cancel should answer first. */
@@ -141,7 +144,7 @@ export class Database {
    * Runs one statement with bound values; failures come back as HiveErrors with their Code. Within
    * `transaction` (transaction.ts) it runs on that transaction's connection.
    */
-  run(kind: PlanKind, sql: string, bind: Record<string, unknown>, transaction?: Transaction): Promise<Outcome> {
+  run(kind: PlanKind, sql: string, bind: Bind, transaction?: Transaction): Promise<Outcome> {
     return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!)), transaction));
   }
 
@@ -149,19 +152,17 @@ export class Database {
    * `run` for the statement path: `done` is told once, and nothing is awaited in between — no async
    * function, no promise of its own — so a statement costs the service one reaction to the query.
    */
-  submit(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone, transaction?: Transaction): void {
+  submit(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, transaction?: Transaction): void {
     const type = queryTypeOf(this.dialect, kind, sql);
     // PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0
     if (this.dialect === 'postgres') {
-      for (const v of Object.values(bind)) {
+      for (const v of Array.isArray(bind) ? bind : Object.values(bind)) {
         if (typeof v === 'string' && v.includes('\0')) return done(new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text'));
       }
     }
     const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
-    const query =
-      this.dialect === 'sqlite' && (kind === 'insert' || kind === 'upsert') && Object.keys(values).length > SQLITE_NAMED_MAX
-        ? this.sqliteByPosition(sql, values)
-        : (this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>);
+    const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(this.sequelize, this.dialect, sql, values, transaction) : undefined;
+    const query = direct ?? (this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>);
     const deadline = this.deadlineFor(done);
     void query.then(
       (result) => {
@@ -185,33 +186,6 @@ export class Database {
     return this.deadlines.start(ms, () => {
       timedOut();
       void this.interruptSqlite();
-    });
-  }
-
-  /**
-   * A multi-row write on SQLite, bound by position on the connection Sequelize uses. Sequelize binds
-   * SQLite parameters by name, and SQLite finds each name by searching the statement's names one by
-   * one: 80,000 values took 15 s that way, a few milliseconds by position. The `$pN` markers become
-   * `?N`; the result has Sequelize's shape for a write, [lastID, changes].
-   */
-  private async sqliteByPosition(sql: string, bind: Record<string, unknown>): Promise<unknown> {
-    const positions = new Map<string, number>();
-    const values: unknown[] = [];
-    // Sequelize's own reading of the text (placeholders.ts): `$$` is one `$`, `$name` a bound value
-    const text = sql.replace(/\B\$(\$|\w+)/g, (marker: string, key: string) => {
-      if (key === '$') return '$';
-      if (!Object.hasOwn(bind, key)) return marker;
-      let at = positions.get(key);
-      if (at === undefined) positions.set(key, (at = values.push(bind[key])));
-      return `?${at}`;
-    });
-    const cm = this.sequelize.connectionManager as unknown as { getConnection(o: object): Promise<SqliteConnection> };
-    const connection = await cm.getConnection({});
-    return new Promise((resolve, reject) => {
-      connection.run(text, values, function (this: { lastID: number; changes: number }, e: Error | null) {
-        if (e) reject(e);
-        else resolve([this.lastID, this.changes]);
-      });
     });
   }
 

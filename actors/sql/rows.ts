@@ -43,6 +43,13 @@ export interface UpsertCounts {
   updated?: number;
 }
 
+/**
+ * Values bound by position (Sequelize's `$1`… with an array) on the engines whose Sequelize dialect
+ * numbers them as the driver does; SQL Server's and Oracle's bind by name (`$p1`…, an object).
+ * Tens of thousands of values are far cheaper in an array than as the keys of one object.
+ */
+export const BINDS_BY_POSITION: ReadonlySet<Dialect> = new Set(['postgres', 'mysql', 'sqlite']);
+
 /** A column-ordered INSERT or UPSERT whose text is built for any number of rows. */
 export class RowsStatement {
   /** Quoted table (any alias dropped: it means nothing to an INSERT). */
@@ -77,7 +84,7 @@ export class RowsStatement {
     this.maxRows = Math.max(1, Math.min(Math.floor(PARAM_LIMIT[dialect] / columns.length), ROW_LIMIT[dialect] ?? Infinity));
   }
 
-  /** The text for `rows` rows (1 ≤ rows ≤ maxRows): `$p1`… bound row by row, column by column. */
+  /** The text for `rows` rows (1 ≤ rows ≤ maxRows): `$1`… or `$p1`… (BINDS_BY_POSITION) bound row by row, column by column. */
   sql(rows: number): string {
     let text = this.texts.get(rows);
     if (text === undefined) {
@@ -91,7 +98,8 @@ export class RowsStatement {
   private build(rows: number): string {
     const cols = this.columns.join(', ');
     let n = 0;
-    const marks = (): string[] => this.columns.map(() => `$p${++n}`);
+    const marker = BINDS_BY_POSITION.has(this.dialect) ? '$' : '$p';
+    const marks = (): string[] => this.columns.map(() => `${marker}${++n}`);
     if (this.dialect === 'oracle') {
       const selects: string[] = [];
       for (let r = 0; r < rows; r++) {

@@ -178,7 +178,7 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     const names = valueNames(s, columns.quoted.length);
     rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, s.SQL_TABLE, columns.names, names, s.SQL_KEYCOLUMNS));
     if (kind === 'upsert') {
-      // the one-row text, bound column by column as the rows are ($p1 … $pN)
+      // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
       const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));
       return { kind, sql: rows.sql(1), params, names: statementNames(dialect, s, kind), rows };
     }

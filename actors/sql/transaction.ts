@@ -15,14 +15,14 @@
  * rolled back with the rest, never committed).
  */
 import type { Transaction } from 'sequelize';
-import type { Database, Outcome, WriteOutcome } from './database.js';
+import type { Bind, Database, Outcome, WriteOutcome } from './database.js';
 import { mapDbError } from './db-errors.js';
 import type { PlanKind } from './statement.js';
 
 /** One statement with its bound values. */
 export interface BoundStatement {
   sql: string;
-  bind: Record<string, unknown>;
+  bind: Bind;
 }
 
 const written = (o: Outcome): WriteOutcome => ('affected' in o ? o : { affected: 0 });
