@@ -38,7 +38,8 @@ describe('sql multi-row statements: text per engine', () => {
     const views = Object.fromEntries(DIALECTS.map((d) => [d, asDriver(d, rowsChunks(insert(d), data, batch)[0]!)]));
     expect(views.postgres).to.deep.equal(['INSERT INTO "users" ("name", "email") VALUES ($1, $2), ($3, $4)', ['ann', 'a@x', "o'hara", '']]);
     expect(views.mysql).to.deep.equal(['INSERT INTO `users` (`name`, `email`) VALUES (?, ?), (?, ?)', ['ann', 'a@x', "o'hara", '']]);
-    expect(views.sqlite).to.deep.equal(['INSERT INTO "users" ("name", "email") VALUES ($p1, $p2), ($p3, $p4)', { $p1: 'ann', $p2: 'a@x', $p3: "o'hara", $p4: '' }]);
+    // Sequelize names SQLite's values even when given by position: large batches go to the driver directly (driver-direct.ts)
+    expect(views.sqlite).to.deep.equal(['INSERT INTO "users" ("name", "email") VALUES ($1, $2), ($3, $4)', { $1: 'ann', $2: 'a@x', $3: "o'hara", $4: '' }]);
     expect(views.mssql).to.deep.equal(['INSERT INTO [users] ([name], [email]) VALUES (@p1, @p2), (@p3, @p4)', { p1: 'ann', p2: 'a@x', p3: "o'hara", p4: '' }]);
     expect(views.oracle).to.deep.equal(['INSERT INTO "users" ("name", "email") SELECT :p1 AS "name", :p2 AS "email" FROM DUAL UNION ALL SELECT :p3, :p4 FROM DUAL', { p1: 'ann', p2: 'a@x', p3: "o'hara", p4: '' }]);
   });
@@ -50,7 +51,7 @@ describe('sql multi-row statements: text per engine', () => {
       'WITH hn_rows AS (INSERT INTO "app"."users" ("name", "email", "age") VALUES ($1, $2, $3), ($4, $5, $6) ON CONFLICT ("name") DO UPDATE SET "email" = EXCLUDED."email", "age" = EXCLUDED."age" RETURNING (xmax = 0) AS hn_inserted) SELECT COUNT(*) AS affected, COUNT(*) FILTER (WHERE hn_inserted) AS inserted FROM hn_rows',
       ['ann', 'a@x', '30', 'bob', 'b@x', '25'],
     ]);
-    expect(view('sqlite')[0]).to.equal('INSERT INTO "app"."users" ("name", "email", "age") VALUES ($p1, $p2, $p3), ($p4, $p5, $p6) ON CONFLICT ("name") DO UPDATE SET "email" = excluded."email", "age" = excluded."age"');
+    expect(view('sqlite')[0]).to.equal('INSERT INTO "app"."users" ("name", "email", "age") VALUES ($1, $2, $3), ($4, $5, $6) ON CONFLICT ("name") DO UPDATE SET "email" = excluded."email", "age" = excluded."age"');
     expect(view('mysql')).to.deep.equal(['INSERT `app`.`users` (`name`, `email`, `age`) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE `email` = VALUES(`email`), `age` = VALUES(`age`)', ['ann', 'a@x', '30', 'bob', 'b@x', '25']]);
     // a key of two columns: both in the conflict target, neither updated
     expect(asDriver('postgres', rowsChunks(upsert('postgres', 'age, NAME'), two, batch)[0]!)[0]).to.contain('ON CONFLICT ("age", "name") DO UPDATE SET "email" = EXCLUDED."email" RETURNING');
@@ -80,7 +81,7 @@ describe('sql multi-row statements: text per engine', () => {
   it('a configured UPSERT is planned with its one-row text, bound by SQL_VALUEPARAMS', () => {
     const plan = buildStatement('sqlite', { SQL_STATEMENT: 'Upsert', SQL_TABLE: 'kv', SQL_COLUMNS: 'k, v', SQL_VALUEPARAMS: 'key, value', SQL_KEYCOLUMNS: 'k', SQL_JOIN: '', SQL_WHERE: '', SQL_GROUPBY: '', SQL_HAVING: '', SQL_ORDERBY: '', SQL_LIMIT: '', SQL_OFFSET: '' });
     expect(plan.kind).to.equal('upsert');
-    expect(plan.sql).to.equal('INSERT INTO "kv" ("k", "v") VALUES ($p1, $p2) ON CONFLICT ("k") DO UPDATE SET "v" = excluded."v"');
+    expect(plan.sql).to.equal('INSERT INTO "kv" ("k", "v") VALUES ($1, $2) ON CONFLICT ("k") DO UPDATE SET "v" = excluded."v"');
     expect(plan.params.map((p) => [p.key, p.name])).to.deep.equal([
       ['p1', 'key'],
       ['p2', 'value'],
@@ -105,8 +106,9 @@ describe('sql multi-row statements: rows of a message', () => {
     const chunks = rowsChunks(s, mapOf({ data_name: names, data_email: names.map((x) => `${x}@x`) }), { on: true, max: n });
     expect(chunks.map((c) => c.rows)).to.deep.equal([16383, 16383, 7234]);
     expect(chunks[0]!.sql).to.equal(s.sql(16383));
-    expect(Object.keys(chunks[0]!.bind)).to.have.length(32766);
-    expect([chunks[1]!.bind.p1, chunks[1]!.bind.p2, chunks[2]!.bind.p14468]).to.deep.equal(['n16383', 'n16383@x', 'n39999@x']);
+    const binds = chunks.map((c) => c.bind as string[]);
+    expect(binds[0]).to.have.length(32766);
+    expect([binds[1]![0], binds[1]![1], binds[2]![14467]]).to.deep.equal(['n16383', 'n16383@x', 'n39999@x']);
   });
 
   it('fields of unequal length are a 400 naming them; a missing field 400; more than SQL_MAXBATCH rows 413', () => {
@@ -126,7 +128,8 @@ describe('sql multi-row statements: rows of a message', () => {
   it('without SQL_BATCH (an UPSERT) a message is one row of first values, [] being NULL', () => {
     const [chunk, ...more] = rowsChunks(upsert('postgres'), mapOf({ n: ['ann', 'ignored'], e: [], a: ['3'] }), { on: false, max: 1 });
     expect(more).to.deep.equal([]);
-    expect(chunk!.bind).to.deep.equal({ p1: 'ann', p2: null, p3: '3' });
+    expect(chunk!.bind).to.deep.equal(['ann', null, '3']);
+    expect(rowsChunks(upsert('oracle'), mapOf({ n: ['ann'], e: [], a: ['3'] }), { on: false, max: 1 })[0]!.bind).to.deep.equal({ p1: 'ann', p2: null, p3: '3' });
     expect(chunk!.rows).to.equal(1);
   });
 
