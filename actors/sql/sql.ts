@@ -2,9 +2,9 @@
  * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
  * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to
  * OUTPUTCHANNEL. Beyond the spec, UPSERT, and with SQL_BATCH the many rows of one message written
- * all or none (rows.ts, batch.ts, transaction.ts). Values are always bound parameters; identifiers are validated, quoted and checked
- * against the database's catalog (at start, after SQL_INITFILE; for overrides before they first
- * run); results are shaped by results.ts (docs/ARCHITECTURE.md, Result shapes). A poll-mode
+ * all or none (rows.ts, batch.ts, transaction.ts). Values are always bound parameters; identifiers
+ * are validated, quoted and checked against the database's catalog (at start, after SQL_INITFILE;
+ * for overrides before they first run); results are shaped by results.ts (docs/ARCHITECTURE.md, Result shapes). A poll-mode
  * instance only polls: it does not listen on a channel.
  *
  * The database may be down at start or go away later: the service stays up, answers 502 with the
