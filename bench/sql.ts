@@ -14,9 +14,10 @@ import sqlite3 from 'sqlite3';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../node/node.js';
 import type { DbServer } from '../spec/adapters/sql/servers.js';
-import { mariadbAvailable, mariadbServer, postgresBin, postgresServer } from '../spec/adapters/sql/servers.js';
+import { mariadbServer, postgresServer } from '../spec/adapters/sql/servers.js';
 import { drive, fmt, interleavedAll, report } from './lib.js';
 import { seedKv, sqliteKv } from './support/sql-tables.js';
+import { onEachEngine } from './support/sql-engines.js';
 
 /** The little of pg's Pool the bench uses; loaded with require because the project carries no types for pg. */
 interface PgPool {
@@ -113,12 +114,4 @@ async function bench(t: Target): Promise<void> {
 }
 
 console.log(`SELECT by primary key, ${ROWS} rows; ops per round: c=1 ${OPS[1]}, c=32 ${OPS[32]}; rounds ${ROUNDS} (median, interleaved)`);
-// BENCH_ENGINES=postgres,mariadb runs a subset (all three by default)
-const engines = new Set((process.env.BENCH_ENGINES ?? 'sqlite,postgres,mariadb').split(',').map((e) => e.trim()));
-if (engines.has('sqlite')) await bench(await sqliteTarget());
-if (!engines.has('postgres')) console.log('PostgreSQL    skipped: not in BENCH_ENGINES');
-else if (postgresBin()) await bench(await postgresTarget());
-else console.log('PostgreSQL    skipped: binaries not installed (scripts/sql-servers.sh installs them)');
-if (!engines.has('mariadb')) console.log('MariaDB       skipped: not in BENCH_ENGINES');
-else if (mariadbAvailable()) await bench(await mariadbTarget());
-else console.log('MariaDB       skipped: binaries not installed (scripts/sql-servers.sh installs them)');
+await onEachEngine({ sqlite: sqliteTarget, postgres: postgresTarget, mariadb: mariadbTarget }, bench);

@@ -23,7 +23,7 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'sql-transaction', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   bullmq: 'Durable queue — against BullMQ on redis',
@@ -34,6 +34,7 @@ const TITLES: Record<string, string> = {
   hive: 'The hive — against bare nact and bare nats.js',
   sql: 'SQL service — against direct sequelize and the raw drivers',
   'sql-transaction': 'SQL raw transactions — against direct sequelize transactions',
+  'sql-batch': 'SQL service, SQL_BATCH — 10,000 rows in one message against the raw driver and single-row messages',
   httpclient: 'HTTP client — against raw undici and got',
   exec: 'Exec — against raw spawn',
   syslog: 'Syslog receiver — against a raw node:dgram receiver',

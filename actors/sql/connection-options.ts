@@ -80,7 +80,11 @@ export function sequelizeOptions(o: DatabaseOptions): Options {
       const setting = o.engine === 'mariadb' ? `max_statement_time = ${o.timeoutMs / 1000}` : `max_execution_time = ${o.timeoutMs}`;
       if (o.timeoutMs > 0) hooks.afterConnect = (connection: unknown) => mysqlSet(connection, `SET SESSION ${setting}`);
       // FOUND_ROWS: UPDATE reports the rows matched, as PostgreSQL and SQLite do (sequelize turns it off)
-      return { ...server, hooks, dialectOptions: { flags: 'FOUND_ROWS', connectTimeout: o.acquireTimeoutMs, ...(o.protocol === 'unix' ? { socketPath: o.host } : {}) } };
+      // maxPreparedStatements: mysql2 prepares each distinct text once per connection and keeps up to
+      // 16000; a batch's text differs with its row count, so the pool's total is kept below the
+      // server's max_prepared_stmt_count (16382 by default)
+      const maxPreparedStatements = Math.max(16, Math.floor(8000 / o.poolSize));
+      return { ...server, hooks, dialectOptions: { flags: 'FOUND_ROWS', maxPreparedStatements, connectTimeout: o.acquireTimeoutMs, ...(o.protocol === 'unix' ? { socketPath: o.host } : {}) } };
     }
     case 'mssql':
       return { ...server, dialectOptions: { options: { requestTimeout: o.timeoutMs > 0 ? o.timeoutMs : 0, connectTimeout: o.acquireTimeoutMs } } };

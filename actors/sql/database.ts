@@ -1,7 +1,8 @@
 /**
  * One database behind a Sequelize connection pool, and the single way statements reach it:
  * `sequelize.query(text, { bind, type })` (model methods inline values; query with bind does not:
- * docs/ARCHITECTURE.md, Library choices). Connections are opened lazily and re-opened after an
+ * docs/ARCHITECTURE.md, Library choices) — or, for a multi-row statement of many values, the driver
+ * on a connection of that pool (driver-direct.ts). Connections are opened lazily and re-opened after an
  * outage by the pool, so a database that is down at start or restarts later only fails the
  * statements sent meanwhile (502).
  *
@@ -21,16 +22,32 @@ import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { makeDirectory } from '../shared/make-directory.js';
 import { mapDbError } from './db-errors.js';
+import { DIRECT_FROM, runDirect } from './driver-direct.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
 import { SqliteGate } from './sqlite-gate.js';
+import { upsertCounts } from './rows.js';
 import type { PlanKind } from './statement.js';
 import type { TransactionDone, TransactionStep } from './transaction.js';
 import { TransactionRunner } from './transaction.js';
 
+/**
+ * The values of a statement, as Sequelize takes them: by name (`$name` in the text, an object) or by
+ * position (`$1`…, an array; multi-row statements, rows.ts).
+ */
+export type Bind = Record<string, unknown> | unknown[];
+
+/** What a write produced; `inserted`/`updated` for an UPSERT where the engine tells them apart (rows.ts). */
+export interface WriteOutcome {
+  affected: number;
+  insertId?: number;
+  inserted?: number;
+  updated?: number;
+}
+
 /** What a statement produced. */
-export type Outcome = { rows: Row[]; columns: string[] } | { affected: number; insertId?: number };
+export type Outcome = { rows: Row[]; columns: string[] } | WriteOutcome;
 
 /** Told how a statement ended: its outcome, or the failure with its Code. */
 export type StatementDone = (error: HiveError | undefined, outcome?: Outcome) => void;
@@ -40,7 +57,7 @@ function queryTypeOf(dialect: Dialect, kind: PlanKind, sql: string): string {
   if (kind === 'select' || kind === 'query' || dialect !== 'sqlite') return QueryTypes.RAW;
   // SQLite's driver reports changes only for statements sequelize runs with `run`, chosen by type
   const verb = kind === 'exec' ? (/^\s*(insert|update|delete)\b/i.exec(sql)?.[1]?.toLowerCase() ?? 'other') : kind;
-  return verb === 'insert' ? QueryTypes.INSERT : verb === 'update' ? QueryTypes.BULKUPDATE : verb === 'delete' ? QueryTypes.BULKDELETE : QueryTypes.RAW;
+  return verb === 'insert' || verb === 'upsert' ? QueryTypes.INSERT : verb === 'update' ? QueryTypes.BULKUPDATE : verb === 'delete' ? QueryTypes.BULKDELETE : QueryTypes.RAW;
 }
 
 function columnsOf(dialect: Dialect, meta: unknown): string[] {
@@ -57,16 +74,19 @@ function columnsOf(dialect: Dialect, meta: unknown): string[] {
  * every Data value is text: bind text that is exactly a number's canonical form ('42', '-1.5', not
  * '007' or '1e3') as that number. Columns with TEXT affinity turn it back into the same text.
  */
-export function sqliteBind(bind: Record<string, unknown>): Record<string, unknown> {
+export function sqliteBind<B extends Bind>(bind: B): B {
+  if (Array.isArray(bind)) return bind.map(sqliteValue) as B;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(bind)) {
-    out[k] = typeof v === 'string' && /^-?\d/.test(v) && v.length <= 16 && String(Number(v)) === v ? Number(v) : v;
-  }
-  return out;
+  for (const [k, v] of Object.entries(bind)) out[k] = sqliteValue(v);
+  return out as B;
+}
+
+function sqliteValue(v: unknown): unknown {
+  return typeof v === 'string' && /^-?\d/.test(v) && v.length <= 16 && String(Number(v)) === v ? Number(v) : v;
 }
 
 /** Affected rows and insert id from the shapes the dialects return for writes. */
-export function writeOutcome(result: unknown): { affected: number; insertId?: number } {
+export function writeOutcome(result: unknown): WriteOutcome {
   if (typeof result === 'number') return { affected: result };
   if (!Array.isArray(result)) return { affected: 0 };
   const [first, meta] = result as [unknown, unknown];
@@ -89,6 +109,7 @@ export function writeOutcome(result: unknown): { affected: number; insertId?: nu
 
 /** The Outcome of a statement from what sequelize returned for it. */
 function outcomeOf(dialect: Dialect, kind: PlanKind, result: unknown): Outcome {
+  if (kind === 'upsert') return upsertCounts(dialect, result) ?? { affected: writeOutcome(result).affected };
   if (kind !== 'select' && kind !== 'query') return writeOutcome(result);
   const [rows, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [[], undefined];
   return { rows: Array.isArray(rows) ? (rows as Row[]) : [], columns: columnsOf(dialect, meta) };
@@ -98,7 +119,7 @@ function outcomeOf(dialect: Dialect, kind: PlanKind, result: unknown): Outcome {
 const CLIENT_GRACE_MS = 2000;
 
 /** PostgreSQL text cannot hold NUL, and Sequelize would silently bind it as the two characters \0. */
-function nulRefusal(dialect: Dialect, bind: Record<string, unknown>): BadInputError | undefined {
+function nulRefusal(dialect: Dialect, bind: Bind): BadInputError | undefined {
   if (dialect !== 'postgres') return undefined;
   for (const v of Object.values(bind)) {
     if (typeof v === 'string' && v.includes('\0')) return new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
@@ -142,8 +163,10 @@ export class Database {
     }
   }
 
-  /** Runs one statement with bound values; failures come back as HiveErrors with their Code. */
-  run(kind: PlanKind, sql: string, bind: Record<string, unknown>): Promise<Outcome> {
+  /**
+   * Runs one statement with bound values; failures come back as HiveErrors with their Code.
+   */
+  run(kind: PlanKind, sql: string, bind: Bind): Promise<Outcome> {
     return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!))));
   }
 
@@ -151,7 +174,7 @@ export class Database {
    * `run` for the statement path: `done` is told once, and nothing is awaited in between — no async
    * function, no promise of its own — so a statement costs the service one reaction to the query.
    */
-  submit(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone): void {
+  submit(kind: PlanKind, sql: string, bind: Bind, done: StatementDone): void {
     const refused = nulRefusal(this.dialect, bind);
     if (refused) return done(refused);
     const gate = this.gate;
@@ -161,7 +184,7 @@ export class Database {
     gate.wait(() => this.send(kind, sql, bind, done, gate.statementEnded));
   }
 
-  private send(kind: PlanKind, sql: string, bind: Record<string, unknown>, done: StatementDone, ended?: () => void): void {
+  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, ended?: () => void): void {
     const query = this.query(kind, sql, bind, undefined);
     const deadline = this.deadlineFor(done);
     void query.then(
@@ -192,10 +215,12 @@ export class Database {
     else void this.transactions.run(steps, done);
   }
 
-  private query(kind: PlanKind, sql: string, bind: Record<string, unknown>, transaction: Transaction | undefined): Promise<unknown> {
+  private query(kind: PlanKind, sql: string, bind: Bind, transaction: Transaction | undefined): Promise<unknown> {
     const type = queryTypeOf(this.dialect, kind, sql);
     const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
-    return this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
+    // a batch's many values go to the driver itself (driver-direct.ts: Sequelize's binding grows too fast)
+    const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(this.sequelize, this.dialect, sql, values, transaction) : undefined;
+    return direct ?? (this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>);
   }
 
   /** The client-side deadline of a statement (none when SQL_TIMEOUT is 0). */

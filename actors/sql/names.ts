@@ -12,8 +12,8 @@ import type { ColumnRef, TableRef } from './identifiers.js';
 import { parseGroupBy, parseOrderBy, parsePlainColumns, parseSelectColumns, parseTable } from './identifiers.js';
 import { lexSql } from './lexer.js';
 
-/** The statements of spec §4.1 (SQL_STATEMENT); declared here, where names are read by statement, and used by statement.ts. */
-export const STATEMENTS = ['select', 'insert', 'update', 'delete'] as const;
+/** The statements of spec §4.1 (SQL_STATEMENT) and UPSERT (beyond it); declared here, where names are read by statement, and used by statement.ts. */
+export const STATEMENTS = ['select', 'insert', 'update', 'delete', 'upsert'] as const;
 export type StatementKind = (typeof STATEMENTS)[number];
 
 /** A column named by one parameter. */
@@ -70,7 +70,7 @@ export function joinTables(dialect: Dialect, text: string): { tables: TableRef[]
   return { tables, complete };
 }
 
-/** The names of a SELECT, INSERT, UPDATE or DELETE (kind undefined: the statement comes from a control, read the columns as a select list). */
+/** The names of a SELECT, INSERT, UPDATE, DELETE or UPSERT (kind undefined: the statement comes from a control, read the columns as a select list). */
 export function statementNames(
   dialect: Dialect,
   s: { SQL_TABLE: string; SQL_COLUMNS: string; SQL_JOIN: string; SQL_GROUPBY: string; SQL_ORDERBY: string },
@@ -79,7 +79,8 @@ export function statementNames(
 ): StatementNames {
   const names: StatementNames = { joins: [], joinsComplete: true, columns: [], stars: [] };
   if (s.SQL_TABLE.trim() !== '') names.table = parseTable(s.SQL_TABLE);
-  if (kind === 'insert' || kind === 'update') {
+  // an UPSERT's key columns are among its columns (statement.ts checks that), so these cover them
+  if (kind === 'insert' || kind === 'update' || kind === 'upsert') {
     for (const name of parsePlainColumns(s.SQL_COLUMNS)) names.columns.push({ param: 'SQL_COLUMNS', column: { name } });
     return names;
   }

@@ -22,7 +22,7 @@ import { BadInputError, ConfigError, ForbiddenError, TooLargeError, describeErro
 import type { Message } from '../../protocol/message.js';
 import type { Dialect } from './dialect.js';
 import { lexOptions } from './dialect.js';
-import { quoteGroupBy, quoteOrderBy, quoteSelectColumns, quoteTable } from './identifiers.js';
+import { quoteGroupBy, quoteOrderBy, quotePlainColumns, quoteSelectColumns, quoteTable } from './identifiers.js';
 import type { NameChecker } from './name-check.js';
 import { AllowList, RefusedNameError, checkConfigured } from './name-check.js';
 import type { StatementNames } from './names.js';
@@ -67,6 +67,7 @@ export class Planner {
     private readonly checker?: NameChecker,
   ) {
     this.params = config.SQL_RAWMODE ? RAW_PARAMS : STATEMENT_PARAMS;
+    checkRowsSettings(config);
     for (const p of this.params) {
       const control = config[`${p}_CTRL`].trim();
       if (control !== '') this.controls.push([control, p]);
@@ -179,8 +180,11 @@ export class Planner {
   }
 
   private build(s: Record<Overridable, string>): Planned {
-    if (!this.config.SQL_RAWMODE) return buildStatement(this.dialect, s as StatementSettings);
-    return this.config.SQL_RAWTRANSACTION ? buildRawTransaction(this.dialect, s as RawSettings) : buildRaw(this.dialect, s as RawSettings);
+    if (this.config.SQL_RAWMODE) return this.config.SQL_RAWTRANSACTION ? buildRawTransaction(this.dialect, s as RawSettings) : buildRaw(this.dialect, s as RawSettings);
+    const plan = buildStatement(this.dialect, { ...(s as StatementSettings), SQL_KEYCOLUMNS: this.config.SQL_KEYCOLUMNS });
+    // a batch writes rows: the statement a control picks must be one that does
+    if (this.config.SQL_BATCH && !plan.rows) throw new SettingError('SQL_STATEMENT', `SQL_BATCH=true writes rows with INSERT or UPSERT, not ${plan.kind.toUpperCase()}`);
+    return plan;
   }
 
   private missingMessage(): string {
@@ -196,7 +200,7 @@ export class Planner {
     try {
       if (!incomplete) return this.build(this.settings());
       if (completingControl.trim() === '') {
-        throw new ConfigError(c.SQL_RAWMODE ? 'raw mode needs SQL_RAWVALUE (or SQL_RAWVALUE_CTRL)' : 'SQL_STATEMENT is required: SELECT, INSERT, UPDATE or DELETE (or SQL_STATEMENT_CTRL, or SQL_RAWMODE=true)');
+        throw new ConfigError(c.SQL_RAWMODE ? 'raw mode needs SQL_RAWVALUE (or SQL_RAWVALUE_CTRL)' : 'SQL_STATEMENT is required: SELECT, INSERT, UPDATE, DELETE or UPSERT (or SQL_STATEMENT_CTRL, or SQL_RAWMODE=true)');
       }
       this.checkPieces();
       return undefined;
@@ -227,6 +231,20 @@ export class Planner {
     check('SQL_COLUMNS', c.SQL_COLUMNS, (v) => quoteSelectColumns(d, v));
     check('SQL_GROUPBY', c.SQL_GROUPBY, (v) => quoteGroupBy(d, v));
     check('SQL_ORDERBY', c.SQL_ORDERBY, (v) => quoteOrderBy(d, v));
+    check('SQL_KEYCOLUMNS', c.SQL_KEYCOLUMNS, (v) => quotePlainColumns(d, v));
     for (const p of ['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING'] as const) check(p, c[p], (v) => parseClause(v, lexOptions(d)));
+  }
+}
+
+/**
+ * The parameters of multi-row writes that no statement can make right: SQL_BATCH in raw mode, and
+ * SQL_KEYCOLUMNS beside a configured statement other than UPSERT (most likely a mistyped
+ * SQL_STATEMENT). A configured SQL_BATCH statement other than INSERT or UPSERT fails in `build`.
+ */
+function checkRowsSettings(c: SqlConfig): void {
+  if (c.SQL_BATCH && c.SQL_RAWMODE) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_RAWMODE');
+  const statement = c.SQL_STATEMENT.trim().toLowerCase();
+  if (c.SQL_KEYCOLUMNS.trim() !== '' && !c.SQL_RAWMODE && statement !== '' && statement !== 'upsert' && c.SQL_STATEMENT_CTRL.trim() === '') {
+    throw new ConfigError(`SQL_KEYCOLUMNS: key columns are for SQL_STATEMENT UPSERT, and the statement is ${c.SQL_STATEMENT.trim().toUpperCase()}`);
   }
 }

@@ -42,6 +42,8 @@ export interface TransactionPlan {
   params: ParamSource[];
   /** Raw SQL names no tables the catalog check could read. */
   names?: undefined;
+  /** Not a multi-row write (batch.ts). */
+  rows?: undefined;
 }
 
 /** First words of statements that answer rows; `(` lets a parenthesised SELECT count. */

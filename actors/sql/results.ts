@@ -4,7 +4,9 @@
  * ISO 8601, binary as base64, JSON values as JSON text), plus `rowcount`; List holds the rows as
  * objects with native JSON types (null kept, dates as ISO strings, binary as base64, integers
  * beyond 2^53 as strings) so they survive the NATS wire unchanged. Writes: Data `affected`, and
- * `insertid` where the engine reports one (MySQL/MariaDB AUTO_INCREMENT, SQLite rowid).
+ * `insertid` where the engine reports one (MySQL/MariaDB AUTO_INCREMENT, SQLite rowid). Multi-row
+ * writes (SQL_BATCH, UPSERT): `affected`, and for an UPSERT `inserted` and `updated` where the engine
+ * tells them apart (rows.ts).
  */
 import { isForbiddenKey } from '../../protocol/message.js';
 import type { Result, ValueMap } from '../../protocol/message.js';
@@ -65,4 +67,22 @@ export function writeResult(affected: number, insertId?: number | string): Resul
   data.affected = [String(affected)];
   if (insertId !== undefined) data.insertid = [String(insertId)];
   return success(data, []);
+}
+
+/** The Result of the statements of one multi-row write: their rows summed; counts only if every statement gave them. */
+export function rowsWrittenResult(outcomes: readonly { affected: number; inserted?: number; updated?: number }[]): Result {
+  let affected = 0;
+  let inserted: number | undefined = 0;
+  let updated: number | undefined = 0;
+  for (const o of outcomes) {
+    affected += o.affected;
+    inserted = inserted === undefined || o.inserted === undefined ? undefined : inserted + o.inserted;
+    updated = updated === undefined || o.updated === undefined ? undefined : updated + o.updated;
+  }
+  const result = writeResult(affected);
+  if (outcomes.length > 0 && inserted !== undefined && updated !== undefined) {
+    result.Data.inserted = [String(inserted)];
+    result.Data.updated = [String(updated)];
+  }
+  return result;
 }

@@ -1,9 +1,10 @@
 /**
  * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
  * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to
- * OUTPUTCHANNEL. Values are always bound parameters; identifiers are validated, quoted and checked
- * against the database's catalog (at start, after SQL_INITFILE; for overrides before they first
- * run); results are shaped by results.ts (docs/ARCHITECTURE.md, Result shapes). A poll-mode
+ * OUTPUTCHANNEL. Beyond the spec, UPSERT, and with SQL_BATCH the many rows of one message written
+ * all or none (rows.ts, batch.ts, transaction.ts). Values are always bound parameters; identifiers
+ * are validated, quoted and checked against the database's catalog (at start, after SQL_INITFILE;
+ * for overrides before they first run); results are shaped by results.ts (docs/ARCHITECTURE.md, Result shapes). A poll-mode
  * instance only polls: it does not listen on a channel.
  *
  * The database may be down at start or go away later: the service stays up, answers 502 with the
@@ -23,7 +24,7 @@ import type { Answer, Handler } from '../service/serve.js';
 import { serve } from '../service/serve.js';
 import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
-import type { Outcome } from './database.js';
+import type { Outcome, WriteOutcome } from './database.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
 import { NameChecker, checkConfigured } from './name-check.js';
@@ -33,8 +34,11 @@ import { pollerPlans } from './poll-plans.js';
 import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
 import { bindValues, displaySql } from './placeholders.js';
+import type { RowsChunk } from './batch.js';
+import { rowsChunks } from './batch.js';
 import { transactionResult } from './raw-transaction.js';
-import { rowsResult, writeResult } from './results.js';
+import { rowsResult, rowsWrittenResult, writeResult } from './results.js';
+import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
 
 /**
@@ -95,6 +99,7 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   try {
     if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
     if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+    if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
     else planner = new Planner(c, db.dialect, checker);
     const first = pollPlans?.first;
@@ -130,6 +135,11 @@ function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: Retur
 }
 
 /** The Result of one statement. */
+/** A multi-row write's statement outcome as a write (a statement that answered rows wrote none). */
+function writtenOf(outcome: Outcome): WriteOutcome {
+  return 'affected' in outcome ? outcome : { affected: 0 };
+}
+
 function outcomeResult(outcome: Outcome): Result {
   return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
 }
@@ -161,15 +171,34 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     }
   };
 
+  const c = ctx.config;
+  // the statements of a multi-row write (SQL_BATCH, or an UPSERT): one is atomic by itself, several
+  // run as one transaction (transaction.ts: on SQLite with the shared connection to themselves)
+  const writeRows = (kind: PlanKind, chunks: RowsChunk[], answer: Answer): void => {
+    if (chunks.length === 0) return answer.result(rowsWrittenResult([]));
+    const written = (error: Error | undefined, outcomes: Outcome[] | undefined): void => (error ? answer.error(error) : answer.result(rowsWrittenResult(outcomes!.map(writtenOf))));
+    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => written(error, outcome && [outcome]));
+    const total = chunks.reduce((n, chunk) => n + chunk.rows, 0);
+    let first = 1;
+    const steps = chunks.map((chunk) => {
+      const label = `rows ${first}-${first + chunk.rows - 1} of ${total}`;
+      first += chunk.rows;
+      return { kind, sql: chunk.sql, bind: chunk.bind, label };
+    });
+    db.transaction(steps, written);
+  };
+
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
   const handle: Handler = ({ message }, answer: Answer): void => {
     let plan: Planned;
     let bind: Record<string, unknown> | undefined;
     let steps: TransactionStep[] | undefined;
+    let chunks: RowsChunk[] | undefined;
     try {
       plan = planner.planFor(message);
       // every statement of a transaction binds its own placeholders; a missing value fails before BEGIN
       if (plan.kind === 'transaction') steps = plan.statements.map((st) => ({ kind: st.kind, sql: st.sql, bind: bindValues(st.params, message.Data) }));
+      else if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert')) chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });
       else bind = bindValues(plan.params, message.Data);
     } catch (e) {
       return answer.error(e);
@@ -177,6 +206,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     const submit = (): void => {
       try {
         if (plan.kind === 'transaction') return db.transaction(steps!, (error, outcomes) => reply(answer, error, outcomes, transactionResult));
+        if (chunks) return writeRows(plan.kind, chunks, answer);
         db.submit(plan.kind, plan.sql, bind!, (error, outcome) => reply(answer, error, outcome, outcomeResult));
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
@@ -204,7 +234,8 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
   const configured = planner.configured;
-  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}`);
+  const batch = c.SQL_BATCH && configured?.rows ? `; SQL_BATCH: up to ${c.SQL_MAXBATCH} rows a message, ${configured.rows.maxRows} a statement` : '';
+  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}${batch}`);
   return running;
 }
 

@@ -12,6 +12,7 @@ import type { StatementNames } from './names.js';
 import { statementNames } from './names.js';
 import type { Clause, ParamSource } from './placeholders.js';
 import { PLACEHOLDER_NAME, StatementText, parseClause } from './placeholders.js';
+import { RowsStatement } from './rows.js';
 import { describeError } from '../../protocol/errors.js';
 
 import { STATEMENTS } from './names.js';
@@ -36,6 +37,8 @@ export interface StatementSettings {
   SQL_ORDERBY: string;
   SQL_LIMIT: string;
   SQL_OFFSET: string;
+  /** UPSERT's key columns (not overridable by a control; absent = none). */
+  SQL_KEYCOLUMNS?: string;
 }
 
 export interface RawSettings {
@@ -50,6 +53,8 @@ export interface Plan {
   params: ParamSource[];
   /** The tables and columns it names (not for raw SQL), checked against the catalog before it runs. */
   names?: StatementNames;
+  /** INSERT and UPSERT: the statement for any number of rows (SQL_BATCH; an UPSERT always runs as one). */
+  rows?: RowsStatement;
 }
 
 /** A configuration error in one parameter (a ConfigError at start, a 400 for a control override). */
@@ -74,7 +79,7 @@ function at<T>(param: string, f: () => T): T {
 /** The statement kind of a SQL_STATEMENT value (any case). */
 export function statementKind(value: string): StatementKind {
   const kind = value.trim().toLowerCase();
-  if (!(STATEMENTS as readonly string[]).includes(kind)) throw new SettingError('SQL_STATEMENT', `'${value}' is not one of SELECT, INSERT, UPDATE, DELETE`);
+  if (!(STATEMENTS as readonly string[]).includes(kind)) throw new SettingError('SQL_STATEMENT', `'${value}' is not one of SELECT, INSERT, UPDATE, DELETE, UPSERT`);
   return kind as StatementKind;
 }
 
@@ -160,16 +165,23 @@ function valueNames(s: StatementSettings, columns: number): string[] {
   });
 }
 
-/** Builds a SELECT, INSERT, UPDATE or DELETE. */
+/** Builds a SELECT, INSERT, UPDATE, DELETE or UPSERT. */
 export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?: Tracking): Plan {
   const kind = statementKind(s.SQL_STATEMENT);
   const st = new StatementText();
+  let rows: RowsStatement | undefined;
   if (kind === 'select') {
     buildSelect(dialect, s, st, tracking);
-  } else if (kind === 'insert') {
+  } else if (kind === 'insert' || kind === 'upsert') {
     const table = at('SQL_TABLE', () => quoteTable(dialect, s.SQL_TABLE));
     const columns = at('SQL_COLUMNS', () => quotePlainColumns(dialect, s.SQL_COLUMNS));
     const names = valueNames(s, columns.quoted.length);
+    rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, s.SQL_TABLE, columns.names, names, s.SQL_KEYCOLUMNS));
+    if (kind === 'upsert') {
+      // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
+      const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));
+      return { kind, sql: rows.sql(1), params, names: statementNames(dialect, s, kind), rows };
+    }
     st.text(`INSERT INTO ${table} (${columns.quoted.join(', ')}) VALUES (`);
     names.forEach((n, i) => {
       if (i > 0) st.text(', ');
@@ -192,7 +204,9 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     const where = clauseOf(dialect, 'SQL_WHERE', s.SQL_WHERE, 'WHERE');
     if (where) st.text(' WHERE ').clause(where, 'SQL_WHERE');
   }
-  return { kind, sql: st.build(), params: st.params, names: statementNames(dialect, s, kind, tracking?.column) };
+  const plan: Plan = { kind, sql: st.build(), params: st.params, names: statementNames(dialect, s, kind, tracking?.column) };
+  if (rows) plan.rows = rows;
+  return plan;
 }
 
 /** The SQL_RAWACTION value as a plan kind. */

@@ -1,5 +1,6 @@
 /**
- * Runs the statements of a raw transaction (SQL_RAWTRANSACTION) on one connection, all or nothing:
+ * Runs the statements of a raw transaction (SQL_RAWTRANSACTION), or the statements a SQL_BATCH message's
+ * rows are cut into (batch.ts), on one connection, all or nothing:
  * BEGIN, each statement in order with its own bound values, COMMIT — and ROLLBACK on any failure,
  * which is answered naming the statement ("statement 2 of 3: …") with the Code its error maps to.
  *
@@ -20,16 +21,18 @@ import { QueryTypes } from 'sequelize';
 import { TimeoutError } from '../../protocol/errors.js';
 import type { Deadlines } from '../shared/deadlines.js';
 import type { DatabaseOptions } from './connection-options.js';
-import type { Outcome } from './database.js';
+import type { Bind, Outcome } from './database.js';
 import { mapDbError, namingStatement } from './db-errors.js';
 import type { Dialect } from './dialect.js';
 import type { PlanKind } from './statement.js';
 
-/** One statement of a transaction: its text (with `$pN` markers), how it is read, its bound values. */
+/** One statement of a transaction: its text, how it is read, its bound values (by name, or by position for a batch's rows). */
 export interface TransactionStep {
   kind: PlanKind;
   sql: string;
-  bind: Record<string, unknown>;
+  bind: Bind;
+  /** What a failure names (default `statement i of n`; a batch's statement names its rows). */
+  label?: string;
 }
 
 /** Told how a transaction ended: the failure with its Code, or what each statement produced. */
@@ -98,7 +101,7 @@ export class TransactionRunner {
           outcomes.push(await session.query(steps[i]!, i > 0 && ms > 0 ? endsAt - Date.now() : undefined));
         } catch (e) {
           const error = mapDbError(e, this.dialect, this.options);
-          answer(error instanceof TimeoutError ? this.timedOut(error) : namingStatement(error, `statement ${i + 1} of ${steps.length}: `));
+          answer(error instanceof TimeoutError ? this.timedOut(error) : namingStatement(error, `${steps[i]!.label ?? `statement ${i + 1} of ${steps.length}`}: `));
           return;
         } finally {
           running = false;

@@ -194,6 +194,14 @@ describe('hivenode CLI', function () {
     expect(listed.sort()).to.deep.equal([...COMMANDS].sort());
   });
 
+  it('SQL_BATCH and UPSERT settings no message can make right are one line at start; exit 2', () => {
+    const sql = ['sql', '-SQL_TABLE=t', '-SQL_COLUMNS=id,name', '-SQL_VALUEPARAMS=a,b'];
+    expectOneLineRefusal(run([...sql, '-SQL_STATEMENT=upsert']), 'SQL_KEYCOLUMNS: UPSERT needs the key columns that identify a row');
+    expectOneLineRefusal(run([...sql, '-SQL_STATEMENT=upsert', '-SQL_KEYCOLUMNS=uid']), "SQL_KEYCOLUMNS: 'uid' is not among the columns of SQL_COLUMNS (id, name)");
+    expectOneLineRefusal(run([...sql, '-SQL_STATEMENT=select', '-SQL_BATCH=true']), 'SQL_STATEMENT: SQL_BATCH=true writes rows with INSERT or UPSERT, not SELECT');
+    expectOneLineRefusal(run([...sql, '-SQL_STATEMENT=select', '-SQL_BATCH=true', '-SQL_POLLMODE=true']), 'SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE');
+  });
+
   it("params sql shows SQL_PORT's default per engine", () => {
     const r = run(['params', 'sql']);
     expect(r.status).to.equal(0);

@@ -5,7 +5,6 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { Sequelize } from 'sequelize';
 import { Catalog, columnsQuery } from '../../../actors/sql/catalog.js';
 import { databaseOptions } from '../../../actors/sql/connection-options.js';
 import { Database } from '../../../actors/sql/database.js';
@@ -20,6 +19,7 @@ import { SQL_PARAMS } from '../../../config/sql.js';
 import { BadInputError, ConfigError } from '../../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
+import { formatBind } from './driver-format.js';
 
 function config(values: Record<string, string>): SqlConfig {
   return compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: Object.entries(values) }]).values;
@@ -133,11 +133,7 @@ describe('sql names checked against the catalog (SQLite)', () => {
 });
 
 describe('sql catalog queries of every engine (SQL Server and Oracle generated only, not run)', () => {
-  function driverView(dialect: Dialect, q: { sql: string; bind: Record<string, unknown> }): [string, unknown] {
-    const seq = new Sequelize({ dialect, logging: false });
-    const Query = ((seq as unknown as { dialect: unknown }).dialect as { Query: { formatBindParameters(sql: string, v: unknown, d: string): [string, unknown] } }).Query;
-    return Query.formatBindParameters(q.sql, q.bind, dialect);
-  }
+  const driverView = (dialect: Dialect, q: { sql: string; bind: Record<string, unknown> }): [string, unknown] => formatBind(dialect, q.sql, q.bind);
 
   it('binds the table (and schema) as values, never as text', () => {
     expect(driverView('postgres', columnsQuery('postgres', { schema: 'public', name: 'users' }))).to.deep.equal([

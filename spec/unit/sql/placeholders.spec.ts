@@ -1,21 +1,14 @@
 import { expect } from 'chai';
-import { Sequelize } from 'sequelize';
 import { lexOptions } from '../../../actors/sql/dialect.js';
 import type { Dialect } from '../../../actors/sql/dialect.js';
 import { splitStatements } from '../../../actors/sql/lexer.js';
 import { StatementText, bindValues, displaySql, escapeDollars, parseClause } from '../../../actors/sql/placeholders.js';
 import { BadInputError } from '../../../protocol/errors.js';
 import { mapOf } from '../../../protocol/message.js';
+import { formatBind } from './driver-format.js';
 
 const PG = lexOptions('postgres');
 const DIALECTS: Dialect[] = ['postgres', 'mysql', 'mssql', 'oracle', 'sqlite'];
-
-/** Sequelize's own bind rewriting for a dialect, constructed without connecting. */
-function formatBind(dialect: Dialect, sql: string, bind: Record<string, unknown>): [string, unknown] {
-  const s = new Sequelize({ dialect, logging: false });
-  const Query = ((s as unknown as { dialect: unknown }).dialect as { Query: { formatBindParameters(sql: string, v: unknown, d: string): [string, unknown] } }).Query;
-  return Query.formatBindParameters(sql, bind, dialect);
-}
 
 describe('sql placeholders', () => {
   it('finds {{ name }} with or without spaces, several and repeated', () => {

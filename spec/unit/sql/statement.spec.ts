@@ -5,7 +5,6 @@
  * for SQL Server tedious's own parameter validation. They are NOT run against a live server.
  */
 import { expect } from 'chai';
-import { Sequelize } from 'sequelize';
 import { Request, TYPES } from 'tedious';
 import type { Dialect } from '../../../actors/sql/dialect.js';
 import { bindValues } from '../../../actors/sql/placeholders.js';
@@ -13,6 +12,7 @@ import type { Plan, StatementSettings } from '../../../actors/sql/statement.js';
 import { buildRaw, buildStatement } from '../../../actors/sql/statement.js';
 import { mapOf } from '../../../protocol/message.js';
 import type { ValueMap } from '../../../protocol/message.js';
+import { formatBind } from './driver-format.js';
 
 const EMPTY: StatementSettings = {
   SQL_STATEMENT: '',
@@ -31,9 +31,7 @@ const s = (over: Partial<StatementSettings>): StatementSettings => ({ ...EMPTY, 
 
 /** What the driver receives: Sequelize's formatBindParameters for the dialect, no connection made. */
 function driverView(dialect: Dialect, plan: Plan, data: ValueMap): [string, unknown] {
-  const seq = new Sequelize({ dialect, logging: false });
-  const Query = ((seq as unknown as { dialect: unknown }).dialect as { Query: { formatBindParameters(sql: string, v: unknown, d: string): [string, unknown] } }).Query;
-  return Query.formatBindParameters(plan.sql, bindValues(plan.params, data), dialect);
+  return formatBind(dialect, plan.sql, bindValues(plan.params, data));
 }
 
 const SELECT = s({
