@@ -8,9 +8,9 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { prng } from '../prng.js';
 import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import { awaitDrain, enqueueAll, expectNoneMissing, killWhileDelivering } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest } from './record.js';
@@ -58,23 +58,10 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       expect(scheduled.Code, JSON.stringify(scheduled)).to.equal(200);
 
       // an entry counts only once its 200 (stored and fsynced) answer came back
-      const pool = new Pool(`http://127.0.0.1:${node.port}`, { connections: 32 });
       const firstKey = new Map<string, string>();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 32 }, async () => {
-          while (next < ENTRIES) {
-            const n = next++;
-            const i = String(n);
-            const headers: Record<string, string> = { 'idempotency-key': `entry-${i}`, ...(n % 10 === 0 ? { delay: '1s' } : {}) };
-            const res = await pool.request({ path: '/queue/action', method: 'POST', headers, body: JSON.stringify({ i: [i], g: [String(n % GROUPS)] }) });
-            const answer = (await res.body.json()) as Answer;
-            // a new entry answers its key in `keys`, a duplicate (none here: every key is new) in `key`
-            if (answer.Code === 200) firstKey.set(i, (answer.Data.keys ?? answer.Data.key)![0]!);
-          }
-        }),
-      );
-      await pool.close();
+      const enqueue = (n: number) => ({ headers: { 'idempotency-key': `entry-${n}`, ...(n % 10 === 0 ? { delay: '1s' } : {}) }, data: { i: [String(n)], g: [String(n % GROUPS)] } });
+      // a new entry answers its key in `keys`, a duplicate (none here: every key is new) in `key`
+      await enqueueAll<Answer>(node.port, ENTRIES, enqueue, (n, answer) => firstKey.set(String(n), (answer.Data.keys ?? answer.Data.key)![0]!));
       figures['entries acknowledged'] = firstKey.size;
       expect(firstKey.size).to.equal(ENTRIES);
 
@@ -94,25 +81,9 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
           repeats++;
         }
       };
-      const killedMidway: number[] = [];
-      for (let k = 0; k < KILLS; k++) {
-        await repeat(node.port);
-        await resume(node.port);
-        await sleep(150 + Math.floor(rnd() * 250));
-        const before = new Set(delivered()).size;
-        await node.kill('SIGKILL');
-        if (before > 0 && before < ENTRIES) killedMidway.push(before);
-        node = await startNodeProcess(file);
-      }
-      await repeat(node.port);
-      await resume(node.port);
-      figures['kills that hit delivery midway'] = killedMidway.length;
+      node = await killWhileDelivering(node, { file, kills: KILLS, entries: ENTRIES, rnd, delivered, resume, beforeResume: repeat, started: (n) => (node = n) }, figures);
       figures['repeated keys answered as duplicates'] = repeats;
-      expect(killedMidway.length, 'kills that hit the node while it was delivering').to.be.greaterThan(0);
-      const drainBegan = Date.now();
-      const deadline = drainBegan + byScale(120_000, 600_000);
-      while (new Set(delivered()).size < firstKey.size && Date.now() < deadline) await sleep(200);
-      figures['drain after the last restart (s)'] = Math.round((Date.now() - drainBegan) / 100) / 10;
+      await awaitDrain(delivered, firstKey.size, figures);
       // the schedule outlived every kill: it is still listed and still fires
       const ticksBefore = recorded(record).filter((r) => r.message.Data.tick).length;
       const listed = await post(node.port, { command: 'schedules' }, {});
@@ -124,13 +95,7 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       await node.kill('SIGTERM');
       node = undefined;
 
-      const all = delivered();
-      const unique = new Set(all);
-      const missing = [...firstKey.keys()].filter((i) => !unique.has(i));
-      figures['delivered (unique)'] = unique.size;
-      figures['duplicate deliveries'] = all.length - unique.size;
-      figures['missing'] = missing.length;
-      expect(missing).to.deep.equal([]);
+      expectNoneMissing(delivered(), firstKey.keys(), figures);
     },
   );
 });

@@ -7,9 +7,9 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { prng } from '../prng.js';
-import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import { recorded, tempDir } from '../integration/queue/helpers.js';
+import { awaitDrain, enqueueAll, expectNoneMissing, killWhileDelivering } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest } from './record.js';
@@ -40,19 +40,8 @@ describe('reliability: crash loops (queue under SIGKILL)', function () {
       ]);
       node = await startNodeProcess(file);
       // an entry counts only once its 200 (stored and fsynced) answer came back
-      const pool = new Pool(`http://127.0.0.1:${node.port}`, { connections: 32 });
       const acknowledged = new Set<string>();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 32 }, async () => {
-          while (next < ENTRIES) {
-            const i = String(next++);
-            const res = await pool.request({ path: '/queue/action', method: 'POST', body: JSON.stringify({ i: [i] }) });
-            if (((await res.body.json()) as { Code: number }).Code === 200) acknowledged.add(i);
-          }
-        }),
-      );
-      await pool.close();
+      await enqueueAll(node.port, ENTRIES, (n) => ({ data: { i: [String(n)] } }), (n) => acknowledged.add(String(n)));
       figures['entries acknowledged'] = acknowledged.size;
       expect(acknowledged.size).to.equal(ENTRIES);
 
@@ -62,32 +51,11 @@ describe('reliability: crash loops (queue under SIGKILL)', function () {
         const res = await fetch(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { command: 'resume' }, body: '{}' });
         expect(res.status).to.equal(200);
       };
-      const killedMidway: number[] = [];
-      for (let k = 0; k < KILLS; k++) {
-        await resume(node.port);
-        await sleep(150 + Math.floor(rnd() * 250));
-        const before = new Set(delivered()).size;
-        await node.kill('SIGKILL');
-        if (before > 0 && before < ENTRIES) killedMidway.push(before);
-        node = await startNodeProcess(file);
-      }
-      await resume(node.port);
-      figures['kills that hit delivery midway'] = killedMidway.length;
-      expect(killedMidway.length, 'kills that hit the node while it was delivering').to.be.greaterThan(0);
-      const drainBegan = Date.now();
-      const deadline = drainBegan + byScale(120_000, 600_000);
-      while (new Set(delivered()).size < acknowledged.size && Date.now() < deadline) await sleep(200);
-      figures['drain after the last restart (s)'] = Math.round((Date.now() - drainBegan) / 100) / 10;
+      node = await killWhileDelivering(node, { file, kills: KILLS, entries: ENTRIES, rnd, delivered, resume, started: (n) => (node = n) }, figures);
+      await awaitDrain(delivered, acknowledged.size, figures);
       await node.kill('SIGTERM');
       node = undefined;
-
-      const all = delivered();
-      const unique = new Set(all);
-      const missing = [...acknowledged].filter((i) => !unique.has(i));
-      figures['delivered (unique)'] = unique.size;
-      figures['duplicate deliveries'] = all.length - unique.size;
-      figures['missing'] = missing.length;
-      expect(missing).to.deep.equal([]);
+      expectNoneMissing(delivered(), acknowledged, figures);
     },
   );
 });
