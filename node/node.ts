@@ -9,7 +9,7 @@ import { spawnBridge } from '../actors/hive/bridge.js';
 import { MemoryTransport } from '../actors/hive/memory.js';
 import { NatsTransport } from '../actors/hive/nats.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
-import { isValidChannel } from '../actors/hive/transport.js';
+import { CHANNEL_RULE, isValidChannel } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
 import type { Layer } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
@@ -147,7 +147,7 @@ export class HiveNode {
     const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
     // checked here, not when the bridge subscribes: a bad name is the user's, so one line and exit 2, no stack
     if (info.defaultInputChannel !== '' && !isValidChannel(inputChannel)) {
-      throw new ConfigError(`${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: use 1 to 200 of A-Z a-z 0-9 _ -`);
+      throw new ConfigError(`${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: ${CHANNEL_RULE}`);
     }
     const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets, ...(logStream ? { stream: logStream } : {}) }).child({ service: name });
     const supervisor = this.runtime.spawn<undefined, never>(nodeActor, {

@@ -84,6 +84,9 @@ export interface TemplateBucket {
 
 const CHANNEL = /^[A-Za-z0-9_-]{1,200}$/;
 
+/** What a channel name may be, for the messages that refuse one. */
+export const CHANNEL_RULE = 'use 1 to 200 of A-Z a-z 0-9 _ -';
+
 /** Channel names are `[A-Za-z0-9_-]{1,200}`: they become NATS subjects. */
 export function isValidChannel(channel: string): boolean {
   return CHANNEL.test(channel);
@@ -92,7 +95,7 @@ export function isValidChannel(channel: string): boolean {
 /** A channel name as a message gives it: anything but a valid name is Code 400. */
 export function validateChannel(channel: string): string {
   if (!isValidChannel(channel)) {
-    throw new BadInputError(`channel '${channel.slice(0, 80)}' is not valid: use 1 to 200 of A-Z a-z 0-9 _ -`);
+    throw new BadInputError(`channel '${channel.slice(0, 80)}' is not valid: ${CHANNEL_RULE}`);
   }
   return channel;
 }

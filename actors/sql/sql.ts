@@ -176,8 +176,8 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   // run as one transaction (transaction.ts: on SQLite with the shared connection to themselves)
   const writeRows = (kind: PlanKind, chunks: RowsChunk[], answer: Answer): void => {
     if (chunks.length === 0) return answer.result(rowsWrittenResult([]));
-    const written = (error: Error | undefined, outcomes: Outcome[] | undefined): void => (error ? answer.error(error) : answer.result(rowsWrittenResult(outcomes!.map(writtenOf))));
-    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => written(error, outcome && [outcome]));
+    const written = (outcomes: Outcome[]): Result => rowsWrittenResult(outcomes.map(writtenOf));
+    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => reply(answer, error, outcome && [outcome], written));
     const total = chunks.reduce((n, chunk) => n + chunk.rows, 0);
     let first = 1;
     const steps = chunks.map((chunk) => {
@@ -185,7 +185,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
       first += chunk.rows;
       return { kind, sql: chunk.sql, bind: chunk.bind, label };
     });
-    db.transaction(steps, written);
+    db.transaction(steps, (error, outcomes) => reply(answer, error, outcomes, written));
   };
 
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
