@@ -113,14 +113,15 @@ export class DedupKeys {
    */
   plan(messages: Message[], now: number): AddPlan {
     const plan: AddPlan = { fresh: [], order: [] };
-    const inThisAdd = new Set<string>();
+    // made at the first key: most adds carry none, and this runs for every add
+    let inThisAdd: Set<string> | undefined;
     for (const message of messages) {
       const key = this.enabled ? idempotencyKeyOf(message.Control) : undefined;
-      if (key !== undefined && (inThisAdd.has(key) || this.lookup(key, now))) {
+      if (key !== undefined && (inThisAdd?.has(key) || this.lookup(key, now))) {
         plan.order.push(key);
         continue;
       }
-      if (key !== undefined) inThisAdd.add(key);
+      if (key !== undefined) (inThisAdd ??= new Set()).add(key);
       plan.order.push(plan.fresh.length);
       plan.fresh.push({ message, key });
     }
