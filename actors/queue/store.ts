@@ -15,8 +15,7 @@ import type { Logger } from '../shared/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { makeDirectory } from '../shared/make-directory.js';
 import { StoreLock } from './store-lock.js';
-import type { KeepOp, KeptEntries, KeptState, UnkeepOp } from './kept.js';
-import { MemoryKept } from './memory-kept.js';
+import type { KeepOp, KeptEntries, UnkeepOp } from './kept.js';
 import { KEPT_SCHEMA, SqliteKept, keptStatement } from './kept-sql.js';
 import { all, integer, literal } from './sqlite-text.js';
 
@@ -75,34 +74,6 @@ export interface QueueStore {
   close(): Promise<void>;
   /** The kept entries (kept.ts): apart from the live ones, never loaded, read by filter. */
   readonly kept: KeptEntries;
-}
-
-/** PersistPath '' keeps entries in memory only (warned at start); schedules outlive a restart of the queue actor, not of the process. */
-export class MemoryStore implements QueueStore {
-  readonly durable = false;
-  private readonly schedules = new Map<string, string>();
-  /** Kept entries must be readable (fetch, list, replay), so they are held here, bounded by `capacity`. */
-  readonly kept: MemoryKept;
-  constructor(capacity = Number.MAX_SAFE_INTEGER, log?: Logger, onEvicted: (state: KeptState) => void = () => undefined) {
-    this.kept = new MemoryKept(capacity, log, onEvicted);
-  }
-  async load(): Promise<Map<string, string>> {
-    return new Map();
-  }
-  async loadSeen(): Promise<SeenRow[]> {
-    return [];
-  }
-  async loadSchedules(): Promise<ScheduleRow[]> {
-    return [...this.schedules].map(([name, doc]) => ({ name, doc }));
-  }
-  async write(ops: StoreOp[]): Promise<void> {
-    for (const op of ops) {
-      if (op.type === 'put-schedule') this.schedules.set(op.name, op.doc);
-      else if (op.type === 'remove-schedule') this.schedules.delete(op.name);
-      else if (op.type === 'keep' || op.type === 'unkeep') this.kept.apply(op);
-    }
-  }
-  async close(): Promise<void> {}
 }
 
 const SCHEMA = `
