@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (docs/ARCHITECTURE.md, Conventions). `make demo` and `make test`
 # are the two commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers clean chaos
+.PHONY: install build test lint demo bench servers clean chaos certs
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -28,6 +28,10 @@ bench: build
 
 chaos: install
 	bash scripts/chaos.sh
+
+# `make certs DIR=…` writes a local CA and certificates for the TLS examples (default ./certs)
+certs:
+	bash scripts/certs.sh $(DIR)
 
 servers:
 	bash scripts/servers.sh squid:squid

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== packages the tests need"
-bash scripts/servers.sh chromium:chromium wrk:wrk squid:squid
+bash scripts/servers.sh chromium:chromium wrk:wrk squid:squid openssl:openssl curl:curl
 bash scripts/sql-servers.sh
 export PATH="$PATH:/usr/sbin"
 # the tests talk to servers of their own on 127.0.0.1: a proxy set in this shell would reroute the HTTP
