@@ -16,6 +16,7 @@ function notes(p: ParamSpec, info: ServiceInfo): string {
   const n: string[] = [];
   if (p.mandatory) n.push('mandatory');
   if (p.secret) n.push('secret, file:// allowed');
+  if (p.watchedFile) n.push('re-read when the file changes');
   if (p.beyondSpec) n.push('beyond the spec');
   if (p.defaultBy) n.push(defaultsByText(p.defaultBy, info));
   if (p.name === 'INPUTCHANNEL' && info.defaultInputChannel) n.push(`fallback '${info.defaultInputChannel}'`);

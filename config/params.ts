@@ -40,6 +40,11 @@ export interface ParamSpec {
   readonly ctrl?: boolean;
   /** Masked in logs unless LOGSENSITIVE; `file://<path>` values are read from the file. */
   readonly secret?: boolean;
+  /**
+   * The value names a file the service reads itself and reads again when it changes (a TLS key or
+   * certificate): a secret's `file://<path>` then stays a path instead of being read once at start.
+   */
+  readonly watchedFile?: boolean;
   /** Accepted values of an Enum. */
   readonly values?: readonly string[];
   /** Unit of a plain number given for a Duration (the spec's seconds, unless stated). */

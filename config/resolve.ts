@@ -117,7 +117,7 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
     let text = given ? given.text : defaultText(p, values);
     const source = given ? given.source : 'default';
     if (p.secret && given) {
-      text = readSecret(text, p.name, source);
+      if (!p.watchedFile) text = readSecret(text, p.name, source);
       if (text !== '') secrets.push(text);
     }
     if (p.mandatory && text.trim() === '') throw new ConfigError(`${p.name} is mandatory for service ${kind} and was not given`);
