@@ -41,6 +41,7 @@ const SQL_OWN = [
   { name: 'SQL_ALLOWEDCOLUMNS', type: 'string', default: '', beyondSpec: true, description: "Columns that SQL_COLUMNS_CTRL, SQL_GROUPBY_CTRL and SQL_ORDERBY_CTRL overrides may name besides those of SQL_COLUMNS, SQL_GROUPBY and SQL_ORDERBY, comma-separated; '*' = every column of an allowed table, as when SQL_COLUMNS is empty or '*'. Others are answered 403." },
   { name: 'SQL_TRACKCOLUMN', type: 'string', default: '', beyondSpec: true, description: 'Poller: emit only rows whose value in this column is greater than the last one emitted (ordered by it).' },
   { name: 'SQL_STATEFILE', type: 'string', default: '', beyondSpec: true, description: "Poller: file remembering the last SQL_TRACKCOLUMN value across restarts ('' = memory only)." },
+  { name: 'SQL_POLLLEASE', type: 'duration', default: '10s', beyondSpec: true, description: "Poller on a NATS hive: the pollers of one NAME elect one active poller with a lease of this length in a JetStream KV bucket (renewed every third of it; a dead holder is replaced within two lease periods) and keep the last SQL_TRACKCOLUMN value there; '0' polls on every node. Not used on the embedded hive." },
   { name: 'SQL_INITFILE', type: 'string', default: '', beyondSpec: true, description: 'A .sql file run statement by statement at start (and again after a restart): write it idempotently, e.g. CREATE TABLE IF NOT EXISTS.' },
 ] as const satisfies ParamTable;
 

@@ -16,7 +16,7 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
-import type { DeliveryMode, HiveTransport, Listener, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type { DeliveryMode, HiveTransport, Listener, SharedBucket, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
 
@@ -222,6 +222,29 @@ export class NatsTransport implements HiveTransport {
       },
       remove: async (name) => {
         await kv.delete(name);
+      },
+    };
+  }
+
+  /** A shared bucket (JetStream KV, one value per key kept): compare-and-set writes answer undefined when they lose. */
+  async sharedBucket(name: string): Promise<SharedBucket> {
+    if (!this.nc) throw new Error('the NATS hive is not connected');
+    const kv = await new Kvm(this.nc).create(name, { history: 1 });
+    const lost = <T>(p: Promise<T>): Promise<T | undefined> =>
+      p.catch((e: unknown) => {
+        // JetStream refuses a write whose expected revision is not the key's (API error 10071)
+        if (/wrong last sequence|10071|key exists/i.test(describeError(e))) return undefined;
+        throw e;
+      });
+    return {
+      get: async (key) => {
+        const e = await kv.get(key);
+        return e && e.operation === 'PUT' ? { value: e.string(), revision: e.revision } : undefined;
+      },
+      create: (key, value) => lost(kv.create(key, value)),
+      update: (key, value, revision) => lost(kv.update(key, value, revision)),
+      remove: async (key, revision) => {
+        await lost(kv.delete(key, { previousSeq: revision }));
       },
     };
   }

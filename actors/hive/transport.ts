@@ -72,6 +72,30 @@ export interface HiveTransport {
   stats(): TransportStats;
   /** Where the transport keeps hive:// templates itself (NATS: a KV bucket); absent = the storage service. */
   templates?(channel: string): Promise<TemplateBucket>;
+  /** A key-value bucket shared by the nodes of the hive (NATS: JetStream KV); absent on the embedded hive. */
+  sharedBucket?(name: string): Promise<SharedBucket>;
+}
+
+/** A value of a shared bucket and its revision (each write of a key gives it a higher one). */
+export interface Revised {
+  value: string;
+  revision: number;
+}
+
+/**
+ * A key-value bucket shared by the nodes of one hive, with compare-and-set writes: what several
+ * nodes decide together (one active poller and its high-water mark: actors/sql/poller-lease.ts)
+ * is decided by which write the bucket accepted, never by clocks.
+ */
+export interface SharedBucket {
+  /** The key's value, or undefined when it has none (never written, or deleted). */
+  get(key: string): Promise<Revised | undefined>;
+  /** Writes a key that has no value; the new revision, or undefined when it has one. */
+  create(key: string, value: string): Promise<number | undefined>;
+  /** Writes a key still at `revision`; the new revision, or undefined when another write came first. */
+  update(key: string, value: string, revision: number): Promise<number | undefined>;
+  /** Deletes a key still at `revision` (nothing when another write came first). */
+  remove(key: string, revision: number): Promise<void>;
 }
 
 /** hive:// templates kept by the transport, in a bucket named after the template channel. */

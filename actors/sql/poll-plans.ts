@@ -15,7 +15,7 @@ import { TrackState } from './track-state.js';
 
 export interface PollPlans {
   first: Plan;
-  tracking?: { next: Plan; key: string; state: TrackState };
+  tracking?: { next: Plan; key: string; state: TrackState; column: string };
   /** A warning for the log (state file ignored, SQL_ORDERBY replaced). */
   note?: string;
 }
@@ -60,5 +60,5 @@ export function pollerPlans(c: SqlConfig, dialect: Dialect): PollPlans {
   if (!keys.includes('*') && !keys.includes(key)) throw new ConfigError(`SQL_TRACKCOLUMN: '${column}' must be one of the selected columns (SQL_COLUMNS) so its last value can be read`);
   const state = new TrackState(c.SQL_STATEFILE.trim(), column);
   const notes = [state.load(), c.SQL_ORDERBY.trim() !== '' ? `SQL_ORDERBY '${c.SQL_ORDERBY}' is replaced by the tracked column ${column} in poll mode` : undefined].filter((n): n is string => n !== undefined);
-  return { first, tracking: { next, key, state }, ...(notes.length ? { note: notes.join('; ') } : {}) };
+  return { first, tracking: { next, key, state, column }, ...(notes.length ? { note: notes.join('; ') } : {}) };
 }

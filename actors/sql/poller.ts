@@ -9,7 +9,8 @@
  * max(interval, 30 s) and is logged once when the outage begins and once when polling recovers —
  * not on every attempt. With SQL_TRACKCOLUMN only rows beyond the last emitted value are read and
  * emitted (nothing is emitted when there are none), and the value advances only once a listener
- * took the message.
+ * took the message. On a NATS hive the pollers of one NAME elect one active poller with a lease
+ * (poller-lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
  */
 import { makeMessage } from '../../protocol/message.js';
 import { describeError } from '../../protocol/errors.js';
@@ -19,7 +20,9 @@ import { InFlight } from '../service/serve.js';
 import type { Database } from './database.js';
 import { rowsResult } from './results.js';
 import type { Plan } from './statement.js';
-import type { TrackState, TrackValue } from './track-state.js';
+import type { PollerLease } from './poller-lease.js';
+import { MarkMovedError } from './shared-mark.js';
+import type { TrackMemory, TrackValue } from './track-state.js';
 import { trackValue } from './track-state.js';
 
 /** Data name the tracking condition's bound value is registered under (no message supplies it). */
@@ -35,7 +38,9 @@ export interface PollerOptions {
   /** The SELECT of the first poll (and of every poll without tracking). */
   first: Plan;
   /** With tracking: the SELECT reading rows beyond the last value, its row key and its memory. */
-  tracking?: { next: Plan; key: string; state: TrackState };
+  tracking?: { next: Plan; key: string; state: TrackMemory };
+  /** On a NATS hive: polls only while it holds the lease of its NAME (poller-lease.ts). */
+  lease?: PollerLease;
   /** Resolves once SQL_INITFILE has run (rejects while the database does not answer); undefined once it has. */
   ready: () => Promise<void> | undefined;
 }
@@ -48,6 +53,8 @@ export interface PollerStatus {
   failures: number;
   lastError?: string;
   lastValue?: string;
+  /** With a lease: whether this poller is the active one of its NAME. */
+  active?: boolean;
 }
 
 export interface RunningPoller {
@@ -77,14 +84,26 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
   let timer: NodeJS.Timeout | undefined;
   let consecutive = 0;
 
+  const saveMark = async (state: TrackMemory, value: TrackValue): Promise<void> => {
+    try {
+      await state.save(value);
+    } catch (e) {
+      if (!(e instanceof MarkMovedError)) throw e;
+      opts.lease?.lost(e.message);
+    }
+  };
+
   const pollOnce = async (): Promise<void> => {
     await opts.ready();
+    await opts.tracking?.state.refresh?.();
     const last = opts.tracking?.state.last;
     const plan = opts.tracking && last !== undefined ? opts.tracking.next : opts.first;
     const outcome = await db.run('select', plan.sql, bindOf(plan, last));
     if (!('rows' in outcome)) return;
     status.polls++;
     if (opts.tracking && outcome.rows.length === 0) return;
+    // a query that outlived the lease emits nothing: the poller that took over reads the same rows
+    if (opts.lease && !opts.lease.holds()) return;
     const result = rowsResult(outcome.rows, outcome.columns);
     const delivered = await ctx.hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Data: result.Data }));
     if (!delivered) {
@@ -96,7 +115,7 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
     if (opts.tracking) {
       const value = trackValue(outcome.rows[outcome.rows.length - 1]![opts.tracking.key]);
       if (value !== undefined) {
-        await opts.tracking.state.save(value);
+        await saveMark(opts.tracking.state, value);
         status.lastValue = value instanceof Date ? value.toISOString() : String(value);
       }
     }
@@ -107,6 +126,12 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
     init: () => undefined,
     receive: async (state) => {
       if (stopped) return state;
+      if (opts.lease) status.active = opts.lease.holds();
+      if (opts.lease && !status.active) {
+        // standing by: look again soon, so a takeover polls within a third of the lease, not a whole interval later
+        timer = setTimeout(() => ctx.runtime.tell(ref, { type: 'tick' }), Math.min(opts.intervalMs, Math.max(100, Math.floor(opts.lease.ttlMs / 3))));
+        return state;
+      }
       const began = Date.now();
       inFlight.begin();
       let delay: number;
@@ -138,6 +163,7 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
       stopped = true;
       clearTimeout(timer);
       await inFlight.idle(deadlineMs);
+      await opts.lease?.stop();
     },
   };
 }

@@ -33,6 +33,7 @@ import { Planner } from './planner.js';
 import { pollerPlans } from './poll-plans.js';
 import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
+import { sharedPolling } from './shared-polling.js';
 import { bindValues, displaySql } from './placeholders.js';
 import type { RowsChunk } from './batch.js';
 import { rowsChunks } from './batch.js';
@@ -113,17 +114,19 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
       ctx.log.warn(`${db.describe()} does not answer now (${describeError(e)}); the service runs and ${c.SQL_POLLMODE ? 'polls' : 'answers 502'} until it does`);
     }
     if (reachable) await init.connectedAtStart();
-    return c.SQL_POLLMODE ? startPolling(ctx, db, pollPlans!, init.ready) : await startServing(ctx, db, planner!, init.ready);
+    return c.SQL_POLLMODE ? await startPolling(ctx, db, pollPlans!, init.ready) : await startServing(ctx, db, planner!, init.ready);
   } catch (e) {
     await db.close().catch(() => undefined);
     throw e;
   }
 }
 
-function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: ReturnType<typeof pollerPlans>, ready: () => Promise<void> | undefined): RunningService {
+async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: ReturnType<typeof pollerPlans>, ready: () => Promise<void> | undefined): Promise<RunningService> {
   const c = ctx.config;
   if (plans.note) ctx.log.warn(plans.note);
-  const poller: RunningPoller = startPoller(ctx, db, { intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking: plans.tracking, ready });
+  const shared = await sharedPolling(ctx, plans);
+  const tracking = plans.tracking && { ...plans.tracking, state: shared?.mark ?? plans.tracking.state };
+  const poller: RunningPoller = startPoller(ctx, db, { intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking, ready, ...(shared ? { lease: shared.lease } : {}) });
   ctx.log.info(`polling ${db.describe()} every ${c.SQL_POLLINTERVAL} ms to channel '${c.OUTPUTCHANNEL}': ${displaySql(plans.first.sql)}${plans.tracking ? ` (tracking ${c.SQL_TRACKCOLUMN})` : ''}`);
   return {
     async drain(deadlineMs) {

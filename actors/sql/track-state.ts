@@ -4,6 +4,7 @@
  * (a number compares as a number, a date binds as a date), and the file names the column, so a
  * changed configuration starts afresh rather than comparing against another column's value.
  * Written to a temporary file and renamed over the old one: a crash leaves the old or the new state.
+ * On a NATS hive the value lives in a bucket shared by the pollers of one NAME instead (shared-mark.ts).
  */
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
@@ -27,7 +28,43 @@ export function trackValue(v: unknown): TrackValue | undefined {
   return undefined;
 }
 
-export class TrackState {
+/** What the poller remembers of the last value it emitted: here a file, on a NATS hive a shared bucket (shared-mark.ts). */
+export interface TrackMemory {
+  readonly last: TrackValue | undefined;
+  /** Reads the value again where several pollers share it (before each poll); absent where one poller owns it. */
+  refresh?(): Promise<void>;
+  save(value: TrackValue): Promise<void>;
+}
+
+/** The stored text of a value of `column` (the file's and the shared bucket's format). */
+export function encodeTrack(column: string, value: TrackValue): string {
+  const stored: Stored = {
+    column,
+    type: value instanceof Date ? 'date' : typeof value === 'number' ? 'number' : 'string',
+    value: value instanceof Date ? value.toISOString() : value,
+    savedAt: new Date().toISOString(),
+  };
+  return JSON.stringify(stored);
+}
+
+/**
+ * The value stored in `text` for `column`, or a note saying why it was ignored (`where` names the
+ * file or bucket in it): a value of another column, of no usable type, or text that is not JSON.
+ */
+export function decodeTrack(text: string, column: string, where: string): { value: TrackValue } | { note: string } {
+  try {
+    const s = JSON.parse(text) as Partial<Stored>;
+    if (s.column !== column) return { note: `${where} tracks column '${String(s.column)}', not '${column}'; starting from the beginning` };
+    if (s.type === 'number' && typeof s.value === 'number') return { value: s.value };
+    if (s.type === 'date' && typeof s.value === 'string' && !Number.isNaN(Date.parse(s.value))) return { value: new Date(s.value) };
+    if (s.type === 'string' && typeof s.value === 'string') return { value: s.value };
+    return { note: `${where} holds no usable value; starting from the beginning` };
+  } catch {
+    return { note: `${where} is not JSON; starting from the beginning` };
+  }
+}
+
+export class TrackState implements TrackMemory {
   private value: TrackValue | undefined;
 
   /** `file` '' keeps the value in memory only. */
@@ -46,17 +83,10 @@ export class TrackState {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       return `state file ${this.file} cannot be read (${describeError(e)}); starting from the beginning`;
     }
-    try {
-      const s = JSON.parse(text) as Partial<Stored>;
-      if (s.column !== this.column) return `state file ${this.file} tracks column '${String(s.column)}', not '${this.column}'; starting from the beginning`;
-      if (s.type === 'number' && typeof s.value === 'number') this.value = s.value;
-      else if (s.type === 'date' && typeof s.value === 'string' && !Number.isNaN(Date.parse(s.value))) this.value = new Date(s.value);
-      else if (s.type === 'string' && typeof s.value === 'string') this.value = s.value;
-      else return `state file ${this.file} holds no usable value; starting from the beginning`;
-      return undefined;
-    } catch {
-      return `state file ${this.file} is not JSON; starting from the beginning`;
-    }
+    const decoded = decodeTrack(text, this.column, `state file ${this.file}`);
+    if ('note' in decoded) return decoded.note;
+    this.value = decoded.value;
+    return undefined;
   }
 
   get last(): TrackValue | undefined {
@@ -66,14 +96,8 @@ export class TrackState {
   async save(value: TrackValue): Promise<void> {
     this.value = value;
     if (this.file === '') return;
-    const stored: Stored = {
-      column: this.column,
-      type: value instanceof Date ? 'date' : typeof value === 'number' ? 'number' : 'string',
-      value: value instanceof Date ? value.toISOString() : value,
-      savedAt: new Date().toISOString(),
-    };
     const tmp = `${this.file}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(stored)}\n`);
+    await writeFile(tmp, `${encodeTrack(this.column, value)}\n`);
     await rename(tmp, this.file);
   }
 }

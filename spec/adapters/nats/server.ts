@@ -22,7 +22,7 @@ export function natsServerAvailable(): boolean {
   return spawnSync('nats-server', ['--version']).status === 0;
 }
 
-export async function natsServer(opts: { maxPayload?: number } = {}): Promise<NatsServer> {
+export async function natsServer(opts: { maxPayload?: number; jetstream?: boolean } = {}): Promise<NatsServer> {
   const port = await freePort();
   const token = `t-${Math.random().toString(36).slice(2)}`;
   const store = tempDir('hn-nats-');
@@ -35,7 +35,7 @@ export async function natsServer(opts: { maxPayload?: number } = {}): Promise<Na
       const conf = join(store, 'nats.conf');
       writeFileSync(
         conf,
-        [`listen: "127.0.0.1:${port}"`, `authorization { token: "${token}" }`, `jetstream { store_dir: "${join(store, 'js')}" }`, ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : [])].join('\n'),
+        [`listen: "127.0.0.1:${port}"`, `authorization { token: "${token}" }`, ...(opts.jetstream === false ? [] : [`jetstream { store_dir: "${join(store, 'js')}" }`]), ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : [])].join('\n'),
       );
       child = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
       await waitForPort(port, 10_000, 'nats-server');

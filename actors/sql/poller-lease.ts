@@ -1,0 +1,112 @@
+/**
+ * One active poller among the SQL pollers of one NAME on a NATS hive (issue 22, item 4): a lease in
+ * a bucket shared by the nodes (SharedBucket: JetStream KV). The holder renews it every third of
+ * SQL_POLLLEASE with a compare-and-set write; the others read it as often and take it over when
+ * they have seen its revision unchanged for a whole lease period — measured on their own clock from
+ * the moment they saw it, so no two machines' clocks are ever compared. The holder polls only while
+ * its last renewal, counted from when it was sent, is younger than the lease: a follower's takeover
+ * comes at least a lease period after that write reached the server, so two pollers never poll at
+ * once (with clocks that run at the same rate). A holder that dies is replaced within
+ * lease + 2 × lease/3 < two lease periods; one that stops hands the lease over at once (deleted).
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { describeError } from '../../protocol/errors.js';
+import type { SharedBucket } from '../hive/transport.js';
+import type { Logger } from '../shared/logger.js';
+
+export class PollerLease {
+  /** Who this poller is, as the lease names its holder (host, process, a random part per start). */
+  readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** The lease's revision while this poller holds it. */
+  private revision: number | undefined;
+  private validUntil = 0;
+  /** A follower's view: the holder's last revision and when this poller first saw it. */
+  private seen: { revision: number; since: number } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stepping: Promise<void> = Promise.resolve();
+  private unreachable = false;
+
+  constructor(
+    private readonly bucket: SharedBucket,
+    private readonly key: string,
+    readonly ttlMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether this poller holds the lease now and may poll. */
+  holds(): boolean {
+    return this.revision !== undefined && Date.now() < this.validUntil;
+  }
+
+  /** Takes part in the election until stop(): tries once now, then every third of the lease. */
+  async start(): Promise<void> {
+    await this.step();
+    const every = Math.max(100, Math.floor(this.ttlMs / 3));
+    this.timer = setInterval(() => {
+      this.stepping = this.stepping.then(() => this.step());
+    }, every);
+  }
+
+  /** Gives the lease up (another poller takes it over at once) and stops taking part. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.stepping;
+    const revision = this.revision;
+    this.revision = undefined;
+    if (revision !== undefined) await this.bucket.remove(this.key, revision).catch(() => undefined);
+  }
+
+  /** Called when a write shows that another poller recorded work after this one: it is no longer the holder. */
+  lost(reason: string): void {
+    if (this.revision === undefined) return;
+    this.revision = undefined;
+    this.seen = undefined;
+    this.log.warn(`no longer the active poller: ${reason}`);
+  }
+
+  private async step(): Promise<void> {
+    const sent = Date.now();
+    try {
+      if (this.revision !== undefined) {
+        const next = await this.bucket.update(this.key, this.holder, this.revision);
+        if (next === undefined) this.lost('another poller took the lease over');
+        else this.renewed(next, sent);
+      } else {
+        await this.contend(sent);
+      }
+      if (this.unreachable) this.log.info('the poller lease bucket answers again');
+      this.unreachable = false;
+    } catch (e) {
+      if (!this.unreachable) this.log.warn(`the poller lease bucket does not answer (${describeError(e)}); ${this.revision !== undefined ? 'polling stops when the lease runs out' : 'retrying'}`);
+      this.unreachable = true;
+    }
+  }
+
+  private async contend(now: number): Promise<void> {
+    const current = await this.bucket.get(this.key);
+    if (!current) {
+      const revision = await this.bucket.create(this.key, this.holder);
+      if (revision !== undefined) this.acquired(revision, now, 'no poller held the lease');
+      return;
+    }
+    if (this.seen?.revision !== current.revision) {
+      this.seen = { revision: current.revision, since: now };
+      return;
+    }
+    if (now - this.seen.since < this.ttlMs) return;
+    const revision = await this.bucket.update(this.key, this.holder, current.revision);
+    if (revision !== undefined) this.acquired(revision, now, `${current.value} did not renew it for ${this.ttlMs} ms`);
+  }
+
+  private acquired(revision: number, sent: number, why: string): void {
+    this.renewed(revision, sent);
+    this.seen = undefined;
+    this.log.info(`active poller now (${why}); lease ${this.ttlMs} ms held as ${this.holder}`);
+  }
+
+  private renewed(revision: number, sent: number): void {
+    this.revision = revision;
+    this.validUntil = sent + this.ttlMs;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The SQL pollers of one NAME on a NATS hive share their work (issue 22, item 4): one active poller,
+ * elected with a lease (poller-lease.ts), and one high-water mark (shared-mark.ts), both in the
+ * JetStream KV bucket hivenode_pollers. On the embedded hive (one process) nothing is shared.
+ */
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { SharedBucket } from '../hive/transport.js';
+import type { ServiceContext } from '../service/context.js';
+import type { SqlConfig } from './planner.js';
+import type { PollPlans } from './poll-plans.js';
+import { PollerLease } from './poller-lease.js';
+import { SharedMark } from './shared-mark.js';
+
+/** The bucket the pollers of a NATS hive share: their leases and high-water marks. */
+const POLLERS_BUCKET = 'hivenode_pollers';
+
+/** A NAME as a bucket key part: itself when the key alphabet holds it, else its hex (the two never collide). */
+function keyPart(name: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : `x-${Buffer.from(name).toString('hex')}`;
+}
+
+/**
+ * On a NATS hive with SQL_POLLLEASE above 0: the lease this poller contends for and, with
+ * SQL_TRACKCOLUMN, the mark shared with the other pollers of its NAME. Undefined on the embedded
+ * hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
+ */
+export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollPlans): Promise<{ lease: PollerLease; mark?: SharedMark } | undefined> {
+  const c = ctx.config;
+  if (c.SQL_POLLLEASE === 0) return undefined;
+  const opening = ctx.hive.sharedBucket(POLLERS_BUCKET);
+  if (!opening) return undefined;
+  if (c.SQL_POLLLEASE < 1_000) throw new ConfigError(`SQL_POLLLEASE is ${c.SQL_POLLLEASE} ms; give at least 1s (or 0 to poll on every node)`);
+  let bucket: SharedBucket;
+  try {
+    bucket = await opening;
+  } catch (e) {
+    throw new ConfigError(
+      `SQL_POLLLEASE: the pollers of one NAME elect one active poller in the JetStream KV bucket '${POLLERS_BUCKET}', which the NATS hive refused (${describeError(e)}); enable JetStream in the nats-server configuration, or set SQL_POLLLEASE=0 to poll on every node`,
+    );
+  }
+  const name = keyPart(ctx.name);
+  const lease = new PollerLease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log);
+  await lease.start();
+  ctx.log.info(`poller lease: ${lease.holds() ? 'active' : 'standing by'} among the pollers named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
+  if (!plans.tracking) return { lease };
+  return { lease, mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.last, ctx.log) };
+}
+
