@@ -174,7 +174,10 @@ export class DedupKeys {
 
   /** Loads the stored keys of the window (oldest first). */
   load(rows: SeenRow[]): void {
-    for (const r of rows) this.seen.set(r.key, new SeenKey(r.key, r.entryKey, r.seenAt, true));
+    for (const r of rows) {
+      this.seen.delete(r.key); // a key stored twice (seen again after its window) keeps its later place
+      this.seen.set(r.key, new SeenKey(r.key, r.entryKey, r.seenAt, true));
+    }
   }
 
   /**
