@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import type { Revised, SharedBucket } from '../../../actors/hive/transport.js';
+import { PollerLease } from '../../../actors/sql/poller-lease.js';
+import type { Logger } from '../../../actors/shared/logger.js';
+
+/** A bucket with JetStream KV's compare-and-set rules, in memory: one revision counter for the bucket. */
+class CasBucket {
+  private readonly values = new Map<string, Revised>();
+  private revision = 0;
+  get(key: string): Revised | undefined {
+    return this.values.get(key);
+  }
+  create(key: string, value: string): number | undefined {
+    if (this.values.has(key)) return undefined;
+    this.values.set(key, { value, revision: ++this.revision });
+    return this.revision;
+  }
+  update(key: string, value: string, revision: number): number | undefined {
+    if (this.values.get(key)?.revision !== revision) return undefined;
+    this.values.set(key, { value, revision: ++this.revision });
+    return this.revision;
+  }
+  remove(key: string, revision: number): void {
+    if (this.values.get(key)?.revision === revision) this.values.delete(key);
+  }
+}
+
+/** One poller's view of the bucket, which a test can cut off (a network partition, a stalled node). */
+function view(bucket: CasBucket): { bucket: SharedBucket; cut: (off: boolean) => void } {
+  let off = false;
+  const reach = <T>(f: () => T): Promise<T> => (off ? Promise.reject(new Error('unreachable')) : Promise.resolve(f()));
+  return {
+    cut: (v) => (off = v),
+    bucket: {
+      get: (k) => reach(() => bucket.get(k)),
+      create: (k, v) => reach(() => bucket.create(k, v)),
+      update: (k, v, r) => reach(() => bucket.update(k, v, r)),
+      remove: (k, r) => reach(() => bucket.remove(k, r)),
+    },
+  };
+}
+
+function logger(lines: string[]): Logger {
+  const l: Logger = { trace() {}, debug() {}, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m), child: () => l };
+  return l;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const TTL = 600;
+
+describe('PollerLease (one active poller per NAME)', () => {
+  const leases: PollerLease[] = [];
+  afterEach(async () => {
+    await Promise.all(leases.splice(0).map((l) => l.stop()));
+  });
+  const lease = (b: SharedBucket, lines: string[] = []): PollerLease => {
+    const l = new PollerLease(b, 'lease.events', TTL, logger(lines));
+    leases.push(l);
+    return l;
+  };
+
+  it('the first poller takes the free lease; the next stands by', async () => {
+    const bucket = new CasBucket();
+    const a = lease(view(bucket).bucket);
+    const b = lease(view(bucket).bucket);
+    await a.start();
+    await b.start();
+    expect(a.holds()).to.equal(true);
+    expect(b.holds()).to.equal(false);
+    await sleep(2 * TTL);
+    // renewed all along: still the same holder
+    expect(a.holds()).to.equal(true);
+    expect(b.holds()).to.equal(false);
+    expect(bucket.get('lease.events')?.value).to.equal(a.holder);
+  });
+
+  it('a holder cut off stops holding within the lease; the other takes over within two lease periods, never both at once', async () => {
+    const bucket = new CasBucket();
+    const av = view(bucket);
+    const aLines: string[] = [];
+    const a = lease(av.bucket, aLines);
+    const b = lease(view(bucket).bucket);
+    await a.start();
+    await b.start();
+    av.cut(true);
+    const cutAt = Date.now();
+    let bothAtOnce = 0;
+    let aStopped: number | undefined;
+    let bTook: number | undefined;
+    while (Date.now() - cutAt < 3 * TTL && bTook === undefined) {
+      if (a.holds() && b.holds()) bothAtOnce++;
+      if (!a.holds()) aStopped ??= Date.now() - cutAt;
+      if (b.holds()) bTook = Date.now() - cutAt;
+      await sleep(5);
+    }
+    expect(bothAtOnce).to.equal(0);
+    expect(aStopped).to.be.at.most(TTL + 150);
+    expect(bTook).to.be.a('number');
+    expect(bTook!).to.be.below(2 * TTL);
+    // back again, the old holder learns it lost at its next renewal and stays a follower
+    av.cut(false);
+    await sleep(TTL);
+    expect(a.holds()).to.equal(false);
+    expect(b.holds()).to.equal(true);
+    expect(aLines.join('\n')).to.match(/no longer the active poller: another poller took the lease over/);
+  });
+
+  it('a holder that stops gives the lease up at once', async () => {
+    const bucket = new CasBucket();
+    const a = new PollerLease(view(bucket).bucket, 'lease.events', TTL, logger([]));
+    const b = lease(view(bucket).bucket);
+    await a.start();
+    await b.start();
+    await a.stop();
+    expect(bucket.get('lease.events')).to.equal(undefined);
+    const stoppedAt = Date.now();
+    while (!b.holds() && Date.now() - stoppedAt < TTL) await sleep(5);
+    expect(b.holds()).to.equal(true);
+    // at the follower's next look (a third of the lease), not after a lease period of silence
+    expect(Date.now() - stoppedAt).to.be.below(TTL / 3 + 150);
+  });
+});
