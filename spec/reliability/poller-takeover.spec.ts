@@ -37,7 +37,6 @@ describe('reliability: one active SQL poller on a NATS hive', () => {
     async (figures, skip) => {
       requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
       const server = await natsServer();
-      await server.start();
       const dir = tempDir('hn-takeover-');
       const dbFile = join(dir, 'events.db');
       const recordFile = join(dir, 'rows.jsonl');

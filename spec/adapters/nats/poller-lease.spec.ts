@@ -44,7 +44,6 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
 
   const setUp = async (opts: { jetstream?: boolean } = {}): Promise<void> => {
     server = await natsServer(opts);
-    await server.start();
     dir = tempDir('hn-lease-');
     writeFileSync(join(dir, 'token'), `${server.token}\n`);
     db = new sqlite3.Database(join(dir, 'events.db'));
