@@ -74,9 +74,14 @@ async function main(argv: string[]): Promise<void> {
     .command('interceptor <module>', 'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr')
     .command(
       'passwd <user>',
-      'add or replace a user in a gateway users file; the password is read from standard input',
-      (y) => y.positional('user', { type: 'string', demandOption: true }).option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' }),
-      async (args) => runPasswd(args.user, args.file),
+      'add or replace a user in a gateway users file (and add it to groups of a groups file); the password is read from standard input',
+      (y) =>
+        y
+          .positional('user', { type: 'string', demandOption: true })
+          .option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' })
+          .option('group', { type: 'string', array: true, nargs: 1, describe: 'also add the user to this group (repeatable, or comma-separated)' })
+          .option('groups-file', { type: 'string', describe: 'groups file the groups are written to (Apache AuthGroupFile format; other lines kept)' }),
+      async (args) => runPasswd(args.user, args.file, args.group ?? [], args.groupsFile),
     )
     .command(
       'send <channel>',

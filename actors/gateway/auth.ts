@@ -3,19 +3,21 @@
  * `hivenode passwd`). bcrypt is deliberately slow, so verified credentials are cached, keyed by a
  * SHA-256 of the whole header (the password itself is never kept) and compared in constant time.
  * An unknown user still costs one bcrypt comparison, so timing does not reveal which users exist.
- * The file is re-read when it changes (checked at most every 5 s). Nothing here is ever logged.
+ * The file is re-read when it changes (checked at most every 5 s, actors/shared/watched-file.ts), and
+ * a change empties the cache, so a removed user is refused at once even with cached credentials.
+ * Neither credentials nor file contents are ever logged (a bad file is named by its line number).
  */
 import bcrypt from 'bcryptjs';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { ConfigError, describeError } from '../../protocol/errors.js';
+import { ConfigError } from '../../protocol/errors.js';
+import { WatchedFile } from '../shared/watched-file.js';
 
 const CACHE_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 10_000;
-const RECHECK_MS = 5_000;
 /** A valid hash of a random password: compared against when the user is unknown. */
 const DUMMY_HASH = '$2b$10$.jfqggLdagdiDTNVXLOgCeY.PaLU1gSXyY5jOTZRCBTtjdqkSU69y';
 
+/** Who a request is from: authorization (access.ts) takes the user from here, whatever proved it. */
 export type AuthOutcome = { ok: true; user: string } | { ok: false; reason: string };
 
 /** Parses users-file text; throws a ConfigError naming the bad line. */
@@ -36,38 +38,18 @@ export function parseUsers(text: string, file: string): Map<string, string> {
 }
 
 export class BasicAuth {
-  private users: Map<string, string>;
-  private mtimeMs: number;
-  private lastCheck = Date.now();
+  private readonly users: WatchedFile<Map<string, string>>;
+  /** The users the cache was filled from: another map means the file changed. */
+  private cachedFrom: Map<string, string>;
   private readonly cache = new Map<string, { digest: Buffer; user: string; expires: number }>();
 
-  constructor(private readonly file: string) {
-    try {
-      this.mtimeMs = statSync(file).mtimeMs;
-      this.users = parseUsers(readFileSync(file, 'utf8'), file);
-    } catch (e) {
-      if (e instanceof ConfigError) throw e;
-      throw new ConfigError(`Users: cannot read users file '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
-    }
+  constructor(file: string, opts: { onReloadError?: (message: string) => void; recheckMs?: number } = {}) {
+    this.users = new WatchedFile(file, parseUsers, { param: 'Users', kind: 'users file', ...opts });
+    this.cachedFrom = this.users.get();
   }
 
   get userCount(): number {
-    return this.users.size;
-  }
-
-  private reloadIfChanged(): void {
-    const now = Date.now();
-    if (now - this.lastCheck < RECHECK_MS) return;
-    this.lastCheck = now;
-    try {
-      const m = statSync(this.file).mtimeMs;
-      if (m === this.mtimeMs) return;
-      this.users = parseUsers(readFileSync(this.file, 'utf8'), this.file);
-      this.mtimeMs = m;
-      this.cache.clear();
-    } catch {
-      // keep the users we have: a file being rewritten must not lock everyone out
-    }
+    return this.users.get().size;
   }
 
   /** Checks an Authorization header value. */
@@ -75,18 +57,22 @@ export class BasicAuth {
     if (!header) return { ok: false, reason: 'credentials are required' };
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
     if (!m) return { ok: false, reason: 'only Basic credentials are accepted' };
+    const users = this.users.get();
+    if (users !== this.cachedFrom) {
+      this.cache.clear();
+      this.cachedFrom = users;
+    }
     const digest = createHash('sha256').update(header).digest();
     const key = digest.toString('base64');
     const hit = this.cache.get(key);
     const now = Date.now();
     if (hit && hit.expires > now && timingSafeEqual(hit.digest, digest)) return { ok: true, user: hit.user };
-    this.reloadIfChanged();
     const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return { ok: false, reason: 'malformed Basic credentials' };
     const user = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
-    const hash = this.users.get(user);
+    const hash = users.get(user);
     const matches = await bcrypt.compare(password, hash ?? DUMMY_HASH);
     if (!hash || !matches) return { ok: false, reason: 'wrong user name or password' };
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);

@@ -20,6 +20,7 @@ import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { proxySettings } from '../shared/proxy.js';
 import { proxyRoutes } from '../shared/proxy-routes.js';
+import { openAccess } from './access.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
@@ -37,7 +38,8 @@ interface RequestMsg {
 
 async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Promise<RunningService> {
   const opts = compileGatewayOptions(ctx.config);
-  const auth = opts.usersFile ? new BasicAuth(opts.usersFile) : undefined;
+  const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m) }) : undefined;
+  const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log) : undefined;
   if (!auth) ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
   if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
   // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
@@ -47,6 +49,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     hive: ctx.hive,
     log: ctx.log,
     ...(auth ? { auth } : {}),
+    ...(access ? { access } : {}),
+    counts: { unauthorized: 0, forbidden: 0 },
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };
@@ -135,7 +139,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     throw e;
   }
   const port = (server.address() as AddressInfo).port;
-  ctx.log.info(`gateway listening on port ${port}${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''})`);
+  ctx.log.info(`gateway listening on port ${port}${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
     async drain(deadlineMs) {
@@ -146,7 +150,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       server.closeAllConnections();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, strict: opts.strict }),
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, strict: opts.strict }),
   };
 }
 

@@ -6,13 +6,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, UnauthorizedError, describeError } from '../../protocol/errors.js';
+import { BadInputError, ForbiddenError, UnauthorizedError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Interceptor } from '../interceptor/connect.js';
+import type { Authorizer } from './access.js';
 import type { BasicAuth } from './auth.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
@@ -24,6 +25,10 @@ export interface GatewayDeps {
   opts: GatewayOptions;
   hive: HiveClient;
   auth?: BasicAuth;
+  /** Set with Access; the gateway refuses to start with Access but no authentication. */
+  access?: Authorizer;
+  /** Requests answered 401 and 403 (in the service status, so in /metrics). */
+  counts: { unauthorized: number; forbidden: number };
   before?: Interceptor;
   after?: Interceptor;
   log: Logger;
@@ -92,14 +97,29 @@ async function respondThroughAfter(res: ServerResponse, result: Result, deps: Ga
   else send(res, reply.status_code, JSON.stringify(reply.data ?? null), 'application/json; charset=utf-8');
 }
 
+/** Whether `user` may use the message's route; if not, the 403 is answered and logged here (user and route, nothing else). */
+function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse): boolean {
+  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, entry: undefined } : access.decide(user, message.Class, message.Operation);
+  if (decision.allowed) return true;
+  deps.counts.forbidden++;
+  const route = decision.route.slice(0, 200);
+  deps.log.warn(`403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})`);
+  // the answer names the route, not the groups that would have allowed it: the policy stays the operator's
+  sendError(res, new ForbiddenError(`route '${route}' is not allowed for user '${user ?? ''}'`));
+  return false;
+}
+
 /** Handles one request below the base path (health checks are answered before this). */
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
+    let user: string | undefined;
     if (deps.auth) {
       const outcome = await deps.auth.check(req.headers.authorization);
-      if (!outcome.ok) {
+      if (outcome.ok) user = outcome.user;
+      else {
+        deps.counts.unauthorized++;
         sendError(res, new UnauthorizedError(outcome.reason), { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' });
         req.resume();
         return;
@@ -123,6 +143,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       message = before;
     }
     message = finishMessage(message, req, opts);
+    if (deps.access && !authorized(deps.access, user, message, deps, res)) return;
     if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
       sendJson(res, Code.Success, message);
       return;

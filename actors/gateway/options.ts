@@ -8,6 +8,8 @@ import type { ConfigOf } from '../../config/params.js';
 import type { GATEWAY_PARAMS } from '../../config/gateway.js';
 import { splitHeaderLines, splitList } from '../../config/values.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { AccessTable } from './access.js';
+import { namedGroups, parseAccess } from './access.js';
 import type { RouteTable } from './routes.js';
 import { parseRoutes } from './routes.js';
 
@@ -37,6 +39,9 @@ export interface GatewayOptions {
   outputChannel: string;
   routes: RouteTable;
   usersFile: string;
+  /** Access when it has entries: every request is then authorized per route (access.ts). */
+  access: AccessTable | undefined;
+  groupsFile: string;
   maxBodySize: number;
   maxInFlight: number;
 }
@@ -85,6 +90,7 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   } catch (e) {
     throw new ConfigError(`Routes: ${describeError(e)}`);
   }
+  const access = compileAccess(c);
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
   const basePath = trimmed === '' ? '/' : `/${trimmed}/`;
   const health = c.HealthcheckPath.replace(/^\/+/, '');
@@ -109,7 +115,29 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     outputChannel: c.OUTPUTCHANNEL,
     routes,
     usersFile: c.Users,
+    access,
+    groupsFile: c.Groups,
     maxBodySize: c.MaxBodySize,
     maxInFlight: c.MaxInFlight,
   };
+}
+
+/** Access parsed and checked against Users and Groups: each refusal is one line naming the parameters and the way out. */
+function compileAccess(c: GatewayConfig): AccessTable | undefined {
+  let table: AccessTable;
+  try {
+    table = parseAccess(c.Access);
+  } catch (e) {
+    throw new ConfigError(`Access: ${describeError(e)}`);
+  }
+  if (table.entries.length === 0) {
+    if (c.Groups !== '') throw new ConfigError("Groups is set but Access is not: groups authorize nothing without Access; set Access (for example '*=admins') or remove Groups");
+    return undefined;
+  }
+  if (c.Users === '') throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd') or remove Access");
+  const named = namedGroups(table);
+  if (named.length > 0 && c.Groups === '') {
+    throw new ConfigError(`Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines) or allow any authenticated user with '*'`);
+  }
+  return table;
 }

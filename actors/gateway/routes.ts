@@ -1,44 +1,23 @@
 /**
- * The `Routes` parameter (docs/ARCHITECTURE.md, Result shapes): `class[/operation]=channel` entries
- * separated by `;`, so one gateway fronts every service. The most specific entry wins
- * (class/operation over class); class and operation match without case.
+ * The `Routes` parameter (docs/ARCHITECTURE.md, Result shapes): `pattern=channel` entries separated
+ * by `;`, so one gateway fronts every service. Patterns and their precedence are route-patterns.ts's
+ * (class/operation over the class over `*`); a request no entry matches goes to OUTPUTCHANNEL.
  */
 import { validateChannel } from '../hive/transport.js';
-import { describeError } from '../../protocol/errors.js';
+import type { PatternEntry } from './route-patterns.js';
+import { parsePatternTable } from './route-patterns.js';
 
 export interface RouteTable {
   /** The channel for a message, or `fallback` when no entry matches. */
   channelFor(cls: string, operation: string, fallback: string): string;
-  readonly entries: ReadonlyArray<{ cls: string; operation?: string; channel: string }>;
+  readonly entries: ReadonlyArray<PatternEntry<string>>;
 }
 
 /** Parses Routes; throws an Error naming the bad entry. */
 export function parseRoutes(text: string): RouteTable {
-  const exact = new Map<string, string>();
-  const byClass = new Map<string, string>();
-  const entries: { cls: string; operation?: string; channel: string }[] = [];
-  for (const raw of text.split(';')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const m = /^([A-Za-z0-9_.-]+)(?:\/([A-Za-z0-9_.-]+))?\s*=\s*(\S+)$/.exec(entry);
-    if (!m) throw new Error(`route '${entry}' is not of the form class[/operation]=channel`);
-    const cls = m[1]!.toLowerCase();
-    const op = m[2]?.toLowerCase();
-    let channel: string;
-    try {
-      channel = validateChannel(m[3]!);
-    } catch (e) {
-      throw new Error(`route '${entry}': ${describeError(e)}`);
-    }
-    if (op === undefined) byClass.set(cls, channel);
-    else exact.set(`${cls}/${op}`, channel);
-    entries.push({ cls, ...(op === undefined ? {} : { operation: op }), channel });
-  }
+  const table = parsePatternTable(text, 'class[/operation]=channel', validateChannel);
   return {
-    entries,
-    channelFor(cls, operation, fallback) {
-      const c = cls.toLowerCase();
-      return exact.get(`${c}/${operation.toLowerCase()}`) ?? byClass.get(c) ?? fallback;
-    },
+    entries: table.entries,
+    channelFor: (cls, operation, fallback) => table.match(cls, operation)?.value ?? fallback,
   };
 }
