@@ -226,10 +226,28 @@ export class NatsTransport implements HiveTransport {
     };
   }
 
+  /**
+   * A KV bucket that outlives the loss of a server where it can: in a cluster it is made with three
+   * replicas (a cluster of fewer JetStream servers refuses that: then one); an existing bucket is
+   * opened as it was made.
+   */
+  private async replicatedBucket(name: string): Promise<Awaited<ReturnType<Kvm['create']>>> {
+    const kvm = new Kvm(this.nc!);
+    if (!this.nc!.info?.cluster) return kvm.create(name, { history: 1 });
+    try {
+      return await kvm.create(name, { history: 1, replicas: 3 });
+    } catch (e) {
+      const existing = await kvm.open(name).then(async (kv) => ((await kv.status()) ? kv : undefined)).catch(() => undefined);
+      if (existing) return existing;
+      this.opts.log.warn(`the NATS cluster did not make bucket ${name} with 3 replicas (${describeError(e)}); it has one, on one server`);
+      return kvm.create(name, { history: 1 });
+    }
+  }
+
   /** A shared bucket (JetStream KV, one value per key kept): compare-and-set writes answer undefined when they lose. */
   async sharedBucket(name: string): Promise<SharedBucket> {
     if (!this.nc) throw new Error('the NATS hive is not connected');
-    const kv = await new Kvm(this.nc).create(name, { history: 1 });
+    const kv = await this.replicatedBucket(name);
     const lost = <T>(p: Promise<T>): Promise<T | undefined> =>
       p.catch((e: unknown) => {
         // JetStream refuses a write whose expected revision is not the key's (API error 10071)
