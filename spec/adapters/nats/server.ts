@@ -48,6 +48,10 @@ export interface NatsServerOptions {
   maxPayload?: number;
   auth?: NatsServerAuth;
   tls?: NatsServerTls;
+  /** A configuration of its own (an example's, without its listen line) instead of the auth, TLS and JetStream lines. */
+  config?: string;
+  /** The server's environment, for `$VAR` references in `config`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** True when the nats-server binary is installed (scripts/test.sh installs it). */
@@ -99,14 +103,14 @@ export async function natsServer(opts: NatsServerOptions = {}): Promise<NatsServ
         conf,
         [
           `listen: "127.0.0.1:${port}"`,
-          ...authLines(auth, token),
+          ...(opts.config !== undefined ? [opts.config] : authLines(auth, token)),
           // JetStream cannot run in operator mode without a system account; those tests need no store
-          ...(auth.kind === 'operator' ? [] : [`jetstream { store_dir: "${join(store, 'js')}" }`]),
+          ...(auth.kind === 'operator' || opts.config !== undefined ? [] : [`jetstream { store_dir: "${join(store, 'js')}" }`]),
           ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : []),
-          ...(opts.tls ? tlsLines(opts.tls) : []),
+          ...(opts.tls && opts.config === undefined ? tlsLines(opts.tls) : []),
         ].join('\n'),
       );
-      child = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
+      child = spawn('nats-server', ['-c', conf], { stdio: 'ignore', ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
       await waitForPort(port, 10_000, 'nats-server');
     },
     async stop() {

@@ -1,8 +1,11 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { plansOf } from '../../../bin/plans.js';
+import { parseNodeFile } from '../../../config/node-file.js';
 import { join } from 'node:path';
-import type { HiveNode } from '../../../node/node.js';
+import { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { makeMessage } from '../../../protocol/message.js';
 import { certPath, certsDir } from '../../certs.js';
@@ -13,7 +16,8 @@ import type { NatsServer, NatsServerOptions } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
 import { nkeys } from '@nats-io/transport-node';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const BIN = join(ROOT, 'bin', 'hivenode.ts');
 type Params = Record<string, string>;
 
 /** The TLS block of a server with the test CA's server certificate; `verify` asks for client certificates. */
@@ -91,7 +95,6 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
     });
 
     it('takes the key as a file:// secret and the certificates as PEM text', async () => {
-      const { readFileSync } = await import('node:fs');
       await callsThrough(s, { SERVERCA: readFileSync(certPath('ca.pem'), 'utf8'), SERVERCERT: readFileSync(certPath('client-bob.pem'), 'utf8'), SERVERKEY: `file://${certPath('client-bob.key')}`, SERVERAUTH: 'hive:p:a:ss' });
     });
 
@@ -174,6 +177,20 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
     await callsThrough(s, { SERVERAUTH: `file://${join(dir, 'hive.creds')}` });
     const r = await refusal(s, { SERVERAUTH: join(dir, 'stranger.creds') });
     expect(r.message).to.match(/refused the connection: Authorization Violation \(check SERVERAUTH\)$/);
+  });
+
+  it('examples/nats/tls.yaml connects to a server run with examples/nats/nats-server-tls.conf', async () => {
+    const example = (name: string): string => readFileSync(join(ROOT, 'examples', 'nats', name), 'utf8');
+    // the example's server on a free port, with the certificates of this run and a private store
+    const config = example('nats-server-tls.conf').replace(/^listen:.*$/m, '').replaceAll('"certs/', `"${certsDir()}/`).replace('/tmp/hivenode-nats-tls', tempDir('hn-ex-js-'));
+    const s = await server({ config, env: { HIVE_PASSWORD: 'pw-ex' } });
+    const file = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', { HIVENODE_CERTS: certsDir(), HIVE_PASSWORD: 'pw-ex' });
+    const node = await HiveNode.start({ services: plansOf(file), logStream: new PassThrough() });
+    nodes.push(node);
+    expect(await node.hive.call('echo', makeMessage({ Data: { x: ['1'] } }), 5000)).to.deep.include({ Code: 200, Data: { x: ['1'] } });
+    const wrong = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', { HIVENODE_CERTS: certsDir(), HIVE_PASSWORD: 'not-it' });
+    const e = await HiveNode.start({ services: plansOf(wrong), logStream: new PassThrough() }).catch((err: unknown) => err);
+    expect((e as Error).message).to.match(/refused the connection: Authorization Violation \(check SERVERAUTH\)$/);
   });
 
   describe('the command line', () => {
