@@ -84,7 +84,7 @@ export function connectError(e: unknown, servers: string, access: HiveAccess): C
   if (tls) return new ConfigError(tls);
   const m = describeError(e);
   if (/authoriz|authentic/i.test(m)) return new ConfigError(`the NATS hive at ${servers} refused the connection: ${m} (check ${authParams(access)})`);
-  if (/tls.*not available|does not support 'tls'/i.test(m)) return new ConfigError(`the NATS hive at ${servers} does not speak TLS (${m}); use nats:// in SERVERHOST or enable TLS on the server`);
+  if (/tls.*not available|does not support 'tls'/i.test(m)) return new ConfigError(`the NATS hive at ${servers} does not speak TLS (${m}); use nats:// in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server`);
   return new ConfigError(`cannot connect to the NATS hive at ${servers}: ${m}`);
 }
 

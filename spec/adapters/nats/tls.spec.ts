@@ -138,7 +138,9 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   it('a tls:// hive whose server does not speak TLS is refused as such', async () => {
     const plain = await server({ auth: { kind: 'none' } });
     const r = await refusal({ ...plain, url: plain.url.replace('nats://', 'tls://') }, {});
-    expect(r.message).to.match(/does not speak TLS .*use nats:\/\/ in SERVERHOST or enable TLS on the server$/);
+    expect(r.message).to.match(/does not speak TLS .*use nats:\/\/ in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server$/);
+    // TLS material asks for TLS on a nats:// hive too
+    expect((await refusal(plain, { SERVERCA: certPath('ca.pem') })).message).to.match(/does not speak TLS/);
   });
 
   it('a plain nats:// SERVERHOST still upgrades to TLS when the server requires it', async () => {
