@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { NatsTransport } from '../actors/hive/nats.js';
+import { hiveAccess } from '../config/hive-access.js';
 import { readSecret } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { makeMessage, validateValueMap } from '../protocol/message.js';
@@ -14,13 +15,32 @@ import { exitOnConfigError } from './run-node.js';
 export interface HiveArgs {
   server?: string | undefined;
   auth?: string | undefined;
+  ca?: string | undefined;
+  cert?: string | undefined;
+  key?: string | undefined;
+}
+
+/** The yargs options of the hive connection, shared by `send` and `template`; each falls back to its parameter in the environment. */
+export const HIVE_OPTIONS = {
+  server: { type: 'string', describe: 'nats://host:port or tls://host:port (default: SERVERHOST)' },
+  auth: { type: 'string', describe: 'token, user:password, .creds or nkey seed file, file://path (default: SERVERAUTH)' },
+  ca: { type: 'string', describe: 'CA certificate file the hive server must be signed by (default: SERVERCA)' },
+  cert: { type: 'string', describe: 'client certificate file (default: SERVERCERT)' },
+  key: { type: 'string', describe: 'client key file or file://path (default: SERVERKEY)' },
+} as const;
+
+/** Option --`flag`, else environment variable `param`; a secret's `file://` is read (the message names which source). */
+function given(args: HiveArgs, flag: keyof typeof HIVE_OPTIONS, param: string, secret = false): string {
+  const option = args[flag];
+  const value = option ?? process.env[param] ?? '';
+  return secret ? readSecret(value, param, option === undefined ? 'environment' : `--${flag}`) : value;
 }
 
 async function connectHive(args: HiveArgs): Promise<NatsTransport> {
   const server = args.server ?? process.env.SERVERHOST ?? '';
   if (!/^(nats|tls):\/\//.test(server)) throw new ConfigError('a NATS hive is needed: give --server nats://host:port (or SERVERHOST); the embedded hive lives inside one node process');
-  const auth = readSecret(args.auth ?? process.env.SERVERAUTH ?? '', 'SERVERAUTH', args.auth ? '--auth' : 'environment');
-  const t = new NatsTransport({ servers: server, token: auth, name: 'hivenode cli', log: createLogger({ level: 'warn', stream: process.stderr }) });
+  const access = hiveAccess({ SERVERAUTH: given(args, 'auth', 'SERVERAUTH', true), SERVERCA: given(args, 'ca', 'SERVERCA'), SERVERCERT: given(args, 'cert', 'SERVERCERT'), SERVERKEY: given(args, 'key', 'SERVERKEY', true) });
+  const t = new NatsTransport({ servers: server, access, name: 'hivenode cli', log: createLogger({ level: 'warn', stream: process.stderr }) });
   await t.connect();
   return t;
 }

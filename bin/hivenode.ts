@@ -11,7 +11,7 @@ import { loadNodeFile, parseDashboardPort } from '../config/node-file.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
 import { runInterceptor, runPasswd } from './tools.js';
-import { runSend, runTemplate } from './hive-tools.js';
+import { HIVE_OPTIONS, runSend, runTemplate } from './hive-tools.js';
 import { runStatus, takeDashboardPort } from './status.js';
 import { runRender } from './render.js';
 import { PACKAGE_VERSION } from './package-info.js';
@@ -95,8 +95,7 @@ async function main(argv: string[]): Promise<void> {
           .option('operation', { type: 'string' })
           .option('execute', { type: 'boolean', default: false, describe: 'acknowledged hand-over instead of a call' })
           .option('timeout', { type: 'number', default: 30_000, describe: 'milliseconds' })
-          .option('server', { type: 'string', describe: 'nats://host:port (default: SERVERHOST)' })
-          .option('auth', { type: 'string', describe: 'token or file://path (default: SERVERAUTH)' }),
+          .options(HIVE_OPTIONS),
       async (args) => runSend(args.channel, args),
     )
     .command(
@@ -112,8 +111,7 @@ async function main(argv: string[]): Promise<void> {
           .option('define', { type: 'string', describe: "render (queue): the define block to run (default 'default')" })
           .option('file', { type: 'string' })
           .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
-          .option('server', { type: 'string' })
-          .option('auth', { type: 'string' }),
+          .options(HIVE_OPTIONS),
       async (args) => (args.action === 'render' ? runRender(args.name, args) : runTemplate(args.action, args.name, args)),
     )
     .command(

@@ -8,7 +8,10 @@ import type { ParamTable } from './params.js';
 export const GENERAL_PARAMS = [
   { name: 'NAME', type: 'string', description: 'Service instance name.' },
   { name: 'SERVERHOST', type: 'string', description: "Host name of the hive: empty or 'embedded' for the in-process hive, 'nats://host:port' or 'tls://host:port' for NATS." },
-  { name: 'SERVERAUTH', type: 'string', secret: true, description: "Key used to authenticate to the hive; may be a 'file://<path>' reference to a secret file." },
+  { name: 'SERVERAUTH', type: 'string', secret: true, description: "Key used to authenticate to the hive; may be a 'file://<path>' reference to a secret file. For NATS: a token, 'user:password', a .creds file or a user nkey seed (text or path), or 'token:<value>' to force a token." },
+  { name: 'SERVERCA', type: 'string', beyondSpec: true, description: "CA certificate (PEM file path, or PEM text) the NATS hive's server certificate must be signed by; when not set, the system's trusted CAs." },
+  { name: 'SERVERCERT', type: 'string', beyondSpec: true, description: 'Client certificate (PEM file path, or PEM text) presented to a NATS hive that verifies clients; needs SERVERKEY.' },
+  { name: 'SERVERKEY', type: 'string', secret: true, beyondSpec: true, description: "Private key of SERVERCERT: a PEM file path, or a 'file://<path>' secret file." },
   { name: 'LOGLEVEL', type: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error'], description: "Log verbosity; values seen: 'DEBUG', 'trace' (info when not set)." },
   { name: 'LOGFORMAT', type: 'enum', values: ['TEXT/DEFAULT', 'TEXT', 'DEFAULT', 'JSON'], description: "Value seen: 'TEXT/DEFAULT'; 'JSON' writes one JSON object per line." },
   { name: 'LOGSENSITIVE', type: 'bool', description: "Boolean; value seen: 'false'. When false (or not set), secrets and credentials are masked in logs." },

@@ -1,6 +1,6 @@
 /**
  * The node file (YAML or JSON) that `hivenode run` reads:
- *   {hive: {SERVERHOST, SERVERAUTH}, dashboard: {Port}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port}, services: [{service: <kind>, NAME: …, <Param>: value}]}
  * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
  * otherwise NOT read, so one service's variables never leak into every service of a node.
  */
@@ -11,6 +11,9 @@ import { ConfigError, describeError } from '../protocol/errors.js';
 import type { Layer } from './resolve.js';
 import type { ServiceKind } from './registry.js';
 import { SERVICES, isServiceKind } from './registry.js';
+
+/** The keys of the node file's hive section: the common parameters that say how to reach the hive. */
+const HIVE_KEYS = ['SERVERHOST', 'SERVERAUTH', 'SERVERCA', 'SERVERCERT', 'SERVERKEY'] as const;
 
 /** One service instance of a node file, as layers ready for compileConfig. */
 export interface ServiceEntry {
@@ -81,9 +84,9 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
       .map(([k, v]) => [k, expandVariables(scalarText(v, `${where}.${k}`), env, `${where}.${k}`)] as [string, string]);
 
   const hiveRaw = doc.hive ?? {};
-  if (!isObject(hiveRaw)) throw new ConfigError(`${name}: hive must be an object with SERVERHOST and SERVERAUTH`);
+  if (!isObject(hiveRaw)) throw new ConfigError(`${name}: hive must be an object with ${HIVE_KEYS.join(', ')}`);
   for (const k of Object.keys(hiveRaw)) {
-    if (!['serverhost', 'serverauth'].includes(k.toLowerCase())) throw new ConfigError(`${name}: unknown hive key '${k}'; expected SERVERHOST, SERVERAUTH`);
+    if (!HIVE_KEYS.includes(k.toUpperCase() as (typeof HIVE_KEYS)[number])) throw new ConfigError(`${name}: unknown hive key '${k}'; expected ${HIVE_KEYS.join(', ')}`);
   }
   const hive: Layer = { source: `${name} hive`, values: valuesOf(hiveRaw, `${name} hive`) };
 

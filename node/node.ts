@@ -12,6 +12,8 @@ import type { HiveTransport } from '../actors/hive/transport.js';
 import { CHANNEL_RULE, isValidChannel } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
 import type { Layer } from '../config/resolve.js';
+import type { HiveAccessValues } from '../config/hive-access.js';
+import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
@@ -56,11 +58,11 @@ export interface NodeService {
 
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
-/** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'). */
-export function transportFor(serverHost: string, serverAuth: string, name: string, log: Logger): HiveTransport {
-  const host = serverHost.trim();
+/** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'), reached with the access the other SERVER* parameters give. */
+export function transportFor(values: HiveAccessValues & { readonly SERVERHOST: string }, name: string, log: Logger): HiveTransport {
+  const host = values.SERVERHOST.trim();
   if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
-  if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) return new NatsTransport({ servers: host, token: serverAuth, name, log });
+  if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) return new NatsTransport({ servers: host, access: hiveAccess(values), name, log });
   throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
 }
 
@@ -101,7 +103,7 @@ export class HiveNode {
     const first = compiled[0]?.service.common;
     const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
-    const transport = transportFor(first?.SERVERHOST ?? '', first?.SERVERAUTH ?? '', `hivenode ${nodeName} ${process.pid}`, log);
+    const transport = transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
     const journal = new Journal(1000);

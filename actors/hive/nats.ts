@@ -11,7 +11,8 @@ import type { Msg, NatsConnection, Subscription as NatsSubscription } from '@nat
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { Code } from '../../protocol/codes.js';
-import { ConfigError, describeError } from '../../protocol/errors.js';
+import { describeError } from '../../protocol/errors.js';
+import type { HiveAccess } from '../../config/hive-access.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
@@ -19,6 +20,7 @@ import type { Logger } from '../shared/logger.js';
 import type { DeliveryMode, HiveTransport, Listener, SharedBucket, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { deliverTo } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
+import { connectError, natsAccessOptions, probeTls } from './nats-access.js';
 
 const MODE_HEADER = 'Hive-Mode';
 const encoder = new TextEncoder();
@@ -27,8 +29,8 @@ const decoder = new TextDecoder();
 export interface NatsOptions {
   /** `nats://host:port` or `tls://host:port` (several separated by commas). */
   servers: string;
-  /** Token (already read from its file:// secret). */
-  token: string;
+  /** Credential and TLS material (config/hive-access.ts), read and checked already. */
+  access: HiveAccess;
   name: string;
   log: Logger;
 }
@@ -49,20 +51,12 @@ export class NatsTransport implements HiveTransport {
 
   async connect(): Promise<void> {
     const servers = this.opts.servers.split(',').map((s) => s.trim());
+    const access = natsAccessOptions(this.opts.access, servers);
+    if (access.tls) await probeTls(servers, this.opts.access);
     try {
-      this.nc = await connect({
-        servers,
-        name: this.opts.name,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-        waitOnFirstConnect: false,
-        ...(this.opts.token ? { token: this.opts.token } : {}),
-        ...(servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
-      });
+      this.nc = await connect({ servers, name: this.opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, ...access });
     } catch (e) {
-      const m = describeError(e);
-      if (/authoriz|authentic/i.test(m)) throw new ConfigError(`the NATS hive at ${this.opts.servers} refused the connection: ${m} (check SERVERAUTH)`);
-      throw new ConfigError(`cannot connect to the NATS hive at ${this.opts.servers}: ${m}`);
+      throw connectError(e, this.opts.servers, this.opts.access);
     }
     this.connected = true;
     this.replies = new ReplyMux(this.nc);

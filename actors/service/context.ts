@@ -53,6 +53,9 @@ export interface CommonValues {
   readonly NAME: string;
   readonly SERVERHOST: string;
   readonly SERVERAUTH: string;
+  readonly SERVERCA: string;
+  readonly SERVERCERT: string;
+  readonly SERVERKEY: string;
   readonly LOGLEVEL: string;
   readonly LOGFORMAT: string;
   readonly LOGSENSITIVE: boolean;
