@@ -27,6 +27,7 @@ import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
 import { compileGatewayOptions } from './options.js';
 import { applyHeaders, send, sendError, sendJson } from './respond.js';
+import { LogThrottle } from '../shared/log-throttle.js';
 
 /** The gateway actor's one message: an accepted request to handle. */
 interface RequestMsg {
@@ -51,6 +52,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     ...(auth ? { auth } : {}),
     ...(access ? { access } : {}),
     counts: { unauthorized: 0, forbidden: 0 },
+    forbiddenLines: new LogThrottle(),
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
 import { BadInputError, ForbiddenError, UnauthorizedError, describeError } from '../../protocol/errors.js';
+import type { LogThrottle } from '../shared/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   access?: Authorizer;
   /** Requests answered 401 and 403 (in the service status, so in /metrics). */
   counts: { unauthorized: number; forbidden: number };
+  /** The 403 log lines: one per user and route a minute. */
+  forbiddenLines: LogThrottle;
   before?: Interceptor;
   after?: Interceptor;
   log: Logger;
@@ -103,7 +106,12 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
   if (decision.allowed) return true;
   deps.counts.forbidden++;
   const route = decision.route.slice(0, 200);
-  deps.log.warn(`403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})`);
+  // one line per user and route a minute: a client repeating a refused request does not flood the log
+  deps.forbiddenLines.note(`${user ?? ''}\n${route}`, (suppressed) =>
+    deps.log.warn(
+      `403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
+    ),
+  );
   // the answer names the route, not the groups that would have allowed it: the policy stays the operator's
   sendError(res, new ForbiddenError(`route '${route}' is not allowed for user '${user ?? ''}'`));
   return false;
