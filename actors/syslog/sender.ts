@@ -109,6 +109,7 @@ export class SyslogSender {
     if (this.closed) return;
     const began = Date.now();
     let lastError: Error | undefined;
+    let handshaken = false;
     let ready = false;
     const onReady = (): void => {
       if (socket.destroyed || this.closed) return;
@@ -125,6 +126,7 @@ export class SyslogSender {
     };
     const onConnect = (): void => {
       const tls = socket as TLSSocket;
+      handshaken = true;
       if (this.opts.tls && tls.getProtocol() === 'TLSv1.3') {
         // a refusal of our certificate comes about one round trip after this: wait as long as the handshake took
         setTimeout(onReady, Math.min(REFUSAL_WAIT_MAX_MS, Math.max(REFUSAL_WAIT_MIN_MS, Date.now() - began))).unref();
@@ -143,7 +145,7 @@ export class SyslogSender {
     socket.on('close', () => {
       if (this.connected) this.log.warn(`syslog sender lost its connection to ${this.target()}; reconnecting`);
       this.connected = false;
-      if (!ready && !this.closed) this.failed(lastError);
+      if (!ready && !this.closed) this.failed(lastError, handshaken);
       if (this.closed) return;
       setTimeout(() => this.connect(), this.backoffMs).unref();
       this.backoffMs = Math.min(this.backoffMs * 2, 10_000);
@@ -151,9 +153,9 @@ export class SyslogSender {
   }
 
   /** A connection attempt that failed: counted; logged when its reason is new. */
-  private failed(error: Error | undefined): void {
+  private failed(error: Error | undefined, handshaken: boolean): void {
     this.counters.failures++;
-    const reason = failureText(error, this.opts.tls !== undefined);
+    const reason = failureText(error, this.opts.tls !== undefined, handshaken);
     if (reason !== this.counters.error) this.log.warn(`syslog sender cannot connect to ${this.target()}: ${reason}; messages are kept (up to SendBuffer ${this.opts.buffer}) and retried (logged once until the reason changes)`);
     this.counters.error = reason;
   }
@@ -172,13 +174,18 @@ export class SyslogSender {
   }
 }
 
-/** Why a connection failed, with the parameter to look at when TLS is at fault. */
-function failureText(error: Error | undefined, tls: boolean): string {
-  if (!error) return 'the connection closed before it was ready';
-  const text = tlsErrorText(error);
+/**
+ * Why a connection failed, with the parameter to look at when TLS is at fault. A server that closes
+ * right after the handshake without an alert (rsyslog's gtls does so for a client certificate it
+ * will not take) is refusing us just the same.
+ */
+function failureText(error: Error | undefined, tls: boolean, handshaken: boolean): string {
+  const text = error ? tlsErrorText(error) : 'the connection closed before it was ready';
   if (!tls) return text;
-  const code = (error as NodeJS.ErrnoException).code ?? '';
-  if (/ALERT/.test(code)) return `the server refused the TLS handshake: ${text} (check SendCert and SendKey: it may require a client certificate it trusts)`;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  const clientCert = '(check SendCert and SendKey: it may require a client certificate it trusts)';
+  if (/ALERT/.test(code)) return `the server refused the TLS handshake: ${text} ${clientCert}`;
+  if (handshaken) return `the server closed the connection right after the TLS handshake: ${text} ${clientCert}`;
   if (/CERT|SIGNATURE|ISSUER|ALTNAME|SELF_SIGNED/.test(code)) return `the server's certificate is refused: ${text} (check RemoteCA, and that the certificate names RemoteIP)`;
   return text;
 }
