@@ -9,7 +9,14 @@ import type { AddressInfo } from 'node:net';
 import type { Server, TLSSocket } from 'node:tls';
 import { connect as tlsConnect, createServer } from 'node:tls';
 import { FrameDecoder } from '../../actors/syslog/framing.js';
-import { certText } from '../certs.js';
+import type { HiveNode } from '../../node/node.js';
+import { certPath, certText } from '../certs.js';
+
+/** The status figures of one service of a test node. */
+export const status = (node: HiveNode, name: string): Record<string, unknown> => node.services.find((s) => s.name === name)!.running.status();
+
+/** A TLS receiver's parameters with the test CA's server certificate. */
+export const tlsFiles = { TLS: true, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key') };
 
 /** What a TLS client saw: whether its handshake succeeded and the error that ended it, if any. */
 export interface TlsOutcome {

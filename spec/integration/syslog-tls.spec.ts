@@ -8,11 +8,9 @@ import { certPath, certText } from '../certs.js';
 import { tempDir } from '../temp.js';
 import { startTestNode, until } from './helpers.js';
 import { recorded } from './queue/helpers.js';
-import { tcpFrom, tlsSend, tlsSyslogServer, udpFrom } from './syslog-tls-peers.js';
+import { status, tcpFrom, tlsFiles, tlsSend, tlsSyslogServer, udpFrom } from './syslog-tls-peers.js';
 import type { TlsSyslogServer } from './syslog-tls-peers.js';
 
-const status = (node: HiveNode, name: string): Record<string, unknown> => node.services.find((s) => s.name === name)!.running.status();
-const tlsFiles = { TLSCert: certPath('server.pem'), TLSKey: certPath('server.key') };
 
 /** The start error of a syslog service with these parameters. */
 async function refusal(params: Record<string, string | number | boolean>): Promise<string> {
@@ -31,17 +29,15 @@ describe('syslog over TLS (RFC 5425) and AllowFrom', function () {
   let logs: () => string = () => '';
   let peer: TlsSyslogServer | undefined;
   afterEach(async () => {
-    await node?.stop(2000);
-    node = undefined;
-    await peer?.close();
-    peer = undefined;
+    await Promise.all([node?.stop(2000), peer?.close()]);
+    [node, peer] = [undefined, undefined];
   });
 
   it('the receiver with TLS true takes octet-counted and LF-framed messages on Port, and says tlsPort', async () => {
     const record = join(tempDir('hn-syslog-tls-'), 'r.jsonl');
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, TLS: true, ...tlsFiles, OUTPUTCHANNEL: 'logs', Format: 'auto' },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, ...tlsFiles, OUTPUTCHANNEL: 'logs', Format: 'auto' },
     ]));
     const port = status(node, 'rx').tlsPort as number;
     const counted = '<14>1 2026-11-24T10:00:00Z host app - - - counted';
@@ -57,7 +53,7 @@ describe('syslog over TLS (RFC 5425) and AllowFrom', function () {
     const record = join(tempDir('hn-syslog-tls-'), 'r.jsonl');
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, TLS: true, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'logs' },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'logs' },
     ]));
     const port = status(node, 'rx').tlsPort as number;
     const line = '<13>Nov 24 10:00:01 host app: refused\n';
@@ -76,7 +72,7 @@ describe('syslog over TLS (RFC 5425) and AllowFrom', function () {
     const record = join(tempDir('hn-syslog-tls-'), 'r.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, TLS: true, ...tlsFiles, OUTPUTCHANNEL: 'logs' },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, ...tlsFiles, OUTPUTCHANNEL: 'logs' },
     ]));
     const port = status(node, 'rx').tlsPort as number;
     expect(await tcpFrom('127.0.0.1', port, '<13>Nov 24 10:00:01 host app: plain text\n')).to.equal('closed by peer');
@@ -108,7 +104,7 @@ describe('syslog over TLS (RFC 5425) and AllowFrom', function () {
     const record = join(tempDir('hn-syslog-allow-'), 'r.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '::', Port: 0, TLS: true, ...tlsFiles, AllowFrom: '127.0.0.1', OUTPUTCHANNEL: 'logs' },
+      { service: 'syslog', NAME: 'rx', IP: '::', Port: 0, ...tlsFiles, AllowFrom: '127.0.0.1', OUTPUTCHANNEL: 'logs' },
     ]));
     const port = status(node, 'rx').tlsPort as number;
     const refused = await tlsSend(port, '<13>Nov 24 10:00:01 host app: from .2\n', { localAddress: '127.0.0.2' });
@@ -170,7 +166,7 @@ describe('syslog over TLS (RFC 5425) and AllowFrom', function () {
 
   it('refuses at start: TLS without TLSCert/TLSKey, TLS files without TLS, a bad AllowFrom entry, lf framing on TLS, sender TLS files without SendTLS', async () => {
     expect(await refusal({ TLS: true })).to.equal("syslog 'logs': TLS true needs TLSCert and TLSKey (the receiver's certificate and key, PEM; 'make certs' makes test ones)");
-    expect(await refusal({ TCP: true, ...tlsFiles })).to.match(/TLSCert and TLSKey are given but TLS is false/);
+    expect(await refusal({ TCP: true, ...tlsFiles, TLS: false })).to.match(/TLSCert and TLSKey are given but TLS is false/);
     expect(await refusal({ UDP: true, AllowFrom: '127.0.0.1, 10.0.0.0/33' })).to.equal("AllowFrom entry '10.0.0.0/33' is not a CIDR or an address: the prefix length 33 is over 32");
     expect(await refusal({ UDP: true, AllowFrom: 'localhost' })).to.match(/AllowFrom entry 'localhost' is not a CIDR or an address/);
     expect(await refusal({ RemoteIP: '127.0.0.1', SendTLS: true, SendFraming: 'lf' })).to.match(/SendFraming 'lf' cannot be used with SendTLS/);

@@ -7,11 +7,11 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { certPath } from '../../certs.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
+import { status, tlsFiles } from '../../integration/syslog-tls-peers.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { logger, needGtlsPeers, startRsyslog } from './peers.js';
 
-const status = (node: HiveNode, name: string): Record<string, unknown> => node.services.find((s) => s.name === name)!.running.status();
 /** The lines of rsyslog's output file, without the space an RFC 3164 message's text starts with. */
 const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => l.replace('| ', '|')) : []);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -54,12 +54,11 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
     const [inPort, openPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
     const open = join(dir, 'open.jsonl');
     const mtls = join(dir, 'mtls.jsonl');
-    const tls = { TLS: true, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key') };
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'open-logs', RecordFile: open },
       { service: 'echo', NAME: 'mtls-logs', RecordFile: mtls },
-      { service: 'syslog', NAME: 'rx-open', IP: '127.0.0.1', Port: openPort, ...tls, OUTPUTCHANNEL: 'open-logs' },
-      { service: 'syslog', NAME: 'rx-mtls', IP: '127.0.0.1', Port: mtlsPort, ...tls, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'mtls-logs' },
+      { service: 'syslog', NAME: 'rx-open', IP: '127.0.0.1', Port: openPort, ...tlsFiles, OUTPUTCHANNEL: 'open-logs' },
+      { service: 'syslog', NAME: 'rx-mtls', IP: '127.0.0.1', Port: mtlsPort, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'mtls-logs' },
     ]));
     const ca = `StreamDriver.CAFile="${certPath('ca.pem')}"`;
     const alice = `StreamDriver.CertFile="${certPath('client-alice.pem')}" StreamDriver.KeyFile="${certPath('client-alice.key')}"`;
