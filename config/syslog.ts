@@ -22,7 +22,7 @@ const SYSLOG_OWN = [
   { name: 'SendUDP', type: 'bool', default: 'false', description: 'Send over UDP.' },
   { name: 'SendJSON', type: 'bool', default: 'false', description: 'When true, all Data is sent as JSON.' },
   { name: 'SendFormat', type: 'enum', default: 'RFC3164', values: ['RFC3164', 'RFC5424'], beyondSpec: true, description: 'Format of sent messages.' },
-  { name: 'SendFraming', type: 'enum', default: 'octet-counting', values: ['octet-counting', 'lf'], beyondSpec: true, description: "TCP framing of sent messages (RFC 6587; TLS is always octet-counted); with 'lf' newlines inside a message are sent as spaces so they never split it." },
+  { name: 'SendFraming', type: 'enum', default: 'octet-counting', values: ['octet-counting', 'lf'], beyondSpec: true, description: "TCP framing of sent messages (RFC 6587; TLS is always octet-counted, 'lf' with SendTLS is a start error); with 'lf' newlines inside a message are sent as spaces so they never split it." },
   { name: 'SendTLS', type: 'bool', default: 'false', beyondSpec: true, description: 'Send over TLS (RFC 5425: TCP, octet-counted); the certificate of RemoteIP is verified against RemoteCA and must name RemoteIP (host name or IP address).' },
   { name: 'RemoteCA', type: 'string', default: '', beyondSpec: true, watchedFile: true, description: "CA certificates (PEM) that the syslog server's certificate must chain to with SendTLS: a path, 'file://<path>' or PEM text; '' trusts the system CAs." },
   { name: 'SendCert', type: 'string', default: '', beyondSpec: true, watchedFile: true, description: "Client certificate (PEM) shown to the syslog server with SendTLS, for servers that require one: a path, 'file://<path>' or PEM text." },

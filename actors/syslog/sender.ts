@@ -168,8 +168,12 @@ export class SyslogSender {
     this.closed = true;
     return new Promise((resolve) => {
       if (this.udp) this.udp.close(() => resolve());
-      else if (this.socket) this.socket.end(() => resolve());
-      else resolve();
+      else if (this.socket && this.connected) this.socket.end(() => resolve());
+      else {
+        // not connected (refused, mid-handshake, waiting for a refusal): nothing to flush, and end() would wait for a handshake that may never finish
+        this.socket?.destroy();
+        resolve();
+      }
     });
   }
 }
