@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 had_squid=no
 { command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ]; } && had_squid=yes
-bash scripts/ensure-packages.sh nats-server:nats-server logger:bsdutils rsyslogd:rsyslog "$@"
+bash scripts/ensure-packages.sh nats-server:nats-server logger:bsdutils rsyslogd:rsyslog "/usr/lib/*/rsyslog/lmnsd_gtls.so:rsyslog-gnutls" "$@"
 # Debian's squid package starts a system squid on port 3128 when it is installed; the proxy tests run
 # their own on a free port, so one started by this install is stopped (one that was there before is left alone)
 if [ "$had_squid" = no ] && { command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ]; }; then
@@ -18,4 +18,4 @@ if [ "$had_squid" = no ] && { command -v squid >/dev/null 2>&1 || [ -x /usr/sbin
     $SUDO service squid stop >/dev/null 2>&1 || true
   fi
 fi
-echo "server packages present: nats-server $(/usr/sbin/nats-server --version 2>/dev/null || nats-server --version), rsyslogd, logger"
+echo "server packages present: nats-server $(/usr/sbin/nats-server --version 2>/dev/null || nats-server --version), rsyslogd (with gtls), logger"

@@ -26,13 +26,23 @@ const EXPIRY_WARNING_MS = 14 * 86_400_000;
 type Part = 'TLSCert' | 'TLSKey' | 'TLSCA';
 
 /** Where one part comes from: a file (watched) or PEM text given inline. */
-type Source = { kind: 'file'; path: string } | { kind: 'inline'; pem: string };
+export type Source = { kind: 'file'; path: string } | { kind: 'inline'; pem: string };
 
-function sourceOf(value: string): Source | undefined {
+/** Where a PEM parameter's value points: a path, 'file://<path>', or the PEM text itself; undefined when ''. */
+export function sourceOf(value: string): Source | undefined {
   const v = value.trim();
   if (v === '') return undefined;
   if (v.startsWith('-----BEGIN')) return { kind: 'inline', pem: v };
   return { kind: 'file', path: v.startsWith('file://') ? v.slice('file://'.length) : v };
+}
+
+/**
+ * A TLS connection's error in one line: OpenSSL's reason ('tlsv13 alert certificate required')
+ * rather than its whole multi-line error string with source file names.
+ */
+export function tlsErrorText(e: unknown): string {
+  const reason = (e as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' && reason !== '' ? reason : describeError(e).trim();
 }
 
 /** What a TLS secure-context error means, in words a user can act on. */

@@ -1,22 +1,26 @@
 /**
- * The syslog receiver: UDP and/or TCP on IP:Port. Every datagram or TCP frame is decoded and emitted
- * to OUTPUTCHANNEL with the configured Class and Operation. Counters: received, invalid (not
- * decodable, or not of the expected Format), dropped (the hive had no listener). Invalid input never
- * stops it: a bad TCP stream closes only its own connection.
+ * The syslog receiver: UDP and/or a stream listener (TCP, or TLS per RFC 5425) on IP:Port. Every
+ * datagram or frame is decoded and emitted to OUTPUTCHANNEL with the configured Class and Operation.
+ * Counters: received, invalid (not decodable, or not of the expected Format), dropped (the hive had
+ * no listener), notAllowed (datagrams and connections from sources outside AllowFrom, also counted
+ * per source in notAllowedFrom), tlsRefused (TLS handshakes that failed). Invalid input never stops
+ * it: a bad stream closes only its own connection.
  */
 import { createSocket } from 'node:dgram';
 import type { Socket } from 'node:dgram';
-import { createServer } from 'node:net';
-import type { Server, Socket as NetSocket } from 'node:net';
 import type { HiveClient } from '../hive/client.js';
 import type { ListenAt } from '../shared/listen.js';
 import { bindOn, listenOn } from '../shared/listen.js';
 import type { Logger } from '../shared/logger.js';
+import type { ServerTls } from '../shared/server-tls.js';
 import { makeMessage } from '../../protocol/message.js';
+import type { AllowList } from './allow-from.js';
+import { sourceAddress } from './allow-from.js';
 import type { DecodeOptions } from './decode.js';
 import { decodeSyslog } from './decode.js';
-import { FrameDecoder } from './framing.js';
-import { describeError } from '../../protocol/errors.js';
+import { SourceCounts } from './source-counts.js';
+import type { StreamCounters, StreamListener } from './stream-listener.js';
+import { streamListener } from './stream-listener.js';
 
 export interface ReceiverOptions {
   /** The service instance, named in a start error. */
@@ -24,7 +28,11 @@ export interface ReceiverOptions {
   ip: string;
   port: number;
   udp: boolean;
+  /** A stream listener: plain TCP, or TLS when `tls` is given. */
   tcp: boolean;
+  tls?: ServerTls;
+  /** AllowFrom; undefined accepts every source. */
+  allow?: AllowList;
   format: DecodeOptions['format'];
   decodeCEF: boolean;
   cls: string;
@@ -34,22 +42,27 @@ export interface ReceiverOptions {
   maxConnections: number;
 }
 
-export interface ReceiverCounters {
-  received: number;
-  invalid: number;
+export interface ReceiverCounters extends StreamCounters {
   dropped: number;
-  connections: number;
+  notAllowed: number;
 }
 
 export interface RunningReceiver {
   counters: ReceiverCounters;
+  /** Sources refused by AllowFrom with their counts: the most refused ones, the rest as 'other'. */
+  notAllowedFrom(): Record<string, number>;
   udpPort?: number;
   tcpPort?: number;
   close(): Promise<void>;
 }
 
 export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log: Logger): Promise<RunningReceiver> {
-  const counters: ReceiverCounters = { received: 0, invalid: 0, dropped: 0, connections: 0 };
+  const counters: ReceiverCounters = { received: 0, invalid: 0, dropped: 0, connections: 0, notAllowed: 0, tlsRefused: 0 };
+  const refused = new SourceCounts();
+  const refuse = (source: string): void => {
+    refused.add(source);
+    counters.notAllowed = refused.total;
+  };
   const handle = (bytes: Buffer, remoteAddress: string): void => {
     counters.received++;
     const decoded = decodeSyslog(bytes.length > opts.maxMessageBytes ? bytes.subarray(0, opts.maxMessageBytes) : bytes, { format: opts.format, decodeCEF: opts.decodeCEF, remoteAddress });
@@ -64,61 +77,36 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   };
 
   let udp: Socket | undefined;
-  let tcp: Server | undefined;
+  let stream: StreamListener | undefined;
   const result: RunningReceiver = {
     counters,
+    notAllowedFrom: () => refused.snapshot(),
     close: async () => {
-      await Promise.all([
-        udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined,
-        tcp
-          ? new Promise<void>((r) => {
-              tcp!.close(() => r());
-              for (const s of sockets) s.destroy();
-            })
-          : undefined,
-      ]);
+      await Promise.all([udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined, stream?.close()]);
     },
   };
-  const sockets = new Set<NetSocket>();
   const at: ListenAt = { service: 'syslog', instance: opts.name, port: opts.port, host: opts.ip };
   if (opts.udp) {
     udp = createSocket({ type: opts.ip.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 * 1024 * 1024 });
-    udp.on('message', (msg, rinfo) => handle(msg, rinfo.address));
+    udp.on('message', (msg, rinfo) => {
+      if (opts.allow && !opts.allow.allows(rinfo.address)) refuse(sourceAddress(rinfo.address));
+      else handle(msg, rinfo.address);
+    });
     await bindOn(udp, { ...at, protocol: 'UDP' });
     // after the bind: a bind failure is the start error alone, not also a warning
     udp.on('error', (e) => log.warn(`syslog UDP receiver: ${e.message}`));
     result.udpPort = udp.address().port;
   }
   if (opts.tcp) {
-    tcp = createServer((socket) => {
-      counters.connections++;
-      sockets.add(socket);
-      const decoder = new FrameDecoder(opts.maxMessageBytes);
-      const remote = socket.remoteAddress ?? '';
-      socket.on('data', (chunk: Buffer) => {
-        try {
-          for (const frame of decoder.push(chunk)) handle(frame, remote);
-        } catch (e) {
-          counters.invalid++;
-          log.warn(`syslog TCP frame from ${remote} refused (${describeError(e)}); connection closed`);
-          socket.destroy();
-        }
-      });
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        counters.connections--;
-        sockets.delete(socket);
-      });
-    });
-    tcp.maxConnections = opts.maxConnections;
+    stream = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, frame: handle }, counters, log);
     try {
-      await listenOn(tcp, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
+      await listenOn(stream.server, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
     } catch (e) {
       // the UDP socket is bound already: release it, or a failed start would keep holding the port
       await result.close();
       throw e;
     }
-    const address = tcp.address();
+    const address = stream.server.address();
     if (address && typeof address === 'object') result.tcpPort = address.port;
   }
   return result;

@@ -2,7 +2,8 @@
  * Prometheus metrics of a node (prom-client): requests and latency per service (recorded where the
  * hive hands a message to a service), and, read at scrape time, hive call counters, restarts from
  * the supervision journal, and every numeric figure a service reports (queue depth, retries, dead
- * letters, syslog received/invalid/dropped, ...).
+ * letters, syslog received/invalid/dropped, ...), and every figure that is a table of numbers by key
+ * (the syslog receiver's notAllowedFrom: refusals per source address) with the key as a label.
  */
 import { Gauge, Registry } from 'prom-client';
 import { RequestStats } from './request-stats.js';
@@ -12,6 +13,13 @@ export interface MetricSources {
   hive: () => Record<string, number>;
   services: () => Array<{ kind: string; name: string; status: Record<string, unknown> }>;
   restarts: () => Array<{ path: string; restarts: number; crashes: number }>;
+}
+
+/** A figure that is a table of finite numbers (and not empty). */
+function numbersByKey(v: unknown): v is Record<string, number> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const values = Object.values(v);
+  return values.length > 0 && values.every((n) => typeof n === 'number' && Number.isFinite(n));
 }
 
 export class NodeMetrics {
@@ -51,6 +59,21 @@ export class NodeMetrics {
         this.reset();
         for (const s of read((x) => x.services(), [])) {
           for (const [k, v] of Object.entries(s.status)) if (typeof v === 'number' && Number.isFinite(v)) this.set({ service: s.name, kind: s.kind, figure: k }, v);
+        }
+      },
+    });
+    new Gauge({
+      name: 'hivenode_service_figure_by_key',
+      help: "Every figure a service reports as numbers by key (notAllowedFrom: syslog sources refused by AllowFrom, bounded to the most refused plus 'other').",
+      labelNames: ['service', 'kind', 'figure', 'key'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of read((x) => x.services(), [])) {
+          for (const [figure, table] of Object.entries(s.status)) {
+            if (!numbersByKey(table)) continue;
+            for (const [key, v] of Object.entries(table)) this.set({ service: s.name, kind: s.kind, figure, key }, v);
+          }
         }
       },
     });

@@ -1,8 +1,8 @@
-/** The real syslog peers of the adapter tests: util-linux `logger` and a private rsyslogd. */
+/** The real syslog peers of the adapter tests: util-linux `logger` and a private rsyslogd (with its gtls TLS driver). */
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
@@ -15,15 +15,31 @@ export function needPeers(ctx: Mocha.Context): void {
   }
 }
 
+/** Whether rsyslog's GnuTLS network stream driver (Debian rsyslog-gnutls) is installed. */
+export function haveGtls(): boolean {
+  const lib = '/usr/lib';
+  const dirs = [lib, ...readdirSync(lib).map((d) => join(lib, d))];
+  return dirs.some((d) => existsSync(join(d, 'rsyslog', 'lmnsd_gtls.so')));
+}
+
+/** Like needPeers, and also rsyslog's gtls driver (scripts/servers.sh installs rsyslog-gnutls). */
+export function needGtlsPeers(ctx: Mocha.Context): void {
+  needPeers(ctx);
+  if (!haveGtls()) {
+    if (process.env.CI) throw new Error("rsyslog's gtls driver is needed (scripts/servers.sh installs rsyslog-gnutls)");
+    ctx.skip();
+  }
+}
+
 /** Runs `logger -n 127.0.0.1 -P port …` and requires it to succeed. */
 export function logger(port: number, args: string[]): void {
   const r = spawnSync('logger', ['-n', '127.0.0.1', '-P', String(port), ...args]);
   expect(r.status, r.stderr.toString()).to.equal(0);
 }
 
-/** Starts rsyslogd in the foreground on a private configuration in `dir`; stop it with kill(). */
+/** Starts rsyslogd in the foreground on a private configuration in `dir`; stop it with kill(). Its own messages go to `dir`/rsyslogd.log. */
 export function startRsyslog(dir: string, config: string[]): ChildProcess {
   const conf = join(dir, 'rsyslog.conf');
   writeFileSync(conf, [`global(workDirectory="${dir}")`, ...config, ''].join('\n'));
-  return spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: 'ignore' });
+  return spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: ['ignore', openSync(join(dir, 'rsyslogd.log'), 'a'), openSync(join(dir, 'rsyslogd.log'), 'a')] });
 }
