@@ -22,7 +22,7 @@ const GATEWAY_OWN = [
   { name: 'Users', type: 'string', default: '', beyondSpec: true, description: "Path of an htpasswd-style users file (user:bcrypt-hash per line, written by 'hivenode passwd'); empty means no authentication (warned at start), unless TLSClientAuth is require: then the client certificate's CN is the user." },
   { name: 'MaxBodySize', type: 'int', default: '1048576', min: 0, beyondSpec: true, description: 'Largest accepted request body in bytes; larger bodies are answered 413.' },
   { name: 'MaxInFlight', type: 'int', default: '1024', min: 1, beyondSpec: true, description: 'Requests handled at once; more are answered 503 with Retry-After.' },
-  { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408).' },
+  { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408), and over HTTPS to finish its TLS handshake.' },
   INTERCEPT_PROXY_PARAM,
   ...TLS_PARAMS,
 ] as const satisfies ParamTable;

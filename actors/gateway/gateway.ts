@@ -129,7 +129,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   // enough that a slow client is cut off close to ClientTimeout
   const httpOptions: ServerOptions = { requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
   // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
-  const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions() }, onRequest) : undefined;
+  // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
+  const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;
   const server: Server | HttpsServer = httpsServer ?? createServer(httpOptions, onRequest);
   const handshakes = httpsServer ? countHandshakes(httpsServer, `gateway ${ctx.name}`, ctx.log, debug) : undefined;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

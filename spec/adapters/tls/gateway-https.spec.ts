@@ -65,8 +65,8 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     expect(figures(gw.node)).to.include({ tls: true, tlsHandshakeFailures: 1, tlsOldProtocol: 1 });
   });
 
-  it('closes plain HTTP and clear-text bytes sent to the HTTPS port cleanly, counts them, logs nothing at warn, and keeps serving', async () => {
-    gw = await startGateway(tlsOn);
+  it('closes plain HTTP, clear-text bytes and a stalled handshake on the HTTPS port cleanly, counts them, logs nothing at warn, and keeps serving', async () => {
+    gw = await startGateway({ ...tlsOn, ClientTimeout: '1s' });
     const plain = await curl(gw.port, '/t/op', postJson(BODY), `http://127.0.0.1:${gw.port}/t/op`);
     // the gateway closes without an answer (curl 52: empty reply from server)
     expect(plain.code, plain.stderr).to.equal(52);
@@ -75,7 +75,11 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
       expect(raw.closed, 'closed by the gateway').to.equal(true);
       expect(raw.text, 'nothing sent back in clear text').to.equal('');
     }
-    await until(() => figures(gw!.node).tlsHandshakeFailures === 21, 3000);
+    // a TLS record announced but never finished: closed after ClientTimeout, not Node's 120 s
+    const stalled = await rawExchange(gw.port, Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]), 5000);
+    expect(stalled.closed, 'stalled handshake closed').to.equal(true);
+    await until(() => figures(gw!.node).tlsHandshakeFailures === 22, 3000);
+    expect(figures(gw.node).tlsHandshakeTimeouts).to.equal(1);
     expect(figures(gw.node).tlsPlainText, 'plain HTTP requests recognised').to.be.at.least(11);
     expect(answered(await curl(gw.port, '/t/op', postJson(BODY)))).to.deep.equal({ id: ['42'] });
     expect(gw.logs()).to.not.match(/ WARN .*(TLS|handshake|ssl)/i);
