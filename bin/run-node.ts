@@ -14,8 +14,8 @@ const HARD_EXIT_MS = 10_000;
 export function describeNode(node: HiveNode): string {
   const lines = [`hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`];
   for (const s of node.services) {
-    const port = s.running.status().port;
-    const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves HTTP on port ${port}` : '';
+    const { port, tls } = s.running.status();
+    const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves ${tls === true ? 'HTTPS' : 'HTTP'} on port ${port}` : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${where}`.trimEnd());
   }
   if (node.dashboard) lines.push(`  dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON /api/status, Prometheus /metrics)`);

@@ -2,9 +2,10 @@
 import { GENERAL_PARAMS, OUTPUT_PARAMS } from './common.js';
 import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';
+import { TLS_PARAMS } from './tls.js';
 
 const GATEWAY_OWN = [
-  { name: 'Port', type: 'int', default: '80', min: 0, max: 65535, description: 'HTTP listening port.' },
+  { name: 'Port', type: 'int', default: '80', min: 0, max: 65535, description: 'HTTP listening port (HTTPS when TLSCert and TLSKey are set: one port, no plain HTTP beside it).' },
   { name: 'ResponseHeaders', type: 'string', default: '', description: 'Extra response headers, separated by CR LF.' },
   { name: 'DevMode', type: 'bool', default: 'false', description: 'Opens CORS headers and passes all controls.' },
   { name: 'RequestTimeout', type: 'duration', default: '60s', description: 'Timeout of the request to the hive.' },
@@ -18,13 +19,14 @@ const GATEWAY_OWN = [
   { name: 'DefaultClass', type: 'string', default: 'rest', description: 'Class used when none is set.' },
   { name: 'DefaultOperation', type: 'string', default: 'input', description: 'Operation used when none is set.' },
   { name: 'Routes', type: 'string', default: '', beyondSpec: true, description: "Maps class[/operation] to a channel, for example 'sql/select=sqlsel;queue=q1;cmd=exec1' ('class/*' is the same as 'class', '*' matches any route); the most specific entry wins, unmatched requests go to OUTPUTCHANNEL." },
-  { name: 'Users', type: 'string', default: '', beyondSpec: true, description: "Path of an htpasswd-style users file (user:bcrypt-hash per line, written by 'hivenode passwd'); empty means no authentication (warned at start)." },
+  { name: 'Users', type: 'string', default: '', beyondSpec: true, description: "Path of an htpasswd-style users file (user:bcrypt-hash per line, written by 'hivenode passwd'); empty means no authentication (warned at start), unless TLSClientAuth is require: then the client certificate's CN is the user." },
   { name: 'Groups', type: 'string', default: '', beyondSpec: true, description: "Path of a groups file in Apache's AuthGroupFile format ('group: user1 user2' per line; 'hivenode passwd --group' adds to it), re-read when it changes; needs Access." },
-  { name: 'Access', type: 'string', default: '', beyondSpec: true, description: "Groups allowed per route, for example 'cmd/*=admins;queue=ops,admins;sql/select=readers,ops;*=admins' (patterns as in Routes, '*' also as a group: any authenticated user); the most specific entry decides, others get 403, as does a route no entry matches; needs Users." },
+  { name: 'Access', type: 'string', default: '', beyondSpec: true, description: "Groups allowed per route, for example 'cmd/*=admins;queue=ops,admins;sql/select=readers,ops;*=admins' (patterns as in Routes, '*' also as a group: any authenticated user); the most specific entry decides, others get 403, as does a route no entry matches; needs Users (or TLSClientAuth require: the certificate's CN is the user)." },
   { name: 'MaxBodySize', type: 'int', default: '1048576', min: 0, beyondSpec: true, description: 'Largest accepted request body in bytes; larger bodies are answered 413.' },
   { name: 'MaxInFlight', type: 'int', default: '1024', min: 1, beyondSpec: true, description: 'Requests handled at once; more are answered 503 with Retry-After.' },
-  { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408).' },
+  { name: 'ClientTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'Time a client has to send its headers and body (slow clients are cut off with 408), and over HTTPS to finish its TLS handshake.' },
   INTERCEPT_PROXY_PARAM,
+  ...TLS_PARAMS,
 ] as const satisfies ParamTable;
 
 export const GATEWAY_PARAMS = [...GENERAL_PARAMS, ...OUTPUT_PARAMS, ...GATEWAY_OWN] as const satisfies ParamTable;

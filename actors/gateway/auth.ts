@@ -9,7 +9,12 @@
  */
 import bcrypt from 'bcryptjs';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { TlsClientAuth } from '../../config/tls.js';
 import { ConfigError } from '../../protocol/errors.js';
+import { certificateUser } from '../shared/server-tls.js';
 import { WatchedFile } from '../shared/watched-file.js';
 
 const CACHE_TTL_MS = 5 * 60_000;
@@ -79,6 +84,36 @@ export class BasicAuth {
     this.cache.set(key, { digest, user, expires: now + CACHE_TTL_MS });
     return { ok: true, user };
   }
+}
+
+/** The user each connection's verified client certificate names ('' for none): read once per connection, not per request. */
+const connectionUsers = new WeakMap<Socket, string>();
+
+function userOfConnection(socket: Socket): string | undefined {
+  let user = connectionUsers.get(socket);
+  if (user === undefined) {
+    user = (socket as Partial<TLSSocket>).encrypted === true ? (certificateUser(socket as TLSSocket) ?? '') : '';
+    connectionUsers.set(socket, user);
+  }
+  return user === '' ? undefined : user;
+}
+
+/**
+ * The user of a request, in the outcome shape of Basic authentication so that what is checked next
+ * (authorization) composes with either: Basic credentials when the request carries them and a users
+ * file is set; else the CN of the client certificate the TLS handshake verified against TLSCA (the
+ * CA vouches for the name, so the users file need not list it). Undefined when the gateway
+ * authenticates nobody: no users file, and no verified certificate on the connection. With
+ * TLSClientAuth require every connection carries a verified certificate, so every request has a user.
+ */
+export async function authenticate(req: IncomingMessage, basic: BasicAuth | undefined, clientAuth: TlsClientAuth): Promise<AuthOutcome | undefined> {
+  const header = req.headers.authorization;
+  if (basic && header) return basic.check(header);
+  const user = clientAuth === 'none' ? undefined : userOfConnection(req.socket);
+  if (user !== undefined) return { ok: true, user };
+  if (basic) return { ok: false, reason: clientAuth === 'none' ? 'credentials are required' : 'credentials are required (Basic, or a client certificate)' };
+  if (clientAuth === 'require') return { ok: false, reason: 'the client certificate names no user (its subject has no CN)' };
+  return undefined;
 }
 
 /** A users-file line for `hivenode passwd`. */

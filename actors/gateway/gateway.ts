@@ -4,8 +4,10 @@
  * MaxInFlight get 503 with Retry-After, so memory stays bounded under overload, and the health
  * check is answered without touching the actor so it stays fast when the gateway is busy.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { GATEWAY_PARAMS } from '../../config/gateway.js';
 import type { ConfigOf } from '../../config/params.js';
@@ -16,6 +18,7 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { InFlight } from '../service/serve.js';
 import { listenOn } from '../shared/listen.js';
+import { ServerTls } from '../shared/server-tls.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { proxySettings } from '../shared/proxy.js';
@@ -25,6 +28,7 @@ import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
+import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
 import { applyHeaders, send, sendError, sendJson } from './respond.js';
 import { LogThrottle } from '../shared/log-throttle.js';
@@ -39,9 +43,14 @@ interface RequestMsg {
 
 async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Promise<RunningService> {
   const opts = compileGatewayOptions(ctx.config);
+  const tls = ServerTls.fromConfig(ctx.config, `gateway ${ctx.name}`, ctx.log);
+  const clientAuth = tls?.clientAuth ?? 'none';
+  // read once: a debug line built per request or handshake costs its formatting even when not written
+  const debug = /^(debug|trace)$/i.test(ctx.config.LOGLEVEL);
   const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m) }) : undefined;
   const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log) : undefined;
-  if (!auth) ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
+  if (!auth && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
+  if (!auth && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
   if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
   // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
   const proxies = opts.interceptProxy ? proxyRoutes(proxySettings('', process.env, (line) => ctx.log.warn(line)), { connections: 64 }) : undefined;
@@ -53,6 +62,8 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     ...(access ? { access } : {}),
     counts: { unauthorized: 0, forbidden: 0 },
     forbiddenLines: new LogThrottle(),
+    clientAuth,
+    logUsers: debug,
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };
@@ -122,10 +133,12 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
 
   // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): check often
   // enough that a slow client is cut off close to ClientTimeout
-  const server: Server = createServer(
-    { requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) },
-    onRequest,
-  );
+  const httpOptions: ServerOptions = { requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
+  // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
+  // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
+  const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;
+  const server: Server | HttpsServer = httpsServer ?? createServer(httpOptions, onRequest);
+  const handshakes = httpsServer ? countHandshakes(httpsServer, `gateway ${ctx.name}`, ctx.log, debug) : undefined;
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
     if (!socket.writable) return;
@@ -140,8 +153,10 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     await closeInterceptors();
     throw e;
   }
+  if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
   const port = (server.address() as AddressInfo).port;
-  ctx.log.info(`gateway listening on port ${port}${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
+  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
     async drain(deadlineMs) {
@@ -150,9 +165,10 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       server.closeIdleConnections();
       await inFlight.idle(deadlineMs);
       server.closeAllConnections();
+      tls?.close();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, strict: opts.strict }),
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
   };
 }
 

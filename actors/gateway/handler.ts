@@ -14,8 +14,10 @@ import { parseJson } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Interceptor } from '../interceptor/connect.js';
+import type { TlsClientAuth } from '../../config/tls.js';
 import type { Authorizer } from './access.js';
 import type { BasicAuth } from './auth.js';
+import { authenticate } from './auth.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -32,6 +34,10 @@ export interface GatewayDeps {
   counts: { unauthorized: number; forbidden: number };
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
+  /** Client certificates asked for by the HTTPS listener ('none' over plain HTTP). */
+  clientAuth: TlsClientAuth;
+  /** LOGLEVEL is debug or trace: each request's user is logged (checked once, not per request). */
+  logUsers: boolean;
   before?: Interceptor;
   after?: Interceptor;
   log: Logger;
@@ -122,17 +128,15 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
-    let user: string | undefined;
-    if (deps.auth) {
-      const outcome = await deps.auth.check(req.headers.authorization);
-      if (outcome.ok) user = outcome.user;
-      else {
-        deps.counts.unauthorized++;
-        sendError(res, new UnauthorizedError(outcome.reason), { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' });
-        req.resume();
-        return;
-      }
+    const outcome = await authenticate(req, deps.auth, deps.clientAuth);
+    if (outcome && !outcome.ok) {
+      deps.counts.unauthorized++;
+      sendError(res, new UnauthorizedError(outcome.reason), deps.auth ? { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' } : {});
+      req.resume();
+      return;
     }
+    const user = outcome?.ok ? outcome.user : undefined;
+    if (outcome && deps.logUsers) deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${req.headers.authorization ? 'Basic' : 'client certificate'})`);
     const body = await readBody(req, opts.maxBodySize);
     const httpRequest = opts.strict ? '' : describeRequest(req);
     let message: Message;

@@ -134,7 +134,10 @@ function compileAccess(c: GatewayConfig): AccessTable | undefined {
     if (c.Groups !== '') throw new ConfigError("Groups is set but Access is not: groups authorize nothing without Access; set Access (for example '*=admins') or remove Groups");
     return undefined;
   }
-  if (c.Users === '') throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd') or remove Access");
+  // with client certificates required every request has a user (its certificate's CN): no users file needed
+  if (c.Users === '' && c.TLSClientAuth !== 'require') {
+    throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), require client certificates (TLSClientAuth require), or remove Access");
+  }
   const named = namedGroups(table);
   if (named.length > 0 && c.Groups === '') {
     throw new ConfigError(`Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines) or allow any authenticated user with '*'`);

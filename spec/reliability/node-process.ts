@@ -11,7 +11,7 @@ import { join } from 'node:path';
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 
 /** The line a node with a gateway prints once it serves; its number is the port. */
-export const GATEWAY_READY = /serves HTTP on port (\d+)/;
+export const GATEWAY_READY = /serves HTTPS? on port (\d+)/;
 
 export interface NodeProcess {
   readonly child: ChildProcess;

@@ -80,8 +80,10 @@ describe('gateway authorization per route (Access, Groups)', () => {
     it('a bad Access entry stops the start naming the entry', () => {
       expect(() => gatewayOptions({ Users: users, Groups: 'g', Access: 'queue=ops;sql/select' })).to.throw(/^Access: entry 'sql\/select' is not of the form/);
     });
-    it('Access without Users stops the start', () => {
-      expect(() => gatewayOptions({ Access: '*=*' })).to.throw(/^Access is set but Users is not: .*set Users .* or remove Access$/);
+    it('Access without Users stops the start, unless client certificates are required (their CN is the user)', () => {
+      expect(() => gatewayOptions({ Access: '*=*' })).to.throw(/^Access is set but Users is not: .*set Users .*TLSClientAuth require.* or remove Access$/);
+      expect(() => gatewayOptions({ Access: '*=*', TLSClientAuth: 'request' })).to.throw(/^Access is set but Users is not/);
+      expect(() => gatewayOptions({ Access: '*=*', TLSClientAuth: 'require' })).to.not.throw();
     });
     it('Groups without Access stops the start (the groups would authorize nothing)', () => {
       expect(() => gatewayOptions({ Users: users, Groups: 'g' })).to.throw(/^Groups is set but Access is not: .*set Access .* or remove Groups$/);
