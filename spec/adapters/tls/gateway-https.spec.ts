@@ -128,6 +128,20 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     expect(gw.logs()).to.match(/user carol \(Basic\)/);
   });
 
+  it('with TLSClientAuth require and no Users, Access decides by the certificate user: its groups allow, others get 403', async () => {
+    const dir = tempDir('hn-mtls-access-');
+    const groups = join(dir, 'groups');
+    writeFileSync(groups, 'admins: alice\nops: bob\n');
+    gw = await startGateway({ ...mtls('require'), Groups: groups, Access: 't/admin=admins;t=ops,admins' });
+    expect(answered(await curl(gw.port, '/t/admin', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-bob'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    const bobAdmin = await curl(gw.port, '/t/admin', [...clientCert('client-bob'), ...postJson(BODY)]);
+    expect(JSON.parse(bobAdmin.stdout)).to.include({ Code: 403, Message: "route 't/admin' is not allowed for user 'bob'" });
+    const carol = await curl(gw.port, '/t/op', [...clientCert('client-carol'), ...postJson(BODY)]);
+    expect(JSON.parse(carol.stdout)).to.include({ Code: 403 });
+    expect(gw.logs()).to.match(/403: user 'bob' may not use route 't\/admin'/);
+  });
+
   it('reloads a replaced certificate under keep-alive and new-connection load with no failed request; new handshakes see it', async () => {
     const dir = tempDir('hn-reload-');
     const [cert, key] = [join(dir, 'server.pem'), join(dir, 'server.key')];
