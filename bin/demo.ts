@@ -30,9 +30,11 @@ async function showCalls(node: HiveNode): Promise<void> {
     const viaClient = await node.hive.call('web', makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }), 5_000);
     console.log(`\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`);
     console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
-    const post = curlThrough(port, auth);
+    const post = curlThrough(port, 'demo:hivenode-demo');
     console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${(await post('/sql/select', { name: ['A%'] })).shown}\n${(await post('/sql/raw', { city: ['%'] })).shown}`);
     await showQueue(post);
+    const viewer = curlThrough(port, 'viewer:viewer-demo');
+    console.log(`\nAuthorization per route (Access, Groups): user viewer may read, not write:\n${(await viewer('/sql/select', { name: ['A%'] })).shown}\n${(await viewer('/sql/insert', { data_name: ['Eve'], data_city: ['Oslo'] })).shown}`);
   }
   const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
   if (syslog?.udpPort !== undefined) {
@@ -43,12 +45,13 @@ async function showCalls(node: HiveNode): Promise<void> {
 /** A POST through the demo gateway: the answer's Data, and the curl line with its answer to show. */
 type GatewayPost = (path: string, body: Record<string, string[]>) => Promise<{ data: Record<string, string[]>; shown: string }>;
 
-function curlThrough(port: number, auth: string): GatewayPost {
+function curlThrough(port: number, credentials: string): GatewayPost {
+  const auth = `Basic ${Buffer.from(credentials).toString('base64')}`;
   return async (path, body) => {
     const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const text = await r.text();
     const data = (JSON.parse(text) as { Data?: Record<string, string[]> }).Data ?? {};
-    return { data, shown: `  curl -u demo:hivenode-demo http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${text}` };
+    return { data, shown: `  curl -u ${credentials} http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${text}` };
   };
 }
 

@@ -231,6 +231,9 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.match(/"_command":\["replay"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replayed":\["1"\]/);
     expect(r.stdout).to.match(/"_command":\["schedule"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replaced":\["false"\]/);
     expect(r.stdout).to.match(/"_command":\["status"\][^\n]*\n {2}→ HTTP 200 [^\n]*"waiting":\["\d+"\],"scheduled":\["\d+"\],"retrying":\["\d+"\],"dead":\["\d+"\],"done":\["\d+"\]/);
+    // authorization per route: the viewer reads through sql/select, and its insert is refused 403
+    expect(r.stdout).to.match(/curl -u viewer:viewer-demo \S+\/sql\/select[^\n]*\n {2}→ HTTP 200 /);
+    expect(r.stdout).to.match(/curl -u viewer:viewer-demo \S+\/sql\/insert[^\n]*\n {2}→ HTTP 403 \{"Code":403,"Message":"route 'sql\/insert' is not allowed for user 'viewer'"/);
     // where a received syslog message is visible, with commands that run as written
     expect(r.stdout).to.match(/records each message it receives in \S*hn-cli-syslog-\S*syslog\.jsonl:\n {2}logger -n 127\.0\.0\.1 -P \d+ -d "hello"\n {2}tail -n 1 \S*syslog\.jsonl/);
   });
