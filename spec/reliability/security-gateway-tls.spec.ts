@@ -98,21 +98,33 @@ function handshakeAndPost(port: number): Promise<{ handshakeMs: number; status: 
 }
 
 /** Sends `bytes` on a new TCP connection and waits for the server to close it: what came back and how it closed. */
-function clearText(port: number, bytes: Buffer): Promise<{ reply: number; how: 'close' | 'reset' | 'open' }> {
+function clearText(port: number, bytes: Buffer): Promise<{ reply: number; alert: boolean; how: 'close' | 'reset' | 'open' }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let reply = 0;
+    let first: Buffer | undefined;
     let how: 'close' | 'reset' | 'open' = 'open';
     const timer = setTimeout(() => socket.destroy(), 5000);
-    socket.on('data', (c: Buffer) => (reply += c.length));
+    socket.on('data', (c: Buffer) => {
+      first ??= c;
+      reply += c.length;
+    });
     socket.on('error', (e: NodeJS.ErrnoException) => (how = e.code === 'ECONNRESET' ? 'reset' : how));
     socket.on('end', () => (how = how === 'open' ? 'close' : how));
     socket.on('close', () => {
       clearTimeout(timer);
-      resolve({ reply, how });
+      resolve({ reply, alert: first !== undefined && isTlsAlert(first), how });
     });
     socket.on('connect', () => socket.write(bytes));
   });
+}
+
+/**
+ * A TLS alert record (content type 21, version 3.x): what TLS answers to random bytes that happen to
+ * begin like a TLS record — an answer in TLS, not in clear text.
+ */
+function isTlsAlert(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0x15 && bytes[1] === 0x03 && bytes[2]! <= 0x04;
 }
 
 /** Runs `total` jobs `concurrency` at a time. */
@@ -206,7 +218,7 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
       });
       const after = await status('https');
       const count = (how: string): number => answers.filter((a) => a.how === how).length;
-      const clearReplies = answers.filter((a) => a.reply > 0).length;
+      const clearReplies = answers.filter((a) => a.reply > 0 && !a.alert).length;
       const last = await httpsPost(https, '/load/op', BODY, false);
       Object.assign(figures, {
         attempts: PLAIN_ATTEMPTS,
@@ -215,6 +227,7 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
         'left open after 5 s (ClientTimeout 2 s)': count('open'),
         "gateway's handshake timeouts (truncated records)": after.tlsHandshakeTimeouts! - before.tlsHandshakeTimeouts!,
         'answers in clear text': clearReplies,
+        'TLS alerts (random bytes that began like a TLS record)': answers.filter((a) => a.alert).length,
         "gateway's refused handshakes / of them plain HTTP": `${after.tlsHandshakeFailures! - before.tlsHandshakeFailures!} / ${after.tlsPlainText! - before.tlsPlainText!}`,
         'HTTPS requests served between (200)': `${servedBetween} of ${Math.ceil(PLAIN_ATTEMPTS / 50)}`,
         'RSS before / after (MiB)': `${round(rssBefore / 2 ** 20)} / ${round(node.rssBytes() / 2 ** 20)}`,
