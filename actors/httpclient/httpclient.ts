@@ -109,8 +109,16 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   const routes = proxyRoutes(proxies, { connections: 64, ...(ca ? { ca } : {}) });
   const outbound = { direct: dispatcher, routes };
   const interceptorRoutes = c.InterceptProxy ? routes : undefined;
-  const before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore, interceptorRoutes) : undefined;
-  const after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter, interceptorRoutes) : undefined;
+  let before: Awaited<ReturnType<typeof connectInterceptor>> | undefined;
+  let after: typeof before;
+  try {
+    before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore, interceptorRoutes) : undefined;
+    after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter, interceptorRoutes) : undefined;
+  } catch (e) {
+    // a start refused here must not leave the outbound pools (and a connected before interceptor) open
+    await Promise.all([before?.close(), dispatcher.close(), routes.close()]).catch(() => undefined);
+    throw e;
+  }
   // what the before interceptor is told of the configured headers is the same for every message
   const configuredHeadersJson = JSON.stringify(configuredHeaders);
   const handle = async (message: Message): Promise<Result> => {

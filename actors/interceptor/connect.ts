@@ -93,7 +93,15 @@ class ModuleInterceptor implements Interceptor {
  * `routes` (InterceptProxy) an http(s) interceptor is called through the proxy they give its URL.
  */
 export async function connectInterceptor(name: string, url: string, routes?: Routes): Promise<Interceptor> {
-  if (url.startsWith('module://')) return new ModuleInterceptor(url, await loadInterceptor(url.slice('module://'.length)));
+  if (url.startsWith('module://')) {
+    try {
+      return new ModuleInterceptor(url, await loadInterceptor(url.slice('module://'.length)));
+    } catch (e) {
+      // the parameter that named the module, so the one line at start says what to fix
+      if (e instanceof ConfigError) throw new ConfigError(`${name}: ${e.message}`, { cause: e });
+      throw e;
+    }
+  }
   let u: URL;
   try {
     u = new URL(url);

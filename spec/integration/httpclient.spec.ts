@@ -242,6 +242,12 @@ describe('HTTP client service (spec §2.7, §4.6)', function () {
     expect((ftp as Error).message).to.contain('only http and https URLs are accepted, not ftp:');
   });
 
+  it('an after interceptor that cannot be loaded stops the start in one line naming it (the before one and the pools are closed again)', async () => {
+    const err = await startTestNode([{ service: 'httpclient', URL: 'http://127.0.0.1:1/', InterceptBefore: 'http://127.0.0.1:1/', InterceptAfter: 'module:///nonexistent/after.mjs' }]).catch((e: unknown) => e);
+    expect((err as Error).message).to.match(/InterceptAfter/);
+    expect((err as Error).message).to.not.contain('\n');
+  });
+
   it('a bad Proxy stops the start with one line naming it; a malformed proxy variable is warned about once and requests go direct', async () => {
     const err = await startTestNode([{ service: 'httpclient', Proxy: 'socks5://u:pw@proxy.test:1080', InterceptBefore: 'http://127.0.0.1:1/' }]).catch((e: unknown) => e);
     expect((err as Error).message).to.contain("Proxy: 'socks5://***@proxy.test:1080' is not an http:// or https:// URL");
