@@ -45,6 +45,16 @@ export function tlsErrorText(e: unknown): string {
   return typeof reason === 'string' && reason !== '' ? reason : describeError(e).trim();
 }
 
+/** A PEM parameter's text: inline as it is, a file read now; a file that cannot be read throws 'cannot be read (<code>)'. */
+export function pemText(source: Source): string {
+  if (source.kind === 'inline') return source.pem;
+  try {
+    return readFileSync(source.path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot be read (${(e as NodeJS.ErrnoException).code ?? describeError(e)})`);
+  }
+}
+
 /** What a TLS secure-context error means, in words a user can act on. */
 function explain(e: unknown): string {
   const m = describeError(e);
@@ -136,11 +146,10 @@ export class ServerTls {
     const text = (part: Part): string | undefined => {
       const s = this.sources[part];
       if (!s) return undefined;
-      if (s.kind === 'inline') return s.pem;
       try {
-        return readFileSync(s.path, 'utf8');
+        return pemText(s);
       } catch (e) {
-        throw fail(part, `cannot be read (${(e as NodeJS.ErrnoException).code ?? describeError(e)})`);
+        throw fail(part, (e as Error).message);
       }
     };
     const cert = text('TLSCert')!;

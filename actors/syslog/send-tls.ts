@@ -11,13 +11,12 @@
  * both; an IP address is never sent as SNI, RFC 6066 forbids it).
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { ConnectionOptions, SecureContextOptions } from 'node:tls';
 import { createSecureContext } from 'node:tls';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { sourceOf } from '../shared/server-tls.js';
+import { pemText, sourceOf } from '../shared/server-tls.js';
 
 export interface SendTlsConfig {
   readonly RemoteCA: string;
@@ -75,11 +74,10 @@ export class SendTls {
     const text = (part: Part): string | undefined => {
       const s = sourceOf(this.config[part]);
       if (!s) return undefined;
-      if (s.kind === 'inline') return s.pem;
       try {
-        return readFileSync(s.path, 'utf8');
+        return pemText(s);
       } catch (e) {
-        throw new Error(`${part} '${s.path}' cannot be read (${(e as NodeJS.ErrnoException).code ?? describeError(e)})`);
+        throw new Error(`${part} '${s.kind === 'file' ? s.path : ''}' ${(e as Error).message}`);
       }
     };
     const ca = text('RemoteCA');
