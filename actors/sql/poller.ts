@@ -10,7 +10,7 @@
  * not on every attempt. With SQL_TRACKCOLUMN only rows beyond the last emitted value are read and
  * emitted (nothing is emitted when there are none), and the value advances only once a listener
  * took the message. On a NATS hive the pollers of one NAME elect one active poller with a lease
- * (poller-lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
+ * (actors/shared/lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
  */
 import { makeMessage } from '../../protocol/message.js';
 import { describeError } from '../../protocol/errors.js';
@@ -20,7 +20,7 @@ import { InFlight } from '../service/serve.js';
 import type { Database } from './database.js';
 import { rowsResult } from './results.js';
 import type { Plan } from './statement.js';
-import type { PollerLease } from './poller-lease.js';
+import type { Lease } from '../shared/lease.js';
 import { MarkMovedError } from './shared-mark.js';
 import type { TrackMemory, TrackValue } from './track-state.js';
 import { trackValue } from './track-state.js';
@@ -39,8 +39,8 @@ export interface PollerOptions {
   first: Plan;
   /** With tracking: the SELECT reading rows beyond the last value, its row key and its memory. */
   tracking?: { next: Plan; key: string; state: TrackMemory };
-  /** On a NATS hive: polls only while it holds the lease of its NAME (poller-lease.ts). */
-  lease?: PollerLease;
+  /** On a NATS hive: polls only while it holds the lease of its NAME (actors/shared/lease.ts). */
+  lease?: Lease;
   /** Resolves once SQL_INITFILE has run (rejects while the database does not answer); undefined once it has. */
   ready: () => Promise<void> | undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * The SQL pollers of one NAME on a NATS hive share their work (issue 22, item 4): one active poller,
- * elected with a lease (poller-lease.ts), and one high-water mark (shared-mark.ts), both in the
+ * elected with a lease (actors/shared/lease.ts), and one high-water mark (shared-mark.ts), both in the
  * JetStream KV bucket hivenode_pollers. On the embedded hive (one process) nothing is shared.
  */
 import { ConfigError, describeError } from '../../protocol/errors.js';
@@ -8,7 +8,7 @@ import type { SharedBucket } from '../hive/transport.js';
 import type { ServiceContext } from '../service/context.js';
 import type { SqlConfig } from './planner.js';
 import type { PollPlans } from './poll-plans.js';
-import { PollerLease } from './poller-lease.js';
+import { Lease } from '../shared/lease.js';
 import { SharedMark } from './shared-mark.js';
 
 /** The bucket the pollers of a NATS hive share: their leases and high-water marks. */
@@ -24,7 +24,7 @@ function keyPart(name: string): string {
  * SQL_TRACKCOLUMN, the mark shared with the other pollers of its NAME. Undefined on the embedded
  * hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
  */
-export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollPlans): Promise<{ lease: PollerLease; mark?: SharedMark } | undefined> {
+export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollPlans): Promise<{ lease: Lease; mark?: SharedMark } | undefined> {
   const c = ctx.config;
   if (c.SQL_POLLLEASE === 0) return undefined;
   const opening = ctx.hive.sharedBucket(POLLERS_BUCKET);
@@ -39,7 +39,7 @@ export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollP
     );
   }
   const name = keyPart(ctx.name);
-  const lease = new PollerLease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log);
+  const lease = new Lease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log);
   await lease.start();
   ctx.log.info(`poller lease: ${lease.holds() ? 'active' : 'standing by'} among the pollers named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
   if (!plans.tracking) return { lease };

@@ -1,7 +1,7 @@
 /**
- * One active poller among the SQL pollers of one NAME on a NATS hive (issue 22, item 4): a lease in
- * a bucket shared by the nodes (SharedBucket: JetStream KV). The holder renews it every third of
- * SQL_POLLLEASE with a compare-and-set write; the others read it as often and take it over when
+ * One active instance among the instances of one NAME on a NATS hive — the SQL pollers (issue 22,
+ * item 4) and the queues on JetStream: a lease in a bucket shared by the nodes (SharedBucket:
+ * JetStream KV). The holder renews it every third of the lease with a compare-and-set write; the others read it as often and take it over when
  * they have seen its revision unchanged for a whole lease period — measured on their own clock from
  * the moment they saw it, so no two machines' clocks are ever compared. The holder polls only while
  * its last renewal, counted from when it was sent, is younger than the lease: a follower's takeover
@@ -13,10 +13,26 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { describeError } from '../../protocol/errors.js';
 import type { SharedBucket } from '../hive/transport.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from './logger.js';
 
-export class PollerLease {
-  /** Who this poller is, as the lease names its holder (host, process, a random part per start). */
+/** What a lease is for: how the log names the instance, a note the holder keeps in the lease, whom to tell of changes. */
+export interface LeaseRole {
+  /** The instance as the log names it: 'poller', 'queue holder'. */
+  name: string;
+  /** A note the holder writes with every renewal (after its name, on a line of its own): what a successor needs to know. */
+  note?: () => string;
+  /** Told when this instance starts or stops holding; `previous` is the last value of the lease it took over. */
+  onChange?: (held: boolean, previous: string | undefined) => void;
+}
+
+/** The note in a lease value (LeaseRole.note), '' when it has none. */
+export function leaseNote(value: string | undefined): string {
+  const at = value?.indexOf('\n') ?? -1;
+  return at < 0 ? '' : value!.slice(at + 1);
+}
+
+export class Lease {
+  /** Who this instance is, as the lease names its holder (host, process, a random part per start). */
   readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   /** The lease's revision while this poller holds it. */
   private revision: number | undefined;
@@ -32,9 +48,15 @@ export class PollerLease {
     private readonly key: string,
     readonly ttlMs: number,
     private readonly log: Logger,
+    private readonly role: LeaseRole = { name: 'poller' },
   ) {}
 
-  /** Whether this poller holds the lease now and may poll. */
+  /** The lease's value: the holder's name, and its note on the next line. */
+  private value(): string {
+    return this.role.note ? `${this.holder}\n${this.role.note()}` : this.holder;
+  }
+
+  /** Whether this instance holds the lease now (a poller may poll, a queue may deliver). */
   holds(): boolean {
     return this.revision !== undefined && Date.now() < this.validUntil;
   }
@@ -55,6 +77,7 @@ export class PollerLease {
     const revision = this.revision;
     this.revision = undefined;
     if (revision !== undefined) await this.bucket.remove(this.key, revision).catch(() => undefined);
+    if (revision !== undefined) this.role.onChange?.(false, undefined);
   }
 
   /** Called when a write shows that another poller recorded work after this one: it is no longer the holder. */
@@ -62,23 +85,24 @@ export class PollerLease {
     if (this.revision === undefined) return;
     this.revision = undefined;
     this.seen = undefined;
-    this.log.warn(`no longer the active poller: ${reason}`);
+    this.log.warn(`no longer the active ${this.role.name}: ${reason}`);
+    this.role.onChange?.(false, undefined);
   }
 
   private async step(): Promise<void> {
     const sent = Date.now();
     try {
       if (this.revision !== undefined) {
-        const next = await this.bucket.update(this.key, this.holder, this.revision);
-        if (next === undefined) this.lost('another poller took the lease over');
+        const next = await this.bucket.update(this.key, this.value(), this.revision);
+        if (next === undefined) this.lost(`another ${this.role.name} took the lease over`);
         else this.renewed(next, sent);
       } else {
         await this.contend(sent);
       }
-      if (this.unreachable) this.log.info('the poller lease bucket answers again');
+      if (this.unreachable) this.log.info(`the ${this.role.name} lease bucket answers again`);
       this.unreachable = false;
     } catch (e) {
-      if (!this.unreachable) this.log.warn(`the poller lease bucket does not answer (${describeError(e)}); ${this.revision !== undefined ? 'polling stops when the lease runs out' : 'retrying'}`);
+      if (!this.unreachable) this.log.warn(`the ${this.role.name} lease bucket does not answer (${describeError(e)}); ${this.revision !== undefined ? 'the work stops when the lease runs out' : 'retrying'}`);
       this.unreachable = true;
     }
   }
@@ -86,8 +110,8 @@ export class PollerLease {
   private async contend(now: number): Promise<void> {
     const current = await this.bucket.get(this.key);
     if (!current) {
-      const revision = await this.bucket.create(this.key, this.holder);
-      if (revision !== undefined) this.acquired(revision, now, 'no poller held the lease');
+      const revision = await this.bucket.create(this.key, this.value());
+      if (revision !== undefined) this.acquired(revision, now, `no ${this.role.name} held the lease`, undefined);
       return;
     }
     if (this.seen?.revision !== current.revision) {
@@ -95,14 +119,15 @@ export class PollerLease {
       return;
     }
     if (now - this.seen.since < this.ttlMs) return;
-    const revision = await this.bucket.update(this.key, this.holder, current.revision);
-    if (revision !== undefined) this.acquired(revision, now, `${current.value} did not renew it for ${this.ttlMs} ms`);
+    const revision = await this.bucket.update(this.key, this.value(), current.revision);
+    if (revision !== undefined) this.acquired(revision, now, `${current.value.split('\n')[0]} did not renew it for ${this.ttlMs} ms`, current.value);
   }
 
-  private acquired(revision: number, sent: number, why: string): void {
+  private acquired(revision: number, sent: number, why: string, previous: string | undefined): void {
     this.renewed(revision, sent);
     this.seen = undefined;
-    this.log.info(`active poller now (${why}); lease ${this.ttlMs} ms held as ${this.holder}`);
+    this.log.info(`active ${this.role.name} now (${why}); lease ${this.ttlMs} ms held as ${this.holder}`);
+    this.role.onChange?.(true, previous);
   }
 
   private renewed(revision: number, sent: number): void {

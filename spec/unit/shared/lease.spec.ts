@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Revised, SharedBucket } from '../../../actors/hive/transport.js';
-import { PollerLease } from '../../../actors/sql/poller-lease.js';
+import { Lease } from '../../../actors/shared/lease.js';
 import type { Logger } from '../../../actors/shared/logger.js';
 
 /** A bucket with JetStream KV's compare-and-set rules, in memory: one revision counter for the bucket. */
@@ -48,13 +48,13 @@ function logger(lines: string[]): Logger {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const TTL = 600;
 
-describe('PollerLease (one active poller per NAME)', () => {
-  const leases: PollerLease[] = [];
+describe('Lease (one active poller per NAME)', () => {
+  const leases: Lease[] = [];
   afterEach(async () => {
     await Promise.all(leases.splice(0).map((l) => l.stop()));
   });
-  const lease = (b: SharedBucket, lines: string[] = []): PollerLease => {
-    const l = new PollerLease(b, 'lease.events', TTL, logger(lines));
+  const lease = (b: SharedBucket, lines: string[] = []): Lease => {
+    const l = new Lease(b, 'lease.events', TTL, logger(lines));
     leases.push(l);
     return l;
   };
@@ -107,7 +107,7 @@ describe('PollerLease (one active poller per NAME)', () => {
 
   it('a holder that stops gives the lease up at once', async () => {
     const bucket = new CasBucket();
-    const a = new PollerLease(view(bucket).bucket, 'lease.events', TTL, logger([]));
+    const a = new Lease(view(bucket).bucket, 'lease.events', TTL, logger([]));
     const b = lease(view(bucket).bucket);
     await a.start();
     await b.start();
