@@ -17,7 +17,8 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
-import type { DeliveryMode, HiveTransport, Listener, SharedBucket, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type { DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import { NatsSharedLog } from './nats-log.js';
 import { deliverTo } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
 import { connectError, natsAccessOptions, probeTls } from './nats-access.js';
@@ -259,5 +260,11 @@ export class NatsTransport implements HiveTransport {
         await lost(kv.delete(key, { previousSeq: revision }));
       },
     };
+  }
+
+  /** A shared log: a JetStream stream of its own (nats-log.ts). */
+  sharedLog(name: string, options: SharedLogOptions): Promise<SharedLog> {
+    if (!this.nc) throw new Error('the NATS hive is not connected');
+    return NatsSharedLog.open(this.nc, name, options, this.opts.log);
   }
 }

@@ -8,7 +8,7 @@
  */
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError, success } from '../../protocol/message.js';
-import { BadInputError } from '../../protocol/errors.js';
+import { BadInputError, UnavailableError } from '../../protocol/errors.js';
 
 /** How a message is handed to a listener. */
 export const DeliveryMode = {
@@ -74,6 +74,54 @@ export interface HiveTransport {
   templates?(channel: string): Promise<TemplateBucket>;
   /** A key-value bucket shared by the nodes of the hive (NATS: JetStream KV); absent on the embedded hive. */
   sharedBucket?(name: string): Promise<SharedBucket>;
+  /** A replicated log shared by the nodes of the hive (NATS: a JetStream stream); absent on the embedded hive. */
+  sharedLog?(name: string, options: SharedLogOptions): Promise<SharedLog>;
+}
+
+/** How a shared log is made: its replication, and its size limit (0: none). */
+export interface SharedLogOptions {
+  /** Servers holding a copy (1, 3 or 5): an append is acknowledged once that many (a majority of them) have it. */
+  replicas: number;
+  maxBytes: number;
+}
+
+/** One record of a shared log: its position, its topic and its bytes. */
+export interface LogRecord {
+  seq: number;
+  topic: string;
+  data: Uint8Array;
+}
+
+/**
+ * An append-only log of records under topics (dot-separated words; `*` matches one word and `>` the
+ * rest in the topic patterns of read, count and purge), replicated by the hive (JetStream: Raft).
+ * What one store writes and reads back at its next start (the queue on JetStream: actors/queue/jetstream-store.ts).
+ */
+export interface SharedLog {
+  /** The most bytes one record may hold. */
+  readonly maxRecordBytes: number;
+  /**
+   * Appends a record; resolves with its position once the log holds it at its replication. With
+   * `after`, only if the topic's last record is at that position (0: the topic has none): else it
+   * rejects with a LogFencedError, and nothing is appended — what keeps a second writer out.
+   */
+  append(topic: string, data: Uint8Array, after?: number): Promise<number>;
+  /** Hands the records matching the pattern from position `from` on, in order, to `onRecords` (in chunks, each awaited); ends at the last record that existed when the read began. */
+  read(pattern: string, onRecords: (records: LogRecord[]) => void | Promise<void>, from?: number): Promise<void>;
+  /** How many records match the pattern. */
+  count(pattern: string): Promise<number>;
+  /** The last record of one topic. */
+  last(topic: string): Promise<LogRecord | undefined>;
+  /** The position of the last record of the log (any topic; 0 when empty). */
+  end(): Promise<number>;
+  /** Removes the records matching the pattern (those before position `before`, when given); resolves with how many. */
+  purge(pattern: string, before?: number): Promise<number>;
+}
+
+/** An append with `after` found another writer's record there: this writer no longer holds the log. */
+export class LogFencedError extends UnavailableError {
+  /** Marks the error apart from other 503s (its name stays UnavailableError's). */
+  readonly fenced = true;
 }
 
 /** A value of a shared bucket and its revision (each write of a key gives it a higher one). */

@@ -6,7 +6,7 @@
  * queue holds just their counts (docs/ARCHITECTURE.md, The life of one queue entry).
  */
 import type { QueueEntry } from './entry.js';
-import { EntryState, toStored } from './entry.js';
+import { EntryState, fromStored, toStored } from './entry.js';
 import { attributeOf } from './responses.js';
 
 /** The states an entry is kept in. */
@@ -92,4 +92,19 @@ export function matchesAgeAndGroup(e: QueueEntry, at: number, f: Omit<KeptFilter
   if (f.before !== undefined && !(at < f.before)) return false;
   if (f.since !== undefined && !(at >= f.since)) return false;
   return f.groupBy === undefined || f.value === undefined || attributeOf(e, f.groupBy) === f.value;
+}
+
+/** A kept row's groupby attribute (kept stores that filter in memory: memory-kept.ts, jetstream-kept.ts): its columns where they hold it, else read from its document. */
+export function keptRowAttribute(row: KeptRow, attribute: string): string {
+  if (attribute === 'deadletter_reason') return row.reason;
+  if (attribute === 'channel') return row.channel;
+  if (attribute === 'state') return row.state;
+  return attributeOf(fromStored(row.doc), attribute);
+}
+
+export function keptRowMatches(row: KeptRow, f: KeptFilter): boolean {
+  if (row.state !== f.state || (f.key !== undefined && row.key !== f.key)) return false;
+  if (f.before !== undefined && !(row.endedAt < f.before)) return false;
+  if (f.since !== undefined && !(row.endedAt >= f.since)) return false;
+  return f.groupBy === undefined || f.value === undefined || keptRowAttribute(row, f.groupBy) === f.value;
 }

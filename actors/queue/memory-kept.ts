@@ -4,27 +4,13 @@
  * dropped first, and the log says so once.
  */
 import type { Logger } from '../shared/logger.js';
-import { EntryState, fromStored } from './entry.js';
+import { EntryState } from './entry.js';
 import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState, UnkeepOp } from './kept.js';
-import { attributeOf, countInto } from './responses.js';
+import { keptRowAttribute, keptRowMatches } from './kept.js';
+import { countInto } from './responses.js';
 
 /** Rows per chunk handed to a reader, as the SQLite store reads them. */
 const READ_CHUNK = 5_000;
-
-/** A kept row's groupby attribute: its columns where they hold it, else read from its document. */
-function rowAttribute(row: KeptRow, attribute: string): string {
-  if (attribute === 'deadletter_reason') return row.reason;
-  if (attribute === 'channel') return row.channel;
-  if (attribute === 'state') return row.state;
-  return attributeOf(fromStored(row.doc), attribute);
-}
-
-function matches(row: KeptRow, f: KeptFilter): boolean {
-  if (row.state !== f.state || (f.key !== undefined && row.key !== f.key)) return false;
-  if (f.before !== undefined && !(row.endedAt < f.before)) return false;
-  if (f.since !== undefined && !(row.endedAt >= f.since)) return false;
-  return f.groupBy === undefined || f.value === undefined || rowAttribute(row, f.groupBy) === f.value;
-}
 
 export class MemoryKept implements KeptEntries {
   /** In the order they were kept (Map order): the oldest is the first. */
@@ -62,7 +48,7 @@ export class MemoryKept implements KeptEntries {
   async read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void> {
     const chunk: KeptRow[] = [];
     for (const row of this.rows.values()) {
-      if (!matches(row, filter)) continue;
+      if (!keptRowMatches(row, filter)) continue;
       chunk.push(withDocs ? row : { ...row, doc: '' });
       if (chunk.length === READ_CHUNK) await onRows(chunk.splice(0));
     }
@@ -71,7 +57,7 @@ export class MemoryKept implements KeptEntries {
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
-    for (const row of this.rows.values()) if (matches(row, filter)) countInto(counts, rowAttribute(row, groupBy));
+    for (const row of this.rows.values()) if (keptRowMatches(row, filter)) countInto(counts, keptRowAttribute(row, groupBy));
     return counts;
   }
 
@@ -89,7 +75,7 @@ export class MemoryKept implements KeptEntries {
     let removed = 0;
     for (const row of this.rows.values()) {
       if (removed >= limit) break;
-      if (!matches(row, filter)) continue;
+      if (!keptRowMatches(row, filter)) continue;
       this.rows.delete(row.key);
       removed++;
     }

@@ -72,6 +72,10 @@ export interface QueueDeps {
   stats: QueueStats;
   /** GroupBy with its limits (groups.ts), checked at start; undefined: no group limits. */
   groups?: GroupLimits | undefined;
+  /** The keys being delivered now, kept up to date for the holder's lease (Store jetstream: queue-holder.ts). */
+  inFlight?: Set<string> | undefined;
+  /** Entries the previous holder of the queue was delivering: not delivered again before `until` (queue-holder.ts). */
+  held?: { keys: readonly string[]; until: number } | undefined;
 }
 
 export interface QueueStats {
@@ -195,10 +199,30 @@ export class QueueCore {
       s.dedup.load(await store.loadSeen(before));
       this.persist([{ type: 'forget-seen', before }]);
     }
+    if (this.deps.held) this.holdBack(s, this.deps.held);
     const missed = s.schedules.load(await store.loadSchedules(), Date.now(), log);
     if (missed.length > 0) this.persist(missed);
     s.loaded = true;
     log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+  }
+
+  /**
+   * Entries another node was delivering when it stopped holding the queue wait until `until` (its
+   * last report of them plus AckWait) before they are delivered again, as a retry waits: the other
+   * node's delivery may still be running at the target.
+   */
+  private holdBack(s: QueueState, held: { keys: readonly string[]; until: number }): void {
+    if (held.until <= Date.now()) return;
+    let n = 0;
+    for (const key of held.keys) {
+      const e = s.entries.get(key);
+      if (e?.state !== EntryState.Waiting) continue;
+      e.state = EntryState.Retrying;
+      e.dueAt = held.until;
+      this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: held.until });
+      n++;
+    }
+    if (n > 0) this.deps.log.info(`${n} entr${n === 1 ? 'y' : 'ies'} the previous holder was delivering wait until ${new Date(held.until).toISOString()} (AckWait) before being delivered again`);
   }
 
   /** `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of their own. */
@@ -286,11 +310,13 @@ export class QueueCore {
     e.state = EntryState.Delivering;
     e.attempts++;
     s.delivering++;
+    this.deps.inFlight?.add(e.key);
     deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message });
   }
 
   outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0): void {
     const { config, log, stats } = this.deps;
+    this.deps.inFlight?.delete(key);
     const e = s.entries.get(key);
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;

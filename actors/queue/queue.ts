@@ -13,7 +13,7 @@ import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { serveActor } from '../service/serve.js';
-import type { ActorRef } from '../../supervisors/runtime.js';
+import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { spawnDeadLetter } from './dead-letter.js';
 import { spawnDelivery } from './delivery.js';
@@ -26,8 +26,14 @@ import { SqliteStore } from './store.js';
 import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
 import { groupLimitsOf } from './groups.js';
+import type { GroupLimits } from './groups.js';
+import type { HeldEntries, RunningQueue } from './queue-holder.js';
+import { holdSharedQueue } from './queue-holder.js';
 
-async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promise<RunningService> {
+/** The compiled queue configuration. */
+export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
+
+async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
   // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
   // template may live in a storage service that starts later, so it is fetched on first use
@@ -53,23 +59,50 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     : undefined;
 
   const groups = groupLimitsOf(config);
+  if (config.Store === 'jetstream') {
+    if (ctx.explicit.has('PersistPath')) ctx.log.warn('PersistPath is not used with Store jetstream: the entries are kept in the NATS hive');
+    return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, held }));
+  }
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
   let store: QueueStore;
   if (config.PersistPath === '') {
     ctx.log.warn('PersistPath is empty: queue entries are kept in memory only and are lost when the process stops');
-    store = new MemoryStore(config.Capacity, ctx.log, (state) => (state === 'dead' ? stats.deadKept-- : stats.doneKept--));
-  } else {
-    store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
+    // the memory store counts its evictions into the queue's figures, which exist once the queue runs
+    const counts = { stats: undefined as QueueStats | undefined };
+    store = new MemoryStore(config.Capacity, ctx.log, (state) => {
+      if (counts.stats) counts.stats[state === 'dead' ? 'deadKept' : 'doneKept']--;
+    });
+    const running = await runQueue(ctx, ctx.supervisor, store, { fanOut, groups });
+    counts.stats = running.stats;
+    return running.service;
   }
+  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
+  return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups })).service;
+}
 
+/** What a queue runs with beside its store. */
+interface QueueExtras {
+  fanOut: FanOut | undefined;
+  groups: GroupLimits | undefined;
+  /** Store jetstream: entries the previous holder was delivering, held back until the given time (queue-holder.ts). */
+  held?: HeldEntries | undefined;
+}
+
+/**
+ * Spawns the queue's actors under `parent` on an open store, serves its channel, and gives the
+ * running service with its live figures; draining stops serving and closes the store.
+ */
+async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, store: QueueStore, extras: QueueExtras): Promise<RunningQueue> {
+  const config = ctx.config;
   const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0 };
+  const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
-  const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef);
-  const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
-  const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
-  const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats, groups });
+  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef);
+  const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
+  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, config.CallTimeout, ctx.log, queueRef);
+  const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held });
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
@@ -81,9 +114,9 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
     while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     await store.close();
   };
-  const running = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }) });
-  ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.durable ? `, store ${(store as SqliteStore).file}` : ''}`);
-  return running;
+  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }) });
+  ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
+  return { service, stats, inFlight };
 }
 
 export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);

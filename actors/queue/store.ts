@@ -63,6 +63,8 @@ export interface ScheduleRow {
 
 export interface QueueStore {
   readonly durable: boolean;
+  /** Where the entries are kept, for the log (a file, a stream); undefined in memory. */
+  readonly where?: string;
   /** Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values. */
   load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>>;
   /** The idempotency keys first seen after `after` (epoch ms), oldest first. */
@@ -135,6 +137,10 @@ export class SqliteStore implements QueueStore {
     (batches) => this.commit(batches.flat()),
     (e) => (isFull(e) ? new StorageFullError(`the queue store is full: ${describeError(e)}`, { cause: e }) : (e as Error)),
   );
+
+  get where(): string {
+    return this.file;
+  }
 
   private constructor(
     private readonly db: sqlite3.Database,

@@ -8,9 +8,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
-import { startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
+import { startNodeProcess } from '../../reliability/node-process.js';
 import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { killableQueueNode, queueCall, recorded, sleep, tempDir } from './helpers.js';
 
 describe('queue delay and not_before (issue 21)', function () {
   this.timeout(30_000);
@@ -162,12 +162,7 @@ describe('queue delay and not_before (issue 21)', function () {
     });
 
     it('an entry scheduled in a node killed with SIGKILL is delivered by the next node on the store, at its time', async () => {
-      const store = join(dir, 'store');
-      const file = writeNodeFile(dir, 'node', [
-        `{service: echo, NAME: target, RecordFile: "${join(dir, 'target.jsonl')}"}`,
-        `{service: queue, NAME: queue, PersistPath: "${store}", DefaultChannel: target}`,
-        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: queue, ControlAllowList: "command,delay"}',
-      ]);
+      const file = await killableQueueNode(dir, 'command,delay');
       killed = await startNodeProcess(file);
       const sent = Date.now();
       const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, { method: 'POST', headers: { delay: '4s' }, body: JSON.stringify({ item: ['survivor'] }) });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
+import { sqliteOnly } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
 
@@ -81,7 +82,8 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     expect(f.Data.attempts).to.deep.equal(['1']);
   });
 
-  it('a corrupt store is moved aside with a clear log line and the queue starts', async () => {
+  it('a corrupt store is moved aside with a clear log line and the queue starts', async function () {
+    sqliteOnly(this, 'a file of its own');
     const storeDir = join(dir, 'store', 'queue');
     mkdirSync(storeDir, { recursive: true });
     writeFileSync(join(storeDir, 'queue.db'), Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200)));

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
+import { sqliteOnly } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
 
@@ -45,7 +46,7 @@ describe('queue template fan-out (spec §2.3)', function () {
     expect(bad.Message).to.contain('nope');
   });
 
-  it('an inline template works; a broken template stops the start; hive:// templates come from the storage service', async () => {
+  it('an inline template works; a broken template stops the start', async () => {
     const inline = '[[ define "one" ]][[ addEntry (newRequest) ]][[ end ]]';
     ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), Template: inline, StartPaused: true }]));
     expect((await queueCall(node, { template_define: ['one'] })).Data.queuesize).to.deep.equal(['1']);
@@ -53,6 +54,9 @@ describe('queue template fan-out (spec §2.3)', function () {
     node = undefined;
     const err = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store2'), Template: '[[ define "x" ]][[ if ]]' }]).catch((e: unknown) => e);
     expect((err as Error).message).to.match(/^Template: template: /);
+  });
+  it('hive:// templates come from the storage service', async function () {
+    sqliteOnly(this, 'the NATS hive keeps hive:// templates in a bucket of its own, tested in spec/adapters/nats/hive.spec.ts');
     ({ node } = await startTestNode([
       { service: 'storage', NAME: 'templates', INPUTCHANNEL: 'DefaultStorageChannel', Directory: join(FANOUT, '..') },
       { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store3'), Template: 'hive://fanout.tmpl', StartPaused: true },

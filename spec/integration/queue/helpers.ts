@@ -1,5 +1,8 @@
 /** Helpers of the queue integration tests: a node with a queue and echo targets, and record-file readers. */
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeNodeFile } from '../../reliability/node-process.js';
+import { nodeFileStore } from '../queue-store.js';
 import { tempDir as makeTempDir } from '../../temp.js';
 import type { Result } from '../../../protocol/message.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -23,3 +26,21 @@ export function queueCall(node: HiveNode, control: Record<string, string[]> = {}
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The node file of the SIGKILL tests: a recording target, the queue on its store in `dir` (on
+ * JetStream when the suite runs there: queue-store.ts) and a strict gateway allowing `controls`.
+ */
+export async function killableQueueNode(dir: string, controls: string): Promise<string> {
+  const on = await nodeFileStore(join(dir, 'store'));
+  return writeNodeFile(
+    dir,
+    'node',
+    [
+      `{service: echo, NAME: target, RecordFile: "${join(dir, 'target.jsonl')}"}`,
+      `{service: queue, NAME: queue, ${on.store}, DefaultChannel: target}`,
+      `{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: queue, ControlAllowList: "${controls}"}`,
+    ],
+    on.hive,
+  );
+}

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
-import { startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
+import { startNodeProcess } from '../../reliability/node-process.js';
 import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { killableQueueNode, queueCall, recorded, sleep, tempDir } from './helpers.js';
 
 const EVERY_SECOND = '* * * * * *';
 
@@ -212,11 +212,7 @@ describe('queue cron schedules (issue 21)', function () {
     });
 
     it('a schedule made in a node killed with SIGKILL fires in the next node on the store', async () => {
-      const file = writeNodeFile(dir, 'node', [
-        `{service: echo, NAME: target, RecordFile: "${join(dir, 'target.jsonl')}"}`,
-        `{service: queue, NAME: queue, PersistPath: "${join(dir, 'store')}", DefaultChannel: target}`,
-        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: queue, ControlAllowList: "command,schedule_name,cron"}',
-      ]);
+      const file = await killableQueueNode(dir, 'command,schedule_name,cron');
       killed = await startNodeProcess(file);
       const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, { method: 'POST', headers: { command: 'schedule', schedule_name: 'survivor', cron: EVERY_SECOND }, body: JSON.stringify({ item: ['survivor'] }) });
       const body = (await res.json()) as Result;

@@ -1,0 +1,193 @@
+/**
+ * The shared log of the NATS hive (transport.ts SharedLog): one JetStream stream per log, named
+ * HIVENODE_LOG_<name>, holding the subjects hivenode.log.<name>.<topic>. Appends are JetStream
+ * publishes, acknowledged by the stream's leader once a majority of its replicas stored them (Raft);
+ * a fenced append is a publish with an expected last subject sequence. Reads ask the stream for its
+ * records one by one; a count goes through a short-lived consumer of its own (its pending count).
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, StreamConfig } from '@nats-io/jetstream';
+import { randomUUID } from 'node:crypto';
+import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { LogRecord, SharedLog, SharedLogOptions } from './transport.js';
+import { LogFencedError } from './transport.js';
+
+/** Records handed to a reader at once. */
+const READ_CHUNK = 1_000;
+/** A read's consumer goes away by itself this long after its reader stopped asking (a reader that died). */
+const READER_IDLE_NS = 60 * 1e9;
+
+const LOG_NAME = /^[A-Za-z0-9_-]{1,200}$/;
+
+function isWrongSequence(e: unknown): boolean {
+  return /wrong last sequence|10071/i.test(describeError(e));
+}
+
+/** How long an append is tried again while the stream has no leader. */
+const APPEND_RETRY_MS = 15_000;
+
+/** No leader to answer now (one is being elected, or the server's link is down): worth another try. */
+function isElecting(e: unknown): boolean {
+  return /no responders|not enabled|timeout|timed out|disconnect|stream.*(unavailable|offline)|10008/i.test(describeError(e));
+}
+
+/** A read the stream could not answer now is a 503 (UnavailableError): its reader may try again. */
+async function answered<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (isElecting(e) && !(e instanceof UnavailableError)) throw new UnavailableError(`${what}: ${describeError(e)}`, { cause: e });
+    throw e;
+  }
+}
+
+/** A get that found no such record answers null, as the client answers it for some servers. */
+function notFound(e: unknown): null {
+  if (/no message found|10037|not found/i.test(describeError(e))) return null;
+  throw e;
+}
+
+function isFull(e: unknown): boolean {
+  return /maximum bytes|insufficient (storage )?resources|10047|storage limit/i.test(describeError(e));
+}
+
+export class NatsSharedLog implements SharedLog {
+  private readonly stream: string;
+  private readonly prefix: string;
+  readonly maxRecordBytes: number;
+
+  private constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    name: string,
+    maxPayload: number,
+  ) {
+    this.stream = `HIVENODE_LOG_${name}`;
+    this.prefix = `hivenode.log.${name}.`;
+    // the publish carries a few headers beside the record
+    this.maxRecordBytes = maxPayload - 1024;
+  }
+
+  /**
+   * Opens the log's stream, making it when it does not exist. An existing stream with another
+   * replication is changed to the one asked for (JetStream moves the copies); a refusal — a single
+   * server asked for 3 replicas, JetStream off — is a ConfigError naming the cause.
+   */
+  static async open(nc: NatsConnection, name: string, options: SharedLogOptions, log: Logger): Promise<NatsSharedLog> {
+    if (!LOG_NAME.test(name)) throw new ConfigError(`shared log name '${name}' is not valid: use A-Z a-z 0-9 _ -`);
+    const jsm = await jetstreamManager(nc).catch((e: unknown) => {
+      throw new ConfigError(`JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`);
+    });
+    const self = new NatsSharedLog(jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
+    const config: Partial<StreamConfig> & { name: string } = {
+      name: self.stream,
+      subjects: [`${self.prefix}>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: options.replicas,
+      discard: DiscardPolicy.New,
+      max_bytes: options.maxBytes > 0 ? options.maxBytes : -1,
+    };
+    const existing = await jsm.streams.info(self.stream).catch(() => undefined);
+    try {
+      if (!existing) await jsm.streams.add(config);
+      else if (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes) {
+        log.info(`stream ${self.stream}: replicas ${existing.config.num_replicas} → ${options.replicas}, max bytes ${existing.config.max_bytes} → ${config.max_bytes}`);
+        await jsm.streams.update(self.stream, { ...existing.config, num_replicas: options.replicas, max_bytes: config.max_bytes });
+      }
+    } catch (e) {
+      const why = describeError(e);
+      const hint = /replicas|cluster|insufficient resources|peer/i.test(why) ? `; ${options.replicas} replicas need a JetStream cluster of at least ${options.replicas} servers (give Replicas 1 on a single server)` : '';
+      throw new ConfigError(`JetStream refused the stream ${self.stream} (${why})${hint}`);
+    }
+    return self;
+  }
+
+  /**
+   * While the stream elects a leader (a server of its copies was lost: a few seconds) a publish
+   * finds no responder or times out; it is sent again, with the same message id, so a first try that
+   * was stored after all is recognised by JetStream as a duplicate and stored once.
+   */
+  async append(topic: string, data: Uint8Array, after?: number): Promise<number> {
+    const msgID = randomUUID();
+    const until = Date.now() + APPEND_RETRY_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+      try {
+        const ack = await this.js.publish(this.prefix + topic, data, { msgID, ...(after === undefined ? {} : { expect: { lastSubjectSequence: after } }) });
+        return ack.seq;
+      } catch (e) {
+        if (after !== undefined && isWrongSequence(e)) throw new LogFencedError(`another writer appended to ${topic} after position ${after}`);
+        if (isFull(e)) throw new StorageFullError(`the stream ${this.stream} is full: ${describeError(e)}`, { cause: e });
+        if (!isElecting(e) || Date.now() + wait > until) throw new UnavailableError(`the stream ${this.stream} did not store the write: ${describeError(e)}`, { cause: e });
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  /** A consumer of the matching records from `from` on, and how many of them there are now. */
+  private async reader(pattern: string, from: number | undefined): Promise<{ name: string; pending: number }> {
+    const info = await this.jsm.consumers.add(this.stream, {
+      ack_policy: AckPolicy.None,
+      filter_subject: this.prefix + pattern,
+      ...(from !== undefined && from > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { deliver_policy: DeliverPolicy.All }),
+      inactive_threshold: READER_IDLE_NS,
+      mem_storage: true,
+      // one copy: a replicated consumer is a Raft group of its own, which cannot form while a
+      // server of the stream's copies is lost (2.9 waits for it tens of seconds; measured)
+      num_replicas: 1,
+    });
+    return { name: info.name, pending: info.num_pending };
+  }
+
+  read(pattern: string, onRecords: (records: LogRecord[]) => void | Promise<void>, from?: number): Promise<void> {
+    return answered(`the stream ${this.stream} did not answer a read`, () => this.readAll(pattern, onRecords, from));
+  }
+
+  /**
+   * Record by record, each asked of the stream's leader by position and topic (the next one matching
+   * after the last): no consumer is made, so a read works as soon as the stream has a leader again
+   * after a lost server — a consumer had to wait for the lost server tens of seconds on 2.9 (measured).
+   * The records are batches of writes, so a log is not many records (the store compacts it).
+   */
+  private async readAll(pattern: string, onRecords: (records: LogRecord[]) => void | Promise<void>, from?: number): Promise<void> {
+    const end = await this.end();
+    let next = Math.max(1, from ?? 1);
+    let records: LogRecord[] = [];
+    while (next <= end) {
+      const m = await this.jsm.streams.getMessage(this.stream, { seq: next, next_by_subj: this.prefix + pattern } as never).catch(notFound);
+      if (!m || m.seq > end) break;
+      records.push({ seq: m.seq, topic: m.subject.slice(this.prefix.length), data: m.data });
+      next = m.seq + 1;
+      if (records.length === READ_CHUNK) {
+        const full = records;
+        records = [];
+        await onRecords(full);
+      }
+    }
+    if (records.length > 0) await onRecords(records);
+  }
+
+  count(pattern: string): Promise<number> {
+    return answered(`the stream ${this.stream} did not answer a count`, async () => {
+      const { name, pending } = await this.reader(pattern, undefined);
+      await this.jsm.consumers.delete(this.stream, name).catch(() => undefined);
+      return pending;
+    });
+  }
+
+  async last(topic: string): Promise<LogRecord | undefined> {
+    const m = await answered(`the stream ${this.stream} did not answer a read`, () => this.jsm.streams.getMessage(this.stream, { last_by_subj: this.prefix + topic }).catch(notFound));
+    return m ? { seq: m.seq, topic, data: m.data } : undefined;
+  }
+
+  end(): Promise<number> {
+    return answered(`the stream ${this.stream} did not answer`, async () => (await this.jsm.streams.info(this.stream)).state.last_seq);
+  }
+
+  async purge(pattern: string, before?: number): Promise<number> {
+    const r = await this.jsm.streams.purge(this.stream, before === undefined ? { filter: this.prefix + pattern } : { filter: this.prefix + pattern, seq: before });
+    return r.purged;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * A queue on JetStream (Store jetstream, issue 22) shared by the nodes that run a queue of the same
+ * NAME on one NATS hive. The entries live in the hive (a stream with Replicas copies, written by
+ * jetstream-store.ts); one node at a time holds the queue: it holds a lease in the bucket
+ * hivenode_queues (actors/shared/lease.ts), loads the stream and serves the queue's channel —
+ * enqueues and commands sent from any node reach it through the hive, and it delivers. The other
+ * nodes stand by, not listening, and take over within two lease periods when the holder dies
+ * (at once when it stops). Two holders never write at once: every write of the store expects the
+ * stream's last record to be its own (a fenced append), so a node that lost the queue without
+ * knowing (cut off, paused) has its next write refused and steps down.
+ *
+ * The holder names, with each renewal of its lease, the entries it is delivering; the node taking
+ * over holds those back until AckWait has passed since that report (their delivery may still be
+ * running at the target), as JetStream's AckWait holds back an unacknowledged message.
+ */
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { ParentRef } from '../../supervisors/runtime.js';
+import type { SharedBucket, SharedLog } from '../hive/transport.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { Lease, leaseNote } from '../shared/lease.js';
+import { JetStreamStore } from './jetstream-store.js';
+import type { QueueConfig } from './queue.js';
+import type { QueueStats } from './queue-actor.js';
+
+/** The bucket of the queue holders' leases. */
+const HOLDERS_BUCKET = 'hivenode_queues';
+/** The holder's lease: renewed every third of it; a dead holder is replaced within two of them. */
+export const HOLDER_LEASE_MS = 6_000;
+/** How long a holder that steps down lets its deliveries finish. */
+const STEP_DOWN_MS = 5_000;
+
+/** Entries the previous holder was delivering, and until when they wait. */
+export interface HeldEntries {
+  keys: readonly string[];
+  until: number;
+}
+
+/** A queue started on a store: its service, its live figures and the keys it is delivering. */
+export interface RunningQueue {
+  service: RunningService;
+  stats: QueueStats;
+  inFlight: Set<string>;
+}
+
+/** Runs the queue's actors under `parent` on an open store (queue.ts). */
+export type RunQueue = (parent: ParentRef, store: JetStreamStore, held: HeldEntries | undefined) => Promise<RunningQueue>;
+
+/** A NAME as a stream and key word: itself when the alphabet holds it, else its hex (the two never collide). */
+function nameWord(name: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : `x-${Buffer.from(name).toString('hex')}`;
+}
+
+/** The replications a stream can have: a majority must survive the loss of a server. */
+const REPLICAS = [1, 3, 5];
+
+async function openShared<T>(opening: Promise<T> | undefined, what: string): Promise<T> {
+  if (!opening) throw new ConfigError("Store jetstream keeps the queue in the NATS hive's JetStream: give SERVERHOST a nats:// address (on the embedded hive use Store sqlite)");
+  try {
+    return await opening;
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`Store jetstream: the NATS hive refused ${what} (${describeError(e)}); enable JetStream in the nats-server configuration (jetstream { store_dir: … })`);
+  }
+}
+
+/** Opens the queue's stream and contends for the queue; serves it whenever this node holds it. */
+export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: RunQueue): Promise<RunningService> {
+  const c = ctx.config;
+  if (!REPLICAS.includes(c.Replicas)) throw new ConfigError(`Replicas is ${c.Replicas}; give 1, 3 or 5 (a majority of the copies must answer each write)`);
+  const word = nameWord(ctx.name);
+  const log = await openShared(ctx.hive.sharedLog(`queue_${word}`, { replicas: c.Replicas, maxBytes: c.MaxStoreBytes }), `the stream of queue '${ctx.name}'`);
+  const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`);
+  const holder = new QueueHolder(ctx, log, bucket, `holder.${word}`, run);
+  await holder.start();
+  return holder;
+}
+
+class QueueHolder implements RunningService {
+  private readonly lease: Lease;
+  private term: { queue: RunningQueue; parent: ParentRef } | undefined;
+  private terms = 0;
+  /** Changes of holding run one after another. */
+  private changing: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly where: string;
+
+  constructor(
+    private readonly ctx: ServiceContext<QueueConfig>,
+    private readonly log: SharedLog,
+    bucket: SharedBucket,
+    key: string,
+    private readonly run: RunQueue,
+  ) {
+    this.where = `JetStream stream HIVENODE_LOG_queue_${nameWord(ctx.name)} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;
+    this.lease = new Lease(bucket, key, HOLDER_LEASE_MS, ctx.log, {
+      name: 'queue holder',
+      note: () => JSON.stringify([...(this.term?.queue.inFlight ?? [])]),
+      onChange: (held, previous) => this.change(held ? () => this.take(previous) : () => this.stepDown('it no longer holds the lease')),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.lease.start();
+    await this.changing;
+    if (!this.term) this.ctx.log.info(`queue '${this.ctx.name}' standing by: another node holds it (${this.where})`);
+  }
+
+  private change(step: () => Promise<void>): void {
+    this.changing = this.changing.then(step).catch((e: unknown) => this.ctx.log.error(`queue holder: ${describeError(e)}`));
+  }
+
+  /** Starts serving the queue: a fresh store on the stream, the actors under a term actor of their own. */
+  private async take(previous: string | undefined): Promise<void> {
+    if (this.stopped || this.term) return;
+    const n = ++this.terms;
+    const parent = this.ctx.runtime.spawn<undefined, never>(this.ctx.supervisor, { name: `term-${n}`, init: () => undefined, receive: (s) => s });
+    const store = new JetStreamStore(this.log, this.ctx.log, this.where, {
+      onFenced: () => this.change(() => this.stepDown('another node wrote the queue')),
+    });
+    const held = heldEntries(previous, this.ctx.config.AckWait);
+    try {
+      this.term = { queue: await this.run(parent, store, held), parent };
+    } catch (e) {
+      this.ctx.runtime.stop(parent);
+      throw e;
+    }
+  }
+
+  private async stepDown(why: string): Promise<void> {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    this.ctx.log.warn(`queue '${this.ctx.name}' stops serving: ${why}; standing by`);
+    await term.queue.service.drain(STEP_DOWN_MS);
+    this.ctx.runtime.stop(term.parent);
+    if (!this.stopped) this.lease.lost(why);
+  }
+
+  async drain(deadlineMs: number): Promise<void> {
+    this.stopped = true;
+    await this.changing;
+    const term = this.term;
+    this.term = undefined;
+    if (term) await term.queue.service.drain(deadlineMs);
+    // given up after the store is closed: the next holder reads everything this one wrote
+    await this.lease.stop();
+  }
+
+  status(): Record<string, unknown> {
+    const store = this.where;
+    if (this.term) return { ...this.term.queue.service.status(), holder: 'this node', store };
+    return { channel: this.ctx.inputChannel, status: 'standing by', holder: 'another node', store };
+  }
+}
+
+/** The previous holder's report (its lease's note): the entries it was delivering, held until AckWait after it. */
+function heldEntries(previous: string | undefined, ackWaitMs: number): HeldEntries | undefined {
+  const note = leaseNote(previous);
+  if (!note) return undefined;
+  try {
+    const keys = JSON.parse(note) as unknown;
+    if (!Array.isArray(keys) || keys.length === 0) return undefined;
+    // the lease was last renewed about a lease period before it was taken over
+    return { keys: keys.map(String), until: Date.now() - HOLDER_LEASE_MS + ackWaitMs };
+  } catch {
+    return undefined;
+  }
+}
