@@ -1,0 +1,152 @@
+/**
+ * Lose a machine under a queue on JetStream (issue 22): three nats-servers (a JetStream cluster; the
+ * queue's stream in three replicas) and three node processes, each with a gateway, the queue (one
+ * NAME: one node holds it, the others stand by) and a recording echo as its target. Entries are
+ * enqueued across the three gateways while, again and again, the node holding the queue is SIGKILLed
+ * together with its machine's nats-server mid-delivery, and both are started again. Every entry a
+ * gateway acknowledged (200) must be delivered; an entry delivered twice can only be one whose
+ * delivery was under way when its holder died (delivery is at least once), counted.
+ */
+import { expect } from 'chai';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { natsCluster } from '../adapters/nats/cluster.js';
+import { natsServerAvailable } from '../adapters/nats/server.js';
+import { recorded } from '../integration/queue/helpers.js';
+import { tempDir } from '../temp.js';
+import type { NodeProcess } from './node-process.js';
+import { GATEWAY_READY, startNodeProcess } from './node-process.js';
+import { reliabilityTest, requireInstalled } from './record.js';
+import { byScale } from './scale.js';
+
+const ENTRIES = byScale(4_000, 10_000);
+const KILLS = byScale(3, 5);
+const NODES = 3;
+/** Posts in flight at once, spread over the gateways. */
+const CONCURRENCY = 16;
+const HOLDING = 'active queue holder now';
+const STOPPED = 'stops serving';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('reliability: the queue on JetStream loses a machine', () => {
+  reliabilityTest(
+    "lose a machine: the queue holder's node and its nats-server SIGKILLed together mid-delivery, on a three-server cluster",
+    {
+      suite: 'dependencies',
+      load: `${ENTRIES} entries enqueued through ${NODES} gateways (${CONCURRENCY} at once, a refused one sent again to another gateway); ${NODES} nodes each running a gateway, the queue (Store jetstream, Replicas 3, DeliveryConcurrency 8, one NAME) and a recording echo; 3 nats-servers with JetStream`,
+      faults: `${KILLS} × SIGKILL of the holding node and of its nats-server, mid-delivery, both started again`,
+    },
+    400_000,
+    async (figures, skip) => {
+      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      const cluster = await natsCluster(3);
+      const dir = tempDir('hn-qloss-');
+      writeFileSync(join(dir, 'token'), `${cluster.token}\n`);
+      const files = Array.from({ length: NODES }, (_, i) => {
+        const file = join(dir, `node${i}.yaml`);
+        writeFileSync(
+          file,
+          [
+            `hive: {SERVERHOST: "${[cluster.servers[i]!.url, ...cluster.servers.filter((_, j) => j !== i).map((s) => s.url)].join(',')}", SERVERAUTH: "file://${join(dir, 'token')}"}`,
+            'services:',
+            `  - {service: gateway, NAME: gw${i}, Port: 0, Strict: true, OUTPUTCHANNEL: jobs}`,
+            '  - {service: queue, NAME: jobs, Store: jetstream, Replicas: 3, AckWait: 5s, DeliveryConcurrency: 8, DefaultChannel: work, DefaultRequeueTime: 1}',
+            `  - {service: echo, NAME: work, Delay: 20, RecordFile: "${join(dir, `work${i}.jsonl`)}"}`,
+            '',
+          ].join('\n'),
+        );
+        return file;
+      });
+      const nodes: NodeProcess[] = [];
+      const all: NodeProcess[] = [];
+      const start = async (i: number): Promise<void> => {
+        // a cluster that just lost a server elects leaders for a few seconds: a start may need another try
+        for (let attempt = 0; ; attempt++) {
+          try {
+            nodes[i] = await startNodeProcess(files[i]!, { ready: GATEWAY_READY, timeoutMs: 60_000 });
+            all.push(nodes[i]!);
+            return;
+          } catch (e) {
+            if (attempt === 4) throw e;
+            await sleep(2_000);
+          }
+        }
+      };
+      const alive = (n: NodeProcess | undefined): n is NodeProcess => n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
+      const holding = (n: NodeProcess | undefined): boolean => alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
+      let enqueuing = true;
+      try {
+        for (let i = 0; i < NODES; i++) await start(i);
+        const acknowledged: number[] = [];
+        let refused = 0;
+        let next = 0;
+        const poster = async (lane: number): Promise<void> => {
+          while (enqueuing && next < ENTRIES) {
+            const item = ++next;
+            for (let tries = 0; ; tries++) {
+              const n = nodes[(item + tries + lane) % NODES];
+              const ok = alive(n) && (await request(`http://127.0.0.1:${n.port}/jobs/action`, { method: 'POST', body: JSON.stringify({ item: [String(item)] }), headersTimeout: 30_000 }).then(
+                async (res) => {
+                  await res.body.dump();
+                  return res.statusCode === 200;
+                },
+                () => false,
+              ));
+              if (ok) {
+                acknowledged.push(item);
+                break;
+              }
+              refused++;
+              if (tries > 400) throw new Error(`entry ${item} was never acknowledged`);
+              await sleep(100);
+            }
+          }
+        };
+        const posting = Promise.all(Array.from({ length: CONCURRENCY }, (_, lane) => poster(lane)));
+        const delivered = (): number[] => Array.from({ length: NODES }, (_, i) => recorded(join(dir, `work${i}.jsonl`)).map((r) => Number(r.message.Data.item?.[0]))).flat();
+        const takeovers: number[] = [];
+        for (let k = 0; k < KILLS; k++) {
+          // mid-delivery: entries are arriving and being delivered
+          const seen = delivered().length;
+          const until = Date.now() + 60_000;
+          while ((delivered().length < seen + 200 || !nodes.some(holding)) && Date.now() < until) await sleep(50);
+          const h = nodes.findIndex(holding);
+          if (h < 0) throw new Error(`no node holds the queue before kill ${k + 1}`);
+          const killedAt = Date.now();
+          await Promise.all([nodes[h]!.kill('SIGKILL'), cluster.servers[h]!.kill()]);
+          while (!nodes.some((n, i) => i !== h && holding(n) && n.output().lastIndexOf(HOLDING) >= 0)) {
+            if (Date.now() - killedAt > 60_000) throw new Error(`no node took the queue over within 60 s of kill ${k + 1}`);
+            await sleep(50);
+          }
+          takeovers.push(Date.now() - killedAt);
+          await cluster.servers[h]!.start();
+          await start(h);
+        }
+        await posting;
+        enqueuing = false;
+        const deadline = Date.now() + 180_000;
+        while (Date.now() < deadline && !acknowledged.every((item) => new Set(delivered()).has(item))) await sleep(500);
+        const got = delivered();
+        const distinct = new Set(got);
+        const missing = acknowledged.filter((item) => !distinct.has(item));
+        const twice = got.length - distinct.size;
+        takeovers.sort((a, b) => a - b);
+        figures['entries acknowledged'] = acknowledged.length;
+        figures['acknowledged entries missing'] = missing.length;
+        figures['entries delivered twice'] = twice;
+        figures['delivered twice (%)'] = Number(((100 * twice) / Math.max(1, acknowledged.length)).toFixed(2));
+        figures['enqueues refused and sent again'] = refused;
+        figures['kills'] = KILLS;
+        figures['takeover after a kill (ms, median)'] = takeovers[Math.floor(takeovers.length / 2)]!;
+        figures['takeover after a kill (ms, max)'] = takeovers[takeovers.length - 1]!;
+        expect(missing, `acknowledged entries never delivered: ${missing.slice(0, 10).join(', ')}`).to.deep.equal([]);
+        expect(twice / acknowledged.length, 'entries delivered twice').to.be.below(0.01);
+      } finally {
+        enqueuing = false;
+        await Promise.all(all.map((n) => n.kill('SIGKILL')));
+        await cluster.stop();
+      }
+    },
+  );
+});
