@@ -23,7 +23,7 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
@@ -32,6 +32,7 @@ const TITLES: Record<string, string> = {
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
+  'queue-jetstream': 'Queue on JetStream (R1, R3) — against bare nats.js JetStream and BullMQ',
   hive: 'The hive — against bare nact and bare nats.js',
   sql: 'SQL service — against direct sequelize and the raw drivers',
   'sql-transaction': 'SQL raw transactions — against direct sequelize transactions',
