@@ -19,7 +19,7 @@ import type { SharedBucket, SharedLog } from '../hive/transport.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { Lease, leaseNote } from '../shared/lease.js';
 import { JetStreamStore } from './jetstream-store.js';
-import type { QueueConfig } from './queue.js';
+import type { QueueConfig } from './command-parser.js';
 import type { QueueStats } from './queue-actor.js';
 
 /** The bucket of the queue holders' leases. */

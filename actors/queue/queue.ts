@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { templateBudget } from '../../config/common.js';
-import type { ConfigOf } from '../../config/params.js';
 import { QUEUE_PARAMS } from '../../config/queue.js';
+import type { QueueConfig } from './command-parser.js';
 import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
@@ -29,9 +29,6 @@ import { groupLimitsOf } from './groups.js';
 import type { GroupLimits } from './groups.js';
 import type { HeldEntries, RunningQueue } from './queue-holder.js';
 import { holdSharedQueue } from './queue-holder.js';
-
-/** The compiled queue configuration. */
-export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
 async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
