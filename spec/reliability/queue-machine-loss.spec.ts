@@ -37,7 +37,7 @@ describe('reliability: the queue on JetStream loses a machine', () => {
       load: `${ENTRIES} entries enqueued through ${NODES} gateways (${CONCURRENCY} at once, a refused one sent again to another gateway); ${NODES} nodes each running a gateway, the queue (Store jetstream, Replicas 3, DeliveryConcurrency 8, one NAME) and a recording echo; 3 nats-servers with JetStream`,
       faults: `${KILLS} × SIGKILL of the holding node and of its nats-server, mid-delivery, both started again`,
     },
-    400_000,
+    600_000,
     async (figures, skip) => {
       requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
       const cluster = await natsCluster(3);
@@ -126,7 +126,11 @@ describe('reliability: the queue on JetStream loses a machine', () => {
         await posting;
         enqueuing = false;
         const deadline = Date.now() + 180_000;
-        while (Date.now() < deadline && !acknowledged.every((item) => new Set(delivered()).has(item))) await sleep(500);
+        const allDelivered = (): boolean => {
+          const got = new Set(delivered());
+          return acknowledged.every((item) => got.has(item));
+        };
+        while (Date.now() < deadline && !allDelivered()) await sleep(500);
         const got = delivered();
         const distinct = new Set(got);
         const missing = acknowledged.filter((item) => !distinct.has(item));
