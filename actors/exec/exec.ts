@@ -24,6 +24,7 @@ import { resolveTemplateSource } from '../hive/template-source.js';
 import type { CommandOutcome, CommandRun } from './run-command.js';
 import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
+import { annotateSpan } from '../shared/trace-scope.js';
 
 type ExecConfig = ConfigOf<typeof EXEC_PARAMS>;
 
@@ -82,6 +83,8 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     if (c.DEBUG_TEMPLATE) ctx.log.info(`template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`);
     const command = rendered.command;
     if (command === undefined || command === '') throw new BadInputError('the template did not set a command (call setCmd)');
+    // the span names the command; its arguments (which may hold secrets) only with LOGSENSITIVE
+    annotateSpan(() => ({ 'process.executable.name': command, ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}) }));
     if (allowed.size > 0 && !allowed.has(command)) throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
     for (const a of [command, ...rendered.args]) if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
     let stdin: string | undefined;

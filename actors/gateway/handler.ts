@@ -23,6 +23,8 @@ import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './con
 import type { GatewayOptions } from './options.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
 import { strictMessage } from './strict.js';
+import type { Hop } from '../shared/tracing.js';
+import { putHop } from '../shared/trace-message.js';
 
 export interface GatewayDeps {
   opts: GatewayOptions;
@@ -124,7 +126,7 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
 }
 
 /** Handles one request below the base path (health checks are answered before this). */
-export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps): Promise<void> {
+export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
@@ -156,6 +158,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       message = before;
     }
     message = finishMessage(message, req, opts);
+    putHop(message.Control, hop);
     if (deps.access && !authorized(deps.access, user, message, deps, res)) return;
     if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
       sendJson(res, Code.Success, message);

@@ -19,6 +19,7 @@ import { parseJson } from '../../protocol/wire.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
+import { addTraceHeaders } from '../shared/trace-scope.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { proxySettings } from '../shared/proxy.js';
 import { proxyRoutes } from '../shared/proxy-routes.js';
@@ -144,6 +145,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
     // a Content-Type among the headers wins over ContentType (spec §2.7)
     if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
+    // the upstream continues the message's trace (unless the headers already name one)
+    addTraceHeaders(headers, (v) => [v]);
     const upper = method.toUpperCase();
     const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
     const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);

@@ -10,6 +10,7 @@ import { TimeoutError, UpstreamError, describeError } from '../../protocol/error
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
+import { addTraceHeaders } from '../shared/trace-scope.js';
 import type { Route } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
@@ -54,7 +55,8 @@ export class InterceptorClient {
         origin: this.origin,
         path: this.path,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // the interceptor sees the trace of the request or message it is called for
+        headers: addTraceHeaders({ 'content-type': 'application/json' }, (v) => v),
         body: JSON.stringify(request),
         signal: signal as unknown as AbortSignal,
       });

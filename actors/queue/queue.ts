@@ -66,7 +66,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof QUEUE_PARAMS>>): Promis
   const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0 };
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
-  const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef);
+  const delivery = spawnDelivery(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, queueRef, ctx.name);
   const retry = spawnRetryScheduler(ctx.runtime, ctx.supervisor, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, ctx.supervisor, ctx.hive, config.CallTimeout, ctx.log, queueRef);
   const queue = spawnQueueActor(ctx.runtime, ctx.supervisor, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut, stats, groups });

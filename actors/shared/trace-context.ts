@@ -1,0 +1,82 @@
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/): the `traceparent` value
+ * `00-<trace id: 32 hex>-<parent span id: 16 hex>-<flags: 2 hex>` and `tracestate`, as they travel in
+ * HTTP headers and in a message's Control (docs/ARCHITECTURE.md, Tracing). Parsing and making ids
+ * is all that happens here: no OpenTelemetry object is built, so a node that exports nothing still
+ * carries every message's trace for the price of a string.
+ */
+import { randomFillSync } from 'node:crypto';
+
+/** The control (and HTTP header) names. */
+export const TRACEPARENT = 'traceparent';
+export const TRACESTATE = 'tracestate';
+
+/** A parsed traceparent. */
+export interface TraceParent {
+  traceId: string;
+  spanId: string;
+  /** Trace flags; bit 0 is `sampled`. */
+  flags: number;
+}
+
+const HEX32 = /^[0-9a-f]{32}$/;
+const HEX16 = /^[0-9a-f]{16}$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/**
+ * Parses a traceparent; undefined when it is not one (a malformed value is ignored, as the
+ * specification asks: the receiver then starts a new trace). Versions above 00 are read by their
+ * 00 prefix; version ff is invalid.
+ */
+export function parseTraceparent(value: string | undefined): TraceParent | undefined {
+  if (value === undefined || value.length < 55) return undefined;
+  const v = value.trim().toLowerCase();
+  if (v.length < 55 || v[2] !== '-' || v[35] !== '-' || v[52] !== '-') return undefined;
+  const version = v.slice(0, 2);
+  if (!/^[0-9a-f]{2}$/.test(version) || version === 'ff') return undefined;
+  // version 00 is exactly 55 characters; a later version may append fields after a '-'
+  if (version === '00' ? v.length !== 55 : v.length > 55 && v[55] !== '-') return undefined;
+  const traceId = v.slice(3, 35);
+  const spanId = v.slice(36, 52);
+  const flags = v.slice(53, 55);
+  if (!HEX32.test(traceId) || !HEX16.test(spanId) || !/^[0-9a-f]{2}$/.test(flags)) return undefined;
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
+  return { traceId, spanId, flags: parseInt(flags, 16) };
+}
+
+/** The traceparent text of a trace id, span id and flags. */
+export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
+  return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+// ids come from one pooled random buffer: a randomFillSync per id costs a system call each
+const POOL = Buffer.alloc(4096);
+let offset = POOL.length;
+
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (offset + bytes > POOL.length) {
+      randomFillSync(POOL);
+      offset = 0;
+    }
+    const hex = POOL.toString('hex', offset, offset + bytes);
+    offset += bytes;
+    // an all-zero id is invalid; drawing one is a 2^-64 chance, but it must never go out
+    if (!/^0+$/.test(hex)) return hex;
+  }
+}
+
+export const newTraceId = (): string => randomHex(16);
+export const newSpanId = (): string => randomHex(8);
+
+/** A traceparent for a new trace (not sampled: nothing recorded its first span). */
+export function newTraceparent(): string {
+  return formatTraceparent(newTraceId(), newSpanId(), 0);
+}
+
+/** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */
+export function traceIdOf(control: Record<string, string[] | undefined>): string | undefined {
+  const v = Object.hasOwn(control, TRACEPARENT) ? control[TRACEPARENT]?.[0] : undefined;
+  return v === undefined ? undefined : parseTraceparent(v)?.traceId;
+}
