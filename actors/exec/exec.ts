@@ -84,7 +84,7 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     const command = rendered.command;
     if (command === undefined || command === '') throw new BadInputError('the template did not set a command (call setCmd)');
     // the span names the command; its arguments (which may hold secrets) only with LOGSENSITIVE
-    annotateSpan(() => ({ 'process.executable.name': command, ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}) }));
+    annotateSpan(message, () => ({ 'process.executable.name': command, ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}) }));
     if (allowed.size > 0 && !allowed.has(command)) throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
     for (const a of [command, ...rendered.args]) if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
     let stdin: string | undefined;

@@ -32,7 +32,6 @@ import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
 import { applyHeaders, send, sendError, sendJson } from './respond.js';
 import { LogThrottle } from '../shared/log-throttle.js';
-import { runInScope } from '../shared/trace-scope.js';
 import { endRequestHop, requestHop } from './trace.js';
 
 /** The gateway actor's one message: an accepted request to handle. */
@@ -85,7 +84,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     receive: (state, msg) => {
       // handleRequest never rejects: every failure becomes an error response
       const hop = requestHop(msg.req, msg.res, ctx.name, msg.subPath);
-      void runInScope(hop, () => handleRequest(msg.req, msg.res, msg.subPath, deps, hop)).finally(() => {
+      void handleRequest(msg.req, msg.res, msg.subPath, deps, hop).finally(() => {
         endRequestHop(hop, msg.res);
         inFlight.end();
       });

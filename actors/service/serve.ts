@@ -128,18 +128,19 @@ class DeliveryAnswer implements Answer {
   constructor(
     private readonly delivery: Delivery,
     private readonly kit: Kit,
+    private readonly trace: TraceScope | undefined,
   ) {}
   result(result: Result): void {
     if (this.answered) return;
     this.answered = true;
-    this.kit.answered(result.Code);
+    this.kit.answered(result.Code, undefined, this.trace);
     this.delivery.respond(result);
   }
   error(error: unknown): void {
     if (this.answered) return;
     this.answered = true;
     const result = resultFromError(error);
-    this.kit.answered(result.Code, error);
+    this.kit.answered(result.Code, error, this.trace);
     this.delivery.respond(result);
   }
 }
@@ -149,11 +150,13 @@ class Kit {
   readonly figures: ServeFigures = { handled: 0, failed: 0, refused: 0 };
   constructor(private readonly opts: ServeOptions) {}
 
-  answered(code: number, error?: unknown): void {
+  answered(code: number, error: unknown, trace: TraceScope | undefined): void {
     this.inFlight.end();
     this.figures.handled++;
     if (!isSuccessCode(code)) this.figures.failed++;
-    this.opts.observe?.(code, error);
+    // the observer's log lines are about this message: they carry its trace
+    const observe = this.opts.observe;
+    if (observe) runInScope(trace, () => observe(code, error));
   }
 
   receive(delivery: Delivery, trace: TraceScope | undefined): void {
@@ -166,8 +169,8 @@ class Kit {
     }
     this.inFlight.begin();
     try {
-      // the handling runs in the message's trace: its log lines and outgoing calls carry it
-      runInScope(trace, () => this.opts.handle(delivery, new DeliveryAnswer(delivery, this)));
+      // the handler's synchronous part runs in the message's trace: its log lines carry it
+      runInScope(trace, () => this.opts.handle(delivery, new DeliveryAnswer(delivery, this, trace)));
     } catch (e) {
       // the crash goes to the supervisor, and the caller is answered through the undelivered path
       this.inFlight.end();

@@ -19,8 +19,8 @@ export interface TraceParent {
   flags: number;
 }
 
-const HEX32 = /^[0-9a-f]{32}$/;
-const HEX16 = /^[0-9a-f]{16}$/;
+// one expression for the whole value: version, trace id, parent id, flags, and what a later version may add
+const TRACEPARENT_FORM = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const ZERO_TRACE = '0'.repeat(32);
 const ZERO_SPAN = '0'.repeat(16);
 
@@ -31,16 +31,11 @@ const ZERO_SPAN = '0'.repeat(16);
  */
 export function parseTraceparent(value: string | undefined): TraceParent | undefined {
   if (value === undefined || value.length < 55) return undefined;
-  const v = value.trim().toLowerCase();
-  if (v.length < 55 || v[2] !== '-' || v[35] !== '-' || v[52] !== '-') return undefined;
-  const version = v.slice(0, 2);
-  if (!/^[0-9a-f]{2}$/.test(version) || version === 'ff') return undefined;
-  // version 00 is exactly 55 characters; a later version may append fields after a '-'
-  if (version === '00' ? v.length !== 55 : v.length > 55 && v[55] !== '-') return undefined;
-  const traceId = v.slice(3, 35);
-  const spanId = v.slice(36, 52);
-  const flags = v.slice(53, 55);
-  if (!HEX32.test(traceId) || !HEX16.test(spanId) || !/^[0-9a-f]{2}$/.test(flags)) return undefined;
+  const m = TRACEPARENT_FORM.exec(value.length === 55 ? value.toLowerCase() : value.trim().toLowerCase());
+  if (m === null) return undefined;
+  const [, version, traceId, spanId, flags, more] = m as unknown as [string, string, string, string, string, string | undefined];
+  // version 00 is exactly 55 characters; a later version may append fields after a '-'; ff is invalid
+  if (version === 'ff' || (version === '00' && more !== undefined)) return undefined;
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   return { traceId, spanId, flags: parseInt(flags, 16) };
 }

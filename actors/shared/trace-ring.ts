@@ -1,7 +1,7 @@
 /**
  * The recent sampled traces of this process, kept for the console's waterfall (docs/ARCHITECTURE.md,
- * Tracing): finished spans grouped by trace id, in a ring bounded by traces and by spans per trace,
- * so a busy node keeps the latest traces and never grows. A trace that gets a new span (a queue
+ * Tracing): finished spans grouped by trace id, in a ring bounded by traces, by spans per trace and
+ * by spans in all, so a busy node keeps the latest traces and never grows. A trace that gets a new span (a queue
  * retry hours later) becomes recent again. Everything handed out is plain data, copied.
  */
 
@@ -44,20 +44,29 @@ export interface RingTrace {
 /** A trace as the list of recent traces shows it (no spans). */
 export type TraceSummary = Omit<RingTrace, 'spans'> & { spanCount: number };
 
+/** A span as kept: made into plain data only when read (the recorder adds thousands a second, the console reads a few). */
+type Kept = RingSpan | (() => RingSpan);
+
 interface Held {
-  spans: RingSpan[];
+  spans: Kept[];
   dropped: number;
 }
 
 export class TraceRing {
   // a Map keeps insertion order: the first key is the least recently touched trace
   private readonly traces = new Map<string, Held>();
+  /** The trace touched last: already at the end of the order, so a run of its spans moves nothing. */
+  private last: string | undefined;
+
+  /** Spans kept over every trace. */
+  private spans = 0;
 
   constructor(
     readonly maxTraces = 200,
-    readonly maxSpansPerTrace = 500,
+    readonly maxSpansPerTrace = 200,
+    readonly maxSpans = 5_000,
   ) {
-    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1)) throw new RangeError('a trace ring holds at least one trace of one span');
+    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1) || !(maxSpans >= 1)) throw new RangeError('a trace ring holds at least one trace of one span');
   }
 
   get size(): number {
@@ -66,12 +75,40 @@ export class TraceRing {
 
   /** Adds a finished span; its trace becomes the most recent, and the least recent goes past the bound. */
   add(span: RingSpan): void {
-    const held = this.traces.get(span.traceId) ?? { spans: [], dropped: 0 };
-    this.traces.delete(span.traceId);
-    this.traces.set(span.traceId, held);
-    if (held.spans.length < this.maxSpansPerTrace) held.spans.push(copySpan(span));
-    else held.dropped++;
-    while (this.traces.size > this.maxTraces) this.traces.delete(this.traces.keys().next().value!);
+    this.keep(span.traceId, copySpan(span));
+  }
+
+  /** Adds a finished span of `traceId` that `make` turns into plain data when the ring is read (at most once). */
+  addLazy(traceId: string, make: () => RingSpan): void {
+    this.keep(traceId, make);
+  }
+
+  private keep(traceId: string, span: Kept): void {
+    let held = this.traces.get(traceId);
+    if (held === undefined) {
+      held = { spans: [], dropped: 0 };
+      this.traces.set(traceId, held);
+      if (this.traces.size > this.maxTraces) this.evictOldest();
+    } else if (this.last !== traceId) {
+      // most recent again: re-inserted at the end of the Map's order
+      this.traces.delete(traceId);
+      this.traces.set(traceId, held);
+    }
+    this.last = traceId;
+    if (held.spans.length >= this.maxSpansPerTrace) {
+      held.dropped++;
+      return;
+    }
+    held.spans.push(span);
+    this.spans++;
+    // the oldest traces go until the spans fit (never the one just added to)
+    while (this.spans > this.maxSpans && this.traces.size > 1) this.evictOldest();
+  }
+
+  private evictOldest(): void {
+    const oldest = this.traces.keys().next().value!;
+    this.spans -= this.traces.get(oldest)!.spans.length;
+    this.traces.delete(oldest);
   }
 
   /** The most recent traces first, at most `limit`. */
@@ -94,10 +131,16 @@ export class TraceRing {
 
   clear(): void {
     this.traces.clear();
+    this.last = undefined;
+    this.spans = 0;
   }
 
   private build(traceId: string, held: Held): RingTrace {
-    const spans = held.spans.map(copySpan).sort((a, b) => a.start - b.start);
+    for (let i = 0; i < held.spans.length; i++) {
+      const kept = held.spans[i]!;
+      if (typeof kept === 'function') held.spans[i] = kept();
+    }
+    const spans = (held.spans as RingSpan[]).map(copySpan).sort((a, b) => a.start - b.start);
     const start = Math.min(...spans.map((s) => s.start));
     const end = Math.max(...spans.map((s) => s.start + s.duration));
     const ids = new Set(spans.map((s) => s.spanId));

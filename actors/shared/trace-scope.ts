@@ -1,15 +1,16 @@
 /**
- * The trace of the message being handled, wherever the handling has got to (docs/ARCHITECTURE.md,
- * Tracing): an AsyncLocalStorage scope entered once per message by the gateway and the serve kit,
- * so a log line, an interceptor call or an outgoing HTTP request deep in a service finds the
- * message's trace without every function between passing it on. On Node 20 a scope in use turns
- * on promise hooks for the whole process, so the storage is switched off entirely when trace
- * context is off (OTEL_PROPAGATORS=none), and nothing but a branch is left per message.
+ * The trace of the message being handled (docs/ARCHITECTURE.md, Tracing), for what cannot be handed
+ * it as an argument: a log line. The scope is synchronous: the serve kit enters it around a
+ * handler's synchronous part and around its answer's observer, the gateway around its lines about
+ * a request. AsyncLocalStorage would follow every await, but on Node 20 it turns on promise hooks
+ * for the whole process: measured with bench/gateway-tracing.ts, it cost the gateway a third of its
+ * throughput with nothing exported. What travels on (a message, an HTTP request, an interceptor
+ * call) is given its trace explicitly instead.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Message } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 
-/** What a span of ours exposes to the code running inside it. */
+/** What a span of ours exposes to the code it describes. */
 export interface ScopeSpan {
   setAttributes(attributes: Record<string, string | number | boolean>): void;
 }
@@ -24,39 +25,61 @@ export interface TraceScope {
   readonly span?: ScopeSpan | undefined;
 }
 
-const storage = new AsyncLocalStorage<TraceScope>();
+let current: TraceScope | undefined;
 let enabled = true;
 
-/** Switches the scopes on or off (off: runInScope just runs, and the storage's hooks are released). */
+/** Switches the scopes on or off (off: runInScope just runs `fn`). */
 export function enableScopes(on: boolean): void {
   enabled = on;
-  if (!on) storage.disable();
+  if (!on) current = undefined;
 }
 
-/** Runs `fn` with `scope` as the current trace (straight through when there is none or scopes are off). */
+/** Runs `fn` with `scope` as the current trace, restoring the one before (straight through when there is none). */
 export function runInScope<R>(scope: TraceScope | undefined, fn: () => R): R {
-  return scope === undefined || !enabled ? fn() : storage.run(scope, fn);
+  if (scope === undefined || !enabled) return fn();
+  const before = current;
+  current = scope;
+  try {
+    return fn();
+  } finally {
+    current = before;
+  }
 }
 
-/** The trace of the message being handled here, if any. */
+/** The trace of the message being handled here and now, if any. */
 export function currentScope(): TraceScope | undefined {
-  return enabled ? storage.getStore() : undefined;
+  return current;
+}
+
+// the recorded span of a message a service is handed (trace-message.ts: withHop), so the service can
+// describe its work on it without the span being threaded through; a WeakMap lets both go together
+const spans = new WeakMap<Message, ScopeSpan>();
+
+/** Notes the span a message passed on carries (withHop). */
+export function noteSpan(message: Message, span: ScopeSpan): void {
+  spans.set(message, span);
 }
 
 /** Adds attributes to the span of the message being handled; built only when that span is recorded. */
-export function annotateSpan(attributes: () => Record<string, string | number | boolean>): void {
-  const span = currentScope()?.span;
+export function annotateSpan(message: Message, attributes: () => Record<string, string | number | boolean>): void {
+  const span = spans.get(message);
   if (span) span.setAttributes(attributes());
 }
 
-/** Adds the current traceparent (and tracestate) to outgoing HTTP headers, unless they carry their own. */
-export function addTraceHeaders<V extends string | string[]>(headers: Record<string, V>, wrap: (value: string) => V): Record<string, V> {
-  const scope = currentScope();
-  if (scope === undefined) return headers;
+/** The trace a Control carries (traceparent, tracestate), for what is sent on from a message. */
+export function traceOf(control: Message['Control']): { traceparent: string; tracestate?: string | undefined } | undefined {
+  const traceparent = Object.hasOwn(control, TRACEPARENT) ? control[TRACEPARENT]![0] : undefined;
+  if (traceparent === undefined) return undefined;
+  return { traceparent, tracestate: Object.hasOwn(control, TRACESTATE) ? control[TRACESTATE]![0] : undefined };
+}
+
+/** Adds a trace's traceparent (and tracestate) to outgoing HTTP headers, unless they carry their own. */
+export function addTraceHeaders<V extends string | string[]>(headers: Record<string, V>, trace: { traceparent: string; tracestate?: string | undefined } | undefined, wrap: (value: string) => V): Record<string, V> {
+  if (trace === undefined) return headers;
   const names = Object.keys(headers).map((k) => k.toLowerCase());
   if (!names.includes(TRACEPARENT)) {
-    headers[TRACEPARENT] = wrap(scope.traceparent);
-    if (scope.tracestate && !names.includes(TRACESTATE)) headers[TRACESTATE] = wrap(scope.tracestate);
+    headers[TRACEPARENT] = wrap(trace.traceparent);
+    if (trace.tracestate && !names.includes(TRACESTATE)) headers[TRACESTATE] = wrap(trace.tracestate);
   }
   return headers;
 }

@@ -14,7 +14,7 @@ import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProces
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { SamplerName, TracingSettings } from '../../config/tracing.js';
 import { formatTraceparent, parseTraceparent } from './trace-context.js';
-import type { SpanStatus, TraceRing } from './trace-ring.js';
+import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
 
@@ -45,22 +45,8 @@ class RingProcessor implements SpanProcessor {
   constructor(private readonly ring: TraceRing) {}
   onStart(): void {}
   onEnd(span: ReadableSpan): void {
-    const sc = span.spanContext();
-    const attributes: Record<string, string | number | boolean> = {};
-    for (const [k, v] of Object.entries(span.attributes)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
-    const service = attributes[SERVICE_ATTRIBUTE];
-    this.ring.add({
-      traceId: sc.traceId,
-      spanId: sc.spanId,
-      ...(span.parentSpanContext ? { parentSpanId: span.parentSpanContext.spanId } : {}),
-      name: span.name,
-      service: typeof service === 'string' ? service : '',
-      start: millis(span.startTime),
-      duration: millis(span.duration),
-      status: STATUS[span.status.code] ?? 'unset',
-      ...(span.status.message ? { statusMessage: span.status.message } : {}),
-      attributes,
-    });
+    // an ended span no longer changes: it is read into plain data only if the ring is read
+    this.ring.addLazy(span.spanContext().traceId, () => ringSpan(span));
   }
   forceFlush(): Promise<void> {
     return Promise.resolve();
@@ -68,6 +54,25 @@ class RingProcessor implements SpanProcessor {
   shutdown(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+function ringSpan(span: ReadableSpan): RingSpan {
+  const sc = span.spanContext();
+  const attributes: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(span.attributes)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
+  const service = attributes[SERVICE_ATTRIBUTE];
+  return {
+    traceId: sc.traceId,
+    spanId: sc.spanId,
+    ...(span.parentSpanContext ? { parentSpanId: span.parentSpanContext.spanId } : {}),
+    name: span.name,
+    service: typeof service === 'string' ? service : '',
+    start: millis(span.startTime),
+    duration: millis(span.duration),
+    status: STATUS[span.status.code] ?? 'unset',
+    ...(span.status.message ? { statusMessage: span.status.message } : {}),
+    attributes,
+  };
 }
 
 function parentContext(traceparent: string | undefined, tracestate: string | undefined): Context {

@@ -201,7 +201,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     let chunks: RowsChunk[] | undefined;
     try {
       plan = planner.planFor(message);
-      annotateSpan(() => statementAttributes(plan));
+      annotateSpan(message, () => statementAttributes(plan));
       // every statement of a transaction binds its own placeholders; a missing value fails before BEGIN
       if (plan.kind === 'transaction') steps = plan.statements.map((st) => ({ kind: st.kind, sql: st.sql, bind: bindValues(st.params, message.Data) }));
       else if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert')) chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });

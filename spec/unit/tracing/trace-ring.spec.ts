@@ -62,6 +62,29 @@ describe('actors/shared/trace-ring: recent sampled traces for the console', () =
     expect(() => new TraceRing(0)).to.throw(RangeError);
   });
 
+  it('is bounded in spans over all traces: the oldest traces go until the spans fit, never the newest', () => {
+    const ring = new TraceRing(10, 10, 4);
+    ring.add(span('1'.repeat(32), 'a'));
+    ring.add(span('1'.repeat(32), 'b'));
+    ring.add(span('2'.repeat(32), 'c'));
+    ring.add(span('3'.repeat(32), 'd'));
+    expect(ring.size).to.equal(3);
+    ring.add(span('3'.repeat(32), 'e'));
+    expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['3', '2']);
+    for (const id of ['f', 'g', 'h', 'i']) ring.add(span('3'.repeat(32), id));
+    expect(ring.recentTraces().map((t) => [t.traceId[0], t.spanCount])).to.deep.equal([['3', 6]]);
+  });
+
+  it('reads a lazily added span once, when the ring is read', () => {
+    const ring = new TraceRing();
+    let made = 0;
+    ring.addLazy('d'.repeat(32), () => (made++, span('d'.repeat(32), 'lazy')));
+    expect(made).to.equal(0);
+    expect(ring.traceById('d'.repeat(32))!.spans[0]!.spanId).to.equal('lazy');
+    ring.traceById('d'.repeat(32));
+    expect(made).to.equal(1);
+  });
+
   it('hands out copies: changing what it returned or what was added changes nothing kept', () => {
     const ring = new TraceRing();
     const added = span('c'.repeat(32), 's', { attributes: { a: 1 } });

@@ -4,7 +4,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createLogger } from '../../../actors/shared/logger.js';
 import { parseTraceparent } from '../../../actors/shared/trace-context.js';
 import { messageHop, withHop } from '../../../actors/shared/trace-message.js';
-import { addTraceHeaders, annotateSpan, currentScope, runInScope } from '../../../actors/shared/trace-scope.js';
+import { addTraceHeaders, annotateSpan, currentScope, runInScope, traceOf } from '../../../actors/shared/trace-scope.js';
 import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/shared/tracing.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -47,7 +47,9 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(passed.Control.other).to.deep.equal(['kept']);
     expect(passed.Control.tracestate).to.deep.equal(['vendor=1']);
     const tp = parseTraceparent(passed.Control.traceparent![0])!;
-    runInScope(hop, () => annotateSpan(() => ({ 'db.operation.name': 'SELECT' })));
+    annotateSpan(passed, () => ({ 'db.operation.name': 'SELECT' }));
+    // a message without a recorded span is not described (and its attributes are not even built)
+    annotateSpan(message, () => expect.fail('built for a message with no span'));
     hop.end(502, 'upstream failed');
     const [span] = exporter.getFinishedSpans();
     expect(span!.spanContext()).to.include({ traceId: tp.traceId, spanId: tp.spanId });
@@ -65,20 +67,26 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(exporter.getFinishedSpans()).to.deep.equal([]);
   });
 
-  it('the scope follows awaits; outgoing headers get its traceparent unless they carry one', async () => {
+  it('the scope holds for the synchronous run and is restored after it, even when it throws; nested scopes restore the outer one', async () => {
     await startTracing(DEFAULT_TRACING);
-    const scope = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceparent: PARENT, tracestate: 'k=v' };
-    const seen = await runInScope(scope, async () => {
-      await new Promise((r) => setTimeout(r, 5));
-      return currentScope();
+    const outer = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceparent: PARENT };
+    const inner = { traceId: 'b'.repeat(32), traceparent: `00-${'b'.repeat(32)}-${'c'.repeat(16)}-01` };
+    runInScope(outer, () => {
+      expect(currentScope()).to.equal(outer);
+      expect(() => runInScope(inner, () => {
+        expect(currentScope()).to.equal(inner);
+        throw new Error('x');
+      })).to.throw('x');
+      expect(currentScope()).to.equal(outer);
     });
-    expect(seen).to.equal(scope);
     expect(currentScope()).to.equal(undefined);
-    runInScope(scope, () => {
-      expect(addTraceHeaders<string>({ 'content-type': 'x' }, (v) => v)).to.deep.equal({ 'content-type': 'x', traceparent: PARENT, tracestate: 'k=v' });
-      expect(addTraceHeaders<string[]>({ TraceParent: ['own'] }, (v) => [v])).to.deep.equal({ TraceParent: ['own'] });
-    });
-    expect(addTraceHeaders<string>({}, (v) => v)).to.deep.equal({});
+  });
+
+  it('outgoing headers get the trace of a Control unless they carry their own', () => {
+    const trace = traceOf(mapOf({ traceparent: [PARENT], tracestate: ['k=v'] }));
+    expect(addTraceHeaders<string>({ 'content-type': 'x' }, trace, (v) => v)).to.deep.equal({ 'content-type': 'x', traceparent: PARENT, tracestate: 'k=v' });
+    expect(addTraceHeaders<string[]>({ TraceParent: ['own'] }, trace, (v) => [v])).to.deep.equal({ TraceParent: ['own'] });
+    expect(addTraceHeaders<string>({}, traceOf(mapOf({})), (v) => v)).to.deep.equal({});
   });
 
   it('log lines and journal entries written in a scope carry trace_id, in TEXT and JSON', async () => {
