@@ -8,7 +8,9 @@
  * call) is given its trace explicitly instead.
  */
 import type { Message } from '../../protocol/message.js';
-import { TRACEPARENT, TRACESTATE } from './trace-context.js';
+import { TRACEPARENT, TRACESTATE, parseTraceparent } from './trace-context.js';
+
+const traceIdOfTraceparent = (value: string | undefined): string | undefined => parseTraceparent(value)?.traceId;
 
 /** What a span of ours exposes to the code it describes. */
 export interface ScopeSpan {
@@ -64,6 +66,17 @@ export function noteSpan(message: Message, span: ScopeSpan): void {
 export function annotateSpan(message: Message, attributes: () => Record<string, string | number | boolean>): void {
   const span = spans.get(message);
   if (span) span.setAttributes(attributes());
+}
+
+/**
+ * Runs `fn` in the trace `message` carries: for a log line written after an await, where the
+ * synchronous scope has ended (the traceparent is read only then, so a message that logs nothing
+ * pays nothing).
+ */
+export function inMessageTrace<R>(message: Message, fn: () => R): R {
+  const traceparent = Object.hasOwn(message.Control, TRACEPARENT) ? message.Control[TRACEPARENT]![0] : undefined;
+  const traceId = traceIdOfTraceparent(traceparent);
+  return traceId === undefined ? fn() : runInScope({ traceId, traceparent: traceparent! }, fn);
 }
 
 /** The trace a Control carries (traceparent, tracestate), for what is sent on from a message. */

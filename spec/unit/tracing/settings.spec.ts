@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseNodeFile } from '../../../config/node-file.js';
+import { loadNodeFile, parseNodeFile } from '../../../config/node-file.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { ConfigError } from '../../../protocol/errors.js';
 
@@ -48,6 +48,13 @@ describe('config/tracing: the OTEL_* variables and the node file tracing section
     expect(refused(() => compileTracing({ OTEL_TRACES_EXPORTER: 'zipkin' }))).to.match(/OTEL_TRACES_EXPORTER 'zipkin' is not accepted; expected otlp or none/);
     expect(refused(() => compileTracing({ OTEL_SDK_DISABLED: 'yes' }))).to.match(/OTEL_SDK_DISABLED must be true or false/);
     expect(refused(() => compileTracing({ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }))).to.match(/OTEL_EXPORTER_OTLP_HEADERS: 'novalue' is not name=value/);
+  });
+
+  it('examples/tracing.yaml: its tracing section compiles with the collector given', () => {
+    const example = new URL('../../../examples/tracing.yaml', import.meta.url).pathname;
+    const file = loadNodeFile(example, { OTLP: 'http://127.0.0.1:4318' });
+    expect(compileTracing({}, file.tracing, `${file.name} tracing`)).to.deep.equal({ endpoint: 'http://127.0.0.1:4318/v1/traces', headers: {}, serviceName: 'orders', sampler: 'parentbased_traceidratio', samplerArg: 0.25, propagate: true });
+    expect(file.services.map((s) => s.kind)).to.deep.equal(['gateway', 'queue', 'httpclient']);
   });
 
   it('a node file tracing section: keys in any letter case, ${VAR} expanded; an unknown key or a non-object is refused', () => {

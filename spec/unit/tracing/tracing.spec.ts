@@ -4,7 +4,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createLogger } from '../../../actors/shared/logger.js';
 import { parseTraceparent } from '../../../actors/shared/trace-context.js';
 import { messageHop, withHop } from '../../../actors/shared/trace-message.js';
-import { addTraceHeaders, annotateSpan, currentScope, runInScope, traceOf } from '../../../actors/shared/trace-scope.js';
+import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, traceOf } from '../../../actors/shared/trace-scope.js';
 import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/shared/tracing.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -109,6 +109,14 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(inside).to.match(/WARN {2}\[svc\] inside trace_id=4bf92f3577b34da6a3ce929d0e0e4736 \{"extra":1\}$/);
     expect(outside).to.not.contain('trace_id');
     expect(JSON.parse((await json.text()).trim())).to.include({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', message: 'inside' });
+    // a line written after an await, in the trace of the message it is about
+    const later = lines('JSON');
+    await new Promise((r) => setTimeout(r, 1));
+    inMessageTrace(makeMessage({ Control: mapOf({ traceparent: [PARENT] }) }), () => later.log.warn('after an await'));
+    inMessageTrace(makeMessage({ Control: mapOf({ traceparent: ['bad'] }) }), () => later.log.warn('no trace'));
+    const [afterAwait, noTrace] = (await later.text()).trim().split('\n').map((l) => JSON.parse(l) as { trace_id?: string });
+    expect(afterAwait!.trace_id).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(noTrace).to.not.have.property('trace_id');
     const journal = new Journal(10, () => currentScope()?.traceId);
     const crash = runInScope(scope, () => journal.record({ event: 'crash', path: '/node/svc/worker' }));
     expect(crash.trace_id).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
