@@ -17,10 +17,13 @@ export interface TraceParent {
   spanId: string;
   /** Trace flags; bit 0 is `sampled`. */
   flags: number;
+  /** The value in its version-00 form: the text itself when it already is (passed on without a copy). */
+  text: string;
 }
 
-// one expression for the whole value: version, trace id, parent id, flags, and what a later version may add
-const TRACEPARENT_FORM = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+// one test for the whole value: version, trace id, parent id, flags, and what a later version may add
+// (the parts are then sliced at their fixed places: no capture groups to allocate on every hop)
+const TRACEPARENT_FORM = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(?:-.*)?$/;
 const ZERO_TRACE = '0'.repeat(32);
 const ZERO_SPAN = '0'.repeat(16);
 
@@ -31,13 +34,18 @@ const ZERO_SPAN = '0'.repeat(16);
  */
 export function parseTraceparent(value: string | undefined): TraceParent | undefined {
   if (value === undefined || value.length < 55) return undefined;
-  const m = TRACEPARENT_FORM.exec(value.length === 55 ? value.toLowerCase() : value.trim().toLowerCase());
-  if (m === null) return undefined;
-  const [, version, traceId, spanId, flags, more] = m as unknown as [string, string, string, string, string, string | undefined];
+  // what other hops send is already lower case: test it as it is first, so nothing is copied
+  const asIs = TRACEPARENT_FORM.test(value);
+  const v = asIs ? value : value.trim().toLowerCase();
+  if (!asIs && !TRACEPARENT_FORM.test(v)) return undefined;
+  const version = v.slice(0, 2);
   // version 00 is exactly 55 characters; a later version may append fields after a '-'; ff is invalid
-  if (version === 'ff' || (version === '00' && more !== undefined)) return undefined;
+  if (version === 'ff' || (version === '00' && v.length !== 55)) return undefined;
+  const traceId = v.slice(3, 35);
+  const spanId = v.slice(36, 52);
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
-  return { traceId, spanId, flags: parseInt(flags, 16) };
+  const flags = parseInt(v.slice(53, 55), 16);
+  return { traceId, spanId, flags, text: v.length === 55 && version === '00' ? v : formatTraceparent(traceId, spanId, flags) };
 }
 
 /** The traceparent text of a trace id, span id and flags. */
@@ -49,7 +57,7 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
 const POOL = Buffer.alloc(4096);
 let offset = POOL.length;
 
-function randomHex(bytes: number): string {
+function randomHex(bytes: number, zero: string): string {
   for (;;) {
     if (offset + bytes > POOL.length) {
       randomFillSync(POOL);
@@ -58,16 +66,16 @@ function randomHex(bytes: number): string {
     const hex = POOL.toString('hex', offset, offset + bytes);
     offset += bytes;
     // an all-zero id is invalid; drawing one is a 2^-64 chance, but it must never go out
-    if (!/^0+$/.test(hex)) return hex;
+    if (hex !== zero) return hex;
   }
 }
 
-export const newTraceId = (): string => randomHex(16);
-export const newSpanId = (): string => randomHex(8);
+export const newTraceId = (): string => randomHex(16, ZERO_TRACE);
+export const newSpanId = (): string => randomHex(8, ZERO_SPAN);
 
 /** A traceparent for a new trace (not sampled: nothing recorded its first span). */
 export function newTraceparent(): string {
-  return formatTraceparent(newTraceId(), newSpanId(), 0);
+  return `00-${newTraceId()}-${newSpanId()}-00`;
 }
 
 /** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */

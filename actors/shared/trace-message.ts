@@ -23,7 +23,8 @@ export function putHop(control: ValueMap, hop: Hop | undefined): void {
   if (hop === undefined) return;
   control[TRACEPARENT] = [hop.traceparent];
   if (hop.tracestate) control[TRACESTATE] = [hop.tracestate];
-  else delete control[TRACESTATE];
+  // a delete would turn the map into a slow dictionary for every later read: only when there is one
+  else if (Object.hasOwn(control, TRACESTATE)) delete control[TRACESTATE];
 }
 
 /** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */

@@ -14,7 +14,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../../config/tracing.js';
 import { DEFAULT_TRACING } from '../../config/tracing.js';
-import { formatTraceparent, newTraceparent, parseTraceparent } from './trace-context.js';
+import { newTraceparent, parseTraceparent } from './trace-context.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { enableScopes } from './trace-scope.js';
 import { traceRing } from './trace-ring.js';
@@ -81,7 +81,7 @@ export function beginHop(name: string, service: string, kind: HopKind, tracepare
   if (mode === 'off') return undefined;
   if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
   const parent = parseTraceparent(traceparent);
-  if (parent) return { traceId: parent.traceId, traceparent: formatTraceparent(parent.traceId, parent.spanId, parent.flags), tracestate, end: noEnd };
+  if (parent) return { traceId: parent.traceId, traceparent: parent.text, tracestate, end: noEnd };
   if (!opts.start) return undefined;
   const fresh = newTraceparent();
   return { traceId: fresh.slice(3, 35), traceparent: fresh, end: noEnd };
