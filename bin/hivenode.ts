@@ -8,6 +8,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { renderParamsMarkdown, renderParamsText } from '../config/docs.js';
 import { loadNodeFile, parseDashboardPort } from '../config/node-file.js';
+import { compileTracing } from '../config/tracing.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
 import { runDemo } from './demo.js';
 import { runInterceptor, runPasswd } from './tools.js';
@@ -55,14 +56,15 @@ async function main(argv: string[]): Promise<void> {
           // a string, parsed below: yargs would turn a bare or malformed port into NaN, not an error
           .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
       async (args) => {
-        let file, dashboardPort;
+        let file, dashboardPort, tracing;
         try {
           file = loadNodeFile(args.file);
           dashboardPort = args.dashboardPort === undefined ? file.dashboardPort : parseDashboardPort(args.dashboardPort, '--dashboard-port');
+          tracing = compileTracing(process.env, file.tracing, `${file.name} tracing`);
         } catch (e) {
           exitOnConfigError(e);
         }
-        await runNode({ name: file.name, services: plansOf(file), ...(dashboardPort === undefined ? {} : { dashboardPort }) });
+        await runNode({ name: file.name, services: plansOf(file), tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }) });
       },
     )
     .command(

@@ -5,6 +5,7 @@
 import type { NodeOptions } from '../node/node.js';
 import { HiveNode } from '../node/node.js';
 import { ConfigError, ListenError } from '../protocol/errors.js';
+import { compileTracing } from '../config/tracing.js';
 import { PACKAGE_VERSION } from './package-info.js';
 
 const DRAIN_MS = 8_000;
@@ -65,7 +66,8 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   try {
-    node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts });
+    // the standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
+    node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts, tracing: opts.tracing ?? compileTracing(process.env) });
   } catch (e) {
     const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;
     exitOnConfigError(hint === undefined ? e : (e as ListenError).withHint(hint));

@@ -1,8 +1,9 @@
 /**
  * The node file (YAML or JSON) that `hivenode run` reads:
- *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port}, tracing: {endpoint, …}, services: [{service: <kind>, NAME: …, <Param>: value}]}
  * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
- * otherwise NOT read, so one service's variables never leak into every service of a node.
+ * otherwise NOT read, so one service's variables never leak into every service of a node (the
+ * standard OTEL_* variables excepted: tracing is the node's, config/tracing.ts).
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -10,6 +11,8 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import type { Layer } from './resolve.js';
 import type { ServiceKind } from './registry.js';
+import type { TracingKey } from './tracing.js';
+import { TRACING_KEYS, tracingKey } from './tracing.js';
 import { SERVICES, isServiceKind } from './registry.js';
 
 /** The keys of the node file's hive section: the common parameters that say how to reach the hive. */
@@ -31,6 +34,8 @@ export interface NodeFile {
   services: ServiceEntry[];
   /** Dashboard port, when the node file switches it on. */
   dashboardPort?: number;
+  /** The tracing section's values by key (config/tracing.ts compiles them with the OTEL_* variables). */
+  tracing: Partial<Record<TracingKey, string>>;
 }
 
 /**
@@ -76,7 +81,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   }
   if (!isObject(doc)) throw new ConfigError(`${name}: expected an object with a 'services' list`);
   for (const key of Object.keys(doc)) {
-    if (!['hive', 'services', 'dashboard'].includes(key)) throw new ConfigError(`${name}: unknown top-level key '${key}'; expected hive, services, dashboard`);
+    if (!['hive', 'services', 'dashboard', 'tracing'].includes(key)) throw new ConfigError(`${name}: unknown top-level key '${key}'; expected hive, services, dashboard, tracing`);
   }
   const valuesOf = (obj: Record<string, unknown>, where: string, skip: string[] = []): [string, string][] =>
     Object.entries(obj)
@@ -97,6 +102,16 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     dashboardPort = parseDashboardPort(port === undefined ? undefined : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`), `${name}: dashboard.Port`);
   }
 
+  const tracing: Partial<Record<TracingKey, string>> = {};
+  if (doc.tracing !== undefined && doc.tracing !== null) {
+    if (!isObject(doc.tracing)) throw new ConfigError(`${name}: tracing must be an object with ${Object.keys(TRACING_KEYS).join(', ')}`);
+    for (const [k, v] of valuesOf(doc.tracing, `${name} tracing`)) {
+      const key = tracingKey(k);
+      if (key === undefined) throw new ConfigError(`${name}: unknown tracing key '${k}'; expected ${Object.keys(TRACING_KEYS).join(', ')}`);
+      tracing[key] = v;
+    }
+  }
+
   if (!Array.isArray(doc.services) || doc.services.length === 0) throw new ConfigError(`${name}: 'services' must be a non-empty list`);
   const services = doc.services.map((raw: unknown, i: number): ServiceEntry => {
     const where = `${name} services[${i}]`;
@@ -108,7 +123,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     }
     return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
   });
-  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
+  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
 }
 
 /** Reads and parses a node file. */

@@ -23,6 +23,10 @@ import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
 import type { Logger } from '../actors/shared/logger.js';
 import { createLogger } from '../actors/shared/logger.js';
+import { currentScope } from '../actors/shared/trace-scope.js';
+import type { TracingHandle } from '../actors/shared/tracing.js';
+import { flushTracing, startTracing } from '../actors/shared/tracing.js';
+import type { TracingSettings } from '../config/tracing.js';
 import type { ActorRef } from '../supervisors/runtime.js';
 import { Runtime, installProcessGuards } from '../supervisors/runtime.js';
 import { Readiness } from '../actors/service/readiness.js';
@@ -45,6 +49,11 @@ export interface NodeOptions {
   dashboardPort?: number;
   /** Package version shown on the dashboard. */
   version?: string;
+  /**
+   * The process's tracing (config/tracing.ts), set before the services start and shut down (its
+   * batch exported) when the node stops; when absent, the tracing already set stays as it is.
+   */
+  tracing?: TracingSettings;
 }
 
 /** A running service instance as the node keeps it. */
@@ -74,6 +83,7 @@ export class HiveNode {
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
+  private tracing: TracingHandle | undefined;
 
   private constructor(
     readonly hive: HiveClient,
@@ -103,10 +113,11 @@ export class HiveNode {
     const first = compiled[0]?.service.common;
     const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
+    const tracing = opts.tracing ? await startTracing(opts.tracing) : undefined;
     const transport = transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
-    const journal = new Journal(1000);
+    const journal = new Journal(1000, () => currentScope()?.traceId);
     journal.addSink((e) => {
       const level = e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
@@ -125,6 +136,7 @@ export class HiveNode {
     const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)));
     node.name = nodeName;
     node.version = opts.version ?? '';
+    node.tracing = tracing;
     node.metrics.attach({
       hive: () => ({ ...hive.stats() }),
       services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, status: s.running.status() })),
@@ -187,6 +199,8 @@ export class HiveNode {
         }
       }
       await this.dashboard?.close();
+      // what the services recorded is exported before the process may exit
+      await (this.tracing ? this.tracing.shutdown() : flushTracing()).catch((e: unknown) => this.log.warn(`exporting the last spans failed: ${describeError(e)}`));
       // a NATS connection left open would reconnect forever and keep the process alive
       await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${describeError(e)}`));
       this.runtime.shutdown();

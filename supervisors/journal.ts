@@ -31,6 +31,8 @@ export interface JournalEntry {
   delayMs?: number;
   /** Restarts counted in the policy window, including this one. */
   restarts?: number;
+  /** The trace of the message being handled when the event was recorded (docs/ARCHITECTURE.md, Tracing). */
+  trace_id?: string;
 }
 
 /** Where journal lines go besides memory (the node's logger). */
@@ -49,7 +51,11 @@ export class Journal {
   private readonly totals = new Map<string, ActorTotals>();
   private readonly sinks: JournalSink[] = [];
 
-  constructor(private readonly capacity = 500) {}
+  constructor(
+    private readonly capacity = 500,
+    /** The trace id of the message being handled now, if any: the node gives its tracing's. */
+    private readonly traceOf?: () => string | undefined,
+  ) {}
 
   /** Adds a sink (the logger); sinks that throw are ignored so the journal itself never fails. */
   addSink(sink: JournalSink): void {
@@ -57,7 +63,8 @@ export class Journal {
   }
 
   record(entry: Omit<JournalEntry, 'time'>): JournalEntry {
-    const full: JournalEntry = { time: new Date().toISOString(), ...entry };
+    const traceId = this.traceOf?.();
+    const full: JournalEntry = { time: new Date().toISOString(), ...entry, ...(traceId === undefined ? {} : { trace_id: traceId }) };
     if (this.ring.length < this.capacity) this.ring.push(full);
     else this.ring[this.next] = full;
     this.next = (this.next + 1) % this.capacity;

@@ -24,6 +24,7 @@ import { resolveTemplateSource } from '../hive/template-source.js';
 import type { CommandOutcome, CommandRun } from './run-command.js';
 import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
+import { annotateSpan, inMessageTrace } from '../shared/trace-scope.js';
 
 type ExecConfig = ConfigOf<typeof EXEC_PARAMS>;
 
@@ -79,9 +80,12 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
   const handle = async (message: Message): Promise<Result> => {
     template ??= await load();
     const rendered = template.render(message.Data, env);
-    if (c.DEBUG_TEMPLATE) ctx.log.info(`template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`);
+    // lines written after an await (a hive:// template's first load) are still the message's
+    if (c.DEBUG_TEMPLATE) inMessageTrace(message, () => ctx.log.info(`template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`));
     const command = rendered.command;
     if (command === undefined || command === '') throw new BadInputError('the template did not set a command (call setCmd)');
+    // the span names the command; its arguments (which may hold secrets) only with LOGSENSITIVE
+    annotateSpan(message, () => ({ 'process.executable.name': command, ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}) }));
     if (allowed.size > 0 && !allowed.has(command)) throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
     for (const a of [command, ...rendered.args]) if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
     let stdin: string | undefined;
@@ -93,7 +97,7 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     let run: CommandRun;
     try {
       if (closed) throw new UnavailableError('the node is shutting down');
-      run = startCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes }, (m) => ctx.log.warn(m));
+      run = startCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes }, (m) => inMessageTrace(message, () => ctx.log.warn(m)));
     } catch (e) {
       release();
       throw e;

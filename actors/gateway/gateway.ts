@@ -32,6 +32,7 @@ import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
 import { applyHeaders, send, sendError, sendJson } from './respond.js';
 import { LogThrottle } from '../shared/log-throttle.js';
+import { endRequestHop, requestHop } from './trace.js';
 
 /** The gateway actor's one message: an accepted request to handle. */
 interface RequestMsg {
@@ -82,7 +83,11 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     init: () => undefined,
     receive: (state, msg) => {
       // handleRequest never rejects: every failure becomes an error response
-      void handleRequest(msg.req, msg.res, msg.subPath, deps).finally(() => inFlight.end());
+      const hop = requestHop(msg.req, msg.res, ctx.name, msg.subPath);
+      void handleRequest(msg.req, msg.res, msg.subPath, deps, hop).finally(() => {
+        endRequestHop(hop, msg.res);
+        inFlight.end();
+      });
       return state;
     },
   });

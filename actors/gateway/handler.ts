@@ -23,6 +23,9 @@ import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './con
 import type { GatewayOptions } from './options.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
 import { strictMessage } from './strict.js';
+import type { Hop } from '../shared/tracing.js';
+import { putHop } from '../shared/trace-message.js';
+import { runInScope as logIn } from '../shared/trace-scope.js';
 
 export interface GatewayDeps {
   opts: GatewayOptions;
@@ -68,11 +71,11 @@ function procedureOf(req: IncomingMessage): 'call' | 'execute' {
   return typeof v === 'string' && v.trim().toLowerCase() === 'execution' ? 'execute' : 'call';
 }
 
-async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: GatewayDeps, deadline: number, httpRequest: string): Promise<Message | { status: number; text: string }> {
+async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: GatewayDeps, deadline: number, httpRequest: string, hop: Hop | undefined): Promise<Message | { status: number; text: string }> {
   const type = bodyType(req.headers['content-type']);
   const text = body.toString('utf8');
   const value = type === 'json' && text.trim() !== '' ? parseJson(text, 'request body') : text;
-  const reply = await deps.before!.call({ type, value, options: { http_request: httpRequest } }, deadline);
+  const reply = await deps.before!.call({ type, value, options: { http_request: httpRequest } }, deadline, hop);
   if (!isSuccessCode(reply.status_code)) return { status: reply.status_code, text: reply.status };
   try {
     return validateMessage(reply.data, 'before interceptor data');
@@ -82,10 +85,10 @@ async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: Gatew
 }
 
 /** Sends a Result through the after interceptor and writes what it returns. */
-async function respondThroughAfter(res: ServerResponse, result: Result, deps: GatewayDeps, deadline: number, httpRequest: string): Promise<void> {
+async function respondThroughAfter(res: ServerResponse, result: Result, deps: GatewayDeps, deadline: number, httpRequest: string, hop: Hop | undefined): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(res.getHeaders())) if (v !== undefined) headers[k] = Array.isArray(v) ? v : String(v);
-  const reply = await deps.after!.call({ type: 'json', value: result, options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) } }, deadline);
+  const reply = await deps.after!.call({ type: 'json', value: result, options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) } }, deadline, hop);
   if (!isSuccessCode(reply.status_code)) {
     send(res, reply.status_code, reply.status, 'text/plain; charset=utf-8');
     return;
@@ -107,15 +110,17 @@ async function respondThroughAfter(res: ServerResponse, result: Result, deps: Ga
 }
 
 /** Whether `user` may use the message's route; if not, the 403 is answered and logged here (user and route, nothing else). */
-function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse): boolean {
+function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
   const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, entry: undefined } : access.decide(user, message.Class, message.Operation);
   if (decision.allowed) return true;
   deps.counts.forbidden++;
   const route = decision.route.slice(0, 200);
   // one line per user and route a minute: a client repeating a refused request does not flood the log
   deps.forbiddenLines.note(`${user ?? ''}\n${route}`, (suppressed) =>
-    deps.log.warn(
-      `403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
+    logIn(hop, () =>
+      deps.log.warn(
+        `403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
+      ),
     ),
   );
   // the answer names the route, not the groups that would have allowed it: the policy stays the operator's
@@ -124,7 +129,7 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
 }
 
 /** Handles one request below the base path (health checks are answered before this). */
-export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps): Promise<void> {
+export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
@@ -137,7 +142,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       return;
     }
     const user = outcome?.ok ? outcome.user : undefined;
-    if (outcome && deps.logUsers) deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${req.headers.authorization ? 'Basic' : 'client certificate'})`);
+    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${req.headers.authorization ? 'Basic' : 'client certificate'})`));
     const body = await readBody(req, opts.maxBodySize);
     const httpRequest = opts.strict ? '' : describeRequest(req);
     let message: Message;
@@ -148,7 +153,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       }
       message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
     } else {
-      const before = await messageFromBefore(req, body, deps, deadline, httpRequest);
+      const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
       if (!('Data' in before)) {
         send(res, before.status, before.text, 'text/plain; charset=utf-8');
         return;
@@ -156,7 +161,8 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       message = before;
     }
     message = finishMessage(message, req, opts);
-    if (deps.access && !authorized(deps.access, user, message, deps, res)) return;
+    putHop(message.Control, hop);
+    if (deps.access && !authorized(deps.access, user, message, deps, res, hop)) return;
     if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
       sendJson(res, Code.Success, message);
       return;
@@ -170,10 +176,11 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     }
     const result = await deps.hive.call(channel, message, remaining);
     if (opts.strict) sendResult(res, result);
-    else await respondThroughAfter(res, result, deps, deadline, httpRequest);
+    else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code !== 'number' || code >= 500) deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`);
+    // the gateway's lines about a request carry its trace
+    if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
   }
 }

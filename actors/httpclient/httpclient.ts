@@ -19,6 +19,7 @@ import { parseJson } from '../../protocol/wire.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
+import { addTraceHeaders, traceOf } from '../shared/trace-scope.js';
 import { connectInterceptor } from '../interceptor/connect.js';
 import { proxySettings } from '../shared/proxy.js';
 import { proxyRoutes } from '../shared/proxy-routes.js';
@@ -123,13 +124,15 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   const configuredHeadersJson = JSON.stringify(configuredHeaders);
   const handle = async (message: Message): Promise<Result> => {
     const deadline = Date.now() + c.Timeout;
+    // the message's trace: the upstream and the interceptors continue it
+    const trace = traceOf(message.Control);
     let method = c.Method || 'POST';
     let url = c.URL;
     let contentType = c.ContentType;
     let headers: Record<string, string[]> = { ...configuredHeaders };
     let body: string | undefined;
     if (before) {
-      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: configuredHeadersJson } }, deadline);
+      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: configuredHeadersJson } }, deadline, trace);
       if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
       method = reply.options.method || method;
       url = reply.options.url || url;
@@ -144,6 +147,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
     // a Content-Type among the headers wins over ContentType (spec §2.7)
     if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
+    // unless the headers already name a trace
+    addTraceHeaders(headers, trace, (v) => [v]);
     const upper = method.toUpperCase();
     const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
     const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
@@ -172,6 +177,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
         },
       },
       deadline,
+      trace,
     );
     if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
     return validateResult(reply.data, 'after interceptor data');

@@ -10,6 +10,8 @@ import { TimeoutError, UpstreamError, describeError } from '../../protocol/error
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
+import { addTraceHeaders } from '../shared/trace-scope.js';
+import type { Trace } from './connect.js';
 import type { Route } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
@@ -41,7 +43,7 @@ export class InterceptorClient {
   }
 
   /** Sends one request; `deadline` is an absolute Date.now() time by which the reply must be in. */
-  async call(request: InterceptorRequest, deadline: number): Promise<InterceptorReply> {
+  async call(request: InterceptorRequest, deadline: number, trace?: Trace): Promise<InterceptorReply> {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new TimeoutError(`no time left to call interceptor ${this.url}`);
     const signal = new RequestSignal();
@@ -54,7 +56,8 @@ export class InterceptorClient {
         origin: this.origin,
         path: this.path,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // the interceptor sees the trace of the request or message it is called for
+        headers: addTraceHeaders<string>({ 'content-type': 'application/json' }, trace, (v) => v),
         body: JSON.stringify(request),
         signal: signal as unknown as AbortSignal,
       });

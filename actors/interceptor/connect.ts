@@ -13,10 +13,16 @@ import { loadInterceptor } from './server.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
 import { validateReply } from './wire.js';
 
+/** The trace an interceptor call is made in: an HTTP interceptor gets it as its traceparent header. */
+export interface Trace {
+  traceparent: string;
+  tracestate?: string | undefined;
+}
+
 export interface Interceptor {
   readonly url: string;
   /** Resolves with the validated reply by `deadline` (epoch ms), or rejects with 504/502. */
-  call(request: InterceptorRequest, deadline: number): Promise<InterceptorReply>;
+  call(request: InterceptorRequest, deadline: number, trace?: Trace): Promise<InterceptorReply>;
   close(): Promise<void>;
 }
 

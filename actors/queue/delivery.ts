@@ -12,6 +12,7 @@ import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMode } from './entry.js';
 import { describeError } from '../../protocol/errors.js';
+import { attemptHop } from './delivery-trace.js';
 
 export interface DeliverMsg {
   type: 'deliver';
@@ -19,6 +20,8 @@ export interface DeliverMsg {
   channel: string;
   mode: DeliveryMode;
   message: Message;
+  /** Which attempt this is (1 for the first): the attempt's span shows it. */
+  attempt?: number;
 }
 
 /** What the delivery actor tells the queue actor. */
@@ -30,14 +33,18 @@ export interface OutcomeMsg {
   durationMs: number;
 }
 
-export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>): ActorRef<DeliverMsg> {
+export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>, service = 'queue'): ActorRef<DeliverMsg> {
   return runtime.spawn<undefined, DeliverMsg>(parent, {
     name: 'delivery',
     init: () => undefined,
     receive: (s, msg) => {
       const started = performance.now();
-      const send = msg.mode === 'execute' ? hive.execute(msg.channel, msg.message, timeoutMs) : hive.call(msg.channel, msg.message, timeoutMs);
-      void send.then((result) => runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started) }));
+      const { hop, message } = attemptHop(service, msg);
+      const send = msg.mode === 'execute' ? hive.execute(msg.channel, message, timeoutMs) : hive.call(msg.channel, message, timeoutMs);
+      void send.then((result) => {
+        hop?.end(result.Code, result.Message);
+        runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started) });
+      });
       return s;
     },
   });

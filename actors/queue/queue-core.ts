@@ -311,7 +311,7 @@ export class QueueCore {
     e.attempts++;
     s.delivering++;
     this.deps.inFlight?.add(e.key);
-    deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message });
+    deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message, attempt: e.attempts });
   }
 
   outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0): void {

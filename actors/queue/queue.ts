@@ -96,7 +96,7 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
-  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef);
+  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef, ctx.name);
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, config.CallTimeout, ctx.log, queueRef);
   const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held });

@@ -13,7 +13,10 @@ import { resultFromError } from '../../protocol/message.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { Delivery, Listener, Subscription } from '../hive/transport.js';
+import type { TraceScope } from '../shared/trace-scope.js';
+import { runInScope } from '../shared/trace-scope.js';
 import type { DeliveryMsg, NodeFacilities, RunningService } from './context.js';
+import { tracedDelivery } from './trace-delivery.js';
 
 /** Counts work in flight and lets a drain wait for it to reach zero. */
 export class InFlight {
@@ -45,7 +48,10 @@ export class InFlight {
 /** A delivery told to a service actor: a crash on it answers 500 with the reason, a stopped service 503. */
 class DeliveryMessage implements DeliveryMsg {
   readonly type = 'delivery';
-  constructor(readonly delivery: Delivery) {}
+  constructor(
+    readonly delivery: Delivery,
+    readonly trace: TraceScope | undefined,
+  ) {}
 
   // a method, not a closure per message (see supervisors/undelivered.ts)
   [onUndelivered](error: unknown): void {
@@ -58,8 +64,11 @@ class DeliveryMessage implements DeliveryMsg {
  * is gone or crashes on the message, the caller is answered at once rather than at its timeout.
  * Services whose actor takes more than deliveries (the queue) serve through it with `serveActor`.
  */
-export function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>): Promise<Subscription> {
-  const listener: Listener = (delivery) => ctx.runtime.tell(ref, new DeliveryMessage(delivery));
+export function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck = false): Promise<Subscription> {
+  const listener: Listener = (delivery) => {
+    const traced = tracedDelivery(ctx, delivery, endOnAck);
+    ctx.runtime.tell(ref, traced === undefined ? new DeliveryMessage(delivery, undefined) : new DeliveryMessage(traced.delivery, traced.hop));
+  };
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);
   return ctx.hive.listen(ctx.inputChannel, listener);
 }
@@ -119,18 +128,19 @@ class DeliveryAnswer implements Answer {
   constructor(
     private readonly delivery: Delivery,
     private readonly kit: Kit,
+    private readonly trace: TraceScope | undefined,
   ) {}
   result(result: Result): void {
     if (this.answered) return;
     this.answered = true;
-    this.kit.answered(result.Code);
+    this.kit.answered(result.Code, undefined, this.trace);
     this.delivery.respond(result);
   }
   error(error: unknown): void {
     if (this.answered) return;
     this.answered = true;
     const result = resultFromError(error);
-    this.kit.answered(result.Code, error);
+    this.kit.answered(result.Code, error, this.trace);
     this.delivery.respond(result);
   }
 }
@@ -140,14 +150,16 @@ class Kit {
   readonly figures: ServeFigures = { handled: 0, failed: 0, refused: 0 };
   constructor(private readonly opts: ServeOptions) {}
 
-  answered(code: number, error?: unknown): void {
+  answered(code: number, error: unknown, trace: TraceScope | undefined): void {
     this.inFlight.end();
     this.figures.handled++;
     if (!isSuccessCode(code)) this.figures.failed++;
-    this.opts.observe?.(code, error);
+    // the observer's log lines are about this message: they carry its trace
+    const observe = this.opts.observe;
+    if (observe) runInScope(trace, () => observe(code, error));
   }
 
-  receive(delivery: Delivery): void {
+  receive(delivery: Delivery, trace: TraceScope | undefined): void {
     delivery.ack();
     const { maxInFlight, overloaded } = this.opts;
     if (maxInFlight !== undefined && overloaded && this.inFlight.size >= maxInFlight) {
@@ -157,7 +169,8 @@ class Kit {
     }
     this.inFlight.begin();
     try {
-      this.opts.handle(delivery, new DeliveryAnswer(delivery, this));
+      // the handler's synchronous part runs in the message's trace: its log lines carry it
+      runInScope(trace, () => this.opts.handle(delivery, new DeliveryAnswer(delivery, this, trace)));
     } catch (e) {
       // the crash goes to the supervisor, and the caller is answered through the undelivered path
       this.inFlight.end();
@@ -173,22 +186,23 @@ export async function serve(ctx: NodeFacilities, opts: ServeOptions): Promise<Ru
     name: opts.worker,
     init: () => undefined,
     receive: (state, msg) => {
-      kit.receive(msg.delivery);
+      kit.receive(msg.delivery, msg.trace);
       return state;
     },
   });
-  return runningOn(ctx, worker, opts, kit.inFlight, () => ({ inFlight: kit.inFlight.size, ...kit.figures }));
+  return runningOn(ctx, worker, opts, kit.inFlight, () => ({ inFlight: kit.inFlight.size, ...kit.figures }), false);
 }
 
 /** Serves the input channel through an actor of the service's own that takes DeliveryMsg among its messages. */
 export function serveActor(ctx: NodeFacilities, actor: ActorRef<DeliveryMsg>, opts: ServeCommon): Promise<RunningService> {
-  return runningOn(ctx, actor, opts, undefined, () => ({}));
+  // such an actor answers a successful execute by its acknowledgement alone: that ends the span
+  return runningOn(ctx, actor, opts, undefined, () => ({}), true);
 }
 
-async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: ServeCommon, inFlight: InFlight | undefined, figures: () => Record<string, unknown>): Promise<RunningService> {
+async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: ServeCommon, inFlight: InFlight | undefined, figures: () => Record<string, unknown>, endOnAck: boolean): Promise<RunningService> {
   let subscription: Subscription;
   try {
-    subscription = await serveChannel(ctx, ref);
+    subscription = await serveChannel(ctx, ref, endOnAck);
   } catch (e) {
     // the node never learns of this service, so nothing else would release what it holds
     await opts.close?.(2_000);

@@ -2,9 +2,11 @@
  * Logging (docs/ARCHITECTURE.md, Supervision and observability): winston, honouring LOGLEVEL,
  * LOGFORMAT ('TEXT/DEFAULT' or 'JSON') and LOGSENSITIVE. Unless LOGSENSITIVE is true, the values of
  * secret parameters and anything that looks like credentials (Authorization headers, Basic/Bearer
- * tokens, password fields) are masked.
+ * tokens, password fields) are masked. A line written while a message is handled carries the
+ * message's `trace_id` (docs/ARCHITECTURE.md, Tracing), in TEXT and JSON alike.
  */
 import winston from 'winston';
+import { currentScope } from './trace-scope.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
@@ -52,22 +54,28 @@ function normaliseLevel(level: string | undefined): LogLevel {
   return l === 'trace' || l === 'debug' || l === 'warn' || l === 'error' ? l : 'info';
 }
 
+/** The line's fields with the trace of the message being handled, if any (read when the line is written). */
+function traced(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const scope = currentScope();
+  return scope === undefined ? meta : { ...meta, trace_id: scope.traceId };
+}
+
 class WinstonLogger implements Logger {
   constructor(private readonly w: winston.Logger) {}
   trace(message: string, meta?: Record<string, unknown>): void {
-    this.w.log('trace', message, meta);
+    this.w.log('trace', message, traced(meta));
   }
   debug(message: string, meta?: Record<string, unknown>): void {
-    this.w.debug(message, meta);
+    if (this.w.isDebugEnabled()) this.w.debug(message, traced(meta));
   }
   info(message: string, meta?: Record<string, unknown>): void {
-    this.w.info(message, meta);
+    this.w.info(message, traced(meta));
   }
   warn(message: string, meta?: Record<string, unknown>): void {
-    this.w.warn(message, meta);
+    this.w.warn(message, traced(meta));
   }
   error(message: string, meta?: Record<string, unknown>): void {
-    this.w.error(message, meta);
+    this.w.error(message, traced(meta));
   }
   child(fields: Record<string, unknown>): Logger {
     return new WinstonLogger(this.w.child(fields));
@@ -91,9 +99,10 @@ export function createLogger(opts: LogOptions = {}): Logger {
   });
   const json = (opts.format ?? '').toUpperCase() === 'JSON';
   const text = winston.format.printf((info) => {
-    const { level, message, timestamp, service, ...rest } = info as Record<string, unknown>;
+    const { level, message, timestamp, service, trace_id: traceId, ...rest } = info as Record<string, unknown>;
     const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
-    return `${String(timestamp)} ${String(level).toUpperCase().padEnd(5)} ${service ? `[${String(service)}] ` : ''}${String(message)}${extra}`;
+    const trace = typeof traceId === 'string' ? ` trace_id=${traceId}` : '';
+    return `${String(timestamp)} ${String(level).toUpperCase().padEnd(5)} ${service ? `[${String(service)}] ` : ''}${String(message)}${trace}${extra}`;
   });
   const w = winston.createLogger({
     levels: LEVELS,

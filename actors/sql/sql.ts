@@ -41,6 +41,8 @@ import { transactionResult } from './raw-transaction.js';
 import { rowsResult, rowsWrittenResult, writeResult } from './results.js';
 import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
+import { annotateSpan } from '../shared/trace-scope.js';
+import { statementAttributes } from './trace-attributes.js';
 
 /**
  * What must happen once the database first answers, before any statement: SQL_INITFILE (which may
@@ -199,6 +201,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     let chunks: RowsChunk[] | undefined;
     try {
       plan = planner.planFor(message);
+      annotateSpan(message, () => statementAttributes(plan));
       // every statement of a transaction binds its own placeholders; a missing value fails before BEGIN
       if (plan.kind === 'transaction') steps = plan.statements.map((st) => ({ kind: st.kind, sql: st.sql, bind: bindValues(st.params, message.Data) }));
       else if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert')) chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });

@@ -90,7 +90,9 @@ describe('gateway security and limits', function () {
       const r = await request(`${base}/a/b`, { method: 'POST', body: '{}', headers });
       expect(r.statusCode).to.equal(200);
       const msg = (await r.body.json()) as { Control: Record<string, string[]> };
-      expect(Object.keys(msg.Control).sort()).to.deep.equal(['platform-break', 'x-allowed-1', 'x-allowed-2']);
+      // besides them, the trace the gateway adds itself: the one it answers with
+      expect(Object.keys(msg.Control).sort()).to.deep.equal(['platform-break', 'traceparent', 'x-allowed-1', 'x-allowed-2']);
+      expect(msg.Control.traceparent).to.deep.equal([r.headers.traceparent]);
     }
   });
 

@@ -101,14 +101,15 @@ describe('gateway, strict mode (spec §4.3)', () => {
       'x-not-allowed': 'dropped',
     });
     expect(r.json.Data).to.deep.equal({ item: ['a'] });
-    expect(r.json.Control).to.deep.equal({ 'platform-break': ['true'], channel: ['from-header'], command: ['list'], groupby: ['channel'], list: ['main'] });
+    // and the trace the gateway adds itself, the one it answers with
+    expect(r.json.Control).to.deep.equal({ 'platform-break': ['true'], channel: ['from-header'], command: ['list'], groupby: ['channel'], list: ['main'], traceparent: [r.headers.traceparent] });
   });
 
   it('controls inside a message-shaped body pass the same allow list as headers', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break,command' }));
     const r = await post(`${base}/q/a`, { Data: {}, Control: { command: ['list'], secret_switch: ['on'], Authorization: ['x'] } }, { 'platform-break': 'true' });
-    expect(r.json.Control).to.deep.equal({ command: ['list'], 'platform-break': ['true'] });
+    expect(r.json.Control).to.deep.equal({ command: ['list'], 'platform-break': ['true'], traceparent: [r.headers.traceparent] });
   });
 
   it('without platform-break in the allow list the header is ignored and the message is sent', async () => {

@@ -1,0 +1,32 @@
+/**
+ * The gateway's hop of a request's trace (docs/ARCHITECTURE.md, Tracing): it continues the
+ * `traceparent` header a client sent, or starts a trace, and answers every request it handles
+ * with the `traceparent` of its hop, so a caller can find the trace of any answer, a failed one
+ * above all. The message the request becomes carries the same trace (handler.ts: putHop).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
+import type { Hop } from '../shared/tracing.js';
+import { beginHop } from '../shared/tracing.js';
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** Begins the request's hop and sets its traceparent response header; undefined when tracing is off. */
+export function requestHop(req: IncomingMessage, res: ServerResponse, service: string, subPath: string): Hop | undefined {
+  const hop = beginHop(`${service} ${req.method ?? ''}`, service, 'server', header(req, TRACEPARENT), header(req, TRACESTATE), {
+    start: true,
+    attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
+  });
+  if (hop) res.setHeader(TRACEPARENT, hop.traceparent);
+  return hop;
+}
+
+/** Ends the request's hop with the status answered. */
+export function endRequestHop(hop: Hop | undefined, res: ServerResponse): void {
+  if (hop?.span === undefined) return;
+  hop.span.setAttributes({ 'http.response.status_code': res.statusCode });
+  hop.end(res.statusCode);
+}

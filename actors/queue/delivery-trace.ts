@@ -1,0 +1,19 @@
+/**
+ * Each delivery attempt of a queue entry is a span of the entry's trace (docs/ARCHITECTURE.md,
+ * Tracing): the entry keeps the traceparent of the span that added it (its Control travels with it
+ * through the store), so an attempt hours later, after a restart even, is that span's child, and
+ * the service it reaches continues from the attempt.
+ */
+import type { Message } from '../../protocol/message.js';
+import { messageHop, withHop } from '../shared/trace-message.js';
+import type { Hop } from '../shared/tracing.js';
+import type { DeliverMsg } from './delivery.js';
+
+/** The attempt's hop and the entry's message carrying it. */
+export function attemptHop(service: string, msg: DeliverMsg): { hop: Hop | undefined; message: Message } {
+  const hop = messageHop(msg.message, `${service} deliver`, service, 'client', {
+    start: false,
+    attributes: () => ({ 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode }),
+  });
+  return { hop, message: withHop(msg.message, hop) };
+}

@@ -1,0 +1,85 @@
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/): the `traceparent` value
+ * `00-<trace id: 32 hex>-<parent span id: 16 hex>-<flags: 2 hex>` and `tracestate`, as they travel in
+ * HTTP headers and in a message's Control (docs/ARCHITECTURE.md, Tracing). Parsing and making ids
+ * is all that happens here: no OpenTelemetry object is built, so a node that exports nothing still
+ * carries every message's trace for the price of a string.
+ */
+import { randomFillSync } from 'node:crypto';
+
+/** The control (and HTTP header) names. */
+export const TRACEPARENT = 'traceparent';
+export const TRACESTATE = 'tracestate';
+
+/** A parsed traceparent. */
+export interface TraceParent {
+  traceId: string;
+  spanId: string;
+  /** Trace flags; bit 0 is `sampled`. */
+  flags: number;
+  /** The value in its version-00 form: the text itself when it already is (passed on without a copy). */
+  text: string;
+}
+
+// one test for the whole value: version, trace id, parent id, flags, and what a later version may add
+// (the parts are then sliced at their fixed places: no capture groups to allocate on every hop)
+const TRACEPARENT_FORM = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(?:-.*)?$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/**
+ * Parses a traceparent; undefined when it is not one (a malformed value is ignored, as the
+ * specification asks: the receiver then starts a new trace). Versions above 00 are read by their
+ * 00 prefix; version ff is invalid.
+ */
+export function parseTraceparent(value: string | undefined): TraceParent | undefined {
+  if (value === undefined || value.length < 55) return undefined;
+  // what other hops send is already lower case: test it as it is first, so nothing is copied
+  const asIs = TRACEPARENT_FORM.test(value);
+  const v = asIs ? value : value.trim().toLowerCase();
+  if (!asIs && !TRACEPARENT_FORM.test(v)) return undefined;
+  const version = v.slice(0, 2);
+  // version 00 is exactly 55 characters; a later version may append fields after a '-'; ff is invalid
+  if (version === 'ff' || (version === '00' && v.length !== 55)) return undefined;
+  const traceId = v.slice(3, 35);
+  const spanId = v.slice(36, 52);
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
+  const flags = parseInt(v.slice(53, 55), 16);
+  return { traceId, spanId, flags, text: v.length === 55 && version === '00' ? v : formatTraceparent(traceId, spanId, flags) };
+}
+
+/** The traceparent text of a trace id, span id and flags. */
+export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
+  return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+// ids come from one pooled random buffer: a randomFillSync per id costs a system call each
+const POOL = Buffer.alloc(4096);
+let offset = POOL.length;
+
+function randomHex(bytes: number, zero: string): string {
+  for (;;) {
+    if (offset + bytes > POOL.length) {
+      randomFillSync(POOL);
+      offset = 0;
+    }
+    const hex = POOL.toString('hex', offset, offset + bytes);
+    offset += bytes;
+    // an all-zero id is invalid; drawing one is a 2^-64 chance, but it must never go out
+    if (hex !== zero) return hex;
+  }
+}
+
+export const newTraceId = (): string => randomHex(16, ZERO_TRACE);
+export const newSpanId = (): string => randomHex(8, ZERO_SPAN);
+
+/** A traceparent for a new trace (not sampled: nothing recorded its first span). */
+export function newTraceparent(): string {
+  return `00-${newTraceId()}-${newSpanId()}-00`;
+}
+
+/** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */
+export function traceIdOf(control: Record<string, string[] | undefined>): string | undefined {
+  const v = Object.hasOwn(control, TRACEPARENT) ? control[TRACEPARENT]?.[0] : undefined;
+  return v === undefined ? undefined : parseTraceparent(v)?.traceId;
+}

@@ -1,0 +1,27 @@
+/**
+ * The shapes both halves of tracing share (tracing.ts, which decides, and tracing-sdk.ts, which
+ * records): one hop of a trace and what records hops (docs/ARCHITECTURE.md, Tracing).
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { ScopeSpan, TraceScope } from './trace-scope.js';
+
+export type HopKind = 'server' | 'client' | 'consumer' | 'producer' | 'internal';
+
+/** The attribute naming the service instance (NAME) that recorded a span. */
+export const SERVICE_ATTRIBUTE = 'hivenode.service';
+/** The attribute holding the Result Code a span ended with. */
+export const CODE_ATTRIBUTE = 'hivenode.code';
+
+/** One hop of a trace: its scope (what goes on to the next hop) and the end of its span. */
+export interface Hop extends TraceScope {
+  readonly span?: ScopeSpan | undefined;
+  /** Ends the span with the Result Code (>= 500: status error, with `message`); nothing when none is recorded. */
+  end(code: number, message?: string): void;
+}
+
+/** What records spans (tracing-sdk.ts). */
+export interface Recorder {
+  begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined): Hop;
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,38 @@
+/**
+ * A message's trace (docs/ARCHITECTURE.md, Tracing): the hop that continues the trace in its Control
+ * `traceparent` (and `tracestate`), and the message passed on with the hop's traceparent, so the
+ * next service's span is a child of this one. The message is copied only when the traceparent
+ * changes (a recorded span): in propagate mode the message travels as it came, by reference.
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { Message, ValueMap } from '../../protocol/message.js';
+import { emptyMap, firstValue } from '../../protocol/message.js';
+import { TRACEPARENT, TRACESTATE } from './trace-context.js';
+import type { Hop, HopKind } from './tracing.js';
+import { noteSpan } from './trace-scope.js';
+import { beginHop, tracingMode } from './tracing.js';
+
+/** The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to carry. */
+export function messageHop(message: Message, name: string, service: string, kind: HopKind, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
+  if (tracingMode() === 'off') return undefined;
+  return beginHop(name, service, kind, firstValue(message.Control, TRACEPARENT), firstValue(message.Control, TRACESTATE), opts);
+}
+
+/** Puts `hop`'s trace into a Control map of the caller's own (a message being built). */
+export function putHop(control: ValueMap, hop: Hop | undefined): void {
+  if (hop === undefined) return;
+  control[TRACEPARENT] = [hop.traceparent];
+  if (hop.tracestate) control[TRACESTATE] = [hop.tracestate];
+  // a delete would turn the map into a slow dictionary for every later read: only when there is one
+  else if (Object.hasOwn(control, TRACESTATE)) delete control[TRACESTATE];
+}
+
+/** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */
+export function withHop(message: Message, hop: Hop | undefined): Message {
+  if (hop === undefined || firstValue(message.Control, TRACEPARENT) === hop.traceparent) return message;
+  const control = Object.assign(emptyMap(), message.Control);
+  putHop(control, hop);
+  const passed = { Class: message.Class, Operation: message.Operation, Control: control, Data: message.Data };
+  if (hop.span) noteSpan(passed, hop.span);
+  return passed;
+}

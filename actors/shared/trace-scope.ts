@@ -1,0 +1,98 @@
+/**
+ * The trace of the message being handled (docs/ARCHITECTURE.md, Tracing), for what cannot be handed
+ * it as an argument: a log line. The scope is synchronous: the serve kit enters it around a
+ * handler's synchronous part and around its answer's observer, the gateway around its lines about
+ * a request. AsyncLocalStorage would follow every await, but on Node 20 it turns on promise hooks
+ * for the whole process: measured with bench/gateway-tracing.ts, it cost the gateway a third of its
+ * throughput with nothing exported. What travels on (a message, an HTTP request, an interceptor
+ * call) is given its trace explicitly instead.
+ */
+import type { Message } from '../../protocol/message.js';
+import { TRACEPARENT, TRACESTATE, parseTraceparent } from './trace-context.js';
+
+const traceIdOfTraceparent = (value: string | undefined): string | undefined => parseTraceparent(value)?.traceId;
+
+/** What a span of ours exposes to the code it describes. */
+export interface ScopeSpan {
+  setAttributes(attributes: Record<string, string | number | boolean>): void;
+}
+
+/** The trace of one message's handling. */
+export interface TraceScope {
+  readonly traceId: string;
+  /** What goes on to the next hop: the current span's traceparent (the incoming one when nothing is recorded). */
+  readonly traceparent: string;
+  readonly tracestate?: string | undefined;
+  /** The span recording this handling, when tracing is exported. */
+  readonly span?: ScopeSpan | undefined;
+}
+
+let current: TraceScope | undefined;
+let enabled = true;
+
+/** Switches the scopes on or off (off: runInScope just runs `fn`). */
+export function enableScopes(on: boolean): void {
+  enabled = on;
+  if (!on) current = undefined;
+}
+
+/** Runs `fn` with `scope` as the current trace, restoring the one before (straight through when there is none). */
+export function runInScope<R>(scope: TraceScope | undefined, fn: () => R): R {
+  if (scope === undefined || !enabled) return fn();
+  const before = current;
+  current = scope;
+  try {
+    return fn();
+  } finally {
+    current = before;
+  }
+}
+
+/** The trace of the message being handled here and now, if any. */
+export function currentScope(): TraceScope | undefined {
+  return current;
+}
+
+// the recorded span of a message a service is handed (trace-message.ts: withHop), so the service can
+// describe its work on it without the span being threaded through; a WeakMap lets both go together
+const spans = new WeakMap<Message, ScopeSpan>();
+
+/** Notes the span a message passed on carries (withHop). */
+export function noteSpan(message: Message, span: ScopeSpan): void {
+  spans.set(message, span);
+}
+
+/** Adds attributes to the span of the message being handled; built only when that span is recorded. */
+export function annotateSpan(message: Message, attributes: () => Record<string, string | number | boolean>): void {
+  const span = spans.get(message);
+  if (span) span.setAttributes(attributes());
+}
+
+/**
+ * Runs `fn` in the trace `message` carries: for a log line written after an await, where the
+ * synchronous scope has ended (the traceparent is read only then, so a message that logs nothing
+ * pays nothing).
+ */
+export function inMessageTrace<R>(message: Message, fn: () => R): R {
+  const traceparent = Object.hasOwn(message.Control, TRACEPARENT) ? message.Control[TRACEPARENT]![0] : undefined;
+  const traceId = traceIdOfTraceparent(traceparent);
+  return traceId === undefined ? fn() : runInScope({ traceId, traceparent: traceparent! }, fn);
+}
+
+/** The trace a Control carries (traceparent, tracestate), for what is sent on from a message. */
+export function traceOf(control: Message['Control']): { traceparent: string; tracestate?: string | undefined } | undefined {
+  const traceparent = Object.hasOwn(control, TRACEPARENT) ? control[TRACEPARENT]![0] : undefined;
+  if (traceparent === undefined) return undefined;
+  return { traceparent, tracestate: Object.hasOwn(control, TRACESTATE) ? control[TRACESTATE]![0] : undefined };
+}
+
+/** Adds a trace's traceparent (and tracestate) to outgoing HTTP headers, unless they carry their own. */
+export function addTraceHeaders<V extends string | string[]>(headers: Record<string, V>, trace: { traceparent: string; tracestate?: string | undefined } | undefined, wrap: (value: string) => V): Record<string, V> {
+  if (trace === undefined) return headers;
+  const names = Object.keys(headers).map((k) => k.toLowerCase());
+  if (!names.includes(TRACEPARENT)) {
+    headers[TRACEPARENT] = wrap(trace.traceparent);
+    if (trace.tracestate && !names.includes(TRACESTATE)) headers[TRACESTATE] = wrap(trace.tracestate);
+  }
+  return headers;
+}

@@ -1,0 +1,88 @@
+/**
+ * The process's tracing (docs/ARCHITECTURE.md, Tracing). Three modes, chosen at start from the
+ * node's TracingSettings:
+ * - off (OTEL_PROPAGATORS=none): no trace context anywhere; every helper returns undefined.
+ * - propagate (the default: nothing to export to): the traceparent a message arrived with travels on
+ *   unchanged, and a front door (gateway, syslog receiver) starts one when none came; no span
+ *   object, and the OpenTelemetry packages are not even loaded.
+ * - record (an OTLP endpoint, or an exporter a test gives): every hop is an OpenTelemetry span
+ *   (tracing-sdk.ts), exported in batches and kept in the trace ring when sampled.
+ * Spans are parented explicitly from the traceparent of the message, never from a global context
+ * manager: a message's trace crosses actor mailboxes, processes and a queue's hours-long wait.
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { TracingSettings } from '../../config/tracing.js';
+import { DEFAULT_TRACING } from '../../config/tracing.js';
+import { newTraceparent, parseTraceparent } from './trace-context.js';
+import type { Hop, HopKind, Recorder } from './trace-hop.js';
+import { enableScopes } from './trace-scope.js';
+import { traceRing } from './trace-ring.js';
+
+export type TracingMode = 'off' | 'propagate' | 'record';
+export type { Hop, HopKind } from './trace-hop.js';
+let mode: TracingMode = 'propagate';
+let recorder: Recorder | undefined;
+
+export function tracingMode(): TracingMode {
+  return mode;
+}
+
+/** What startTracing returns: flush exports what is batched; shutdown also stops recording. */
+export interface TracingHandle {
+  readonly mode: TracingMode;
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Sets the process's tracing from `settings`; `exporter` (tests: the SDK's InMemorySpanExporter)
+ * records and hands each span over at once instead of exporting over OTLP. A recorder set before
+ * is shut down (its batch flushed first).
+ */
+export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter } = {}): Promise<TracingHandle> {
+  const next: TracingMode = !settings.propagate ? 'off' : settings.endpoint !== '' || opts.exporter ? 'record' : 'propagate';
+  const created = next === 'record' ? (await import('./tracing-sdk.js')).createRecorder(settings, traceRing, opts.exporter) : undefined;
+  const previous = recorder;
+  recorder = created;
+  mode = next;
+  enableScopes(mode !== 'off');
+  await previous?.shutdown().catch(() => undefined);
+  return {
+    mode: next,
+    flush: () => created?.flush() ?? Promise.resolve(),
+    shutdown: async () => {
+      if (created === undefined) return;
+      if (recorder === created) await startTracing(DEFAULT_TRACING);
+      else await created.shutdown();
+    },
+  };
+}
+
+/** Back to the default (propagate, nothing recorded), flushing what was batched. */
+export async function stopTracing(): Promise<void> {
+  await startTracing(DEFAULT_TRACING);
+}
+
+/** Exports what is batched now (a node's drain; a test before it reads its receiver). */
+export function flushTracing(): Promise<void> {
+  return recorder?.flush() ?? Promise.resolve();
+}
+
+const noEnd = (): void => undefined;
+
+/**
+ * One hop of the trace `traceparent` names: a span (record mode), or the trace passed on as it came
+ * (propagate); `attributes` are built only for a recorded span. Where no valid traceparent came,
+ * `start` says whether to begin a trace even when only propagating (front doors do; a service
+ * without one records a root span in record mode only). Undefined when there is no trace to carry.
+ */
+export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
+  if (mode === 'off') return undefined;
+  if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
+  const parent = parseTraceparent(traceparent);
+  if (parent) return { traceId: parent.traceId, traceparent: parent.text, tracestate, end: noEnd };
+  if (!opts.start) return undefined;
+  const fresh = newTraceparent();
+  return { traceId: fresh.slice(3, 35), traceparent: fresh, end: noEnd };
+}

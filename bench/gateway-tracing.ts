@@ -1,0 +1,173 @@
+/**
+ * The cost of tracing on the gateway's hot path (issue 24), wrk with 32 connections: gateway strict
+ * → embedded hive → echo, each mode its own `hivenode run` process of the same node file (so one
+ * mode's garbage and compiled code never weigh on another's), started side by side and measured
+ * in interleaved rounds, medians:
+ * - exported: OTEL_EXPORTER_OTLP_ENDPOINT set, OTEL_TRACES_SAMPLER=always_on: two spans a request
+ *   (the gateway's and the echo's), exported over OTLP/HTTP in batches to a receiver in this process
+ *   (a collector runs elsewhere in practice);
+ * - off: no OTEL_* variable: nothing exported, trace context still carried (a traceparent answered
+ *   and passed to the echo, the trace scope entered per message for the log lines);
+ * - bypassed: OTEL_PROPAGATORS=none: every trace code path returns at its first branch, the nearest
+ *   thing to the build before tracing that one run can measure.
+ * Targets: exported ≥ 0.85× off; off ≥ 0.98× bypassed, judged on the server's CPU time per request
+ * (utime + stime of its process over the run, from /proc): on 2 shared cores other work takes the
+ * cores at random and moves req/s by a factor of 2 or more between runs, while the CPU a request
+ * costs the process stays what tracing adds; req/s ratios are printed beside. A raw node:http JSON echo (its own process)
+ * is measured in the same rounds so the strict/raw ratio can be set beside BENCHMARKS.md's gateway
+ * figure. The receiver counts what it is sent and decodes one batch to check it holds spans.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO, median, report } from './lib.js';
+import type { WrkResult } from './support/wrk.js';
+import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const cli = `${REPO}/dist/bin/hivenode.js`;
+
+if (!existsSync(cli) || !wrkInstalled()) {
+  console.log('gateway tracing bench skipped: needs the build (make build) and wrk (apt-get install wrk)');
+  process.exit(0);
+}
+
+const PATH = '/test/op';
+const BODY = '{"id":["42"],"name":["bench"]}';
+const script = postScript(BODY);
+
+let exports = 0;
+let exportedBytes = 0;
+let checkedSpans = -1;
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    exports++;
+    const body = Buffer.concat(chunks);
+    exportedBytes += body.length;
+    if (checkedSpans < 0) {
+      const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> };
+      checkedSpans = (doc.resourceSpans ?? []).flatMap((r) => r.scopeSpans ?? []).reduce((n, s) => n + (s.spans?.length ?? 0), 0);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+type Mode = 'bypassed' | 'off' | 'exported';
+const SETTINGS: Record<Mode, NodeJS.ProcessEnv> = {
+  bypassed: { OTEL_PROPAGATORS: 'none' },
+  off: {},
+  exported: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'bench' },
+};
+const labels: Record<Mode | 'raw', string> = {
+  raw: 'raw node:http JSON echo',
+  bypassed: 'strict, trace code bypassed (OTEL_PROPAGATORS=none)',
+  off: 'strict, tracing off (context carried, no export)',
+  exported: 'strict, OTLP/HTTP export, 100% sampled',
+};
+
+/** One POST must come back 200 with the posted Data, and the traceparent header the mode says. */
+async function check(label: string, url: string, traced: boolean | undefined): Promise<void> {
+  const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
+  const text = await res.text();
+  const data = res.status === 200 ? (JSON.parse(text) as { Data?: unknown }).Data : undefined;
+  if (JSON.stringify(data) !== BODY) throw new Error(`${label} answered ${res.status} ${text}; expected 200 with Data ${BODY}`);
+  if (traced !== undefined && (res.headers.get('traceparent') !== null) !== traced) throw new Error(`${label}: traceparent header ${traced ? 'missing' : 'present'}`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'hn-bench-tracing-'));
+const file = join(dir, 'node.json');
+writeFileSync(file, JSON.stringify({ services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] }));
+const RAW = `const http = require('node:http');
+const s = http.createServer((req, res) => { const c = []; req.on('data', (d) => c.push(d)); req.on('end', () => {
+  const body = JSON.stringify({ Code: 200, Message: 'Success', Data: JSON.parse(Buffer.concat(c).toString() || '{}'), List: [] });
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body); }); });
+s.listen(0, '127.0.0.1', () => console.log('serves HTTP on port ' + s.address().port));`;
+
+const children: ChildProcess[] = [];
+const pids: Record<string, number> = {};
+/** CPU seconds a process has used (utime + stime, in clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+/** Starts a process and resolves with the URL of the port it prints. */
+function started(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_PROPAGATORS: '', OTEL_TRACES_SAMPLER: '', ...env } });
+  children.push(child);
+  pids[args[0] === '-e' ? 'raw' : String(env.mode)] = child.pid!;
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) => {
+    const poll = setInterval(() => {
+      const port = /serves HTTP on port (\d+)/.exec(out)?.[1];
+      if (port) resolve(`http://127.0.0.1:${port}${PATH}`);
+      else if (child.exitCode !== null) reject(new Error(`the process exited: ${out}`));
+      else return;
+      clearInterval(poll);
+    }, 20);
+  });
+}
+
+const targets: Array<Mode | 'raw'> = ['raw', 'bypassed', 'off', 'exported'];
+const urls: Record<string, string> = { raw: await started(['-e', RAW], {}) };
+for (const mode of ['bypassed', 'off', 'exported'] as const) urls[mode] = await started([cli, 'run', file], { ...SETTINGS[mode], mode });
+for (const t of targets) {
+  await check(t, urls[t]!, t === 'raw' ? undefined : t !== 'bypassed');
+  await wrk(urls[t]!, { connections: CONNECTIONS, seconds: 1, script }); // warm-up, not counted
+}
+
+const load = loadavg()[0]!;
+const rounds: Record<string, WrkResult[]> = Object.fromEntries(targets.map((k) => [k, []]));
+/** Microseconds of the server process's CPU per request answered, per round. */
+const cpu: Record<string, number[]> = Object.fromEntries(targets.map((k) => [k, []]));
+for (let i = 0; i < ROUNDS; i++) {
+  // the order turns each round, so no target always runs right after the same other one
+  const order = targets.map((_, j) => targets[(i + j) % targets.length]!);
+  for (const t of order) {
+    const before = cpuSeconds(pids[t]!);
+    const r = await wrk(urls[t]!, { connections: CONNECTIONS, seconds: SECONDS, script });
+    rounds[t]!.push(r);
+    cpu[t]!.push(((cpuSeconds(pids[t]!) - before) * 1e6) / (r.rps * SECONDS));
+  }
+}
+for (const c of children) c.kill('SIGTERM');
+const s: Record<string, WrkResult> = Object.fromEntries(targets.map((k) => [k, summarize(rounds[k]!)]));
+console.log(`wrk -t1, ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds (median), interleaved; each mode its own hivenode run process, the OTLP receiver in this one; load average ${load.toFixed(2)} on 2 shared cores at start`);
+for (const k of targets) {
+  const spread = rounds[k]!.map((x) => Math.round(x.rps).toLocaleString('en')).join(' / ');
+  console.log(`${labels[k].padEnd(52)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  CPU ${median(cpu[k]!).toFixed(1)} µs/req  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  errors ${s[k]!.errors}  (rounds ${spread})`);
+}
+const failed = targets.filter((k) => s[k]!.errors > 0);
+if (failed.length > 0) console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
+console.log(`exported: ${exports} OTLP requests, ${(exportedBytes / 1048576).toFixed(1)} MiB; the first batch held ${checkedSpans} spans`);
+if (exports === 0 || checkedSpans <= 0) throw new Error('the exported mode exported no spans: its figure would measure nothing');
+
+// the throughput one core of CPU would give: requests per CPU second
+const perCpu = (k: string): number => 1e6 / median(cpu[k]!);
+const exported = perCpu('exported') / perCpu('off');
+const off = perCpu('off') / perCpu('bypassed');
+const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
+console.log(`target exported/off >= 0.85 (requests per CPU second): ${exported.toFixed(2)} — ${verdict(exported >= 0.85)}  (req/s ratio ${(s.exported!.rps / s.off!.rps).toFixed(2)})`);
+console.log(`target off/bypassed >= 0.98 (requests per CPU second): ${off.toFixed(2)} — ${verdict(off >= 0.98)}  (req/s ratio ${(s.off!.rps / s.bypassed!.rps).toFixed(2)})`);
+console.log(`strict/raw with tracing off: ${(s.off!.rps / s.raw!.rps).toFixed(2)}, bypassed: ${(s.bypassed!.rps / s.raw!.rps).toFixed(2)} (BENCHMARKS.md's gateway bench before tracing: 0.96)`);
+const figure = `gateway strict → hive → echo, ${CONNECTIONS} connections`;
+report({ figure: `${figure}, OTLP export at 100% sampling: requests per CPU second`, hivenode: perCpu('exported'), unit: 'req/CPU s', baseline: 'the same gateway, tracing off', baselineValue: perCpu('off'), target: '≥ 0.85', met: exported >= 0.85 });
+report({ figure: `${figure}, tracing off: requests per CPU second`, hivenode: perCpu('off'), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: perCpu('bypassed'), target: '≥ 0.98', met: off >= 0.98 });
+report({ figure: `${figure}, OTLP export at 100% sampling`, hivenode: s.exported!.rps, unit: 'req/s', baseline: 'the same gateway, tracing off', baselineValue: s.off!.rps });
+report({ figure: `${figure}, tracing off`, hivenode: s.off!.rps, unit: 'req/s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: s.bypassed!.rps });
+report({ figure: `${figure}, OTLP export at 100% sampling, p99 latency`, hivenode: s.exported!.p99, unit: 'ms', lowerIsBetter: true, baseline: 'the same gateway, tracing off', baselineValue: s.off!.p99 });
+report({ figure: `${figure}, tracing off`, hivenode: s.off!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps });
+
+receiver.close();
+rmSync(dir, { recursive: true, force: true });

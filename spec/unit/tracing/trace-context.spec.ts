@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { formatTraceparent, newSpanId, newTraceId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
+
+describe('actors/shared/trace-context: W3C traceparent', () => {
+  const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  it('parses a valid traceparent (any letter case, surrounding blanks) and formats it back', () => {
+    expect(parseTraceparent(valid)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
+    expect(parseTraceparent(` ${valid.toUpperCase()} `)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
+    expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1)).to.equal(valid);
+    expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 0)).to.match(/-00$/);
+  });
+
+  it('refuses what the specification calls invalid: all-zero ids, version ff, wrong lengths, non-hex, extra fields on version 00', () => {
+    for (const bad of [
+      undefined,
+      '',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x',
+      `${valid}-extra`,
+      '00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01',
+    ]) {
+      expect(parseTraceparent(bad), String(bad)).to.equal(undefined);
+    }
+  });
+
+  it('reads a later version by its version-00 fields, extra fields after a dash', () => {
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later')).to.deep.include({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', text: valid });
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x')).to.equal(undefined);
+  });
+
+  it('makes distinct, valid, unsampled ids', () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => newTraceId()));
+    expect(ids.size).to.equal(2000);
+    for (const id of [...ids].slice(0, 50)) expect(id).to.match(/^[0-9a-f]{32}$/);
+    expect(newSpanId()).to.match(/^[0-9a-f]{16}$/);
+    const fresh = newTraceparent();
+    expect(parseTraceparent(fresh)?.flags).to.equal(0);
+  });
+
+  it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {
+    expect(traceIdOf({ traceparent: [valid] })).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceIdOf({ traceparent: ['nonsense'] })).to.equal(undefined);
+    expect(traceIdOf({})).to.equal(undefined);
+  });
+});
