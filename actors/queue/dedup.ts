@@ -33,16 +33,27 @@ export function idempotencyKeyOf(controls: ValueMap): string | undefined {
   return key;
 }
 
+/** A duplicate waiting for its first entry's write: the promise it got and how to settle it. */
+interface Waiter {
+  promise: Promise<void>;
+  settle: (error?: unknown) => void;
+}
+
 /**
- * A key seen in the window and the entry it created. It is also the store write of the key (a
- * `seen` StoreOp): one object per keyed enqueue instead of two (bench/queue-ops.ts).
+ * A key seen in the window and the entry it created, while its write is under way. It is also the
+ * store write of the key (a `seen` StoreOp): one object per keyed enqueue instead of two. The
+ * window's keys are not held as SeenKeys: DedupKeys keeps them in slots and makes a SeenKey only
+ * for a duplicate (lookup), so each kept key costs its two strings and no object of its own.
  */
 export class SeenKey {
-  readonly type = 'seen';
-  /** Stored (true), or the error its write failed with; undefined while the write is under way. */
-  private outcome: true | { error: unknown } | undefined;
-  private waiting: Promise<void> | undefined;
-  private settle: ((error?: unknown) => void) | undefined;
+  /**
+   * `true` once stored; `{ error }` if its write failed; while the write is under way, undefined,
+   * or the waiter of the duplicates that asked for `durable` meanwhile.
+   */
+  private state: true | { error: unknown } | Waiter | undefined;
+  /** The keys it was remembered in, and its slot there, so its outcome settles it there. */
+  owner: DedupKeys | undefined;
+  slot = -1;
 
   constructor(
     readonly key: string,
@@ -50,7 +61,12 @@ export class SeenKey {
     readonly seenAt: number,
     stored: boolean,
   ) {
-    if (stored) this.outcome = true;
+    this.state = stored || undefined;
+  }
+
+  /** Its kind as a store write; on the prototype, so no SeenKey carries a field for it. */
+  get type(): 'seen' {
+    return 'seen';
   }
 
   /**
@@ -60,34 +76,59 @@ export class SeenKey {
    * enqueue (bench/queue-ops.ts).
    */
   get durable(): Promise<void> {
-    if (this.outcome === true) return Promise.resolve();
-    if (this.outcome) return Promise.reject(this.outcome.error as Error);
-    this.waiting ??= new Promise<void>((resolve, reject) => (this.settle = (e) => (e === undefined ? resolve() : reject(e))));
-    return this.waiting;
+    const state = this.state;
+    if (state === true) return Promise.resolve();
+    if (state === undefined) {
+      let settle!: (error?: unknown) => void;
+      const promise = new Promise<void>((resolve, reject) => (settle = (e) => (e === undefined ? resolve() : reject(e))));
+      this.state = { promise, settle };
+      return promise;
+    }
+    return 'promise' in state ? state.promise : Promise.reject(state.error as Error);
   }
 
   committed(): void {
-    this.outcome = true;
-    this.settle?.();
+    this.settle(true);
   }
 
   failed(error: unknown): void {
-    this.outcome = { error: error ?? new Error('the entry was not stored') };
-    this.settle?.(this.outcome.error);
+    this.settle({ error: error ?? new Error('the entry was not stored') });
+  }
+
+  private settle(outcome: true | { error: unknown }): void {
+    const before = this.state;
+    this.state = outcome;
+    this.owner?.settled(this);
+    if (before !== undefined && before !== true && 'settle' in before) before.settle(outcome === true ? undefined : outcome.error);
   }
 }
 
 /** An add sorted out: the messages that become entries and, per message, where its entry is. */
 export interface AddPlan {
-  /** The messages that become new entries, each with its idempotency key (if any). */
-  fresh: Array<{ message: Message; key: string | undefined }>;
+  /**
+   * The messages that become new entries, each with its idempotency key (if any); `expired` when
+   * the key is still held from an earlier window (remember() then moves it to the end).
+   */
+  fresh: Array<{ message: Message; key: string | undefined; expired: boolean }>;
   /** Per message, in order: its index in `fresh`, or the idempotency key whose first entry it repeats. */
   order: Array<number | string>;
 }
 
-/** The keys of the window, in the order they were first seen (Map order), so a sweep stops at the first live one. */
+/**
+ * The keys of the window, in the order they were first seen (Map order), so a sweep stops at the
+ * first live one. Each key maps to a slot: slots are numbered in that same order, and a slot's entry
+ * key and time sit in two arrays (times unboxed), so a key held for the window is a Map entry and
+ * two array elements, no object of its own beside its two strings: about 75 bytes less heap per key
+ * than a SeenKey each (10^6 keys of a DedupWindow: about 72 MB less). Keys whose write is under way
+ * are also in `pending`, small, for the duplicates that must wait for it.
+ */
 export class DedupKeys {
-  private readonly seen = new Map<string, SeenKey>();
+  private readonly slots = new Map<string, number>();
+  private readonly pending = new Map<string, SeenKey>();
+  /** The entry key and first-seen time (epoch ms) of slot `base + i`, at index i. */
+  private readonly entryKeys: string[] = [];
+  private readonly seenAts: number[] = [];
+  private base = 0;
   private lastSweep = 0;
 
   /** `windowMs` 0 turns deduplication off: the control is ignored. */
@@ -98,13 +139,33 @@ export class DedupKeys {
   }
 
   get size(): number {
-    return this.seen.size;
+    return this.slots.size;
   }
 
   /** The key's first entry while the key is within the window. */
   lookup(key: string, now: number): SeenKey | undefined {
-    const hit = this.seen.get(key);
-    return hit && now - hit.seenAt < this.windowMs ? hit : undefined;
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    const seenAt = this.seenAts[slot - this.base]!;
+    if (now - seenAt >= this.windowMs) return undefined;
+    return this.pending.get(key) ?? new SeenKey(key, this.entryKeys[slot - this.base]!, seenAt, true);
+  }
+
+  /**
+   * Gives `key` the next slot. The key must not be in `slots` (callers delete it first), so the
+   * Map's order stays the slots' order.
+   */
+  private append(key: string, entryKey: string, seenAt: number): number {
+    const slot = this.base + this.entryKeys.length;
+    this.entryKeys.push(entryKey);
+    this.seenAts.push(seenAt);
+    this.slots.set(key, slot);
+    return slot;
+  }
+
+  /** A remembered key's write is settled: duplicates no longer wait for it. */
+  settled(seen: SeenKey): void {
+    if (this.pending.get(seen.key) === seen) this.pending.delete(seen.key);
   }
 
   /**
@@ -113,17 +174,27 @@ export class DedupKeys {
    */
   plan(messages: Message[], now: number): AddPlan {
     const plan: AddPlan = { fresh: [], order: [] };
-    // made at the first key: most adds carry none, and this runs for every add
+    // the keys of this add so far: the first one alone, a set from the second on (most adds hold one
+    // message, and this runs for every add)
+    let firstKey: string | undefined;
     let inThisAdd: Set<string> | undefined;
     for (const message of messages) {
       const key = this.enabled ? idempotencyKeyOf(message.Control) : undefined;
-      if (key !== undefined && (inThisAdd?.has(key) || this.lookup(key, now))) {
-        plan.order.push(key);
-        continue;
+      let expired = false;
+      if (key !== undefined) {
+        const inThisAddAlready = key === firstKey || inThisAdd?.has(key) === true;
+        // one Map lookup per key: it tells a live key (a duplicate) from an expired one (remember())
+        const slot = inThisAddAlready ? undefined : this.slots.get(key);
+        if (inThisAddAlready || (slot !== undefined && now - this.seenAts[slot - this.base]! < this.windowMs)) {
+          plan.order.push(key);
+          continue;
+        }
+        expired = slot !== undefined;
+        if (firstKey === undefined) firstKey = key;
+        else (inThisAdd ??= new Set([firstKey])).add(key);
       }
-      if (key !== undefined) (inThisAdd ??= new Set()).add(key);
       plan.order.push(plan.fresh.length);
-      plan.fresh.push({ message, key });
+      plan.fresh.push({ message, key, expired });
     }
     return plan;
   }
@@ -134,13 +205,17 @@ export class DedupKeys {
    */
   remember(plan: AddPlan, entryKeys: string[], now: number): SeenKey[] {
     const out: SeenKey[] = [];
-    plan.fresh.forEach(({ key }, i) => {
-      if (key === undefined) return;
+    for (let i = 0; i < plan.fresh.length; i++) {
+      const { key, expired } = plan.fresh[i]!;
+      if (key === undefined) continue;
       const seen = new SeenKey(key, entryKeys[i]!, now, false);
-      this.seen.delete(key); // an expired key seen again moves to the end of the order
-      this.seen.set(key, seen);
+      // an expired key seen again moves to the end of the order; a new one (plan looked) just goes there
+      if (expired) this.slots.delete(key);
+      seen.slot = this.append(key, seen.entryKey, now);
+      seen.owner = this;
+      this.pending.set(key, seen);
       out.push(seen);
-    });
+    }
     return out;
   }
 
@@ -164,19 +239,23 @@ export class DedupKeys {
 
   /** Takes back a key whose entry was not stored (unless a later enqueue has replaced it). */
   forget(seen: SeenKey): void {
-    if (this.seen.get(seen.key) === seen) this.seen.delete(seen.key);
+    if (seen.owner !== this) return;
+    this.settled(seen);
+    if (this.slots.get(seen.key) !== seen.slot) return;
+    this.slots.delete(seen.key);
+    this.entryKeys[seen.slot - this.base] = ''; // its place stays until a sweep passes it; its string need not
   }
 
   /** Adopts a key committed before a restart of the actor (its state was reloaded without it). */
   adopt(seen: SeenKey): void {
-    if (!this.seen.has(seen.key)) this.seen.set(seen.key, seen);
+    if (!this.slots.has(seen.key)) this.append(seen.key, seen.entryKey, seen.seenAt);
   }
 
   /** Loads the stored keys of the window (oldest first). */
   load(rows: SeenRow[]): void {
     for (const r of rows) {
-      this.seen.delete(r.key); // a key stored twice (seen again after its window) keeps its later place
-      this.seen.set(r.key, new SeenKey(r.key, r.entryKey, r.seenAt, true));
+      this.slots.delete(r.key); // a key stored twice (seen again after its window) keeps its later place
+      this.append(r.key, r.entryKey, r.seenAt);
     }
   }
 
@@ -189,10 +268,21 @@ export class DedupKeys {
     this.lastSweep = now;
     const before = now - this.windowMs;
     let dropped = 0;
-    for (const [key, seen] of this.seen) {
-      if (seen.seenAt > before) break;
-      this.seen.delete(key);
+    let firstLive = this.base + this.entryKeys.length;
+    for (const [key, slot] of this.slots) {
+      if (this.seenAts[slot - this.base]! > before) {
+        firstLive = slot;
+        break;
+      }
+      this.slots.delete(key);
       dropped++;
+    }
+    // the slots before the first live key are all dropped (Map order is slot order), and so are the
+    // places of keys taken back or seen again among them
+    if (firstLive > this.base) {
+      this.entryKeys.splice(0, firstLive - this.base);
+      this.seenAts.splice(0, firstLive - this.base);
+      this.base = firstLive;
     }
     return dropped > 0 ? { type: 'forget-seen', before } : undefined;
   }

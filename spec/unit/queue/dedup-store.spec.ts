@@ -66,4 +66,22 @@ describe('the SQLite store of idempotency keys (one dedup_log row per transactio
       await store.close();
     }
   });
+  it('writes a transaction of more keys than a call can take as arguments (one row, loaded whole)', async () => {
+    const dir = tempDir();
+    let store = await SqliteStore.open(dir, silentLogger());
+    const count = 250_000;
+    await store.write(Array.from({ length: count }, (_, i) => seen(`k${i}`, `e${i}`, 1_000 + (i % 7))));
+    await store.close();
+    store = await SqliteStore.open(dir, silentLogger());
+    try {
+      const rows = await store.loadSeen(0);
+      expect(rows).to.have.length(count);
+      expect(rows[0]).to.deep.equal({ key: 'k0', entryKey: 'e0', seenAt: 1_000 });
+      // the row's time is the latest of its keys: a forget before it keeps the row whole
+      await store.write([{ type: 'forget-seen', before: 1_005 }]);
+      expect(await store.loadSeen(0)).to.have.length(count);
+    } finally {
+      await store.close();
+    }
+  });
 });
