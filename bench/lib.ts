@@ -36,11 +36,25 @@ export function median(xs: number[]): number {
  * returns the median of each, in the order given.
  */
 export async function interleavedAll(rounds: number, measurements: Array<() => Promise<number>>): Promise<number[]> {
+  return (await interleavedSamples(rounds, measurements)).map(median);
+}
+
+/** As interleavedAll, every round's value of each measurement (samples[k][round]). */
+export async function interleavedSamples(rounds: number, measurements: Array<() => Promise<number>>): Promise<number[][]> {
   const samples = measurements.map(() => [] as number[]);
   for (let i = 0; i < rounds; i++) {
     for (const [k, measure] of measurements.entries()) samples[k]!.push(await measure());
   }
-  return samples.map(median);
+  return samples;
+}
+
+/**
+ * The median of the rounds' own ratios a[i] / b[i]: each round's pair ran back to back, so a burst of
+ * load on a shared machine falls on both sides of one ratio, where the ratio of the two medians can
+ * take its numerator and denominator from rounds under different load.
+ */
+export function pairedRatio(a: number[], b: number[]): number {
+  return median(a.map((x, i) => x / b[i]!));
 }
 
 /** Rounds of A and B alternated; medians of each. */
@@ -70,6 +84,8 @@ export interface Figure {
   peer?: boolean;
   /** The stated target, e.g. '≥ 0.6' (of the ratio) or '≤ 5 ms' (of hivenode's value). */
   target?: string;
+  /** The ratio when it is not hivenode / baselineValue: the median of paired rounds' ratios (pairedRatio). */
+  ratio?: number;
   /** Whether the target was met in this run. */
   met?: boolean;
   /** Times, latencies and memory: smaller is better, so a ratio below 1 favours hivenode. */
@@ -81,6 +97,6 @@ export const FIGURE_PREFIX = 'BENCH ';
 
 /** Prints one figure as a machine-readable line; the ratio is hivenode / baseline. */
 export function report(f: Figure): void {
-  const ratio = f.baselineValue !== undefined && f.baselineValue > 0 ? f.hivenode / f.baselineValue : undefined;
+  const ratio = f.ratio ?? (f.baselineValue !== undefined && f.baselineValue > 0 ? f.hivenode / f.baselineValue : undefined);
   console.log(FIGURE_PREFIX + JSON.stringify({ ...f, ...(ratio === undefined ? {} : { ratio }) }));
 }
