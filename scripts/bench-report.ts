@@ -121,7 +121,7 @@ function main(): void {
     ...machine(),
     `- reproduce: \`make bench\` (all, ${total ?? '?'} s this time); one bench alone: \`make build\` then \`node --expose-gc dist/bench/<name>.js\` (round sizes through the BENCH_* variables at the top of each file)`,
     '',
-    '**ratio** = hivenode ÷ baseline. For rates (req/s, entries/s, …) above 1 favours hivenode; for times and memory (marked ↓) below 1 does. A **target** is the goal the bench states for hivenode (of the ratio, or of the value where it carries a unit).',
+    '**ratio** = hivenode ÷ baseline (where a bench prints its rounds’ ratios, the median of them: each round’s pair ran back to back). For rates (req/s, entries/s, …) above 1 favours hivenode; for times and memory (marked ↓) below 1 does. A **target** is the goal the bench states for hivenode (of the ratio, or of the value where it carries a unit).',
     '',
     '## Against peers',
     '',
