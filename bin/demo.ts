@@ -102,7 +102,7 @@ export async function runDemo(once: boolean): Promise<void> {
     exitOnConfigError(e);
   }
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, { onStarted: showCalls, listenHint: demoPortHint });
+  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) }, { onStarted: showCalls, listenHint: demoPortHint });
   if (once) {
     await node.stop(5_000);
     process.exit(0);

@@ -1,6 +1,6 @@
 /**
  * The node file (YAML or JSON) that `hivenode run` reads:
- *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port, Host, Users}, services: [{service: <kind>, NAME: …, <Param>: value}]}
  * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
  * otherwise NOT read, so one service's variables never leak into every service of a node.
  */
@@ -31,7 +31,19 @@ export interface NodeFile {
   services: ServiceEntry[];
   /** Dashboard port, when the node file switches it on. */
   dashboardPort?: number;
+  /** The console's address (dashboard.Host, default 127.0.0.1) and users file (dashboard.Users; none: read-only). */
+  dashboardAccess?: DashboardAccess;
 }
+
+/** Who may reach the console and who may act in it: node-file dashboard.Host and dashboard.Users. */
+export interface DashboardAccess {
+  /** The address the console binds; 127.0.0.1 unless configured otherwise. */
+  host?: string;
+  /** An htpasswd-style users file (the gateway's Users format); without one the console is read-only. */
+  users?: string;
+}
+
+const DASHBOARD_KEYS = ['Port', 'Host', 'Users'] as const;
 
 /**
  * The dashboard's port from the node file's dashboard.Port or the --dashboard-port option (`what`
@@ -91,10 +103,21 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   const hive: Layer = { source: `${name} hive`, values: valuesOf(hiveRaw, `${name} hive`) };
 
   let dashboardPort: number | undefined;
+  let dashboardAccess: DashboardAccess | undefined;
   if (doc.dashboard !== undefined) {
     const d = doc.dashboard;
-    const port = isObject(d) ? Object.entries(d).find(([k]) => k.toLowerCase() === 'port')?.[1] : undefined;
-    dashboardPort = parseDashboardPort(port === undefined ? undefined : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`), `${name}: dashboard.Port`);
+    if (!isObject(d)) throw new ConfigError(`${name}: dashboard must be an object with ${DASHBOARD_KEYS.join(', ')}`);
+    const text = (key: (typeof DASHBOARD_KEYS)[number]): string | undefined => {
+      const v = Object.entries(d).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1];
+      return v === undefined ? undefined : expandVariables(scalarText(v, `${name} dashboard.${key}`), env, `${name} dashboard.${key}`);
+    };
+    for (const k of Object.keys(d)) {
+      if (!DASHBOARD_KEYS.some((known) => known.toLowerCase() === k.toLowerCase())) throw new ConfigError(`${name}: unknown dashboard key '${k}'; expected ${DASHBOARD_KEYS.join(', ')}`);
+    }
+    dashboardPort = parseDashboardPort(text('Port'), `${name}: dashboard.Port`);
+    const host = text('Host')?.trim();
+    const users = text('Users')?.trim();
+    if (host !== undefined || users !== undefined) dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}) };
   }
 
   if (!Array.isArray(doc.services) || doc.services.length === 0) throw new ConfigError(`${name}: 'services' must be a non-empty list`);
@@ -108,7 +131,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     }
     return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
   });
-  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
+  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(dashboardAccess === undefined ? {} : { dashboardAccess }) };
 }
 
 /** Reads and parses a node file. */

@@ -17,8 +17,9 @@ import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
-import type { RunningDashboard } from './dashboard/server.js';
-import { startDashboard } from './dashboard/server.js';
+import type { RunningConsole } from './console/server.js';
+import { startConsole } from './console/server.js';
+import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
 import type { Logger } from '../actors/shared/logger.js';
@@ -41,8 +42,10 @@ export interface NodeOptions {
   logStream?: NodeJS.WritableStream;
   /** The node's name (dashboard, `hivenode status`, NATS connection name); by default the name of its one service, else 'node'. */
   name?: string;
-  /** Serve the dashboard (page, /api/status, /metrics) on this port. */
+  /** Serve the dashboard — the operator console, its JSON API (/api/...) and /metrics — on this port. */
   dashboardPort?: number;
+  /** The console's address (default 127.0.0.1) and users file (without one it is read-only). */
+  dashboardAccess?: DashboardAccess;
   /** Package version shown on the dashboard. */
   version?: string;
 }
@@ -53,6 +56,8 @@ export interface NodeService {
   name: string;
   release: string;
   channel: string;
+  /** Its compiled parameters, for the console's flow. */
+  config: Readonly<Record<string, unknown>>;
   running: RunningService;
 }
 
@@ -70,7 +75,7 @@ export class HiveNode {
   readonly services: NodeService[] = [];
   readonly metrics = new NodeMetrics();
   readonly startedAt = new Date();
-  dashboard: RunningDashboard | undefined;
+  dashboard: RunningConsole | undefined;
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
@@ -134,8 +139,13 @@ export class HiveNode {
     try {
       for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
-        node.dashboard = await startDashboard(opts.dashboardPort, () => node.status(), node.metrics);
-        log.info(`dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON at /api/status, Prometheus at /metrics)`);
+        const access = opts.dashboardAccess ?? {};
+        node.dashboard = await startConsole(
+          { status: () => node.status(), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
+          { port: opts.dashboardPort, ...access, nodeName, version: node.version },
+        );
+        const host = access.host ?? '127.0.0.1';
+        log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
       }
     } catch (e) {
       await node.stop(2_000);
@@ -171,7 +181,7 @@ export class HiveNode {
       readiness: this.readiness,
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
-    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
+    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running });
     this.readiness.started(name);
   }
 

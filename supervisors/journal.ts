@@ -1,6 +1,7 @@
 /**
  * The supervision journal: every actor start, stop, crash, decision and restart as one structured
- * line, and the last N kept in memory for the dashboard. It is the only place supervision writes to,
+ * line, and the last N kept in memory for the dashboard; operators' console actions are written here
+ * too, with the operator's name. It is the only place supervision writes to,
  * so nothing about a crash is ever lost to a stray console line.
  */
 
@@ -13,6 +14,8 @@ export const JournalEvent = {
   Restart: 'restart',
   Escalation: 'escalation',
   UnhandledRejection: 'unhandled-rejection',
+  /** An operator's action in the console (a queue command), with the operator's name. */
+  Action: 'action',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 
@@ -31,6 +34,10 @@ export interface JournalEntry {
   delayMs?: number;
   /** Restarts counted in the policy window, including this one. */
   restarts?: number;
+  /** The operator who took an action (console). */
+  user?: string;
+  /** What the action was and its outcome: `replay key=… → 200 replayed 1`. */
+  action?: string;
 }
 
 /** Where journal lines go besides memory (the node's logger). */
