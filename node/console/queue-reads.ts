@@ -34,7 +34,10 @@ const first = (r: Result, field: string): string => r.Data[field]?.[0] ?? '';
 
 export interface QueueSummary {
   name: string;
+  /** The channel it listens on. */
   channel: string;
+  /** Where its entries go unless they name a channel (DefaultChannel). */
+  target: string;
   status: string;
   size: number;
   counts: Record<(typeof ENTRY_STATES)[number], number>;
@@ -43,7 +46,7 @@ export interface QueueSummary {
 export async function queueSummary(sources: ConsoleSources, queue: ConsoleService): Promise<QueueSummary> {
   const r = ok(await queueCommand(sources, queue, 'status'), `status of queue ${queue.name}`);
   const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, Number(first(r, s) || 0)])) as QueueSummary['counts'];
-  return { name: queue.name, channel: queue.channel, status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts };
+  return { name: queue.name, channel: queue.channel, target: String(queue.config.DefaultChannel ?? ''), status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts };
 }
 
 export function allSummaries(sources: ConsoleSources): Promise<QueueSummary[]> {

@@ -16,9 +16,9 @@ export function queuesBody(queues: QueueSummary[]): Html {
   return html`<h1>Queues</h1>
 ${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
 <div class="table-wrap"><table id="queues"><caption class="muted">Entries per state; a queue's name opens its entries.</caption>
-<thead><tr><th scope="col">queue</th><th scope="col">channel</th><th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}</tr></thead>
+<thead><tr><th scope="col">queue</th><th scope="col">listens on</th><th scope="col">delivers to</th><th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}</tr></thead>
 <tbody>${queues.map(
-    (q) => html`<tr data-queue="${q.name}"><th scope="row"><a href="/queues/${encodeURIComponent(q.name)}">${q.name}</a></th><td>${q.channel}</td><td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
+    (q) => html`<tr data-queue="${q.name}"><th scope="row"><a href="/queues/${encodeURIComponent(q.name)}">${q.name}</a></th><td>${q.channel}</td><td>${q.target}</td><td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
 ${ENTRY_STATES.map((s) => html`<td class="num${s === 'dead' && q.counts.dead > 0 ? ' bad' : ''}"><a href="/queues/${encodeURIComponent(q.name)}?state=${s}" aria-label="${q.name} ${s}: ${count(q.counts[s])}">${count(q.counts[s])}</a></td>`)}</tr>`,
   )}</tbody></table></div>`;
 }
@@ -50,7 +50,7 @@ export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, s
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
-<p>Delivers to channel <code>${q.channel}</code> · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.size)} live entries</p>
+<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.size)} live entries</p>
 <div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', 'Resume') : actionForm(ctx, q.name, 'pause', 'Pause')}
 ${actionForm(ctx, q.name, 'step', 'Step (deliver the next entry now)')}
 ${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, filterControls(s), `Replay ${count(found.total)} dead entries?`) : ''}
