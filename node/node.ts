@@ -141,7 +141,7 @@ export class HiveNode {
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
         node.dashboard = await startConsole(
-          { status: () => node.status(), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
+          { status: () => node.status(), actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },
         );
         const host = access.host ?? '127.0.0.1';

@@ -1,6 +1,6 @@
 /**
  * The JSON API the pages are built from, for scripts too (README, Console): GET /api/status,
- * /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
+ * /api/flow, /api/live, /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
  * /api/queues/<name>/schedules, /api/journal; and the actions, POST /api/queues/<name>/<action>,
  * which server.ts lets through only after the operator checks.
  */
@@ -17,11 +17,17 @@ import type { ActionInput } from './queue-commands.js';
 import { QUEUE_ACTIONS, isQueueAction, queueNamed, runAction } from './queue-commands.js';
 import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
+import type { NodeFlow } from './flow.js';
+import type { LiveHistory } from './history.js';
 
 export class ConsoleApi {
   private readonly closers: Array<() => void> = [];
 
-  constructor(readonly sources: ConsoleSources) {}
+  constructor(
+    readonly sources: ConsoleSources,
+    private readonly history: LiveHistory,
+    private readonly flow: NodeFlow,
+  ) {}
 
   /** Something to stop when the console closes (the live sampler, open streams). */
   onClose(closer: () => void): void {
@@ -44,6 +50,8 @@ export class ConsoleApi {
       }
       return sendJson(res, 200, { token: operators.tokenFor(cookie), cookie: CSRF_COOKIE, header: 'x-csrf-token' }, headers);
     }
+    if (first === 'flow' && parts.length === 1) return sendJson(res, 200, this.flow.json());
+    if (first === 'live' && parts.length === 1) return sendJson(res, 200, this.history.series());
     if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
     if (first === 'queues') {
       if (name === undefined) return sendJson(res, 200, await allSummaries(this.sources));

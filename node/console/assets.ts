@@ -42,7 +42,10 @@ figure{margin:0;border:1px solid var(--line);padding:.5rem} figcaption{font-weig
 .flow svg{max-width:100%;height:auto} .flow{overflow-x:auto}
 .legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.85rem}
 .swatch{display:inline-block;width:.8rem;height:.8rem;border:1px solid #555;vertical-align:middle;margin-right:.3rem}
-@media (max-width:640px){main{padding:.6rem} td,th{padding:.25rem .35rem} .who{margin-left:0}}
+.swatch.ok{background:#e6f4ea;border-color:#1b6e35} .swatch.warn{background:#fff4e0;border-color:#8a5300} .swatch.bad{background:#fde7ea;border-color:#b00020}
+.swatch.source{background:#eef2ff;border-color:#3949ab} .swatch.channel{background:#fff;border-style:dashed}
+${Array.from({ length: 9 }, (_, d) => `td.depth-${d}{padding-left:${(0.55 + d * 1.2).toFixed(2)}rem}`).join(' ')}
+@media (max-width:640px){.flow svg{max-width:none} main{padding:.6rem} td,th{padding:.25rem .35rem} .who{margin-left:0}}
 `;
 
 export const CONSOLE_JS = `

@@ -9,15 +9,34 @@ import { queueBody, queuesBody } from './pages/queues.js';
 import { queueNamed } from './queue-commands.js';
 import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
+import type { NodeFlow } from './flow.js';
+import { servicesHealth } from './health.js';
+import type { LiveHistory } from './history.js';
+import { html } from './html.js';
+import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
+import { serviceBody } from './pages/service.js';
 
 export class ConsolePages {
-  constructor(private readonly sources: ConsoleSources) {}
+  constructor(
+    private readonly sources: ConsoleSources,
+    private readonly history: LiveHistory,
+    private readonly flow: NodeFlow,
+  ) {}
 
   async build(parts: string[], url: URL, ctx: PageContext): Promise<Page> {
     const [first, name, sub, key] = parts;
     if (first === undefined) {
       const status = this.sources.status();
       return { title: 'Live', nav: '/', refreshSeconds: LIVE_REFRESH_SECONDS, body: liveBody(status, liveSections(status)) };
+    }
+    if (first === 'flow' && parts.length === 1) {
+      const { graph, svg, live } = await this.flow.render();
+      return { title: 'Flow', nav: '/flow', refreshSeconds: FLOW_REFRESH_SECONDS, body: flowBody(graph, svg, live) };
+    }
+    if (first === 'services' && name !== undefined && parts.length === 2) {
+      const status = this.sources.status();
+      if (!status.services.some((s) => s.name === name)) throw new NotFoundError(`no service named '${name}' on this node`);
+      return { title: `Service ${name}`, nav: '/flow', body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), html``) };
     }
     if (first === 'queues') {
       if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody(await allSummaries(this.sources)) };

@@ -19,6 +19,8 @@ import { renderPage } from './layout.js';
 import { CSRF_COOKIE, Operators, cookiesOf, newCsrfCookie } from './operators.js';
 import { ConsolePages } from './pages.js';
 import type { ConsoleSources } from './sources.js';
+import { NodeFlow } from './flow.js';
+import { LiveHistory } from './history.js';
 
 export interface ConsoleOptions {
   port: number;
@@ -41,8 +43,12 @@ const REALM = 'hivenode console';
 
 export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions): Promise<RunningConsole> {
   const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`));
-  const api = new ConsoleApi(sources);
-  const pages = new ConsolePages(sources);
+  const history = new LiveHistory(sources);
+  history.start();
+  const flow = new NodeFlow(sources, history);
+  const api = new ConsoleApi(sources, history, flow);
+  api.onClose(() => history.stop());
+  const pages = new ConsolePages(sources, history, flow);
 
   const context = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<PageContext> => {
     let cookie = cookiesOf(req).get(CSRF_COOKIE);

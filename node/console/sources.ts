@@ -20,8 +20,18 @@ export interface ConsoleService {
   status(): Record<string, unknown>;
 }
 
+/** An actor's supervision totals (restarts, crashes) and whether it stopped. */
+export interface ActorTotalsView {
+  path: string;
+  restarts: number;
+  crashes: number;
+  stopped: boolean;
+}
+
 export interface ConsoleSources {
   status(): NodeStatus;
+  /** Every actor's totals, without the rest of the status (sampled every few seconds). */
+  actorTotals(): ActorTotalsView[];
   services(): readonly ConsoleService[];
   metrics: NodeMetrics;
   hive: HiveClient;

@@ -9,7 +9,8 @@ import { html } from '../html.js';
 
 const SHOWN = 500;
 
-function details(e: JournalEntry): Html {
+/** What a journal line says beyond its time, event and actor. */
+export function journalDetails(e: JournalEntry): Html {
   return html`${e.error ? html`<span class="bad">${e.error.class}</span>: ${e.error.message}` : ''}${e.decision ? ` decision ${e.decision}` : ''}${e.delayMs !== undefined ? ` after ${e.delayMs} ms` : ''}${e.restarts !== undefined ? ` (restart ${e.restarts} in the window)` : ''}${e.user ? html`<strong>${e.user}</strong>: ${e.action ?? ''}` : ''}`;
 }
 
@@ -24,5 +25,5 @@ export function journalBody(entries: JournalEntry[], params: URLSearchParams, se
 <button type="submit">Filter</button> <a href="/journal">clear</a></form>
 <p id="journal-total">${entries.length} ${entries.length === 1 ? 'line' : 'lines'}${entries.length > SHOWN ? `, the newest ${SHOWN} shown` : ''}</p>
 <div class="table-wrap"><table id="journal-lines"><thead><tr><th scope="col">time</th><th scope="col">event</th><th scope="col">actor</th><th scope="col">details</th></tr></thead>
-<tbody>${entries.slice(0, SHOWN).map((e) => html`<tr data-event="${e.event}"><td>${e.time}</td><td class="${e.event === 'crash' || e.event === 'escalation' ? 'bad' : ''}">${e.event}</td><td>${e.path}</td><td>${details(e)}</td></tr>`)}</tbody></table></div>`;
+<tbody>${entries.slice(0, SHOWN).map((e) => html`<tr data-event="${e.event}"><td>${e.time}</td><td class="${e.event === 'crash' || e.event === 'escalation' ? 'bad' : ''}">${e.event}</td><td>${e.path}</td><td>${journalDetails(e)}</td></tr>`)}</tbody></table></div>`;
 }
