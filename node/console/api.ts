@@ -1,6 +1,6 @@
 /**
  * The JSON API the pages are built from, for scripts too (README, Console): GET /api/status,
- * /api/flow, /api/live, /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
+ * /api/flow, /api/live (and its stream /api/live/stream), /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
  * /api/queues/<name>/schedules, /api/journal; and the actions, POST /api/queues/<name>/<action>,
  * which server.ts lets through only after the operator checks.
  */
@@ -19,6 +19,7 @@ import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, sea
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import type { LiveHistory } from './history.js';
+import type { LiveStream } from './live-stream.js';
 
 export class ConsoleApi {
   private readonly closers: Array<() => void> = [];
@@ -27,6 +28,7 @@ export class ConsoleApi {
     readonly sources: ConsoleSources,
     private readonly history: LiveHistory,
     private readonly flow: NodeFlow,
+    private readonly stream: LiveStream,
   ) {}
 
   /** Something to stop when the console closes (the live sampler, open streams). */
@@ -52,6 +54,7 @@ export class ConsoleApi {
     }
     if (first === 'flow' && parts.length === 1) return sendJson(res, 200, this.flow.json());
     if (first === 'live' && parts.length === 1) return sendJson(res, 200, this.history.series());
+    if (first === 'live' && name === 'stream' && parts.length === 2) return this.stream.open(req, res);
     if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
     if (first === 'queues') {
       if (name === undefined) return sendJson(res, 200, await allSummaries(this.sources));

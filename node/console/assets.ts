@@ -1,7 +1,8 @@
 /**
  * The console's stylesheet and script, served by the node itself (/assets/…): no request leaves for
- * another site. The pages work without the script; it only adds live updates (Server-Sent Events
- * replacing the sections the server renders) and a confirmation before destructive actions.
+ * another site. The pages work without the script (live ones refresh themselves); it only adds live
+ * updates — Server-Sent Events replacing the sections the server renders on the live page, the page
+ * fetched again and its live parts swapped on others — and a confirmation before destructive actions.
  */
 
 /** Colours chosen for contrast: every text colour reaches at least 4.5:1 on its background. */
@@ -38,7 +39,9 @@ textarea{width:100%;min-height:8rem;font:13px ui-monospace,monospace}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:1rem}
 figure{margin:0;border:1px solid var(--line);padding:.5rem} figcaption{font-weight:600;margin-bottom:.3rem}
-.chart svg{width:100%;height:auto;display:block}
+.chart svg{width:100%;height:auto;display:block} .chart-now{margin:.2rem 0 0;font-size:.85rem} .key{white-space:nowrap;margin-right:.6rem}
+.k-blue{color:#0b57d0} .k-red{color:#b00020} .k-purple{color:#6a1b9a} .k-green{color:#1b6e35} .k-teal{color:#00695c}
+.charts+.charts{margin-top:1rem}
 .flow svg{max-width:100%;height:auto} .flow{overflow-x:auto}
 .legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.85rem}
 .swatch{display:inline-block;width:.8rem;height:.8rem;border:1px solid #555;vertical-align:middle;margin-right:.3rem}
@@ -56,19 +59,37 @@ export const CONSOLE_JS = `
     var f = ev.target;
     if (f && f.dataset && f.dataset.confirm && !window.confirm(f.dataset.confirm)) ev.preventDefault();
   });
+  var meta = document.querySelector('meta[http-equiv=refresh]');
   // live sections: the server renders them; the stream sends their new markup by id
   var live = document.querySelector('[data-stream]');
-  if (!live || !window.EventSource) return;
-  var meta = document.querySelector('meta[http-equiv=refresh]');
-  if (meta) meta.remove();
-  var source = new EventSource(live.getAttribute('data-stream'));
-  source.addEventListener('sections', function (ev) {
-    var sections = JSON.parse(ev.data);
-    Object.keys(sections).forEach(function (id) {
-      var el = document.getElementById(id);
-      if (el) el.innerHTML = sections[id];
+  if (live && window.EventSource) {
+    if (meta) meta.remove();
+    var source = new EventSource(live.getAttribute('data-stream'));
+    source.addEventListener('sections', function (ev) {
+      var sections = JSON.parse(ev.data);
+      Object.keys(sections).forEach(function (id) {
+        var el = document.getElementById(id);
+        if (el) el.innerHTML = sections[id];
+      });
+      live.setAttribute('data-updated', String(Date.now()));
     });
-    live.setAttribute('data-updated', String(Date.now()));
-  });
+    return;
+  }
+  // other live pages (flow, a service): fetch the page again and swap its [data-live] parts in place
+  var polled = document.querySelector('[data-poll]');
+  if (!polled || !window.fetch || !window.DOMParser) return;
+  if (meta) meta.remove();
+  var every = Number(polled.getAttribute('data-poll')) || 5000;
+  setInterval(function () {
+    fetch(location.href, { credentials: 'same-origin' }).then(function (r) { return r.ok ? r.text() : null; }).then(function (text) {
+      if (!text) return;
+      var fresh = new DOMParser().parseFromString(text, 'text/html');
+      document.querySelectorAll('[data-live]').forEach(function (el) {
+        var next = fresh.getElementById(el.id);
+        if (next) el.innerHTML = next.innerHTML;
+      });
+      polled.setAttribute('data-updated', String(Date.now()));
+    }).catch(function () {});
+  }, every);
 })();
 `;

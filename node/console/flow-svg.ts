@@ -65,7 +65,7 @@ ${at.label ? html`<text x="${at.label.x}" y="${at.label.y + 11}" font-size="11" 
     const at = placed.nodes.get(n.id);
     return at ? nodeSvg(n, at, live, queues) : html``;
   });
-  return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${-pad} ${-pad} ${width} ${height}" width="${width}" height="${height}" role="img" aria-labelledby="flow-title flow-desc" font-family="system-ui, sans-serif">
+  return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${-pad} ${-pad} ${width} ${height}" width="${width}" height="${height}" role="group" aria-labelledby="flow-title" aria-describedby="flow-desc" font-family="system-ui, sans-serif">
 <title id="flow-title">The node's flow</title><desc id="flow-desc">${graph.nodes.length} boxes and ${graph.edges.length} arrows; the table below lists every arrow.</desc>
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#555"/></marker></defs>
 ${edges}${nodes}</svg>`;

@@ -100,8 +100,9 @@ export class LiveHistory {
     return () => this.listeners.delete(listener);
   }
 
-  get watchers(): number {
-    return this.listeners.size;
+  /** When the latest sample was taken (0 before the first). */
+  get lastSampleAt(): number {
+    return this.samples.at(-1)?.t ?? 0;
   }
 
   sample(now = Date.now()): void {

@@ -12,7 +12,7 @@ import { CSRF_FIELD } from './operators.js';
 const MAX_BODY = 1 << 20;
 
 /** Headers every answer carries: nothing cached, no framing by other sites, no foreign scripts. */
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

@@ -12,7 +12,9 @@ import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import { servicesHealth } from './health.js';
 import type { LiveHistory } from './history.js';
+import type { Html } from './html.js';
 import { html } from './html.js';
+import { liveCharts, serviceCharts } from './pages/live-charts.js';
 import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
 import { serviceBody } from './pages/service.js';
 
@@ -23,11 +25,16 @@ export class ConsolePages {
     private readonly flow: NodeFlow,
   ) {}
 
+  /** The live page's sections (the page, and each event of its stream). */
+  liveSections(): Record<string, Html> {
+    return liveSections(this.sources.status(), liveCharts(this.history.series()));
+  }
+
   async build(parts: string[], url: URL, ctx: PageContext): Promise<Page> {
     const [first, name, sub, key] = parts;
     if (first === undefined) {
       const status = this.sources.status();
-      return { title: 'Live', nav: '/', refreshSeconds: LIVE_REFRESH_SECONDS, body: liveBody(status, liveSections(status)) };
+      return { title: 'Live', nav: '/', refreshSeconds: LIVE_REFRESH_SECONDS, body: liveBody(status, this.liveSections()) };
     }
     if (first === 'flow' && parts.length === 1) {
       const { graph, svg, live } = await this.flow.render();
@@ -36,7 +43,9 @@ export class ConsolePages {
     if (first === 'services' && name !== undefined && parts.length === 2) {
       const status = this.sources.status();
       if (!status.services.some((s) => s.name === name)) throw new NotFoundError(`no service named '${name}' on this node`);
-      return { title: `Service ${name}`, nav: '/flow', body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), html``) };
+      const series = this.history.series();
+      const own = series.services.find((s) => s.name === name);
+      return { title: `Service ${name}`, nav: '/flow', refreshSeconds: LIVE_REFRESH_SECONDS, body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), own ? serviceCharts(own, series.times) : html``) };
     }
     if (first === 'queues') {
       if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody(await allSummaries(this.sources)) };

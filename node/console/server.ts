@@ -21,6 +21,7 @@ import { ConsolePages } from './pages.js';
 import type { ConsoleSources } from './sources.js';
 import { NodeFlow } from './flow.js';
 import { LiveHistory } from './history.js';
+import { LiveStream } from './live-stream.js';
 
 export interface ConsoleOptions {
   port: number;
@@ -46,9 +47,9 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   const history = new LiveHistory(sources);
   history.start();
   const flow = new NodeFlow(sources, history);
-  const api = new ConsoleApi(sources, history, flow);
-  api.onClose(() => history.stop());
   const pages = new ConsolePages(sources, history, flow);
+  const api = new ConsoleApi(sources, history, flow, new LiveStream(history, () => pages.liveSections()));
+  api.onClose(() => history.stop());
 
   const context = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<PageContext> => {
     let cookie = cookiesOf(req).get(CSRF_COOKIE);

@@ -24,6 +24,6 @@ export function journalBody(entries: JournalEntry[], params: URLSearchParams, se
 <label>Until<input name="until" value="${v('until')}" size="20" placeholder="time or duration ago"></label>
 <button type="submit">Filter</button> <a href="/journal">clear</a></form>
 <p id="journal-total">${entries.length} ${entries.length === 1 ? 'line' : 'lines'}${entries.length > SHOWN ? `, the newest ${SHOWN} shown` : ''}</p>
-<div class="table-wrap"><table id="journal-lines"><thead><tr><th scope="col">time</th><th scope="col">event</th><th scope="col">actor</th><th scope="col">details</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table id="journal-lines"><thead><tr><th scope="col">time</th><th scope="col">event</th><th scope="col">actor</th><th scope="col">details</th></tr></thead>
 <tbody>${entries.slice(0, SHOWN).map((e) => html`<tr data-event="${e.event}"><td>${e.time}</td><td class="${e.event === 'crash' || e.event === 'escalation' ? 'bad' : ''}">${e.event}</td><td>${e.path}</td><td>${journalDetails(e)}</td></tr>`)}</tbody></table></div>`;
 }

@@ -15,7 +15,7 @@ import { ago, count, valuesText } from './format.js';
 export function queuesBody(queues: QueueSummary[]): Html {
   return html`<h1>Queues</h1>
 ${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
-<div class="table-wrap"><table id="queues"><caption class="muted">Entries per state; a queue's name opens its entries.</caption>
+<div class="table-wrap" tabindex="0"><table id="queues"><caption class="muted">Entries per state; a queue's name opens its entries.</caption>
 <thead><tr><th scope="col">queue</th><th scope="col">listens on</th><th scope="col">delivers to</th><th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}</tr></thead>
 <tbody>${queues.map(
     (q) => html`<tr data-queue="${q.name}"><th scope="row"><a href="/queues/${encodeURIComponent(q.name)}">${q.name}</a></th><td>${q.channel}</td><td>${q.target}</td><td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
@@ -66,13 +66,13 @@ ${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx
 <label>Newer than<input name="newer_than" value="${s.newerThan ?? ''}" size="6" placeholder="10m"></label>
 <button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a></form>
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
-<div class="table-wrap"><table id="entries"><thead><tr><th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th><th scope="col">Data</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table id="entries"><thead><tr><th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th><th scope="col">Data</th></tr></thead>
 <tbody>${found.entries.map(
     (e) => html`<tr data-key="${e.key}" data-state="${e.state}"><td><a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a></td><td>${e.channel}</td><td class="num">${e.attempts}</td><td title="${e.created}">${ago(e.created)}</td>
 <td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td><td><code>${valuesText(e.data)}</code></td></tr>`,
   )}</tbody></table></div>
 ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
 <h2>Schedules</h2>
-${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
+${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
 <tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', 'Run now', { schedule_name: sc.name })}</td></tr>`)}</tbody></table></div>`}`;
 }
