@@ -23,7 +23,7 @@ import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
 import type { Logger } from '../actors/shared/logger.js';
-import { createLogger } from '../actors/shared/logger.js';
+import { createLogger, maskSensitive } from '../actors/shared/logger.js';
 import type { ActorRef } from '../supervisors/runtime.js';
 import { Runtime, installProcessGuards } from '../supervisors/runtime.js';
 import { Readiness } from '../actors/service/readiness.js';
@@ -111,7 +111,7 @@ export class HiveNode {
     const transport = transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
-    const journal = new Journal(1000);
+    const journal = new Journal(1000, first?.LOGSENSITIVE ? (t) => t : (t) => maskSensitive(t, secrets));
     journal.addSink((e) => {
       const level = e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });

@@ -28,6 +28,8 @@ export interface JournalEntry {
   path: string;
   /** Error class and message of a crash. */
   error?: { class: string; message: string };
+  /** The message the actor was handling when it crashed (crash-cause.ts), masked like the logs. */
+  cause?: string;
   /** The decision taken (restart, stop, escalate). */
   decision?: string;
   /** Backoff before a restart. */
@@ -56,7 +58,14 @@ export class Journal {
   private readonly totals = new Map<string, ActorTotals>();
   private readonly sinks: JournalSink[] = [];
 
-  constructor(private readonly capacity = 500) {}
+  /**
+   * `mask` hides secrets in the texts an entry carries (error messages, crash causes): the node
+   * passes its logger's masking, so the journal shown in the console masks what the logs mask.
+   */
+  constructor(
+    private readonly capacity = 500,
+    private readonly mask: (text: string) => string = (t) => t,
+  ) {}
 
   /** Adds a sink (the logger); sinks that throw are ignored so the journal itself never fails. */
   addSink(sink: JournalSink): void {
@@ -65,6 +74,8 @@ export class Journal {
 
   record(entry: Omit<JournalEntry, 'time'>): JournalEntry {
     const full: JournalEntry = { time: new Date().toISOString(), ...entry };
+    if (full.error) full.error = { class: full.error.class, message: this.mask(full.error.message) };
+    if (full.cause !== undefined) full.cause = this.mask(full.cause);
     if (this.ring.length < this.capacity) this.ring.push(full);
     else this.ring[this.next] = full;
     this.next = (this.next + 1) % this.capacity;
