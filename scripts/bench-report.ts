@@ -23,10 +23,11 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
+  'console-cost': 'Operator console — the gateway with the console open in a browser against without',
   bullmq: 'Durable queue — against BullMQ on redis',
   queue: 'Durable queue — against raw fsync’d appends',
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',

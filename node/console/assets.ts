@@ -59,11 +59,9 @@ export const CONSOLE_JS = `
     var f = ev.target;
     if (f && f.dataset && f.dataset.confirm && !window.confirm(f.dataset.confirm)) ev.preventDefault();
   });
-  var meta = document.querySelector('meta[http-equiv=refresh]');
   // live sections: the server renders them; the stream sends their new markup by id
   var live = document.querySelector('[data-stream]');
   if (live && window.EventSource) {
-    if (meta) meta.remove();
     var source = new EventSource(live.getAttribute('data-stream'));
     source.addEventListener('sections', function (ev) {
       var sections = JSON.parse(ev.data);
@@ -72,13 +70,13 @@ export const CONSOLE_JS = `
         if (el) el.innerHTML = sections[id];
       });
       live.setAttribute('data-updated', String(Date.now()));
+      live.setAttribute('data-updates', String(Number(live.getAttribute('data-updates') || 0) + 1));
     });
     return;
   }
   // other live pages (flow, a service): fetch the page again and swap its [data-live] parts in place
   var polled = document.querySelector('[data-poll]');
   if (!polled || !window.fetch || !window.DOMParser) return;
-  if (meta) meta.remove();
   var every = Number(polled.getAttribute('data-poll')) || 5000;
   setInterval(function () {
     fetch(location.href, { credentials: 'same-origin' }).then(function (r) { return r.ok ? r.text() : null; }).then(function (text) {

@@ -35,14 +35,17 @@ export interface Page {
   /** The navigation entry to mark as current. */
   nav: (typeof NAV)[number]['path'];
   body: Html;
-  /** Refresh without the script, in seconds (live pages); the script replaces it by a stream. */
+  /**
+   * Refresh without the script, in seconds (live pages), inside <noscript>: a refresh once parsed
+   * cannot be taken back, so with the script (a stream, or fetching the live parts) it must not be.
+   */
   refreshSeconds?: number;
 }
 
 export function renderPage(ctx: PageContext, page: Page): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-${page.refreshSeconds ? html`<meta http-equiv="refresh" content="${page.refreshSeconds}">` : ''}
+${page.refreshSeconds ? html`<noscript><meta http-equiv="refresh" content="${page.refreshSeconds}"></noscript>` : ''}
 <title>${page.title} · hivenode — ${ctx.nodeName}</title>
 <link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script>
 </head><body>

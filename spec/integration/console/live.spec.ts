@@ -24,9 +24,11 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       await page.goto(`${base}/`);
-      expect(await page.locator('meta[http-equiv=refresh]').count(), 'the script replaces the refresh by the stream').to.equal(0);
+      expect(await page.locator('meta[http-equiv=refresh]').count(), 'with the script the page does not refresh itself: the stream updates it').to.equal(0);
       expect(await page.textContent('#charts')).to.match(/Idle for 15 minutes: [^.]*\becho\b/);
       const before = await page.getAttribute('[data-stream]', 'data-updated');
+      // the page is updated in place, never reloaded: a mark set now must still be there at the end
+      await page.evaluate('window.keptAcrossUpdates = true');
 
       const load = (async () => {
         while (loading) await node!.hive.call('echo', makeMessage({ Data: mapOf({ n: ['1'] }) }), 2000);
@@ -43,6 +45,8 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
       }
       expect(now).to.be.greaterThan(0);
       expect(await page.getAttribute('[data-stream]', 'data-updated')).to.not.equal(before);
+      expect(Number(await page.getAttribute('[data-stream]', 'data-updates'))).to.be.at.least(2);
+      expect(await page.evaluate('window.keptAcrossUpdates'), 'the page was reloaded').to.equal(true);
       const d1 = await chart.locator('path').first().getAttribute('d');
       await page.waitForTimeout(2500);
       const d2 = await chart.locator('path').first().getAttribute('d');
