@@ -19,6 +19,7 @@ import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
 import { startConsole } from './console/server.js';
+import { HiveRoster } from './hive-roster.js';
 import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
@@ -76,6 +77,8 @@ export class HiveNode {
   readonly metrics = new NodeMetrics();
   readonly startedAt = new Date();
   dashboard: RunningConsole | undefined;
+  /** This node's entry among every node of a NATS hive (hive-roster.ts), which the console shows. */
+  roster: HiveRoster | undefined;
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
@@ -141,12 +144,14 @@ export class HiveNode {
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
         node.dashboard = await startConsole(
-          { status: () => node.status(), actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
+          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },
         );
         const host = access.host ?? '127.0.0.1';
         log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
       }
+      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => ({ name: s.name, kind: s.kind, channel: s.channel })) }), log);
+      node.roster.start();
     } catch (e) {
       await node.stop(2_000);
       throw e;
@@ -196,6 +201,7 @@ export class HiveNode {
           this.log.error(`draining ${s.name} failed: ${describeError(e)}`);
         }
       }
+      this.roster?.stop();
       await this.dashboard?.close();
       // a NATS connection left open would reconnect forever and keep the process alive
       await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${describeError(e)}`));

@@ -12,6 +12,7 @@ import { servicesHealth } from './health.js';
 import type { LiveHistory } from './history.js';
 import type { Html } from './html.js';
 import type { ConsoleSources } from './sources.js';
+import type { RosterEntry } from '../hive-roster.js';
 
 export class NodeFlow {
   private graph: FlowGraph | undefined;
@@ -48,8 +49,8 @@ export class NodeFlow {
     return { graph, svg: flowSvg(graph, await placed, live, queues), live };
   }
 
-  /** GET /api/flow: boxes and arrows with health and rates (no coordinates: scripts lay out their own). */
-  json(): { nodes: Array<FlowGraph['nodes'][number] & { health?: string; state?: string }>; edges: Array<FlowGraph['edges'][number] & { rate?: number }> } {
+  /** GET /api/flow: boxes and arrows with health and rates (no coordinates: scripts lay out their own), and the nodes sharing the hive. */
+  json(): { nodes: Array<FlowGraph['nodes'][number] & { health?: string; state?: string }>; edges: Array<FlowGraph['edges'][number] & { rate?: number }>; hiveNodes: RosterEntry[] } {
     const { graph } = this.wiring();
     const live = this.live();
     return {
@@ -61,6 +62,7 @@ export class NodeFlow {
         const rate = e.channel === undefined ? undefined : live.rateOf(e.channel);
         return rate === undefined ? e : { ...e, rate };
       }),
+      hiveNodes: this.sources.nodes(),
     };
   }
 }

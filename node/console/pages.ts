@@ -38,7 +38,7 @@ export class ConsolePages {
     }
     if (first === 'flow' && parts.length === 1) {
       const { graph, svg, live } = await this.flow.render();
-      return { title: 'Flow', nav: '/flow', refreshSeconds: FLOW_REFRESH_SECONDS, body: flowBody(graph, svg, live) };
+      return { title: 'Flow', nav: '/flow', refreshSeconds: FLOW_REFRESH_SECONDS, body: flowBody(graph, svg, live, this.sources.nodes(), this.sources.hive.kind) };
     }
     if (first === 'services' && name !== undefined && parts.length === 2) {
       const status = this.sources.status();

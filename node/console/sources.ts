@@ -8,6 +8,7 @@ import type { Logger } from '../../actors/shared/logger.js';
 import type { Journal } from '../../supervisors/journal.js';
 import type { NodeMetrics } from '../dashboard/metrics.js';
 import type { NodeStatus } from '../dashboard/status.js';
+import type { RosterEntry } from '../hive-roster.js';
 
 /** A service as the console draws and addresses it. */
 export interface ConsoleService {
@@ -30,6 +31,8 @@ export interface ActorTotalsView {
 
 export interface ConsoleSources {
   status(): NodeStatus;
+  /** Every node sharing the hive (this one alone on the embedded hive). */
+  nodes(): RosterEntry[];
   /** Every actor's totals, without the rest of the status (sampled every few seconds). */
   actorTotals(): ActorTotalsView[];
   services(): readonly ConsoleService[];
