@@ -7,7 +7,7 @@ import { journalBody } from './pages/journal.js';
 import { LIVE_REFRESH_SECONDS, liveBody, liveSections } from './pages/live.js';
 import { queueBody, queuesBody } from './pages/queues.js';
 import { queueNamed } from './queue-commands.js';
-import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import { allSummaries, deadReasons, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import { servicesHealth } from './health.js';
@@ -51,8 +51,9 @@ export class ConsolePages {
       if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody(await allSummaries(this.sources)) };
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
-        const [summary, found, schedules] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, searchOf(url.searchParams)), schedulesOf(this.sources, queue)]);
-        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, summary, found, schedules) };
+        const search = searchOf(url.searchParams);
+        const [summary, found, schedules, reasons] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : []]);
+        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, summary, found, schedules, reasons) };
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, await fetchEntry(this.sources, queue, key)) };
     }

@@ -156,6 +156,16 @@ export async function searchEntries(sources: ConsoleSources, queue: ConsoleServi
   return { search, total: keys.length, pages, entries: fetched.filter((r) => r.Code === 200).map(entryOf) };
 }
 
+/** The dead entries per dead-letter reason (`list` by state dead, grouped by deadletter_reason), most first. */
+export async function deadReasons(sources: ConsoleSources, queue: ConsoleService): Promise<Array<{ reason: string; count: number }>> {
+  const r = ok(await queueCommand(sources, queue, 'list', { state: 'dead', groupby: 'deadletter_reason' }), `dead-letter reasons of queue ${queue.name}`);
+  const fields = new Set<string>(['queuesize', 'status', ...ENTRY_STATES]);
+  return Object.entries(r.Data)
+    .filter(([k]) => !fields.has(k))
+    .map(([reason, v]) => ({ reason, count: Number(v[0] ?? 0) }))
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
 export interface ScheduleView {
   name: string;
   cron: string;

@@ -45,7 +45,7 @@ function filterControls(s: EntrySearch): Record<string, string> {
   return c;
 }
 
-export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, schedules: ScheduleView[]): Html {
+export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>): Html {
   const s = found.search;
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
@@ -65,6 +65,7 @@ ${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx
 <label>Older than<input name="older_than" value="${s.olderThan ?? ''}" size="6" placeholder="1h"></label>
 <label>Newer than<input name="newer_than" value="${s.newerThan ?? ''}" size="6" placeholder="10m"></label>
 <button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a></form>
+${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map((r, i) => html`${i ? ' · ' : ''}<a href="${base}?state=dead&amp;reason=${encodeURIComponent(r.reason)}">${r.reason}</a> (${count(r.count)})`)}</p>` : ''}
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
 <div class="table-wrap" tabindex="0"><table id="entries"><thead><tr><th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th><th scope="col">Data</th></tr></thead>
 <tbody>${found.entries.map(

@@ -40,6 +40,10 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
       await page.goto(`${c.base}/queues/jobs?state=dead`);
       await reloadUntil(page, `#entries tr[data-key="${key}"][data-state="dead"]`);
       expect(await page.locator('#entries tr').count()).to.equal(2);
+      // the reasons of the dead entries are listed; one picks the entries with that reason
+      await Promise.all([page.waitForURL(/reason=/), page.click('#dead-reasons a:has-text("no success after 1 attempt(s)")')]);
+      expect(await page.locator(`#entries tr[data-key="${key}"]`).count()).to.equal(1);
+      expect(await page.inputValue('input[name=reason]')).to.equal('no success after 1 attempt(s)');
       // the search by Data field finds it; another value does not
       await page.fill('input[name=field]', 'customer');
       await page.fill('input[name=value]', 'acme');
