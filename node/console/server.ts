@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listenOn } from '../../actors/shared/listen.js';
-import { NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
+import { BadInputError, NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
 import { html } from './html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { ConsoleApi } from './api.js';
@@ -91,7 +91,12 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
-    const parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
+    let parts: string[];
+    try {
+      parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
+    } catch {
+      throw new BadInputError(`the path ${path.slice(0, 100)} is not valid percent-encoding`);
+    }
     if (req.method === 'POST') {
       if (parts[0] === 'api' && parts[1] === 'queues' && parts.length === 4) return act(req, res, parts[2]!, parts[3]!);
       throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action>`);
@@ -117,15 +122,22 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   const server: Server = createServer((req, res) => {
     route(req, res).catch((e: unknown) => {
       if (res.headersSent) return res.destroy();
-      // a page that fails (an unknown queue or entry, a bad search) is a page saying so; the API answers JSON
-      if (!(req.url ?? '/').startsWith('/api/') && req.method === 'GET') {
-        const code = codeOf(e);
-        return sendHtml(res, code, html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${code} · hivenode console</title><link rel="stylesheet" href="/assets/console.css"></head><body><main id="main"><h1>${code}</h1><p>${describeError(e)}</p><p><a href="/">back to the console</a></p></main></body></html>`.text);
+      // a browser (a page that fails: an unknown queue or entry, a bad search; a form refused) gets a
+      // page saying so; scripts get JSON. A 401 carries the challenge either way, so the browser asks.
+      const code = codeOf(e);
+      const challenge: Record<string, string> = code === 401 ? { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"` } : {};
+      if ((req.headers.accept ?? '').includes('text/html')) {
+        return sendHtml(res, code, html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${code} · hivenode console</title><link rel="stylesheet" href="/assets/console.css"></head><body><main id="main"><h1>${code}</h1><p>${describeError(e)}</p><p><a href="/">back to the console</a></p></main></body></html>`.text, challenge);
       }
       sendError(res, e, REALM);
     });
   });
-  await listenOn(server, { service: 'dashboard', port: opts.port, host: opts.host ?? '127.0.0.1' });
+  try {
+    await listenOn(server, { service: 'dashboard', port: opts.port, host: opts.host ?? '127.0.0.1' });
+  } catch (e) {
+    api.close();
+    throw e;
+  }
   return {
     port: (server.address() as AddressInfo).port,
     address: (server.address() as AddressInfo).address,

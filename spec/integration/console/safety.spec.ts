@@ -96,6 +96,21 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     expect(r.json.Message).to.contain('the console is read-only: set dashboard.Users');
   });
 
+  it('answers a browser with a page and a script with JSON when refusing, and a malformed path with 400', async () => {
+    c = await startConsoleNode();
+    const browserPost = await fetch(`${c.base}/api/queues/jobs/pause`, { method: 'POST', headers: { accept: 'text/html,application/xhtml+xml', 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' });
+    expect(browserPost.status).to.equal(401);
+    expect(browserPost.headers.get('www-authenticate')).to.match(/^Basic /);
+    expect(browserPost.headers.get('content-type')).to.match(/^text\/html/);
+    expect(await browserPost.text()).to.contain('<h1>401</h1>');
+    const unknownPage = await fetch(`${c.base}/queues/nope`, { headers: { accept: 'text/html' } });
+    expect(unknownPage.status).to.equal(404);
+    expect(await unknownPage.text()).to.contain('no queue named &#39;nope&#39;');
+    const malformed = await fetch(`${c.base}/queues/%E0%A4%A`);
+    expect(malformed.status).to.equal(400);
+    expect(((await malformed.json()) as { Message: string }).Message).to.contain('not valid percent-encoding');
+  });
+
   it('answers every page with security headers and no asset from elsewhere', async () => {
     c = await startConsoleNode();
     const res = await fetch(`${c.base}/queues`);
