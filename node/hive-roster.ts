@@ -25,6 +25,8 @@ export interface RosterEntry {
   seenAt: string;
   consolePort?: number;
   services: Array<{ name: string; kind: string; channel: string }>;
+  /** Marks this node's own entry in nodes() (never written to the bucket). */
+  self?: true;
 }
 
 const idOf = (e: Pick<RosterEntry, 'name' | 'host' | 'pid'>): string => `${e.name}@${e.host}#${e.pid}`;
@@ -65,7 +67,7 @@ export class HiveRoster {
 
   /** Every node known: this one (always current) and the others from the last round, by name. */
   nodes(): RosterEntry[] {
-    return [this.entry(), ...this.others].sort((a, b) => a.name.localeCompare(b.name) || a.host.localeCompare(b.host) || a.pid - b.pid);
+    return [{ ...this.entry(), self: true as const }, ...this.others].sort((a, b) => a.name.localeCompare(b.name) || a.host.localeCompare(b.host) || a.pid - b.pid);
   }
 
   /** One write of this node's entry, dropping entries older than three rounds; a lost race is tried again. */

@@ -25,6 +25,16 @@ export interface FlowLive {
   health: Map<string, ServiceHealth>;
   /** Messages per second arriving on a channel (its listening service's request rate). */
   rateOf(channel: string): number | undefined;
+  /** The other nodes of the hive whose services listen on a channel (none on the embedded hive). */
+  elsewhere(channel: string): string[];
+}
+
+/** A channel box's second line: where else on the hive it is served, or that nothing here serves it. */
+export function channelDetail(channel: string, live: FlowLive): string {
+  const nodes = live.elsewhere(channel);
+  if (nodes.length === 0) return 'no listener on this node';
+  const text = `served on ${nodes.join(', ')}`;
+  return text.length > 26 ? `${text.slice(0, 25)}…` : text;
 }
 
 export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string | undefined {
@@ -40,7 +50,7 @@ export function edgeLabel(e: FlowEdge, live: FlowLive): string {
 function nodeSvg(n: FlowNode, at: { x: number; y: number; width: number; height: number }, live: FlowLive, queues: ReadonlySet<string>): Html {
   const health = n.service ? live.health.get(n.service) : undefined;
   const colours = FILLS[health?.health ?? n.kind] ?? FILLS.external!;
-  const detail = health ? `${n.detail} · ${health.text}` : n.detail;
+  const detail = health ? `${n.detail} · ${health.text}` : n.kind === 'channel' ? channelDetail(n.label, live) : n.detail;
   const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
 <rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : ''}/>
 <text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${n.label}</text>

@@ -7,7 +7,7 @@ import { buildFlow } from './flow-graph.js';
 import type { PlacedFlow } from './flow-layout.js';
 import { layoutFlow } from './flow-layout.js';
 import type { FlowLive } from './flow-svg.js';
-import { flowSvg } from './flow-svg.js';
+import { channelDetail, flowSvg } from './flow-svg.js';
 import { servicesHealth } from './health.js';
 import type { LiveHistory } from './history.js';
 import type { Html } from './html.js';
@@ -31,7 +31,9 @@ export class NodeFlow {
 
   live(): FlowLive {
     const services = this.sources.services();
+    const others = this.sources.nodes().filter((n) => !n.self);
     return {
+      elsewhere: (channel) => others.filter((n) => n.services.some((s) => s.channel === channel)).map((n) => n.name),
       health: servicesHealth(this.sources, this.history),
       rateOf: (channel) => {
         const listening = services.filter((s) => s.channel === channel);
@@ -56,6 +58,7 @@ export class NodeFlow {
     return {
       nodes: graph.nodes.map((n) => {
         const h = n.service ? live.health.get(n.service) : undefined;
+        if (n.kind === 'channel') return { ...n, detail: channelDetail(n.label, live) };
         return h ? { ...n, health: h.health, state: h.text } : n;
       }),
       edges: graph.edges.map((e) => {

@@ -18,7 +18,7 @@ function nodesTable(nodes: RosterEntry[], hiveKind: string): Html {
   return html`<h2>Nodes on this hive</h2>
 ${hiveKind === 'nats' ? html`<p class="muted">Every node of the NATS hive writes itself into the hive's KV bucket ${ROSTER_BUCKET} every 5 s; a node not heard from for 15 s is left out.</p>` : html`<p class="muted">The embedded hive: this node is alone on it.</p>`}
 <div class="table-wrap" tabindex="0"><table id="hive-nodes"><thead><tr><th scope="col">node</th><th scope="col">host</th><th scope="col" class="num">pid</th><th scope="col">services (channel)</th><th scope="col">console port</th><th scope="col">last heard</th></tr></thead>
-<tbody>${nodes.map((n) => html`<tr data-node="${n.name}"><th scope="row">${n.name}</th><td>${n.host}</td><td class="num">${n.pid}</td><td>${n.services.map((s) => `${s.name}${s.channel ? ` (${s.channel})` : ''}`).join(', ')}</td><td>${n.consolePort ?? '—'}</td><td>${ago(n.seenAt)}</td></tr>`)}</tbody></table></div>`;
+<tbody>${nodes.map((n) => html`<tr data-node="${n.name}"><th scope="row">${n.name}${n.self ? html` <span class="muted">(this node)</span>` : ''}</th><td>${n.host}</td><td class="num">${n.pid}</td><td>${n.services.map((s) => `${s.name}${s.channel ? ` (${s.channel})` : ''}`).join(', ')}</td><td>${n.consolePort ?? '—'}</td><td>${ago(n.seenAt)}</td></tr>`)}</tbody></table></div>`;
 }
 
 export function flowBody(graph: FlowGraph, svg: Html, live: FlowLive, nodes: RosterEntry[], hiveKind: string): Html {
