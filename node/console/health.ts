@@ -1,6 +1,6 @@
 /**
- * A service's health in one word, for the flow's colours and the live page: `stopped` (an actor of
- * it stopped: its callers get 503), `restarting` (restarts within the last 15 minutes), `failing`
+ * A service's health in one word, for the flow's colours and the live page: `stopped` (its
+ * supervisor stopped after its restarts ran out: its callers get 503), `restarting` (restarts within the last 15 minutes), `failing`
  * (answers outside 2xx in the latest interval), else `ok`.
  */
 import type { LiveHistory } from './history.js';
@@ -15,8 +15,10 @@ export interface ServiceHealth {
 }
 
 export function servicesHealth(sources: ConsoleSources, history: LiveHistory): Map<string, ServiceHealth> {
+  // a service is stopped when its supervisor (/node/<name>) is: a child that ended its work and
+  // stopped normally says nothing about the service
   const stopped = new Set<string>();
-  for (const a of sources.actorTotals()) if (a.stopped) stopped.add(a.path.split('/')[2] ?? '');
+  for (const a of sources.actorTotals()) if (a.stopped && a.path.split('/').length === 3) stopped.add(a.path.split('/')[2] ?? '');
   const restarts = new Map(history.series().restarts.map((r) => [r.name, r.values.reduce((x, y) => x + y, 0)]));
   const out = new Map<string, ServiceHealth>();
   for (const s of sources.services()) {

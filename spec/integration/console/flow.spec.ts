@@ -19,7 +19,7 @@ describe('console flow: the demo node drawn from its running configuration', fun
   it('GET /api/flow has every service, the gateway routes, the queue target and the syslog source, with health', async () => {
     node = await startDemo();
     const flow = (await (await fetch(`http://127.0.0.1:${node.dashboard!.port}/api/flow`)).json()) as { nodes: Array<{ id: string; kind: string; health?: string }>; edges: Array<{ from: string; to: string; label: string; channel?: string }> };
-    for (const s of node.services) expect(flow.nodes.find((n) => n.id === `svc:${s.name}`), s.name).to.include({ kind: 'service', health: 'ok' });
+    for (const s of node.services) expect(flow.nodes.find((n) => n.id === `svc:${s.name}`), JSON.stringify(flow.nodes.find((n) => n.id === `svc:${s.name}`))).to.include({ kind: 'service', health: 'ok' });
     const edge = (from: string, to: string): string[] => flow.edges.filter((e) => e.from === from && e.to === to).map((e) => e.label);
     expect(edge('svc:gateway', 'svc:sqlsel')).to.deep.equal(['sql/select']);
     expect(edge('svc:gateway', 'svc:echo')).to.have.members(['echo', 'no route matched']);
