@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (docs/ARCHITECTURE.md, Conventions). `make demo` and `make test`
 # are the two commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers clean chaos certs
+.PHONY: install build test lint demo bench servers clean chaos certs screenshots
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -25,6 +25,11 @@ demo: build
 
 bench: build
 	bash scripts/bench.sh
+
+# docs/console/*.png, the console pictures of the README (needs chromium: apt-get install chromium)
+screenshots: install
+	bash scripts/ensure-packages.sh chromium:chromium
+	node --import tsx scripts/console-screenshots.ts
 
 chaos: install
 	bash scripts/chaos.sh

@@ -36,6 +36,9 @@ async function showCalls(node: HiveNode): Promise<void> {
     const viewer = curlThrough(port, 'viewer:viewer-demo');
     console.log(`\nAuthorization per route (Access, Groups): user viewer may read, not write:\n${(await viewer('/sql/select', { name: ['A%'] })).shown}\n${(await viewer('/sql/insert', { data_name: ['Eve'], data_city: ['Oslo'] })).shown}`);
   }
+  if (node.dashboard) {
+    console.log(`\nThe operator console (in a browser): http://127.0.0.1:${node.dashboard.port}/ — live charts; /flow the wiring above as a graph; /queues/queue the entries by state (search, replay a dead one with edited Data, purge, pause); /journal crashes and actions. Sign in as ops, password hivenode-console, to act.`);
+  }
   const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
   if (syslog?.udpPort !== undefined) {
     console.log(`\nThe syslog receiver (UDP and TCP, RFC 5424 or RFC 3164) records each message it receives in ${DEMO_SYSLOG_FILE}:\n  logger -n 127.0.0.1 -P ${String(syslog.udpPort)} -d "hello"\n  tail -n 1 ${DEMO_SYSLOG_FILE}`);
@@ -102,7 +105,7 @@ export async function runDemo(once: boolean): Promise<void> {
     exitOnConfigError(e);
   }
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }) }, { onStarted: showCalls, listenHint: demoPortHint });
+  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) }, { onStarted: showCalls, listenHint: demoPortHint });
   if (once) {
     await node.stop(5_000);
     process.exit(0);

@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
         } catch (e) {
           exitOnConfigError(e);
         }
-        await runNode({ name: file.name, services: plansOf(file), tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }) });
+        await runNode({ name: file.name, services: plansOf(file), tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) });
       },
     )
     .command(

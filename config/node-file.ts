@@ -1,6 +1,6 @@
 /**
  * The node file (YAML or JSON) that `hivenode run` reads:
- *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port}, tracing: {endpoint, …}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port, Host, Users}, tracing: {endpoint, …}, services: [{service: <kind>, NAME: …, <Param>: value}]}
  * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
  * otherwise NOT read, so one service's variables never leak into every service of a node (the
  * standard OTEL_* variables excepted: tracing is the node's, config/tracing.ts).
@@ -36,7 +36,19 @@ export interface NodeFile {
   dashboardPort?: number;
   /** The tracing section's values by key (config/tracing.ts compiles them with the OTEL_* variables). */
   tracing: Partial<Record<TracingKey, string>>;
+  /** The console's address (dashboard.Host, default 127.0.0.1) and users file (dashboard.Users; none: read-only). */
+  dashboardAccess?: DashboardAccess;
 }
+
+/** Who may reach the console and who may act in it: node-file dashboard.Host and dashboard.Users. */
+export interface DashboardAccess {
+  /** The address the console binds; 127.0.0.1 unless configured otherwise. */
+  host?: string;
+  /** An htpasswd-style users file (the gateway's Users format); without one the console is read-only. */
+  users?: string;
+}
+
+const DASHBOARD_KEYS = ['Port', 'Host', 'Users'] as const;
 
 /**
  * The dashboard's port from the node file's dashboard.Port or the --dashboard-port option (`what`
@@ -96,10 +108,21 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   const hive: Layer = { source: `${name} hive`, values: valuesOf(hiveRaw, `${name} hive`) };
 
   let dashboardPort: number | undefined;
+  let dashboardAccess: DashboardAccess | undefined;
   if (doc.dashboard !== undefined) {
     const d = doc.dashboard;
-    const port = isObject(d) ? Object.entries(d).find(([k]) => k.toLowerCase() === 'port')?.[1] : undefined;
-    dashboardPort = parseDashboardPort(port === undefined ? undefined : expandVariables(scalarText(port, `${name} dashboard.Port`), env, `${name} dashboard.Port`), `${name}: dashboard.Port`);
+    if (!isObject(d)) throw new ConfigError(`${name}: dashboard must be an object with ${DASHBOARD_KEYS.join(', ')}`);
+    const text = (key: (typeof DASHBOARD_KEYS)[number]): string | undefined => {
+      const v = Object.entries(d).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1];
+      return v === undefined ? undefined : expandVariables(scalarText(v, `${name} dashboard.${key}`), env, `${name} dashboard.${key}`);
+    };
+    for (const k of Object.keys(d)) {
+      if (!DASHBOARD_KEYS.some((known) => known.toLowerCase() === k.toLowerCase())) throw new ConfigError(`${name}: unknown dashboard key '${k}'; expected ${DASHBOARD_KEYS.join(', ')}`);
+    }
+    dashboardPort = parseDashboardPort(text('Port'), `${name}: dashboard.Port`);
+    const host = text('Host')?.trim();
+    const users = text('Users')?.trim();
+    if (host !== undefined || users !== undefined) dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}) };
   }
 
   const tracing: Partial<Record<TracingKey, string>> = {};
@@ -123,7 +146,7 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     }
     return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
   });
-  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }) };
+  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(dashboardAccess === undefined ? {} : { dashboardAccess }) };
 }
 
 /** Reads and parses a node file. */

@@ -17,12 +17,14 @@ import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
-import type { RunningDashboard } from './dashboard/server.js';
-import { startDashboard } from './dashboard/server.js';
+import type { RunningConsole } from './console/server.js';
+import { startConsole } from './console/server.js';
+import { HiveRoster } from './hive-roster.js';
+import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
 import type { Logger } from '../actors/shared/logger.js';
-import { createLogger } from '../actors/shared/logger.js';
+import { createLogger, maskSensitive } from '../actors/shared/logger.js';
 import { currentScope } from '../actors/shared/trace-scope.js';
 import type { TracingHandle } from '../actors/shared/tracing.js';
 import { flushTracing, startTracing } from '../actors/shared/tracing.js';
@@ -45,8 +47,10 @@ export interface NodeOptions {
   logStream?: NodeJS.WritableStream;
   /** The node's name (dashboard, `hivenode status`, NATS connection name); by default the name of its one service, else 'node'. */
   name?: string;
-  /** Serve the dashboard (page, /api/status, /metrics) on this port. */
+  /** Serve the dashboard — the operator console, its JSON API (/api/...) and /metrics — on this port. */
   dashboardPort?: number;
+  /** The console's address (default 127.0.0.1) and users file (without one it is read-only). */
+  dashboardAccess?: DashboardAccess;
   /** Package version shown on the dashboard. */
   version?: string;
   /**
@@ -62,6 +66,8 @@ export interface NodeService {
   name: string;
   release: string;
   channel: string;
+  /** Its compiled parameters, for the console's flow. */
+  config: Readonly<Record<string, unknown>>;
   running: RunningService;
 }
 
@@ -79,7 +85,9 @@ export class HiveNode {
   readonly services: NodeService[] = [];
   readonly metrics = new NodeMetrics();
   readonly startedAt = new Date();
-  dashboard: RunningDashboard | undefined;
+  dashboard: RunningConsole | undefined;
+  /** This node's entry among every node of a NATS hive (hive-roster.ts), which the console shows. */
+  roster: HiveRoster | undefined;
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
@@ -117,7 +125,7 @@ export class HiveNode {
     const transport = transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
-    const journal = new Journal(1000, () => currentScope()?.traceId);
+    const journal = new Journal(1000, { mask: first?.LOGSENSITIVE ? (t) => t : (t) => maskSensitive(t, secrets), traceOf: () => currentScope()?.traceId });
     journal.addSink((e) => {
       const level = e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
@@ -146,9 +154,16 @@ export class HiveNode {
     try {
       for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
-        node.dashboard = await startDashboard(opts.dashboardPort, () => node.status(), node.metrics);
-        log.info(`dashboard on http://127.0.0.1:${node.dashboard.port}/ (JSON at /api/status, Prometheus at /metrics)`);
+        const access = opts.dashboardAccess ?? {};
+        node.dashboard = await startConsole(
+          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
+          { port: opts.dashboardPort, ...access, nodeName, version: node.version },
+        );
+        const host = access.host ?? '127.0.0.1';
+        log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
       }
+      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => ({ name: s.name, kind: s.kind, channel: s.channel })) }), log);
+      node.roster.start();
     } catch (e) {
       await node.stop(2_000);
       throw e;
@@ -183,7 +198,7 @@ export class HiveNode {
       readiness: this.readiness,
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
-    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, running });
+    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running });
     this.readiness.started(name);
   }
 
@@ -198,6 +213,7 @@ export class HiveNode {
           this.log.error(`draining ${s.name} failed: ${describeError(e)}`);
         }
       }
+      this.roster?.stop();
       await this.dashboard?.close();
       // what the services recorded is exported before the process may exit
       await (this.tracing ? this.tracing.shutdown() : flushTracing()).catch((e: unknown) => this.log.warn(`exporting the last spans failed: ${describeError(e)}`));

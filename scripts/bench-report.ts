@@ -23,11 +23,12 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
   'gateway-tracing': 'Gateway with tracing — OTLP export at 100% sampling against tracing off, and tracing off against the trace code bypassed',
+  'console-cost': 'Operator console — the gateway with the console open in a browser against without',
   bullmq: 'Durable queue — against BullMQ on redis',
   queue: 'Durable queue — against raw fsync’d appends',
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',

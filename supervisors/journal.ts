@@ -1,6 +1,7 @@
 /**
  * The supervision journal: every actor start, stop, crash, decision and restart as one structured
- * line, and the last N kept in memory for the dashboard. It is the only place supervision writes to,
+ * line, and the last N kept in memory for the dashboard; operators' console actions are written here
+ * too, with the operator's name. It is the only place supervision writes to,
  * so nothing about a crash is ever lost to a stray console line.
  */
 
@@ -13,6 +14,8 @@ export const JournalEvent = {
   Restart: 'restart',
   Escalation: 'escalation',
   UnhandledRejection: 'unhandled-rejection',
+  /** An operator's action in the console (a queue command), with the operator's name. */
+  Action: 'action',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 
@@ -25,6 +28,8 @@ export interface JournalEntry {
   path: string;
   /** Error class and message of a crash. */
   error?: { class: string; message: string };
+  /** The message the actor was handling when it crashed (crash-cause.ts), masked like the logs. */
+  cause?: string;
   /** The decision taken (restart, stop, escalate). */
   decision?: string;
   /** Backoff before a restart. */
@@ -33,6 +38,10 @@ export interface JournalEntry {
   restarts?: number;
   /** The trace of the message being handled when the event was recorded (docs/ARCHITECTURE.md, Tracing). */
   trace_id?: string;
+  /** The operator who took an action (console). */
+  user?: string;
+  /** What the action was and its outcome: `replay key=… → 200 replayed 1`. */
+  action?: string;
 }
 
 /** Where journal lines go besides memory (the node's logger). */
@@ -51,10 +60,14 @@ export class Journal {
   private readonly totals = new Map<string, ActorTotals>();
   private readonly sinks: JournalSink[] = [];
 
+  /**
+   * `mask` hides secrets in the texts an entry carries (error messages, crash causes): the node
+   * passes its logger's masking, so the journal shown in the console masks what the logs mask.
+   * `traceOf` gives the trace id of the message being handled now, if any: the node gives its tracing's.
+   */
   constructor(
     private readonly capacity = 500,
-    /** The trace id of the message being handled now, if any: the node gives its tracing's. */
-    private readonly traceOf?: () => string | undefined,
+    private readonly opts: { mask?: (text: string) => string; traceOf?: () => string | undefined } = {},
   ) {}
 
   /** Adds a sink (the logger); sinks that throw are ignored so the journal itself never fails. */
@@ -63,8 +76,11 @@ export class Journal {
   }
 
   record(entry: Omit<JournalEntry, 'time'>): JournalEntry {
-    const traceId = this.traceOf?.();
+    const traceId = this.opts.traceOf?.();
     const full: JournalEntry = { time: new Date().toISOString(), ...entry, ...(traceId === undefined ? {} : { trace_id: traceId }) };
+    const mask = this.opts.mask;
+    if (mask && full.error) full.error = { class: full.error.class, message: mask(full.error.message) };
+    if (mask && full.cause !== undefined) full.cause = mask(full.cause);
     if (this.ring.length < this.capacity) this.ring.push(full);
     else this.ring[this.next] = full;
     this.next = (this.next + 1) % this.capacity;

@@ -12,6 +12,7 @@ import { JournalEvent, errorSummary } from './journal.js';
 import type { RestartPolicy } from './policies.js';
 import { Decision, RestartTracker } from './policies.js';
 import { failMessage } from './undelivered.js';
+import { crashCause } from './crash-cause.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,8 +30,10 @@ export interface CrashSite {
  */
 export async function decideOwnCrash(site: CrashSite, cell: ActorCell<unknown, unknown> | undefined, policy: RestartPolicy, error: unknown): Promise<Decision> {
   const { path, journal } = site;
-  journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error) });
-  if (cell) failMessage(cell.takeCurrent(), new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
+  const current = cell?.takeCurrent();
+  const cause = crashCause(current);
+  journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error), ...(cause === undefined ? {} : { cause }) });
+  if (cell) failMessage(current, new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
   const verdict = (cell?.tracker ?? new RestartTracker(policy)).onCrash(Date.now());
   const decision = verdict.decision === Decision.Escalate && site.topLevel ? Decision.Stop : verdict.decision;
   journal.record({ event: JournalEvent.Decision, path, decision, delayMs: verdict.delayMs, restarts: verdict.restartsInWindow });

@@ -69,6 +69,8 @@ export interface CompiledService {
   readonly common: CommonValues;
   /** Values of secret parameters, for masking in logs. */
   readonly secrets: readonly string[];
+  /** Every compiled parameter (the console draws the wiring from OUTPUTCHANNEL, DefaultChannel, Routes, …). */
+  readonly values: Readonly<Record<string, unknown>>;
   start(facilities: NodeFacilities): Promise<RunningService>;
 }
 
@@ -89,7 +91,7 @@ export function defineService<C extends CommonValues>(info: ServiceInfo, compile
     info,
     compile(layers) {
       const c = compile(layers);
-      return { info, common: c.values, secrets: c.secrets, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
+      return { info, common: c.values, secrets: c.secrets, values: c.values as unknown as Readonly<Record<string, unknown>>, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
     },
   };
 }

@@ -6,6 +6,7 @@
  * (the syslog receiver's notAllowedFrom: refusals per source address) with the key as a label.
  */
 import { Gauge, Registry } from 'prom-client';
+import type { RequestCounts } from './request-stats.js';
 import { RequestStats } from './request-stats.js';
 
 /** What the metrics read at scrape time. */
@@ -87,6 +88,11 @@ export class NodeMetrics {
   /** A recorder of requests and latency for one service. */
   recorder(service: string, kind: string): (code: number, seconds: number) => void {
     return this.requests.recorder(service, kind);
+  }
+
+  /** Every service's request counters now (the console samples them). */
+  requestCounts(): RequestCounts[] {
+    return this.requests.counts();
   }
 
   async text(): Promise<string> {

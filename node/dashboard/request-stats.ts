@@ -4,7 +4,7 @@
  * cost next to nothing, and are written out in Prometheus text format at scrape time.
  */
 
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 class ServiceStats {
   readonly byCode = new Map<number, number>();
@@ -29,8 +29,28 @@ class ServiceStats {
   }
 }
 
+/** One service's counters at one moment (the console's live charts take differences of two). */
+export interface RequestCounts {
+  service: string;
+  count: number;
+  /** Answers with a Code outside 2xx. */
+  errors: number;
+  /** Answers per latency bucket (BUCKETS; not cumulative), the last one for slower ones. */
+  buckets: number[];
+}
+
 export class RequestStats {
   private readonly services: ServiceStats[] = [];
+
+  /** The counters of every service now. */
+  counts(): RequestCounts[] {
+    return this.services.map((s) => {
+      let ok = 0;
+      for (const [code, n] of s.byCode) if (code >= 200 && code < 300) ok += n;
+      const inBuckets = s.buckets.reduce((a, b) => a + b, 0);
+      return { service: s.service, count: s.count, errors: s.count - ok, buckets: [...s.buckets, s.count - inBuckets] };
+    });
+  }
 
   recorder(service: string, kind: string): (code: number, seconds: number) => void {
     const s = new ServiceStats(service, kind);

@@ -1,19 +1,16 @@
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNodeFile } from '../../../config/node-file.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { HiveNode } from '../../../node/node.js';
-import { plansOf } from '../../../bin/plans.js';
 import { PassThrough } from 'node:stream';
-import { tempDir } from '../../temp.js';
 import { execFile } from 'node:child_process';
+import { launchChromium } from '../../browser.js';
+import { startDemo } from '../../demo-node.js';
 import { promisify } from 'node:util';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, 'test-artifacts');
-const CHROMIUM = '/usr/bin/chromium';
 
 /** Checks Prometheus text exposition format line by line (HELP, TYPE, samples). */
 function assertPrometheusText(text: string): number {
@@ -28,19 +25,6 @@ function assertPrometheusText(text: string): number {
     samples++;
   }
   return samples;
-}
-
-/** Starts the demo node file in this process, on free ports, dashboard on. */
-async function startDemo(): Promise<HiveNode> {
-  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl') });
-  const cwd = process.cwd();
-  process.chdir(ROOT);
-  try {
-    const plans = plansOf(file).map((p) => (p.kind === 'queue' ? { ...p, layers: [...p.layers, { source: 'test', values: [['PersistPath', ''] as const] }] } : p));
-    return await HiveNode.start({ services: plans, dashboardPort: 0, logStream: new PassThrough(), name: file.name });
-  } finally {
-    process.chdir(cwd);
-  }
 }
 
 describe('supervision dashboard and metrics', function () {
@@ -74,8 +58,9 @@ describe('supervision dashboard and metrics', function () {
     // a SELECT through sqlsel opens its pool, so the pool has figures to show
     expect((await node.hive.call('sqlsel', makeMessage({ Data: mapOf({ name: ['%'] }) }), 5000)).Code).to.equal(200);
     const html = await (await fetch(`${base}/`)).text();
-    expect(html).to.contain('<title>hivenode — demo</title>');
-    expect(html).to.match(/<h1>hivenode \S* — demo \(pid \d+\)<\/h1>/);
+    expect(html).to.contain('<title>Live · hivenode — demo</title>');
+    expect(html).to.match(/<span class="brand">hivenode \S* — demo<\/span>/);
+    expect(html).to.match(/<h1>Live — demo <span class="muted">\(pid \d+\)<\/span><\/h1>/);
     const services = html.slice(html.indexOf('<table id="services">'), html.indexOf('</table>'));
     const sqlRow = services.slice(services.indexOf('data-service="sqlsel"'));
     expect(sqlRow.slice(0, sqlRow.indexOf('</tr>'))).to.match(/<div>pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting<\/div>/);
@@ -96,16 +81,8 @@ describe('supervision dashboard and metrics', function () {
   });
 
   it('the page lists the services and shows the restart count become 1 after a crash (headless chromium)', async function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error('chromium is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
-    const { chromium } = await import('playwright-core');
     node = await startDemo();
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await launchChromium(this);
     try {
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${node.dashboard!.port}/`);

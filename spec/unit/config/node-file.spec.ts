@@ -40,6 +40,14 @@ describe('config/node-file', () => {
     }
   });
 
+  it('reads the console access: dashboard Host and Users (with variables), and refuses unknown dashboard keys', () => {
+    const f = parseNodeFile('dashboard: {Port: 9100, Host: 0.0.0.0, Users: "${U}"}\nservices: [{service: echo}]\n', 'n.yaml', { U: 'ops.htpasswd' });
+    expect(f.dashboardAccess).to.deep.equal({ host: '0.0.0.0', users: 'ops.htpasswd' });
+    expect(parseNodeFile('dashboard: {Port: 9100}\nservices: [{service: echo}]\n', 'n.yaml').dashboardAccess).to.equal(undefined);
+    expect(() => parseNodeFile('dashboard: {Port: 9100, Password: x}\nservices: [{service: echo}]\n', 'n.yaml')).to.throw(ConfigError, "n.yaml: unknown dashboard key 'Password'; expected Port, Host, Users");
+    expect(() => parseNodeFile('dashboard: 9100\nservices: [{service: echo}]\n', 'n.yaml')).to.throw(ConfigError, 'n.yaml: dashboard must be an object with Port, Host, Users');
+  });
+
   it('names the node after the file, without its extension', () => {
     expect(parseNodeFile('services: [{service: echo}]\n', '/etc/hivenode/edge-1.yaml').name).to.equal('edge-1');
     expect(parseNodeFile('{"services":[{"service":"echo"}]}', 'n.JSON').name).to.equal('n');

@@ -117,7 +117,7 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const [afterAwait, noTrace] = (await later.text()).trim().split('\n').map((l) => JSON.parse(l) as { trace_id?: string });
     expect(afterAwait!.trace_id).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(noTrace).to.not.have.property('trace_id');
-    const journal = new Journal(10, () => currentScope()?.traceId);
+    const journal = new Journal(10, { traceOf: () => currentScope()?.traceId });
     const crash = runInScope(scope, () => journal.record({ event: 'crash', path: '/node/svc/worker' }));
     expect(crash.trace_id).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(journal.record({ event: 'start', path: '/node/svc/worker' })).to.not.have.property('trace_id');

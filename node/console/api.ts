@@ -1,0 +1,90 @@
+/**
+ * The JSON API the pages are built from, for scripts too (README, Console): GET /api/status,
+ * /api/flow, /api/live (and its stream /api/live/stream), /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
+ * /api/queues/<name>/schedules, /api/journal; and the actions, POST /api/queues/<name>/<action>,
+ * which server.ts lets through only after the operator checks.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NotFoundError } from '../../protocol/errors.js';
+import type { Result } from '../../protocol/message.js';
+import { resultFromError } from '../../protocol/message.js';
+import { JournalEvent } from '../../supervisors/journal.js';
+import { sendJson } from './http.js';
+import { journalQueryOf, selectJournal } from './journal-query.js';
+import type { Operators } from './operators.js';
+import { CSRF_COOKIE, cookiesOf, newCsrfCookie } from './operators.js';
+import type { ActionInput } from './queue-commands.js';
+import { QUEUE_ACTIONS, isQueueAction, queueNamed, runAction } from './queue-commands.js';
+import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import type { ConsoleSources } from './sources.js';
+import type { NodeFlow } from './flow.js';
+import type { LiveHistory } from './history.js';
+import type { LiveStream } from './live-stream.js';
+
+export class ConsoleApi {
+  private readonly closers: Array<() => void> = [];
+
+  constructor(
+    readonly sources: ConsoleSources,
+    private readonly history: LiveHistory,
+    private readonly flow: NodeFlow,
+    private readonly stream: LiveStream,
+  ) {}
+
+  /** Something to stop when the console closes (the live sampler, open streams). */
+  onClose(closer: () => void): void {
+    this.closers.push(closer);
+  }
+
+  close(): void {
+    for (const c of this.closers.splice(0)) c();
+  }
+
+  async get(req: IncomingMessage, res: ServerResponse, parts: string[], url: URL, operators: Operators): Promise<void> {
+    const [first, name, sub, key] = parts;
+    if (first === 'status' && parts.length === 1) return sendJson(res, 200, this.sources.status());
+    if (first === 'csrf' && parts.length === 1) {
+      let cookie = cookiesOf(req).get(CSRF_COOKIE);
+      const headers: Record<string, string> = {};
+      if (!cookie) {
+        cookie = newCsrfCookie();
+        headers['set-cookie'] = `${CSRF_COOKIE}=${cookie}; Path=/; HttpOnly; SameSite=Strict`;
+      }
+      return sendJson(res, 200, { token: operators.tokenFor(cookie), cookie: CSRF_COOKIE, header: 'x-csrf-token' }, headers);
+    }
+    if (first === 'flow' && parts.length === 1) return sendJson(res, 200, this.flow.json());
+    if (first === 'live' && parts.length === 1) return sendJson(res, 200, this.history.series());
+    if (first === 'live' && name === 'stream' && parts.length === 2) return this.stream.open(req, res);
+    if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
+    if (first === 'queues') {
+      if (name === undefined) return sendJson(res, 200, await allSummaries(this.sources));
+      const queue = queueNamed(this.sources, name);
+      if (sub === undefined) {
+        const search = searchOf(url.searchParams);
+        const [summary, page] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search)]);
+        return sendJson(res, 200, { queue: summary, ...page });
+      }
+      if (sub === 'entries' && key !== undefined && parts.length === 4) return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
+      if (sub === 'schedules' && parts.length === 3) return sendJson(res, 200, await schedulesOf(this.sources, queue));
+    }
+    throw new NotFoundError(`no API at /api/${parts.join('/')}; see the README, section Console`);
+  }
+
+  /** An operator's action: the queue's answer (a refusal of the input is its 400), written to the journal with the operator's name. */
+  async act(queueName: string, action: string, input: ActionInput, user: string): Promise<Result> {
+    if (!isQueueAction(action)) throw new NotFoundError(`unknown queue action '${action}'; actions: ${Object.keys(QUEUE_ACTIONS).join(', ')}`);
+    const queue = queueNamed(this.sources, queueName);
+    let result: Result;
+    try {
+      result = await runAction(this.sources, queue, action, input);
+    } catch (e) {
+      result = resultFromError(e);
+    }
+    const controls = Object.entries(input.control)
+      .map(([k, v]) => `${k}=${v[0] ?? ''}`)
+      .join(' ');
+    const data = Object.keys(input.data).length ? ` Data fields ${Object.keys(input.data).join(',')}` : '';
+    this.sources.journal.record({ event: JournalEvent.Action, path: `/node/${queue.name}`, user, action: `${action}${controls ? ` ${controls}` : ''}${data} → ${result.Code} ${result.Message}` });
+    return result;
+  }
+}

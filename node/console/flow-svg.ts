@@ -1,0 +1,82 @@
+/**
+ * The laid-out flow as SVG, drawn on the server (it shows without JavaScript): services coloured by
+ * health and linked to their page, sources and external ends in their own colour, channels nobody
+ * here listens on dashed, every edge labelled with what it carries and the live rate arriving on its
+ * channel. The SVG has a title and description; the page lists the same edges as a table.
+ */
+import type { Html } from './html.js';
+import { html } from './html.js';
+import type { FlowEdge, FlowGraph, FlowNode } from './flow-graph.js';
+import type { PlacedFlow } from './flow-layout.js';
+import type { ServiceHealth } from './health.js';
+import { perSecond } from './pages/format.js';
+
+const FILLS: Record<string, { fill: string; stroke: string }> = {
+  ok: { fill: '#e6f4ea', stroke: '#1b6e35' },
+  warn: { fill: '#fff4e0', stroke: '#8a5300' },
+  bad: { fill: '#fde7ea', stroke: '#b00020' },
+  source: { fill: '#eef2ff', stroke: '#3949ab' },
+  external: { fill: '#f3f3f3', stroke: '#555555' },
+  channel: { fill: '#ffffff', stroke: '#555555' },
+};
+
+/** What the flow shows live: each service's health and the rate arriving on each channel. */
+export interface FlowLive {
+  health: Map<string, ServiceHealth>;
+  /** Messages per second arriving on a channel (its listening service's request rate). */
+  rateOf(channel: string): number | undefined;
+  /** The other nodes of the hive whose services listen on a channel (none on the embedded hive). */
+  elsewhere(channel: string): string[];
+}
+
+/** A channel box's second line: where else on the hive it is served, or that nothing here serves it. */
+export function channelDetail(channel: string, live: FlowLive): string {
+  const nodes = live.elsewhere(channel);
+  if (nodes.length === 0) return 'no listener on this node';
+  const text = `served on ${nodes.join(', ')}`;
+  return text.length > 26 ? `${text.slice(0, 25)}…` : text;
+}
+
+export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string | undefined {
+  if (node.service === undefined) return undefined;
+  return queues.has(node.service) ? `/queues/${encodeURIComponent(node.service)}` : `/services/${encodeURIComponent(node.service)}`;
+}
+
+export function edgeLabel(e: FlowEdge, live: FlowLive): string {
+  const rate = e.channel === undefined ? undefined : live.rateOf(e.channel);
+  return rate === undefined ? e.label : `${e.label} · ${perSecond(rate)}`;
+}
+
+function nodeSvg(n: FlowNode, at: { x: number; y: number; width: number; height: number }, live: FlowLive, queues: ReadonlySet<string>): Html {
+  const health = n.service ? live.health.get(n.service) : undefined;
+  const colours = FILLS[health?.health ?? n.kind] ?? FILLS.external!;
+  const detail = health ? `${n.detail} · ${health.text}` : n.kind === 'channel' ? channelDetail(n.label, live) : n.detail;
+  const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
+<rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : ''}/>
+<text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${n.label}</text>
+<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${detail}</text></g>`;
+  const href = serviceHref(n, queues);
+  return href ? html`<a href="${href}" aria-label="${n.label}: ${detail}">${body}</a>` : body;
+}
+
+export function flowSvg(graph: FlowGraph, placed: PlacedFlow, live: FlowLive, queues: ReadonlySet<string>): Html {
+  const pad = 12;
+  const width = Math.ceil(placed.width + 2 * pad);
+  const height = Math.ceil(placed.height + 2 * pad);
+  const edges = graph.edges.map((e) => {
+    const at = placed.edges.get(e.id);
+    if (!at || at.points.length < 2) return html``;
+    const d = at.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)} ${p.y.toFixed(1)}`).join(' ');
+    const label = edgeLabel(e, live);
+    return html`<g class="flow-edge" data-edge="${e.from}->${e.to}"><path d="${d}" fill="none" stroke="#555" stroke-width="1.4"${e.secondary ? html` stroke-dasharray="4 3"` : ''} marker-end="url(#arrow)"/>
+${at.label ? html`<text x="${at.label.x}" y="${at.label.y + 11}" font-size="11" fill="#1a1a1a">${label}</text>` : ''}</g>`;
+  });
+  const nodes = graph.nodes.map((n) => {
+    const at = placed.nodes.get(n.id);
+    return at ? nodeSvg(n, at, live, queues) : html``;
+  });
+  return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${-pad} ${-pad} ${width} ${height}" width="${width}" height="${height}" role="group" aria-labelledby="flow-title" aria-describedby="flow-desc" font-family="system-ui, sans-serif">
+<title id="flow-title">The node's flow</title><desc id="flow-desc">${graph.nodes.length} boxes and ${graph.edges.length} arrows; the table below lists every arrow.</desc>
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#555"/></marker></defs>
+${edges}${nodes}</svg>`;
+}

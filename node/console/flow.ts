@@ -1,0 +1,71 @@
+/**
+ * The flow of this node: its graph and layout (computed once, on first use: the wiring is fixed
+ * while the node runs) with the live part — health and rates — read at each request.
+ */
+import type { FlowGraph } from './flow-graph.js';
+import { buildFlow } from './flow-graph.js';
+import type { PlacedFlow } from './flow-layout.js';
+import { layoutFlow } from './flow-layout.js';
+import type { FlowLive } from './flow-svg.js';
+import { channelDetail, flowSvg } from './flow-svg.js';
+import { servicesHealth } from './health.js';
+import type { LiveHistory } from './history.js';
+import type { Html } from './html.js';
+import type { ConsoleSources } from './sources.js';
+import type { RosterEntry } from '../hive-roster.js';
+
+export class NodeFlow {
+  private graph: FlowGraph | undefined;
+  private placed: Promise<PlacedFlow> | undefined;
+
+  constructor(
+    private readonly sources: ConsoleSources,
+    private readonly history: LiveHistory,
+  ) {}
+
+  private wiring(): { graph: FlowGraph; placed: Promise<PlacedFlow> } {
+    this.graph ??= buildFlow(this.sources.services());
+    this.placed ??= layoutFlow(this.graph);
+    return { graph: this.graph, placed: this.placed };
+  }
+
+  live(): FlowLive {
+    const services = this.sources.services();
+    const others = this.sources.nodes().filter((n) => !n.self);
+    return {
+      elsewhere: (channel) => others.filter((n) => n.services.some((s) => s.channel === channel)).map((n) => n.name),
+      health: servicesHealth(this.sources, this.history),
+      rateOf: (channel) => {
+        const listening = services.filter((s) => s.channel === channel);
+        if (listening.length === 0) return undefined;
+        return listening.reduce((sum, s) => sum + (this.history.latest(s.name)?.rate ?? 0), 0);
+      },
+    };
+  }
+
+  /** The graph, its SVG and the live figures it was drawn with. */
+  async render(): Promise<{ graph: FlowGraph; svg: Html; live: FlowLive }> {
+    const { graph, placed } = this.wiring();
+    const live = this.live();
+    const queues = new Set(this.sources.services().filter((s) => s.kind === 'queue').map((s) => s.name));
+    return { graph, svg: flowSvg(graph, await placed, live, queues), live };
+  }
+
+  /** GET /api/flow: boxes and arrows with health and rates (no coordinates: scripts lay out their own), and the nodes sharing the hive. */
+  json(): { nodes: Array<FlowGraph['nodes'][number] & { health?: string; state?: string }>; edges: Array<FlowGraph['edges'][number] & { rate?: number }>; hiveNodes: RosterEntry[] } {
+    const { graph } = this.wiring();
+    const live = this.live();
+    return {
+      nodes: graph.nodes.map((n) => {
+        const h = n.service ? live.health.get(n.service) : undefined;
+        if (n.kind === 'channel') return { ...n, detail: channelDetail(n.label, live) };
+        return h ? { ...n, health: h.health, state: h.text } : n;
+      }),
+      edges: graph.edges.map((e) => {
+        const rate = e.channel === undefined ? undefined : live.rateOf(e.channel);
+        return rate === undefined ? e : { ...e, rate };
+      }),
+      hiveNodes: this.sources.nodes(),
+    };
+  }
+}

@@ -1,0 +1,66 @@
+/** Which page a path is, and the reads it is built from (the same the JSON API answers). */
+import { NotFoundError } from '../../protocol/errors.js';
+import { journalQueryOf, selectJournal } from './journal-query.js';
+import type { Page, PageContext } from './layout.js';
+import { entryBody } from './pages/entry.js';
+import { journalBody } from './pages/journal.js';
+import { LIVE_REFRESH_SECONDS, liveBody, liveSections } from './pages/live.js';
+import { queueBody, queuesBody } from './pages/queues.js';
+import { queueNamed } from './queue-commands.js';
+import { allSummaries, deadReasons, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import type { ConsoleSources } from './sources.js';
+import type { NodeFlow } from './flow.js';
+import { servicesHealth } from './health.js';
+import type { LiveHistory } from './history.js';
+import type { Html } from './html.js';
+import { html } from './html.js';
+import { liveCharts, serviceCharts } from './pages/live-charts.js';
+import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
+import { serviceBody } from './pages/service.js';
+
+export class ConsolePages {
+  constructor(
+    private readonly sources: ConsoleSources,
+    private readonly history: LiveHistory,
+    private readonly flow: NodeFlow,
+  ) {}
+
+  /** The live page's sections (the page, and each event of its stream). */
+  liveSections(): Record<string, Html> {
+    return liveSections(this.sources.status(), liveCharts(this.history.series()));
+  }
+
+  async build(parts: string[], url: URL, ctx: PageContext): Promise<Page> {
+    const [first, name, sub, key] = parts;
+    if (first === undefined) {
+      const status = this.sources.status();
+      return { title: 'Live', nav: '/', refreshSeconds: LIVE_REFRESH_SECONDS, body: liveBody(status, this.liveSections()) };
+    }
+    if (first === 'flow' && parts.length === 1) {
+      const { graph, svg, live } = await this.flow.render();
+      return { title: 'Flow', nav: '/flow', refreshSeconds: FLOW_REFRESH_SECONDS, body: flowBody(graph, svg, live, this.sources.nodes(), this.sources.hive.kind) };
+    }
+    if (first === 'services' && name !== undefined && parts.length === 2) {
+      const status = this.sources.status();
+      if (!status.services.some((s) => s.name === name)) throw new NotFoundError(`no service named '${name}' on this node`);
+      const series = this.history.series();
+      const own = series.services.find((s) => s.name === name);
+      return { title: `Service ${name}`, nav: '/flow', refreshSeconds: LIVE_REFRESH_SECONDS, body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), own ? serviceCharts(own, series.times) : html``) };
+    }
+    if (first === 'queues') {
+      if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody(await allSummaries(this.sources)) };
+      const queue = queueNamed(this.sources, name);
+      if (sub === undefined) {
+        const search = searchOf(url.searchParams);
+        const [summary, found, schedules, reasons] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : []]);
+        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, summary, found, schedules, reasons) };
+      }
+      if (sub === 'entries' && key !== undefined && parts.length === 4) return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, await fetchEntry(this.sources, queue, key)) };
+    }
+    if (first === 'journal' && parts.length === 1) {
+      const query = journalQueryOf(url.searchParams);
+      return { title: 'Journal', nav: '/journal', body: journalBody(selectJournal(this.sources.journal.entries(), query), url.searchParams, this.sources.services().map((s) => s.name)) };
+    }
+    throw new NotFoundError(`no page at /${parts.join('/')}`);
+  }
+}

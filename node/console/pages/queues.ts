@@ -1,0 +1,79 @@
+/**
+ * /queues: every queue of the node with its state counts; /queues/<name>: its entries by state
+ * (tabs), searched by key, dead-letter reason, age and a Data field's value, a page at a time, with
+ * the queue's actions (pause/resume, step, replay and purge of the dead set, run a schedule now) as
+ * forms that post to the JSON API (which answers a form with a redirect back here).
+ */
+import type { Html } from '../html.js';
+import { html } from '../html.js';
+import type { PageContext } from '../layout.js';
+import { formFields } from '../layout.js';
+import type { EntryPage, EntrySearch, QueueSummary, ScheduleView } from '../queue-reads.js';
+import { ENTRY_STATES } from '../queue-reads.js';
+import { ago, count, valuesText } from './format.js';
+
+export function queuesBody(queues: QueueSummary[]): Html {
+  return html`<h1>Queues</h1>
+${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
+<div class="table-wrap" tabindex="0"><table id="queues"><caption class="muted">Entries per state; a queue's name opens its entries.</caption>
+<thead><tr><th scope="col">queue</th><th scope="col">listens on</th><th scope="col">delivers to</th><th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}</tr></thead>
+<tbody>${queues.map(
+    (q) => html`<tr data-queue="${q.name}"><th scope="row"><a href="/queues/${encodeURIComponent(q.name)}">${q.name}</a></th><td>${q.channel}</td><td>${q.target}</td><td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
+${ENTRY_STATES.map((s) => html`<td class="num${s === 'dead' && q.counts.dead > 0 ? ' bad' : ''}"><a href="/queues/${encodeURIComponent(q.name)}?state=${s}" aria-label="${q.name} ${s}: ${count(q.counts[s])}">${count(q.counts[s])}</a></td>`)}</tr>`,
+  )}</tbody></table></div>`;
+}
+
+/** An action form: a button posting one queue command (with hidden controls). */
+export function actionForm(ctx: PageContext, queue: string, action: string, label: string, controls: Record<string, string> = {}, confirm?: string, danger = false): Html {
+  if (!ctx.actionsEnabled) return html``;
+  return html`<form class="inline" method="post" action="/api/queues/${encodeURIComponent(queue)}/${action}"${confirm ? html` data-confirm="${confirm}"` : ''}>${formFields(ctx)}${Object.entries(controls).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? html` class="danger"` : ''}>${label}</button></form>`;
+}
+
+function searchQuery(s: EntrySearch, page: number): string {
+  const q = new URLSearchParams({ state: s.state });
+  for (const [k, v] of [['key', s.key], ['reason', s.reason], ['field', s.field], ['value', s.value], ['older_than', s.olderThan], ['newer_than', s.newerThan]] as const) if (v !== undefined) q.set(k, v);
+  if (page > 1) q.set('page', String(page));
+  return q.toString();
+}
+
+function filterControls(s: EntrySearch): Record<string, string> {
+  const c: Record<string, string> = { state: s.state };
+  if (s.reason !== undefined) Object.assign(c, { groupby: 'deadletter_reason', list: s.reason });
+  else if (s.field !== undefined) Object.assign(c, { groupby: s.field, list: s.value ?? '' });
+  if (s.olderThan !== undefined) c.older_than = s.olderThan;
+  if (s.newerThan !== undefined) c.newer_than = s.newerThan;
+  return c;
+}
+
+export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>): Html {
+  const s = found.search;
+  const base = `/queues/${encodeURIComponent(q.name)}`;
+  const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
+  return html`<h1>Queue ${q.name}</h1>
+<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.size)} live entries</p>
+<div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', 'Resume') : actionForm(ctx, q.name, 'pause', 'Pause')}
+${actionForm(ctx, q.name, 'step', 'Step (deliver the next entry now)')}
+${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, filterControls(s), `Replay ${count(found.total)} dead entries?`) : ''}
+${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx, q.name, 'purge', `Purge ${filtered ? 'these' : 'all'} ${count(found.total)} ${s.state}`, filterControls(s), `Remove ${count(found.total)} ${s.state} entries for good?`, true) : ''}</div>
+<nav aria-label="Entry states"><ul class="tabs">${ENTRY_STATES.map((st) => html`<li><a href="${base}?state=${st}"${st === s.state ? html` aria-current="page"` : ''}>${st} (${count(q.counts[st])})</a></li>`)}</ul></nav>
+<form class="search" method="get" action="${base}" role="search" aria-label="Search entries">
+<input type="hidden" name="state" value="${s.state}">
+<label>Key<input name="key" value="${s.key ?? ''}" size="24"></label>
+<label>Dead-letter reason<input name="reason" value="${s.reason ?? ''}" size="18"></label>
+<label>Data field<input name="field" value="${s.field ?? ''}" size="10"></label>
+<label>has value<input name="value" value="${s.value ?? ''}" size="10"></label>
+<label>Older than<input name="older_than" value="${s.olderThan ?? ''}" size="6" placeholder="1h"></label>
+<label>Newer than<input name="newer_than" value="${s.newerThan ?? ''}" size="6" placeholder="10m"></label>
+<button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a></form>
+${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map((r, i) => html`${i ? ' · ' : ''}<a href="${base}?state=dead&amp;reason=${encodeURIComponent(r.reason)}">${r.reason}</a> (${count(r.count)})`)}</p>` : ''}
+<p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
+<div class="table-wrap" tabindex="0"><table id="entries"><thead><tr><th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th><th scope="col">Data</th></tr></thead>
+<tbody>${found.entries.map(
+    (e) => html`<tr data-key="${e.key}" data-state="${e.state}"><td><a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a></td><td>${e.channel}</td><td class="num">${e.attempts}</td><td title="${e.created}">${ago(e.created)}</td>
+<td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td><td><code>${valuesText(e.data)}</code></td></tr>`,
+  )}</tbody></table></div>
+${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
+<h2>Schedules</h2>
+${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
+<tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', 'Run now', { schedule_name: sc.name })}</td></tr>`)}</tbody></table></div>`}`;
+}

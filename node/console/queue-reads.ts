@@ -1,0 +1,181 @@
+/**
+ * What the queue pages and GET /api/queues show, read with the queue's commands: `status` for the
+ * counts, `list` (with `state`, `groupby` + `list`, `older_than` / `newer_than`) for the keys that
+ * match a search, `fetch` for each entry of the page shown, `schedules`. The queue answers keys
+ * only, so a page fetches its (at most PAGE_SIZE) entries one by one.
+ */
+import { BadInputError, HiveError } from '../../protocol/errors.js';
+import type { Result } from '../../protocol/message.js';
+import type { Attempt } from '../../actors/queue/entry.js';
+import type { ConsoleService, ConsoleSources } from './sources.js';
+import { queueCommand, queueNames, queueNamed } from './queue-commands.js';
+
+export const ENTRY_STATES = ['waiting', 'scheduled', 'retrying', 'dead', 'done'] as const;
+export const PAGE_SIZE = 20;
+
+/** A queue's failed answer, carrying its Code: the console answers with the queue's own Code. */
+export class QueueAnswerError extends HiveError {
+  override readonly name = 'QueueAnswerError';
+  constructor(
+    override readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The answer when it is a success, else its Code as a typed error naming what was read. */
+export function ok(result: Result, what: string): Result {
+  if (result.Code >= 200 && result.Code < 300) return result;
+  throw new QueueAnswerError(result.Code, `${what}: ${result.Message}`);
+}
+
+const first = (r: Result, field: string): string => r.Data[field]?.[0] ?? '';
+
+export interface QueueSummary {
+  name: string;
+  /** The channel it listens on. */
+  channel: string;
+  /** Where its entries go unless they name a channel (DefaultChannel). */
+  target: string;
+  status: string;
+  size: number;
+  counts: Record<(typeof ENTRY_STATES)[number], number>;
+}
+
+export async function queueSummary(sources: ConsoleSources, queue: ConsoleService): Promise<QueueSummary> {
+  const r = ok(await queueCommand(sources, queue, 'status'), `status of queue ${queue.name}`);
+  const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, Number(first(r, s) || 0)])) as QueueSummary['counts'];
+  return { name: queue.name, channel: queue.channel, target: String(queue.config.DefaultChannel ?? ''), status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts };
+}
+
+export function allSummaries(sources: ConsoleSources): Promise<QueueSummary[]> {
+  return Promise.all(queueNames(sources).map((n) => queueSummary(sources, queueNamed(sources, n))));
+}
+
+/** A search of the queue page (all optional): by key, or by state, reason, age and a Data field's value. */
+export interface EntrySearch {
+  state: string;
+  key?: string;
+  reason?: string;
+  field?: string;
+  value?: string;
+  olderThan?: string;
+  newerThan?: string;
+  page: number;
+}
+
+/** Reads a search from query parameters; a bad one is 400 naming it. */
+export function searchOf(params: URLSearchParams): EntrySearch {
+  const text = (name: string): string | undefined => {
+    const v = params.get(name)?.trim();
+    return v ? v : undefined;
+  };
+  const state = text('state') ?? 'waiting';
+  if (!(ENTRY_STATES as readonly string[]).includes(state)) throw new BadInputError(`state must be one of ${ENTRY_STATES.join(', ')}, got '${state}'`);
+  const page = Number(text('page') ?? '1');
+  if (!Number.isInteger(page) || page < 1) throw new BadInputError(`page must be a whole number from 1, got '${text('page') ?? ''}'`);
+  const field = text('field');
+  if (field !== undefined && text('value') === undefined) throw new BadInputError(`field '${field}' needs a value to search for`);
+  const pick = (name: string, key: keyof EntrySearch): Partial<EntrySearch> => (text(name) === undefined ? {} : { [key]: text(name) });
+  return { state, page, ...pick('key', 'key'), ...pick('reason', 'reason'), ...pick('field', 'field'), ...pick('value', 'value'), ...pick('older_than', 'olderThan'), ...pick('newer_than', 'newerThan') };
+}
+
+/** One entry as the console shows it. */
+export interface EntryView {
+  key: string;
+  state: string;
+  channel: string;
+  mode: string;
+  class: string;
+  operation: string;
+  attempts: number;
+  created: string;
+  due: string;
+  ended: string;
+  reason: string;
+  data: Record<string, string[]>;
+  control: Record<string, string[]>;
+  history: Attempt[];
+  replayedAt: string[];
+}
+
+const ATTRIBUTES = new Set(['key', 'channel', 'mode', 'class', 'operation', 'state', 'attempts', 'created', 'due', 'ended', 'deadletter_reason', 'queuesize', 'status', ...ENTRY_STATES]);
+
+function entryOf(r: Result): EntryView {
+  const stored = (r.List?.[0] ?? {}) as { message?: { Data?: Record<string, string[]>; Control?: Record<string, string[]> }; history?: Attempt[]; replayedAt?: string[] };
+  const data = stored.message?.Data ?? Object.fromEntries(Object.entries(r.Data).filter(([k]) => !ATTRIBUTES.has(k)));
+  return {
+    key: first(r, 'key'),
+    state: first(r, 'state'),
+    channel: first(r, 'channel'),
+    mode: first(r, 'mode'),
+    class: first(r, 'class'),
+    operation: first(r, 'operation'),
+    attempts: Number(first(r, 'attempts') || 0),
+    created: first(r, 'created'),
+    due: first(r, 'due'),
+    ended: first(r, 'ended'),
+    reason: first(r, 'deadletter_reason'),
+    data,
+    control: stored.message?.Control ?? {},
+    history: stored.history ?? [],
+    replayedAt: stored.replayedAt ?? [],
+  };
+}
+
+export async function fetchEntry(sources: ConsoleSources, queue: ConsoleService, key: string): Promise<EntryView> {
+  return entryOf(ok(await queueCommand(sources, queue, 'fetch', { key }), `entry ${key}`));
+}
+
+export interface EntryPage {
+  search: EntrySearch;
+  total: number;
+  pages: number;
+  entries: EntryView[];
+}
+
+/** The keys a search matches (the queue's `list`), then the entries of the page asked for. */
+export async function searchEntries(sources: ConsoleSources, queue: ConsoleService, search: EntrySearch): Promise<EntryPage> {
+  if (search.key !== undefined) {
+    const r = await queueCommand(sources, queue, 'fetch', { key: search.key });
+    const entries = r.Code === 200 ? [entryOf(r)] : [];
+    return { search, total: entries.length, pages: 1, entries };
+  }
+  const control: Record<string, string> = { state: search.state };
+  if (search.reason !== undefined) Object.assign(control, { groupby: 'deadletter_reason', list: search.reason });
+  else if (search.field !== undefined) Object.assign(control, { groupby: search.field, list: search.value ?? '' });
+  if (search.olderThan !== undefined) control.older_than = search.olderThan;
+  if (search.newerThan !== undefined) control.newer_than = search.newerThan;
+  const listed = ok(await queueCommand(sources, queue, 'list', control), `list of queue ${queue.name}`);
+  const keys = listed.Data.objects ?? [];
+  const pages = Math.max(1, Math.ceil(keys.length / PAGE_SIZE));
+  const shown = keys.slice((search.page - 1) * PAGE_SIZE, search.page * PAGE_SIZE);
+  const fetched = await Promise.all(shown.map((key) => queueCommand(sources, queue, 'fetch', { key })));
+  // an entry delivered or removed between the list and its fetch is simply not shown
+  return { search, total: keys.length, pages, entries: fetched.filter((r) => r.Code === 200).map(entryOf) };
+}
+
+/** The dead entries per dead-letter reason (`list` by state dead, grouped by deadletter_reason), most first. */
+export async function deadReasons(sources: ConsoleSources, queue: ConsoleService): Promise<Array<{ reason: string; count: number }>> {
+  const r = ok(await queueCommand(sources, queue, 'list', { state: 'dead', groupby: 'deadletter_reason' }), `dead-letter reasons of queue ${queue.name}`);
+  const fields = new Set<string>(['queuesize', 'status', ...ENTRY_STATES]);
+  return Object.entries(r.Data)
+    .filter(([k]) => !fields.has(k))
+    .map(([reason, v]) => ({ reason, count: Number(v[0] ?? 0) }))
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
+export interface ScheduleView {
+  name: string;
+  cron: string;
+  tz: string;
+  next: string;
+  last_fired: string;
+  fired: number;
+}
+
+export async function schedulesOf(sources: ConsoleSources, queue: ConsoleService): Promise<ScheduleView[]> {
+  const r = ok(await queueCommand(sources, queue, 'schedules'), `schedules of queue ${queue.name}`);
+  return (r.List ?? []) as ScheduleView[];
+}
