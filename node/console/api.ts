@@ -1,7 +1,7 @@
 /**
  * The JSON API the pages are built from, for scripts too (README, Console): GET /api/status,
  * /api/flow, /api/live (and its stream /api/live/stream), /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
- * /api/queues/<name>/schedules, /api/journal; and the actions, POST /api/queues/<name>/<action>,
+ * /api/queues/<name>/schedules, /api/journal, /api/traces (?limit=), /api/traces/<trace id>; and the actions, POST /api/queues/<name>/<action>,
  * which server.ts lets through only after the operator checks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,6 +10,8 @@ import type { Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 import { sendJson } from './http.js';
+import { recentTraces, traceById } from '../../actors/shared/trace-ring.js';
+import { tracingMode } from '../../actors/shared/tracing.js';
 import { journalQueryOf, selectJournal } from './journal-query.js';
 import type { Operators } from './operators.js';
 import { CSRF_COOKIE, cookiesOf, newCsrfCookie } from './operators.js';
@@ -66,6 +68,12 @@ export class ConsoleApi {
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
       if (sub === 'schedules' && parts.length === 3) return sendJson(res, 200, await schedulesOf(this.sources, queue));
+    }
+    if (first === 'traces' && parts.length === 1) return sendJson(res, 200, { mode: tracingMode(), traces: recentTraces(Number(url.searchParams.get('limit') ?? 50) || 50) });
+    if (first === 'traces' && name !== undefined && parts.length === 2) {
+      const trace = traceById(name.toLowerCase());
+      if (!trace) throw new NotFoundError(`no recent trace '${name}' on this node`);
+      return sendJson(res, 200, trace);
     }
     throw new NotFoundError(`no API at /api/${parts.join('/')}; see the README, section Console`);
   }

@@ -12,6 +12,7 @@ export const NAV = [
   { path: '/flow', label: 'Flow' },
   { path: '/queues', label: 'Queues' },
   { path: '/journal', label: 'Journal' },
+  { path: '/traces', label: 'Traces' },
 ] as const;
 
 /** What every page knows about the request it answers. */

@@ -17,6 +17,9 @@ import { html } from './html.js';
 import { liveCharts, serviceCharts } from './pages/live-charts.js';
 import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
 import { serviceBody } from './pages/service.js';
+import { traceBody, tracesBody } from './pages/traces.js';
+import { recentTraces, traceById } from '../../actors/shared/trace-ring.js';
+import { tracingMode } from '../../actors/shared/tracing.js';
 
 export class ConsolePages {
   constructor(
@@ -60,6 +63,19 @@ export class ConsolePages {
     if (first === 'journal' && parts.length === 1) {
       const query = journalQueryOf(url.searchParams);
       return { title: 'Journal', nav: '/journal', body: journalBody(selectJournal(this.sources.journal.entries(), query), url.searchParams, this.sources.services().map((s) => s.name)) };
+    }
+    if (first === 'traces') {
+      if (name === undefined) {
+        const id = (url.searchParams.get('id') ?? '').trim().toLowerCase();
+        // a trace id from a log line goes straight to its trace
+        if (id !== '' && traceById(id)) return this.build(['traces', id], url, ctx);
+        return { title: 'Traces', nav: '/traces', body: tracesBody(recentTraces(200), id, tracingMode(), id !== '') };
+      }
+      if (parts.length === 2) {
+        const trace = traceById(name.toLowerCase());
+        if (!trace) throw new NotFoundError(`no recent trace '${name}' on this node (the ring keeps the latest 200 sampled traces)`);
+        return { title: `Trace ${trace.traceId}`, nav: '/traces', body: traceBody(trace) };
+      }
     }
     throw new NotFoundError(`no page at /${parts.join('/')}`);
   }

@@ -49,7 +49,7 @@ describe('console HTML and accessibility: every page passes axe (landmarks, labe
       });
       const page = await context.newPage();
       await page.goto(`${c.base}/login`);
-      const paths = ['/', '/flow', '/queues', '/queues/jobs?state=dead', `/queues/jobs/entries/${key}`, '/services/recorder', '/journal', '/queues/jobs?state=waiting&field=customer&value=none'];
+      const paths = ['/', '/flow', '/queues', '/queues/jobs?state=dead', `/queues/jobs/entries/${key}`, '/services/recorder', '/journal', '/traces', '/queues/jobs?state=waiting&field=customer&value=none'];
       for (const width of [1280, 390]) {
         await page.setViewportSize({ width, height: width === 1280 ? 800 : 844 });
         for (const path of paths) {
