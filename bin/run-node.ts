@@ -2,9 +2,10 @@
  * Running a node from the command line: start, print what runs, drain on SIGTERM/SIGINT and exit 0
  * within 10 s; configuration errors exit 2 with the message.
  */
-import type { NodeOptions } from '../node/node.js';
-import { HiveNode } from '../node/node.js';
+import type { HiveNode, NodeOptions } from '../node/node.js';
 import { ConfigError, ListenError } from '../protocol/errors.js';
+import { importModule } from '../protocol/import-module.js';
+import type * as nodeModule from '../node/node.js';
 import { PACKAGE_VERSION } from './package-info.js';
 
 const DRAIN_MS = 8_000;
@@ -65,6 +66,8 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   try {
+    // imported here: the command line's other commands never load the node and its actors
+    const { HiveNode } = await importModule<typeof nodeModule>(import.meta.url, '../node/node.js');
     node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts });
   } catch (e) {
     const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;
