@@ -33,7 +33,7 @@ const TITLES: Record<string, string> = {
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   hive: 'The hive — against bare nact and bare nats.js',
-  sql: 'SQL service — against direct sequelize and the raw drivers',
+  sql: 'SQL service — against the raw drivers and direct sequelize',
   'sql-transaction': 'SQL raw transactions — against direct sequelize transactions',
   'sql-batch': 'SQL service, SQL_BATCH — 10,000 rows in one message against the raw driver and single-row messages',
   httpclient: 'HTTP client — against raw undici and got',
