@@ -16,6 +16,8 @@
  */
 import type { Sequelize, Transaction } from 'sequelize';
 import type { Dialect } from './dialect.js';
+import type { SqliteConnection as KeptConnection } from './sqlite-statements.js';
+import { SqliteStatements } from './sqlite-statements.js';
 
 /** Values from which a statement goes to the driver directly (below, Sequelize's cost is small). */
 export const DIRECT_FROM = 256;
@@ -29,9 +31,8 @@ interface MysqlConnection {
   execute(text: string, values: unknown[], done: (e: Error | null, result: unknown) => void): void;
   query(options: { sql: string }, done: (e: Error | null, result: unknown) => void): void;
 }
-interface SqliteConnection {
+interface SqliteConnection extends KeptConnection {
   run(text: string, values: unknown[], done: (this: { lastID: number; changes: number }, e: Error | null) => void): void;
-  all(text: string, values: Record<string, unknown>, done: (e: Error | null, rows: unknown[]) => void): void;
 }
 interface Pool {
   getConnection(options: object): Promise<unknown>;
@@ -114,8 +115,8 @@ export class DirectSelect {
   private readonly formatBind: FormatBind;
   private readonly pool: Pool;
   private readonly texts = new Map<string, DriverText>();
-  /** SQLite: Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
-  private sqlite: SqliteConnection | undefined;
+  /** SQLite: prepared statements on Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
+  private sqlite: SqliteStatements | undefined;
 
   /** Undefined for an engine without this path (SQL Server, Oracle). */
   static for(sequelize: Sequelize, dialect: Dialect): DirectSelect | undefined {
@@ -136,7 +137,7 @@ export class DirectSelect {
       const values: Record<string, unknown> = {};
       for (const name of names) values[`$${name}`] = bind[name];
       if (this.sqlite) return this.all(this.sqlite, text, values);
-      return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite = connection), text, values));
+      return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
     }
     const values = names.map((name) => bind[name]);
     const dialect = this.dialect;
@@ -160,11 +161,12 @@ export class DirectSelect {
 
   /** Closed with the database: the next statement asks the manager again. */
   forget(): void {
+    this.sqlite?.close();
     this.sqlite = undefined;
   }
 
-  private all(connection: SqliteConnection, text: string, values: Record<string, unknown>): Promise<unknown> {
-    return new Promise((resolve, reject) => connection.all(text, values, (e, rows) => (e ? reject(e) : resolve([rows, undefined]))));
+  private all(statements: SqliteStatements, text: string, values: Record<string, unknown>): Promise<unknown> {
+    return statements.all(text, values).then((rows) => [rows, undefined]);
   }
 
   /**
