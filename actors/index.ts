@@ -1,26 +1,39 @@
 /**
  * The registry: service kind → implementation. The one module that sees every service, so the node
  * (node/node.ts) reaches them through it and nothing below the actors knows them. A kind the config
- * registry lists without an implementation here is a compile error.
+ * registry lists without an implementation here is a compile error. Each kind's module is imported
+ * when an instance of it starts (lazyService): a configuration compiles from its table alone.
  */
+import { ECHO_PARAMS } from '../config/echo.js';
+import { EXEC_PARAMS } from '../config/exec.js';
+import { GATEWAY_PARAMS } from '../config/gateway.js';
+import { HTTPCLIENT_PARAMS } from '../config/httpclient.js';
+import { QUEUE_PARAMS } from '../config/queue.js';
 import type { ServiceKind } from '../config/registry.js';
-import { echoService } from './echo/echo.js';
-import { execService } from './exec/exec.js';
-import { gatewayService } from './gateway/gateway.js';
-import { httpClientService } from './httpclient/httpclient.js';
-import { queueService } from './queue/queue.js';
+import { SERVICES } from '../config/registry.js';
+import { compilerFor } from '../config/resolve.js';
+import { SQL_PARAMS } from '../config/sql.js';
+import { STORAGE_PARAMS } from '../config/storage.js';
+import { SYSLOG_PARAMS } from '../config/syslog.js';
 import type { ServiceDefinition } from './service/context.js';
-import { sqlService } from './sql/sql.js';
-import { storageService } from './storage/storage.js';
-import { syslogService } from './syslog/syslog.js';
+import { lazyService } from './service/context.js';
+import { importModule } from '../protocol/import-module.js';
+import type * as echoModule from './echo/echo.js';
+import type * as execModule from './exec/exec.js';
+import type * as gatewayModule from './gateway/gateway.js';
+import type * as queueModule from './queue/queue.js';
+import type * as sqlModule from './sql/sql.js';
+import type * as httpClientModule from './httpclient/httpclient.js';
+import type * as storageModule from './storage/storage.js';
+import type * as syslogModule from './syslog/syslog.js';
 
 export const SERVICE_DEFINITIONS: Readonly<Record<ServiceKind, ServiceDefinition>> = {
-  echo: echoService,
-  exec: execService,
-  gateway: gatewayService,
-  queue: queueService,
-  sql: sqlService,
-  httpclient: httpClientService,
-  storage: storageService,
-  syslog: syslogService,
+  echo: lazyService(SERVICES.echo, compilerFor('echo', ECHO_PARAMS), async () => (await importModule<typeof echoModule>(import.meta.url, './echo/echo.js')).echoService),
+  exec: lazyService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), async () => (await importModule<typeof execModule>(import.meta.url, './exec/exec.js')).execService),
+  gateway: lazyService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), async () => (await importModule<typeof gatewayModule>(import.meta.url, './gateway/gateway.js')).gatewayService),
+  queue: lazyService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), async () => (await importModule<typeof queueModule>(import.meta.url, './queue/queue.js')).queueService),
+  sql: lazyService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), async () => (await importModule<typeof sqlModule>(import.meta.url, './sql/sql.js')).sqlService),
+  httpclient: lazyService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), async () => (await importModule<typeof httpClientModule>(import.meta.url, './httpclient/httpclient.js')).httpClientService),
+  storage: lazyService(SERVICES.storage, compilerFor('storage', STORAGE_PARAMS), async () => (await importModule<typeof storageModule>(import.meta.url, './storage/storage.js')).storageService),
+  syslog: lazyService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), async () => (await importModule<typeof syslogModule>(import.meta.url, './syslog/syslog.js')).syslogService),
 };

@@ -2,7 +2,8 @@
  * Gateway HTTP load with wrk (Debian), 32 connections: strict mode → embedded hive → echo, against a
  * raw node:http JSON echo server, in the same run, interleaved, median of rounds; interceptor mode
  * (the JSON pass-through pair, in-process and as HTTP services) reported too. Prints req/s, p50/p99
- * and the ratios (targets: strict >= 0.6 of raw, p99 <= 5 ms), and whether each target is met. Every
+ * and the ratios (targets: strict >= 0.8 of raw, p99 <= 5 ms; interceptor mode >= 0.25 of raw, issue
+ * 26), and whether each target is met. Every
  * target is checked to answer 200 with the posted Data first, and wrk's non-2xx and socket-error
  * counts are reported, so errors are never counted as throughput. When bench/peers is installed,
  * Node-RED (http in → function → http response, its own process) takes the same load in the same
@@ -23,7 +24,9 @@ import type { WrkResult } from './support/wrk.js';
 import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// 5 rounds: on the shared 2-core machine one round in three could lose half its rate to other work,
+// and the median of 3 then swung the strict ratio from 0.96 to 0.71 between runs (issue 26)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SCALE_CONNECTIONS = (process.env.BENCH_SCALE_CONNECTIONS ?? '256').split(',').filter(Boolean).map(Number);
 
@@ -99,7 +102,7 @@ async function measure(connections: number, targets: string[]): Promise<Record<s
 function reportLevel(connections: number, s: Record<string, WrkResult>, targets: boolean): void {
   const strict = s.strict!;
   const figure = `gateway strict → hive → echo, ${connections} connections`;
-  report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps, ...(targets ? { target: '≥ 0.6', met: strict.rps / s.raw!.rps >= 0.6 } : {}) });
+  report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps, ...(targets ? { target: '≥ 0.8', met: strict.rps / s.raw!.rps >= 0.8 } : {}) });
   report({ figure: `${figure}, p99 latency`, hivenode: strict.p99, unit: 'ms', lowerIsBetter: true, baseline: 'raw node:http JSON echo', baselineValue: s.raw!.p99, ...(targets ? { target: '≤ 5 ms', met: strict.p99 <= 5 } : {}) });
   if (s.nodered) {
     report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: labels.nodered!, baselineValue: s.nodered.rps, peer: true });
@@ -112,13 +115,13 @@ const main = await measure(CONNECTIONS, ['raw', 'strict', 'module', 'http', ...w
 const strict = main.strict!;
 const r = main.raw!;
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
-console.log(`target strict/raw >= 0.60: ${(strict.rps / r.rps).toFixed(2)} — ${verdict(strict.rps / r.rps >= 0.6)}`);
+console.log(`target strict/raw >= 0.80: ${(strict.rps / r.rps).toFixed(2)} — ${verdict(strict.rps / r.rps >= 0.8)}`);
 console.log(`target strict p99 <= 5 ms at ${CONNECTIONS} connections: ${strict.p99.toFixed(2)} ms — ${verdict(strict.p99 <= 5)} (raw p99 in the same run: ${r.p99.toFixed(2)} ms)`);
-console.log(`interceptor mode (HTTP interceptor services)/raw: ${(main.http!.rps / r.rps).toFixed(2)}, in-process module:// interceptors/raw: ${(main.module!.rps / r.rps).toFixed(2)} (no target)`);
+console.log(`target interceptor mode (HTTP interceptor services)/raw >= 0.25: ${(main.http!.rps / r.rps).toFixed(2)} — ${verdict(main.http!.rps / r.rps >= 0.25)}; in-process module:// interceptors/raw: ${(main.module!.rps / r.rps).toFixed(2)} (no target)`);
 if (main.nodered) console.log(`gateway strict / ${nodeRed!.name}: ${(strict.rps / main.nodered.rps).toFixed(2)}`);
 reportLevel(CONNECTIONS, main, CONNECTIONS === 32);
 report({ figure: `gateway + module:// interceptors, ${CONNECTIONS} connections`, hivenode: main.module!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps });
-report({ figure: `gateway + HTTP interceptor services, ${CONNECTIONS} connections`, hivenode: main.http!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps });
+report({ figure: `gateway + HTTP interceptor services, ${CONNECTIONS} connections`, hivenode: main.http!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps, target: '≥ 0.25', met: main.http!.rps / r.rps >= 0.25 });
 for (const connections of SCALE_CONNECTIONS) reportLevel(connections, await measure(connections, ['raw', 'strict', ...withPeer]), false);
 
 await nodeRed?.stop();

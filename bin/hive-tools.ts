@@ -11,6 +11,7 @@ import { makeMessage, validateValueMap } from '../protocol/message.js';
 import { parseJson } from '../protocol/wire.js';
 import { createLogger } from '../actors/shared/logger.js';
 import { exitOnConfigError } from './run-node.js';
+import type { HIVE_OPTIONS } from './hive-options.js';
 
 export interface HiveArgs {
   server?: string | undefined;
@@ -20,14 +21,6 @@ export interface HiveArgs {
   key?: string | undefined;
 }
 
-/** The yargs options of the hive connection, shared by `send` and `template`; each falls back to its parameter in the environment. */
-export const HIVE_OPTIONS = {
-  server: { type: 'string', describe: 'nats://host:port or tls://host:port (default: SERVERHOST)' },
-  auth: { type: 'string', describe: 'token, user:password, .creds or nkey seed file, file://path (default: SERVERAUTH)' },
-  ca: { type: 'string', describe: 'CA certificate file the hive server must be signed by (default: SERVERCA)' },
-  cert: { type: 'string', describe: 'client certificate file (default: SERVERCERT)' },
-  key: { type: 'string', describe: 'client key file or file://path (default: SERVERKEY)' },
-} as const;
 
 /** Option --`flag`, else environment variable `param`; a secret's `file://` is read (the message names which source). */
 function given(args: HiveArgs, flag: keyof typeof HIVE_OPTIONS, param: string, secret = false): string {

@@ -4,21 +4,13 @@
  * spec's style (`-Name=value`), which yargs would split into single-letter flags, so they bypass yargs
  * and go to the config module; every other command goes through yargs.
  */
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { renderParamsMarkdown, renderParamsText } from '../config/docs.js';
-import { loadNodeFile, parseDashboardPort } from '../config/node-file.js';
-import { compileTracing } from '../config/tracing.js';
 import { SERVICES, isServiceKind } from '../config/registry.js';
-import { runDemo } from './demo.js';
-import { runInterceptor, runPasswd } from './tools.js';
-import { HIVE_OPTIONS, runSend, runTemplate } from './hive-tools.js';
-import { runStatus, takeDashboardPort } from './status.js';
-import { runRender } from './render.js';
 import { PACKAGE_VERSION } from './package-info.js';
-import { plansOf, singleServicePlan } from './plans.js';
 import { exitOnConfigError, runNode } from './run-node.js';
 import { usageError } from './usage.js';
+
+// Every command's modules are imported when that command runs: `hivenode --version` and a node's start
+// load only what they use (a node's services load their own drivers when they start: actors/index.ts).
 
 function versionText(): string {
   const lines = [`hivenode ${PACKAGE_VERSION}`];
@@ -28,7 +20,13 @@ function versionText(): string {
 
 async function main(argv: string[]): Promise<void> {
   const first = argv[0];
+  if (argv.length === 1 && first === '--version') {
+    // what yargs' .version() below prints, without loading yargs and its parser for it
+    console.log(versionText());
+    return;
+  }
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
+    const [{ takeDashboardPort }, { singleServicePlan }] = await Promise.all([import('./status.js'), import('./plans.js')]);
     let plan, dashboardPort;
     try {
       const taken = takeDashboardPort(argv.slice(1));
@@ -41,9 +39,10 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (first === 'interceptor' && !argv.includes('--help')) {
-    await runInterceptor(argv.slice(1));
+    await (await import('./tools.js')).runInterceptor(argv.slice(1));
     return;
   }
+  const [{ default: yargs }, { HIVE_OPTIONS }] = await Promise.all([import('yargs'), import('./hive-options.js')]);
   await yargs(argv)
     .scriptName('hivenode')
     .usage('$0 <command>\n\nRun hive-connected worker services.\nA single service: hivenode <service> -Param=value … (every parameter also as an upper-case environment variable).')
@@ -56,6 +55,7 @@ async function main(argv: string[]): Promise<void> {
           // a string, parsed below: yargs would turn a bare or malformed port into NaN, not an error
           .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
       async (args) => {
+        const [{ loadNodeFile, parseDashboardPort }, { plansOf }, { compileTracing }] = await Promise.all([import('../config/node-file.js'), import('./plans.js'), import('../config/tracing.js')]);
         let file, dashboardPort, tracing;
         try {
           file = loadNodeFile(args.file);
@@ -71,7 +71,7 @@ async function main(argv: string[]): Promise<void> {
       'demo',
       'run the demo node (examples/demo.yaml) on the embedded hive',
       (y) => y.option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' }),
-      async (args) => runDemo(args.once),
+      async (args) => (await import('./demo.js')).runDemo(args.once),
     )
     .command('interceptor <module>', 'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr')
     .command(
@@ -83,7 +83,7 @@ async function main(argv: string[]): Promise<void> {
           .option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' })
           .option('group', { type: 'string', array: true, nargs: 1, describe: 'also add the user to this group (repeatable, or comma-separated)' })
           .option('groups-file', { type: 'string', describe: 'groups file the groups are written to (Apache AuthGroupFile format; other lines kept)' }),
-      async (args) => runPasswd(args.user, args.file, args.group ?? [], args.groupsFile),
+      async (args) => (await import('./tools.js')).runPasswd(args.user, args.file, args.group ?? [], args.groupsFile),
     )
     .command(
       'send <channel>',
@@ -98,7 +98,7 @@ async function main(argv: string[]): Promise<void> {
           .option('execute', { type: 'boolean', default: false, describe: 'acknowledged hand-over instead of a call' })
           .option('timeout', { type: 'number', default: 30_000, describe: 'milliseconds' })
           .options(HIVE_OPTIONS),
-      async (args) => runSend(args.channel, args),
+      async (args) => (await import('./hive-tools.js')).runSend(args.channel, args),
     )
     .command(
       'template <action> [name]',
@@ -114,13 +114,13 @@ async function main(argv: string[]): Promise<void> {
           .option('file', { type: 'string' })
           .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
           .options(HIVE_OPTIONS),
-      async (args) => (args.action === 'render' ? runRender(args.name, args) : runTemplate(args.action, args.name, args)),
+      async (args) => (args.action === 'render' ? (await import('./render.js')).runRender(args.name, args) : (await import('./hive-tools.js')).runTemplate(args.action, args.name, args)),
     )
     .command(
       'status',
       "print a running node's services and actor tree (from its dashboard)",
       (y) => y.option('url', { type: 'string', default: 'http://127.0.0.1:8099', describe: 'dashboard address' }),
-      async (args) => runStatus(args.url),
+      async (args) => (await import('./status.js')).runStatus(args.url),
     )
     .command(
       'params [service]',
@@ -129,7 +129,8 @@ async function main(argv: string[]): Promise<void> {
         y
           .positional('service', { type: 'string', choices: Object.keys(SERVICES), describe: 'service kind' })
           .option('markdown', { type: 'boolean', default: false, describe: 'print the README reference in Markdown' }),
-      (args) => {
+      async (args) => {
+        const { renderParamsMarkdown, renderParamsText } = await import('../config/docs.js');
         const infos = args.service ? [SERVICES[args.service as keyof typeof SERVICES]] : Object.values(SERVICES);
         console.log(infos.map((i) => (args.markdown ? renderParamsMarkdown(i) : renderParamsText(i))).join('\n\n'));
       },
@@ -149,7 +150,7 @@ async function main(argv: string[]): Promise<void> {
     .parseAsync();
 }
 
-main(hideBin(process.argv)).catch((e: unknown) => {
+main(process.argv.slice(2)).catch((e: unknown) => {
   console.error(`hivenode: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.exit(1);
 });

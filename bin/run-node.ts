@@ -2,10 +2,11 @@
  * Running a node from the command line: start, print what runs, drain on SIGTERM/SIGINT and exit 0
  * within 10 s; configuration errors exit 2 with the message.
  */
-import type { NodeOptions } from '../node/node.js';
-import { HiveNode } from '../node/node.js';
+import type { HiveNode, NodeOptions } from '../node/node.js';
 import { ConfigError, ListenError } from '../protocol/errors.js';
 import { compileTracing } from '../config/tracing.js';
+import { importModule } from '../protocol/import-module.js';
+import type * as nodeModule from '../node/node.js';
 import { PACKAGE_VERSION } from './package-info.js';
 
 const DRAIN_MS = 8_000;
@@ -66,7 +67,9 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   try {
-    // the standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
+    // imported here: the command line's other commands never load the node and its actors; the
+    // standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
+    const { HiveNode } = await importModule<typeof nodeModule>(import.meta.url, '../node/node.js');
     node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts, tracing: opts.tracing ?? compileTracing(process.env) });
   } catch (e) {
     const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;

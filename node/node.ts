@@ -7,7 +7,6 @@
 import { HiveClient } from '../actors/hive/client.js';
 import { spawnBridge } from '../actors/hive/bridge.js';
 import { MemoryTransport } from '../actors/hive/memory.js';
-import { NatsTransport } from '../actors/hive/nats.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
 import { CHANNEL_RULE, isValidChannel } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
@@ -15,10 +14,12 @@ import type { Layer } from '../config/resolve.js';
 import type { HiveAccessValues } from '../config/hive-access.js';
 import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
+import { importModule } from '../protocol/import-module.js';
+import type * as natsModule from '../actors/hive/nats.js';
+import type * as consoleModule from './console/server.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
-import { startConsole } from './console/server.js';
 import { HiveRoster } from './hive-roster.js';
 import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
@@ -74,10 +75,14 @@ export interface NodeService {
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
 /** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'), reached with the access the other SERVER* parameters give. */
-export function transportFor(values: HiveAccessValues & { readonly SERVERHOST: string }, name: string, log: Logger): HiveTransport {
+export async function transportFor(values: HiveAccessValues & { readonly SERVERHOST: string }, name: string, log: Logger): Promise<HiveTransport> {
   const host = values.SERVERHOST.trim();
   if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
-  if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) return new NatsTransport({ servers: host, access: hiveAccess(values), name, log });
+  if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) {
+    // the NATS client is loaded only by a node that uses it (a tenth of a CPU second at start)
+    const { NatsTransport } = await importModule<typeof natsModule>(import.meta.url, '../actors/hive/nats.js');
+    return new NatsTransport({ servers: host, access: hiveAccess(values), name, log });
+  }
   throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
 }
 
@@ -122,7 +127,7 @@ export class HiveNode {
     const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
     const tracing = opts.tracing ? await startTracing(opts.tracing) : undefined;
-    const transport = transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
+    const transport = await transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 
     const journal = new Journal(1000, { mask: first?.LOGSENSITIVE ? (t) => t : (t) => maskSensitive(t, secrets), traceOf: () => currentScope()?.traceId });
@@ -155,6 +160,8 @@ export class HiveNode {
       for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
+        // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
+        const { startConsole } = await importModule<typeof consoleModule>(import.meta.url, './console/server.js');
         node.dashboard = await startConsole(
           { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },

@@ -36,7 +36,7 @@ const TITLES: Record<string, string> = {
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   'queue-jetstream': 'Queue on JetStream (R1, R3) — against bare nats.js JetStream and BullMQ',
   hive: 'The hive — against bare nact and bare nats.js',
-  sql: 'SQL service — against direct sequelize and the raw drivers',
+  sql: 'SQL service — against the raw drivers and direct sequelize',
   'sql-transaction': 'SQL raw transactions — against direct sequelize transactions',
   'sql-batch': 'SQL service, SQL_BATCH — 10,000 rows in one message against the raw driver and single-row messages',
   httpclient: 'HTTP client — against raw undici and got',

@@ -34,9 +34,11 @@ export async function loadInterceptor(modulePath: string): Promise<InterceptorFu
 }
 
 function reply(res: ServerResponse, status: number, body: InterceptorReply): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  // encoded once (Buffer.byteLength and then end(text) read the text twice); the headers as a flat
+  // list, which node:http writes without building a headers object per reply
+  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+  res.writeHead(status, ['content-type', 'application/json; charset=utf-8', 'content-length', String(bytes.length)]);
+  res.end(bytes);
 }
 
 export interface RunningInterceptor {

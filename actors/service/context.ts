@@ -81,19 +81,34 @@ export interface ServiceDefinition {
   compile(layers: readonly Layer[]): CompiledService;
 }
 
+/** A service kind's definition with its start, typed by its configuration (what `defineService` returns). */
+export interface TypedServiceDefinition<C> extends ServiceDefinition {
+  start(ctx: ServiceContext<C>): Promise<RunningService>;
+}
+
+/** One instance's compiled configuration, bound to the start that runs it. */
+function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): CompiledService {
+  return { info, common: c.values, secrets: c.secrets, values: c.values as unknown as Readonly<Record<string, unknown>>, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
+}
+
 /**
  * A service kind from its configuration compiler and its start. The configuration's type is its
  * table's, checked here against the common parameters, and travels to `start` inside the compiled
  * service: the registry holds every kind alike without erasing it.
  */
-export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): ServiceDefinition {
-  return {
-    info,
-    compile(layers) {
-      const c = compile(layers);
-      return { info, common: c.values, secrets: c.secrets, values: c.values as unknown as Readonly<Record<string, unknown>>, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
-    },
-  };
+export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): TypedServiceDefinition<C> {
+  return { info, start, compile: (layers) => bound(info, compile(layers), start) };
+}
+
+/**
+ * A kind whose implementation is loaded when an instance starts, not before: the configuration is
+ * compiled (and refused) from the parameter table alone, and the module with the kind's actors — and
+ * the drivers, templates and parsers it imports — loads only for a node that runs the kind. The
+ * registry (actors/index.ts) holds every kind this way, so `hivenode --version` or a node of the
+ * gateway alone never pays for Sequelize, undici or sqlite3.
+ */
+export function lazyService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, load: () => Promise<TypedServiceDefinition<C>>): ServiceDefinition {
+  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx)) };
 }
 
 /** The message an actor gets for a hive delivery. */

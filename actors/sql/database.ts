@@ -22,7 +22,7 @@ import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { makeDirectory } from '../shared/make-directory.js';
 import { mapDbError } from './db-errors.js';
-import { DIRECT_FROM, runDirect } from './driver-direct.js';
+import { DIRECT_FROM, DirectSelect, runDirect, sqliteBusy } from './driver-direct.js';
 import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
@@ -134,6 +134,8 @@ export class Database {
   /** SQLite: keeps raw transactions and other statements apart on the one connection. */
   private readonly gate: SqliteGate | undefined;
   private readonly transactions: TransactionRunner;
+  /** The statement path's SELECTs on the driver (driver-direct.ts: why, and what Sequelize still does). */
+  private readonly selects: DirectSelect | undefined;
 
   constructor(readonly options: DatabaseOptions) {
     this.dialect = dialectOf(options.engine);
@@ -143,6 +145,7 @@ export class Database {
     if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:')) makeDirectory(dirname(file), 'SQL_DATABASE');
     this.sequelize = new Sequelize(sequelizeOptions(options));
     if (this.dialect === 'sqlite') this.gate = new SqliteGate();
+    this.selects = DirectSelect.for(this.sequelize, this.dialect);
     this.transactions = new TransactionRunner(this.sequelize, this.dialect, options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
   }
 
@@ -220,7 +223,11 @@ export class Database {
     const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
     // a batch's many values go to the driver itself (driver-direct.ts: Sequelize's binding grows too fast)
     const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(this.sequelize, this.dialect, sql, values, transaction) : undefined;
-    return direct ?? (this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>);
+    if (direct) return direct;
+    const viaSequelize = (): Promise<unknown> => this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
+    const select = kind === 'select' && !transaction && !Array.isArray(values) ? this.selects?.run(sql, values) : undefined;
+    if (!select) return viaSequelize();
+    return this.dialect === 'sqlite' ? select.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e))) : select;
   }
 
   /** The client-side deadline of a statement (none when SQL_TIMEOUT is 0). */
@@ -256,6 +263,7 @@ export class Database {
   }
 
   close(): Promise<void> {
+    this.selects?.forget();
     return this.sequelize.close();
   }
 }

@@ -16,17 +16,22 @@
  */
 import type { Sequelize, Transaction } from 'sequelize';
 import type { Dialect } from './dialect.js';
+import type { SqliteConnection as KeptConnection } from './sqlite-statements.js';
+import { SqliteStatements } from './sqlite-statements.js';
 
 /** Values from which a statement goes to the driver directly (below, Sequelize's cost is small). */
 export const DIRECT_FROM = 256;
 
 interface PgConnection {
   query(text: string, values: unknown[], done: (e: Error | null, result: { rows: unknown[] }) => void): void;
+  /** Sequelize's pool drops a connection marked so when it comes back. */
+  _invalid?: boolean;
 }
 interface MysqlConnection {
   execute(text: string, values: unknown[], done: (e: Error | null, result: unknown) => void): void;
+  query(options: { sql: string }, done: (e: Error | null, result: unknown) => void): void;
 }
-interface SqliteConnection {
+interface SqliteConnection extends KeptConnection {
   run(text: string, values: unknown[], done: (this: { lastID: number; changes: number }, e: Error | null) => void): void;
 }
 interface Pool {
@@ -81,3 +86,109 @@ function onConnection(dialect: 'postgres' | 'mysql' | 'sqlite', connection: unkn
     }
   });
 }
+
+/** Sequelize's own conversion of a text with `$name` binds into the driver's text and values (its dialect's Query class). */
+type FormatBind = (sql: string, bind: Record<string, unknown>, dialect: string) => [string, unknown[] | Record<string, unknown>];
+
+/** A statement text in the driver's form, and the bind names in the order of the driver's values. */
+interface DriverText {
+  text: string;
+  names: string[];
+}
+
+/**
+ * The SELECTs of the statement path (planner.ts) on the driver itself, on a connection of Sequelize's
+ * pool: at concurrency 32 `sequelize.query` cost more than the query (issue 26: the service reached
+ * 0.55-0.79 of a raw pg Pool, 0.58 of mysql2's, and on SQLite 0.18 — Sequelize runs every SQLite
+ * statement in `serialize()`, one after the other, and before a SELECT on a back-quoted table first
+ * asks the table's column types, which a RAW query never uses). What Sequelize still does here is
+ * what it is there for: the dialect's bind conversion (its own function, run once per text and bind
+ * names, so text and values are exactly what it would send), the pool (acquire, release, re-open
+ * after an outage), the connection settings (statement timeouts, type parsers) and, for any other
+ * statement, everything else. The result has the shape a RAW `sequelize.query` gives, so database.ts
+ * reads it as before; errors are the driver's, read by db-errors.ts as under Sequelize's wrapper.
+ * SQLite runs its SELECTs side by side on the one connection (the gate in database.ts still keeps
+ * them out of a raw transaction); a busy file (SQLITE_BUSY) goes back to `sequelize.query`, which
+ * retries it as before.
+ */
+export class DirectSelect {
+  private readonly formatBind: FormatBind;
+  private readonly pool: Pool;
+  private readonly texts = new Map<string, DriverText>();
+  /** SQLite: prepared statements on Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
+  private sqlite: SqliteStatements | undefined;
+
+  /** Undefined for an engine without this path (SQL Server, Oracle). */
+  static for(sequelize: Sequelize, dialect: Dialect): DirectSelect | undefined {
+    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect) : undefined;
+  }
+
+  private constructor(
+    sequelize: Sequelize,
+    private readonly dialect: 'postgres' | 'mysql' | 'sqlite',
+  ) {
+    this.formatBind = (sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }).dialect.Query.formatBindParameters;
+    this.pool = sequelize.connectionManager as unknown as Pool;
+  }
+
+  run(sql: string, bind: Record<string, unknown>): Promise<unknown> {
+    const { text, names } = this.driverText(sql, bind);
+    if (this.dialect === 'sqlite') {
+      const values: Record<string, unknown> = {};
+      for (const name of names) values[`$${name}`] = bind[name];
+      if (this.sqlite) return this.all(this.sqlite, text, values);
+      return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
+    }
+    const values = names.map((name) => bind[name]);
+    const dialect = this.dialect;
+    const pool = this.pool;
+    return (pool.getConnection({ type: 'SELECT' }) as Promise<PgConnection & MysqlConnection>).then(
+      (connection) =>
+        new Promise((resolve, reject) => {
+          const settle = (e: Error | null, result?: unknown): void => {
+            pool.releaseConnection(connection);
+            if (!e) return resolve(dialect === 'postgres' ? [(result as { rows: unknown[] }).rows, result] : [result, result]);
+            // what Sequelize's PostgreSQL query does with a broken connection: the pool drops it
+            if (dialect === 'postgres' && BROKEN_PG.test(`${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}`)) connection._invalid = true;
+            reject(e);
+          };
+          if (dialect === 'postgres') connection.query(text, values, settle);
+          else if (values.length > 0) connection.execute(text, values, settle);
+          else connection.query({ sql: text }, settle);
+        }),
+    );
+  }
+
+  /** Closed with the database: the next statement asks the manager again. */
+  forget(): void {
+    this.sqlite?.close();
+    this.sqlite = undefined;
+  }
+
+  private all(statements: SqliteStatements, text: string, values: Record<string, unknown>): Promise<unknown> {
+    return statements.all(text, values).then((rows) => [rows, undefined]);
+  }
+
+  /**
+   * Sequelize's conversion, once per text and set of names: run on a bind whose every value is its
+   * own name, the values it returns are the names in the driver's order (SQLite: by name, as given).
+   */
+  private driverText(sql: string, bind: Record<string, unknown>): DriverText {
+    const keys = Object.keys(bind);
+    const key = keys.length === 0 ? sql : `${sql}\0${keys.join('\0')}`;
+    let found = this.texts.get(key);
+    if (found === undefined) {
+      const [text, values] = this.formatBind(sql, Object.fromEntries(keys.map((k) => [k, k])), this.dialect);
+      found = { text, names: Array.isArray(values) ? (values as string[]) : keys };
+      if (this.texts.size >= NATIVE_TEXTS_KEPT) this.texts.clear();
+      this.texts.set(key, found);
+    }
+    return found;
+  }
+}
+
+/** The failures on which Sequelize marks a PostgreSQL connection invalid (its query.js). */
+const BROKEN_PG = /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
+
+/** Whether a direct SQLite statement failed only because another connection holds the file: Sequelize's path retries that. */
+export const sqliteBusy = (e: unknown): boolean => /SQLITE_BUSY/.test((e as { code?: string; message?: string }).code ?? (e as Error).message ?? '');

@@ -5,7 +5,7 @@
  * letters, syslog received/invalid/dropped, ...), and every figure that is a table of numbers by key
  * (the syslog receiver's notAllowedFrom: refusals per source address) with the key as a label.
  */
-import { Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { RequestCounts } from './request-stats.js';
 import { RequestStats } from './request-stats.js';
 
@@ -24,17 +24,22 @@ function numbersByKey(v: unknown): v is Record<string, number> {
 }
 
 export class NodeMetrics {
-  readonly registry = new Registry();
+  /** The gauges read at scrape time: prom-client is loaded at the first scrape, not when every node starts. */
+  private registry: Promise<Registry> | undefined;
+  private type = 'text/plain; version=0.0.4; charset=utf-8';
   private readonly requests = new RequestStats();
   private sources: MetricSources | undefined;
 
-  constructor() {
+  private async gauges(): Promise<Registry> {
+    const { Gauge, Registry } = await import('prom-client');
+    const registry = new Registry();
+    this.type = registry.contentType;
     const read = <T>(f: (s: MetricSources) => T, fallback: T): T => (this.sources ? f(this.sources) : fallback);
     new Gauge({
       name: 'hivenode_hive_operations',
       help: 'Hive operations since start by kind (calls, executes, emits, dropped, failures).',
       labelNames: ['operation'],
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         for (const [op, n] of Object.entries(read((s) => s.hive(), {}))) this.set({ operation: op }, n);
       },
@@ -43,7 +48,7 @@ export class NodeMetrics {
       name: 'hivenode_actor_supervision_events',
       help: 'Restarts and crashes of each actor since start.',
       labelNames: ['actor', 'event'],
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         for (const a of read((s) => s.restarts(), [])) {
           this.set({ actor: a.path, event: 'restart' }, a.restarts);
@@ -55,7 +60,7 @@ export class NodeMetrics {
       name: 'hivenode_service_figure',
       help: 'Every numeric figure a service reports (queue size, retried, deadLettered, received, invalid, dropped, inFlight, ...).',
       labelNames: ['service', 'kind', 'figure'],
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.reset();
         for (const s of read((x) => x.services(), [])) {
@@ -67,7 +72,7 @@ export class NodeMetrics {
       name: 'hivenode_service_figure_by_key',
       help: "Every figure a service reports as numbers by key (notAllowedFrom: syslog sources refused by AllowFrom, bounded to the most refused plus 'other').",
       labelNames: ['service', 'kind', 'figure', 'key'],
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.reset();
         for (const s of read((x) => x.services(), [])) {
@@ -78,6 +83,7 @@ export class NodeMetrics {
         }
       },
     });
+    return registry;
   }
 
   /** Connects the scrape-time readers (once the node is up). */
@@ -96,10 +102,13 @@ export class NodeMetrics {
   }
 
   async text(): Promise<string> {
-    return `${this.requests.text()}${await this.registry.metrics()}`;
+    this.registry ??= this.gauges();
+    const gauges = await (await this.registry).metrics();
+    return `${this.requests.text()}${gauges}`;
   }
 
+  /** The Prometheus text's content type (prom-client's, once loaded by `text`). */
   get contentType(): string {
-    return this.registry.contentType;
+    return this.type;
   }
 }

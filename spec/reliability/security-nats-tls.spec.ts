@@ -87,7 +87,7 @@ describe('reliability: security of the NATS hive (TLS, client certificates, cred
       for (const c of cases) {
         for (let i = 0; i < ATTEMPTS; i++) {
           attempts++;
-          const transport = transportFor({ SERVERHOST: byKind[c.server].url, SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '', ...c.params }, 'security test', log);
+          const transport = await transportFor({ SERVERHOST: byKind[c.server].url, SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '', ...c.params }, 'security test', log);
           const began = performance.now();
           const outcome = await transport.connect().then(
             () => undefined,
