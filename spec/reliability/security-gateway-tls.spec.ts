@@ -51,7 +51,14 @@ async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls:
     ].join('\n'),
   );
   const node = await startNodeProcess(file, { ready: /dashboard on http:\/\/127\.0\.0\.1:(\d+)\// });
-  const ports = [...node.output().matchAll(/gateway\s+\S+\s+(\S+)\s+serves HTTPS on port (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const);
+  // the node's summary with the gateways' ports comes after the dashboard's line: on a loaded machine, a moment after
+  const served = (): Array<readonly [string, number]> => [...node.output().matchAll(/gateway\s+\S+\s+(\S+)\s+serves HTTPS on port (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const);
+  for (const until = Date.now() + 30_000; served().length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  const ports = served();
+  if (ports.length < 2) {
+    await node.kill('SIGKILL');
+    throw new Error(`the node did not report both gateways' ports: ${node.output()}`);
+  }
   const portOf = (name: string): number => ports.find(([n]) => n === name)![1];
   const status = (name: string): Promise<Record<string, number>> =>
     new Promise((resolve, reject) => {
