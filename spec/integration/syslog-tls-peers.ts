@@ -52,8 +52,8 @@ export function udpFrom(from: string, port: number, text: string): Promise<void>
   });
 }
 
-/** Opens a TCP connection from `from`, writes `text`, and resolves how it ended: 'closed by peer' or 'open' (ended by us after 300 ms). */
-export function tcpFrom(from: string, port: number, text: string): Promise<'closed by peer' | 'open'> {
+/** Opens a TCP connection from `from`, writes `text`, and resolves how it ended: 'closed by peer' or 'open' (ended by us after `waitMs`). */
+export function tcpFrom(from: string, port: number, text: string, waitMs = 300): Promise<'closed by peer' | 'open'> {
   return new Promise((resolve) => {
     let peerClosed = false;
     let ended = false;
@@ -62,7 +62,7 @@ export function tcpFrom(from: string, port: number, text: string): Promise<'clos
       setTimeout(() => {
         ended = true;
         if (!peerClosed) socket.end();
-      }, 300);
+      }, waitMs);
     });
     socket.on('error', () => {
       peerClosed = true;
