@@ -11,10 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, interleavedAll, report } from './lib.js';
-import type { Peers } from './support/peers.js';
+import { bullRound } from './support/bull-round.js';
 import { loadPeers, peerVersion } from './support/peers.js';
-import { jobMessage, producers, queueRound } from './support/queue-rounds.js';
-import type { Redis } from './support/redis.js';
+import { queueRound } from './support/queue-rounds.js';
 import { redisInstalled, startRedis } from './support/redis.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 20_000);
@@ -22,23 +21,6 @@ const PRODUCERS = Number(process.env.BENCH_PRODUCERS ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONSUMER_CONCURRENCY = 32;
 
-/** One BullMQ round on a fresh queue name: jobs per second from the first add to the last completion. */
-async function bullRound(peers: Peers, redis: Redis): Promise<number> {
-  const name = `bench-${Date.now()}`;
-  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
-  const queue = new peers.Queue(name, { connection });
-  const worker = new peers.Worker(name, async (job) => job.data, { connection, concurrency: CONSUMER_CONCURRENCY });
-  let completed = 0;
-  const allDone = new Promise<void>((resolve) => worker.on('completed', () => ++completed === RECORDS && resolve()));
-  await worker.waitUntilReady();
-  const started = performance.now();
-  await producers(RECORDS, PRODUCERS, (i) => queue.add('job', jobMessage(i), { removeOnComplete: true, removeOnFail: true }));
-  await allDone;
-  const rate = RECORDS / ((performance.now() - started) / 1000);
-  await worker.close();
-  await queue.close();
-  return rate;
-}
 
 const peers = await loadPeers();
 if (!peers || !redisInstalled()) {
@@ -51,8 +33,8 @@ const everysec = await startRedis('everysec');
 try {
   // warm-up: JIT, redis scripts loaded, the sqlite driver opened once
   await queueRound(dir, 2_000, PRODUCERS, CONSUMER_CONCURRENCY);
-  await bullRound(peers, always);
-  const [ours, bullAlways, bullEverysec] = await interleavedAll(ROUNDS, [() => queueRound(dir, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY), () => bullRound(peers, always), () => bullRound(peers, everysec)]);
+  await bullRound(peers, always, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY);
+  const [ours, bullAlways, bullEverysec] = await interleavedAll(ROUNDS, [() => queueRound(dir, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY), () => bullRound(peers, always, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY), () => bullRound(peers, everysec, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY)]);
   const bull = `BullMQ ${peerVersion('bullmq')}`;
   console.log(`records ${RECORDS}, producers ${PRODUCERS}, consumer concurrency ${CONSUMER_CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`);
   console.log(`hivenode queue enqueue+deliver (fsync per group commit): ${fmt(ours!)} entries/s`);

@@ -16,10 +16,9 @@ import { HiveNode } from '../node/node.js';
 import { natsCluster } from '../spec/adapters/nats/cluster.js';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
 import { fmt, interleavedAll, report } from './lib.js';
-import type { Peers } from './support/peers.js';
+import { bullRound } from './support/bull-round.js';
 import { loadPeers, peerVersion } from './support/peers.js';
 import { jobMessage, producers } from './support/queue-rounds.js';
-import type { Redis } from './support/redis.js';
 import { redisInstalled, startRedis } from './support/redis.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000);
@@ -88,23 +87,6 @@ async function bareRound(nc: NatsConnection, replicas: number): Promise<number> 
   return rate;
 }
 
-/** BullMQ as bench/bullmq.ts runs it. */
-async function bullRound(peers: Peers, redis: Redis): Promise<number> {
-  const name = `bench-${Date.now()}`;
-  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
-  const queue = new peers.Queue(name, { connection });
-  const worker = new peers.Worker(name, async (job) => job.data, { connection, concurrency: CONSUMER_CONCURRENCY });
-  let completed = 0;
-  const allDone = new Promise<void>((resolve) => worker.on('completed', () => ++completed === RECORDS && resolve()));
-  await worker.waitUntilReady();
-  const started = performance.now();
-  await producers(RECORDS, PRODUCERS, (i) => queue.add('job', jobMessage(i), { removeOnComplete: true, removeOnFail: true }));
-  await allDone;
-  const rate = RECORDS / ((performance.now() - started) / 1000);
-  await worker.close();
-  await queue.close();
-  return rate;
-}
 
 if (!natsServerAvailable()) {
   console.log('JetStream queue bench skipped: needs nats-server (apt-get install nats-server)');
@@ -127,7 +109,7 @@ try {
     // warm-up: JIT, the streams' first writes, the cluster's leaders elected
     await queueRound(hive);
     await bareRound(nc, hive.replicas);
-    const runs = [() => queueRound(hive), () => bareRound(nc, hive.replicas), ...(peers && redis && bull === undefined ? [() => bullRound(peers, redis)] : [])];
+    const runs = [() => queueRound(hive), () => bareRound(nc, hive.replicas), ...(peers && redis && bull === undefined ? [() => bullRound(peers, redis, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY)] : [])];
     const [queue, bare, bullRate] = await interleavedAll(ROUNDS, runs);
     await nc.close();
     if (bullRate !== undefined) bull = bullRate;
