@@ -146,6 +146,14 @@ export interface SharedBucket {
   remove(key: string, revision: number): Promise<void>;
 }
 
+/**
+ * A service NAME as a word of a shared bucket's key or a shared log's name: itself when the key
+ * alphabet holds it, else `x-` and its hex (the two never collide).
+ */
+export function sharedNameWord(name: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : `x-${Buffer.from(name).toString('hex')}`;
+}
+
 /** hive:// templates kept by the transport, in a bucket named after the template channel. */
 export interface TemplateBucket {
   get(name: string): Promise<string | undefined>;

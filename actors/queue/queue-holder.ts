@@ -16,6 +16,7 @@
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { ParentRef } from '../../supervisors/runtime.js';
 import type { SharedBucket, SharedLog } from '../hive/transport.js';
+import { sharedNameWord } from '../hive/transport.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { Lease, leaseNote } from '../shared/lease.js';
 import { JetStreamStore } from './jetstream-store.js';
@@ -45,11 +46,6 @@ export interface RunningQueue {
 /** Runs the queue's actors under `parent` on an open store (queue.ts). */
 export type RunQueue = (parent: ParentRef, store: JetStreamStore, held: HeldEntries | undefined) => Promise<RunningQueue>;
 
-/** A NAME as a stream and key word: itself when the alphabet holds it, else its hex (the two never collide). */
-function nameWord(name: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(name) ? name : `x-${Buffer.from(name).toString('hex')}`;
-}
-
 /** The replications a stream can have: a majority must survive the loss of a server. */
 const REPLICAS = [1, 3, 5];
 
@@ -67,10 +63,10 @@ async function openShared<T>(opening: Promise<T> | undefined, what: string): Pro
 export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: RunQueue): Promise<RunningService> {
   const c = ctx.config;
   if (!REPLICAS.includes(c.Replicas)) throw new ConfigError(`Replicas is ${c.Replicas}; give 1, 3 or 5 (a majority of the copies must answer each write)`);
-  const word = nameWord(ctx.name);
+  const word = sharedNameWord(ctx.name);
   const log = await openShared(ctx.hive.sharedLog(`queue_${word}`, { replicas: c.Replicas, maxBytes: c.MaxStoreBytes }), `the stream of queue '${ctx.name}'`);
   const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`);
-  const holder = new QueueHolder(ctx, log, bucket, `holder.${word}`, run);
+  const holder = new QueueHolder(ctx, log, bucket, word, run);
   await holder.start();
   return holder;
 }
@@ -88,11 +84,12 @@ class QueueHolder implements RunningService {
     private readonly ctx: ServiceContext<QueueConfig>,
     private readonly log: SharedLog,
     bucket: SharedBucket,
-    key: string,
+    /** The NAME as a word of the stream's name and the lease's key. */
+    word: string,
     private readonly run: RunQueue,
   ) {
-    this.where = `JetStream stream HIVENODE_LOG_queue_${nameWord(ctx.name)} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;
-    this.lease = new Lease(bucket, key, HOLDER_LEASE_MS, ctx.log, {
+    this.where = `JetStream stream HIVENODE_LOG_queue_${word} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;
+    this.lease = new Lease(bucket, `holder.${word}`, HOLDER_LEASE_MS, ctx.log, {
       name: 'queue holder',
       note: () => JSON.stringify([...(this.term?.queue.inFlight ?? [])]),
       onChange: (held, previous) => this.change(held ? () => this.take(previous) : () => this.stepDown('it no longer holds the lease')),

@@ -5,6 +5,7 @@
  */
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { SharedBucket } from '../hive/transport.js';
+import { sharedNameWord } from '../hive/transport.js';
 import type { ServiceContext } from '../service/context.js';
 import type { SqlConfig } from './planner.js';
 import type { PollPlans } from './poll-plans.js';
@@ -13,11 +14,6 @@ import { SharedMark } from './shared-mark.js';
 
 /** The bucket the pollers of a NATS hive share: their leases and high-water marks. */
 const POLLERS_BUCKET = 'hivenode_pollers';
-
-/** A NAME as a bucket key part: itself when the key alphabet holds it, else its hex (the two never collide). */
-function keyPart(name: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(name) ? name : `x-${Buffer.from(name).toString('hex')}`;
-}
 
 /**
  * On a NATS hive with SQL_POLLLEASE above 0: the lease this poller contends for and, with
@@ -38,7 +34,7 @@ export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollP
       `SQL_POLLLEASE: the pollers of one NAME elect one active poller in the JetStream KV bucket '${POLLERS_BUCKET}', which the NATS hive refused (${describeError(e)}); enable JetStream in the nats-server configuration, or set SQL_POLLLEASE=0 to poll on every node`,
     );
   }
-  const name = keyPart(ctx.name);
+  const name = sharedNameWord(ctx.name);
   const lease = new Lease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log);
   await lease.start();
   ctx.log.info(`poller lease: ${lease.holds() ? 'active' : 'standing by'} among the pollers named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
