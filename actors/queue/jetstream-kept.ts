@@ -8,10 +8,7 @@
  * (meta values kept.dead, kept.done): counting on the server needs a consumer, which a cluster
  * that lost a server cannot make for tens of seconds (2.9; measured), and a start must not wait.
  */
-import { UnavailableError, describeError } from '../../protocol/errors.js';
 import type { SharedLog } from '../hive/transport.js';
-import { LogFencedError } from '../hive/transport.js';
-import type { Logger } from '../shared/logger.js';
 import { EntryState } from './entry.js';
 import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState } from './kept.js';
 import { KEPT_STATES, keptRowAttribute, keptRowMatches } from './kept.js';
@@ -27,27 +24,6 @@ const TOPIC_WORD = /^[A-Za-z0-9_-]{1,200}$/;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** How long a start waits for the stream to answer (a leader election after a lost server takes seconds). */
-const START_WAIT_MS = 60_000;
-
-/**
- * Runs a read of a start again while the stream answers 503 (it has no leader, or its server's
- * link is down): a node taking a queue over after a lost machine meets exactly that. A fenced
- * write is not retried: it means another node holds the queue.
- */
-export async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
-  const until = Date.now() + START_WAIT_MS;
-  for (;;) {
-    try {
-      return await run();
-    } catch (e) {
-      if (!(e instanceof UnavailableError) || e instanceof LogFencedError || Date.now() > until) throw e;
-      log.warn(`the queue's stream does not answer yet (${describeError(e)}); trying again`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
 
 /** The meta values holding the counts. */
 export const COUNT_META: Record<KeptState, string> = { [EntryState.Dead]: 'kept.dead', [EntryState.Done]: 'kept.done' };

@@ -21,7 +21,7 @@ import type { SharedLog } from '../hive/transport.js';
 import { LogFencedError } from '../hive/transport.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import type { Logger } from '../shared/logger.js';
-import { JetStreamKept, whileElecting } from './jetstream-kept.js';
+import { JetStreamKept } from './jetstream-kept.js';
 import type { KeepOp, UnkeepOp } from './kept.js';
 import type { LoggedOp } from './log-records.js';
 import { LogState, encodeOp, packLines } from './log-records.js';
@@ -42,6 +42,27 @@ const COMPACT_RECORDS = 20_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** How long a start waits for the stream to answer (a leader election after a lost server takes seconds). */
+const START_WAIT_MS = 60_000;
+
+/**
+ * Runs a read of a start again while the stream answers 503 (it has no leader, or its server's
+ * link is down): a node taking a queue over after a lost machine meets exactly that. A fenced
+ * write is not retried: it means another node holds the queue.
+ */
+async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
+  const until = Date.now() + START_WAIT_MS;
+  for (;;) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof UnavailableError) || e instanceof LogFencedError || Date.now() > until) throw e;
+      log.warn(`the queue's stream does not answer yet (${describeError(e)}); trying again`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
 
 export interface JetStreamStoreOptions {
   /** Log bytes and records appended since the last snapshot that start a compaction (tests make them small). */
@@ -156,8 +177,7 @@ export class JetStreamStore implements QueueStore {
   }
 
   async loadSchedules(): Promise<ScheduleRow[]> {
-    const rows = this.loaded?.scheduleRows() ?? [];
-    return rows;
+    return this.loaded?.scheduleRows() ?? [];
   }
 
   write(ops: StoreOp[]): Promise<void> {
