@@ -68,12 +68,13 @@ async function bareRound(nc: NatsConnection, replicas: number): Promise<number> 
   const name = `BARE_${Date.now()}_${rounds++}`;
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name, subjects: [`bare.${name}`], storage: StorageType.File, num_replicas: replicas });
-  await jsm.consumers.add(name, { durable_name: 'work', ack_policy: AckPolicy.Explicit, max_ack_pending: CONSUMER_CONCURRENCY * 4 });
+  // as many unacknowledged as the queue delivers at once (DeliveryConcurrency) and BullMQ's workers take
+  await jsm.consumers.add(name, { durable_name: 'work', ack_policy: AckPolicy.Explicit, max_ack_pending: CONSUMER_CONCURRENCY });
   const js = jetstream(nc);
   const consumer = await js.consumers.get(name, 'work');
   let consumed = 0;
   const started = performance.now();
-  const messages = await consumer.consume({ max_messages: CONSUMER_CONCURRENCY * 4 });
+  const messages = await consumer.consume({ max_messages: CONSUMER_CONCURRENCY });
   const done = (async () => {
     for await (const m of messages) {
       m.ack();
