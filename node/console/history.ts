@@ -209,10 +209,12 @@ export class LiveHistory {
     const y = last && at(last);
     if (!y) return undefined;
     const since = y.t - windowMs - this.intervalMs / 2;
-    for (const s of this.samples) {
-      const x = at(s);
-      if (x && x.t >= since && x.t < y.t) return ((y.n - x.n) * 1000) / (y.t - x.t);
+    // from the newest back to the window's start (a count is never read after its sample): a few samples, not the 15 minutes
+    let x: SentAt | undefined;
+    for (let i = this.samples.length - 2; i >= 0 && this.samples[i]!.t >= since; i--) {
+      const c = at(this.samples[i]!);
+      if (c && c.t >= since && c.t < y.t) x = c;
     }
-    return undefined;
+    return x && ((y.n - x.n) * 1000) / (y.t - x.t);
   }
 }
