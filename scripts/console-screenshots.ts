@@ -26,12 +26,15 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${node.dashboard!.port}`;
   const call = (channel: string, control: Record<string, string[]>, data: Record<string, string[]>): Promise<unknown> => node.hive.call(channel, makeMessage({ Class: 'demo', Operation: 'screenshot', Control: mapOf(control), Data: mapOf(data) }), 5_000);
   let loading = true;
-  // a steady trickle through the queue to echo and straight to echo and SQL, so the charts have lines
+  // the demo gateway's user (examples/demo.htpasswd): HTTP clients → gateway → echo and SQL, as the flow draws them
+  const gateway = `http://127.0.0.1:${String(node.services.find((s) => s.name === 'gateway')!.running.status().port)}`;
+  const post = (path: string, data: Record<string, string[]>): Promise<unknown> => fetch(`${gateway}${path}`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`, 'content-type': 'application/json' }, body: JSON.stringify(data) }).then((r) => r.text());
+  // a steady trickle through the queue to echo and through the gateway to echo and SQL, so the charts have lines and the arrows rates
   const load = (async () => {
     for (let i = 0; loading; i++) {
       await call('queue', {}, { item: [`job-${i}`], customer: [i % 3 === 0 ? 'acme' : 'globex'] });
-      await call('echo', {}, { n: [String(i)] });
-      if (i % 5 === 0) await call('sqlsel', {}, { name: ['%'] });
+      if (i % 2 === 0) await post('/echo/hello', { n: [String(i)] });
+      if (i % 5 === 0) await post('/sql/select', { name: ['%'] });
       await sleep(20);
     }
   })();
