@@ -61,7 +61,8 @@ await live.goto(`${consoleBase}/login`);
 
 async function showConsole(): Promise<void> {
   await live.goto(`${consoleBase}/`);
-  await live.waitForFunction('document.querySelector("[data-stream]").hasAttribute("data-updated")', undefined, { timeout: 10_000 });
+  // a locator, not a string predicate: the console's CSP forbids eval, which a string needs when its first check fails
+  await live.locator('[data-stream][data-updated]').waitFor({ state: 'attached', timeout: 10_000 });
   await flow.goto(`${consoleBase}/flow`);
   await new Promise((r) => setTimeout(r, 1000));
 }

@@ -1,6 +1,7 @@
 /**
  * Every node that shares a NATS hive, for the console: each node writes a short summary of itself
- * (name, host, pid, its services and their channels, its console port) every few seconds into one
+ * (name, host, pid, its services with their channels, the channels each sends to and how many it
+ * has sent on each, its console port) every few seconds into one
  * key of the hive's JetStream KV bucket hivenode_nodes, by compare-and-set (a lost race is tried
  * again), and drops the entries of nodes not heard from for three rounds. No extra server: the
  * bucket lives in the NATS servers the hive already uses. On the embedded hive the node is alone.
@@ -11,6 +12,9 @@ import type { HiveClient } from '../actors/hive/client.js';
 import type { SharedBucket } from '../actors/hive/transport.js';
 import type { Logger } from '../actors/shared/logger.js';
 import { describeError } from '../protocol/errors.js';
+import type { SentByChannel } from './sent-counts.js';
+import type { ChannelSend } from './wiring.js';
+import { sendsOf } from './wiring.js';
 
 export const ROSTER_BUCKET = 'hivenode_nodes';
 const KEY = 'nodes';
@@ -24,12 +28,26 @@ export interface RosterEntry {
   /** When it last wrote its entry (RFC 3339). */
   seenAt: string;
   consolePort?: number;
-  services: Array<{ name: string; kind: string; channel: string }>;
+  services: RosterService[];
   /** Marks this node's own entry in nodes() (never written to the bucket). */
   self?: true;
 }
 
-const idOf = (e: Pick<RosterEntry, 'name' | 'host' | 'pid'>): string => `${e.name}@${e.host}#${e.pid}`;
+/** A service of a node as the roster carries it: with the channels it sends to and how many it has sent on each (other nodes draw its arrows with their rates). */
+export interface RosterService {
+  name: string;
+  kind: string;
+  channel: string;
+  sends?: Array<ChannelSend & { sent: number }>;
+}
+
+/** A node's one entry in the bucket: name, host and process. */
+export const idOf = (e: Pick<RosterEntry, 'name' | 'host' | 'pid'>): string => `${e.name}@${e.host}#${e.pid}`;
+
+/** A service's roster entry from its wiring and its sent counters. */
+export function rosterService(s: { name: string; kind: string; channel: string; config: Readonly<Record<string, unknown>> }, sent: SentByChannel): RosterService {
+  return { name: s.name, kind: s.kind, channel: s.channel, sends: sendsOf(s.kind, s.config).map((send) => ({ ...send, sent: sent.get(send.channel)?.n ?? 0 })) };
+}
 
 export class HiveRoster {
   private timer: NodeJS.Timeout | undefined;

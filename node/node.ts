@@ -20,7 +20,8 @@ import type * as consoleModule from './console/server.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
-import { HiveRoster } from './hive-roster.js';
+import { HiveRoster, rosterService } from './hive-roster.js';
+import { SentCounts } from './sent-counts.js';
 import type { DashboardAccess } from '../config/node-file.js';
 import type { NodeStatus } from './dashboard/status.js';
 import { actorTree } from './dashboard/status.js';
@@ -105,6 +106,8 @@ export class HiveNode {
     readonly log: Logger,
     /** Which services are still starting; every service's context holds its read-only view. */
     readonly readiness: Readiness,
+    /** What each service sent on each channel (each service's hive counts its sends). */
+    readonly sent: SentCounts,
   ) {}
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
@@ -146,7 +149,7 @@ export class HiveNode {
     });
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
-    const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)));
+    const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)), new SentCounts(runtime, bridge, transport));
     node.name = nodeName;
     node.version = opts.version ?? '';
     node.tracing = tracing;
@@ -163,13 +166,13 @@ export class HiveNode {
         // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
         const { startConsole } = await importModule<typeof consoleModule>(import.meta.url, './console/server.js');
         node.dashboard = await startConsole(
-          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), metrics: node.metrics, hive, journal, log },
+          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), sent: (service) => node.sent.of(service), metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },
         );
         const host = access.host ?? '127.0.0.1';
         log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
       }
-      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => ({ name: s.name, kind: s.kind, channel: s.channel })) }), log);
+      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => rosterService(s, node.sent.of(s.name))) }), log);
       node.roster.start();
     } catch (e) {
       await node.stop(2_000);
@@ -197,7 +200,7 @@ export class HiveNode {
       name,
       runtime: this.runtime,
       supervisor,
-      hive: this.hive,
+      hive: this.sent.hiveFor(name),
       log,
       journal: this.journal,
       inputChannel,

@@ -13,6 +13,8 @@ export const Code = {
   Forbidden: 403,
   /** No service listens on the channel, or the named entry does not exist. */
   NotFound: 404,
+  /** The request conflicts with the state it acts on (a schedule run now while its overlap rule allows no entry). */
+  Conflict: 409,
   /** The payload is over a size limit. */
   TooLarge: 413,
   /** Too many requests in flight for this service; try again later. */

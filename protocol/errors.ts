@@ -50,6 +50,12 @@ export class NotFoundError extends HiveError {
   override readonly code = Code.NotFound;
 }
 
+/** The request conflicts with the state it acts on, and stays refused until that changes (Code 409). */
+export class ConflictError extends HiveError {
+  override readonly name = 'ConflictError';
+  override readonly code = Code.Conflict;
+}
+
 /** A payload over a size limit (Code 413). */
 export class TooLargeError extends HiveError {
   override readonly name = 'TooLargeError';

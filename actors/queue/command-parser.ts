@@ -36,6 +36,8 @@ export type QueueCommand =
   /** List the schedules, or the one named. */
   | { type: 'schedules'; name?: string }
   | { type: 'unschedule'; name: string }
+  /** Add the schedule's message now, as a firing would, when its overlap rule allows (schedule-firing.ts). */
+  | { type: 'run_schedule'; name: string }
   | KeptCommand;
 
 const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
@@ -59,6 +61,7 @@ const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> 
   schedule: 'schedule',
   schedules: 'schedules',
   unschedule: 'unschedule',
+  run_schedule: 'run_schedule',
   replay: 'replay',
   purge: 'purge',
 };
@@ -110,7 +113,8 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
     case 'schedules':
       return Object.hasOwn(c, 'schedule_name') ? { type: 'schedules', name: scheduleNameOf(c) } : { type: 'schedules' };
     case 'unschedule':
-      return { type: 'unschedule', name: scheduleNameOf(c) };
+    case 'run_schedule':
+      return { type: kind, name: scheduleNameOf(c) };
     default:
       throw new BadInputError(`command '${name}' is not known`);
   }

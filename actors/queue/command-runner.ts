@@ -76,7 +76,8 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     case 'schedule':
     case 'schedules':
     case 'unschedule':
-      return runScheduleCommand(core, s, cmd, respond);
+    case 'run_schedule':
+      return runScheduleCommand(core, s, cmd, respond, self);
     case 'replay':
       return replay(core, s, cmd, respond);
     case 'purge':

@@ -24,10 +24,17 @@ import { fireDue } from './schedule-firing.js';
 import { GroupGate } from './groups.js';
 import { assertNever } from '../../protocol/never.js';
 import { sweepKept } from './retention.js';
+import type { StateCounts } from './state-counts.js';
+import { stateCounts } from './state-counts.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
-export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: QueueDeps): ActorRef<QueueMsg> {
+/**
+ * Spawns the queue actor. `countsReader` is handed, at every (re)start, a reader of the entries per
+ * state of the state now current: the status figures read it when asked (the console charts them),
+ * so nothing is counted per message.
+ */
+export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: QueueDeps, countsReader?: (read: () => StateCounts) => void): ActorRef<QueueMsg> {
   const core = new QueueCore(runtime, deps);
   const { config, log } = deps;
 
@@ -156,7 +163,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       runtime.tell(ctx.self, { type: 'pump' });
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
-      return emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, groups);
+      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, groups);
+      countsReader?.(() => stateCounts(s.entries, deps.stats));
+      return s;
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),

@@ -29,6 +29,7 @@ import { groupLimitsOf } from './groups.js';
 import type { GroupLimits } from './groups.js';
 import type { HeldEntries, RunningQueue } from './queue-holder.js';
 import { holdSharedQueue } from './queue-holder.js';
+import type { StateCounts } from './state-counts.js';
 
 async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
@@ -99,7 +100,8 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef, ctx.name);
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, config.CallTimeout, ctx.log, queueRef);
-  const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held });
+  let counts: (() => StateCounts) | undefined;
+  const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held }, (read) => (counts = read));
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
@@ -111,7 +113,8 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
     while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     await store.close();
   };
-  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable }) });
+  // `states`: the entries per state (waiting, scheduled, retrying, dead, done), counted when read
+  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}) }) });
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
   return { service, stats, inFlight };
 }

@@ -1,6 +1,7 @@
 /**
  * The schedule commands (issue 21, schedules), run inside the queue actor: `schedule` stores a cron
- * schedule (replacing one of the same name), `schedules` lists them, `unschedule` removes one.
+ * schedule (replacing one of the same name), `schedules` lists them, `unschedule` removes one,
+ * `run_schedule` fires one now under its overlap rule (schedule-firing.ts).
  * Changes are answered once durable. The answers: docs/ARCHITECTURE.md, Result shapes.
  */
 import { BadInputError, NotFoundError } from '../../protocol/errors.js';
@@ -11,13 +12,15 @@ import { entrySettings } from './command-parser.js';
 import { nextFiring } from './cron.js';
 import { idempotencyKeyOf } from './dedup.js';
 import { notBeforeOf } from './delay.js';
-import type { QueueCore, QueueState } from './queue-core.js';
+import type { ActorRef } from '../../supervisors/runtime.js';
+import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
+import { runScheduleNow } from './schedule-firing.js';
 import type { QueueView } from './responses.js';
 import { statusData, statusResult } from './responses.js';
 import type { Schedule } from './schedules.js';
 import { NEVER, putScheduleOp } from './schedules.js';
 
-export type ScheduleCommand = Extract<QueueCommand, { type: 'schedule' | 'schedules' | 'unschedule' }>;
+export type ScheduleCommand = Extract<QueueCommand, { type: 'schedule' | 'schedules' | 'unschedule' | 'run_schedule' }>;
 
 const isoOrEmpty = (ms: number): string => (ms === 0 || ms === NEVER ? '' : new Date(ms).toISOString());
 
@@ -61,7 +64,7 @@ export function schedulesResult(schedules: Schedule[], view: QueueView): Result 
   return success(data, schedules.map(described));
 }
 
-export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: ScheduleCommand, respond: (r: Result) => void): void {
+export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: ScheduleCommand, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void {
   switch (cmd.type) {
     case 'schedule': {
       const { request } = cmd;
@@ -85,5 +88,10 @@ export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: Schedule
       if (!s.schedules.remove(cmd.name)) throw new NotFoundError(`no schedule named '${cmd.name}'`);
       core.deps.log.info(`queue schedule '${cmd.name}' removed`);
       return core.durably([{ type: 'remove-schedule', name: cmd.name }], respond, () => statusResult(core.view(s), { unscheduled: [cmd.name] }));
+    case 'run_schedule': {
+      const schedule = s.schedules.get(cmd.name);
+      if (!schedule) throw new NotFoundError(`no schedule named '${cmd.name}'`);
+      return runScheduleNow(core, s, schedule, self, respond);
+    }
   }
 }

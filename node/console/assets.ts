@@ -46,7 +46,7 @@ figure{margin:0;border:1px solid var(--line);padding:.5rem} figcaption{font-weig
 .legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.85rem}
 .swatch{display:inline-block;width:.8rem;height:.8rem;border:1px solid #555;vertical-align:middle;margin-right:.3rem}
 .swatch.ok{background:#e6f4ea;border-color:#1b6e35} .swatch.warn{background:#fff4e0;border-color:#8a5300} .swatch.bad{background:#fde7ea;border-color:#b00020}
-.swatch.source{background:#eef2ff;border-color:#3949ab} .swatch.channel{background:#fff;border-style:dashed}
+.swatch.source{background:#eef2ff;border-color:#3949ab} .swatch.channel{background:#fff;border-style:dashed} .swatch.remote{background:#f1f8f6;border-color:#00695c;border-style:dashed}
 ${Array.from({ length: 9 }, (_, d) => `td.depth-${d}{padding-left:${(0.55 + d * 1.2).toFixed(2)}rem}`).join(' ')}
 @media (max-width:640px){.flow svg{max-width:none} main{padding:.6rem} td,th{padding:.25rem .35rem} .who{margin-left:0}}
 `;

@@ -1,23 +1,30 @@
 /**
- * The node's wiring as a graph, read from the running configuration: the gateway's routes (and
- * OUTPUTCHANNEL for what no route matches), each queue's DefaultChannel and dead-letter target,
- * OUTPUTCHANNEL of the syslog receiver and the SQL poller, the HTTP client's upstream, templates
- * fetched over the hive; HTTP, syslog and poll timers as sources. An edge ends at the service that
- * listens on its channel, or at a channel box when no service of this node does.
+ * The hive's wiring as a graph, read from the running configuration of this node and from what the
+ * other nodes of a NATS hive publish (hive-roster.ts): every service's sends (node/wiring.ts:
+ * gateway routes and OUTPUTCHANNEL, each queue's DefaultChannel and dead-letter target, OUTPUTCHANNEL
+ * of the syslog receiver and the SQL poller, templates fetched over the hive), the HTTP client's
+ * upstream, HTTP, syslog and poll timers as sources. An edge ends at the service that listens on its
+ * channel — on this node if one does, else on the other nodes that do — or at a channel box when no
+ * service of the hive does. Each edge names its sender, so its label shows what that sender sent.
  */
-import { parseRoutes } from '../../actors/gateway/routes.js';
+import type { RosterEntry } from '../hive-roster.js';
+import { idOf } from '../hive-roster.js';
+import { sendsOf, syslogReceives } from '../wiring.js';
+import type { Sender } from './history.js';
 import type { ConsoleService } from './sources.js';
 
-export type FlowNodeKind = 'service' | 'source' | 'external' | 'channel';
+export type FlowNodeKind = 'service' | 'remote' | 'source' | 'external' | 'channel';
 
 export interface FlowNode {
   id: string;
   kind: FlowNodeKind;
   label: string;
-  /** The second line: the service kind, or what a source is. */
+  /** The second line: the service kind (and node, for another node's service), or what a source is. */
   detail: string;
-  /** The service a node stands for (to colour it by health and link to it). */
+  /** The service of this node a box stands for (to colour it by health and link to it). */
   service?: string;
+  /** The other node a 'remote' box runs on. */
+  node?: string;
 }
 
 export interface FlowEdge {
@@ -25,8 +32,10 @@ export interface FlowEdge {
   from: string;
   to: string;
   label: string;
-  /** The hive channel the edge carries, if any (its live rate is the rate arriving on it). */
+  /** The hive channel the edge carries, if any. */
   channel?: string;
+  /** Who sends along the edge (its live rate is what that service sent on the channel). */
+  sender?: Sender;
   /** A call for templates rather than work (drawn dashed). */
   secondary?: boolean;
 }
@@ -47,23 +56,39 @@ function originOf(url: string): string {
   }
 }
 
-export function buildFlow(services: readonly ConsoleService[]): FlowGraph {
+/** The box id of another node's service. */
+export const remoteId = (node: RosterEntry, service: string): string => `remote:${idOf(node)}:${service}`;
+
+/** `others`: the other nodes of the hive (none on the embedded hive). */
+export function buildFlow(services: readonly ConsoleService[], others: readonly RosterEntry[] = []): FlowGraph {
   const nodes = new Map<string, FlowNode>();
   const edges: FlowEdge[] = [];
   const listeners = new Map<string, string[]>();
+  const listen = (channel: string, id: string): void => {
+    if (channel) listeners.set(channel, [...(listeners.get(channel) ?? []), id]);
+  };
   for (const s of services) {
     nodes.set(`svc:${s.name}`, { id: `svc:${s.name}`, kind: 'service', label: s.name, detail: s.kind, service: s.name });
-    if (s.channel) listeners.set(s.channel, [...(listeners.get(s.channel) ?? []), s.name]);
+    listen(s.channel, `svc:${s.name}`);
+  }
+  // this node's listeners come first: a channel served here is drawn to this node's service
+  const remoteListeners = new Map<string, string[]>();
+  for (const n of others) {
+    for (const r of n.services) {
+      const id = remoteId(n, r.name);
+      nodes.set(id, { id, kind: 'remote', label: r.name, detail: `${r.kind} on ${n.name}`, node: n.name });
+      if (r.channel) remoteListeners.set(r.channel, [...(remoteListeners.get(r.channel) ?? []), id]);
+    }
   }
   const add = (node: FlowNode): string => {
     if (!nodes.has(node.id)) nodes.set(node.id, node);
     return node.id;
   };
-  /** Edges from `from` to whatever takes `channel` here. */
-  const toChannel = (from: string, channel: string, label: string, secondary = false): void => {
-    if (!channel) return;
-    const targets = listeners.get(channel)?.map((n) => `svc:${n}`) ?? [add({ id: `ch:${channel}`, kind: 'channel', label: channel, detail: 'no listener on this node' })];
-    for (const to of targets) edges.push({ id: `e${edges.length}`, from, to, label, channel, ...(secondary ? { secondary } : {}) });
+  /** Edges from `from` to whatever takes `channel` on the hive. */
+  const toChannel = (from: string, sender: Sender, label: string, secondary = false): void => {
+    const { channel } = sender;
+    const targets = listeners.get(channel) ?? remoteListeners.get(channel) ?? [add({ id: `ch:${channel}`, kind: 'channel', label: channel, detail: 'no listener on this node' })];
+    for (const to of targets) edges.push({ id: `e${edges.length}`, from, to, label, channel, sender, ...(secondary ? { secondary } : {}) });
   };
   const fromSource = (node: FlowNode, to: string, label: string): void => {
     edges.push({ id: `e${edges.length}`, from: add(node), to, label });
@@ -74,31 +99,20 @@ export function buildFlow(services: readonly ConsoleService[]): FlowGraph {
     const c = s.config;
     const status = s.status();
     switch (s.kind) {
-      case 'gateway': {
+      case 'gateway':
         fromSource({ id: `src:http:${s.name}`, kind: 'source', label: `HTTP :${text(status.port ?? c.Port)}`, detail: 'clients' }, id, 'requests');
-        for (const r of parseRoutes(text(c.Routes)).entries) toChannel(id, r.value, r.pattern);
-        toChannel(id, text(c.OUTPUTCHANNEL), 'no route matched');
-        break;
-      }
-      case 'queue':
-        toChannel(id, text(c.DefaultChannel), 'delivers');
-        toChannel(id, text(c.DefaultDeadLetterSlap), 'dead letters');
         break;
       case 'syslog':
-        if (c.UDP === true || c.TCP === true || c.TLS === true) {
+        if (syslogReceives(c)) {
           const over = [c.UDP === true ? 'UDP' : '', c.TCP === true ? 'TCP' : '', c.TLS === true ? 'TLS' : ''].filter(Boolean).join('/');
           fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}`, detail: 'senders' }, id, 'received');
-          toChannel(id, text(c.OUTPUTCHANNEL), 'messages');
         }
         if (text(c.RemoteIP) && (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true)) {
           edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:syslog:${s.name}`, kind: 'external', label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`, detail: 'syslog server' }), label: 'sends' });
         }
         break;
       case 'sql':
-        if (c.SQL_POLLMODE === true) {
-          fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls');
-          toChannel(id, text(c.OUTPUTCHANNEL), 'polled rows');
-        }
+        if (c.SQL_POLLMODE === true) fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls');
         break;
       case 'httpclient':
         if (text(c.URL)) edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:http:${originOf(text(c.URL))}`, kind: 'external', label: originOf(text(c.URL)), detail: 'HTTP server' }), label: text(c.Method) || 'requests' });
@@ -106,7 +120,13 @@ export function buildFlow(services: readonly ConsoleService[]): FlowGraph {
       default:
         break;
     }
-    if (text(c.Template).startsWith('hive://')) toChannel(id, text(c.TemplateChannel), 'templates', true);
+    for (const send of sendsOf(s.kind, c)) toChannel(id, { node: '', service: s.name, channel: send.channel }, send.label, send.secondary);
   }
+  for (const n of others) for (const r of n.services) for (const send of r.sends ?? []) toChannel(remoteId(n, r.name), { node: idOf(n), service: r.name, channel: send.channel }, send.label, send.secondary);
   return { nodes: [...nodes.values()], edges };
+}
+
+/** What of the other nodes the graph is drawn from (their services and sends, not the counts): the layout is redone when it changes. */
+export function wiringSignature(others: readonly RosterEntry[]): string {
+  return JSON.stringify(others.map((n) => [idOf(n), n.services.map((s) => [s.name, s.kind, s.channel, (s.sends ?? []).map((x) => [x.channel, x.label, x.secondary === true])])]));
 }

@@ -1,8 +1,8 @@
 /**
  * The laid-out flow as SVG, drawn on the server (it shows without JavaScript): services coloured by
  * health and linked to their page, sources and external ends in their own colour, channels nobody
- * here listens on dashed, every edge labelled with what it carries and the live rate arriving on its
- * channel. The SVG has a title and description; the page lists the same edges as a table.
+ * on the hive listens on dashed, other nodes' services in their own colour with their node named,
+ * every edge labelled with what it carries and the live rate its sender sends along it. The SVG has a title and description; the page lists the same edges as a table.
  */
 import type { Html } from './html.js';
 import { html } from './html.js';
@@ -18,13 +18,14 @@ const FILLS: Record<string, { fill: string; stroke: string }> = {
   source: { fill: '#eef2ff', stroke: '#3949ab' },
   external: { fill: '#f3f3f3', stroke: '#555555' },
   channel: { fill: '#ffffff', stroke: '#555555' },
+  remote: { fill: '#f1f8f6', stroke: '#00695c' },
 };
 
-/** What the flow shows live: each service's health and the rate arriving on each channel. */
+/** What the flow shows live: each service's health and each edge's rate. */
 export interface FlowLive {
   health: Map<string, ServiceHealth>;
-  /** Messages per second arriving on a channel (its listening service's request rate). */
-  rateOf(channel: string): number | undefined;
+  /** Messages per second the edge's sender sent on its channel (undefined for an edge without a channel, or before there is a figure). */
+  rateOf(edge: FlowEdge): number | undefined;
   /** The other nodes of the hive whose services listen on a channel (none on the embedded hive). */
   elsewhere(channel: string): string[];
 }
@@ -43,7 +44,7 @@ export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string
 }
 
 export function edgeLabel(e: FlowEdge, live: FlowLive): string {
-  const rate = e.channel === undefined ? undefined : live.rateOf(e.channel);
+  const rate = live.rateOf(e);
   return rate === undefined ? e.label : `${e.label} · ${perSecond(rate)}`;
 }
 
@@ -52,7 +53,7 @@ function nodeSvg(n: FlowNode, at: { x: number; y: number; width: number; height:
   const colours = FILLS[health?.health ?? n.kind] ?? FILLS.external!;
   const detail = health ? `${n.detail} · ${health.text}` : n.kind === 'channel' ? channelDetail(n.label, live) : n.detail;
   const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
-<rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : ''}/>
+<rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' || n.kind === 'remote' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : n.kind === 'remote' ? html` stroke-dasharray="8 2"` : ''}/>
 <text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${n.label}</text>
 <text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${detail}</text></g>`;
   const href = serviceHref(n, queues);

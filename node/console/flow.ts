@@ -1,9 +1,11 @@
 /**
- * The flow of this node: its graph and layout (computed once, on first use: the wiring is fixed
- * while the node runs) with the live part — health and rates — read at each request.
+ * The flow of the hive as this node sees it: its graph and layout with the live part — health and
+ * each edge's rate — read at each request. This node's wiring is fixed while it runs; the other
+ * nodes of a NATS hive come and go, so the graph and its layout are made again only when what they
+ * publish of their wiring changes (not for new counts).
  */
 import type { FlowGraph } from './flow-graph.js';
-import { buildFlow } from './flow-graph.js';
+import { buildFlow, wiringSignature } from './flow-graph.js';
 import type { PlacedFlow } from './flow-layout.js';
 import { layoutFlow } from './flow-layout.js';
 import type { FlowLive } from './flow-svg.js';
@@ -15,8 +17,7 @@ import type { ConsoleSources } from './sources.js';
 import type { RosterEntry } from '../hive-roster.js';
 
 export class NodeFlow {
-  private graph: FlowGraph | undefined;
-  private placed: Promise<PlacedFlow> | undefined;
+  private drawn: { signature: string; graph: FlowGraph; placed: Promise<PlacedFlow> } | undefined;
 
   constructor(
     private readonly sources: ConsoleSources,
@@ -24,22 +25,21 @@ export class NodeFlow {
   ) {}
 
   private wiring(): { graph: FlowGraph; placed: Promise<PlacedFlow> } {
-    this.graph ??= buildFlow(this.sources.services());
-    this.placed ??= layoutFlow(this.graph);
-    return { graph: this.graph, placed: this.placed };
+    const others = this.sources.nodes().filter((n) => !n.self);
+    const signature = wiringSignature(others);
+    if (this.drawn?.signature !== signature) {
+      const graph = buildFlow(this.sources.services(), others);
+      this.drawn = { signature, graph, placed: layoutFlow(graph) };
+    }
+    return this.drawn;
   }
 
   live(): FlowLive {
-    const services = this.sources.services();
     const others = this.sources.nodes().filter((n) => !n.self);
     return {
       elsewhere: (channel) => others.filter((n) => n.services.some((s) => s.channel === channel)).map((n) => n.name),
       health: servicesHealth(this.sources, this.history),
-      rateOf: (channel) => {
-        const listening = services.filter((s) => s.channel === channel);
-        if (listening.length === 0) return undefined;
-        return listening.reduce((sum, s) => sum + (this.history.latest(s.name)?.rate ?? 0), 0);
-      },
+      rateOf: (edge) => (edge.sender ? this.history.sentRate(edge.sender) : undefined),
     };
   }
 
@@ -62,7 +62,7 @@ export class NodeFlow {
         return h ? { ...n, health: h.health, state: h.text } : n;
       }),
       edges: graph.edges.map((e) => {
-        const rate = e.channel === undefined ? undefined : live.rateOf(e.channel);
+        const rate = live.rateOf(e);
         return rate === undefined ? e : { ...e, rate };
       }),
       hiveNodes: this.sources.nodes(),

@@ -1,29 +1,44 @@
 /**
  * The last 15 minutes of the node, sampled every 2 s from counters the node keeps anyway (no hive
  * traffic, so watching does not change what is watched): requests, errors and latency buckets per
- * service (rates and p99 are differences of two samples), each queue's depth from its status
- * figures, restarts per service from the supervision journal's totals. The live page draws it,
+ * service (rates and p99 are differences of two samples), each queue's entries per state from its
+ * status figures, restarts per service from the supervision journal's totals. The live page draws it,
  * /api/live returns it, and each sample is pushed to the open streams.
  */
 import type { RequestCounts } from '../dashboard/request-stats.js';
 import { BUCKETS } from '../dashboard/request-stats.js';
 import type { ConsoleSources } from './sources.js';
+import { idOf } from '../hive-roster.js';
 
 export const SAMPLE_MS = 2_000;
 export const WINDOW_MS = 15 * 60_000;
 
-/** A queue's depth from its status figures. */
-export interface QueueDepth {
-  /** Entries not yet delivered (waiting, scheduled, retrying, being delivered). */
-  live: number;
-  delivering: number;
-  dead: number;
-  done: number;
+/** The states a queue's depth is charted by (its status figure `states`; entries being delivered count as waiting). */
+export const DEPTH_STATES = ['waiting', 'scheduled', 'retrying', 'dead', 'done'] as const;
+export type DepthState = (typeof DEPTH_STATES)[number];
+
+/** A queue's entries per state at one sample. */
+export type QueueDepth = Record<DepthState, number>;
+
+/** Who sent on a channel: a service of this node (node '') or of another node of the hive (its roster id). */
+export interface Sender {
+  node: string;
+  service: string;
+  channel: string;
+}
+
+const sentKey = (s: Sender): string => `${s.node}\n${s.service}\n${s.channel}`;
+
+/** A sent count and when it was read (this node: the sample's time; another node: when it wrote its roster entry). */
+interface SentAt {
+  t: number;
+  n: number;
 }
 
 interface Sample {
   t: number;
   requests: Map<string, RequestCounts>;
+  sent: Map<string, SentAt>;
   queues: Map<string, QueueDepth>;
   restarts: Map<string, number>;
 }
@@ -45,7 +60,8 @@ export interface LiveSeries {
   /** The end of each interval (epoch ms). */
   times: number[];
   services: ServiceSeries[];
-  queues: Array<{ name: string } & { [K in keyof QueueDepth]: number[] }>;
+  /** Per queue, its entries in each state at the end of each interval. */
+  queues: Array<{ name: string } & { [K in DepthState]: number[] }>;
   /** Restarts of each service's actors within each interval. */
   restarts: Array<{ name: string; values: number[] }>;
 }
@@ -69,6 +85,12 @@ export function quantile(q: number, buckets: number[]): Point {
 }
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** A queue's entries per state from its status figure `states` (zeros while it has none: still loading). */
+function depthOf(figures: Record<string, unknown>): QueueDepth {
+  const states = (typeof figures.states === 'object' && figures.states !== null ? figures.states : {}) as Record<string, unknown>;
+  return { waiting: num(states.waiting), scheduled: num(states.scheduled), retrying: num(states.retrying), dead: num(states.dead), done: num(states.done) };
+}
 
 export class LiveHistory {
   private readonly samples: Sample[] = [];
@@ -110,15 +132,21 @@ export class LiveHistory {
     const queues = new Map<string, QueueDepth>();
     for (const s of services) {
       if (s.kind !== 'queue') continue;
-      const f = s.status();
-      queues.set(s.name, { live: num(f.size), delivering: num(f.deliveringNow), dead: num(f.deadKept), done: num(f.doneKept) });
+      queues.set(s.name, depthOf(s.status()));
     }
     const restarts = new Map<string, number>();
     for (const a of this.sources.actorTotals()) {
       const service = a.path.split('/')[2];
       if (service !== undefined) restarts.set(service, (restarts.get(service) ?? 0) + a.restarts);
     }
-    this.samples.push({ t: now, requests: new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r])), queues, restarts });
+    const sent = new Map<string, SentAt>();
+    for (const s of services) for (const [channel, c] of this.sources.sent(s.name)) sent.set(sentKey({ node: '', service: s.name, channel }), { t: now, n: c.n });
+    for (const n of this.sources.nodes()) {
+      if (n.self) continue;
+      const t = Date.parse(n.seenAt);
+      for (const s of n.services) for (const send of s.sends ?? []) sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel }), { t, n: send.sent });
+    }
+    this.samples.push({ t: now, requests: new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r])), queues, restarts, sent });
     if (this.samples.length > this.keep) this.samples.shift();
     for (const l of [...this.listeners]) l();
   }
@@ -151,8 +179,8 @@ export class LiveHistory {
       times: pairs.map(([, b]) => b.t),
       services,
       queues: queueNames.map((name) => {
-        const of = (k: keyof QueueDepth): number[] => pairs.map(([, b]) => b.queues.get(name)?.[k] ?? 0);
-        return { name, live: of('live'), delivering: of('delivering'), dead: of('dead'), done: of('done') };
+        const of = (k: DepthState): number[] => pairs.map(([, b]) => b.queues.get(name)?.[k] ?? 0);
+        return { name, waiting: of('waiting'), scheduled: of('scheduled'), retrying: of('retrying'), dead: of('dead'), done: of('done') };
       }),
       restarts: [...(this.samples.at(-1)?.restarts.keys() ?? [])].map((name) => ({ name, values: pairs.map(([a, b]) => (b.restarts.get(name) ?? 0) - (a.restarts.get(name) ?? 0)) })),
     };
@@ -167,5 +195,26 @@ export class LiveHistory {
     if (!a || !b || !x || !y || b.t <= a.t) return undefined;
     const seconds = (b.t - a.t) / 1000;
     return { rate: (y.count - x.count) / seconds, errors: (y.errors - x.errors) / seconds, p99: quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) };
+  }
+
+  /**
+   * Messages per second a service sent on a channel over about the last `windowMs`: this node's from
+   * its counters (a channel it never sent on is 0), another node's from two of its roster entries
+   * (undefined until there are two: they come every 5 s, so the window is longer).
+   */
+  sentRate(from: Sender, windowMs = from.node === '' ? 10_000 : 15_000): number | undefined {
+    const key = sentKey(from);
+    const at = (s: Sample): SentAt | undefined => s.sent.get(key) ?? (from.node === '' ? { t: s.t, n: 0 } : undefined);
+    const last = this.samples.at(-1);
+    const y = last && at(last);
+    if (!y) return undefined;
+    const since = y.t - windowMs - this.intervalMs / 2;
+    // from the newest back to the window's start (a count is never read after its sample): a few samples, not the 15 minutes
+    let x: SentAt | undefined;
+    for (let i = this.samples.length - 2; i >= 0 && this.samples[i]!.t >= since; i--) {
+      const c = at(this.samples[i]!);
+      if (c && c.t >= since && c.t < y.t) x = c;
+    }
+    return x && ((y.n - x.n) * 1000) / (y.t - x.t);
   }
 }

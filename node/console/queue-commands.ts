@@ -5,7 +5,7 @@
  * form or script cannot slip a `command` or an unbounded `delete` (which would clear the queue) in.
  */
 import { BadInputError, NotFoundError } from '../../protocol/errors.js';
-import type { Message, Result, ValueMap } from '../../protocol/message.js';
+import type { Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, makeMessage, mapOf } from '../../protocol/message.js';
 import type { ConsoleService, ConsoleSources } from './sources.js';
 
@@ -71,22 +71,8 @@ export function checkedControls(action: QueueAction, input: ActionInput): Record
   return out;
 }
 
-/** Runs an action: the queue's command, or for `run` a copy of the schedule's message added now. */
-export async function runAction(sources: ConsoleSources, queue: ConsoleService, action: QueueAction, input: ActionInput): Promise<Result> {
+/** Runs an action: the queue's command (`run` is the queue's `run_schedule`, which obeys the schedule's overlap rule). */
+export function runAction(sources: ConsoleSources, queue: ConsoleService, action: QueueAction, input: ActionInput): Promise<Result> {
   const controls = checkedControls(action, input);
-  if (action === 'run') return runScheduleNow(sources, queue, controls.schedule_name!);
-  return queueCommand(sources, queue, action, controls, action === 'replay' ? input.data : emptyMap());
-}
-
-/**
- * Runs a schedule now: reads it with `schedules` and adds its message through the queue's normal
- * add (as a firing does; the queue has no command of its own for it), so the entry takes the
- * schedule's controls (channel, mode, requeue_count, …).
- */
-async function runScheduleNow(sources: ConsoleSources, queue: ConsoleService, name: string): Promise<Result> {
-  const found = await queueCommand(sources, queue, 'schedules', { schedule_name: name });
-  if (found.Code !== 200) return found;
-  const message = (found.List?.[0] as { message?: Message } | undefined)?.message;
-  if (!message) throw new NotFoundError(`schedule '${name}' has no message to run`);
-  return sources.hive.call(queue.channel, makeMessage({ Class: message.Class, Operation: message.Operation, Control: mapOf(Object.entries(message.Control).filter(([k]) => k !== 'command')), Data: message.Data }), CALL_TIMEOUT_MS);
+  return queueCommand(sources, queue, action === 'run' ? 'run_schedule' : action, controls, action === 'replay' ? input.data : emptyMap());
 }

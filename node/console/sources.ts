@@ -9,6 +9,7 @@ import type { Journal } from '../../supervisors/journal.js';
 import type { NodeMetrics } from '../dashboard/metrics.js';
 import type { NodeStatus } from '../dashboard/status.js';
 import type { RosterEntry } from '../hive-roster.js';
+import type { SentByChannel } from '../sent-counts.js';
 
 /** A service as the console draws and addresses it. */
 export interface ConsoleService {
@@ -36,6 +37,8 @@ export interface ConsoleSources {
   /** Every actor's totals, without the rest of the status (sampled every few seconds). */
   actorTotals(): ActorTotalsView[];
   services(): readonly ConsoleService[];
+  /** What a service of this node has sent on each channel since start (node/sent-counts.ts). */
+  sent(service: string): SentByChannel;
   metrics: NodeMetrics;
   hive: HiveClient;
   journal: Journal;

@@ -1,5 +1,5 @@
 /**
- * /flow: the node's wiring as a picture (flow-svg.ts), a legend, the same arrows as a table (for
+ * /flow: the hive's wiring as this node sees it, as a picture (flow-svg.ts), a legend, the same arrows as a table (for
  * screen readers, and to copy from), and every node sharing the hive (hive-roster.ts). The page
  * refreshes itself, so rates and colours stay live.
  */
@@ -22,10 +22,10 @@ ${hiveKind === 'nats' ? html`<p class="muted">Every node of the NATS hive writes
 }
 
 export function flowBody(graph: FlowGraph, svg: Html, live: FlowLive, nodes: RosterEntry[], hiveKind: string): Html {
-  const name = new Map(graph.nodes.map((n) => [n.id, n.label]));
+  const name = new Map(graph.nodes.map((n) => [n.id, n.node ? `${n.label} on ${n.node}` : n.label]));
   return html`<h1>Flow</h1>
-<p class="legend"><span><span class="swatch ok"></span>service, ok</span><span><span class="swatch warn"></span>failing or restarting</span><span><span class="swatch bad"></span>stopped</span><span><span class="swatch source"></span>source</span><span><span class="swatch channel"></span>channel with no listener here</span></p>
-<p class="muted">Arrows carry what their label says; the rate is what arrives on that channel now. Select a service to open it.</p>
+<p class="legend"><span><span class="swatch ok"></span>service, ok</span><span><span class="swatch warn"></span>failing or restarting</span><span><span class="swatch bad"></span>stopped</span><span><span class="swatch source"></span>source</span><span><span class="swatch remote"></span>service on another node</span><span><span class="swatch channel"></span>channel with no listener</span></p>
+<p class="muted">Arrows carry what their label says; the rate is what the sender sent along that arrow per second over the last 10 s (another node's: over its last reports). Select a service of this node to open it.</p>
 <div data-poll="${FLOW_REFRESH_SECONDS * 1000}"><div class="flow" id="flow" tabindex="0" data-live>${svg}</div>
 <h2>Arrows</h2>
 <div class="table-wrap" tabindex="0"><table id="flow-edges"><thead><tr><th scope="col">from</th><th scope="col">to</th><th scope="col">carries</th></tr></thead>

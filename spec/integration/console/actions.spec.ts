@@ -37,6 +37,21 @@ describe('console actions through the JSON API: each is the queue command it nam
     expect(unknown.status).to.equal(404);
   });
 
+  it('run obeys the schedule\'s overlap rule: with the previous entry still waiting it is 409 naming the schedule and the entry, and the journal records the refusal with the user', async () => {
+    expect((await postAction(c!.base, 'pause', {}, headers)).status).to.equal(200);
+    await queueCall(c!.node, { command: ['schedule'], schedule_name: ['report'], cron: ['0 3 1 1 *'] }, { report: ['yearly'] }, 'jobs');
+    const first = await postAction(c!.base, 'run', { Control: { schedule_name: ['report'] } }, headers);
+    expect(first.status).to.equal(200);
+    const key = first.json.Data!.keys![0]!;
+    const second = await postAction(c!.base, 'run', { Control: { schedule_name: ['report'] } }, headers);
+    expect(second.status).to.equal(409);
+    expect(second.json.Message).to.equal(`schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`);
+    const journal = (await (await fetch(`${c!.base}/api/journal?service=jobs&event=action`)).json()) as Array<{ user: string; action: string }>;
+    expect(journal.map((e) => `${e.user}: ${e.action}`)).to.include(`ops: run schedule_name=report → 409 ${second.json.Message}`);
+    const waiting = (await (await fetch(`${c!.base}/api/queues/jobs?state=waiting`)).json()) as { total: number };
+    expect(waiting.total, 'the refused run added nothing').to.equal(1);
+  });
+
   it('a paused queue delivers nothing until step delivers the entry named; delete removes a waiting one', async () => {
     expect((await postAction(c!.base, 'pause', {}, headers)).status).to.equal(200);
     const a = (await queueCall(c!.node, {}, { n: ['a'] }, 'jobs')).Data.keys![0]!;

@@ -51,6 +51,17 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
       await page.waitForTimeout(2500);
       const d2 = await chart.locator('path').first().getAttribute('d');
       expect(d2, 'the line moves between two samples').to.not.equal(d1);
+      // the queue's entries per state: paused, five entries wait, two of them scheduled for later
+      await node.hive.call('queue', makeMessage({ Control: mapOf({ command: ['pause'] }) }), 2000);
+      for (let i = 0; i < 5; i++) await node.hive.call('queue', makeMessage({ Control: mapOf(i < 2 ? { delay: ['1h'] } : {}), Data: mapOf({ n: [String(i)] }) }), 2000);
+      const toDeliver = page.locator('[data-queue-charts="queue"] figure:has(figcaption:text("queue queue: entries to deliver"))');
+      await toDeliver.waitFor({ timeout: 10_000 });
+      let depth = '';
+      for (const end = Date.now() + 10_000; !/waiting 3 entries/.test(depth) && Date.now() < end; await page.waitForTimeout(300)) depth = (await toDeliver.locator('.chart-now').textContent()) ?? '';
+      expect(depth).to.match(/━ waiting 3 entries\s+━ scheduled 2 entries\s+━ retrying 0 entries/);
+      const kept = page.locator('[data-queue-charts="queue"] figure:has(figcaption:text("queue queue: entries kept"))');
+      expect(await kept.locator('.chart-now').textContent()).to.match(/dead \d+ entr(y|ies)\s+┄ done \d+ entr(y|ies)/);
+      expect(await toDeliver.locator('svg').getAttribute('aria-label')).to.match(/now waiting 3 entries, scheduled 2 entries, retrying 0 entries; scale up to \d+ entries/);
       const text = (await page.textContent('main')) ?? '';
       expect(text).to.not.match(/\{"|":\s*\[/);
       expect(await chart.locator('svg').getAttribute('aria-label')).to.match(/now requests [\d.,]+\/s, errors [\d.]+\/s; scale up to/);
@@ -71,11 +82,13 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     const base = `http://127.0.0.1:${node.dashboard!.port}`;
     for (let i = 0; i < 20; i++) await node.hive.call('echo', makeMessage(), 2000);
     await new Promise((r) => setTimeout(r, 2200));
-    const live = (await (await fetch(`${base}/api/live`)).json()) as { intervalMs: number; times: number[]; services: Array<{ name: string; rate: Array<number | null> }>; queues: Array<{ name: string; live: number[] }> };
+    const live = (await (await fetch(`${base}/api/live`)).json()) as { intervalMs: number; times: number[]; services: Array<{ name: string; rate: Array<number | null> }>; queues: Array<Record<string, unknown>> };
     expect(live.intervalMs).to.equal(2000);
     expect(live.times.length).to.be.greaterThan(0);
     expect(live.services.find((s) => s.name === 'echo')!.rate.some((r) => r !== null && r > 0)).to.equal(true);
     expect(live.queues.map((q) => q.name)).to.deep.equal(['queue']);
+    expect(Object.keys(live.queues[0]!)).to.have.members(['name', 'waiting', 'scheduled', 'retrying', 'dead', 'done']);
+    for (const state of ['waiting', 'scheduled', 'retrying', 'dead', 'done']) expect(live.queues[0]![state]).to.have.length(live.times.length);
     const controller = new AbortController();
     const res = await fetch(`${base}/api/live/stream`, { signal: controller.signal });
     expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);

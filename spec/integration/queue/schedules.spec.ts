@@ -132,6 +132,38 @@ describe('queue cron schedules (issue 21)', function () {
     expect(deliveries().filter((d) => d.message.Data.item![0] === 'one').length).to.be.at.most(2);
   });
 
+  it('run_schedule adds the message now under the overlap rule: skip refuses it with 409 while the previous entry is in the queue, buffer_one and allow let it in', async () => {
+    const n = await start({ StartPaused: true });
+    const yearly = '0 3 1 1 *';
+    await schedule(n, 'report', yearly);
+    await schedule(n, 'buffered', yearly, { overlap: ['buffer_one'] });
+    await schedule(n, 'any', yearly, { overlap: ['allow'] });
+    const run = (name: string): Promise<Result> => queueCall(n, { command: ['run_schedule'], schedule_name: [name] });
+    const first = await run('report');
+    expect(first.Code, first.Message).to.equal(200);
+    const key = first.Data.keys![0]!;
+    const listed = await queueCall(n, { command: ['schedules'], schedule_name: ['report'] });
+    expect(listed.Data.last_entry).to.deep.equal([key]);
+    expect(listed.Data.fired).to.deep.equal(['1']);
+    const refused = await run('report');
+    expect(refused.Code).to.equal(409);
+    expect(refused.Message).to.equal(`schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`);
+    expect((await queueCall(n, { command: ['schedules'], schedule_name: ['report'] })).Data.fired, 'a refused run is no firing').to.deep.equal(['1']);
+    expect((await run('buffered')).Code).to.equal(200);
+    expect((await run('buffered')).Code).to.equal(200);
+    const third = await run('buffered');
+    expect(third.Code).to.equal(409);
+    expect(third.Message).to.match(/^schedule 'buffered' was not run: its overlap rule 'buffer_one' adds no entry while 2 earlier entries are still in the queue: '[^']+' \(waiting\), '[^']+' \(waiting\)$/);
+    for (let i = 0; i < 3; i++) expect((await run('any')).Code).to.equal(200);
+    expect(await size(n)).to.equal(6);
+    // once the entry in the way is delivered, the schedule runs again
+    await queueCall(n, { command: ['step'], key: [key] });
+    const again = await run('report');
+    expect(again.Code, again.Message).to.equal(200);
+    expect(deliveries().map((d) => d.message.Data)).to.deep.equal([{ item: ['report'] }]);
+    expect((await run('nope')).Code).to.equal(404);
+  });
+
   it('schedules survive a stop and start on the same store and keep firing; the answer lists them', async () => {
     let n = await start();
     await schedule(n, 'b-every', EVERY_SECOND, { tz: ['Europe/Berlin'] });

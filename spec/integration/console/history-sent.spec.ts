@@ -1,0 +1,58 @@
+/** The rate of an arrow from the sampled sent counts (history.ts sentRate): this node's counters and another node's roster entries. */
+import { expect } from 'chai';
+import { LiveHistory } from '../../../node/console/history.js';
+import type { ConsoleSources } from '../../../node/console/sources.js';
+import type { RosterEntry } from '../../../node/hive-roster.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+/** Sources with one local queue 'q' whose sent count on 'target' is `local.n`, and a remote node 'b' whose entry is `remote`. */
+function sources(local: { n: number | undefined }, remote: { entry: RosterEntry | undefined }): ConsoleSources {
+  return {
+    services: () => [{ kind: 'queue', name: 'q', channel: 'q', config: {}, status: () => ({}) }],
+    sent: () => new Map(local.n === undefined ? [] : [['target', { n: local.n }]]),
+    nodes: () => (remote.entry ? [remote.entry] : []),
+    actorTotals: () => [],
+    metrics: { requestCounts: () => [] },
+  } as unknown as ConsoleSources;
+}
+
+const entry = (seenAt: number, sent: number): RosterEntry => ({ name: 'b', host: 'h', pid: 1, startedAt: '', seenAt: new Date(seenAt).toISOString(), services: [{ name: 'r', kind: 'queue', channel: 'r', sends: [{ channel: 'target', label: 'delivers', sent }] }] });
+
+describe('console history: each arrow\'s rate from what its sender sent', () => {
+  it('this node: a channel never sent on is 0/s, then the count over about the last 10 s', () => {
+    const local = { n: undefined as number | undefined };
+    const h = new LiveHistory(sources(local, { entry: undefined }));
+    const q = { node: '', service: 'q', channel: 'target' };
+    h.sample(T0);
+    expect(h.sentRate(q), 'one sample: no interval yet').to.equal(undefined);
+    h.sample(T0 + 2000);
+    expect(h.sentRate(q)).to.equal(0);
+    local.n = 10;
+    h.sample(T0 + 4000);
+    expect(h.sentRate(q)).to.equal(10 / 4);
+    // 30 s later at 5 a second: only the last 10 s (and half an interval) count
+    for (let t = 6000; t <= 34_000; t += 2000) {
+      local.n += 10;
+      h.sample(T0 + t);
+    }
+    expect(h.sentRate(q)).to.equal(5);
+  });
+
+  it('another node: undefined until two of its entries were read, then their difference over the time between them', () => {
+    const remote = { entry: entry(T0, 5) as RosterEntry | undefined };
+    const h = new LiveHistory(sources({ n: undefined }, remote));
+    const r = { node: 'b@h#1', service: 'r', channel: 'target' };
+    h.sample(T0 + 1000);
+    h.sample(T0 + 3000);
+    expect(h.sentRate(r), 'the same entry read twice').to.equal(undefined);
+    remote.entry = entry(T0 + 5000, 25);
+    h.sample(T0 + 5000);
+    expect(h.sentRate(r)).to.equal(4);
+    expect(h.sentRate({ ...r, service: 'other' })).to.equal(undefined);
+    // a node gone from the roster has no rate
+    remote.entry = undefined;
+    h.sample(T0 + 7000);
+    expect(h.sentRate(r)).to.equal(undefined);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * What each service sent on each channel (node/sent-counts.ts), which the flow's arrows and the
+ * roster entries carry, and each service's sends from its configuration (node/wiring.ts).
+ */
+import { expect } from 'chai';
+import { PassThrough } from 'node:stream';
+import { rosterService } from '../../../node/hive-roster.js';
+import { HiveNode } from '../../../node/node.js';
+import { sendsOf } from '../../../node/wiring.js';
+import { makeMessage, mapOf } from '../../../protocol/message.js';
+import { until } from '../helpers.js';
+
+describe('sent counts: each service counts what it sends, per channel', function () {
+  this.timeout(20_000);
+  let node: HiveNode | undefined;
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('counts a queue\'s deliveries and dead letters on their channels, and nothing for what others send to it', async () => {
+    node = await HiveNode.start({
+      name: 'counts',
+      logStream: new PassThrough(),
+      services: [
+        { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'target']] }] },
+        { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'dlq']] }] },
+        { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'q'], ['PersistPath', ''], ['DefaultChannel', 'target'], ['DefaultDeadLetterSlap', 'dlq'], ['DefaultRequeueCount', '0']] }] },
+      ],
+    });
+    for (let i = 0; i < 5; i++) await node.hive.call('q', makeMessage({ Data: mapOf({ n: [String(i)] }) }), 2000);
+    await node.hive.call('q', makeMessage({ Control: mapOf({ channel: ['nobody'] }) }), 2000);
+    const q = (): Record<string, number> => Object.fromEntries([...node!.sent.of('q')].map(([channel, c]) => [channel, c.n]));
+    await until(() => q().dlq === 1 && q().target === 5);
+    expect(q()).to.deep.equal({ target: 5, nobody: 1, dlq: 1 });
+    expect([...node.sent.of('target')], 'the echo service sent nothing: what reaches it is counted by its senders').to.deep.equal([]);
+    const config = node.services.find((s) => s.name === 'q')!;
+    expect(rosterService(config, node.sent.of('q')).sends).to.deep.equal([
+      { channel: 'target', label: 'delivers', sent: 5 },
+      { channel: 'dlq', label: 'dead letters', sent: 1 },
+    ]);
+  });
+
+  it('sends from the configuration: one send per channel with the labels of every setting naming it', () => {
+    expect(sendsOf('gateway', { Routes: 'a=one;b=two;c/*=one', OUTPUTCHANNEL: 'two' })).to.deep.equal([
+      { channel: 'one', label: 'a, c/*' },
+      { channel: 'two', label: 'b, no route matched' },
+    ]);
+    expect(sendsOf('queue', { DefaultChannel: 'x', DefaultDeadLetterSlap: '' })).to.deep.equal([{ channel: 'x', label: 'delivers' }]);
+    expect(sendsOf('syslog', { OUTPUTCHANNEL: 'logs', UDP: false, TCP: false, TLS: false })).to.deep.equal([]);
+    expect(sendsOf('syslog', { OUTPUTCHANNEL: 'logs', UDP: true })).to.deep.equal([{ channel: 'logs', label: 'messages' }]);
+    expect(sendsOf('sql', { OUTPUTCHANNEL: 'rows', SQL_POLLMODE: true, Template: 'hive://t', TemplateChannel: 'store' })).to.deep.equal([
+      { channel: 'rows', label: 'polled rows' },
+      { channel: 'store', label: 'templates', secondary: true },
+    ]);
+  });
+});
