@@ -10,7 +10,8 @@
 import type { RosterEntry } from '../hive-roster.js';
 import { idOf } from '../hive-roster.js';
 import { sendsOf, syslogReceives } from '../wiring.js';
-import type { Sender } from './history.js';
+import type { CountedFigure, Sender } from './history.js';
+import { REQUESTS_FIGURE } from './history.js';
 import type { ConsoleService } from './sources.js';
 
 export type FlowNodeKind = 'service' | 'remote' | 'source' | 'external' | 'channel';
@@ -38,6 +39,8 @@ export interface FlowEdge {
   sender?: Sender;
   /** A call for templates rather than work (drawn dashed). */
   secondary?: boolean;
+  /** An edge from a source or to an outside server: its rate is how fast this figure of the service's status grows. */
+  counted?: CountedFigure;
 }
 
 export interface FlowGraph {
@@ -90,8 +93,8 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
     const targets = listeners.get(channel) ?? remoteListeners.get(channel) ?? [add({ id: `ch:${channel}`, kind: 'channel', label: channel, detail: 'no listener on this node' })];
     for (const to of targets) edges.push({ id: `e${edges.length}`, from, to, label, channel, sender, ...(secondary ? { secondary } : {}) });
   };
-  const fromSource = (node: FlowNode, to: string, label: string): void => {
-    edges.push({ id: `e${edges.length}`, from: add(node), to, label });
+  const fromSource = (node: FlowNode, to: string, label: string, counted: CountedFigure): void => {
+    edges.push({ id: `e${edges.length}`, from: add(node), to, label, counted });
   };
 
   for (const s of services) {
@@ -100,22 +103,22 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
     const status = s.status();
     switch (s.kind) {
       case 'gateway':
-        fromSource({ id: `src:http:${s.name}`, kind: 'source', label: `HTTP :${text(status.port ?? c.Port)}`, detail: 'clients' }, id, 'requests');
+        fromSource({ id: `src:http:${s.name}`, kind: 'source', label: `HTTP :${text(status.port ?? c.Port)}`, detail: 'clients' }, id, 'requests', { service: s.name, figure: 'accepted' });
         break;
       case 'syslog':
         if (syslogReceives(c)) {
           const over = [c.UDP === true ? 'UDP' : '', c.TCP === true ? 'TCP' : '', c.TLS === true ? 'TLS' : ''].filter(Boolean).join('/');
-          fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}`, detail: 'senders' }, id, 'received');
+          fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}`, detail: 'senders' }, id, 'received', { service: s.name, figure: 'received' });
         }
         if (text(c.RemoteIP) && (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true)) {
-          edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:syslog:${s.name}`, kind: 'external', label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`, detail: 'syslog server' }), label: 'sends' });
+          edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:syslog:${s.name}`, kind: 'external', label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`, detail: 'syslog server' }), label: 'sends', counted: { service: s.name, figure: 'sent' } });
         }
         break;
       case 'sql':
-        if (c.SQL_POLLMODE === true) fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls');
+        if (c.SQL_POLLMODE === true) fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls', { service: s.name, figure: 'poller.polls' });
         break;
       case 'httpclient':
-        if (text(c.URL)) edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:http:${originOf(text(c.URL))}`, kind: 'external', label: originOf(text(c.URL)), detail: 'HTTP server' }), label: text(c.Method) || 'requests' });
+        if (text(c.URL)) edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:http:${originOf(text(c.URL))}`, kind: 'external', label: originOf(text(c.URL)), detail: 'HTTP server' }), label: text(c.Method) || 'requests', counted: { service: s.name, figure: REQUESTS_FIGURE } });
         break;
       default:
         break;

@@ -24,7 +24,7 @@ const FILLS: Record<string, { fill: string; stroke: string }> = {
 /** What the flow shows live: each service's health and each edge's rate. */
 export interface FlowLive {
   health: Map<string, ServiceHealth>;
-  /** Messages per second the edge's sender sent on its channel (undefined for an edge without a channel, or before there is a figure). */
+  /** Messages per second the edge's sender sent on its channel, or its counted figure grew (a source's or an outside server's edge); undefined before there is a figure. */
   rateOf(edge: FlowEdge): number | undefined;
   /** The other nodes of the hive whose services listen on a channel (none on the embedded hive). */
   elsewhere(channel: string): string[];

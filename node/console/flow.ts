@@ -39,7 +39,7 @@ export class NodeFlow {
     return {
       elsewhere: (channel) => others.filter((n) => n.services.some((s) => s.channel === channel)).map((n) => n.name),
       health: servicesHealth(this.sources, this.history),
-      rateOf: (edge) => (edge.sender ? this.history.sentRate(edge.sender) : undefined),
+      rateOf: (edge) => (edge.sender ? this.history.sentRate(edge.sender) : edge.counted ? this.history.countedRate(edge.counted) : undefined),
     };
   }
 

@@ -29,6 +29,30 @@ export interface Sender {
 
 const sentKey = (s: Sender): string => `${s.node}\n${s.service}\n${s.channel}`;
 
+/**
+ * A counter of a service of this node that an edge without a hive sender is labelled by: a figure of
+ * its status (a dotted path: 'accepted', 'received', 'poller.polls', 'sent'), or REQUESTS_FIGURE for
+ * the messages it handled (an HTTP client's requests to its upstream).
+ */
+export interface CountedFigure {
+  service: string;
+  figure: string;
+}
+
+export const REQUESTS_FIGURE = '(requests)';
+
+/** The status figures sampled for such edges: the gateway's accepted requests, a syslog service's received and sent messages, an SQL poller's polls. */
+export const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls'] as const;
+
+const countedKey = (c: CountedFigure): string => `${c.service}\n${c.figure}`;
+
+/** A numeric figure at a dotted path of a status, if there is one. */
+function figureAt(status: Record<string, unknown>, path: string): number | undefined {
+  let v: unknown = status;
+  for (const part of path.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
 /** A sent count and when it was read (this node: the sample's time; another node: when it wrote its roster entry). */
 interface SentAt {
   t: number;
@@ -39,6 +63,8 @@ interface Sample {
   t: number;
   requests: Map<string, RequestCounts>;
   sent: Map<string, SentAt>;
+  /** The figures edges without a hive sender are counted by (COUNTED_FIGURES, REQUESTS_FIGURE), by service. */
+  counted: Map<string, number>;
   queues: Map<string, QueueDepth>;
   restarts: Map<string, number>;
 }
@@ -146,7 +172,19 @@ export class LiveHistory {
       const t = Date.parse(n.seenAt);
       for (const s of n.services) for (const send of s.sends ?? []) sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel }), { t, n: send.sent });
     }
-    this.samples.push({ t: now, requests: new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r])), queues, restarts, sent });
+    const requests = new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r]));
+    // a few figures of each service, whether or not the flow was drawn yet: an edge has its rate as soon as it is
+    const counted = new Map<string, number>();
+    for (const s of services) {
+      const status = s.kind === 'queue' ? undefined : s.status();
+      for (const figure of status ? COUNTED_FIGURES : []) {
+        const n = figureAt(status!, figure);
+        if (n !== undefined) counted.set(countedKey({ service: s.name, figure }), n);
+      }
+      const handled = requests.get(s.name)?.count;
+      if (handled !== undefined) counted.set(countedKey({ service: s.name, figure: REQUESTS_FIGURE }), handled);
+    }
+    this.samples.push({ t: now, requests, queues, restarts, sent, counted });
     if (this.samples.length > this.keep) this.samples.shift();
     for (const l of [...this.listeners]) l();
   }
@@ -195,6 +233,17 @@ export class LiveHistory {
     if (!a || !b || !x || !y || b.t <= a.t) return undefined;
     const seconds = (b.t - a.t) / 1000;
     return { rate: (y.count - x.count) / seconds, errors: (y.errors - x.errors) / seconds, p99: quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) };
+  }
+
+  /** How fast a counted figure grew per second over about the last `windowMs` (undefined until two samples hold it). */
+  countedRate(figure: CountedFigure, windowMs = 10_000): number | undefined {
+    const key = countedKey(figure);
+    const b = this.samples.at(-1);
+    const y = b?.counted.get(key);
+    if (!b || y === undefined) return undefined;
+    const a = this.samples.find((s) => s.t >= b.t - windowMs - this.intervalMs / 2 && s.t < b.t && s.counted.has(key));
+    const x = a?.counted.get(key);
+    return a && x !== undefined ? ((y - x) * 1000) / (b.t - a.t) : undefined;
   }
 
   /**

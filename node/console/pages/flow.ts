@@ -25,7 +25,7 @@ export function flowBody(graph: FlowGraph, svg: Html, live: FlowLive, nodes: Ros
   const name = new Map(graph.nodes.map((n) => [n.id, n.node ? `${n.label} on ${n.node}` : n.label]));
   return html`<h1>Flow</h1>
 <p class="legend"><span><span class="swatch ok"></span>service, ok</span><span><span class="swatch warn"></span>failing or restarting</span><span><span class="swatch bad"></span>stopped</span><span><span class="swatch source"></span>source</span><span><span class="swatch remote"></span>service on another node</span><span><span class="swatch channel"></span>channel with no listener</span></p>
-<p class="muted">Arrows carry what their label says; the rate is what the sender sent along that arrow per second over the last 10 s (another node's: over its last reports). Select a service of this node to open it.</p>
+<p class="muted">Arrows carry what their label says; the rate is what the sender sent along that arrow per second over the last 10 s (another node's: over its last reports); an arrow from a source or to an outside server shows what its service counted: requests accepted, syslog messages received or sent, polls, HTTP requests made. Select a service of this node to open it.</p>
 <div data-poll="${FLOW_REFRESH_SECONDS * 1000}"><div class="flow" id="flow" tabindex="0" data-live>${svg}</div>
 <h2>Arrows</h2>
 <div class="table-wrap" tabindex="0"><table id="flow-edges"><thead><tr><th scope="col">from</th><th scope="col">to</th><th scope="col">carries</th></tr></thead>

@@ -32,7 +32,7 @@ describe('console flow: the demo node drawn from its running configuration', fun
     expect(flow.edges.some((e) => e.from === 'svc:web' && e.to.startsWith('ext:http:'))).to.equal(true);
   });
 
-  it('each arrow is labelled with what its sender sent along it: the queue to echo, the syslog receiver to its OUTPUTCHANNEL, the gateway none', async () => {
+  it('each arrow is labelled with what its sender sent along it: the queue to echo, the syslog receiver to its OUTPUTCHANNEL, the gateway none; a source\'s arrow with what its service counted', async () => {
     node = await startDemo();
     const base = `http://127.0.0.1:${node.dashboard!.port}`;
     for (let i = 0; i < 20; i++) await node.hive.call('queue', makeMessage({ Data: mapOf({ n: [String(i)] }) }), 2000);
@@ -51,7 +51,11 @@ describe('console flow: the demo node drawn from its running configuration', fun
     expect(rate('svc:gateway', 'svc:echo')).to.equal(0);
     expect(rate('svc:queue', 'ch:dead-letters')).to.equal(0);
     expect(flow.edges.find((e) => e.from === 'svc:queue' && e.to === 'svc:echo')!.sender).to.deep.equal({ node: '', service: 'queue', channel: 'echo' });
-    expect(rate('src:http:gateway', 'svc:gateway'), 'a source edge carries no channel').to.equal(undefined);
+    // an arrow from a source or to an outside server is counted by its service: datagrams received, requests accepted and made
+    expect(rate('src:syslog:syslog', 'svc:syslog')).to.be.within(2, 10);
+    expect(rate('src:http:gateway', 'svc:gateway')).to.equal(0);
+    const upstream = flow.edges.find((e) => e.from === 'svc:web' && e.to.startsWith('ext:http:'));
+    expect(upstream?.rate).to.equal(0);
   });
 
   it('the page draws every service of the demo as SVG without JavaScript, labels edges with rates, and opens a service on click', async function () {

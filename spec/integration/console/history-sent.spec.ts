@@ -1,6 +1,6 @@
 /** The rate of an arrow from the sampled sent counts (history.ts sentRate): this node's counters and another node's roster entries. */
 import { expect } from 'chai';
-import { LiveHistory } from '../../../node/console/history.js';
+import { LiveHistory, REQUESTS_FIGURE } from '../../../node/console/history.js';
 import type { ConsoleSources } from '../../../node/console/sources.js';
 import type { RosterEntry } from '../../../node/hive-roster.js';
 
@@ -54,5 +54,32 @@ describe('console history: each arrow\'s rate from what its sender sent', () => 
     remote.entry = undefined;
     h.sample(T0 + 7000);
     expect(h.sentRate(r)).to.equal(undefined);
+  });
+});
+
+describe('console history: an arrow without a hive sender is counted by its service', () => {
+  it("an SQL poller's polls (a nested status figure) and an HTTP client's handled requests, per second over the last 10 s", () => {
+    const polls = { n: 0 };
+    const handled = { count: 0 };
+    const h = new LiveHistory({
+      services: () => [
+        { kind: 'sql', name: 'poll', channel: '', config: {}, status: () => ({ mode: 'poll', poller: { polls: polls.n } }) },
+        { kind: 'httpclient', name: 'web', channel: 'web', config: {}, status: () => ({}) },
+      ],
+      sent: () => new Map(),
+      nodes: () => [],
+      actorTotals: () => [],
+      metrics: { requestCounts: () => [{ service: 'web', kind: 'httpclient', count: handled.count, errors: 0, buckets: [] }] },
+    } as unknown as ConsoleSources);
+    const pollFigure = { service: 'poll', figure: 'poller.polls' };
+    const requests = { service: 'web', figure: REQUESTS_FIGURE };
+    h.sample(T0);
+    expect(h.countedRate(pollFigure), 'one sample: no interval yet').to.equal(undefined);
+    polls.n = 4;
+    handled.count = 20;
+    h.sample(T0 + 2000);
+    expect(h.countedRate(pollFigure)).to.equal(2);
+    expect(h.countedRate(requests)).to.equal(10);
+    expect(h.countedRate({ service: 'web', figure: 'accepted' }), 'a figure the service does not have').to.equal(undefined);
   });
 });
