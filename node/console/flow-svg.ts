@@ -43,6 +43,16 @@ export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string
   return queues.has(node.service) ? `/queues/${encodeURIComponent(node.service)}` : `/services/${encodeURIComponent(node.service)}`;
 }
 
+/**
+ * A box's second line cut to its width: the layout sizes a box by its kind before the health text is
+ * known (a box is not laid out again when its health changes), and "restarting (3 in 15 min)" would
+ * run out of it. The whole line stays in the box's title and its link's label.
+ */
+function fitted(line: string, width: number): string {
+  const fits = Math.floor((width - 16) / 6.4);
+  return line.length <= fits ? line : `${line.slice(0, Math.max(1, fits - 1))}…`;
+}
+
 export function edgeLabel(e: FlowEdge, live: FlowLive): string {
   const rate = live.rateOf(e);
   return rate === undefined ? e.label : `${e.label} · ${perSecond(rate)}`;
@@ -55,7 +65,7 @@ function nodeSvg(n: FlowNode, at: { x: number; y: number; width: number; height:
   const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
 <rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' || n.kind === 'remote' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : n.kind === 'remote' ? html` stroke-dasharray="8 2"` : ''}/>
 <text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${n.label}</text>
-<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${detail}</text></g>`;
+<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${fitted(detail, at.width)}</text></g>`;
   const href = serviceHref(n, queues);
   return href ? html`<a href="${href}" aria-label="${n.label}: ${detail}">${body}</a>` : body;
 }
