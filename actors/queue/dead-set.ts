@@ -27,6 +27,16 @@ function* addedWithin(entries: Iterable<QueueEntry>, age: AgeFilter): Iterable<Q
   for (const e of entries) if (matchesAgeAndGroup(e, Date.parse(e.createdAt), age)) yield e;
 }
 
+/** Two runs of entries in seq order as one. */
+function* bySeq(a: Iterable<QueueEntry>, b: QueueEntry[]): Iterable<QueueEntry> {
+  let i = 0;
+  for (const e of a) {
+    while (i < b.length && b[i]!.seq < e.seq) yield b[i++]!;
+    yield e;
+  }
+  while (i < b.length) yield b[i++]!;
+}
+
 /** Dead entries still in memory (being handed over) that pass the filter. */
 function deadInMemory(s: QueueState, f: KeptFilter): QueueEntry[] {
   if (f.state !== EntryState.Dead) return [];
@@ -35,10 +45,18 @@ function deadInMemory(s: QueueState, f: KeptFilter): QueueEntry[] {
   return out;
 }
 
-/** `list`: live states from memory as before (aged by when they were added), dead and done from the store too. */
+/**
+ * `list`: live states from memory as before (aged by when they were added), with the entries parked
+ * in the store (backlog.ts) read for the answer only, not kept; dead and done from the store too.
+ */
 export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, respond: (r: Result) => void): void | Promise<void> {
   const view = core.countedView(s);
-  if (!isKeptState(cmd.state)) return respond(listResult(hasAge(cmd) ? addedWithin(s.entries.values(), cmd) : s.entries.values(), view, cmd));
+  if (!isKeptState(cmd.state)) {
+    const answer = (live: Iterable<QueueEntry>): void => respond(listResult(hasAge(cmd) ? addedWithin(live, cmd) : live, view, cmd));
+    const timed = cmd.state === undefined || cmd.state === EntryState.Retrying || cmd.state === EntryState.Scheduled;
+    if (!timed || s.entries.parkedCount === 0) return answer(s.entries.values());
+    return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), rows.map((r) => fromStored(r.doc)))));
+  }
   const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
   return listKept(core, s, cmd, filter, view).then(respond);
 }
