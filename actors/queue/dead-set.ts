@@ -6,7 +6,7 @@
  * nothing else changes the entries or the counts meanwhile, so what is read is what is replayed or
  * purged; deliveries wait that long, which these occasional commands can afford.
  */
-import { BadInputError, NotFoundError, StorageFullError } from '../../protocol/errors.js';
+import { BadInputError, NotFoundError, StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import type { QueueCommand } from './command-parser.js';
 import type { QueueEntry } from './entry.js';
@@ -17,7 +17,7 @@ import type { KeptCommand, ReplayEdits } from './kept-commands.js';
 import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
 import { attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
-import type { StoreOp } from './store.js';
+import type { StoreOp, StoredRow } from './store.js';
 
 type ListCommand = Extract<QueueCommand, { type: 'list' }>;
 
@@ -25,6 +25,19 @@ const hasAge = (f: AgeFilter): boolean => f.before !== undefined || f.since !== 
 
 function* addedWithin(entries: Iterable<QueueEntry>, age: AgeFilter): Iterable<QueueEntry> {
   for (const e of entries) if (matchesAgeAndGroup(e, Date.parse(e.createdAt), age)) yield e;
+}
+
+/** The parsed entries of stored rows; an unreadable one is skipped with a log line, as the entry table skips it. */
+function readable(core: QueueCore, rows: StoredRow[]): QueueEntry[] {
+  const out: QueueEntry[] = [];
+  for (const r of rows) {
+    try {
+      out.push(fromStored(r.doc));
+    } catch (e) {
+      core.deps.log.error(`queue entry ${r.key} in the store is unreadable (${describeError(e)}); it is skipped`);
+    }
+  }
+  return out;
 }
 
 /** Two runs of entries in seq order as one. */
@@ -55,7 +68,7 @@ export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, re
     const answer = (live: Iterable<QueueEntry>): void => respond(listResult(hasAge(cmd) ? addedWithin(live, cmd) : live, view, cmd));
     const timed = cmd.state === undefined || cmd.state === EntryState.Retrying || cmd.state === EntryState.Scheduled;
     if (!timed || s.entries.parkedCount === 0) return answer(s.entries.values());
-    return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), rows.map((r) => fromStored(r.doc)))));
+    return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), readable(core, rows))));
   }
   const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
   return listKept(core, s, cmd, filter, view).then(respond);
