@@ -31,7 +31,7 @@ const TITLES: Record<string, string> = {
   'console-cost': 'Operator console — the gateway with the console open in a browser against without',
   bullmq: 'Durable queue — against BullMQ on redis',
   queue: 'Durable queue — against raw fsync’d appends',
-  'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries)',
+  'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries; recovery of 10^7)',
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   'queue-jetstream': 'Queue on JetStream (R1, R3) — against bare nats.js JetStream and BullMQ',

@@ -6,7 +6,7 @@
  * nothing else changes the entries or the counts meanwhile, so what is read is what is replayed or
  * purged; deliveries wait that long, which these occasional commands can afford.
  */
-import { BadInputError, NotFoundError, StorageFullError } from '../../protocol/errors.js';
+import { BadInputError, NotFoundError, StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import type { QueueCommand } from './command-parser.js';
 import type { QueueEntry } from './entry.js';
@@ -17,7 +17,7 @@ import type { KeptCommand, ReplayEdits } from './kept-commands.js';
 import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
 import { attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
-import type { StoreOp } from './store.js';
+import type { StoreOp, StoredRow } from './store.js';
 
 type ListCommand = Extract<QueueCommand, { type: 'list' }>;
 
@@ -25,6 +25,29 @@ const hasAge = (f: AgeFilter): boolean => f.before !== undefined || f.since !== 
 
 function* addedWithin(entries: Iterable<QueueEntry>, age: AgeFilter): Iterable<QueueEntry> {
   for (const e of entries) if (matchesAgeAndGroup(e, Date.parse(e.createdAt), age)) yield e;
+}
+
+/** The parsed entries of stored rows; an unreadable one is skipped with a log line, as the entry table skips it. */
+function readable(core: QueueCore, rows: StoredRow[]): QueueEntry[] {
+  const out: QueueEntry[] = [];
+  for (const r of rows) {
+    try {
+      out.push(fromStored(r.doc));
+    } catch (e) {
+      core.deps.log.error(`queue entry ${r.key} in the store is unreadable (${describeError(e)}); it is skipped`);
+    }
+  }
+  return out;
+}
+
+/** Two runs of entries in seq order as one. */
+function* bySeq(a: Iterable<QueueEntry>, b: QueueEntry[]): Iterable<QueueEntry> {
+  let i = 0;
+  for (const e of a) {
+    while (i < b.length && b[i]!.seq < e.seq) yield b[i++]!;
+    yield e;
+  }
+  while (i < b.length) yield b[i++]!;
 }
 
 /** Dead entries still in memory (being handed over) that pass the filter. */
@@ -35,10 +58,18 @@ function deadInMemory(s: QueueState, f: KeptFilter): QueueEntry[] {
   return out;
 }
 
-/** `list`: live states from memory as before (aged by when they were added), dead and done from the store too. */
+/**
+ * `list`: live states from memory as before (aged by when they were added), with the entries parked
+ * in the store (backlog.ts) read for the answer only, not kept; dead and done from the store too.
+ */
 export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, respond: (r: Result) => void): void | Promise<void> {
   const view = core.countedView(s);
-  if (!isKeptState(cmd.state)) return respond(listResult(hasAge(cmd) ? addedWithin(s.entries.values(), cmd) : s.entries.values(), view, cmd));
+  if (!isKeptState(cmd.state)) {
+    const answer = (live: Iterable<QueueEntry>): void => respond(listResult(hasAge(cmd) ? addedWithin(live, cmd) : live, view, cmd));
+    const timed = cmd.state === undefined || cmd.state === EntryState.Retrying || cmd.state === EntryState.Scheduled;
+    if (!timed || s.entries.parkedCount === 0) return answer(s.entries.values());
+    return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), readable(core, rows))));
+  }
   const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
   return listKept(core, s, cmd, filter, view).then(respond);
 }

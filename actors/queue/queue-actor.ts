@@ -26,6 +26,7 @@ import { assertNever } from '../../protocol/never.js';
 import { sweepKept } from './retention.js';
 import type { StateCounts } from './state-counts.js';
 import { stateCounts } from './state-counts.js';
+import { pageNeedOf } from './backlog.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
@@ -42,6 +43,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
   const settle = (s: QueueState, self: ActorRef<QueueMsg>): QueueState => {
     core.pump(s, self);
     s.schedules.arm(() => runtime.tell(self, { type: 'schedule-due' }));
+    s.backlog.arm(s.entries.parkedCount, () => runtime.tell(self, { type: 'page-in' }));
     core.refresh(s);
     return s;
   };
@@ -63,7 +65,10 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         const failed = answerFailure(respond);
         let pending: void | Promise<void> = undefined;
         try {
-          pending = runCommand(core, s, parseCommand(delivery.message, config), delivery.message, respond, self);
+          const cmd = parseCommand(delivery.message, config);
+          // entries the command needs that are parked in the store come in first (backlog.ts)
+          const need = s.entries.parkedCount > 0 ? pageNeedOf(cmd) : undefined;
+          pending = need ? core.pageIn(s, need).then(() => runCommand(core, s, cmd, delivery.message, respond, self)) : runCommand(core, s, cmd, delivery.message, respond, self);
         } catch (e) {
           failed(e);
         }
@@ -76,7 +81,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         for (const committed of msg.entries) {
           let e = s.entries.get(committed.key);
           // added before a restart, committed after the store was reloaded: it is durable, so it is ours
-          if (!e && msg.generation !== s.generation) s.entries.set(committed.key, (e = committed));
+          // (unless it is due beyond the horizon: then the store holds it until its page-in, as a parked entry)
+          if (!e && msg.generation !== s.generation && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter)) s.entries.set(committed.key, (e = committed));
           if (e?.state !== EntryState.Pending) continue;
           if (isScheduled(e, now)) {
             // the retry scheduler's timer serves delayed entries too: one timer for every due time
@@ -150,6 +156,15 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         break;
       case 'sweep':
         return sweepKept(core, self).then(() => settle(s, self));
+      case 'page-in':
+        return core.advanceHorizon(s).then(
+          () => settle(s, self),
+          (e: unknown) => {
+            s.backlog.postpone(Date.now());
+            log.error(`queue could not read entries due soon from the store: ${describeError(e)}`);
+            return settle(s, self);
+          },
+        );
       default:
         assertNever(msg, 'queue message');
     }
@@ -163,13 +178,16 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       runtime.tell(ctx.self, { type: 'pump' });
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
-      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, groups);
+      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, config.PageHorizon, groups);
       countsReader?.(() => stateCounts(s.entries, deps.stats));
       return s;
     },
     // the first message after a start or restart loads the store; every other message waits for it
     receive: (s, msg, ctx) => (s.loaded ? handle(s, msg, ctx.self) : core.load(s).then(() => handle(s, msg, ctx.self))),
     // a stopped queue fires nothing more (after a restart the old timer wakes the new state once, for nothing)
-    afterStop: (s) => s.schedules.stop(),
+    afterStop: (s) => {
+      s.schedules.stop();
+      s.backlog.stop();
+    },
   });
 }

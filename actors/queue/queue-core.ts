@@ -34,7 +34,9 @@ import type { KeptState } from './kept.js';
 import { keepOp } from './kept.js';
 import type { QueueView } from './responses.js';
 import { stateCounts } from './state-counts.js';
-import type { QueueStore, StoreOp } from './store.js';
+import type { QueueStore, StoreOp, StoredRow } from './store.js';
+import type { PageNeed } from './backlog.js';
+import { Backlog } from './backlog.js';
 
 /** Renders the queue template for one request: the entries it adds. */
 export type FanOut = (request: Message, define: string) => Promise<Message[]>;
@@ -58,7 +60,9 @@ export type QueueMsg =
   /** The schedules' timer went off: fire the schedules that are due (schedule-firing.ts). */
   | { type: 'schedule-due' }
   /** Remove kept entries past their retention (retention.ts). */
-  | { type: 'sweep' };
+  | { type: 'sweep' }
+  /** The horizon of parked entries is near: page in those due soon (backlog.ts). */
+  | { type: 'page-in' };
 
 export interface QueueDeps {
   config: QueueConfig;
@@ -109,11 +113,13 @@ export interface QueueState {
   schedules: ScheduleBook;
   /** Group limits: in-flight counts and rate tokens start afresh with the state (a restart, a reload). */
   groups: GroupGate | undefined;
+  /** Which timed entries are left in the store (backlog.ts). */
+  backlog: Backlog;
 }
 
-export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, groups?: GroupGate): QueueState {
+export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs) };
 }
 
 export class QueueCore {
@@ -170,25 +176,21 @@ export class QueueCore {
 
   /**
    * Loads the store: entries are scheduled by their stored state and due time and stay unparsed
-   * until needed (entry-table.ts); rows from before those columns existed are parsed now.
+   * until needed (entry-table.ts); rows from before those columns existed are parsed now. A store
+   * that pages keeps the entries waiting for a time beyond the horizon (backlog.ts): only counted.
    */
   async load(s: QueueState): Promise<void> {
     const { store, config, log } = this.deps;
+    const horizon = s.backlog.startHorizon(Date.now());
     const meta = await store.load((rows) => {
-      for (const row of rows) {
-        s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
-        s.entries.setStored(new StoredEntry(row.key, row.seq, row.state as EntryState, row.dueAt ?? 0, row.doc));
-        if (row.state === EntryState.Waiting) s.ready.push(row.seq, row.key);
-        else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
-        else {
-          // dead entries are handed over now, and rows without a state column must be read to know theirs
-          const e = s.entries.get(row.key);
-          if (e?.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
-          else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
-          else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
-        }
-      }
-    });
+      for (const row of rows) this.place(s, row, false);
+    }, horizon);
+    if (horizon !== undefined) {
+      for (const { state, n } of await store.paging!.countTimedAfter(horizon)) s.entries.park(state as EntryState, n);
+      // new entries' seqs must pass the parked ones' too (a seq is the row's primary key)
+      s.nextSeq = Math.max(s.nextSeq, (await store.paging!.lastSeq()) + 1);
+      await s.backlog.findNextDue();
+    }
     s.paused = config.StartPaused || meta.get('paused') === 'true';
     const kept = await store.kept.count();
     this.deps.stats.deadKept = kept.dead;
@@ -202,8 +204,40 @@ export class QueueCore {
     if (this.deps.held) this.holdBack(s, this.deps.held);
     const missed = s.schedules.load(await store.loadSchedules(), Date.now(), log);
     if (missed.length > 0) this.persist(missed);
+    // a schedule's overlap counts its entries still in the queue by key: those are in memory
+    await this.pageIn(s, { keys: s.schedules.list().flatMap((sc) => sc.doc.liveKeys) });
     s.loaded = true;
-    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+    const parked = s.entries.parkedCount > 0 ? `, ${s.entries.parkedCount} of them due after ${new Date(horizon!).toISOString()} left in the store until then` : '';
+    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'}${parked} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+  }
+
+  /** Puts a stored row among the entries and schedules it by its state; `paged`: it was counted as parked. */
+  private place(s: QueueState, row: StoredRow, paged: boolean): void {
+    s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
+    const stored = new StoredEntry(row.key, row.seq, row.state as EntryState, row.dueAt ?? 0, row.doc);
+    if (paged) s.entries.pageIn(stored);
+    else s.entries.setStored(stored);
+    if (row.state === EntryState.Waiting) s.ready.push(row.seq, row.key);
+    else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
+    else {
+      // dead entries are handed over now, and rows without a state column must be read to know theirs
+      const e = s.entries.get(row.key);
+      if (e?.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
+      else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+      else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
+    }
+  }
+
+  /** Pages in what `need` names from the store (backlog.ts); nothing when no entry is parked. */
+  async pageIn(s: QueueState, need: PageNeed): Promise<void> {
+    if (s.entries.parkedCount === 0) return;
+    for (const row of await s.backlog.read(need, (key) => s.entries.has(key))) this.place(s, row, true);
+  }
+
+  /** Moves the horizon on: the parked entries due before the new one come into memory. */
+  async advanceHorizon(s: QueueState): Promise<void> {
+    if (s.entries.parkedCount === 0) return;
+    for (const row of await s.backlog.advance(Date.now(), (key) => s.entries.has(key))) this.place(s, row, true);
   }
 
   /**

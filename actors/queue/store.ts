@@ -61,12 +61,38 @@ export interface ScheduleRow {
   doc: string;
 }
 
+/**
+ * The store's side of a queue that holds only part of its entries in memory (backlog.ts): entries
+ * waiting for a time (retrying, scheduled) due after a horizon stay in the store, counted, and are
+ * read back as their time comes or a command names them. A store without it (in memory, JetStream,
+ * which replays its whole log anyway) has every entry loaded.
+ */
+export interface EntryPaging {
+  /** How many entries waiting for a time are due after `after`, by state. */
+  countTimedAfter(after: number): Promise<Array<{ state: string; n: number }>>;
+  /** The entries waiting for a time due in (after, until], in seq order. */
+  timedBetween(after: number, until: number): Promise<StoredRow[]>;
+  /** Those of `keys` that wait for a time due after `after`. */
+  timedByKeys(keys: readonly string[], after: number): Promise<StoredRow[]>;
+  /** The oldest (lowest seq) entry in one of `states` due after `after`, if any. */
+  oldestTimed(states: readonly string[], after: number): Promise<StoredRow | undefined>;
+  /** The highest seq stored (0 when there is none). */
+  lastSeq(): Promise<number>;
+  /** The earliest due time of an entry waiting for a time due after `after`, if any. */
+  nextDueAfter(after: number): Promise<number | undefined>;
+}
+
 export interface QueueStore {
   readonly durable: boolean;
   /** Where the entries are kept, for the log (a file, a stream); undefined in memory. */
   readonly where?: string;
-  /** Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values. */
-  load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>>;
+  /**
+   * Streams every stored entry in FIFO order to `onRows` (in chunks); resolves with the meta values.
+   * With `parkAfter` (only given to a store with `paging`) entries waiting for a time due after it are left out.
+   */
+  load(onRows: (rows: StoredRow[]) => void, parkAfter?: number): Promise<Map<string, string>>;
+  /** Present when the store can hold entries the queue does not load (see EntryPaging). */
+  readonly paging?: EntryPaging;
   /** The idempotency keys first seen after `after` (epoch ms), oldest first. */
   loadSeen(after: number): Promise<SeenRow[]>;
   /** Every stored cron schedule. */
@@ -78,6 +104,20 @@ export interface QueueStore {
   readonly kept: KeptEntries;
 }
 
+/**
+ * Entries waiting for a time, and all the others (rows from before the state column included), as
+ * the WHERE terms of two partial indexes: a start reads the untimed ones and the timed ones due soon
+ * through them without scanning the table (10^7 rows: seconds), and pages the later ones in by due
+ * time (backlog.ts). A query uses such an index only when it repeats the term word for word. The
+ * timed one is by state, then due time: the parked entries of a state are counted by one range of
+ * the index alone (10^7 of them: under a second; a GROUP BY over a due-time index sorted them all:
+ * 5 s). Reads by due time name their index: asked for seq order, SQLite would rather scan the table.
+ */
+const TIMED_STATES = ['retrying', 'scheduled'] as const;
+const TIMED = "state IN ('retrying', 'scheduled')";
+const UNTIMED = "(state IS NULL OR state NOT IN ('retrying', 'scheduled'))";
+const ROW = 'seq, key, state, due_at AS dueAt, doc';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,6 +126,10 @@ CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup (seen_at);
 CREATE TABLE IF NOT EXISTS dedup_log (seen_at INTEGER NOT NULL, keys TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS dedup_log_seen_at ON dedup_log (seen_at);
 CREATE TABLE IF NOT EXISTS schedules (name TEXT PRIMARY KEY, doc TEXT NOT NULL);`;
+/** Made once the state and due_at columns exist (an older store gets them first); building them in a big older store takes once what a scan would take. */
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS entries_timed ON entries (state, due_at) WHERE ${TIMED};
+CREATE INDEX IF NOT EXISTS entries_untimed ON entries (seq) WHERE ${UNTIMED};`;
 /** Stores created before the state and due_at columns get them (their rows keep NULL there). */
 const ADDED_COLUMNS = [
   ['state', 'TEXT'],
@@ -135,6 +179,18 @@ function dedupLogStatement(seen: ReadonlyArray<Extract<StoreOp, { type: 'seen' }
     keys.push([k.key, k.entryKey, k.seenAt]);
   }
   return `INSERT INTO dedup_log (seen_at, keys) VALUES (${integer(latest)}, ${literal(JSON.stringify(keys))});`;
+}
+
+/** `rows` (by seq, up to `upTo`) with the entries of `timed` from `from` on whose seq is at most `upTo`, by seq. */
+function mergeBySeq(rows: StoredRow[], timed: StoredRow[], upTo: number, from: number): { rows: StoredRow[]; next: number } {
+  const out: StoredRow[] = [];
+  let t = from;
+  for (const r of rows) {
+    while (t < timed.length && timed[t]!.seq < r.seq) out.push(timed[t++]!);
+    out.push(r);
+  }
+  while (t < timed.length && timed[t]!.seq <= upTo) out.push(timed[t++]!);
+  return { rows: out, next: t };
 }
 
 export class SqliteStore implements QueueStore {
@@ -194,6 +250,7 @@ export class SqliteStore implements QueueStore {
       await exec(db, SCHEMA + KEPT_SCHEMA);
       const columns = new Set((await all<{ name: string }>(db, 'PRAGMA table_info(entries)')).map((c) => c.name));
       for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
+      await exec(db, INDEXES);
       if (maxBytes > 0) {
         const page = (await all<{ page_size: number }>(db, 'PRAGMA page_size'))[0]?.page_size ?? 4096;
         await exec(db, `PRAGMA max_page_count=${Math.max(16, Math.floor(maxBytes / page))}`);
@@ -208,18 +265,54 @@ export class SqliteStore implements QueueStore {
   /**
    * Reads in chunks, asking SQLite for the next chunk before handing over the current one, so
    * SQLite's thread reads while the caller parses (measured: 10^6 entries load in about half the
-   * time of one big SELECT followed by parsing).
+   * time of one big SELECT followed by parsing). With `parkAfter` the untimed entries come by their
+   * index, and the timed ones due by then (few: they are due within the horizon) are merged in by seq.
    */
-  async load(onRows: (rows: StoredRow[]) => void): Promise<Map<string, string>> {
-    const chunk = (after: number): Promise<StoredRow[]> => all(this.db, `SELECT seq, key, state, due_at AS dueAt, doc FROM entries WHERE seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
+  async load(onRows: (rows: StoredRow[]) => void, parkAfter?: number): Promise<Map<string, string>> {
+    const where = parkAfter === undefined ? '' : `${UNTIMED} AND`;
+    const chunk = (after: number): Promise<StoredRow[]> => all(this.db, `SELECT ${ROW} FROM entries WHERE ${where} seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
+    const timed = parkAfter === undefined ? [] : await all<StoredRow>(this.db, `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at <= ${integer(parkAfter)} ORDER BY seq`);
+    let t = 0;
     let rows = await chunk(-1);
-    while (rows.length > 0) {
-      const next = rows.length === LOAD_CHUNK ? chunk(rows[rows.length - 1]!.seq) : Promise.resolve([]);
-      onRows(rows);
+    for (;;) {
+      const next = rows.length === LOAD_CHUNK ? chunk(rows[rows.length - 1]!.seq) : undefined;
+      const upTo = next ? rows[rows.length - 1]!.seq : Infinity;
+      const merged = t < timed.length && timed[t]!.seq <= upTo ? mergeBySeq(rows, timed, upTo, t) : undefined;
+      if (merged) t = merged.next;
+      if ((merged?.rows ?? rows).length > 0) onRows(merged?.rows ?? rows);
+      if (!next) break;
       rows = await next;
     }
     return new Map((await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map((r) => [r.name, r.value] as const));
   }
+
+  /** The paging queries (EntryPaging), each through its index. */
+  readonly paging: EntryPaging = {
+    countTimedAfter: async (after) => {
+      const counts = [];
+      for (const state of TIMED_STATES) {
+        const n = (await all<{ n: number }>(this.db, `SELECT COUNT(*) AS n FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`))[0]?.n ?? 0;
+        if (n > 0) counts.push({ state, n });
+      }
+      return counts;
+    },
+    timedBetween: (after, until) => all(this.db, `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at > ${integer(after)} AND due_at <= ${integer(until)} ORDER BY seq`),
+    timedByKeys: (keys, after) => (keys.length === 0 ? Promise.resolve([]) : all(this.db, `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND key IN (${keys.map(literal).join(',')})`)),
+    oldestTimed: async (states, after) => {
+      const rows = await all<StoredRow>(this.db, `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND state IN (${states.map(literal).join(',')}) ORDER BY seq LIMIT 1`);
+      return rows[0];
+    },
+    nextDueAfter: async (after) => {
+      // per state: the minimum of one index range is its first entry
+      let next: number | undefined;
+      for (const state of TIMED_STATES) {
+        const due = (await all<{ dueAt: number | null }>(this.db, `SELECT MIN(due_at) AS dueAt FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`))[0]?.dueAt ?? undefined;
+        if (due !== undefined && (next === undefined || due < next)) next = due;
+      }
+      return next;
+    },
+    lastSeq: async () => (await all<{ seq: number | null }>(this.db, 'SELECT MAX(seq) AS seq FROM entries'))[0]?.seq ?? 0,
+  };
 
   /** From the log, and from the table of one row per key that stores written before the log keep. */
   async loadSeen(after: number): Promise<SeenRow[]> {

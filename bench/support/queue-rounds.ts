@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import sqlite3 from 'sqlite3';
 import type { QueueEntry } from '../../actors/queue/entry.js';
 import { putOp } from '../../actors/queue/entry.js';
 import { SqliteStore } from '../../actors/queue/store.js';
@@ -80,6 +81,42 @@ export async function seedStore(dir: string, name: string, from: number, to: num
     await store.write(ops);
   }
   await store.close();
+}
+
+/**
+ * Like seedStore with state 'retrying', written by SQLite itself (one INSERT … SELECT over a counter
+ * per 10^6 rows, the document spliced from one entry's stored form): 10^7 entries in a fraction of
+ * the time the store's own writes take, for the recovery of a store that size. The store is made
+ * (schema, indexes) by opening it once first.
+ */
+export async function seedStoreInSql(dir: string, name: string, from: number, to: number): Promise<void> {
+  await (await SqliteStore.open(join(dir, name), silentLogger())).close();
+  const dueAt = Date.now() + 86_400_000;
+  const sample: QueueEntry = { key: 'k-@I@', seq: 7_777_777_777, message: jobMessage(0), channel: 'target', mode: 'call', requeueTimerMs: 30_000, requeueCount: 3, deadLetter: '', attempts: 0, state: 'retrying', dueAt, createdAt: new Date().toISOString(), history: [] };
+  sample.message.Data.id = ['@I@'];
+  const quote = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+  // the document as SQL: its text with the counter where the sample has @I@ and the seq where it has 7777777777
+  const doc = putOp(sample)
+    .doc.split('7777777777')
+    .map((part) => part.split('@I@').map(quote).join(' || i || '))
+    .join(' || (i + 1) || ');
+  const db = await new Promise<sqlite3.Database>((resolve, reject) => {
+    const d = new sqlite3.Database(join(dir, name, 'queue.db'), (err) => (err ? reject(err) : resolve(d)));
+  });
+  const exec = (sql: string): Promise<void> => new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+  try {
+    // no journal and no fsync while seeding (measured: about half the time of WAL mode)
+    await exec('PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-512000;');
+    for (let start = from; start < to; start += 1_000_000) {
+      const end = Math.min(to, start + 1_000_000);
+      await exec(`WITH RECURSIVE c(i) AS (SELECT ${start} UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ${end})
+        INSERT INTO entries (key, seq, state, due_at, doc) SELECT 'k-' || i, i + 1, 'retrying', ${dueAt}, ${doc} FROM c;`);
+    }
+  } finally {
+    await new Promise<void>((resolve) => db.close(() => resolve()));
+  }
+  // opening it again puts the store back in WAL mode
+  await (await SqliteStore.open(join(dir, name), silentLogger())).close();
 }
 
 /** Seconds from starting a node on an existing store until the queue answers its first command. */
