@@ -69,11 +69,12 @@ function attributeList(attributes: Attributes): string {
 
 /** One span's JSON (the API's SpanKind counts from 0, OTLP's from 1: unspecified is 0 there). */
 export function spanJson(s: RecordedSpan): string {
-  const status = s.status.message ? `{"code":${s.status.code},"message":${JSON.stringify(s.status.message)}}` : `{"code":${s.status.code}}`;
+  // an unset status is OTLP's default: left out, as every default may be
+  const status = s.status.message ? `,"status":{"code":${s.status.code},"message":${JSON.stringify(s.status.message)}}` : s.status.code === 0 ? '' : `,"status":{"code":${s.status.code}}`;
   return (
     `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${s.traceState ? `,"traceState":${JSON.stringify(s.traceState)}` : ''}` +
     `${s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : ''},"name":${jsonString(s.name)},"kind":${s.kind + 1}` +
-    `,"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":[${attributeList(s.attributes)}],"status":${status}}`
+    `,"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":[${attributeList(s.attributes)}]${status}}`
   );
 }
 
