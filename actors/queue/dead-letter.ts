@@ -9,6 +9,7 @@ import type { Message } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../shared/logger.js';
+import { inMessageTrace } from '../shared/trace-scope.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { QueueEntry } from './entry.js';
 
@@ -48,12 +49,12 @@ export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveC
       const { entry } = msg;
       void hive.execute(entry.deadLetter, deadLetterMessage(entry), timeoutMs).then((r) => {
         if (isSuccessCode(r.Code)) {
-          log.info(`entry ${entry.key} dead-lettered to '${entry.deadLetter}' after ${entry.attempts} attempt(s)`);
+          inMessageTrace(entry.message, () => log.info(`entry ${entry.key} dead-lettered to '${entry.deadLetter}' after ${entry.attempts} attempt(s)`));
           runtime.tell(queue(), { type: 'dead-lettered', key: entry.key });
           return;
         }
         const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** msg.tries);
-        log.warn(`dead-letter target '${entry.deadLetter}' refused entry ${entry.key} (${r.Code} ${r.Message}); retrying in ${wait} ms`);
+        inMessageTrace(entry.message, () => log.warn(`dead-letter target '${entry.deadLetter}' refused entry ${entry.key} (${r.Code} ${r.Message}); retrying in ${wait} ms`));
         setTimeout(() => runtime.tell(ctx.self, { ...msg, tries: msg.tries + 1 }), wait).unref();
       });
       return s;

@@ -27,6 +27,7 @@ import { sweepKept } from './retention.js';
 import type { StateCounts } from './state-counts.js';
 import { stateCounts } from './state-counts.js';
 import { pageNeedOf } from './backlog.js';
+import { inMessageTrace, runInScope } from '../shared/trace-scope.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
@@ -54,21 +55,30 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     respond(resultFromError(e));
   };
 
+  /** Runs `fn` in the trace of the entry `key` (if still held): its lines carry the entry's trace_id. */
+  const inEntryTrace = (s: QueueState, key: string, fn: () => void): void => {
+    const e = s.entries.get(key);
+    if (e) inMessageTrace(e.message, fn);
+    else fn();
+  };
+
   const handle = (s: QueueState, msg: QueueMsg, self: ActorRef<QueueMsg>): QueueState | Promise<QueueState> => {
     switch (msg.type) {
       case 'delivery': {
-        const { delivery } = msg;
+        const { delivery, trace } = msg;
         // An execute is acknowledged by the command's answer, not on receipt: an added entry only
         // once it is durable, and a refusal (a full store, a bad control) is answered instead of a
         // false acknowledgement. The acknowledgement itself is what it always was.
         const respond = delivery.mode === 'execute' ? (r: Result): void => (isSuccessCode(r.Code) ? delivery.ack() : delivery.respond(r)) : (r: Result): void => delivery.respond(r);
-        const failed = answerFailure(respond);
+        // the command's lines (and a failure's, after a fan-out's await too) are in the message's trace
+        const failed = (e: unknown): void => runInScope(trace, () => answerFailure(respond)(e));
         let pending: void | Promise<void> = undefined;
         try {
           const cmd = parseCommand(delivery.message, config);
           // entries the command needs that are parked in the store come in first (backlog.ts)
           const need = s.entries.parkedCount > 0 ? pageNeedOf(cmd) : undefined;
-          pending = need ? core.pageIn(s, need).then(() => runCommand(core, s, cmd, delivery.message, respond, self)) : runCommand(core, s, cmd, delivery.message, respond, self);
+          const run = (): void | Promise<void> => runInScope(trace, () => runCommand(core, s, cmd, delivery.message, respond, self));
+          pending = need ? core.pageIn(s, need).then(run) : run();
         } catch (e) {
           failed(e);
         }
@@ -100,17 +110,27 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         msg.reply();
         break;
       }
-      case 'commit-failed':
+      case 'commit-failed': {
+        // the line about one entry carries its trace (read before the entry goes)
+        const one = msg.keys.length === 1 ? s.entries.get(msg.keys[0]!) : undefined;
         for (const key of msg.keys) s.entries.delete(key);
         for (const seen of msg.seen) {
           s.dedup.forget(seen);
           seen.failed(msg.error);
         }
-        log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
+        const line = (): void => log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
+        if (one) inMessageTrace(one.message, line);
+        else line();
         msg.reply(codeOf(msg.error) === Code.InsufficientStorage ? resultFromError(msg.error) : failure(Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
+      }
       case 'outcome':
-        core.outcome(s, msg.key, msg.result, self, msg.durationMs);
+        // what the outcome logs (dropped, kept dead, a retry) is about the entry: in its trace
+        inEntryTrace(s, msg.key, () => {
+          core.outcome(s, msg.key, msg.result, self, msg.durationMs);
+          const e = s.entries.get(msg.key);
+          if (e?.state === EntryState.Retrying) log.debug(`entry ${e.key} for '${e.channel}' failed (${msg.result.Code} ${msg.result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`);
+        });
         break;
       case 'due': {
         const now = Date.now();

@@ -56,8 +56,8 @@ function normaliseLevel(level: string | undefined): LogLevel {
 
 /** The line's fields with the trace of the message being handled, if any (read when the line is written). */
 function traced(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const scope = currentScope();
-  return scope === undefined ? meta : { ...meta, trace_id: scope.traceId };
+  const traceId = currentScope()?.traceId;
+  return traceId === undefined ? meta : { ...meta, trace_id: traceId };
 }
 
 class WinstonLogger implements Logger {

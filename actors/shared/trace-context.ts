@@ -53,19 +53,29 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
   return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-// ids come from one pooled random buffer: a randomFillSync per id costs a system call each
+// ids come from one pooled random buffer, turned into hex once per refill: a randomFillSync per id
+// costs a system call each, and a hex conversion per id a call into the runtime; an id is a slice
 const POOL = Buffer.alloc(4096);
-let offset = POOL.length;
+let hexPool = '';
+let offset = 0;
 
+/** Where `chars` fresh hex characters start in the pool (refilled when they would not fit). */
+function draw(chars: number): number {
+  if (offset + chars > hexPool.length) {
+    randomFillSync(POOL);
+    hexPool = POOL.toString('hex');
+    offset = 0;
+  }
+  const at = offset;
+  offset += chars;
+  return at;
+}
+
+// an all-zero id is invalid; drawing one is a 2^-64 chance, but it must never go out
 function randomHex(bytes: number, zero: string): string {
   for (;;) {
-    if (offset + bytes > POOL.length) {
-      randomFillSync(POOL);
-      offset = 0;
-    }
-    const hex = POOL.toString('hex', offset, offset + bytes);
-    offset += bytes;
-    // an all-zero id is invalid; drawing one is a 2^-64 chance, but it must never go out
+    const at = draw(bytes * 2);
+    const hex = hexPool.slice(at, at + bytes * 2);
     if (hex !== zero) return hex;
   }
 }
@@ -73,9 +83,14 @@ function randomHex(bytes: number, zero: string): string {
 export const newTraceId = (): string => randomHex(16, ZERO_TRACE);
 export const newSpanId = (): string => randomHex(8, ZERO_SPAN);
 
-/** A traceparent for a new trace (not sampled: nothing recorded its first span). */
+/** A traceparent for a new trace (not sampled: nothing recorded its first span), from one draw. */
 export function newTraceparent(): string {
-  return `00-${newTraceId()}-${newSpanId()}-00`;
+  for (;;) {
+    const at = draw(48);
+    const traceId = hexPool.slice(at, at + 32);
+    const spanId = hexPool.slice(at + 32, at + 48);
+    if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) return `00-${traceId}-${spanId}-00`;
+  }
 }
 
 /** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */

@@ -1,5 +1,5 @@
 /**
- * The shapes both halves of tracing share (tracing.ts, which decides, and tracing-sdk.ts, which
+ * The shapes both halves of tracing share (tracing.ts, which decides, and trace-recorder.ts, which
  * records): one hop of a trace and what records hops (docs/ARCHITECTURE.md, Tracing).
  */
 import type { Attributes } from '@opentelemetry/api';
@@ -19,7 +19,7 @@ export interface Hop extends TraceScope {
   end(code: number, message?: string): void;
 }
 
-/** What records spans (tracing-sdk.ts). */
+/** What records spans (trace-recorder.ts). */
 export interface Recorder {
   begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined): Hop;
   flush(): Promise<void>;

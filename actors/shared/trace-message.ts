@@ -9,7 +9,7 @@ import type { Message, ValueMap } from '../../protocol/message.js';
 import { emptyMap, firstValue } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 import type { Hop, HopKind } from './tracing.js';
-import { noteSpan } from './trace-scope.js';
+import { messageWithSpan } from './trace-scope.js';
 import { beginHop, tracingMode } from './tracing.js';
 
 /** The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to carry. */
@@ -32,7 +32,5 @@ export function withHop(message: Message, hop: Hop | undefined): Message {
   if (hop === undefined || firstValue(message.Control, TRACEPARENT) === hop.traceparent) return message;
   const control = Object.assign(emptyMap(), message.Control);
   putHop(control, hop);
-  const passed = { Class: message.Class, Operation: message.Operation, Control: control, Data: message.Data };
-  if (hop.span) noteSpan(passed, hop.span);
-  return passed;
+  return messageWithSpan(message, control, hop.span);
 }

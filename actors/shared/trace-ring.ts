@@ -3,6 +3,12 @@
  * Tracing): finished spans grouped by trace id, in a ring bounded by traces, by spans per trace and
  * by spans in all, so a busy node keeps the latest traces and never grows. A trace that gets a new span (a queue
  * retry hours later) becomes recent again. Everything handed out is plain data, copied.
+ *
+ * New traces come in at most `newTracesPerSecond` a second (error traces have a budget of their
+ * own): a busy node would turn the whole ring over every few milliseconds, so no one could read a
+ * trace in it anyway, while every span kept outlives the collector's young generation and is
+ * promoted: on the gateway bench that cost 3 µs a request, as much as recording and exporting.
+ * A trace already held takes every span it gets.
  */
 
 export type SpanStatus = 'unset' | 'ok' | 'error';
@@ -60,13 +66,19 @@ export class TraceRing {
 
   /** Spans kept over every trace. */
   private spans = 0;
+  /** The second new traces are counted in, and how many came in it (all, and error ones). */
+  private second = 0;
+  private admitted = 0;
+  private admittedErrors = 0;
 
   constructor(
     readonly maxTraces = 200,
     readonly maxSpansPerTrace = 200,
     readonly maxSpans = 5_000,
+    readonly newTracesPerSecond = 100,
+    private readonly clock: () => number = Date.now,
   ) {
-    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1) || !(maxSpans >= 1)) throw new RangeError('a trace ring holds at least one trace of one span');
+    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1) || !(maxSpans >= 1) || !(newTracesPerSecond >= 1)) throw new RangeError('a trace ring holds at least one trace of one span');
   }
 
   get size(): number {
@@ -75,17 +87,35 @@ export class TraceRing {
 
   /** Adds a finished span; its trace becomes the most recent, and the least recent goes past the bound. */
   add(span: RingSpan): void {
-    this.keep(span.traceId, copySpan(span));
+    this.keep(span.traceId, copySpan(span), span.status === 'error');
   }
 
-  /** Adds a finished span of `traceId` that `make` turns into plain data when the ring is read (at most once). */
-  addLazy(traceId: string, make: () => RingSpan): void {
-    this.keep(traceId, make);
+  /**
+   * Adds a finished span of `traceId` that `make` turns into plain data when the ring is read (at
+   * most once); `error`: the span ended with an error status.
+   */
+  addLazy(traceId: string, make: () => RingSpan, error = false): void {
+    this.keep(traceId, make, error);
   }
 
-  private keep(traceId: string, span: Kept): void {
+  /** Whether a new trace may come in now (counted when it does). */
+  private admit(error: boolean): boolean {
+    const second = Math.floor(this.clock() / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.admitted = 0;
+      this.admittedErrors = 0;
+    }
+    if (this.admitted < this.newTracesPerSecond) this.admitted++;
+    else if (error && this.admittedErrors < this.newTracesPerSecond) this.admittedErrors++;
+    else return false;
+    return true;
+  }
+
+  private keep(traceId: string, span: Kept, error: boolean): void {
     let held = this.traces.get(traceId);
     if (held === undefined) {
+      if (!this.admit(error)) return;
       held = { spans: [], dropped: 0 };
       this.traces.set(traceId, held);
       if (this.traces.size > this.maxTraces) this.evictOldest();

@@ -19,7 +19,8 @@ export interface ScopeSpan {
 
 /** The trace of one message's handling. */
 export interface TraceScope {
-  readonly traceId: string;
+  /** Undefined when the traceparent carried on unread turns out not to be one (tracing.ts: CarriedHop). */
+  readonly traceId: string | undefined;
   /** What goes on to the next hop: the current span's traceparent (the incoming one when nothing is recorded). */
   readonly traceparent: string;
   readonly tracestate?: string | undefined;
@@ -54,29 +55,43 @@ export function currentScope(): TraceScope | undefined {
 }
 
 // the recorded span of a message a service is handed (trace-message.ts: withHop), so the service can
-// describe its work on it without the span being threaded through; a WeakMap lets both go together
-const spans = new WeakMap<Message, ScopeSpan>();
+// describe its work on it without the span being threaded through: a symbol-keyed field of the
+// message, set where the message is made (a WeakMap beside it cost the collector its ephemerons)
+const SPAN = Symbol('hivenode.span');
+type Spanned = Message & { [SPAN]?: ScopeSpan };
 
-/** Notes the span a message passed on carries (withHop). */
-export function noteSpan(message: Message, span: ScopeSpan): void {
-  spans.set(message, span);
+/** `message` with the Control `control`, carrying `span` for annotateSpan. */
+export function messageWithSpan(message: Message, control: Message['Control'], span: ScopeSpan | undefined): Message {
+  if (span === undefined) return { Class: message.Class, Operation: message.Operation, Control: control, Data: message.Data };
+  const spanned: Spanned = { Class: message.Class, Operation: message.Operation, Control: control, Data: message.Data, [SPAN]: span };
+  return spanned;
 }
 
 /** Adds attributes to the span of the message being handled; built only when that span is recorded. */
 export function annotateSpan(message: Message, attributes: () => Record<string, string | number | boolean>): void {
-  const span = spans.get(message);
+  const span = (message as Spanned)[SPAN];
   if (span) span.setAttributes(attributes());
 }
 
 /**
  * Runs `fn` in the trace `message` carries: for a log line written after an await, where the
- * synchronous scope has ended (the traceparent is read only then, so a message that logs nothing
- * pays nothing).
+ * synchronous scope has ended, or about a queue entry.
  */
 export function inMessageTrace<R>(message: Message, fn: () => R): R {
   const traceparent = Object.hasOwn(message.Control, TRACEPARENT) ? message.Control[TRACEPARENT]![0] : undefined;
-  const traceId = traceIdOfTraceparent(traceparent);
-  return traceId === undefined ? fn() : runInScope({ traceId, traceparent: traceparent! }, fn);
+  return traceparent === undefined ? fn() : runInScope(new CarriedScope(traceparent), fn);
+}
+
+/**
+ * A trace carried as it came: its traceparent is checked and cut for the trace id only when a log
+ * line asks for it (undefined when it is not a traceparent), so a message that logs nothing pays
+ * for neither.
+ */
+export class CarriedScope implements TraceScope {
+  constructor(readonly traceparent: string) {}
+  get traceId(): string | undefined {
+    return traceIdOfTraceparent(this.traceparent);
+  }
 }
 
 /** The trace a Control carries (traceparent, tracestate), for what is sent on from a message. */

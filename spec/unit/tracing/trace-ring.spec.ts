@@ -93,4 +93,19 @@ describe('actors/shared/trace-ring: recent sampled traces for the console', () =
     ring.traceById('c'.repeat(32))!.spans[0]!.attributes.a = 3;
     expect(ring.traceById('c'.repeat(32))!.spans[0]!.attributes).to.deep.equal({ a: 1 });
   });
+
+  it('takes at most newTracesPerSecond new traces a second, error traces on a budget of their own; a held trace takes every span', () => {
+    let now = 5_000;
+    const ring = new TraceRing(10, 10, 100, 2, () => now);
+    for (const id of ['1', '2', '3']) ring.add(span(id.repeat(32), 'a'));
+    expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['2', '1']);
+    ring.add(span('1'.repeat(32), 'b'));
+    expect(ring.traceById('1'.repeat(32))!.spans).to.have.length(2);
+    for (const id of ['4', '5', '6']) ring.addLazy(id.repeat(32), () => span(id.repeat(32), 'e', { status: 'error' }), true);
+    expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['5', '4', '1', '2']);
+    now += 1_000;
+    ring.add(span('3'.repeat(32), 'a'));
+    expect(ring.traceById('3'.repeat(32))).to.not.equal(undefined);
+    expect(() => new TraceRing(1, 1, 1, 0)).to.throw(RangeError);
+  });
 });

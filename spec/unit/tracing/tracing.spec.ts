@@ -21,7 +21,14 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const hop = beginHop('x', 'svc', 'server', PARENT, 'k=v', { start: false })!;
     expect(hop).to.include({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceparent: PARENT, tracestate: 'k=v' });
     expect(hop.span).to.equal(undefined);
-    expect(beginHop('x', 'svc', 'server', 'garbage', undefined, { start: false })).to.equal(undefined);
+    // a service carries on what it was given, unread: a malformed value has no trace id (its log lines none)
+    const carried = beginHop('x', 'svc', 'server', 'garbage', undefined, { start: false })!;
+    expect(carried.traceparent).to.equal('garbage');
+    expect(carried.traceId).to.equal(undefined);
+    expect(beginHop('x', 'svc', 'server', undefined, undefined, { start: false })).to.equal(undefined);
+    // a front door starts a new trace instead of a malformed one
+    const door = beginHop('x', 'svc', 'server', 'garbage', undefined, { start: true })!;
+    expect(parseTraceparent(door.traceparent)?.traceId).to.equal(door.traceId);
     const fresh = beginHop('x', 'svc', 'server', undefined, undefined, { start: true })!;
     expect(parseTraceparent(fresh.traceparent)?.traceId).to.equal(fresh.traceId);
     // the message is passed on as it came: no copy

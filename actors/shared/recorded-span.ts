@@ -1,0 +1,105 @@
+/**
+ * A span as the recorder keeps it (docs/ARCHITECTURE.md, Tracing): an `@opentelemetry/api` Span made
+ * of plain fields, and the sampler that decides whether one is made at all. The SDK's span did the
+ * same with a clock object, attribute sanitising and span-processor fan-out per span: on the gateway
+ * bench that was a third of a request's CPU with everything sampled, so the recorder keeps its own
+ * (a test's SpanExporter still gets the SDK's ReadableSpan view of it: trace-recorder.ts).
+ */
+import type { AttributeValue, Attributes, Exception, Link, SpanAttributes, SpanContext, SpanStatus, TimeInput } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
+import type { SamplerName } from '../../config/tracing.js';
+import type { TraceParent } from './trace-context.js';
+import type { HopKind } from './trace-hop.js';
+
+export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
+
+// milliseconds since the epoch with sub-microsecond resolution: performance.now() on the process's origin
+const ORIGIN = performance.timeOrigin;
+export const epochMillis = (): number => ORIGIN + performance.now();
+
+/** One recorded span; `finished` is told once, when it ends. */
+export class RecordedSpan implements Span {
+  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  /** End time, milliseconds since the epoch; -1 while the span runs. */
+  endMs = -1;
+  readonly startMs = epochMillis();
+
+  constructor(
+    readonly traceId: string,
+    readonly spanId: string,
+    /** The parent's span id; undefined for a root span. */
+    readonly parentSpanId: string | undefined,
+    readonly traceFlags: number,
+    readonly traceState: string | undefined,
+    public name: string,
+    readonly kind: SpanKind,
+    readonly attributes: Attributes,
+    private readonly finished: (span: RecordedSpan) => void,
+  ) {}
+
+  spanContext(): SpanContext {
+    return { traceId: this.traceId, spanId: this.spanId, traceFlags: this.traceFlags, ...(this.traceState ? { traceState: createTraceState(this.traceState) } : {}) };
+  }
+  setAttribute(key: string, value: AttributeValue | undefined): this {
+    if (this.endMs < 0 && value !== undefined && value !== null) this.attributes[key] = value;
+    return this;
+  }
+  setAttributes(attributes: SpanAttributes): this {
+    for (const key of Object.keys(attributes)) this.setAttribute(key, attributes[key]);
+    return this;
+  }
+  // hivenode's hops add no events or links: the API's calls are accepted and dropped
+  addEvent(_name: string, _attributes?: SpanAttributes | TimeInput, _time?: TimeInput): this {
+    return this;
+  }
+  addLink(_link: Link): this {
+    return this;
+  }
+  addLinks(_links: Link[]): this {
+    return this;
+  }
+  recordException(_exception: Exception, _time?: TimeInput): void {}
+  setStatus(status: SpanStatus): this {
+    if (this.endMs < 0) this.status = status;
+    return this;
+  }
+  updateName(name: string): this {
+    if (this.endMs < 0) this.name = name;
+    return this;
+  }
+  end(): void {
+    if (this.endMs >= 0) return;
+    this.endMs = epochMillis();
+    this.finished(this);
+  }
+  isRecording(): boolean {
+    return this.endMs < 0;
+  }
+}
+
+/** Whether a span of `traceId` is sampled, `parent` being the traceparent it continues (if any). */
+export type Sample = (traceId: string, parent: TraceParent | undefined) => boolean;
+
+/**
+ * The upper bound of the trace id ratio: the XOR of the id's four 32-bit words compared with it,
+ * as the OpenTelemetry SDK's TraceIdRatioBasedSampler does, so a trace is sampled alike everywhere.
+ */
+function ratioSampler(ratio: number): Sample {
+  const r = Number.isNaN(ratio) ? 0 : Math.min(1, Math.max(0, ratio));
+  const bound = r === 1 ? 0x100000000 : Math.floor(r * 0xffffffff);
+  return (traceId) => {
+    let acc = 0;
+    for (let i = 0; i < 32; i += 8) acc = (acc ^ parseInt(traceId.slice(i, i + 8), 16)) >>> 0;
+    return acc < bound;
+  };
+}
+
+/** The sampler OTEL_TRACES_SAMPLER names (the parent-based ones follow a parent's sampled flag). */
+export function samplerOf(name: SamplerName, ratio: number): Sample {
+  const always = (): boolean => true;
+  const never = (): boolean => false;
+  const root = name.endsWith('always_on') ? always : name.endsWith('always_off') ? never : ratioSampler(ratio);
+  if (!name.startsWith('parentbased_')) return root;
+  return (traceId, parent) => (parent ? (parent.flags & 1) === 1 : root(traceId, parent));
+}

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { OtlpBatchExporter } from '../../../actors/shared/otlp-export.js';
+import { OTLP_TAIL, nanos, otlpHead, spanJson } from '../../../actors/shared/otlp-json.js';
+import { RecordedSpan, samplerOf } from '../../../actors/shared/recorded-span.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const ended = (name: string, attributes: RecordedSpan['attributes'] = {}, parent?: string, status?: RecordedSpan['status']): RecordedSpan => {
+  const span = new RecordedSpan(TRACE, '00f067aa0ba902b7', parent, 1, undefined, name, SpanKind.SERVER, attributes, () => undefined);
+  if (status) span.setStatus(status);
+  span.end();
+  return span;
+};
+
+describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () => {
+  it('writes epoch milliseconds as decimal nanoseconds, to the microsecond', () => {
+    expect(nanos(1764050000123 + 0.4567)).to.equal('1764050000123457000');
+    expect(nanos(1764050000999 + 0.9996)).to.equal('1764050001000000000');
+    expect(nanos(1764050000000.001)).to.equal('1764050000000001000');
+    expect(nanos(5)).to.equal('5000000');
+  });
+
+  it('a span is the JSON OTLP reads: hex ids, kind from 1, typed attribute values, status, escaped text', () => {
+    const span = ended('say "hi" ✓', { s: 'a"b\\c\n', i: 42, d: 1.5, b: true, list: ['x', 'y'] }, 'aaaaaaaaaaaaaaaa', { code: SpanStatusCode.ERROR, message: 'upstream "failed"' });
+    const doc = JSON.parse(`${otlpHead({ 'service.name': 'svc' }, 'hivenode')}${spanJson(ended('first'))},${spanJson(span)}${OTLP_TAIL}`) as {
+      resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ scope: { name: string }; spans: Array<Record<string, unknown>> }> }>;
+    };
+    const rs = doc.resourceSpans[0]!;
+    expect(rs.resource.attributes).to.deep.equal([{ key: 'service.name', value: { stringValue: 'svc' } }]);
+    expect(rs.scopeSpans[0]!.scope.name).to.equal('hivenode');
+    const [first, second] = rs.scopeSpans[0]!.spans;
+    expect(first).to.not.have.property('parentSpanId');
+    expect(second).to.include({ traceId: TRACE, spanId: '00f067aa0ba902b7', parentSpanId: 'aaaaaaaaaaaaaaaa', name: 'say "hi" ✓', kind: 2 });
+    expect(second!.attributes).to.deep.equal([
+      { key: 's', value: { stringValue: 'a"b\\c\n' } },
+      { key: 'i', value: { intValue: 42 } },
+      { key: 'd', value: { doubleValue: 1.5 } },
+      { key: 'b', value: { boolValue: true } },
+      { key: 'list', value: { arrayValue: { values: [{ stringValue: 'x' }, { stringValue: 'y' }] } } },
+    ]);
+    expect(second!.status).to.deep.equal({ code: 2, message: 'upstream "failed"' });
+    expect(BigInt(second!.endTimeUnixNano as string) >= BigInt(second!.startTimeUnixNano as string)).to.equal(true);
+  });
+
+  it('an ended span no longer changes', () => {
+    const span = ended('x', { a: 1 });
+    span.setAttribute('a', 2).setStatus({ code: SpanStatusCode.ERROR }).updateName('y');
+    expect([span.name, span.attributes.a, span.status.code, span.isRecording()]).to.deep.equal(['x', 1, SpanStatusCode.UNSET, false]);
+  });
+
+  it('samples as the OpenTelemetry samplers do: ratio by trace id, parent-based by the parent flag', () => {
+    expect(samplerOf('always_on', 1)(TRACE, undefined)).to.equal(true);
+    expect(samplerOf('always_off', 1)(TRACE, undefined)).to.equal(false);
+    // the XOR of the id's four words, against ratio × 2^32
+    expect(samplerOf('traceidratio', 0.5)('00000000000000000000000000000001', undefined)).to.equal(true);
+    expect(samplerOf('traceidratio', 0.5)('ffffffff000000000000000000000000', undefined)).to.equal(false);
+    const parent = (flags: number) => ({ traceId: TRACE, spanId: '00f067aa0ba902b7', flags, text: '' });
+    expect(samplerOf('parentbased_always_off', 1)(TRACE, parent(1))).to.equal(true);
+    expect(samplerOf('parentbased_always_on', 1)(TRACE, parent(0))).to.equal(false);
+    expect(samplerOf('parentbased_always_on', 1)(TRACE, undefined)).to.equal(true);
+  });
+
+  it('sends batches with the configured headers; a batch the collector refuses is dropped and counted', async () => {
+    const got: Array<{ type: string; auth: string; spans: number }> = [];
+    let answer = 200;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
+        got.push({ type: String(req.headers['content-type']), auth: String(req.headers['x-token']), spans: doc.resourceSpans[0]!.scopeSpans[0]!.spans.length });
+        res.writeHead(answer).end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, headers: { 'x-token': 'k' }, resource: { 'service.name': 's' }, scope: 'hivenode' });
+    try {
+      for (let i = 0; i < 515; i++) exporter.push(ended(`span ${i}`));
+      await exporter.flush();
+      expect(got).to.deep.equal([
+        { type: 'application/json', auth: 'k', spans: 512 },
+        { type: 'application/json', auth: 'k', spans: 3 },
+      ]);
+      answer = 400;
+      exporter.push(ended('refused'));
+      await exporter.flush();
+      expect(exporter.dropped).to.equal(1);
+    } finally {
+      await exporter.shutdown();
+      server.close();
+    }
+  });
+});
