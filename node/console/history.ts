@@ -238,12 +238,10 @@ export class LiveHistory {
   /** How fast a counted figure grew per second over about the last `windowMs` (undefined until two samples hold it). */
   countedRate(figure: CountedFigure, windowMs = 10_000): number | undefined {
     const key = countedKey(figure);
-    const b = this.samples.at(-1);
-    const y = b?.counted.get(key);
-    if (!b || y === undefined) return undefined;
-    const a = this.samples.find((s) => s.t >= b.t - windowMs - this.intervalMs / 2 && s.t < b.t && s.counted.has(key));
-    const x = a?.counted.get(key);
-    return a && x !== undefined ? ((y - x) * 1000) / (b.t - a.t) : undefined;
+    return this.windowRate((s) => {
+      const n = s.counted.get(key);
+      return n === undefined ? undefined : { t: s.t, n };
+    }, windowMs);
   }
 
   /**
@@ -253,7 +251,11 @@ export class LiveHistory {
    */
   sentRate(from: Sender, windowMs = from.node === '' ? 10_000 : 15_000): number | undefined {
     const key = sentKey(from);
-    const at = (s: Sample): SentAt | undefined => s.sent.get(key) ?? (from.node === '' ? { t: s.t, n: 0 } : undefined);
+    return this.windowRate((s) => s.sent.get(key) ?? (from.node === '' ? { t: s.t, n: 0 } : undefined), windowMs);
+  }
+
+  /** Per second, the growth of a count (`at` reads it and when it was read from a sample) from the oldest reading within about `windowMs` to the newest. */
+  private windowRate(at: (s: Sample) => SentAt | undefined, windowMs: number): number | undefined {
     const last = this.samples.at(-1);
     const y = last && at(last);
     if (!y) return undefined;
