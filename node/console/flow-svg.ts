@@ -34,8 +34,7 @@ export interface FlowLive {
 export function channelDetail(channel: string, live: FlowLive): string {
   const nodes = live.elsewhere(channel);
   if (nodes.length === 0) return 'no listener on this node';
-  const text = `served on ${nodes.join(', ')}`;
-  return text.length > 26 ? `${text.slice(0, 25)}…` : text;
+  return cut(`served on ${nodes.join(', ')}`, 26);
 }
 
 export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string | undefined {
@@ -49,7 +48,11 @@ export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string
  * run out of it. The whole line stays in the box's title and its link's label.
  */
 function fitted(line: string, width: number): string {
-  const fits = Math.floor((width - 16) / 6.4);
+  return cut(line, Math.floor((width - 16) / 6.4));
+}
+
+/** A line of at most `fits` characters, its end replaced by an ellipsis when it is longer. */
+function cut(line: string, fits: number): string {
   return line.length <= fits ? line : `${line.slice(0, Math.max(1, fits - 1))}…`;
 }
 
