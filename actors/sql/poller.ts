@@ -12,18 +12,22 @@
  * took the message. On a NATS hive the pollers of one NAME elect one active poller with a lease
  * (actors/shared/lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
  */
+import { createHash } from 'node:crypto';
+import type { ValueMap } from '../../protocol/message.js';
 import { makeMessage } from '../../protocol/message.js';
 import { describeError } from '../../protocol/errors.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import type { ServiceContext } from '../service/context.js';
 import { InFlight } from '../service/serve.js';
 import type { Database } from './database.js';
+import type { Row } from './results.js';
 import { rowsResult } from './results.js';
 import type { Plan } from './statement.js';
 import type { Lease } from '../shared/lease.js';
 import { MarkMovedError } from './shared-mark.js';
 import type { TrackMemory, TrackValue } from './track-state.js';
-import { trackValue } from './track-state.js';
+import { describeTrack, sameTrack, trackValue } from './track-state.js';
+import { IDEMPOTENCY_KEY, MAX_KEY_LENGTH } from '../queue/dedup.js';
 
 /** Data name the tracking condition's bound value is registered under (no message supplies it). */
 export const TRACK_PARAM = 'sql_track_last';
@@ -37,8 +41,10 @@ export interface PollerOptions {
   channel: string;
   /** The SELECT of the first poll (and of every poll without tracking). */
   first: Plan;
-  /** With tracking: the SELECT reading rows beyond the last value, its row key and its memory. */
-  tracking?: { next: Plan; key: string; state: TrackMemory };
+  /** The poller's NAME: with tracking, each batch's idempotency key is made of it (batchKey). */
+  name: string;
+  /** With tracking: the SELECT reading rows beyond the last value, its row key, its column and its memory. */
+  tracking?: { next: Plan; key: string; column: string; state: TrackMemory };
   /** On a NATS hive: polls only while it holds the lease of its NAME (actors/shared/lease.ts). */
   lease?: Lease;
   /** Resolves once SQL_INITFILE has run (rejects while the database does not answer); undefined once it has. */
@@ -71,6 +77,16 @@ export function backoffDelay(intervalMs: number, failures: number): number {
   return Math.min(cap, intervalMs * 2 ** Math.min(failures, 20));
 }
 
+/**
+ * The idempotency-key control of a tracked batch: made of the NAME, the column and the batch's last
+ * value, so whichever poller of the NAME sends these rows (again) sends them under the same key. A key
+ * the queue would refuse (too long, not printable ASCII) is replaced by its SHA-256.
+ */
+export function batchKey(name: string, column: string, end: TrackValue): string {
+  const key = `sql-poll:${name}:${column}:${describeTrack(end)}`;
+  return key.length <= MAX_KEY_LENGTH && /^[\x20-\x7e]+$/.test(key) ? key : `sql-poll:sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
 function bindOf(plan: Plan, last: TrackValue | undefined): Record<string, unknown> {
   const bind: Record<string, unknown> = {};
   for (const p of plan.params) bind[p.key] = p.name === TRACK_PARAM ? last : undefined;
@@ -84,19 +100,44 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
   let timer: NodeJS.Timeout | undefined;
   let consecutive = 0;
 
-  const saveMark = async (state: TrackMemory, value: TrackValue): Promise<void> => {
+  /** Runs a write of the mark; false when another poller of the NAME moved it (this one then lost the lease). */
+  const markWrite = async (write: Promise<void>): Promise<boolean> => {
     try {
-      await state.save(value);
+      await write;
+      return true;
     } catch (e) {
       if (!(e instanceof MarkMovedError)) throw e;
       opts.lease?.lost(e.message);
+      return false;
     }
+  };
+
+  /** Emits one batch of rows; with tracking, claimed before and recorded after. False when it did not go out. */
+  const emitBatch = async (rows: Row[], columns: string[]): Promise<boolean> => {
+    const tracking = opts.tracking;
+    const end = tracking && trackValue(rows[rows.length - 1]![tracking.key]);
+    if (tracking && end !== undefined && !(await markWrite(tracking.state.claim(end)))) return false;
+    const Control: ValueMap = tracking && end !== undefined ? { [IDEMPOTENCY_KEY]: [batchKey(opts.name, tracking.column, end)] } : {};
+    const delivered = await ctx.hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Control, Data: rowsResult(rows, columns).Data }));
+    if (!delivered) {
+      // the claim stays: the next poll sends these rows again under the same key
+      status.undelivered++;
+      return false;
+    }
+    status.emitted++;
+    status.rowsEmitted += rows.length;
+    if (tracking && end !== undefined) {
+      if (!(await markWrite(tracking.state.save(end)))) return false;
+      status.lastValue = describeTrack(end);
+    }
+    return true;
   };
 
   const pollOnce = async (): Promise<void> => {
     await opts.ready();
     await opts.tracking?.state.refresh?.();
     const last = opts.tracking?.state.last;
+    const pending = opts.tracking?.state.pending;
     const plan = opts.tracking && last !== undefined ? opts.tracking.next : opts.first;
     const outcome = await db.run('select', plan.sql, bindOf(plan, last));
     if (!('rows' in outcome)) return;
@@ -104,21 +145,26 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
     if (opts.tracking && outcome.rows.length === 0) return;
     // a query that outlived the lease emits nothing: the poller that took over reads the same rows
     if (opts.lease && !opts.lease.holds()) return;
-    const result = rowsResult(outcome.rows, outcome.columns);
-    const delivered = await ctx.hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Data: result.Data }));
-    if (!delivered) {
-      status.undelivered++;
-      return;
-    }
-    status.emitted++;
-    status.rowsEmitted += outcome.rows.length;
-    if (opts.tracking) {
-      const value = trackValue(outcome.rows[outcome.rows.length - 1]![opts.tracking.key]);
-      if (value !== undefined) {
-        await saveMark(opts.tracking.state, value);
-        status.lastValue = value instanceof Date ? value.toISOString() : String(value);
+    let rows = outcome.rows;
+    if (opts.tracking && pending !== undefined) {
+      // a batch claimed but not recorded as delivered (its poller died, or no listener took it): the
+      // same rows again, alone, under the same idempotency key, so a deduplicating queue keeps one
+      const key = opts.tracking.key;
+      let upTo = -1;
+      for (let i = rows.length - 1; i >= 0; i--) {
+        if (sameTrack(trackValue(rows[i]![key]), pending)) {
+          upTo = i;
+          break;
+        }
+      }
+      if (upTo >= 0) {
+        ctx.log.info(`sending again the batch claimed up to ${opts.tracking.column} ${describeTrack(pending)} (${upTo + 1} row${upTo === 0 ? '' : 's'}), which may have gone out unrecorded, under its idempotency-key`);
+        if (!(await emitBatch(rows.slice(0, upTo + 1), outcome.columns))) return;
+        rows = rows.slice(upTo + 1);
+        if (rows.length === 0) return;
       }
     }
+    await emitBatch(rows, outcome.columns);
   };
 
   const ref: ActorRef<PollerMsg> = ctx.runtime.spawn<undefined, PollerMsg>(ctx.supervisor, {

@@ -8,14 +8,14 @@
  */
 import type { SharedBucket } from '../hive/transport.js';
 import type { Logger } from '../shared/logger.js';
-import type { TrackMemory, TrackValue } from './track-state.js';
+import type { Mark, TrackMemory, TrackValue } from './track-state.js';
 import { decodeTrack, encodeTrack } from './track-state.js';
 
 /** A mark write that lost to another poller's. */
 export class MarkMovedError extends Error {}
 
 export class SharedMark implements TrackMemory {
-  private value: TrackValue | undefined;
+  private mark: Mark;
   private revision: number | undefined;
   private noted: string | undefined;
 
@@ -23,39 +23,51 @@ export class SharedMark implements TrackMemory {
     private readonly bucket: SharedBucket,
     private readonly key: string,
     private readonly column: string,
-    /** Where polling starts while the bucket has no mark (the state file's value). */
-    private readonly seed: TrackValue | undefined,
+    /** Where polling starts while the bucket has no mark (the state file's). */
+    private readonly seed: Mark,
     private readonly log: Logger,
   ) {
-    this.value = seed;
+    this.mark = seed;
   }
 
   get last(): TrackValue | undefined {
-    return this.value;
+    return this.mark.last;
+  }
+
+  get pending(): TrackValue | undefined {
+    return this.mark.pending;
   }
 
   async refresh(): Promise<void> {
     const stored = await this.bucket.get(this.key);
     this.revision = stored?.revision;
     if (!stored) {
-      this.value = this.seed;
+      this.mark = this.seed;
       return;
     }
     const decoded = decodeTrack(stored.value, this.column, `the shared mark ${this.key}`);
-    if ('value' in decoded) {
-      this.value = decoded.value;
+    if ('mark' in decoded) {
+      this.mark = decoded.mark;
       return;
     }
-    this.value = undefined;
+    this.mark = {};
     if (this.noted !== decoded.note) this.log.warn(decoded.note);
     this.noted = decoded.note;
   }
 
-  async save(value: TrackValue): Promise<void> {
-    const text = encodeTrack(this.column, value);
+  claim(value: TrackValue): Promise<void> {
+    return this.write({ ...(this.mark.last !== undefined ? { last: this.mark.last } : {}), pending: value });
+  }
+
+  save(value: TrackValue): Promise<void> {
+    return this.write({ last: value });
+  }
+
+  private async write(mark: Mark): Promise<void> {
+    const text = encodeTrack(this.column, mark);
     const revision = this.revision === undefined ? await this.bucket.create(this.key, text) : await this.bucket.update(this.key, text, this.revision);
     if (revision === undefined) throw new MarkMovedError(`another poller of the same NAME moved the mark ${this.key} meanwhile`);
     this.revision = revision;
-    this.value = value;
+    this.mark = mark;
   }
 }

@@ -39,6 +39,6 @@ export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollP
   await lease.start();
   ctx.log.info(`poller lease: ${lease.holds() ? 'active' : 'standing by'} among the pollers named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
   if (!plans.tracking) return { lease };
-  return { lease, mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.last, ctx.log) };
+  return { lease, mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.current(), ctx.log) };
 }
 

@@ -128,7 +128,7 @@ async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans:
   if (plans.note) ctx.log.warn(plans.note);
   const shared = await sharedPolling(ctx, plans);
   const tracking = plans.tracking && { ...plans.tracking, state: shared?.mark ?? plans.tracking.state };
-  const poller: RunningPoller = startPoller(ctx, db, { intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking, ready, ...(shared ? { lease: shared.lease } : {}) });
+  const poller: RunningPoller = startPoller(ctx, db, { name: ctx.name, intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking, ready, ...(shared ? { lease: shared.lease } : {}) });
   ctx.log.info(`polling ${db.describe()} every ${c.SQL_POLLINTERVAL} ms to channel '${c.OUTPUTCHANNEL}': ${displaySql(plans.first.sql)}${plans.tracking ? ` (tracking ${c.SQL_TRACKCOLUMN})` : ''}`);
   return {
     async drain(deadlineMs) {

@@ -5,7 +5,7 @@
  * poller backs off, logs the outage once, and resumes.
  */
 import { expect } from 'chai';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
@@ -14,6 +14,7 @@ import type { EngineHarness } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
 import { tempDir } from '../../temp.js';
+import { recorded } from '../../integration/queue/helpers.js';
 
 for (const engine of TEST_ENGINES) {
   describe(`sql poller on ${engine} (adapter)`, function () {
@@ -67,6 +68,8 @@ for (const engine of TEST_ENGINES) {
       await db.exec("INSERT INTO events (kind) VALUES ('c')");
       await until(() => received.length >= 2, 10_000);
       expect({ ...received[1]!.message.Data }).to.deep.equal({ id: ['3'], kind: ['c'], rowcount: ['1'] });
+      // each batch under a key of the NAME, the column and its last value: the same whoever sends it again
+      expect(received.map((m) => m.message.Control['idempotency-key'])).to.deep.equal([['sql-poll:poller:id:2'], ['sql-poll:poller:id:3']]);
       // nothing new: nothing emitted
       await new Promise((r) => setTimeout(r, 400));
       expect(received.length).to.equal(2);
@@ -77,6 +80,40 @@ for (const engine of TEST_ENGINES) {
       await until(() => received.length >= 1, 10_000);
       await new Promise((r) => setTimeout(r, 300));
       expect(received.map((m) => m.message.Data.id)).to.deep.equal([['4']]);
+    });
+
+    it('a batch claimed but not recorded (a crash after its emit) is emitted again alone, under the same idempotency-key, and a queue keeps it once', async () => {
+      await db.exec(`CREATE TABLE claims (${db.serial}, kind VARCHAR(20) NOT NULL)`);
+      await db.exec("INSERT INTO claims (kind) VALUES ('a'), ('b'), ('c')");
+      const stateFile = join(dir, 'claims.json');
+      const recordFile = join(dir, 'claimed.jsonl');
+      const services: Array<{ service: 'sql' | 'queue' | 'echo' } & Record<string, string | number | boolean>> = [
+        { service: 'echo', NAME: 'claimed', RecordFile: recordFile },
+        { service: 'sql', NAME: 'claims', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'claims', SQL_COLUMNS: 'id, kind', SQL_TRACKCOLUMN: 'id', SQL_STATEFILE: stateFile, SQL_POLLINTERVAL: '100ms', OUTPUTCHANNEL: 'claimq' },
+        { service: 'queue', NAME: 'claimq', PersistPath: join(dir, 'claimq'), DefaultChannel: 'claimed' },
+      ];
+      const delivered = (): Message[] => recorded(recordFile).map((r) => r.message);
+      const run = async (): Promise<void> => {
+        node = (await startTestNode(services)).node;
+      };
+      await run();
+      await until(() => delivered().length >= 1, 10_000);
+      expect(delivered()[0]!.Data.id).to.deep.equal(['1', '2', '3']);
+      await until(() => (node!.services.find((x) => x.kind === 'queue')!.running.status().size as number) === 0, 5_000);
+      await node!.stop(2000);
+      node = undefined;
+      // as if the poller had died after the queue took the batch and before it recorded it: claimed, not saved
+      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ type: 'number', value: 3 }).and.not.have.property('pending');
+      writeFileSync(stateFile, JSON.stringify({ column: 'id', type: 'number', value: 1, pending: { type: 'number', value: 3 }, savedAt: new Date().toISOString() }));
+      await db.exec("INSERT INTO claims (kind) VALUES ('d')");
+      await run();
+      await until(() => delivered().length >= 2, 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      // rows 2 and 3 went out again as their own batch under the batch's key: the queue dropped them
+      expect(delivered().map((m) => m.Data.id)).to.deep.equal([['1', '2', '3'], ['4']]);
+      const status = node!.services.find((s) => s.kind === 'sql')!.running.status() as { poller?: { emitted: number; rowsEmitted: number } };
+      expect(status.poller).to.deep.include({ emitted: 2, rowsEmitted: 3 });
+      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ type: 'number', value: 4 }).and.not.have.property('pending');
     });
 
     it('poll-mode placeholders and a tracked column that is not selected stop the start', async () => {
