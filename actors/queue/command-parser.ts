@@ -15,6 +15,7 @@ import { EntryState } from './entry.js';
 import type { ScheduleRequest } from './schedule-request.js';
 import { SCHEDULE_CONTROLS, parseScheduleRequest, scheduleNameOf } from './schedule-request.js';
 import type { AgeFilter } from './kept.js';
+import type { ListPage } from './responses.js';
 import type { KeptCommand } from './kept-commands.js';
 import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
 
@@ -28,7 +29,7 @@ export type QueueCommand =
   | { type: 'delete'; key: string }
   | { type: 'pause' }
   | { type: 'resume' }
-  | ({ type: 'list'; groupBy?: string; value?: string; state?: string } & AgeFilter)
+  | ({ type: 'list'; groupBy?: string; value?: string; state?: string; page?: ListPage } & AgeFilter)
   | { type: 'fetch'; key?: string }
   | { type: 'step'; key?: string }
   /** Store a cron schedule (schedule-commands.ts). */
@@ -67,7 +68,7 @@ const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> 
 };
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', ...SCHEDULE_CONTROLS]);
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
 export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
@@ -75,6 +76,26 @@ export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEF
   const v = controls[name]?.[0];
   if (v === undefined || v === '') return (QUEUE_CONTROL_DEFAULTS as Record<string, string>)[name] ?? '';
   return v;
+}
+
+/** The largest page of keys one `list` answers (list_limit). */
+export const MAX_LIST_LIMIT = 10_000;
+
+/** A whole number control in [min, max], or undefined when absent; 400 naming the control otherwise. */
+function wholeControl(controls: ValueMap, name: string, min: number, max: number): number | undefined {
+  if (!Object.hasOwn(controls, name)) return undefined;
+  const text = controls[name]?.[0] ?? '';
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= min && n <= max)) throw new BadInputError(`control ${name} is '${text}'; give a whole number from ${min} to ${max}`);
+  return n;
+}
+
+/** `list`'s page (list_offset, list_limit), or undefined when neither is given: every key, as the spec's list. */
+function listPageOf(controls: ValueMap): ListPage | undefined {
+  const offset = wholeControl(controls, 'list_offset', 0, 999_999_999);
+  const limit = wholeControl(controls, 'list_limit', 1, MAX_LIST_LIMIT);
+  if (offset === undefined && limit === undefined) return undefined;
+  return { offset: offset ?? 0, ...(limit !== undefined ? { limit } : {}) };
 }
 
 export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
@@ -95,7 +116,11 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
       if (state !== undefined && !Object.values(EntryState).includes(state as EntryState)) {
         throw new BadInputError(`state '${state}' is not known; use one of ${Object.values(EntryState).join(', ')}`);
       }
-      return { type: 'list', ...(control(c, 'groupby') ? { groupBy: control(c, 'groupby')! } : {}), ...(control(c, 'list') !== undefined ? { value: control(c, 'list')! } : {}), ...(state ? { state } : {}), ...ageFilterOf(c, Date.now()) };
+      const groupBy = control(c, 'groupby');
+      const value = control(c, 'list');
+      const page = listPageOf(c);
+      if (page && groupBy && value === undefined) throw new BadInputError('list_offset and list_limit page a list of keys; a groupby without list answers counts, which have no pages');
+      return { type: 'list', ...(groupBy ? { groupBy } : {}), ...(value !== undefined ? { value } : {}), ...(state ? { state } : {}), ...(page ? { page } : {}), ...ageFilterOf(c, Date.now()) };
     }
     case 'fetch':
       return key ? { type: 'fetch', key } : { type: 'fetch' };

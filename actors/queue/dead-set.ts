@@ -16,7 +16,7 @@ import { endedAtOf, isKeptState, matchesAgeAndGroup } from './kept.js';
 import type { KeptCommand, ReplayEdits } from './kept-commands.js';
 import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
-import { attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
+import { ListedKeys, attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
 import type { StoreOp, StoredRow } from './store.js';
 
 type ListCommand = Extract<QueueCommand, { type: 'list' }>;
@@ -83,12 +83,12 @@ async function listKept(core: QueueCore, s: QueueState, cmd: ListCommand, filter
     for (const e of inMemory) countInto(counts, attributeOf(e, cmd.groupBy));
     return groupsResult(counts, view);
   }
-  const keys: string[] = [];
+  const listed = new ListedKeys(cmd.page);
   await store.kept.read(filter, false, (rows) => {
-    for (const r of rows) keys.push(r.key);
+    for (const r of rows) listed.add(r.key);
   });
-  for (const e of inMemory) keys.push(e.key);
-  return statusResult(view, { objects: keys });
+  for (const e of inMemory) listed.add(e.key);
+  return listed.result(view);
 }
 
 /** `fetch` of a key not in memory: the kept entry, with its whole history. */

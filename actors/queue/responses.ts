@@ -52,23 +52,52 @@ export interface ListRequest {
   groupBy?: string;
   value?: string;
   state?: string;
+  page?: ListPage;
+}
+
+/** A page of a `list` answer's keys: list_offset keys skipped, at most list_limit kept. */
+export interface ListPage {
+  offset: number;
+  limit?: number;
+}
+
+/**
+ * The keys of a `list` answer, gathered one by one: with a page only the page's keys are kept (every
+ * match still counted, as `total`), so a console paging through a million dead entries is sent 20
+ * keys, not a million.
+ */
+export class ListedKeys {
+  private readonly keys: string[] = [];
+  private total = 0;
+
+  constructor(private readonly page: ListPage | undefined) {}
+
+  add(key: string): void {
+    const i = this.total++;
+    const p = this.page;
+    if (!p || (i >= p.offset && (p.limit === undefined || i < p.offset + p.limit))) this.keys.push(key);
+  }
+
+  /** The answer: `objects`, and `total` where a page was asked for. */
+  result(view: QueueView): Result {
+    return statusResult(view, { objects: this.keys, ...(this.page ? { total: [String(this.total)] } : {}) });
+  }
 }
 
 export function listResult(entries: Iterable<QueueEntry>, view: QueueView, req: ListRequest): Result {
-  const selected: QueueEntry[] = [];
-  for (const e of entries) if (!req.state || e.state === req.state) selected.push(e);
-  if (!req.groupBy) return statusResult(view, { objects: selected.map((e) => e.key) });
-  refuseCollidingGroupBy(req.groupBy);
-  if (req.value !== undefined) {
-    return statusResult(view, { objects: selected.filter((e) => attributeOf(e, req.groupBy!) === req.value).map((e) => e.key) });
+  if (req.groupBy !== undefined) refuseCollidingGroupBy(req.groupBy);
+  if (req.groupBy === undefined || req.value !== undefined) {
+    const listed = new ListedKeys(req.page);
+    for (const e of entries) if ((!req.state || e.state === req.state) && (req.groupBy === undefined || attributeOf(e, req.groupBy) === req.value)) listed.add(e.key);
+    return listed.result(view);
   }
   const counts = new Map<string, number>();
-  for (const e of selected) countInto(counts, attributeOf(e, req.groupBy));
+  for (const e of entries) if (!req.state || e.state === req.state) countInto(counts, attributeOf(e, req.groupBy));
   return groupsResult(counts, view);
 }
 
 export function refuseCollidingGroupBy(groupBy: string): void {
-  if (!ATTRIBUTES.has(groupBy) && /^(queuesize|status|objects)$/.test(groupBy)) throw new BadInputError(`groupby '${groupBy}' collides with a response field`);
+  if (!ATTRIBUTES.has(groupBy) && /^(queuesize|status|objects|total)$/.test(groupBy)) throw new BadInputError(`groupby '${groupBy}' collides with a response field`);
 }
 
 /** Adds `n` to a value's count (groupby answers). */

@@ -1,8 +1,9 @@
 /**
  * What the queue pages and GET /api/queues show, read with the queue's commands: `status` for the
- * counts, `list` (with `state`, `groupby` + `list`, `older_than` / `newer_than`) for the keys that
- * match a search, `fetch` for each entry of the page shown, `schedules`. The queue answers keys
- * only, so a page fetches its (at most PAGE_SIZE) entries one by one.
+ * counts, `list` (with `state`, `groupby` + `list`, `older_than` / `newer_than`, and the page's
+ * `list_offset` / `list_limit`) for the keys of the page and the count of all that match a search,
+ * `fetch` for each entry of the page shown, `schedules`. The queue answers keys only, so a page
+ * fetches its (at most PAGE_SIZE) entries one by one.
  */
 import { BadInputError, HiveError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
@@ -147,13 +148,15 @@ export async function searchEntries(sources: ConsoleSources, queue: ConsoleServi
   else if (search.field !== undefined) Object.assign(control, { groupby: search.field, list: search.value ?? '' });
   if (search.olderThan !== undefined) control.older_than = search.olderThan;
   if (search.newerThan !== undefined) control.newer_than = search.newerThan;
+  // the queue sends the page's keys only (list_offset, list_limit) and counts the rest as total
+  Object.assign(control, { list_offset: String((search.page - 1) * PAGE_SIZE), list_limit: String(PAGE_SIZE) });
   const listed = ok(await queueCommand(sources, queue, 'list', control), `list of queue ${queue.name}`);
-  const keys = listed.Data.objects ?? [];
-  const pages = Math.max(1, Math.ceil(keys.length / PAGE_SIZE));
-  const shown = keys.slice((search.page - 1) * PAGE_SIZE, search.page * PAGE_SIZE);
+  const shown = listed.Data.objects ?? [];
+  const total = Number(listed.Data.total?.[0] ?? shown.length);
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const fetched = await Promise.all(shown.map((key) => queueCommand(sources, queue, 'fetch', { key })));
   // an entry delivered or removed between the list and its fetch is simply not shown
-  return { search, total: keys.length, pages, entries: fetched.filter((r) => r.Code === 200).map(entryOf) };
+  return { search, total, pages, entries: fetched.filter((r) => r.Code === 200).map(entryOf) };
 }
 
 /** The dead entries per dead-letter reason (`list` by state dead, grouped by deadletter_reason), most first. */

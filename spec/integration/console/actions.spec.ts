@@ -67,6 +67,20 @@ describe('console actions through the JSON API: each is the queue command it nam
     expect(page.total).to.equal(0);
   });
 
+  it('a queue page asks the queue for its 20 keys only: page 3 of 45 waiting entries holds the last 5, in list order', async () => {
+    expect((await postAction(c!.base, 'pause', {}, headers)).status).to.equal(200);
+    for (let i = 0; i < 45; i++) await queueCall(c!.node, {}, { n: [String(i)] }, 'jobs');
+    const all = (await queueCall(c!.node, { command: ['list'], state: ['waiting'] }, {}, 'jobs')).Data.objects!;
+    type Page = { total: number; pages: number; entries: Array<{ key: string; data: { n: string[] } }> };
+    const third = (await (await fetch(`${c!.base}/api/queues/jobs?state=waiting&page=3`)).json()) as Page;
+    expect({ total: third.total, pages: third.pages }).to.deep.equal({ total: 45, pages: 3 });
+    expect(third.entries.map((e) => e.key)).to.deep.equal(all.slice(40));
+    const first = (await (await fetch(`${c!.base}/api/queues/jobs?state=waiting`)).json()) as Page;
+    expect(first.entries.map((e) => e.key)).to.deep.equal(all.slice(0, 20));
+    const beyond = (await (await fetch(`${c!.base}/api/queues/jobs?state=waiting&page=9`)).json()) as Page;
+    expect({ total: beyond.total, entries: beyond.entries }).to.deep.equal({ total: 45, entries: [] });
+  });
+
   it('replay and purge take the filters of the page: a Data field value picks the dead entries they act on', async () => {
     for (const customer of ['acme', 'acme', 'globex']) await queueCall(c!.node, { channel: ['nobody-here'] }, { customer: [customer] }, 'jobs');
     for (let end = Date.now() + 10_000; Date.now() < end; await sleep(50)) {
