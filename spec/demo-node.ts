@@ -1,4 +1,4 @@
-/** The demo node file (examples/demo.yaml) started in the test process on free ports, its dashboard on. */
+/** The demo node file (examples/demo.yaml) started in the test process on free ports, its dashboard on: the gateway on a port chosen before the start, as the HTTP client of the demo calls the gateway by its URL. */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { loadNodeFile } from '../config/node-file.js';
@@ -11,7 +11,7 @@ const ROOT = new URL('../', import.meta.url).pathname;
 
 /** With `access` the console takes the demo file's dashboard Host and Users (else it is read-only). */
 export async function startDemo(opts: { access?: boolean } = {}): Promise<HiveNode> {
-  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(await freePort()), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl') });
+  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: String(await freePort()), HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(await freePort()), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl') });
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {

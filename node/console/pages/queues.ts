@@ -50,7 +50,7 @@ export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, s
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
-<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.size)} live entries</p>
+<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries</p>
 <div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', 'Resume') : actionForm(ctx, q.name, 'pause', 'Pause')}
 ${actionForm(ctx, q.name, 'step', 'Step (deliver the next entry now)')}
 ${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, filterControls(s), `Replay ${count(found.total)} dead entries?`) : ''}
