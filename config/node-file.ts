@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as yamlModule from 'yaml';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import type { Layer } from './resolve.js';
 import type { ServiceKind } from './registry.js';
@@ -80,6 +81,14 @@ function scalarText(v: unknown, where: string): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The YAML parser, required when a YAML file is read: a JSON node file (JSON.parse) never loads its
+ * 70 modules. Required, not imported, so parsing stays synchronous; `yaml` is the same package either way.
+ */
+function parseYaml(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof yamlModule).parse(text);
 }
 
 /** Parses node-file text; `file` is used in messages and to choose YAML or JSON. */

@@ -17,6 +17,7 @@ import type { Routes } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { AddressPolicy } from './address-guard.js';
 import { BlockedAddressError, checkLiteralHost, checkUpstreamHost } from './address-guard.js';
+import type { Requester } from './lazy-agent.js';
 
 export interface OutboundRequest {
   method: string;
@@ -87,7 +88,7 @@ const deadlines = new Deadlines();
 
 /** Where requests go: direct through `direct`, or through the proxy `routes` give a URL. */
 export interface Outbound {
-  readonly direct: Dispatcher;
+  readonly direct: Requester;
   readonly routes: Routes;
 }
 
@@ -95,7 +96,7 @@ async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits,
   const url = req.url;
   const via = out.routes.route(url);
   const proxy = via?.proxy;
-  const dispatcher = via ? via.dispatcher : out.direct;
+  const dispatcher: Requester = via ? via.dispatcher : out.direct;
   let headers = req.headers;
   if (proxy) {
     await checkUpstreamHost(url, policy);

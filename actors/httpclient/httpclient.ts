@@ -5,7 +5,6 @@
  * the Result. Without an after interceptor the Result carries status, body and headers.
  */
 import { readFileSync } from 'node:fs';
-import { Agent } from 'undici';
 import { HTTPCLIENT_PARAMS } from '../../config/httpclient.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
@@ -26,6 +25,7 @@ import { proxyRoutes } from '../shared/proxy-routes.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
 import { exchange } from './exchange.js';
+import { LazyAgent } from './lazy-agent.js';
 
 type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
 
@@ -106,7 +106,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   }
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
-  const dispatcher = new Agent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
+  const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
   const routes = proxyRoutes(proxies, { connections: 64, ...(ca ? { ca } : {}) });
   const outbound = { direct: dispatcher, routes };
   const interceptorRoutes = c.InterceptProxy ? routes : undefined;

@@ -1,11 +1,12 @@
 /**
- * Logging (docs/ARCHITECTURE.md, Supervision and observability): winston, honouring LOGLEVEL,
+ * Logging (docs/ARCHITECTURE.md, Supervision and observability): lines as winston wrote them, honouring LOGLEVEL,
  * LOGFORMAT ('TEXT/DEFAULT' or 'JSON') and LOGSENSITIVE. Unless LOGSENSITIVE is true, the values of
  * secret parameters and anything that looks like credentials (Authorization headers, Basic/Bearer
  * tokens, password fields) are masked. A line written while a message is handled carries the
  * message's `trace_id` (docs/ARCHITECTURE.md, Tracing), in TEXT and JSON alike.
  */
-import winston from 'winston';
+import { EOL } from 'node:os';
+import { stableJson } from './stable-json.js';
 import { currentScope } from './trace-scope.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -60,57 +61,98 @@ function traced(meta: Record<string, unknown> | undefined): Record<string, unkno
   return traceId === undefined ? meta : { ...meta, trace_id: traceId };
 }
 
-class WinstonLogger implements Logger {
-  constructor(private readonly w: winston.Logger) {}
+/**
+ * A printf placeholder: winston (whose lines these are, field for field) left a line's fields out
+ * when its message had one and no format expanded it.
+ */
+const PLACEHOLDER = /%[scdjifoO%]/;
+
+/** Where a node's loggers write, and how: what createLogger compiled from the options. */
+interface Sink {
+  readonly threshold: number;
+  readonly json: boolean;
+  /** Masks a line's fields in place; undefined with LOGSENSITIVE. */
+  readonly mask: ((line: Record<string, unknown>) => void) | undefined;
+  readonly stream: NodeJS.WritableStream;
+}
+
+/** A line as TEXT: time, level, [service], message, trace, then the other fields as JSON. */
+function textLine(line: Record<string, unknown>): string {
+  const { level, message, timestamp, service, trace_id: traceId, ...rest } = line;
+  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+  const trace = typeof traceId === 'string' ? ` trace_id=${traceId}` : '';
+  return `${String(timestamp)} ${String(level).toUpperCase().padEnd(5)} ${service ? `[${String(service)}] ` : ''}${String(message)}${trace}${extra}`;
+}
+
+/**
+ * Lines written as winston wrote them (its key order, masking, timestamp, TEXT and JSON shapes),
+ * without loading winston and its forty modules: a seventh of a node's start-up time.
+ */
+class StreamLogger implements Logger {
+  constructor(
+    private readonly sink: Sink,
+    /** A child's fields (outer children's first), before each line's own. */
+    private readonly fields: Record<string, unknown> | undefined,
+  ) {}
   trace(message: string, meta?: Record<string, unknown>): void {
-    this.w.log('trace', message, traced(meta));
+    this.write('trace', message, meta);
   }
   debug(message: string, meta?: Record<string, unknown>): void {
-    if (this.w.isDebugEnabled()) this.w.debug(message, traced(meta));
+    this.write('debug', message, meta);
   }
   info(message: string, meta?: Record<string, unknown>): void {
-    this.w.info(message, traced(meta));
+    this.write('info', message, meta);
   }
   warn(message: string, meta?: Record<string, unknown>): void {
-    this.w.warn(message, traced(meta));
+    this.write('warn', message, meta);
   }
   error(message: string, meta?: Record<string, unknown>): void {
-    this.w.error(message, traced(meta));
+    this.write('error', message, meta);
   }
   child(fields: Record<string, unknown>): Logger {
-    return new WinstonLogger(this.w.child(fields));
+    return new StreamLogger(this.sink, Object.assign({}, this.fields, fields));
+  }
+
+  private write(level: LogLevel, message: string, meta: Record<string, unknown> | undefined): void {
+    const sink = this.sink;
+    if (LEVELS[level] > sink.threshold) return;
+    const fields = traced(meta);
+    let line: Record<string, unknown>;
+    if (typeof fields === 'object' && fields !== null && !PLACEHOLDER.test(message)) {
+      line = Object.assign({}, fields, { level, message });
+      // an Error's message, stack and cause are not enumerable: winston took them over explicitly
+      if (fields.message) line.message = `${message} ${String(fields.message)}`;
+      if (fields.stack) line.stack = fields.stack;
+      if (fields.cause) line.cause = fields.cause;
+    } else {
+      line = { level, message };
+    }
+    if (this.fields) line = Object.assign({}, this.fields, line);
+    sink.mask?.(line);
+    line.timestamp ||= new Date().toISOString();
+    sink.stream.write(`${sink.json ? stableJson(line) : textLine(line)}${EOL}`);
   }
 }
 
 /** Creates the node's root logger. */
 export function createLogger(opts: LogOptions = {}): Logger {
-  const sensitive = opts.sensitive === true;
   const secrets = opts.secrets ?? [];
-  const mask = winston.format((info) => {
-    if (sensitive) return info;
-    info.message = maskSensitive(String(info.message), secrets);
-    for (const key of Object.keys(info)) {
+  const mask = (line: Record<string, unknown>): void => {
+    line.message = maskSensitive(String(line.message), secrets);
+    for (const key of Object.keys(line)) {
       if (key === 'level' || key === 'message') continue;
-      const v = info[key];
-      if (/^(authorization|password|secret|token|credentials?)$/i.test(key)) info[key] = MASK;
-      else if (typeof v === 'string') info[key] = maskSensitive(v, secrets);
+      const v = line[key];
+      if (/^(authorization|password|secret|token|credentials?)$/i.test(key)) line[key] = MASK;
+      else if (typeof v === 'string') line[key] = maskSensitive(v, secrets);
     }
-    return info;
-  });
-  const json = (opts.format ?? '').toUpperCase() === 'JSON';
-  const text = winston.format.printf((info) => {
-    const { level, message, timestamp, service, trace_id: traceId, ...rest } = info as Record<string, unknown>;
-    const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
-    const trace = typeof traceId === 'string' ? ` trace_id=${traceId}` : '';
-    return `${String(timestamp)} ${String(level).toUpperCase().padEnd(5)} ${service ? `[${String(service)}] ` : ''}${String(message)}${trace}${extra}`;
-  });
-  const w = winston.createLogger({
-    levels: LEVELS,
-    level: normaliseLevel(opts.level),
-    format: winston.format.combine(mask(), winston.format.timestamp(), json ? winston.format.json() : text),
-    transports: [opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console()],
-  });
-  return new WinstonLogger(w);
+  };
+  const sink: Sink = {
+    threshold: LEVELS[normaliseLevel(opts.level)],
+    json: (opts.format ?? '').toUpperCase() === 'JSON',
+    mask: opts.sensitive === true ? undefined : mask,
+    stream: opts.stream ?? process.stdout,
+  };
+  return new StreamLogger(sink, undefined);
 }
 
 /** A logger that drops everything (benchmarks, some tests). */

@@ -5,8 +5,9 @@
  * returning undefined, so the direct path costs one call; with proxies the decision is remembered
  * per scheme and host.
  */
-import type { Dispatcher } from 'undici';
-import { ProxyAgent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher, ProxyAgent } from 'undici';
+import type * as undiciModule from 'undici';
 import { UpstreamError } from '../../protocol/errors.js';
 import type { ProxyServer, ProxySettings } from './proxy.js';
 
@@ -35,12 +36,15 @@ export interface RouteOptions {
 
 export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Routes {
   if (settings.servers.length === 0) return { route: () => undefined, close: async () => {} };
+  // required only with a proxy: a gateway without interceptors need not load undici (a node's start-up
+  // time and memory); required, not imported, so routing stays synchronous (the same module either way)
+  const undici = createRequire(import.meta.url)('undici') as typeof undiciModule;
   const agents = new Map<string, ProxyAgent>();
   const agentOf = (server: ProxyServer): ProxyAgent => {
     let agent = agents.get(server.url.href);
     if (!agent) {
       const tls = options.ca ? { ca: options.ca } : undefined;
-      agent = new ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(tls ? { requestTls: tls, proxyTls: tls } : {}) });
+      agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(tls ? { requestTls: tls, proxyTls: tls } : {}) });
       agents.set(server.url.href, agent);
     }
     return agent;
