@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { parseJson } from '../../protocol/wire.js';
+import { isThenable } from '../../supervisors/thenable.js';
 import { listenOn } from '../shared/listen.js';
 import type { InterceptorReply } from './wire.js';
 import { validateReply, validateRequest } from './wire.js';
@@ -55,20 +56,7 @@ export async function serveInterceptor(fn: InterceptorFunction, port: number, ho
       size += c.length;
       if (size <= MAX_REQUEST) chunks.push(c);
     });
-    req.on('end', () => {
-      void (async () => {
-        if (req.method !== 'POST') return reply(res, 405, { data: null, status: 'POST only', status_code: 405, options: {} });
-        if (size > MAX_REQUEST) return reply(res, 413, { data: null, status: 'request too large', status_code: 413, options: {} });
-        try {
-          const request = validateRequest(parseJson(Buffer.concat(chunks).toString('utf8'), 'interceptor request'));
-          const out = await fn(request.type, request.value, request.options);
-          reply(res, 200, validateReply(out, 'mapping function result'));
-        } catch (e) {
-          const code = (e as { code?: unknown }).code === 400 ? 400 : 500;
-          reply(res, code, { data: null, status: describeError(e), status_code: code, options: {} });
-        }
-      })();
-    });
+    req.on('end', () => answer(fn, req.method, size, chunks, res));
   });
   await listenOn(server, { service: 'interceptor', port, host });
   return {
@@ -76,4 +64,43 @@ export async function serveInterceptor(fn: InterceptorFunction, port: number, ho
     server,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/**
+ * Answers one request whose body is in. A function that answers synchronously (the usual mapper) is
+ * replied to in the same turn: no async wrapper, no await and no promise per request, which were a
+ * tenth of the kit's JavaScript time per call at 32 in flight; a thenable is awaited as before.
+ */
+function answer(fn: InterceptorFunction, method: string | undefined, size: number, chunks: Buffer[], res: ServerResponse): void {
+  if (method !== 'POST') return reply(res, 405, { data: null, status: 'POST only', status_code: 405, options: {} });
+  if (size > MAX_REQUEST) return reply(res, 413, { data: null, status: 'request too large', status_code: 413, options: {} });
+  let out: unknown;
+  try {
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const request = validateRequest(parseJson(body.toString('utf8'), 'interceptor request'));
+    out = fn(request.type, request.value, request.options);
+  } catch (e) {
+    return failed(res, e);
+  }
+  if (!isThenable(out)) return mapped(res, out);
+  // through Promise.resolve, as await did: a thenable whose then throws is a failure, not a crash
+  Promise.resolve(out).then(
+    (v) => mapped(res, v),
+    (e: unknown) => failed(res, e),
+  );
+}
+
+/** The function's result, checked and encoded, as the 200 reply; one it cannot be (malformed, or not JSON) fails. */
+function mapped(res: ServerResponse, out: unknown): void {
+  try {
+    reply(res, 200, validateReply(out, 'mapping function result'));
+  } catch (e) {
+    failed(res, e);
+  }
+}
+
+/** An error with code 400 (a malformed request or result) is answered 400, anything else the function threw 500. */
+function failed(res: ServerResponse, e: unknown): void {
+  const code = (e as { code?: unknown } | null)?.code === 400 ? 400 : 500;
+  reply(res, code, { data: null, status: describeError(e), status_code: code, options: {} });
 }
