@@ -88,7 +88,7 @@ export class Catalog {
 
   private async read(t: TableRef): Promise<TableColumns> {
     const q = columnsQuery(this.db.dialect, t);
-    const outcome = await this.db.run('query', q.sql, q.bind);
+    const outcome = await this.db.runOwn('query', q.sql, q.bind);
     const rows = 'rows' in outcome ? outcome.rows : [];
     if (rows.length === 0) return undefined;
     return new Set(rows.map((r) => foldName(this.db.dialect, String(r.name))));

@@ -10,14 +10,20 @@
  * `max_execution_time` (SELECT only), SQL Server `requestTimeout`, Oracle `callTimeout` — the server or
  * driver cancels the statement. A client-side deadline (the same limit plus a grace) backs them up; on
  * SQLite it is the only limit, and the statement is interrupted when it passes.
+ *
+ * Sequelize is loaded when first needed, not at start (issue 26: it and its dependencies were close
+ * to half of a node's CPU until ready). SQLite opens its connection on the driver (sqlite-open.ts) and
+ * runs the start's statements there — SQL_INITFILE and the catalog reads — so a SQLite service is
+ * ready without it; the service starts loading it in the background once the node is ready
+ * (`preload`), and a statement that needs it before then waits for it. PostgreSQL, MySQL/MariaDB,
+ * SQL Server and Oracle load it at start: their check and everything after run on its pool.
  */
 import { dirname } from 'node:path';
-import type { Transaction } from 'sequelize';
-import { QueryTypes, Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { DatabaseOptions } from './connection-options.js';
 import { sequelizeOptions } from './connection-options.js';
 import type { HiveError } from '../../protocol/errors.js';
-import { BadInputError, TimeoutError } from '../../protocol/errors.js';
+import { BadInputError, TimeoutError, UpstreamError } from '../../protocol/errors.js';
 import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { makeDirectory } from '../shared/make-directory.js';
@@ -27,7 +33,10 @@ import type { Dialect } from './dialect.js';
 import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
 import { SqliteGate } from './sqlite-gate.js';
+import type { SqliteDriverConnection } from './sqlite-open.js';
+import { adopt, allOn, openSqlite, runOn, sqliteStorage } from './sqlite-open.js';
 import { upsertCounts } from './rows.js';
+import { displaySql } from './placeholders.js';
 import type { PlanKind } from './statement.js';
 import type { TransactionDone, TransactionStep } from './transaction.js';
 import { TransactionRunner } from './transaction.js';
@@ -52,12 +61,12 @@ export type Outcome = { rows: Row[]; columns: string[] } | WriteOutcome;
 /** Told how a statement ended: its outcome, or the failure with its Code. */
 export type StatementDone = (error: HiveError | undefined, outcome?: Outcome) => void;
 
-/** The Sequelize query type that makes each dialect report what a statement did. */
+/** The Sequelize query type that makes each dialect report what a statement did (its QueryTypes' strings: the enum would load Sequelize). */
 function queryTypeOf(dialect: Dialect, kind: PlanKind, sql: string): string {
-  if (kind === 'select' || kind === 'query' || dialect !== 'sqlite') return QueryTypes.RAW;
+  if (kind === 'select' || kind === 'query' || dialect !== 'sqlite') return 'RAW';
   // SQLite's driver reports changes only for statements sequelize runs with `run`, chosen by type
   const verb = kind === 'exec' ? (/^\s*(insert|update|delete)\b/i.exec(sql)?.[1]?.toLowerCase() ?? 'other') : kind;
-  return verb === 'insert' || verb === 'upsert' ? QueryTypes.INSERT : verb === 'update' ? QueryTypes.BULKUPDATE : verb === 'delete' ? QueryTypes.BULKDELETE : QueryTypes.RAW;
+  return verb === 'insert' || verb === 'upsert' ? 'INSERT' : verb === 'update' ? 'BULKUPDATE' : verb === 'delete' ? 'BULKDELETE' : 'RAW';
 }
 
 function columnsOf(dialect: Dialect, meta: unknown): string[] {
@@ -127,15 +136,25 @@ function nulRefusal(dialect: Dialect, bind: Bind): BadInputError | undefined {
   return undefined;
 }
 
+/** What is made once Sequelize is loaded. */
+interface Orm {
+  sequelize: Sequelize;
+  transactions: TransactionRunner;
+  /** The statement path's SELECTs on the driver (driver-direct.ts: why, and what Sequelize still does). */
+  selects: DirectSelect | undefined;
+}
+
 export class Database {
-  readonly sequelize: Sequelize;
   readonly dialect: Dialect;
   private readonly deadlines = new Deadlines();
   /** SQLite: keeps raw transactions and other statements apart on the one connection. */
   private readonly gate: SqliteGate | undefined;
-  private readonly transactions: TransactionRunner;
-  /** The statement path's SELECTs on the driver (driver-direct.ts: why, and what Sequelize still does). */
-  private readonly selects: DirectSelect | undefined;
+  /** Set once Sequelize is loaded; until then statements that need it wait for `loading`. */
+  private orm: Orm | undefined;
+  private loading: Promise<Orm> | undefined;
+  /** SQLite before Sequelize: the connection opened on the driver (handed to Sequelize when it loads). */
+  private sqlite: Promise<SqliteDriverConnection> | undefined;
+  private closed = false;
 
   constructor(readonly options: DatabaseOptions) {
     this.dialect = dialectOf(options.engine);
@@ -143,10 +162,46 @@ export class Database {
     // parent cannot hold children (under /proc): made here, one level at a time, with a one-line refusal
     const file = options.database.trim();
     if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:')) makeDirectory(dirname(file), 'SQL_DATABASE');
-    this.sequelize = new Sequelize(sequelizeOptions(options));
     if (this.dialect === 'sqlite') this.gate = new SqliteGate();
-    this.selects = DirectSelect.for(this.sequelize, this.dialect);
-    this.transactions = new TransactionRunner(this.sequelize, this.dialect, options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
+  }
+
+  /** Sequelize, loaded and set up at the first call (SQLite: given the connection already open). */
+  private withOrm(): Promise<Orm> {
+    return (this.loading ??= this.loadOrm());
+  }
+
+  private async loadOrm(): Promise<Orm> {
+    const { Sequelize } = await import('sequelize');
+    const sequelize = new Sequelize(sequelizeOptions(this.options));
+    // read after the import: a connection opened meanwhile is the one handed over, never a second one
+    const open = this.sqlite;
+    if (open) {
+      // a connection that failed to open is not handed over: Sequelize opens (and reports) its own
+      const connection = await open.catch(() => undefined);
+      if (connection) adopt(sequelize.connectionManager, sqliteStorage(this.options.database), connection);
+    }
+    const transactions = new TransactionRunner(sequelize, this.dialect, this.options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
+    this.orm = { sequelize, transactions, selects: DirectSelect.for(sequelize, this.dialect) };
+    return this.orm;
+  }
+
+  /**
+   * Starts loading Sequelize now, off the statement path (after the node is ready), so the first
+   * statement that needs it rarely waits; a failure is left for that statement to report.
+   */
+  preload(): void {
+    if (!this.closed) this.withOrm().catch(() => undefined);
+  }
+
+  /** SQLite's connection on the driver, opened once (only before Sequelize is loaded). */
+  private sqliteConnection(): Promise<SqliteDriverConnection> {
+    if (!this.sqlite) {
+      this.sqlite = openSqlite(sqliteStorage(this.options.database));
+      // a failed open is tried again at the next call, as Sequelize's manager would
+      const opening = this.sqlite;
+      opening.catch(() => this.sqlite === opening && !this.orm && (this.sqlite = undefined));
+    }
+    return this.sqlite;
   }
 
   /** Where the service connects, for logs (never the password). */
@@ -159,8 +214,18 @@ export class Database {
 
   /** Opens (and returns) one connection to check the database answers. */
   async check(): Promise<void> {
+    if (this.dialect === 'sqlite' && !this.orm) {
+      try {
+        // what `authenticate` did: open the file and run a statement on it
+        await allOn(await this.sqliteConnection(), 'SELECT 1+1 AS result', {});
+      } catch (e) {
+        // worded as under Sequelize, whose manager wraps an open failure as a connection error
+        throw new UpstreamError(`database unavailable: ${(e as Error).message}`, { cause: e });
+      }
+      return;
+    }
     try {
-      await this.sequelize.authenticate({ logging: false });
+      await (await this.withOrm()).sequelize.authenticate({ logging: false });
     } catch (e) {
       throw mapDbError(e, this.dialect, this.options);
     }
@@ -174,21 +239,30 @@ export class Database {
   }
 
   /**
+   * `run` for what the service itself runs — SQL_INITFILE's statements ('exec', no values) and the
+   * catalog's reads ('query') — which on SQLite go to the driver's connection while Sequelize is not
+   * loaded; a busy file goes to Sequelize, which retries it.
+   */
+  runOwn(kind: 'exec' | 'query', sql: string, bind: Record<string, unknown>): Promise<Outcome> {
+    return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!)), true));
+  }
+
+  /**
    * `run` for the statement path: `done` is told once, and nothing is awaited in between — no async
    * function, no promise of its own — so a statement costs the service one reaction to the query.
    */
-  submit(kind: PlanKind, sql: string, bind: Bind, done: StatementDone): void {
+  submit(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, own = false): void {
     const refused = nulRefusal(this.dialect, bind);
     if (refused) return done(refused);
     const gate = this.gate;
-    if (!gate) return this.send(kind, sql, bind, done);
+    if (!gate) return this.send(kind, sql, bind, done, own);
     // the gate opens when the statement ends, which may be after a timeout has answered it
-    if (gate.enter()) return this.send(kind, sql, bind, done, gate.statementEnded);
-    gate.wait(() => this.send(kind, sql, bind, done, gate.statementEnded));
+    if (gate.enter()) return this.send(kind, sql, bind, done, own, gate.statementEnded);
+    gate.wait(() => this.send(kind, sql, bind, done, own, gate.statementEnded));
   }
 
-  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, ended?: () => void): void {
-    const query = this.query(kind, sql, bind, undefined);
+  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, own: boolean, ended?: () => void): void {
+    const query = own && this.dialect === 'sqlite' && !this.orm && !Array.isArray(bind) ? this.onDriver(kind, sql, bind) : this.orm ? this.query(kind, sql, bind, undefined) : this.withOrm().then(() => this.query(kind, sql, bind, undefined));
     const deadline = this.deadlineFor(done);
     void query.then(
       (result) => {
@@ -214,18 +288,34 @@ export class Database {
       const refused = nulRefusal(this.dialect, step.bind);
       if (refused) return done(refused);
     }
-    if (this.gate) this.gate.transaction(() => this.transactions.run(steps, done));
-    else void this.transactions.run(steps, done);
+    const run = (): Promise<void> =>
+      this.withOrm().then(
+        (orm) => orm.transactions.run(steps, done),
+        (e: unknown) => done(mapDbError(e, this.dialect, this.options)),
+      );
+    if (this.gate) this.gate.transaction(run);
+    else void run();
   }
 
+  /** The service's own SQLite statements on the driver's connection (runOwn). */
+  private onDriver(kind: PlanKind, sql: string, bind: Record<string, unknown>): Promise<unknown> {
+    const viaSequelize = (): Promise<unknown> => this.withOrm().then(() => this.query(kind, sql, bind, undefined));
+    // the text as Sequelize would send it: its bind rewriting turns the `$$` of StatementText back into `$`
+    const text = displaySql(sql);
+    const direct = this.sqliteConnection().then((connection): Promise<unknown> => (kind === 'exec' ? runOn(connection, text) : allOn(connection, text, sqliteBind(bind)).then((rows) => [rows, undefined])));
+    return direct.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e)));
+  }
+
+  /** A statement through Sequelize (loaded: `orm` is set). */
   private query(kind: PlanKind, sql: string, bind: Bind, transaction: Transaction | undefined): Promise<unknown> {
+    const { sequelize, selects } = this.orm!;
     const type = queryTypeOf(this.dialect, kind, sql);
     const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
     // a batch's many values go to the driver itself (driver-direct.ts: Sequelize's binding grows too fast)
-    const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(this.sequelize, this.dialect, sql, values, transaction) : undefined;
+    const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(sequelize, this.dialect, sql, values, transaction) : undefined;
     if (direct) return direct;
-    const viaSequelize = (): Promise<unknown> => this.sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
-    const select = kind === 'select' && !transaction && !Array.isArray(values) ? this.selects?.run(sql, values) : undefined;
+    const viaSequelize = (): Promise<unknown> => sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
+    const select = kind === 'select' && !transaction && !Array.isArray(values) ? selects?.run(sql, values) : undefined;
     if (!select) return viaSequelize();
     return this.dialect === 'sqlite' ? select.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e))) : select;
   }
@@ -248,7 +338,8 @@ export class Database {
    */
   private async interruptSqlite(): Promise<void> {
     try {
-      const cm = this.sequelize.connectionManager as unknown as { getConnection(o: object): Promise<{ interrupt?: () => void }> };
+      if (!this.orm) return (await this.sqlite)?.interrupt();
+      const cm = this.orm.sequelize.connectionManager as unknown as { getConnection(o: object): Promise<{ interrupt?: () => void }> };
       (await cm.getConnection({})).interrupt?.();
     } catch {
       // nothing to interrupt
@@ -257,13 +348,22 @@ export class Database {
 
   /** Pool figures for the status page. */
   pool(): Record<string, number> {
-    const pool = (this.sequelize.connectionManager as unknown as { pool?: { size?: number; available?: number; using?: number; waiting?: number } }).pool;
+    if (!this.orm) return {};
+    const pool = (this.orm.sequelize.connectionManager as unknown as { pool?: { size?: number; available?: number; using?: number; waiting?: number } }).pool;
     if (!pool || typeof pool.size !== 'number') return {};
     return { size: pool.size, available: pool.available ?? 0, using: pool.using ?? 0, waiting: pool.waiting ?? 0 };
   }
 
-  close(): Promise<void> {
-    this.selects?.forget();
-    return this.sequelize.close();
+  async close(): Promise<void> {
+    this.closed = true;
+    // a load under way finishes first, so what it opened is closed too
+    const orm = this.loading ? await this.loading.catch(() => undefined) : undefined;
+    if (orm) {
+      orm.selects?.forget();
+      return orm.sequelize.close();
+    }
+    const connection = await this.sqlite?.catch(() => undefined);
+    this.sqlite = undefined;
+    if (connection) await new Promise<void>((resolve) => connection.close(() => resolve()));
   }
 }

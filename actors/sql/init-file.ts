@@ -32,7 +32,7 @@ export function readInitFile(path: string, db: Database): string[] {
 export async function runInitStatements(db: Database, path: string, statements: readonly string[]): Promise<void> {
   for (let i = 0; i < statements.length; i++) {
     try {
-      await db.run('exec', statements[i]!, {});
+      await db.runOwn('exec', statements[i]!, {});
     } catch (e) {
       throw namingStatement(e, `SQL_INITFILE '${path}' statement ${i + 1}: `);
     }

@@ -17,7 +17,6 @@
  * Once COMMIT is sent the deadline no longer answers: the caller learns whether it was committed.
  */
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import { TimeoutError } from '../../protocol/errors.js';
 import type { Deadlines } from '../shared/deadlines.js';
 import type { DatabaseOptions } from './connection-options.js';
@@ -142,7 +141,7 @@ export class TransactionRunner {
         if (leftMs <= 0) throw this.timedOut();
         if (this.dialect === 'postgres' && leftMs < this.options.timeoutMs * NARROW_BELOW) {
           // SET LOCAL ends with the transaction: the pooled connection keeps its own limit
-          await this.sequelize.query(`SET LOCAL statement_timeout = ${Math.ceil(leftMs)}`, { type: QueryTypes.RAW, raw: true, logging: false, transaction });
+          await this.sequelize.query(`SET LOCAL statement_timeout = ${Math.ceil(leftMs)}`, { type: 'RAW', raw: true, logging: false, transaction });
         } else if (this.options.engine === 'mariadb') {
           return this.query({ ...step, sql: `SET STATEMENT max_statement_time = ${(Math.ceil(leftMs) / 1000).toFixed(3)} FOR ${step.sql}` }, transaction);
         }
@@ -153,6 +152,6 @@ export class TransactionRunner {
   }
 
   private async control(sql: string): Promise<void> {
-    await this.sequelize.query(sql, { type: QueryTypes.RAW, raw: true, logging: false });
+    await this.sequelize.query(sql, { type: 'RAW', raw: true, logging: false });
   }
 }
