@@ -16,10 +16,11 @@ import type { NodeFacilities } from './context.js';
  */
 export function tracedDelivery(ctx: NodeFacilities, delivery: Delivery, endOnAck: boolean): { delivery: Delivery; hop: Hop } | undefined {
   const { message } = delivery;
-  const hop = messageHop(message, `${ctx.name} ${message.Class}/${message.Operation}`, ctx.name, 'server', {
-    start: false,
-    attributes: () => ({ 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation }),
-  });
+  const hop = messageHop(message, 'server', false, () => ({
+    name: `${ctx.name} ${message.Class}/${message.Operation}`,
+    service: ctx.name,
+    attributes: { 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation },
+  }));
   if (hop === undefined) return undefined;
   // nothing recorded: the message already carries the trace, and the delivery goes on as it came
   if (hop.span === undefined) return { delivery, hop };
