@@ -18,11 +18,22 @@ import { beginHop, carriedHop, recording, tracingMode } from './tracing.js';
  */
 export function messageHop(message: Message, kind: HopKind, start: boolean, describe: () => { name: string; service: string; attributes?: Attributes }): Hop | undefined {
   if (tracingMode() === 'off') return undefined;
+  if (!recording()) return carriedMessageHop(message, start);
   const traceparent = firstValue(message.Control, TRACEPARENT);
   const tracestate = firstValue(message.Control, TRACESTATE);
-  if (!recording()) return carriedHop(traceparent, tracestate, start);
   const { name, service, attributes } = describe();
   return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {} });
+}
+
+/**
+ * messageHop when nothing records (`recording()` false). A Control is a null-prototype map, so a
+ * plain read finds only its own keys: no Object.hasOwn call per key (firstValue's guard for maps
+ * that might not be).
+ */
+export function carriedMessageHop(message: Message, start: boolean): Hop | undefined {
+  if (tracingMode() === 'off') return undefined;
+  const control = message.Control;
+  return carriedHop(control[TRACEPARENT]?.[0], control[TRACESTATE]?.[0], start);
 }
 
 /** Puts `hop`'s trace into a Control map of the caller's own (a message being built). */
