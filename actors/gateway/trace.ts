@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
 import type { Hop } from '../shared/tracing.js';
-import { beginHop } from '../shared/tracing.js';
+import { beginHop, carriedHop, recording } from '../shared/tracing.js';
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
   const v = req.headers[name];
@@ -16,10 +16,14 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
 
 /** Begins the request's hop and sets its traceparent response header; undefined when tracing is off. */
 export function requestHop(req: IncomingMessage, res: ServerResponse, service: string, subPath: string): Hop | undefined {
-  const hop = beginHop(`${service} ${req.method ?? ''}`, service, 'server', header(req, TRACEPARENT), header(req, TRACESTATE), {
-    start: true,
-    attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
-  });
+  const traceparent = header(req, TRACEPARENT);
+  const tracestate = header(req, TRACESTATE);
+  const hop = recording()
+    ? beginHop(`${service} ${req.method ?? ''}`, service, 'server', traceparent, tracestate, {
+        start: true,
+        attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
+      })
+    : carriedHop(traceparent, tracestate, true);
   if (hop) res.setHeader(TRACEPARENT, hop.traceparent);
   return hop;
 }

@@ -11,9 +11,10 @@ import type { DeliverMsg } from './delivery.js';
 
 /** The attempt's hop and the entry's message carrying it. */
 export function attemptHop(service: string, msg: DeliverMsg): { hop: Hop | undefined; message: Message } {
-  const hop = messageHop(msg.message, `${service} deliver`, service, 'client', {
-    start: false,
-    attributes: () => ({ 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode }),
-  });
+  const hop = messageHop(msg.message, 'client', false, () => ({
+    name: `${service} deliver`,
+    service,
+    attributes: { 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode },
+  }));
   return { hop, message: withHop(msg.message, hop) };
 }

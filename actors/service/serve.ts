@@ -14,9 +14,9 @@ import type { ActorRef } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { Delivery, Listener, Subscription } from '../hive/transport.js';
 import type { TraceScope } from '../shared/trace-scope.js';
-import { runInScope } from '../shared/trace-scope.js';
+import { enterScope, leaveScope } from '../shared/trace-scope.js';
 import type { DeliveryMsg, NodeFacilities, RunningService } from './context.js';
-import { tracedDelivery } from './trace-delivery.js';
+import { deliveryHop, recordedDelivery } from './trace-delivery.js';
 
 /** Counts work in flight and lets a drain wait for it to reach zero. */
 export class InFlight {
@@ -66,8 +66,9 @@ class DeliveryMessage implements DeliveryMsg {
  */
 export function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck = false): Promise<Subscription> {
   const listener: Listener = (delivery) => {
-    const traced = tracedDelivery(ctx, delivery, endOnAck);
-    ctx.runtime.tell(ref, traced === undefined ? new DeliveryMessage(delivery, undefined) : new DeliveryMessage(traced.delivery, traced.hop));
+    const hop = deliveryHop(ctx, delivery);
+    // nothing recorded: the message already carries the trace, and the delivery goes on as it came
+    ctx.runtime.tell(ref, new DeliveryMessage(hop?.span === undefined ? delivery : recordedDelivery(delivery, hop, endOnAck), hop));
   };
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);
   return ctx.hive.listen(ctx.inputChannel, listener);
@@ -156,7 +157,13 @@ class Kit {
     if (!isSuccessCode(code)) this.figures.failed++;
     // the observer's log lines are about this message: they carry its trace
     const observe = this.opts.observe;
-    if (observe) runInScope(trace, () => observe(code, error));
+    if (observe === undefined) return;
+    const before = enterScope(trace);
+    try {
+      observe(code, error);
+    } finally {
+      leaveScope(before);
+    }
   }
 
   receive(delivery: Delivery, trace: TraceScope | undefined): void {
@@ -168,13 +175,16 @@ class Kit {
       return;
     }
     this.inFlight.begin();
+    // the handler's synchronous part runs in the message's trace: its log lines carry it
+    const before = enterScope(trace);
     try {
-      // the handler's synchronous part runs in the message's trace: its log lines carry it
-      runInScope(trace, () => this.opts.handle(delivery, new DeliveryAnswer(delivery, this, trace)));
+      this.opts.handle(delivery, new DeliveryAnswer(delivery, this, trace));
     } catch (e) {
       // the crash goes to the supervisor, and the caller is answered through the undelivered path
       this.inFlight.end();
       throw e;
+    } finally {
+      leaveScope(before);
     }
   }
 }

@@ -6,23 +6,31 @@
  */
 import type { Delivery } from '../hive/transport.js';
 import type { Hop } from '../shared/tracing.js';
-import { messageHop, withHop } from '../shared/trace-message.js';
+import { carriedMessageHop, messageHop, withHop } from '../shared/trace-message.js';
+import { recording } from '../shared/tracing.js';
 import type { NodeFacilities } from './context.js';
 
 /**
- * The delivery in its trace, or undefined when tracing is off or the message carries no trace and
- * none is recorded. `endOnAck`: the service answers a successful execute by acknowledging it only
- * (the queue), so the acknowledgement ends the span too.
+ * The hop of a delivery's message (see messageHop); undefined when tracing is off or the message
+ * carries no trace and none is recorded. When nothing records, neither the hop's description (a
+ * closure) nor a wrapped delivery is made: the message already carries its trace.
  */
-export function tracedDelivery(ctx: NodeFacilities, delivery: Delivery, endOnAck: boolean): { delivery: Delivery; hop: Hop } | undefined {
+export function deliveryHop(ctx: NodeFacilities, delivery: Delivery): Hop | undefined {
+  if (!recording()) return carriedMessageHop(delivery.message, false);
   const { message } = delivery;
-  const hop = messageHop(message, `${ctx.name} ${message.Class}/${message.Operation}`, ctx.name, 'server', {
-    start: false,
-    attributes: () => ({ 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation }),
-  });
-  if (hop === undefined) return undefined;
-  // nothing recorded: the message already carries the trace, and the delivery goes on as it came
-  if (hop.span === undefined) return { delivery, hop };
+  return messageHop(message, 'server', false, () => ({
+    name: `${ctx.name} ${message.Class}/${message.Operation}`,
+    service: ctx.name,
+    attributes: { 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation },
+  }));
+}
+
+/**
+ * The delivery of a recorded hop (`hop.span` set): its message carries the span's traceparent, and
+ * the answer ends the span. `endOnAck`: the service answers a successful execute by acknowledging
+ * it only (the queue), so the acknowledgement ends the span too.
+ */
+export function recordedDelivery(delivery: Delivery, hop: Hop, endOnAck: boolean): Delivery {
   let ended = false;
   const end = (code: number, text?: string): void => {
     if (ended) return;
@@ -30,19 +38,16 @@ export function tracedDelivery(ctx: NodeFacilities, delivery: Delivery, endOnAck
     hop.end(code, text);
   };
   return {
-    hop,
-    delivery: {
-      mode: delivery.mode,
-      channel: delivery.channel,
-      message: withHop(message, hop),
-      respond(result) {
-        end(result.Code, result.Message);
-        delivery.respond(result);
-      },
-      ack() {
-        if (endOnAck) end(200);
-        delivery.ack();
-      },
+    mode: delivery.mode,
+    channel: delivery.channel,
+    message: withHop(delivery.message, hop),
+    respond(result) {
+      end(result.Code, result.Message);
+      delivery.respond(result);
+    },
+    ack() {
+      if (endOnAck) end(200);
+      delivery.ack();
     },
   };
 }

@@ -64,19 +64,20 @@ export class OtlpBatchExporter {
       this.dropped++;
       return;
     }
+    // the JSON is ASCII (otlp-json.ts): a byte per character, copied as latin1 with no UTF-8 encoding;
+    // the separator and the tail must fit after it
     const json = spanJson(span);
-    // UTF-8 takes at most 3 bytes per UTF-16 unit; the separator and the tail must fit after it
-    if (this.buffer !== undefined && this.bytes + json.length * 3 + 1 + OTLP_TAIL.length > this.buffer.length) this.sendBatch();
+    if (this.buffer !== undefined && this.bytes + json.length + 1 + OTLP_TAIL.length > this.buffer.length) this.sendBatch();
     if (this.buffer === undefined) {
       this.buffer = this.free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES);
-      this.bytes = this.buffer.write(this.head, 0, 'utf8');
-      if (this.bytes + json.length * 3 + OTLP_TAIL.length > this.buffer.length) {
+      this.bytes = this.buffer.write(this.head, 0, 'latin1');
+      if (this.bytes + json.length + OTLP_TAIL.length > this.buffer.length) {
         this.dropped++;
         return;
       }
     }
     if (this.spans > 0) this.buffer[this.bytes++] = 0x2c; // ','
-    this.bytes += this.buffer.write(json, this.bytes, 'utf8');
+    this.bytes += this.buffer.write(json, this.bytes, 'latin1');
     this.spans++;
     if (this.spans >= MAX_BATCH) this.sendBatch();
     else if (this.timer === undefined) {

@@ -1,6 +1,6 @@
 /**
  * OTLP/HTTP JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding) of a batch of
- * recorded spans: one ExportTraceServiceRequest with the node's resource and one scope. Written as
+ * recorded spans: one ExportTraceServiceRequest with the node's resource and one scope, in ASCII. Written as
  * text straight from the spans' fields (ids in hex, times as decimal nanosecond strings, as OTLP/JSON
  * wants them), a span at a time; the SDK's transformer built an object tree per span and then
  * stringified it, most of the export's cost on the gateway bench.
@@ -31,14 +31,27 @@ export function nanos(ms: number): string {
   return `${secondText}${us < 100_000 ? String(us).padStart(6, '0') : us}000`;
 }
 
+// the text is written as pure ASCII (what JSON.stringify leaves as it is above U+007F is escaped as
+// \uXXXX), so the exporter copies a span's text into its batch byte for byte (latin1) instead of
+// encoding it as UTF-8: the UTF-8 write was the largest single cost of exporting (gateway bench)
+const NON_ASCII = /[\u0080-\uffff]/;
+const NON_ASCII_ALL = /[\u0080-\uffff]/g;
+const escapeUnit = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** `text` as a JSON string of ASCII characters only. */
+export function asciiJson(text: string): string {
+  const json = JSON.stringify(text);
+  return NON_ASCII.test(json) ? json.replace(NON_ASCII_ALL, escapeUnit) : json;
+}
+
 // the JSON of the few names, keys and short values a process writes again and again, each made once
 const MEMO_SIZE = 2000;
 const memo = new Map<string, string>();
 function jsonString(text: string): string {
-  if (text.length > 64) return JSON.stringify(text);
+  if (text.length > 64) return asciiJson(text);
   let json = memo.get(text);
   if (json === undefined) {
-    json = JSON.stringify(text);
+    json = asciiJson(text);
     if (memo.size < MEMO_SIZE) memo.set(text, json);
   }
   return json;
@@ -51,7 +64,7 @@ function anyValue(v: AttributeValue): string {
     case 'boolean':
       return `{"boolValue":${v}}`;
     case 'number':
-      return Number.isInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":${JSON.stringify(String(v))}}`;
+      return Number.isInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":"${String(v)}"}`;
     default:
       return `{"arrayValue":{"values":[${(v as Array<string | number | boolean | null | undefined>).map((x) => (x === null || x === undefined ? '{}' : anyValue(x))).join(',')}]}}`;
   }
@@ -70,9 +83,9 @@ function attributeList(attributes: Attributes): string {
 /** One span's JSON (the API's SpanKind counts from 0, OTLP's from 1: unspecified is 0 there). */
 export function spanJson(s: RecordedSpan): string {
   // an unset status is OTLP's default: left out, as every default may be
-  const status = s.status.message ? `,"status":{"code":${s.status.code},"message":${JSON.stringify(s.status.message)}}` : s.status.code === 0 ? '' : `,"status":{"code":${s.status.code}}`;
+  const status = s.status.message ? `,"status":{"code":${s.status.code},"message":${asciiJson(s.status.message)}}` : s.status.code === 0 ? '' : `,"status":{"code":${s.status.code}}`;
   return (
-    `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${s.traceState ? `,"traceState":${JSON.stringify(s.traceState)}` : ''}` +
+    `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${s.traceState ? `,"traceState":${asciiJson(s.traceState)}` : ''}` +
     `${s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : ''},"name":${jsonString(s.name)},"kind":${s.kind + 1}` +
     `,"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":[${attributeList(s.attributes)}]${status}}`
   );
@@ -80,7 +93,7 @@ export function spanJson(s: RecordedSpan): string {
 
 /** What comes before a request's spans: its resource (service.name) and scope. */
 export function otlpHead(resource: Attributes, scope: string): string {
-  return `{"resourceSpans":[{"resource":{"attributes":[${attributeList(resource)}]},"scopeSpans":[{"scope":{"name":${JSON.stringify(scope)}},"spans":[`;
+  return `{"resourceSpans":[{"resource":{"attributes":[${attributeList(resource)}]},"scopeSpans":[{"scope":{"name":${asciiJson(scope)}},"spans":[`;
 }
 
 /** What comes after a request's spans. */

@@ -18,9 +18,12 @@ export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, clien
 const ORIGIN = performance.timeOrigin;
 export const epochMillis = (): number => ORIGIN + performance.now();
 
+// one status object for every span not given another (setStatus replaces it, nothing changes it)
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+
 /** One recorded span; `finished` is told once, when it ends. */
 export class RecordedSpan implements Span {
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  status: SpanStatus = UNSET;
   /** End time, milliseconds since the epoch; -1 while the span runs. */
   endMs = -1;
   readonly startMs = epochMillis();

@@ -6,16 +6,34 @@
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { Message, ValueMap } from '../../protocol/message.js';
-import { emptyMap, firstValue } from '../../protocol/message.js';
+import { copyMap, firstValue } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 import type { Hop, HopKind } from './tracing.js';
 import { messageWithSpan } from './trace-scope.js';
-import { beginHop, tracingMode } from './tracing.js';
+import { beginHop, carriedHop, recording, tracingMode } from './tracing.js';
 
-/** The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to carry. */
-export function messageHop(message: Message, name: string, service: string, kind: HopKind, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
+/**
+ * The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to
+ * carry. `describe` names the hop and gives its attributes: called only when a span records it.
+ */
+export function messageHop(message: Message, kind: HopKind, start: boolean, describe: () => { name: string; service: string; attributes?: Attributes }): Hop | undefined {
   if (tracingMode() === 'off') return undefined;
-  return beginHop(name, service, kind, firstValue(message.Control, TRACEPARENT), firstValue(message.Control, TRACESTATE), opts);
+  if (!recording()) return carriedMessageHop(message, start);
+  const traceparent = firstValue(message.Control, TRACEPARENT);
+  const tracestate = firstValue(message.Control, TRACESTATE);
+  const { name, service, attributes } = describe();
+  return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {} });
+}
+
+/**
+ * messageHop when nothing records (`recording()` false). A Control is a null-prototype map, so a
+ * plain read finds only its own keys: no Object.hasOwn call per key (firstValue's guard for maps
+ * that might not be).
+ */
+export function carriedMessageHop(message: Message, start: boolean): Hop | undefined {
+  if (tracingMode() === 'off') return undefined;
+  const control = message.Control;
+  return carriedHop(control[TRACEPARENT]?.[0], control[TRACESTATE]?.[0], start);
 }
 
 /** Puts `hop`'s trace into a Control map of the caller's own (a message being built). */
@@ -30,7 +48,7 @@ export function putHop(control: ValueMap, hop: Hop | undefined): void {
 /** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */
 export function withHop(message: Message, hop: Hop | undefined): Message {
   if (hop === undefined || firstValue(message.Control, TRACEPARENT) === hop.traceparent) return message;
-  const control = Object.assign(emptyMap(), message.Control);
+  const control = copyMap(message.Control);
   putHop(control, hop);
   return messageWithSpan(message, control, hop.span);
 }

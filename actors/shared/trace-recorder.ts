@@ -124,7 +124,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   const finished = (span: RecordedSpan): void => {
     exportSpan(span);
     // an ended span no longer changes: it is read into plain data only if the ring is read
-    ring.addLazy(span.traceId, () => ringSpan(span), span.status.code === SpanStatusCode.ERROR);
+    ring.addLazy(span.traceId, () => ringSpan(span), span.status.code === SpanStatusCode.ERROR, span.endMs);
   };
   const sample = samplerOf(settings.sampler, settings.samplerArg);
   return {

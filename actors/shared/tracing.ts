@@ -84,6 +84,11 @@ class CarriedHop extends CarriedScope implements Hop {
   end(): void {}
 }
 
+/** Whether hops are recorded (a span each): only then do they need a name and attributes. */
+export function recording(): boolean {
+  return recorder !== undefined;
+}
+
 /**
  * One hop of the trace `traceparent` names: a span (record mode), or the trace passed on as it came
  * (propagate); `attributes` are built only for a recorded span. Where no valid traceparent came,
@@ -93,11 +98,19 @@ class CarriedHop extends CarriedScope implements Hop {
  * is then undefined: log lines go without one).
  */
 export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
-  if (mode === 'off') return undefined;
   if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
-  if (traceparent === undefined) return opts.start ? new CarriedHop(newTraceparent(), undefined) : undefined;
+  return carriedHop(traceparent, tracestate, opts.start);
+}
+
+/**
+ * beginHop when nothing records (`recording()` false), for the hot paths: the hop's name and
+ * attributes, which only a span reads, are then not even put together.
+ */
+export function carriedHop(traceparent: string | undefined, tracestate: string | undefined, start: boolean): Hop | undefined {
+  if (mode === 'off') return undefined;
+  if (traceparent === undefined) return start ? new CarriedHop(newTraceparent(), undefined) : undefined;
   // a service's hop carries what the message came with, unread (a hop passes on what it was given)
-  if (!opts.start) return new CarriedHop(traceparent, tracestate);
+  if (!start) return new CarriedHop(traceparent, tracestate);
   // a front door answers with what it passes on: a malformed header starts a new trace
   const parent = parseTraceparent(traceparent);
   return parent ? new CarriedHop(parent.text, tracestate) : new CarriedHop(newTraceparent(), undefined);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
-import { validateMessage, validateResult, resultFromError, success } from '../../../protocol/message.js';
+import { copyMap, mapOf, validateMessage, validateResult, resultFromError, success } from '../../../protocol/message.js';
 import { decodeMessage } from '../../../protocol/wire.js';
 
 const codeOf = (f: () => unknown): number | string => {
@@ -21,6 +21,16 @@ const messageOf = (f: () => unknown): string => {
 };
 
 describe('protocol/message', () => {
+  it('copies a value map: a new null-prototype map holding the same values', () => {
+    const map = mapOf({ a: ['1'], b: ['2', '3'] });
+    const copy = copyMap(map);
+    expect(copy).to.not.equal(map);
+    expect(Object.getPrototypeOf(copy)).to.equal(null);
+    expect({ ...copy }).to.deep.equal({ a: ['1'], b: ['2', '3'] });
+    copy.c = ['4'];
+    expect(Object.hasOwn(map, 'c')).to.equal(false);
+  });
+
   it('accepts a well-formed message and fills missing parts', () => {
     const m = validateMessage({ Class: 'sql', Data: { id: ['1', '2'] } });
     expect(m.Class).to.equal('sql');

@@ -24,7 +24,10 @@ describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () 
 
   it('a span is the JSON OTLP reads: hex ids, kind from 1, typed attribute values, status, escaped text', () => {
     const span = ended('say "hi" ✓', { s: 'a"b\\c\n', i: 42, d: 1.5, b: true, list: ['x', 'y'] }, 'aaaaaaaaaaaaaaaa', { code: SpanStatusCode.ERROR, message: 'upstream "failed"' });
-    const doc = JSON.parse(`${otlpHead({ 'service.name': 'svc' }, 'hivenode')}${spanJson(ended('first'))},${spanJson(span)}${OTLP_TAIL}`) as {
+    const text = `${otlpHead({ 'service.name': 'svc' }, 'hivenode')}${spanJson(ended('first'))},${spanJson(span)}${OTLP_TAIL}`;
+    // ASCII only (the exporter copies it as latin1): what is above U+007F is escaped
+    expect(text).to.not.match(/[\u0080-\uffff]/);
+    const doc = JSON.parse(text) as {
       resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ scope: { name: string }; spans: Array<Record<string, unknown>> }> }>;
     };
     const rs = doc.resourceSpans[0]!;

@@ -41,6 +41,10 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     expect(newSpanId()).to.match(/^[0-9a-f]{16}$/);
     const fresh = newTraceparent();
     expect(parseTraceparent(fresh)?.flags).to.equal(0);
+    // new traceparents are cut from pooled strings of them: distinct and whole across refills
+    const parents = Array.from({ length: 1000 }, () => newTraceparent());
+    expect(new Set(parents).size).to.equal(1000);
+    for (const tp of parents) expect(parseTraceparent(tp)?.text).to.equal(tp);
   });
 
   it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {

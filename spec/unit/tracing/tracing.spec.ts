@@ -33,7 +33,7 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(parseTraceparent(fresh.traceparent)?.traceId).to.equal(fresh.traceId);
     // the message is passed on as it came: no copy
     const message = makeMessage({ Control: mapOf({ traceparent: [PARENT] }) });
-    expect(withHop(message, messageHop(message, 'x', 'svc', 'server', { start: false }))).to.equal(message);
+    expect(withHop(message, messageHop(message, 'server', false, () => ({ name: 'x', service: 'svc' })))).to.equal(message);
   });
 
   it('off (OTEL_PROPAGATORS=none): no hop, no scope', async () => {
@@ -47,7 +47,7 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const exporter = new InMemorySpanExporter();
     await startTracing({ ...DEFAULT_TRACING, sampler: 'always_on' }, { exporter });
     const message = makeMessage({ Control: mapOf({ traceparent: [PARENT], tracestate: ['vendor=1'], other: ['kept'] }) });
-    const hop = messageHop(message, 'svc op', 'svc', 'server', { start: false, attributes: () => ({ a: 'b' }) })!;
+    const hop = messageHop(message, 'server', false, () => ({ name: 'svc op', service: 'svc', attributes: { a: 'b' } }))!;
     const passed = withHop(message, hop);
     expect(passed).to.not.equal(message);
     expect(message.Control.traceparent).to.deep.equal([PARENT]);
