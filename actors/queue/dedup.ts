@@ -15,6 +15,11 @@ export const IDEMPOTENCY_KEY = 'idempotency-key';
 export const MAX_KEY_LENGTH = 200;
 /** Printable ASCII: keys come from HTTP headers, where anything else is mangled or refused on the way. */
 const PRINTABLE = /^[\x20-\x7e]+$/;
+
+/** Whether a queue accepts `key` as an idempotency key (what idempotencyKeyOf refuses otherwise). */
+export function fitsIdempotencyKey(key: string): boolean {
+  return key.length <= MAX_KEY_LENGTH && PRINTABLE.test(key);
+}
 /** Expired keys are swept at most this often (and at least once per window), so adds stay O(1) on average. */
 const SWEEP_EVERY_MS = 60_000;
 

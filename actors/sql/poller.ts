@@ -27,7 +27,7 @@ import type { Lease } from '../shared/lease.js';
 import { MarkMovedError } from './shared-mark.js';
 import type { TrackMemory, TrackValue } from './track-state.js';
 import { describeTrack, sameTrack, trackValue } from './track-state.js';
-import { IDEMPOTENCY_KEY, MAX_KEY_LENGTH } from '../queue/dedup.js';
+import { IDEMPOTENCY_KEY, fitsIdempotencyKey } from '../queue/dedup.js';
 
 /** Data name the tracking condition's bound value is registered under (no message supplies it). */
 export const TRACK_PARAM = 'sql_track_last';
@@ -84,7 +84,7 @@ export function backoffDelay(intervalMs: number, failures: number): number {
  */
 export function batchKey(name: string, column: string, end: TrackValue): string {
   const key = `sql-poll:${name}:${column}:${describeTrack(end)}`;
-  return key.length <= MAX_KEY_LENGTH && /^[\x20-\x7e]+$/.test(key) ? key : `sql-poll:sha256:${createHash('sha256').update(key).digest('hex')}`;
+  return fitsIdempotencyKey(key) ? key : `sql-poll:sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 function bindOf(plan: Plan, last: TrackValue | undefined): Record<string, unknown> {
@@ -150,13 +150,7 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
       // a batch claimed but not recorded as delivered (its poller died, or no listener took it): the
       // same rows again, alone, under the same idempotency key, so a deduplicating queue keeps one
       const key = opts.tracking.key;
-      let upTo = -1;
-      for (let i = rows.length - 1; i >= 0; i--) {
-        if (sameTrack(trackValue(rows[i]![key]), pending)) {
-          upTo = i;
-          break;
-        }
-      }
+      const upTo = rows.findLastIndex((row) => sameTrack(trackValue(row[key]), pending));
       if (upTo >= 0) {
         ctx.log.info(`sending again the batch claimed up to ${opts.tracking.column} ${describeTrack(pending)} (${upTo + 1} row${upTo === 0 ? '' : 's'}), which may have gone out unrecorded, under its idempotency-key`);
         if (!(await emitBatch(rows.slice(0, upTo + 1), outcome.columns))) return;

@@ -8,14 +8,13 @@
  */
 import type { SharedBucket } from '../hive/transport.js';
 import type { Logger } from '../shared/logger.js';
-import type { Mark, TrackMemory, TrackValue } from './track-state.js';
-import { decodeTrack, encodeTrack } from './track-state.js';
+import type { Mark } from './track-state.js';
+import { MarkMemory, decodeTrack, encodeTrack } from './track-state.js';
 
 /** A mark write that lost to another poller's. */
 export class MarkMovedError extends Error {}
 
-export class SharedMark implements TrackMemory {
-  private mark: Mark;
+export class SharedMark extends MarkMemory {
   private revision: number | undefined;
   private noted: string | undefined;
 
@@ -27,15 +26,7 @@ export class SharedMark implements TrackMemory {
     private readonly seed: Mark,
     private readonly log: Logger,
   ) {
-    this.mark = seed;
-  }
-
-  get last(): TrackValue | undefined {
-    return this.mark.last;
-  }
-
-  get pending(): TrackValue | undefined {
-    return this.mark.pending;
+    super(seed);
   }
 
   async refresh(): Promise<void> {
@@ -55,15 +46,7 @@ export class SharedMark implements TrackMemory {
     this.noted = decoded.note;
   }
 
-  claim(value: TrackValue): Promise<void> {
-    return this.write({ ...(this.mark.last !== undefined ? { last: this.mark.last } : {}), pending: value });
-  }
-
-  save(value: TrackValue): Promise<void> {
-    return this.write({ last: value });
-  }
-
-  private async write(mark: Mark): Promise<void> {
+  protected async write(mark: Mark): Promise<void> {
     const text = encodeTrack(this.column, mark);
     const revision = this.revision === undefined ? await this.bucket.create(this.key, text) : await this.bucket.update(this.key, text, this.revision);
     if (revision === undefined) throw new MarkMovedError(`another poller of the same NAME moved the mark ${this.key} meanwhile`);

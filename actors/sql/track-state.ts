@@ -109,14 +109,45 @@ export function decodeTrack(text: string, column: string, where: string): { mark
   }
 }
 
-export class TrackState implements TrackMemory {
-  private mark: Mark = {};
+/**
+ * A TrackMemory over one stored mark: claim and save make the next mark, `write` keeps it where the
+ * memory keeps it (a file, a shared bucket).
+ */
+export abstract class MarkMemory implements TrackMemory {
+  protected mark: Mark;
 
+  constructor(mark: Mark) {
+    this.mark = mark;
+  }
+
+  get last(): TrackValue | undefined {
+    return this.mark.last;
+  }
+
+  get pending(): TrackValue | undefined {
+    return this.mark.pending;
+  }
+
+  claim(value: TrackValue): Promise<void> {
+    return this.write({ ...(this.mark.last !== undefined ? { last: this.mark.last } : {}), pending: value });
+  }
+
+  save(value: TrackValue): Promise<void> {
+    return this.write({ last: value });
+  }
+
+  /** Keeps `mark` and makes it the current one. */
+  protected abstract write(mark: Mark): Promise<void>;
+}
+
+export class TrackState extends MarkMemory {
   /** `file` '' keeps the mark in memory only. */
   constructor(
     private readonly file: string,
     private readonly column: string,
-  ) {}
+  ) {
+    super({});
+  }
 
   /** Reads the file; returns a note for the log when it was ignored (missing is normal). */
   load(): string | undefined {
@@ -134,28 +165,12 @@ export class TrackState implements TrackMemory {
     return undefined;
   }
 
-  get last(): TrackValue | undefined {
-    return this.mark.last;
-  }
-
-  get pending(): TrackValue | undefined {
-    return this.mark.pending;
-  }
-
   /** The mark as loaded or last written. */
   current(): Mark {
     return this.mark;
   }
 
-  claim(value: TrackValue): Promise<void> {
-    return this.write({ ...(this.mark.last !== undefined ? { last: this.mark.last } : {}), pending: value });
-  }
-
-  save(value: TrackValue): Promise<void> {
-    return this.write({ last: value });
-  }
-
-  private async write(mark: Mark): Promise<void> {
+  protected async write(mark: Mark): Promise<void> {
     this.mark = mark;
     if (this.file === '') return;
     const tmp = `${this.file}.tmp`;
