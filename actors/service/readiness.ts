@@ -13,14 +13,24 @@ export interface ReadinessView {
   readonly ready: boolean;
   /** Names of the services still starting, in start order (empty once ready). */
   pending(): string[];
+  /** Resolves once every service has started (never, when one fails to). */
+  whenReady(): Promise<void>;
 }
 
 /** The node's side: created with every service name to start, told as each one has started. */
 export class Readiness implements ReadinessView {
   private readonly starting: Set<string>;
+  private readonly becameReady: Promise<void>;
+  private resolveReady!: () => void;
 
   constructor(names: Iterable<string>) {
     this.starting = new Set(names);
+    this.becameReady = new Promise((resolve) => (this.resolveReady = resolve));
+    if (this.starting.size === 0) this.resolveReady();
+  }
+
+  whenReady(): Promise<void> {
+    return this.becameReady;
   }
 
   get ready(): boolean {
@@ -34,5 +44,6 @@ export class Readiness implements ReadinessView {
   /** Marks one service started; a name the node never planned is a programming error. */
   started(name: string): void {
     if (!this.starting.delete(name)) throw new Error(`service '${name}' is not one the node is starting`);
+    if (this.starting.size === 0) this.resolveReady();
   }
 }

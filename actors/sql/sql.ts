@@ -93,8 +93,6 @@ function startupRunner(ctx: ServiceContext<SqlConfig>, db: Database, checkNames:
   };
 }
 
-/** How often a started SQL service looks whether its node is ready, to load Sequelize then. */
-const READY_POLL_MS = 25;
 /**
  * How long after the node is ready Sequelize starts loading: evaluating it holds the event loop for
  * a while (about 100 ms of CPU), and the health check that just turned 'ok' should not wait for that.
@@ -107,14 +105,7 @@ const PRELOAD_AFTER_READY_MS = 200;
  * statement that needs it rarely waits (one that comes sooner waits for the load).
  */
 function preloadOnceReady(ctx: ServiceContext<SqlConfig>, db: Database): void {
-  const later = (): void => void setTimeout(() => db.preload(), PRELOAD_AFTER_READY_MS).unref();
-  if (ctx.readiness.ready) return later();
-  const timer = setInterval(() => {
-    if (!ctx.readiness.ready) return;
-    clearInterval(timer);
-    later();
-  }, READY_POLL_MS);
-  timer.unref();
+  void ctx.readiness.whenReady().then(() => setTimeout(() => db.preload(), PRELOAD_AFTER_READY_MS).unref());
 }
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {

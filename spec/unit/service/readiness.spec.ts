@@ -24,6 +24,19 @@ describe('node readiness', () => {
     expect(() => r.started('gw')).to.throw("service 'gw' is not one the node is starting");
   });
 
+  it('whenReady resolves when the last service has started, not before (at once for a node of none)', async () => {
+    const r = new Readiness(['gw', 'sql']);
+    let resolved = false;
+    void r.whenReady().then(() => (resolved = true));
+    r.started('gw');
+    await Promise.resolve();
+    expect(resolved).to.equal(false);
+    r.started('sql');
+    await r.whenReady();
+    expect(resolved).to.equal(true);
+    await new Readiness([]).whenReady();
+  });
+
   it('a node of one service is ready once that service has started', () => {
     const r = new Readiness(['gateway-1']);
     r.started('gateway-1');
