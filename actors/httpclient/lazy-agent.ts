@@ -4,9 +4,8 @@
  * HTTP client has not yet sent a request has not loaded undici (a seventh of a node's start-up time
  * and about 15 MiB of its memory). The first request pays the load once, synchronously.
  */
-import { createRequire } from 'node:module';
 import type { Agent, Dispatcher } from 'undici';
-import type * as undiciModule from 'undici';
+import { loadUndici } from '../shared/load-undici.js';
 
 /** What an exchange asks of a pool: one request, answered as a promise. */
 export interface Requester {
@@ -19,7 +18,7 @@ export class LazyAgent implements Requester {
   constructor(private readonly options: Agent.Options) {}
 
   request(options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
-    this.agent ??= new (createRequire(import.meta.url)('undici') as typeof undiciModule).Agent(this.options);
+    this.agent ??= new (loadUndici().Agent)(this.options);
     return this.agent.request(options);
   }
 

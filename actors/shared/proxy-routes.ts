@@ -5,9 +5,8 @@
  * returning undefined, so the direct path costs one call; with proxies the decision is remembered
  * per scheme and host.
  */
-import { createRequire } from 'node:module';
 import type { Dispatcher, ProxyAgent } from 'undici';
-import type * as undiciModule from 'undici';
+import { loadUndici } from './load-undici.js';
 import { UpstreamError } from '../../protocol/errors.js';
 import type { ProxyServer, ProxySettings } from './proxy.js';
 
@@ -36,9 +35,8 @@ export interface RouteOptions {
 
 export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Routes {
   if (settings.servers.length === 0) return { route: () => undefined, close: async () => {} };
-  // required only with a proxy: a gateway without interceptors need not load undici (a node's start-up
-  // time and memory); required, not imported, so routing stays synchronous (the same module either way)
-  const undici = createRequire(import.meta.url)('undici') as typeof undiciModule;
+  // only with a proxy: a gateway without interceptors need not load undici (load-undici.ts)
+  const undici = loadUndici();
   const agents = new Map<string, ProxyAgent>();
   const agentOf = (server: ProxyServer): ProxyAgent => {
     let agent = agents.get(server.url.href);

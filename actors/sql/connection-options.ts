@@ -58,6 +58,9 @@ export function databaseOptions(c: {
   };
 }
 
+/** The SQLite file of SQL_DATABASE, as Sequelize's storage and the driver open it: empty is a database in memory. */
+export const sqliteStorage = (database: string): string => (database.trim() === '' ? ':memory:' : database);
+
 export function sequelizeOptions(o: DatabaseOptions): Options {
   const dialect = dialectOf(o.engine);
   const base: Options = {
@@ -68,7 +71,7 @@ export function sequelizeOptions(o: DatabaseOptions): Options {
     // sequelize retries only errors matching these; a busy SQLite file is worth a few retries
     retry: { max: 3, match: [/SQLITE_BUSY/] },
   };
-  if (dialect === 'sqlite') return { ...base, storage: o.database.trim() === '' ? ':memory:' : o.database };
+  if (dialect === 'sqlite') return { ...base, storage: sqliteStorage(o.database) };
   const server: Options = { ...base, database: o.database, username: o.username, password: o.password, host: o.host, port: o.port };
   const hooks: Options['hooks'] = {};
   switch (o.engine) {

@@ -21,7 +21,7 @@
 import { dirname } from 'node:path';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { DatabaseOptions } from './connection-options.js';
-import { sequelizeOptions } from './connection-options.js';
+import { sequelizeOptions, sqliteStorage } from './connection-options.js';
 import type { HiveError } from '../../protocol/errors.js';
 import { BadInputError, TimeoutError, UpstreamError } from '../../protocol/errors.js';
 import type { Deadline } from '../shared/deadlines.js';
@@ -34,7 +34,7 @@ import { dialectOf } from './dialect.js';
 import type { Row } from './results.js';
 import { SqliteGate } from './sqlite-gate.js';
 import type { SqliteDriverConnection } from './sqlite-open.js';
-import { adopt, allOn, openSqlite, runOn, sqliteStorage } from './sqlite-open.js';
+import { adopt, allOn, openSqlite, runOn } from './sqlite-open.js';
 import { upsertCounts } from './rows.js';
 import { displaySql } from './placeholders.js';
 import type { PlanKind } from './statement.js';

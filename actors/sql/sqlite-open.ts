@@ -10,9 +10,6 @@ import type { Database as Sqlite3Database } from 'sqlite3';
 
 export type SqliteDriverConnection = Sqlite3Database;
 
-/** What Sequelize's SQLite storage is for a SQL_DATABASE (connection-options.ts gives it the same). */
-export const sqliteStorage = (database: string): string => (database.trim() === '' ? ':memory:' : database);
-
 /** Opens the file (its directory already made, database.ts); rejects with the driver's error. */
 export async function openSqlite(storage: string): Promise<SqliteDriverConnection> {
   // sqlite3 is CommonJS: Sequelize's `require('sqlite3')` later finds this same module in the cache
