@@ -16,7 +16,10 @@ import type { Browser } from 'playwright-core';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../node/node.js';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
+import { createLogger } from '../actors/shared/logger.js';
+import { describeError } from '../protocol/errors.js';
 
+const log = createLogger({ level: 'info', stream: process.stdout });
 const OUT = join(new URL('../', import.meta.url).pathname, 'docs', 'console');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -54,12 +57,12 @@ async function main(): Promise<void> {
       await page.goto(`${base}${path}`);
       await sleep(300);
       await page.screenshot({ path: join(OUT, file) });
-      console.log(`docs/console/${file} ← ${path}`);
+      log.info(`docs/console/${file} ← ${path}`);
     };
     await shoot('/', 'live.png');
     await page.locator('[data-queue-charts]').first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(OUT, 'live-queues.png') });
-    console.log('docs/console/live-queues.png ← / (the queue charts)');
+    log.info('docs/console/live-queues.png ← / (the queue charts)');
     await shoot('/flow', 'flow.png');
     await shoot('/queues/queue?state=dead', 'queue.png');
     const key = await page.getAttribute('#entries tbody tr', 'data-key');
@@ -68,7 +71,7 @@ async function main(): Promise<void> {
     await page.setViewportSize({ width: 390, height: 844 });
     await shoot('/queues/queue?state=dead', 'queue-narrow.png');
     if (natsServerAvailable()) await hiveFlow(browser);
-    else console.log('nats-server is not installed: docs/console/flow-hive.png kept as it was');
+    else log.info('nats-server is not installed: docs/console/flow-hive.png kept as it was');
   } finally {
     loading = false;
     await load;
@@ -104,7 +107,7 @@ async function hiveFlow(browser: Browser): Promise<void> {
     await page.goto(`http://127.0.0.1:${intake.dashboard!.port}/flow`);
     await sleep(300);
     await page.screenshot({ path: join(OUT, 'flow-hive.png') });
-    console.log('docs/console/flow-hive.png ← /flow of node intake on a NATS hive shared with node billing');
+    log.info('docs/console/flow-hive.png ← /flow of node intake on a NATS hive shared with node billing');
   } finally {
     loading = false;
     await load;
@@ -117,7 +120,7 @@ async function hiveFlow(browser: Browser): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    console.error(e);
+    log.error(`screenshots failed: ${describeError(e)}`, e instanceof Error && e.stack ? { stack: e.stack } : undefined);
     process.exit(1);
   },
 );

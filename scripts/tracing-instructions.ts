@@ -32,9 +32,10 @@ import { join } from 'node:path';
 import { REPO } from '../bench/lib.js';
 import type { InstructionCount } from '../bench/support/callgrind.js';
 import { callgrindInstalled, countInstructions } from '../bench/support/callgrind.js';
+import { createLogger } from '../actors/shared/logger.js';
 
-export const PATH = '/test/op';
-export const BODY = '{"id":["42"],"name":["bench"]}';
+const PATH = '/test/op';
+const BODY = '{"id":["42"],"name":["bench"]}';
 const NODE_FILE = { services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] };
 
 export interface TracingInstructions {
@@ -87,6 +88,7 @@ export function describe(r: TracingInstructions): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const log = createLogger({ level: 'info', stream: process.stdout });
   const keep = process.env.BENCH_KEEP;
   const r = await tracingInstructions({
     warmup: process.env.BENCH_WARMUP ? Number(process.env.BENCH_WARMUP) : undefined,
@@ -95,9 +97,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     keep,
   });
   if (r === undefined) {
-    console.log('gateway tracing instruction count skipped: needs the build (make build), valgrind and callgrind_control (apt-get install valgrind)');
+    log.info('gateway tracing instruction count skipped: needs the build (make build), valgrind and callgrind_control (apt-get install valgrind)');
   } else {
-    for (const line of describe(r)) console.log(line);
-    console.log(`target off/bypassed >= 0.98 (main-thread instructions per request, bypassed/off): ${r.ratio.toFixed(4)} — ${r.ratio >= 0.98 ? 'met' : 'NOT MET'}`);
+    for (const line of describe(r)) log.info(line);
+    log.info(`target off/bypassed >= 0.98 (main-thread instructions per request, bypassed/off): ${r.ratio.toFixed(4)} — ${r.ratio >= 0.98 ? 'met' : 'NOT MET'}`);
   }
 }
