@@ -12,7 +12,7 @@
 import { emptyMap, success } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
 import { describeError } from '../../protocol/errors.js';
-import type { Outcome } from './database.js';
+import type { Outcome } from './outcome.js';
 import type { Dialect } from './dialect.js';
 import { lexOptions } from './dialect.js';
 import type { LexOptions } from './lexer.js';

@@ -24,7 +24,7 @@ import type { Answer, Handler } from '../service/serve.js';
 import { serve } from '../service/serve.js';
 import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
-import type { Outcome, WriteOutcome } from './database.js';
+import type { Outcome, WriteOutcome } from './outcome.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
 import { NameChecker, checkConfigured } from './name-check.js';

@@ -20,7 +20,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { TimeoutError } from '../../protocol/errors.js';
 import type { Deadlines } from '../shared/deadlines.js';
 import type { DatabaseOptions } from './connection-options.js';
-import type { Bind, Outcome } from './database.js';
+import type { Bind, Outcome } from './outcome.js';
 import { mapDbError, namingStatement } from './db-errors.js';
 import type { Dialect } from './dialect.js';
 import type { PlanKind } from './statement.js';

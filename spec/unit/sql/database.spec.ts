@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { databaseOptions } from '../../../actors/sql/connection-options.js';
-import { Database, sqliteBind } from '../../../actors/sql/database.js';
+import { Database } from '../../../actors/sql/database.js';
+import { sqliteBind } from '../../../actors/sql/outcome.js';
 import { compileConfig } from '../../../config/resolve.js';
 import { SQL_PARAMS } from '../../../config/sql.js';
 import { ConfigError } from '../../../protocol/errors.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { writeOutcome } from '../../../actors/sql/database.js';
+import { writeOutcome } from '../../../actors/sql/outcome.js';
 import { mapDbError } from '../../../actors/sql/db-errors.js';
 import { backoffDelay } from '../../../actors/sql/poller.js';
 import { rowsResult, writeResult } from '../../../actors/sql/results.js';
