@@ -13,10 +13,13 @@
  * - control: a second bypassed process, measured the same way: control/bypassed is what the machine
  *   alone makes of two identical processes (on 2 shared cores its rounds spread ±0.15 about 1), the
  *   noise floor each target ratio is to be read against.
- * Targets: exported ≥ 0.85× off; off ≥ 0.98× bypassed, judged on the server's CPU time per request
+ * Targets: exported ≥ 0.85× off, judged on the server's CPU time per request
  * (utime + stime of its process over the run, from /proc): on 2 shared cores other work takes the
  * cores at random and moves req/s by a factor of 2 or more between runs, while the CPU a request
- * costs the process stays what tracing adds; req/s ratios are printed beside. Each target ratio is
+ * costs the process stays what tracing adds; req/s ratios are printed beside. The other target, off ≥
+ * 0.98× bypassed, is judged in instructions by gateway-tracing-instructions.ts: the control process
+ * shows CPU time spreading ±15% between two identical processes here, too much to read 2% from; the
+ * CPU figure of off/bypassed is still printed. Each ratio is
  * the median of the rounds' own ratios (pairedRatio: the two modes of a round ran back to back,
  * under the same load), and every round's ratio is printed, so the spread is seen. A raw node:http JSON echo (its own process)
  * is measured in the same rounds so the strict/raw ratio can be set beside BENCHMARKS.md's gateway
@@ -168,13 +171,14 @@ const off = pairedRatio(perCpu('off'), perCpu('bypassed'));
 const rounds2 = (a: string, b: string): string => perCpu(a).map((x, i) => (x / perCpu(b)[i]!).toFixed(2)).join(' / ');
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
 console.log(`target exported/off >= 0.85 (requests per CPU second, median of paired rounds): ${exported.toFixed(2)} — ${verdict(exported >= 0.85)}  (rounds ${rounds2('exported', 'off')}; req/s ratio ${(s.exported!.rps / s.off!.rps).toFixed(2)})`);
-console.log(`target off/bypassed >= 0.98 (requests per CPU second, median of paired rounds): ${off.toFixed(2)} — ${verdict(off >= 0.98)}  (rounds ${rounds2('off', 'bypassed')}; req/s ratio ${(s.off!.rps / s.bypassed!.rps).toFixed(2)})`);
+// the 2% target is judged in instructions (gateway-tracing-instructions.ts): read against the noise floor below, CPU time cannot show it
+console.log(`off/bypassed (requests per CPU second, median of paired rounds; the target, >= 0.98, is judged in instructions): ${off.toFixed(2)}  (rounds ${rounds2('off', 'bypassed')}; req/s ratio ${(s.off!.rps / s.bypassed!.rps).toFixed(2)})`);
 const control = pairedRatio(perCpu('control'), perCpu('bypassed'));
 console.log(`noise floor, control/bypassed (two identical processes, requests per CPU second, median of paired rounds): ${control.toFixed(2)}  (rounds ${rounds2('control', 'bypassed')})`);
 console.log(`strict/raw with tracing off: ${(s.off!.rps / s.raw!.rps).toFixed(2)}, bypassed: ${(s.bypassed!.rps / s.raw!.rps).toFixed(2)} (BENCHMARKS.md's gateway bench before tracing: 0.96)`);
 const figure = `gateway strict → hive → echo, ${CONNECTIONS} connections`;
 report({ figure: `${figure}, OTLP export at 100% sampling: requests per CPU second`, hivenode: median(perCpu('exported')), unit: 'req/CPU s', baseline: 'the same gateway, tracing off', baselineValue: median(perCpu('off')), ratio: exported, target: '≥ 0.85', met: exported >= 0.85 });
-report({ figure: `${figure}, tracing off: requests per CPU second`, hivenode: median(perCpu('off')), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: median(perCpu('bypassed')), ratio: off, target: '≥ 0.98', met: off >= 0.98 });
+report({ figure: `${figure}, tracing off: requests per CPU second (target judged in instructions, below)`, hivenode: median(perCpu('off')), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: median(perCpu('bypassed')), ratio: off });
 report({ figure: `${figure}, OTLP export at 100% sampling`, hivenode: s.exported!.rps, unit: 'req/s', baseline: 'the same gateway, tracing off', baselineValue: s.off!.rps });
 report({ figure: `${figure}, tracing off`, hivenode: s.off!.rps, unit: 'req/s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: s.bypassed!.rps });
 report({ figure: `${figure}, noise floor: a second trace-code-bypassed process, requests per CPU second`, hivenode: median(perCpu('control')), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: median(perCpu('bypassed')), ratio: control });

@@ -30,7 +30,7 @@ import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
 import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
-import { applyHeaders, send, sendError, sendJson } from './respond.js';
+import { GatewayResponse, applyHeaders, send, sendError, sendJson } from './respond.js';
 import { LogThrottle } from '../shared/log-throttle.js';
 import { endRequestHop, requestHop } from './trace.js';
 
@@ -138,7 +138,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
 
   // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): check often
   // enough that a slow client is cut off close to ClientTimeout
-  const httpOptions: ServerOptions = { requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
+  const httpOptions: ServerOptions = { ServerResponse: GatewayResponse, requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
   // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
   // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
   const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
 import type { Hop } from '../shared/tracing.js';
 import { beginHop, carriedHop, recording } from '../shared/tracing.js';
+import type { GatewayResponse } from './respond.js';
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
   const v = req.headers[name];
@@ -24,7 +25,8 @@ export function requestHop(req: IncomingMessage, res: ServerResponse, service: s
         attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
       })
     : carriedHop(traceparent, tracestate, true);
-  if (hop) res.setHeader(TRACEPARENT, hop.traceparent);
+  // written with the head (respond.ts: send), for every answer the request gets
+  if (hop) (res as GatewayResponse).traceparent = hop.traceparent;
   return hop;
 }
 

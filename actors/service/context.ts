@@ -12,7 +12,7 @@ import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Delivery } from '../hive/transport.js';
 import type { Logger } from '../shared/logger.js';
-import type { TraceScope } from '../shared/trace-scope.js';
+import type { ScopeTrace } from '../shared/trace-scope.js';
 import type { ReadinessView } from './readiness.js';
 
 /** What the node gives every service instance, whatever its kind. */
@@ -116,5 +116,5 @@ export interface DeliveryMsg {
   type: 'delivery';
   delivery: Delivery;
   /** The message's trace (docs/ARCHITECTURE.md, Tracing), when it has one. */
-  trace?: TraceScope | undefined;
+  trace?: ScopeTrace | undefined;
 }

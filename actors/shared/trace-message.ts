@@ -41,8 +41,8 @@ export function putHop(control: ValueMap, hop: Hop | undefined): void {
   if (hop === undefined) return;
   control[TRACEPARENT] = [hop.traceparent];
   if (hop.tracestate) control[TRACESTATE] = [hop.tracestate];
-  // a delete would turn the map into a slow dictionary for every later read: only when there is one
-  else if (Object.hasOwn(control, TRACESTATE)) delete control[TRACESTATE];
+  // only when there is one to delete (a Control is a null-prototype map: a plain read finds only its own keys)
+  else if (control[TRACESTATE] !== undefined) delete control[TRACESTATE];
 }
 
 /** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */

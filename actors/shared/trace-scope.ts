@@ -17,10 +17,14 @@ export interface ScopeSpan {
   setAttributes(attributes: Record<string, string | number | boolean>): void;
 }
 
-/** The trace of one message's handling. */
-export interface TraceScope {
-  /** Undefined when the traceparent carried on unread turns out not to be one (tracing.ts: CarriedHop). */
+/** What a scope tells the code running in it (a log line, the journal): the trace id it is in. */
+export interface ScopeTrace {
+  /** Undefined when there is no trace, or the traceparent carried on unread turns out not to be one (tracing.ts: CarriedHop). */
   readonly traceId: string | undefined;
+}
+
+/** The trace of one message's handling. */
+export interface TraceScope extends ScopeTrace {
   /** What goes on to the next hop: the current span's traceparent (the incoming one when nothing is recorded). */
   readonly traceparent: string;
   readonly tracestate?: string | undefined;
@@ -28,7 +32,7 @@ export interface TraceScope {
   readonly span?: ScopeSpan | undefined;
 }
 
-let current: TraceScope | undefined;
+let current: ScopeTrace | undefined;
 let enabled = true;
 
 /** Switches the scopes on or off (off: runInScope just runs `fn`). */
@@ -38,7 +42,7 @@ export function enableScopes(on: boolean): void {
 }
 
 /** Runs `fn` with `scope` as the current trace, restoring the one before (straight through when there is none). */
-export function runInScope<R>(scope: TraceScope | undefined, fn: () => R): R {
+export function runInScope<R>(scope: ScopeTrace | undefined, fn: () => R): R {
   if (scope === undefined || !enabled) return fn();
   const before = current;
   current = scope;
@@ -54,19 +58,19 @@ export function runInScope<R>(scope: TraceScope | undefined, fn: () => R): R {
  * finally: runInScope without the closure (the serve kit enters a scope per message; the closure
  * and the call through it were most of what the scope cost a message).
  */
-export function enterScope(scope: TraceScope | undefined): TraceScope | undefined {
+export function enterScope(scope: ScopeTrace | undefined): ScopeTrace | undefined {
   const before = current;
   if (scope !== undefined && enabled) current = scope;
   return before;
 }
 
 /** Ends what enterScope began: `before` is what it returned. */
-export function leaveScope(before: TraceScope | undefined): void {
+export function leaveScope(before: ScopeTrace | undefined): void {
   current = before;
 }
 
 /** The trace of the message being handled here and now, if any. */
-export function currentScope(): TraceScope | undefined {
+export function currentScope(): ScopeTrace | undefined {
   return current;
 }
 

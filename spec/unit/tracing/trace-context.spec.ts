@@ -41,10 +41,16 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     expect(newSpanId()).to.match(/^[0-9a-f]{16}$/);
     const fresh = newTraceparent();
     expect(parseTraceparent(fresh)?.flags).to.equal(0);
-    // new traceparents are cut from pooled strings of them: distinct and whole across refills
-    const parents = Array.from({ length: 1000 }, () => newTraceparent());
-    expect(new Set(parents).size).to.equal(1000);
+    // new traceparents are cut from pooled strings of them: distinct and whole across refills of the
+    // pool (256) and of its random bytes (2,048)
+    const parents = Array.from({ length: 5000 }, () => newTraceparent());
+    expect(new Set(parents).size).to.equal(5000);
     for (const tp of parents) expect(parseTraceparent(tp)?.text).to.equal(tp);
+    // hex digits spread evenly over the ids (a byte written to the wrong place would show)
+    const counts = new Map<string, number>();
+    for (const tp of parents) for (const c of tp.slice(3, 35) + tp.slice(36, 52)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).to.equal(16);
+    for (const n of counts.values()) expect(n).to.be.within((5000 * 48) / 16 * 0.95, (5000 * 48) / 16 * 1.05);
   });
 
   it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {
