@@ -318,7 +318,8 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
     if (colon <= 0) fail(`a header line without a name and colon: '${line.slice(0, 60)}'`);
     const name = line.slice(0, colon);
     if (!TOKEN.test(name)) fail(`a header name that is not a token: '${name.slice(0, 60)}'`);
-    last = name.toLowerCase();
+    // lower-cased only when its length is one of ours: most headers are skipped without a copy
+    last = FRAMING_LENGTHS.has(colon) ? name.toLowerCase() : '';
     if (!FRAMING.has(last)) continue;
     const value = line.slice(colon + 1).trim();
     switch (last) {
@@ -377,3 +378,4 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
 }
 
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host']);
+const FRAMING_LENGTHS = new Set([...FRAMING].map((name) => name.length));
