@@ -137,7 +137,8 @@ class Connection {
       this.reusable = false;
       this.parser.stop();
     } else if (head.minor === 1) this.pipelines = true;
-    if (head.keepAliveMs > 0) this.idleMs = Math.max(head.keepAliveMs - IDLE_MARGIN_MS, head.keepAliveMs / 2);
+    // the server's own idle limit, less a margin (half of one under two seconds; 0: not reused idle)
+    if (head.keepAliveMs >= 0) this.idleMs = head.keepAliveMs >= 2 * IDLE_MARGIN_MS ? head.keepAliveMs - IDLE_MARGIN_MS : head.keepAliveMs / 2;
     if (this.jobs.length === 0) this.pool.released(this);
     // requests written behind a reply that closed the connection will get none: 502, never resent
     else if (!this.reusable) this.destroy(new UpstreamError(`${this.pool.label} failed: the connection was closed by the server after an earlier reply`));

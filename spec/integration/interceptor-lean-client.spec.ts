@@ -59,7 +59,8 @@ describe('lean interceptor client (plain http:// services)', () => {
               // the value it was sent, so pipelined replies can be told apart
               const value = (JSON.parse(body) as { value: unknown }).value;
               const text = JSON.stringify({ data: value, status: 'OK', status_code: 200 });
-              setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(text), Math.random() * 5);
+              const delay = (value as { delay?: number } | null)?.delay ?? Math.random() * 5;
+              setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(text), delay);
               return;
             }
             case '/chunked':
@@ -154,6 +155,50 @@ describe('lean interceptor client (plain http:// services)', () => {
       expect(replies.map((r) => (r.data as { i: number }).i)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
     }
     expect(new Set(seen.map((r) => r.socket)).size).to.be.at.most(2);
+  });
+
+  it('an idle connection is given up before the server’s Keep-Alive timeout, and one the server closed is not used', async () => {
+    const short = await listen(
+      createServer((req, res) => {
+        seen.push(req);
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(OK));
+      }),
+    );
+    // node:http says `Keep-Alive: timeout=1`: the client keeps the connection idle half of that
+    short.server.keepAliveTimeout = 1000;
+    const c = client(`${short.base}/`);
+    await c.call(request, Date.now() + 5000);
+    await c.call(request, Date.now() + 5000);
+    await new Promise((r) => setTimeout(r, 700));
+    await c.call(request, Date.now() + 5000);
+    expect(seen[0]!.socket).to.equal(seen[1]!.socket);
+    expect(seen[2]!.socket).to.not.equal(seen[1]!.socket);
+    // a server that closes idle connections without saying when: the close is seen, the next call goes on a new one
+    let connections = 0;
+    const closing = await raw((socket) => {
+      connections++;
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
+      setTimeout(() => socket.end(), 50);
+    });
+    const d = client(`${closing}/`);
+    await d.call(request, Date.now() + 5000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await d.call(request, Date.now() + 5000)).status_code).to.equal(200);
+    expect(connections).to.equal(2);
+    short.server.closeAllConnections();
+    short.server.close();
+  });
+
+  it('a pipelined call that times out is answered 504 alone: the call behind it on the connection gets its reply', async () => {
+    const c = client(`${up.base}/echo`, 1);
+    await c.call(request, Date.now() + 5000);
+    const [slow, behind] = await Promise.allSettled([c.call({ ...request, value: { delay: 600 } }, Date.now() + 200), c.call({ ...request, value: { i: 2 } }, Date.now() + 5000)]);
+    expect(slow.status).to.equal('rejected');
+    expect((slow as PromiseRejectedResult).reason).to.be.instanceOf(TimeoutError);
+    expect(behind.status).to.equal('fulfilled');
+    expect((behind as PromiseFulfilledResult<{ data: unknown }>).value.data).to.deep.equal({ i: 2 });
+    expect(new Set(seen.map((r) => r.socket)).size).to.equal(1);
   });
 
   it('an HTTP/1.0 reply, with a length or running to the close, is read and its connection not reused', async () => {
