@@ -373,7 +373,9 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
     if (head.contentLength >= 0) head.close = true;
     head.contentLength = -1;
   }
-  if (kind === 'response' && !head.chunked && head.contentLength < 0) head.untilClose = true;
+  // a response without a length runs to the close, unless it has no body at all (1xx, 204, 304)
+  const bodiless = head.status < 200 || head.status === 204 || head.status === 304;
+  if (kind === 'response' && !head.chunked && head.contentLength < 0 && !bodiless) head.untilClose = true;
   if (head.untilClose) head.close = true;
 }
 
