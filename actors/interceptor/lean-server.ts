@@ -51,6 +51,8 @@ class ServerConnection {
   /** No more requests are read: the connection ends once the answers before are out. */
   private closing = false;
   private paused = false;
+  /** Answers are waiting in the socket's buffer for the client to read them. */
+  private draining = false;
   lastActive = Date.now();
   /** When the request being read began, 0 between requests. */
   requestStarted = 0;
@@ -137,7 +139,8 @@ class ServerConnection {
     while (this.slots.length > 0 && this.slots[0]!.text !== undefined) {
       const slot = this.slots.shift()!;
       if (this.socket.destroyed) return;
-      this.socket.write(slot.text!);
+      // a client that does not read its answers is not read from either, until it catches up
+      if (!this.socket.write(slot.text!) && !this.draining) this.awaitDrain();
       if (slot.close) {
         this.slots.length = 0;
         this.socket.end();
@@ -147,9 +150,18 @@ class ServerConnection {
     this.lastActive = Date.now();
     if (this.paused && this.slots.length <= MAX_WAITING / 2) {
       this.paused = false;
-      this.socket.resume();
+      if (!this.draining) this.socket.resume();
     }
     if (this.closing && this.slots.length === 0 && !this.socket.writableEnded) this.socket.end();
+  }
+
+  private awaitDrain(): void {
+    this.draining = true;
+    this.socket.pause();
+    this.socket.once('drain', () => {
+      this.draining = false;
+      if (!this.paused) this.socket.resume();
+    });
   }
 
   /** The client sent its last byte: the answers still owed go out, then the connection ends. */
