@@ -35,6 +35,8 @@ export interface Head {
   keepAliveMs: number;
   /** Connection: keep-alive was asked (what keeps an HTTP/1.0 connection open). */
   keepAlive: boolean;
+  /** A response's `hivenode-pipelining: 1`: its server answers pipelined requests (the kit does). */
+  pipelining: boolean;
   /** A request's Expect: 100-continue. */
   expectContinue: boolean;
   /** The request named a Host (HTTP/1.1 requires one). */
@@ -270,7 +272,7 @@ function headEnd(buf: Buffer, pos: number): number {
 }
 
 function newHead(): Head {
-  return { status: 0, method: '', target: '', minor: 1, close: false, keepAliveMs: -1, keepAlive: false, expectContinue: false, host: false, contentLength: -1, chunked: false, untilClose: false };
+  return { status: 0, method: '', target: '', minor: 1, close: false, keepAliveMs: -1, keepAlive: false, pipelining: false, expectContinue: false, host: false, contentLength: -1, chunked: false, untilClose: false };
 }
 
 function parseResponseHead(text: string): Head {
@@ -350,6 +352,9 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
       case 'expect':
         if (value.toLowerCase() === '100-continue') head.expectContinue = true;
         break;
+      case PIPELINING_HEADER:
+        if (value === '1') head.pipelining = true;
+        break;
       case 'host':
         if (head.host) fail('more than one Host');
         head.host = true;
@@ -379,5 +384,11 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
   if (head.untilClose) head.close = true;
 }
 
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host']);
+/**
+ * The response header by which a server says it answers pipelined requests in order: the kit sends
+ * it, and the client pipelines to no other server. HTTP/1.1 asks every server to, but servers and
+ * proxies that mishandle it are still met, and an interceptor call is never sent twice.
+ */
+export const PIPELINING_HEADER = 'hivenode-pipelining';
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host', PIPELINING_HEADER]);
 const FRAMING_LENGTHS = new Set([...FRAMING].map((name) => name.length));

@@ -7,7 +7,8 @@
  *
  * Requests made in the same turn of the event loop (a gateway's reads of many clients, a batch of
  * replies that each start the next call) are pipelined on one connection, written as one, once its
- * server has answered HTTP/1.1 keep-alive: with the kit's server that is a third of the CPU of one
+ * server has answered HTTP/1.1 keep-alive with `hivenode-pipelining: 1` (the kit's server does; any
+ * other server gets one request at a time on each connection): that is a third of the CPU of one
  * request per connection. Requests are never retried: an interceptor call need not be idempotent,
  * and a request on a connection that dies cannot tell whether it was handled. So a connection that
  * fails fails only the requests on it (502), a request that times out is answered 504 (its
@@ -67,7 +68,7 @@ class Connection {
   /** Closed, or to be closed after the reply in flight. */
   dead = false;
   reusable = true;
-  /** The server answered HTTP/1.1 keep-alive: more requests may be written before the replies. */
+  /** The server answered HTTP/1.1 keep-alive and said it takes pipelined requests: more may be written before the replies. */
   pipelines = false;
   /** Written to in this turn of the event loop, its writes held back to go out as one. */
   corked = false;
@@ -136,7 +137,7 @@ class Connection {
     if (head.close) {
       this.reusable = false;
       this.parser.stop();
-    } else if (head.minor === 1) this.pipelines = true;
+    } else if (head.minor === 1 && head.pipelining) this.pipelines = true;
     // the server's own idle limit, less a margin (half of one under two seconds; 0: not reused idle)
     if (head.keepAliveMs >= 0) this.idleMs = head.keepAliveMs >= 2 * IDLE_MARGIN_MS ? head.keepAliveMs - IDLE_MARGIN_MS : head.keepAliveMs / 2;
     if (this.jobs.length === 0) this.pool.released(this);

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { Head } from './http1-parser.js';
-import { Http1Parser, HttpParseError } from './http1-parser.js';
+import { Http1Parser, HttpParseError, PIPELINING_HEADER } from './http1-parser.js';
 
 /** Sends the answer to one request: a status and a JSON text. */
 export type Respond = (status: number, json: string) => void;
@@ -130,7 +130,8 @@ class ServerConnection {
   }
 
   private encode(status: number, json: string, close: boolean, minor: number): string {
-    const connection = close ? 'connection: close\r\n' : minor === 0 ? `connection: keep-alive\r\nkeep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n` : `keep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n`;
+    // an HTTP/1.1 client may pipeline to us (answered in order): the lean client waits for the word
+    const connection = close ? 'connection: close\r\n' : minor === 0 ? `connection: keep-alive\r\nkeep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n` : `keep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n${PIPELINING_HEADER}: 1\r\n`;
     return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(json)}\r\ndate: ${httpDate()}\r\n${connection}\r\n${json}`;
   }
 

@@ -45,6 +45,7 @@ describe('lean interceptor client (plain http:// services)', () => {
   const clients: InterceptorClient[] = [];
   const raws: NetServer[] = [];
   let seen: IncomingMessage[] = [];
+  let overlapped = false;
 
   before(async () => {
     up = await listen(
@@ -60,7 +61,19 @@ describe('lean interceptor client (plain http:// services)', () => {
               const value = (JSON.parse(body) as { value: unknown }).value;
               const text = JSON.stringify({ data: value, status: 'OK', status_code: 200 });
               const delay = (value as { delay?: number } | null)?.delay ?? Math.random() * 5;
-              setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(text), delay);
+              // the word the kit says: pipelined requests are answered (node:http answers them in order)
+              setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'hivenode-pipelining': '1' }).end(text), delay);
+              return;
+            }
+            case '/one-at-a-time': {
+              // a server that does not say it takes pipelined requests: it sees one at a time per connection
+              const socket = req.socket as typeof req.socket & { busy?: boolean };
+              if (socket.busy) overlapped = true;
+              socket.busy = true;
+              setTimeout(() => {
+                socket.busy = false;
+                res.writeHead(200, { 'content-type': 'application/json' }).end(OK);
+              }, Math.random() * 5);
               return;
             }
             case '/chunked':
@@ -157,6 +170,16 @@ describe('lean interceptor client (plain http:// services)', () => {
     expect(new Set(seen.map((r) => r.socket)).size).to.be.at.most(2);
   });
 
+  it('a server that does not answer `hivenode-pipelining: 1` gets one request at a time on each connection', async () => {
+    const c = client(`${up.base}/one-at-a-time`, 2);
+    for (let round = 0; round < 2; round++) {
+      const replies = await Promise.all(Array.from({ length: 20 }, () => c.call(request, Date.now() + 5000)));
+      expect(replies.every((r) => r.status_code === 200)).to.equal(true);
+    }
+    expect(overlapped).to.equal(false);
+    expect(new Set(seen.map((r) => r.socket)).size).to.be.at.most(2);
+  });
+
   it('an idle connection is given up before the server’s Keep-Alive timeout, and one the server closed is not used', async () => {
     const short = await listen(
       createServer((req, res) => {
@@ -242,7 +265,7 @@ describe('lean interceptor client (plain http:// services)', () => {
     const base = await raw((socket) => {
       requests++;
       // the first connection: the first reply keeps alive (so calls pipeline), the second closes it
-      if (first && requests === 1) return void socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
+      if (first && requests === 1) return void socket.write(`HTTP/1.1 200 OK\r\nHivenode-Pipelining: 1\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
       if (first) {
         first = false;
         return void socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
