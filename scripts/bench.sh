@@ -22,8 +22,14 @@ if [ ! -f "$peers/node_modules/.package-lock.json" ] || [ "$peers/package-lock.j
   npm ci --prefix "$peers" --no-audit --no-fund || npm install --prefix "$peers" --no-save --no-audit --no-fund
 fi
 
-logs=$(mktemp -d -t hn-bench-XXXXXX)
-trap 'rm -rf "$logs"' EXIT
+# BENCH_LOGS=dir keeps each bench's output there (scripts/bench-report.ts <dir> <seconds> writes the report again from it)
+if [ -n "${BENCH_LOGS:-}" ]; then
+  logs=$BENCH_LOGS
+  mkdir -p "$logs"
+else
+  logs=$(mktemp -d -t hn-bench-XXXXXX)
+  trap 'rm -rf "$logs"' EXIT
+fi
 for b in bench/*.ts; do
   [ "$b" = bench/lib.ts ] && continue
   name=$(basename "$b" .ts)
