@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { QueueEntry } from '../actors/queue/entry.js';
 import { keepOp } from '../actors/queue/kept.js';
 import type { StoreOp } from '../actors/queue/store.js';
-import { SqliteStore } from '../actors/queue/store.js';
+import { SqliteStore } from '../actors/queue/sqlite-store.js';
 import { silentLogger } from '../actors/shared/logger.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { fmt, median, report, rssMiB } from './lib.js';

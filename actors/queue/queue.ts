@@ -22,7 +22,7 @@ import { spawnQueueActor } from './queue-actor.js';
 import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore } from './memory-store.js';
-import { SqliteStore } from './store.js';
+import { SqliteStore } from './sqlite-store.js';
 import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
 import { groupLimitsOf } from './groups.js';

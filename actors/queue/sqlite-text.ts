@@ -1,6 +1,6 @@
 /**
- * SQL text for the queue's SQLite store (store.ts, kept-sql.ts): values written as literals, since a
- * whole transaction goes to SQLite as one script (store.ts, commit), and the promise form of a read.
+ * SQL text for the queue's SQLite store (sqlite-store.ts, kept-sql.ts): values written as literals, since a
+ * whole transaction goes to SQLite as one script (sqlite-store.ts, commit), and the promise form of a read.
  */
 import type sqlite3 from 'sqlite3';
 

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import sqlite3 from 'sqlite3';
 import type { QueueEntry } from '../../actors/queue/entry.js';
 import { putOp } from '../../actors/queue/entry.js';
-import { SqliteStore } from '../../actors/queue/store.js';
+import { SqliteStore } from '../../actors/queue/sqlite-store.js';
 import type { Message } from '../../protocol/message.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import { silentLogger } from '../../actors/shared/logger.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { DedupKeys, SeenKey } from '../../../actors/queue/dedup.js';
-import { SqliteStore } from '../../../actors/queue/store.js';
+import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
 import { silentLogger } from '../../../actors/shared/logger.js';
 import { tempDir } from '../../temp.js';
 

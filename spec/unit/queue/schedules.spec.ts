@@ -10,7 +10,7 @@ import { parseScheduleRequest } from '../../../actors/queue/schedule-request.js'
 import type { ScheduleDoc } from '../../../actors/queue/schedules.js';
 import { ScheduleBook, putScheduleOp, roomFor } from '../../../actors/queue/schedules.js';
 import { MemoryStore } from '../../../actors/queue/memory-store.js';
-import { SqliteStore } from '../../../actors/queue/store.js';
+import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
 import { createLogger } from '../../../actors/shared/logger.js';
 import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
