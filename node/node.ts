@@ -157,6 +157,9 @@ export class HiveNode {
       restarts: () => runtime.actorInfos().map((a) => ({ path: a.path, ...journal.totalsOf(a.path) })),
     });
 
+    // every kind's implementation is imported now, so each is read and compiled while the services
+    // before it start; they still start one after another, in the file's order
+    for (const s of compiled) void s.service.preload();
     try {
       for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
