@@ -10,8 +10,10 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
+# tsc → dist/, then the command line bundled (scripts/bundle.ts: dist/bin/hivenode.js and its chunks)
 build: install
 	npx tsc -p tsconfig.json
+	node --import tsx scripts/bundle.ts
 
 lint: install
 	npx eslint .

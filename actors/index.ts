@@ -18,22 +18,14 @@ import { SYSLOG_PARAMS } from '../config/syslog.js';
 import type { ServiceDefinition } from './service/context.js';
 import { lazyService } from './service/context.js';
 import { importModule } from '../protocol/import-module.js';
-import type * as echoModule from './echo/echo.js';
-import type * as execModule from './exec/exec.js';
-import type * as gatewayModule from './gateway/gateway.js';
-import type * as queueModule from './queue/queue.js';
-import type * as sqlModule from './sql/sql.js';
-import type * as httpClientModule from './httpclient/httpclient.js';
-import type * as storageModule from './storage/storage.js';
-import type * as syslogModule from './syslog/syslog.js';
 
 export const SERVICE_DEFINITIONS: Readonly<Record<ServiceKind, ServiceDefinition>> = {
-  echo: lazyService(SERVICES.echo, compilerFor('echo', ECHO_PARAMS), async () => (await importModule<typeof echoModule>(import.meta.url, './echo/echo.js')).echoService),
-  exec: lazyService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), async () => (await importModule<typeof execModule>(import.meta.url, './exec/exec.js')).execService),
-  gateway: lazyService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), async () => (await importModule<typeof gatewayModule>(import.meta.url, './gateway/gateway.js')).gatewayService),
-  queue: lazyService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), async () => (await importModule<typeof queueModule>(import.meta.url, './queue/queue.js')).queueService),
-  sql: lazyService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), async () => (await importModule<typeof sqlModule>(import.meta.url, './sql/sql.js')).sqlService),
-  httpclient: lazyService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), async () => (await importModule<typeof httpClientModule>(import.meta.url, './httpclient/httpclient.js')).httpClientService),
-  storage: lazyService(SERVICES.storage, compilerFor('storage', STORAGE_PARAMS), async () => (await importModule<typeof storageModule>(import.meta.url, './storage/storage.js')).storageService),
-  syslog: lazyService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), async () => (await importModule<typeof syslogModule>(import.meta.url, './syslog/syslog.js')).syslogService),
+  echo: lazyService(SERVICES.echo, compilerFor('echo', ECHO_PARAMS), async () => (await importModule(import.meta.url, './echo/echo.js', () => import('./echo/echo.js'))).echoService),
+  exec: lazyService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), async () => (await importModule(import.meta.url, './exec/exec.js', () => import('./exec/exec.js'))).execService),
+  gateway: lazyService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), async () => (await importModule(import.meta.url, './gateway/gateway.js', () => import('./gateway/gateway.js'))).gatewayService),
+  queue: lazyService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), async () => (await importModule(import.meta.url, './queue/queue.js', () => import('./queue/queue.js'))).queueService),
+  sql: lazyService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), async () => (await importModule(import.meta.url, './sql/sql.js', () => import('./sql/sql.js'))).sqlService),
+  httpclient: lazyService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), async () => (await importModule(import.meta.url, './httpclient/httpclient.js', () => import('./httpclient/httpclient.js'))).httpClientService),
+  storage: lazyService(SERVICES.storage, compilerFor('storage', STORAGE_PARAMS), async () => (await importModule(import.meta.url, './storage/storage.js', () => import('./storage/storage.js'))).storageService),
+  syslog: lazyService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), async () => (await importModule(import.meta.url, './syslog/syslog.js', () => import('./syslog/syslog.js'))).syslogService),
 };

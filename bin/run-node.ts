@@ -6,7 +6,6 @@ import type { HiveNode, NodeOptions } from '../node/node.js';
 import { ConfigError, ListenError } from '../protocol/errors.js';
 import { compileTracing } from '../config/tracing.js';
 import { importModule } from '../protocol/import-module.js';
-import type * as nodeModule from '../node/node.js';
 import { PACKAGE_VERSION } from './package-info.js';
 
 const DRAIN_MS = 8_000;
@@ -69,7 +68,7 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   try {
     // imported here: the command line's other commands never load the node and its actors; the
     // standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
-    const { HiveNode } = await importModule<typeof nodeModule>(import.meta.url, '../node/node.js');
+    const { HiveNode } = await importModule(import.meta.url, '../node/node.js', () => import('../node/node.js'));
     node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts, tracing: opts.tracing ?? compileTracing(process.env) });
   } catch (e) {
     const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;

@@ -15,8 +15,6 @@ import type { HiveAccessValues } from '../config/hive-access.js';
 import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { importModule } from '../protocol/import-module.js';
-import type * as natsModule from '../actors/hive/nats.js';
-import type * as consoleModule from './console/server.js';
 import { Journal } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
@@ -81,7 +79,7 @@ export async function transportFor(values: HiveAccessValues & { readonly SERVERH
   if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
   if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) {
     // the NATS client is loaded only by a node that uses it (a tenth of a CPU second at start)
-    const { NatsTransport } = await importModule<typeof natsModule>(import.meta.url, '../actors/hive/nats.js');
+    const { NatsTransport } = await importModule(import.meta.url, '../actors/hive/nats.js', () => import('../actors/hive/nats.js'));
     return new NatsTransport({ servers: host, access: hiveAccess(values), name, log });
   }
   throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
@@ -159,12 +157,15 @@ export class HiveNode {
       restarts: () => runtime.actorInfos().map((a) => ({ path: a.path, ...journal.totalsOf(a.path) })),
     });
 
+    // every kind's implementation is imported now, so each is read and compiled while the services
+    // before it start; they still start one after another, in the file's order
+    for (const s of compiled) void s.service.preload();
     try {
       for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
         // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
-        const { startConsole } = await importModule<typeof consoleModule>(import.meta.url, './console/server.js');
+        const { startConsole } = await importModule(import.meta.url, './console/server.js', () => import('./console/server.js'));
         node.dashboard = await startConsole(
           { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), sent: (service) => node.sent.of(service), metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },

@@ -2,16 +2,19 @@
  * A module of this package imported when first needed (a service kind's actors and drivers, the NATS
  * client, the dashboard), so a process loads only what it runs.
  *
- * `import()` is right for the compiled package (ESM). Under a CommonJS loader — the test runner's
- * TypeScript hook loads the specs and everything they import that way — `import()` would load a
- * second, ESM copy of the module and of every module it imports, with their own symbols and classes
- * (a message's undelivered hook, `instanceof` of the typed errors): there the module is required, so
- * it is the one copy the rest of the process already shares.
+ * Each call site names its module twice: as `load`, a literal `import()` — what the compiled package
+ * runs, and what lets the build's bundler (scripts/bundle.ts) see the module and put it in a chunk of
+ * its own, loaded only then — and as `specifier`, for a CommonJS loader. The test runner's TypeScript
+ * hook loads the specs and everything they import that way, and there `import()` would load a second,
+ * ESM copy of the module and of every module it imports, with their own symbols and classes (a
+ * message's undelivered hook, `instanceof` of the typed errors): there the module is required, so it
+ * is the one copy the rest of the process already shares. spec/unit/house/import-module.spec.ts holds
+ * every call site's two names to the same module.
  */
 import { createRequire } from 'node:module';
 
-/** `specifier` relative to `from`, the importing file's `import.meta.url`, as an `import` statement there would name it. */
-export async function importModule<T>(from: string, specifier: string): Promise<T> {
+/** `load` (`() => import(specifier)`) in ESM; under CommonJS `specifier`, relative to `from` (the caller's `import.meta.url`), required. */
+export async function importModule<T>(from: string, specifier: string, load: () => Promise<T>): Promise<T> {
   if (typeof require === 'function') return createRequire(from)(specifier) as T;
-  return (await import(new URL(specifier, from).href)) as T;
+  return load();
 }

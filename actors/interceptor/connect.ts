@@ -7,7 +7,6 @@ import { ConfigError, TimeoutError, UpstreamError, describeError } from '../../p
 import { Deadlines } from '../shared/deadlines.js';
 import { isThenable } from '../../supervisors/thenable.js';
 import type { Routes } from '../shared/proxy-routes.js';
-import type * as clientModule from './client.js';
 import { importModule } from '../../protocol/import-module.js';
 import type { InterceptorFunction } from './server.js';
 import { loadInterceptor } from './server.js';
@@ -117,6 +116,6 @@ export async function connectInterceptor(name: string, url: string, routes?: Rou
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
   // loaded for an HTTP interceptor only: its client is undici, which a node without one need not load
-  const { InterceptorClient } = await importModule<typeof clientModule>(import.meta.url, './client.js');
+  const { InterceptorClient } = await importModule(import.meta.url, './client.js', () => import('./client.js'));
   return new InterceptorClient(url, 64, routes?.route(u));
 }

@@ -72,6 +72,12 @@ export interface CompiledService {
   /** Every compiled parameter (the console draws the wiring from OUTPUTCHANNEL, DefaultChannel, Routes, …). */
   readonly values: Readonly<Record<string, unknown>>;
   start(facilities: NodeFacilities): Promise<RunningService>;
+  /**
+   * Imports the kind's implementation ahead of `start`. A node asks this of all its services at once,
+   * so each kind's files are read and compiled while the services before it start, not after; a
+   * failure is left to `start`, which meets the same import and reports it where it always did.
+   */
+  preload(): Promise<void>;
 }
 
 /** A service kind's implementation, as the registry (actors/index.ts) holds it. */
@@ -87,8 +93,15 @@ export interface TypedServiceDefinition<C> extends ServiceDefinition {
 }
 
 /** One instance's compiled configuration, bound to the start that runs it. */
-function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): CompiledService {
-  return { info, common: c.values, secrets: c.secrets, values: c.values as unknown as Readonly<Record<string, unknown>>, start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }) };
+function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, load?: () => Promise<unknown>): CompiledService {
+  return {
+    info,
+    common: c.values,
+    secrets: c.secrets,
+    values: c.values as unknown as Readonly<Record<string, unknown>>,
+    start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }),
+    preload: async () => void (await load?.().catch(() => undefined)),
+  };
 }
 
 /**
@@ -108,7 +121,7 @@ export function defineService<C extends CommonValues>(info: ServiceInfo, compile
  * gateway alone never pays for Sequelize, undici or sqlite3.
  */
 export function lazyService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, load: () => Promise<TypedServiceDefinition<C>>): ServiceDefinition {
-  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx)) };
+  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx), load) };
 }
 
 /** The message an actor gets for a hive delivery. */
