@@ -3,8 +3,7 @@
  * OpenTelemetry batch span processor's defaults: a batch goes when it holds 512 spans or 5 s after
  * its first span, at most 2,048 spans wait (beyond, new spans are dropped and counted), and a
  * request the collector refuses for the moment (429, 502, 503, 504, no connection) is sent again
- * after 1, 2, 4 s before it is dropped. A span is written into its batch's buffer when it ends
- * (otlp-writer.ts: byte by byte, no text of it made first), so
+ * after 1, 2, 4 s before it is dropped. A span is written into its batch's buffer when it ends, so
  * no span object waits for the export, and the buffers are reused: a batch built as one string
  * would be a large object every collection must sweep.
  */
@@ -12,16 +11,13 @@ import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions
 import { Agent as PlainAgent, request as plainRequest } from 'node:http';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import type { Attributes } from '@opentelemetry/api';
-import { OTLP_TAIL, otlpHead } from './otlp-json.js';
-import { AsciiWriter, writeSpan } from './otlp-writer.js';
+import { OTLP_TAIL, otlpHead, spanJson } from './otlp-json.js';
 import type { RecordedSpan } from './recorded-span.js';
 
 const MAX_BATCH = 512;
 /** A batch's buffer; a span that cannot fit into an empty one (attributes of megabytes) is dropped. */
 const BUFFER_BYTES = 1 << 20;
 const MAX_QUEUE = 2048;
-/** A batch with less room than this left is sent before the next span is written into it. */
-const SPAN_ROOM = 64 * 1024;
 const DELAY_MS = 5000;
 const TIMEOUT_MS = 10_000;
 const RETRY_DELAYS_MS = [1000, 2000, 4000];
@@ -50,7 +46,6 @@ export class OtlpBatchExporter {
   private readonly agent: HttpAgent;
   private readonly send: (url: URL, options: RequestOptions, answer: (res: IncomingMessage) => void) => ClientRequest;
   private waiting = 0;
-  private readonly writer = new AsciiWriter();
   private stopped = false;
   /** Spans dropped: the queue was full, or the collector did not take them. */
   dropped = 0;
@@ -69,46 +64,26 @@ export class OtlpBatchExporter {
       this.dropped++;
       return;
     }
-    // a batch with little room left goes first, so a span is rarely written twice (below)
-    if (this.buffer !== undefined && this.buffer.length - this.bytes < SPAN_ROOM) this.sendBatch();
-    if (!this.write(span)) {
-      // it did not fit after the spans already batched: in a batch of its own, or dropped when it
-      // cannot fit into an empty one (attributes of megabytes)
-      if (this.spans === 0) {
-        this.dropped++;
-        return;
-      }
-      this.sendBatch();
-      if (!this.write(span)) {
+    // the JSON is ASCII (otlp-json.ts): a byte per character, copied as latin1 with no UTF-8 encoding;
+    // the separator and the tail must fit after it
+    const json = spanJson(span);
+    if (this.buffer !== undefined && this.bytes + json.length + 1 + OTLP_TAIL.length > this.buffer.length) this.sendBatch();
+    if (this.buffer === undefined) {
+      this.buffer = this.free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES);
+      this.bytes = this.buffer.write(this.head, 0, 'latin1');
+      if (this.bytes + json.length + OTLP_TAIL.length > this.buffer.length) {
         this.dropped++;
         return;
       }
     }
+    if (this.spans > 0) this.buffer[this.bytes++] = 0x2c; // ','
+    this.bytes += this.buffer.write(json, this.bytes, 'latin1');
     this.spans++;
     if (this.spans >= MAX_BATCH) this.sendBatch();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.sendBatch(), DELAY_MS);
       this.timer.unref();
     }
-  }
-
-  /**
-   * Writes the span's JSON into the batch (otlp-writer.ts: ASCII, byte by byte), after a comma when
-   * it is not the first, leaving room for the tail; false (and nothing written) when it does not fit.
-   */
-  private write(span: RecordedSpan): boolean {
-    if (this.buffer === undefined) {
-      this.buffer = this.free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES);
-      this.bytes = this.buffer.write(this.head, 0, 'latin1');
-    }
-    const w = this.writer;
-    const start = this.spans > 0 ? this.bytes + 1 : this.bytes;
-    w.reset(this.buffer, start, this.buffer.length - OTLP_TAIL.length);
-    writeSpan(w, span);
-    if (w.overflow) return false;
-    if (this.spans > 0) this.buffer[this.bytes] = 0x2c; // ','
-    this.bytes = w.at;
-    return true;
   }
 
   /** Sends what is batched and waits for every request under way. */

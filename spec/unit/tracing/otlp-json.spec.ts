@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { OtlpBatchExporter } from '../../../actors/shared/otlp-export.js';
 import { OTLP_TAIL, nanos, otlpHead, spanJson } from '../../../actors/shared/otlp-json.js';
-import { AsciiWriter, writeSpan } from '../../../actors/shared/otlp-writer.js';
 import { RecordedSpan, samplerOf } from '../../../actors/shared/recorded-span.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -95,51 +94,5 @@ describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () 
       await exporter.shutdown();
       server.close();
     }
-  });
-
-  it('a span too big for the room left goes in a batch of its own; one bigger than a batch is dropped and counted', async () => {
-    const batches: Array<Array<{ name: string; size: number }>> = [];
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const doc = JSON.parse(Buffer.concat(chunks).toString('latin1')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ value: { stringValue?: string } }> }> }> }> };
-        batches.push(doc.resourceSpans[0]!.scopeSpans[0]!.spans.map((sp) => ({ name: sp.name, size: sp.attributes[0]?.value.stringValue?.length ?? 0 })));
-        res.writeHead(200).end('{}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, headers: {}, resource: { 'service.name': 's' }, scope: 'hivenode' });
-    try {
-      for (let i = 0; i < 100; i++) exporter.push(ended('small'));
-      // fits into an empty batch (1 MiB) but not after the 100 small ones (~28 KB)
-      exporter.push(ended('big', { blob: 'x'.repeat(1_030_000) }));
-      exporter.push(ended('huge', { blob: 'y'.repeat(1_100_000) }));
-      exporter.push(ended('after', { n: 1 }));
-      await exporter.flush();
-      // the batches go two at a time: a small one may arrive before the big one sent before it
-      const sorted = batches.map((b) => JSON.stringify(b)).sort();
-      expect(sorted).to.deep.equal([JSON.stringify(Array(100).fill({ name: 'small', size: 0 })), JSON.stringify([{ name: 'after', size: 0 }]), JSON.stringify([{ name: 'big', size: 1_030_000 }])].sort());
-      expect(exporter.dropped).to.equal(1);
-    } finally {
-      await exporter.shutdown();
-      server.close();
-    }
-  });
-
-  it('writes the same bytes into a batch as the span\'s text, and stops short (overflow) where the room ends', () => {
-    const span = ended('say "hi" ✓', { s: 'a"b\\c\n', i: 42, d: 1.5, n: Number.NaN, b: false, list: ['x', null as unknown as string] }, 'aaaaaaaaaaaaaaaa', { code: SpanStatusCode.ERROR, message: 'm' });
-    const text = spanJson(span);
-    const buffer = Buffer.alloc(text.length + 10, 0x20);
-    const w = new AsciiWriter();
-    w.reset(buffer, 5, buffer.length);
-    writeSpan(w, span);
-    expect([w.overflow, w.at]).to.deep.equal([false, 5 + text.length]);
-    expect(buffer.toString('latin1', 5, w.at)).to.equal(text);
-    expect(JSON.parse(text)).to.include({ name: 'say "hi" ✓' });
-    w.reset(buffer, 0, text.length - 1);
-    writeSpan(w, span);
-    expect(w.overflow).to.equal(true);
-    expect(w.at).to.be.below(text.length);
   });
 });
