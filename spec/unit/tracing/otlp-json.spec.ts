@@ -95,4 +95,34 @@ describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () 
       server.close();
     }
   });
+
+  it('a span too big for the room left goes in a batch of its own; one bigger than a batch is dropped and counted', async () => {
+    const batches: Array<Array<{ name: string; size: number }>> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const doc = JSON.parse(Buffer.concat(chunks).toString('latin1')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ value: { stringValue?: string } }> }> }> }> };
+        batches.push(doc.resourceSpans[0]!.scopeSpans[0]!.spans.map((sp) => ({ name: sp.name, size: sp.attributes[0]?.value.stringValue?.length ?? 0 })));
+        res.writeHead(200).end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, headers: {}, resource: { 'service.name': 's' }, scope: 'hivenode' });
+    try {
+      for (let i = 0; i < 100; i++) exporter.push(ended('small'));
+      // fits into an empty batch (1 MiB) but not after the 100 small ones (~28 KB)
+      exporter.push(ended('big', { blob: 'x'.repeat(1_030_000) }));
+      exporter.push(ended('huge', { blob: 'y'.repeat(1_100_000) }));
+      exporter.push(ended('after', { n: 1 }));
+      await exporter.flush();
+      // the batches go two at a time: a small one may arrive before the big one sent before it
+      const sorted = batches.map((b) => JSON.stringify(b)).sort();
+      expect(sorted).to.deep.equal([JSON.stringify(Array(100).fill({ name: 'small', size: 0 })), JSON.stringify([{ name: 'after', size: 0 }]), JSON.stringify([{ name: 'big', size: 1_030_000 }])].sort());
+      expect(exporter.dropped).to.equal(1);
+    } finally {
+      await exporter.shutdown();
+      server.close();
+    }
+  });
 });
