@@ -108,8 +108,11 @@ try {
   console.log(`RSS under load : hivenode ${fmt(med(ours, 'loadRss'))} MiB (${fmt(med(ours, 'rps'))} req/s), bare ${fmt(med(base, 'loadRss'))} MiB (${fmt(med(base, 'rps'))} req/s)`);
   const baseline = 'bare node -e process serving node:http';
   const node = 'node of all six services (+ echo)';
-  report({ figure: `${node}: start to ready (health check answers)`, hivenode: med(ours, 'readySeconds') * 1000, unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(base, 'readySeconds') * 1000 });
-  report({ figure: `${node}: RSS idle`, hivenode: med(ours, 'idleRss'), unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: med(base, 'idleRss') });
+  // issue 26's targets, absolute: start to ready <= 250 ms, idle RSS <= 90 MiB
+  const ready = med(ours, 'readySeconds') * 1000;
+  const idle = med(ours, 'idleRss');
+  report({ figure: `${node}: start to ready (health check answers)`, hivenode: ready, unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(base, 'readySeconds') * 1000, target: '≤ 250 ms', met: ready <= 250 });
+  report({ figure: `${node}: RSS idle`, hivenode: idle, unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: med(base, 'idleRss'), target: '≤ 90 MiB', met: idle <= 90 });
   report({ figure: `${node}: RSS under load (gateway → hive → echo, ${CONNECTIONS} connections)`, hivenode: med(ours, 'loadRss'), unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: med(base, 'loadRss') });
   report({ figure: `${node}: HTTP rate in that load`, hivenode: med(ours, 'rps'), unit: 'req/s', baseline, baselineValue: med(base, 'rps') });
 } finally {

@@ -74,7 +74,9 @@ function targetCell(f: Reported): string {
 
 function ratioCell(f: Reported): string {
   if (f.ratio === undefined) return '';
-  return `${f.ratio.toFixed(2)}${f.lowerIsBetter ? ' ↓' : ''}`;
+  // a ratio that misses its target by less than the rounding shows the digit that decides it
+  const digits = f.met === false && f.ratio.toFixed(2) === /[\d.]+/.exec(f.target ?? '')?.[0] ? 4 : 2;
+  return `${f.ratio.toFixed(digits)}${f.lowerIsBetter ? ' ↓' : ''}`;
 }
 
 function table(figures: Reported[]): string[] {
