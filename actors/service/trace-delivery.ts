@@ -6,17 +6,14 @@
  */
 import type { Delivery } from '../hive/transport.js';
 import type { Hop } from '../shared/tracing.js';
-import { carriedMessageHop, messageHop, withHop } from '../shared/trace-message.js';
-import { recording } from '../shared/tracing.js';
+import { messageHop, withHop } from '../shared/trace-message.js';
 import type { NodeFacilities } from './context.js';
 
 /**
- * The hop of a delivery's message (see messageHop); undefined when tracing is off or the message
- * carries no trace and none is recorded. When nothing records, neither the hop's description (a
- * closure) nor a wrapped delivery is made: the message already carries its trace.
+ * The hop of a delivery's message when spans are recorded (see messageHop). When nothing records,
+ * the serve kit makes no hop at all: the delivery is its own lazy trace scope (serve.ts).
  */
 export function deliveryHop(ctx: NodeFacilities, delivery: Delivery): Hop | undefined {
-  if (!recording()) return carriedMessageHop(delivery.message, false);
   const { message } = delivery;
   return messageHop(message, 'server', false, () => ({
     name: `${ctx.name} ${message.Class}/${message.Operation}`,
