@@ -4,7 +4,7 @@
  * mode's garbage and compiled code never weigh on another's), started side by side and measured
  * in interleaved rounds, medians:
  * - exported: OTEL_EXPORTER_OTLP_ENDPOINT set, OTEL_TRACES_SAMPLER=always_on: two spans a request
- *   (the gateway's and the echo's), exported over OTLP/HTTP in batches to a receiver in this process
+ *   (the gateway's and the echo's), exported over OTLP/HTTP (protobuf, the default) in batches to a receiver in this process
  *   (a collector runs elsewhere in practice);
  * - off: no OTEL_* variable: nothing exported, trace context still carried (a traceparent answered
  *   and passed to the echo, the trace scope entered per message for the log lines);
@@ -32,6 +32,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeOtlp } from '../spec/otlp-decode.js';
 import { REPO, median, pairedRatio, report } from './lib.js';
 import type { WrkResult } from './support/wrk.js';
 import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
@@ -61,7 +62,7 @@ const receiver = createServer((req, res) => {
     const body = Buffer.concat(chunks);
     exportedBytes += body.length;
     if (checkedSpans < 0) {
-      const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> };
+      const doc = decodeOtlp(body, String(req.headers['content-type']));
       checkedSpans = (doc.resourceSpans ?? []).flatMap((r) => r.scopeSpans ?? []).reduce((n, s) => n + (s.spans?.length ?? 0), 0);
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -8,10 +8,15 @@ import { ConfigError } from '../protocol/errors.js';
 
 export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
+/** The OTLP/HTTP encodings (OTEL_EXPORTER_OTLP_PROTOCOL); protobuf is the specification's default. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 export interface TracingSettings {
   /** The OTLP/HTTP traces URL spans are sent to; '' exports nothing (and records no span). */
   endpoint: string;
+  /** How spans are encoded on the wire (OTEL_EXPORTER_OTLP_PROTOCOL). */
+  protocol: OtlpProtocol;
   /** Headers sent with every export (OTEL_EXPORTER_OTLP_HEADERS). */
   headers: Record<string, string>;
   /** The resource's service.name. */
@@ -28,6 +33,8 @@ export const TRACING_KEYS = {
   endpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   tracesEndpoint: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   headers: 'OTEL_EXPORTER_OTLP_HEADERS',
+  protocol: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+  tracesProtocol: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   serviceName: 'OTEL_SERVICE_NAME',
   sampler: 'OTEL_TRACES_SAMPLER',
   samplerArg: 'OTEL_TRACES_SAMPLER_ARG',
@@ -38,7 +45,7 @@ export const TRACING_KEYS = {
 export type TracingKey = keyof typeof TRACING_KEYS;
 
 /** The settings of a node that exports nothing and carries trace context (no variable set). */
-export const DEFAULT_TRACING: TracingSettings = Object.freeze({ endpoint: '', headers: {}, serviceName: 'hivenode', sampler: 'parentbased_always_on', samplerArg: 1, propagate: true });
+export const DEFAULT_TRACING: TracingSettings = Object.freeze({ endpoint: '', protocol: 'http/protobuf', headers: {}, serviceName: 'hivenode', sampler: 'parentbased_always_on', samplerArg: 1, propagate: true });
 
 /** The tracing key a node-file key names (any letter case), or undefined. */
 export function tracingKey(name: string): TracingKey | undefined {
@@ -123,9 +130,17 @@ export function compileTracing(env: NodeJS.ProcessEnv, section: Partial<Record<T
     samplerArg = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(argValue.text) ? Number(argValue.text) : NaN;
     if (!(samplerArg >= 0 && samplerArg <= 1)) throw new ConfigError(`${argValue.where} must be a ratio from 0 to 1, got '${argValue.text}'`);
   }
+  const protocolValue = value('tracesProtocol') ?? value('protocol');
+  const protocolName = protocolValue?.text.toLowerCase() || 'http/protobuf';
+  const protocol = protocolName as OtlpProtocol;
+  if (!OTLP_PROTOCOLS.includes(protocol)) {
+    const grpc = protocolName === 'grpc' ? ': hivenode exports OTLP over HTTP only' : '';
+    throw new ConfigError(`${protocolValue!.where} '${protocolValue!.text}' is not accepted${grpc}; expected ${OTLP_PROTOCOLS.join(' or ')}`);
+  }
   const headers = value('headers');
   return {
     endpoint,
+    protocol,
     headers: headers ? parseHeaders(headers.text, headers.where) : {},
     serviceName: value('serviceName')?.text || DEFAULT_TRACING.serviceName,
     sampler,

@@ -1,17 +1,21 @@
 /**
- * Sends finished spans over OTLP/HTTP JSON in batches (docs/ARCHITECTURE.md, Tracing), with the
+ * Sends finished spans over OTLP/HTTP in batches (docs/ARCHITECTURE.md, Tracing), with the
  * OpenTelemetry batch span processor's defaults: a batch goes when it holds 512 spans or 5 s after
  * its first span, at most 2,048 spans wait (beyond, new spans are dropped and counted), and a
  * request the collector refuses for the moment (429, 502, 503, 504, no connection) is sent again
- * after 1, 2, 4 s before it is dropped. A span is written into its batch's buffer when it ends, so
- * no span object waits for the export, and the buffers are reused: a batch built as one string
- * would be a large object every collection must sweep.
+ * after 1, 2, 4 s before it is dropped. A span is written into its batch's buffer when it ends, in the
+ * configured encoding (otlp-encoding.ts: protobuf or JSON), so no span object waits for the export,
+ * and the buffers are reused: a batch built as one string would be a large object every collection
+ * must sweep.
  */
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as PlainAgent, request as plainRequest } from 'node:http';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import type { Attributes } from '@opentelemetry/api';
-import { OTLP_TAIL, otlpHead, spanJson } from './otlp-json.js';
+import type { OtlpProtocol } from '../../config/tracing.js';
+import type { OtlpEncoding } from './otlp-encoding.js';
+import { OtlpJson } from './otlp-json.js';
+import { OtlpProtobuf } from './otlp-protobuf.js';
 import type { RecordedSpan } from './recorded-span.js';
 
 const MAX_BATCH = 512;
@@ -26,22 +30,24 @@ const RETRIED = new Set([429, 502, 503, 504]);
 export interface OtlpExporterOptions {
   /** The traces URL (…/v1/traces). */
   url: string;
+  /** The encoding; http/protobuf when not given. */
+  protocol?: OtlpProtocol;
   headers: Record<string, string>;
   resource: Attributes;
   scope: string;
 }
 
 export class OtlpBatchExporter {
-  /** The batch being filled: its buffer, the bytes written and the spans in it. */
+  /** The batch being filled: its buffer, where its next span goes and the spans in it. */
   private buffer: Buffer | undefined;
-  private bytes = 0;
+  private at = 0;
   private spans = 0;
   /** Buffers whose requests are answered, for the next batches. */
   private readonly free: Buffer[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** Batches sent and not yet answered (or waiting to be sent again). */
   private readonly pending = new Set<Promise<void>>();
-  private readonly head: string;
+  private readonly encoding: OtlpEncoding;
   private readonly url: URL;
   private readonly agent: HttpAgent;
   private readonly send: (url: URL, options: RequestOptions, answer: (res: IncomingMessage) => void) => ClientRequest;
@@ -51,7 +57,7 @@ export class OtlpBatchExporter {
   dropped = 0;
 
   constructor(private readonly opts: OtlpExporterOptions) {
-    this.head = otlpHead(opts.resource, opts.scope);
+    this.encoding = opts.protocol === 'http/json' ? new OtlpJson(opts) : new OtlpProtobuf(opts);
     this.url = new URL(opts.url);
     const tls = this.url.protocol === 'https:';
     this.agent = tls ? new TlsAgent({ keepAlive: true, maxSockets: 2 }) : new PlainAgent({ keepAlive: true, maxSockets: 2 });
@@ -64,20 +70,19 @@ export class OtlpBatchExporter {
       this.dropped++;
       return;
     }
-    // the JSON is ASCII (otlp-json.ts): a byte per character, copied as latin1 with no UTF-8 encoding;
-    // the separator and the tail must fit after it
-    const json = spanJson(span);
-    if (this.buffer !== undefined && this.bytes + json.length + 1 + OTLP_TAIL.length > this.buffer.length) this.sendBatch();
-    if (this.buffer === undefined) {
+    let end = this.buffer === undefined ? -1 : this.encoding.write(this.buffer, this.at, span, this.spans === 0);
+    if (end < 0) {
+      // the batch is full (or there is none): a new one; a span that cannot fit into an empty one (attributes of megabytes) is dropped
+      this.sendBatch();
       this.buffer = this.free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES);
-      this.bytes = this.buffer.write(this.head, 0, 'latin1');
-      if (this.bytes + json.length + OTLP_TAIL.length > this.buffer.length) {
+      this.at = this.encoding.begin(this.buffer);
+      end = this.encoding.write(this.buffer, this.at, span, true);
+      if (end < 0) {
         this.dropped++;
         return;
       }
     }
-    if (this.spans > 0) this.buffer[this.bytes++] = 0x2c; // ','
-    this.bytes += this.buffer.write(json, this.bytes, 'latin1');
+    this.at = end;
     this.spans++;
     if (this.spans >= MAX_BATCH) this.sendBatch();
     else if (this.timer === undefined) {
@@ -103,12 +108,18 @@ export class OtlpBatchExporter {
     this.timer = undefined;
     const buffer = this.buffer;
     const count = this.spans;
-    if (buffer === undefined || count === 0) return;
-    const end = this.bytes + buffer.write(OTLP_TAIL, this.bytes, 'latin1');
+    if (buffer === undefined) return;
+    if (count === 0) {
+      // a batch begun for a span that did not fit even alone: its buffer goes back
+      this.buffer = undefined;
+      this.free.push(buffer);
+      return;
+    }
+    const body = this.encoding.end(buffer, this.at);
     this.buffer = undefined;
     this.spans = 0;
     this.waiting += count;
-    const sent: Promise<void> = this.post(buffer.subarray(0, end), 0).then((ok) => {
+    const sent: Promise<void> = this.post(body, 0).then((ok) => {
       if (!ok) this.dropped += count;
       this.waiting -= count;
       this.pending.delete(sent);
@@ -119,7 +130,7 @@ export class OtlpBatchExporter {
   /** Posts `body`; true when the collector took it. */
   private async post(body: Buffer, attempt: number): Promise<boolean> {
     const status = await new Promise<number>((resolve) => {
-      const req = this.send(this.url, { method: 'POST', agent: this.agent, timeout: TIMEOUT_MS, headers: { ...this.opts.headers, 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+      const req = this.send(this.url, { method: 'POST', agent: this.agent, timeout: TIMEOUT_MS, headers: { ...this.opts.headers, 'content-type': this.encoding.contentType, 'content-length': body.length } }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
         res.on('error', () => resolve(0));

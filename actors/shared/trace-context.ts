@@ -81,23 +81,12 @@ const RANDOM_BYTES = 24;
 const random = Buffer.alloc(8 * TRACEPARENTS_PER_POOL * RANDOM_BYTES);
 const words = new Uint32Array(random.buffer, random.byteOffset, random.length / 4);
 let randomAt = random.length;
-const text = Buffer.alloc(TRACEPARENTS_PER_POOL * LENGTH);
-// the characters every record has in the same place, written once: `00-…-…-00`
-for (let at = 0; at < text.length; at += LENGTH) text.write(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, at, 'latin1');
 // a byte's two hex digits as one 16-bit store, low byte first (DataView takes the stores at odd places too)
 const DIGITS = '0123456789abcdef';
 const PAIRS = Uint16Array.from({ length: 256 }, (_, b) => DIGITS.charCodeAt(b >> 4) | (DIGITS.charCodeAt(b & 15) << 8));
-const view = new DataView(text.buffer, text.byteOffset, text.byteLength);
-let traceparentPool = '';
-let traceparentAt = 0;
 
-/** Writes `count` random bytes from `from` as hex at `at` of the text; returns where the random bytes go on. */
-function writeHex(at: number, from: number, count: number): number {
-  for (let p = at, r = from, end = from + count; r < end; r++, p += 2) view.setUint16(p, PAIRS[random[r]!]!, true);
-  return from + count;
-}
-
-function refillTraceparents(): void {
+/** The random bytes of the next pool's traceparents: refilled 8 pools at a time. */
+function poolRandom(): number {
   if (randomAt === random.length) {
     randomFillSync(random);
     // an all-zero id is invalid: its bytes (4-byte aligned, 24 a traceparent) are drawn again (a 2^-64 chance)
@@ -107,21 +96,59 @@ function refillTraceparents(): void {
     }
     randomAt = 0;
   }
-  for (let at = 0; at < text.length; at += LENGTH) {
-    randomAt = writeHex(at + 3, randomAt, 16);
-    randomAt = writeHex(at + 36, randomAt, 8);
-  }
-  traceparentPool = text.toString('latin1');
-  traceparentAt = 0;
+  const at = randomAt;
+  randomAt += TRACEPARENTS_PER_POOL * RANDOM_BYTES;
+  return at;
 }
 
-/** A traceparent for a new trace (not sampled: nothing recorded its first span). */
-export function newTraceparent(): string {
-  if (traceparentAt === traceparentPool.length) refillTraceparents();
-  const at = traceparentAt;
-  traceparentAt += LENGTH;
-  return traceparentPool.slice(at, at + LENGTH);
+/** Traceparents of new traces with the given flags, made a pool at a time. */
+class TraceparentPool {
+  private readonly text = Buffer.alloc(TRACEPARENTS_PER_POOL * LENGTH);
+  private readonly view = new DataView(this.text.buffer, this.text.byteOffset, this.text.byteLength);
+  private pool = '';
+  private at = 0;
+
+  constructor(flags: '00' | '01') {
+    // the characters every record has in the same place, written once: `00-…-…-<flags>`
+    for (let at = 0; at < this.text.length; at += LENGTH) this.text.write(`00-${ZERO_TRACE}-${ZERO_SPAN}-${flags}`, at, 'latin1');
+  }
+
+  next(): string {
+    if (this.at === this.pool.length) this.refill();
+    const at = this.at;
+    this.at += LENGTH;
+    return this.pool.slice(at, at + LENGTH);
+  }
+
+  private refill(): void {
+    let r = poolRandom();
+    for (let at = 0; at < this.text.length; at += LENGTH) {
+      r = this.writeHex(at + 3, r, 16);
+      r = this.writeHex(at + 36, r, 8);
+    }
+    this.pool = this.text.toString('latin1');
+    this.at = 0;
+  }
+
+  /** Writes `count` random bytes from `from` as hex at `at` of the text; returns where the random bytes go on. */
+  private writeHex(at: number, from: number, count: number): number {
+    const view = this.view;
+    for (let p = at, r = from, end = from + count; r < end; r++, p += 2) view.setUint16(p, PAIRS[random[r]!]!, true);
+    return from + count;
+  }
 }
+
+const unsampled = new TraceparentPool('00');
+const sampled = new TraceparentPool('01');
+
+/** A traceparent for a new trace, not sampled (nothing recorded its first span). */
+export const newTraceparent = (): string => unsampled.next();
+/**
+ * A traceparent for a new trace whose first span is recorded: the span's ids are cut from it, and
+ * it goes on as it is, one flat string (a traceparent put together from parts is a string of parts,
+ * which the next hop's check reads character by character at several times the cost).
+ */
+export const newSampledTraceparent = (): string => sampled.next();
 
 /** A new random trace id (32 hex digits, never all zero). */
 export const newTraceId = (): string => newTraceparent().slice(3, 35);

@@ -11,7 +11,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
-import { newSpanId, newTraceId, parseTraceparent } from './trace-context.js';
+import { newSampledTraceparent, newSpanId, parseTraceparent } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
@@ -76,9 +76,11 @@ class RecordedHop implements Hop {
   constructor(
     readonly span: RecordedSpan,
     readonly tracestate: string | undefined,
+    /** The traceparent the span's ids were cut from (a root span's), else it is put together. */
+    traceparent: string | undefined,
   ) {
     this.traceId = span.traceId;
-    this.traceparent = `00-${span.traceId}-${span.spanId}-01`;
+    this.traceparent = traceparent ?? `00-${span.traceId}-${span.spanId}-01`;
   }
   end(code: number, message?: string): void {
     this.span.setAttribute(CODE_ATTRIBUTE, code);
@@ -116,7 +118,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       await exporter.shutdown();
     };
   } else {
-    const batches = new OtlpBatchExporter({ url: settings.endpoint, headers: settings.headers, resource: resourceAttributes, scope: SCOPE });
+    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE });
     exportSpan = (span) => batches.push(span);
     flush = () => batches.flush();
     shutdown = () => batches.shutdown();
@@ -130,15 +132,18 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   return {
     begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined): Hop {
       const parent = parseTraceparent(traceparent);
-      const traceId = parent?.traceId ?? newTraceId();
+      // a root span's ids come cut from a new trace's traceparent, which is then the hop's as it is
+      const root = parent ? undefined : newSampledTraceparent();
+      const traceId = parent?.traceId ?? root!.slice(3, 35);
+      const spanId = parent ? newSpanId() : root!.slice(36, 52);
       const state = parent ? tracestate : undefined;
       if (!sample(traceId, parent)) {
         // not sampled: the trace goes on under a span id of its own, flagged so, and nothing is recorded
-        return { traceId, traceparent: `00-${traceId}-${newSpanId()}-00`, tracestate: state, end: noEnd };
+        return { traceId, traceparent: `00-${traceId}-${spanId}-00`, tracestate: state, end: noEnd };
       }
       const all: Attributes = attributes ?? {};
       all[SERVICE_ATTRIBUTE] = service;
-      return new RecordedHop(new RecordedSpan(traceId, newSpanId(), parent?.spanId, 1, state, name, KINDS[kind], all, finished), state);
+      return new RecordedHop(new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished), state, root);
     },
     flush,
     shutdown,

@@ -11,6 +11,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { parseTraceparent } from '../../actors/shared/trace-context.js';
+import type { OtlpAnyValue } from '../otlp-decode.js';
+import { decodeOtlp } from '../otlp-decode.js';
 
 /** A span as both collectors give it. */
 export interface SeenSpan {
@@ -75,24 +77,11 @@ export async function startUpstream(): Promise<Upstream> {
   return { url: `http://127.0.0.1:${port}/hook`, interceptorUrl: `http://127.0.0.1:${port}/before`, traceparents, interceptorTraceparents, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-interface OtlpJson {
-  resourceSpans?: Array<{
-    resource?: { attributes?: Array<{ key: string; value: OtlpValue }> };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: Array<{ key: string; value: OtlpValue }>; status?: { code?: number } }> }>;
-  }>;
-}
+const valueOf = (v: OtlpAnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
 
-const valueOf = (v: OtlpValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
-
-/** Spans of one OTLP/HTTP JSON export request (trace and span ids in hex, as OTLP/JSON writes them). */
-export function decodeOtlpJson(body: Buffer): { spans: SeenSpan[]; serviceNames: string[] } {
-  const doc = JSON.parse(body.toString('utf8')) as OtlpJson;
+/** Spans of one OTLP/HTTP export request, protobuf or JSON by its content type (ids in hex). */
+export function decodeExport(body: Buffer, contentType: string): { spans: SeenSpan[]; serviceNames: string[] } {
+  const doc = decodeOtlp(body, contentType);
   const spans: SeenSpan[] = [];
   const serviceNames: string[] = [];
   for (const rs of doc.resourceSpans ?? []) {
@@ -108,27 +97,32 @@ export function decodeOtlpJson(body: Buffer): { spans: SeenSpan[]; serviceNames:
   return { spans, serviceNames };
 }
 
-/** A local OTLP/HTTP receiver: POST /v1/traces with JSON; anything else is answered 415 and counted. */
-export async function startOtlpReceiver(): Promise<{ endpoint: string; spans: SeenSpan[]; serviceNames: Set<string>; refused: string[]; close(): Promise<void> }> {
+/**
+ * A local OTLP/HTTP receiver: POST /v1/traces in protobuf or JSON (the content types it got are
+ * kept); anything else is answered 415 and counted.
+ */
+export async function startOtlpReceiver(): Promise<{ endpoint: string; spans: SeenSpan[]; serviceNames: Set<string>; contentTypes: Set<string>; refused: string[]; close(): Promise<void> }> {
   const spans: SeenSpan[] = [];
+  const contentTypes = new Set<string>();
   const serviceNames = new Set<string>();
   const refused: string[] = [];
   const server = createServer((req, res) => {
     void readAll(req).then((body) => {
       const type = String(req.headers['content-type'] ?? '');
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !type.startsWith('application/json')) {
+      if (req.method !== 'POST' || req.url !== '/v1/traces' || !(type === 'application/x-protobuf' || type === 'application/json')) {
         refused.push(`${req.method} ${req.url} ${type}`);
         res.writeHead(415).end();
         return;
       }
-      const decoded = decodeOtlpJson(body);
+      contentTypes.add(type);
+      const decoded = decodeExport(body, type);
       spans.push(...decoded.spans);
       for (const n of decoded.serviceNames) serviceNames.add(n);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   const port = await listen(server);
-  return { endpoint: `http://127.0.0.1:${port}`, spans, serviceNames, refused, close: () => new Promise((r) => server.close(() => r())) };
+  return { endpoint: `http://127.0.0.1:${port}`, spans, serviceNames, contentTypes, refused, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 /** The in-memory exporter's spans in the same shape. */

@@ -45,27 +45,31 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
     expect(ring.error).to.equal(true);
   });
 
-  it('exported over OTLP/HTTP to a local receiver that decodes the payload; the gateway starts the trace', async () => {
-    const receiver = await startOtlpReceiver();
-    try {
-      await startTracing(compileTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'trace-test' }));
-      const { port, logs } = await startScenario('TEXT');
-      const answer = await sendRequest(port);
-      expect(answer.status).to.equal(200);
-      await until(() => upstream.traceparents.length === 2, 10_000);
-      // the last span (the second HTTP client span) ends as its answer goes back: flush until it is in
-      const deadline = Date.now() + 10_000;
-      while (!complete(receiver.spans) && Date.now() < deadline) {
-        await flushTracing();
-        await new Promise((r) => setTimeout(r, 20));
+  for (const protocol of ['http/protobuf', 'http/json'] as const) {
+    it(`exported over OTLP/HTTP (${protocol}) to a local receiver that decodes the payload; the gateway starts the trace`, async () => {
+      const receiver = await startOtlpReceiver();
+      try {
+        // protobuf is the default, as the OpenTelemetry specification makes it
+        await startTracing(compileTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'trace-test', ...(protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}) }));
+        const { port, logs } = await startScenario('TEXT');
+        const answer = await sendRequest(port);
+        expect(answer.status).to.equal(200);
+        await until(() => upstream.traceparents.length === 2, 10_000);
+        // the last span (the second HTTP client span) ends as its answer goes back: flush until it is in
+        const deadline = Date.now() + 10_000;
+        while (!complete(receiver.spans) && Date.now() < deadline) {
+          await flushTracing();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(receiver.refused).to.deep.equal([]);
+        expect([...receiver.contentTypes]).to.deep.equal([protocol === 'http/json' ? 'application/json' : 'application/x-protobuf']);
+        expect([...receiver.serviceNames]).to.deep.equal(['trace-test']);
+        checkOneTrace({ header: answer.traceparent, spans: receiver.spans, upstream, logs: logs(), logFormat: 'TEXT' });
+      } finally {
+        await receiver.close();
       }
-      expect(receiver.refused).to.deep.equal([]);
-      expect([...receiver.serviceNames]).to.deep.equal(['trace-test']);
-      checkOneTrace({ header: answer.traceparent, spans: receiver.spans, upstream, logs: logs(), logFormat: 'TEXT' });
-    } finally {
-      await receiver.close();
-    }
-  });
+    });
+  }
 
   it('exports nothing without an endpoint, and still carries the trace: header, upstream and log lines share one id', async () => {
     await startTracing(compileTracing({}));

@@ -67,14 +67,15 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
       const dir = tempDir('hn-trace-nats-');
       writeFileSync(join(dir, 'token'), `${server.token}\n`);
       // a JSON node file, each with its own service.name; the tracing section is what the processes export by
-      const nodeFile = (name: string, services: Array<Record<string, string | number | boolean>>): string => {
+      // the front node exports in protobuf (the default), the back one in JSON
+      const nodeFile = (name: string, services: Array<Record<string, string | number | boolean>>, protocol?: string): string => {
         const file = join(dir, `${name}.json`);
-        writeFileSync(file, JSON.stringify({ hive: { SERVERHOST: server.url, SERVERAUTH: `file://${join(dir, 'token')}` }, tracing: { endpoint: receiver.endpoint, serviceName: name }, services }));
+        writeFileSync(file, JSON.stringify({ hive: { SERVERHOST: server.url, SERVERAUTH: `file://${join(dir, 'token')}` }, tracing: { endpoint: receiver.endpoint, serviceName: name, ...(protocol ? { protocol } : {}) }, services }));
         return file;
       };
       const front = await run(nodeFile('front', frontServices(join(dir, 'store'))));
       children.push(front.child);
-      const back = await run(nodeFile('back', [clientService(upstream, 'TEXT')]));
+      const back = await run(nodeFile('back', [clientService(upstream, 'TEXT')], 'http/json'));
       children.push(back.child);
       const port = Number(/serves HTTP on port (\d+)/.exec(front.out())![1]);
 
@@ -90,6 +91,7 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
       expect(complete(receiver.spans), `spans received: ${receiver.spans.map((s) => s.name).join(', ')}`).to.equal(true);
       expect(receiver.refused).to.deep.equal([]);
       expect([...receiver.serviceNames].sort()).to.deep.equal(['back', 'front']);
+      expect([...receiver.contentTypes].sort()).to.deep.equal(['application/json', 'application/x-protobuf']);
       checkOneTrace({ header: answer.traceparent, spans: receiver.spans, upstream, logs: back.out(), logFormat: 'TEXT' });
     } finally {
       await receiver.close();

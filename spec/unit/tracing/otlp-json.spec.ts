@@ -1,8 +1,5 @@
 import { expect } from 'chai';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { OtlpBatchExporter } from '../../../actors/shared/otlp-export.js';
 import { OTLP_TAIL, nanos, otlpHead, spanJson } from '../../../actors/shared/otlp-json.js';
 import { RecordedSpan, samplerOf } from '../../../actors/shared/recorded-span.js';
 
@@ -14,7 +11,7 @@ const ended = (name: string, attributes: RecordedSpan['attributes'] = {}, parent
   return span;
 };
 
-describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () => {
+describe('actors/shared/otlp-json: spans as OTLP/HTTP JSON', () => {
   it('writes epoch milliseconds as decimal nanoseconds, to the microsecond', () => {
     expect(nanos(1764050000123 + 0.4567)).to.equal('1764050000123457000');
     expect(nanos(1764050000999 + 0.9996)).to.equal('1764050001000000000');
@@ -63,66 +60,5 @@ describe('actors/shared/otlp-json and otlp-export: spans as OTLP/HTTP JSON', () 
     expect(samplerOf('parentbased_always_off', 1)(TRACE, parent(1))).to.equal(true);
     expect(samplerOf('parentbased_always_on', 1)(TRACE, parent(0))).to.equal(false);
     expect(samplerOf('parentbased_always_on', 1)(TRACE, undefined)).to.equal(true);
-  });
-
-  it('sends batches with the configured headers; a batch the collector refuses is dropped and counted', async () => {
-    const got: Array<{ type: string; auth: string; spans: number }> = [];
-    let answer = 200;
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
-        got.push({ type: String(req.headers['content-type']), auth: String(req.headers['x-token']), spans: doc.resourceSpans[0]!.scopeSpans[0]!.spans.length });
-        res.writeHead(answer).end('{}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, headers: { 'x-token': 'k' }, resource: { 'service.name': 's' }, scope: 'hivenode' });
-    try {
-      for (let i = 0; i < 515; i++) exporter.push(ended(`span ${i}`));
-      await exporter.flush();
-      expect(got).to.deep.equal([
-        { type: 'application/json', auth: 'k', spans: 512 },
-        { type: 'application/json', auth: 'k', spans: 3 },
-      ]);
-      answer = 400;
-      exporter.push(ended('refused'));
-      await exporter.flush();
-      expect(exporter.dropped).to.equal(1);
-    } finally {
-      await exporter.shutdown();
-      server.close();
-    }
-  });
-
-  it('a span too big for the room left goes in a batch of its own; one bigger than a batch is dropped and counted', async () => {
-    const batches: Array<Array<{ name: string; size: number }>> = [];
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const doc = JSON.parse(Buffer.concat(chunks).toString('latin1')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ value: { stringValue?: string } }> }> }> }> };
-        batches.push(doc.resourceSpans[0]!.scopeSpans[0]!.spans.map((sp) => ({ name: sp.name, size: sp.attributes[0]?.value.stringValue?.length ?? 0 })));
-        res.writeHead(200).end('{}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, headers: {}, resource: { 'service.name': 's' }, scope: 'hivenode' });
-    try {
-      for (let i = 0; i < 100; i++) exporter.push(ended('small'));
-      // fits into an empty batch (1 MiB) but not after the 100 small ones (~28 KB)
-      exporter.push(ended('big', { blob: 'x'.repeat(1_030_000) }));
-      exporter.push(ended('huge', { blob: 'y'.repeat(1_100_000) }));
-      exporter.push(ended('after', { n: 1 }));
-      await exporter.flush();
-      // the batches go two at a time: a small one may arrive before the big one sent before it
-      const sorted = batches.map((b) => JSON.stringify(b)).sort();
-      expect(sorted).to.deep.equal([JSON.stringify(Array(100).fill({ name: 'small', size: 0 })), JSON.stringify([{ name: 'after', size: 0 }]), JSON.stringify([{ name: 'big', size: 1_030_000 }])].sort());
-      expect(exporter.dropped).to.equal(1);
-    } finally {
-      await exporter.shutdown();
-      server.close();
-    }
   });
 });

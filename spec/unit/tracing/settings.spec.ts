@@ -20,8 +20,17 @@ describe('config/tracing: the OTEL_* variables and the node file tracing section
 
   it('reads the standard variables: endpoint (+ /v1/traces), traces endpoint as given, service name, sampler and ratio, headers', () => {
     const s = compileTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_SERVICE_NAME: 'shop', OTEL_TRACES_SAMPLER: 'ParentBased_TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.25', OTEL_EXPORTER_OTLP_HEADERS: 'x-team=ops, api-key=a%20b' });
-    expect(s).to.deep.equal({ endpoint: 'http://collector:4318/v1/traces', headers: { 'x-team': 'ops', 'api-key': 'a b' }, serviceName: 'shop', sampler: 'parentbased_traceidratio', samplerArg: 0.25, propagate: true });
+    expect(s).to.deep.equal({ endpoint: 'http://collector:4318/v1/traces', protocol: 'http/protobuf', headers: { 'x-team': 'ops', 'api-key': 'a b' }, serviceName: 'shop', sampler: 'parentbased_traceidratio', samplerArg: 0.25, propagate: true });
     expect(compileTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:1', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b:2/custom' }).endpoint).to.equal('https://b:2/custom');
+  });
+
+  it('encodes in protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL (or its traces variable, which wins, or the section) says http/json; grpc is refused', () => {
+    expect(compileTracing({}).protocol).to.equal('http/protobuf');
+    expect(compileTracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).protocol).to.equal('http/json');
+    expect(compileTracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'HTTP/Protobuf' }).protocol).to.equal('http/protobuf');
+    expect(compileTracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, { protocol: 'http/json' }).protocol).to.equal('http/json');
+    expect(refused(() => compileTracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }))).to.equal("OTEL_EXPORTER_OTLP_PROTOCOL 'grpc' is not accepted: hivenode exports OTLP over HTTP only; expected http/protobuf or http/json");
+    expect(refused(() => compileTracing({}, { tracesProtocol: 'json' }, 'n.yaml tracing'))).to.equal("n.yaml tracing.tracesProtocol 'json' is not accepted; expected http/protobuf or http/json");
   });
 
   it('exports nothing with OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none, or no propagation (OTEL_PROPAGATORS=none)', () => {
@@ -53,7 +62,7 @@ describe('config/tracing: the OTEL_* variables and the node file tracing section
   it('examples/tracing.yaml: its tracing section compiles with the collector given', () => {
     const example = new URL('../../../examples/tracing.yaml', import.meta.url).pathname;
     const file = loadNodeFile(example, { OTLP: 'http://127.0.0.1:4318' });
-    expect(compileTracing({}, file.tracing, `${file.name} tracing`)).to.deep.equal({ endpoint: 'http://127.0.0.1:4318/v1/traces', headers: {}, serviceName: 'orders', sampler: 'parentbased_traceidratio', samplerArg: 0.25, propagate: true });
+    expect(compileTracing({}, file.tracing, `${file.name} tracing`)).to.deep.equal({ endpoint: 'http://127.0.0.1:4318/v1/traces', protocol: 'http/protobuf', headers: {}, serviceName: 'orders', sampler: 'parentbased_traceidratio', samplerArg: 0.25, propagate: true });
     expect(file.services.map((s) => s.kind)).to.deep.equal(['gateway', 'queue', 'httpclient']);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { formatTraceparent, newSpanId, newTraceId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
+import { formatTraceparent, newSampledTraceparent, newSpanId, newTraceId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
 
 describe('actors/shared/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -43,9 +43,12 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     expect(parseTraceparent(fresh)?.flags).to.equal(0);
     // new traceparents are cut from pooled strings of them: distinct and whole across refills of the
     // pool (256) and of its random bytes (2,048)
+    // unsampled and sampled ones (the recorder's roots, flags 01) drawn in turn share the random bytes
     const parents = Array.from({ length: 5000 }, () => newTraceparent());
-    expect(new Set(parents).size).to.equal(5000);
+    const roots = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? newTraceparent() : newSampledTraceparent())).filter((tp) => tp.endsWith('-01'));
+    expect(new Set([...parents, ...roots]).size).to.equal(5000 + roots.length);
     for (const tp of parents) expect(parseTraceparent(tp)?.text).to.equal(tp);
+    for (const tp of roots) expect(parseTraceparent(tp)).to.deep.include({ flags: 1, text: tp });
     // hex digits spread evenly over the ids (a byte written to the wrong place would show)
     const counts = new Map<string, number>();
     for (const tp of parents) for (const c of tp.slice(3, 35) + tp.slice(36, 52)) counts.set(c, (counts.get(c) ?? 0) + 1);

@@ -1,0 +1,344 @@
+/**
+ * OTLP/HTTP protobuf (https://opentelemetry.io/docs/specs/otlp/#otlphttp-request), the default
+ * encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf): one ExportTraceServiceRequest a batch, with the
+ * node's resource and one instrumentation scope. Each span is written into the batch's buffer when
+ * it ends, field by field: ids from hex to bytes through a table, times as fixed64, ASCII text
+ * byte by byte. The JSON encoding built a string of ~20 parts a span and then copied it into the
+ * buffer, and that was half of what exporting cost a request on the gateway bench (callgrind,
+ * bench/gateway-tracing-instructions.ts).
+ *
+ * A length-delimited field's length comes before its content and is known only after it: a byte is
+ * kept for it, and the content is moved along in the rare case it needs more (128 bytes or more). The
+ * batch's enclosing messages are written last, before its first span, in room kept for them.
+ */
+import type { AttributeValue, Attributes } from '@opentelemetry/api';
+import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
+import type { RecordedSpan } from './recorded-span.js';
+
+// wire types
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+const key = (field: number, wire: number): number => (field << 3) | wire;
+
+// the fields written (opentelemetry/proto: collector/trace/v1, trace/v1, common/v1, resource/v1)
+const REQUEST_RESOURCE_SPANS = key(1, LEN);
+const RESOURCE_SPANS_RESOURCE = key(1, LEN);
+const RESOURCE_SPANS_SCOPE_SPANS = key(2, LEN);
+const RESOURCE_ATTRIBUTES = key(1, LEN);
+const SCOPE_SPANS_SCOPE = key(1, LEN);
+const SCOPE_SPANS_SPANS = key(2, LEN);
+const SCOPE_NAME = key(1, LEN);
+const SPAN_TRACE_ID = key(1, LEN);
+const SPAN_SPAN_ID = key(2, LEN);
+const SPAN_TRACE_STATE = key(3, LEN);
+const SPAN_PARENT_SPAN_ID = key(4, LEN);
+const SPAN_NAME = key(5, LEN);
+const SPAN_KIND = key(6, VARINT);
+const SPAN_START = key(7, FIXED64);
+const SPAN_END = key(8, FIXED64);
+const SPAN_ATTRIBUTES = key(9, LEN);
+const SPAN_STATUS = key(15, LEN);
+const STATUS_MESSAGE = key(2, LEN);
+const STATUS_CODE = key(3, VARINT);
+const KEY_VALUE_KEY = key(1, LEN);
+const KEY_VALUE_VALUE = key(2, LEN);
+const ANY_STRING = key(1, LEN);
+const ANY_BOOL = key(2, VARINT);
+const ANY_INT = key(3, VARINT);
+const ANY_DOUBLE = key(4, FIXED64);
+const ANY_ARRAY = key(5, LEN);
+const ARRAY_VALUES = key(1, LEN);
+
+/** Thrown (one object, made once) when a span does not fit in what is left of the buffer. */
+const NO_ROOM = new Error('no room in the batch');
+
+/** Where writing stops: the buffer's length, less what closing the batch takes. */
+let limit = 0;
+
+const room = (at: number, bytes: number): void => {
+  if (at + bytes > limit) throw NO_ROOM;
+};
+
+/** The bytes of `n` (0 to 2^53) as a varint: 7 bits a byte. */
+function varintSize(n: number): number {
+  let size = 1;
+  for (; n >= 0x80; size++) n = Math.floor(n / 0x80);
+  return size;
+}
+
+/** Writes `n` (0 to 2^53) as a varint. */
+function putVarint(b: Buffer, at: number, n: number): number {
+  room(at, n < 0x80 ? 1 : varintSize(n));
+  while (n >= 0x80) {
+    b[at++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  b[at++] = n;
+  return at;
+}
+
+/** A negative integer as int64 wants it: its ten-byte two's complement varint. */
+function putNegativeVarint(b: Buffer, at: number, n: number): number {
+  let v = BigInt.asUintN(64, BigInt(n));
+  room(at, 10);
+  while (v >= 0x80n) {
+    b[at++] = Number(v & 0x7fn) | 0x80;
+    v >>= 7n;
+  }
+  b[at++] = Number(v);
+  return at;
+}
+
+/**
+ * Starts a length-delimited field: its key and one byte kept for the length; returns where the
+ * content goes. endLen then writes the length.
+ */
+function beginLen(b: Buffer, at: number, fieldKey: number): number {
+  room(at, 2);
+  b[at] = fieldKey;
+  return at + 2;
+}
+
+/** Ends the field whose content began at `start` and ends at `end`; returns its new end. */
+function endLen(b: Buffer, start: number, end: number): number {
+  const length = end - start;
+  if (length < 0x80) {
+    b[start - 1] = length;
+    return end;
+  }
+  // the length takes more than the byte kept: the content moves along to make room for it
+  const more = varintSize(length) - 1;
+  room(end, more);
+  b.copyWithin(start + more, start, end);
+  putVarint(b, start - 1, length);
+  return end + more;
+}
+
+/** Writes `text` as UTF-8: byte by byte while it is ASCII (names, keys and most values are). */
+function putText(b: Buffer, at: number, text: string): number {
+  const n = text.length;
+  room(at, n);
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      room(at, bytes);
+      return at + b.write(text, at, bytes, 'utf8');
+    }
+    b[at + i] = c;
+  }
+  return at + n;
+}
+
+// the UTF-8 of the few names, keys and short values a process writes again and again, each encoded
+// once: reading a string's characters one by one costs several times a copy of its bytes when the
+// string is a slice or a concatenation (a span's name, a path cut from a URL), which most are
+const MEMO_SIZE = 2000;
+const MEMO_LONGEST = 64;
+const memo = new Map<string, Uint8Array>();
+
+/** A string field. */
+function putString(b: Buffer, at: number, fieldKey: number, text: string): number {
+  if (text.length > MEMO_LONGEST) {
+    const start = beginLen(b, at, fieldKey);
+    return endLen(b, start, putText(b, start, text));
+  }
+  let bytes = memo.get(text);
+  if (bytes === undefined) {
+    bytes = Buffer.from(text, 'utf8');
+    if (memo.size < MEMO_SIZE) memo.set(text, bytes);
+  }
+  // at most 64 characters of at most 3 bytes: the length is one byte or two
+  const n = bytes.length;
+  room(at, n + 3);
+  b[at++] = fieldKey;
+  if (n < 0x80) b[at++] = n;
+  else {
+    b[at++] = (n & 0x7f) | 0x80;
+    b[at++] = n >> 7;
+  }
+  for (let i = 0; i < n; i++) b[at + i] = bytes[i]!;
+  return at + n;
+}
+
+// a hex digit's value by its character code (ids are lower-case hex: parsed traceparents, made ids)
+const HEX = new Uint8Array(128);
+for (let d = 0; d < 16; d++) HEX['0123456789abcdef'.charCodeAt(d)] = d;
+HEX.set([10, 11, 12, 13, 14, 15], 65);
+
+/** A bytes field of an id given in hex (its bytes are half its digits: always under 128). */
+function putId(b: Buffer, at: number, fieldKey: number, hex: string): number {
+  const n = hex.length >> 1;
+  room(at, n + 2);
+  b[at] = fieldKey;
+  b[at + 1] = n;
+  at += 2;
+  for (let i = 0; i < n; i++) b[at + i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+  return at + n;
+}
+
+const TWO_32 = 0x100000000;
+
+/**
+ * Milliseconds since the epoch as fixed64 nanoseconds, to the microsecond (what the span's clock
+ * resolves): seconds × 10^9 passes 2^53, so the two 32-bit halves are put together from parts that
+ * each stay exact in a double.
+ */
+function putNanos(b: Buffer, at: number, fieldKey: number, ms: number): number {
+  room(at, 9);
+  let s = Math.floor(ms / 1000);
+  let us = Math.round((ms - s * 1000) * 1000);
+  if (us >= 1e6) {
+    s++;
+    us -= 1e6;
+  }
+  // s × 10^9 = sHigh × 10^9 × 2^16 + sLow × 10^9, and sHigh × 10^9 × 2^16 = (aHigh × 2^32) + aLow × 2^16
+  const sHigh = Math.floor(s / 0x10000);
+  const a = sHigh * 1e9;
+  const aHigh = Math.floor(a / 0x10000);
+  let low = (a - aHigh * 0x10000) * 0x10000 + (s - sHigh * 0x10000) * 1e9 + us * 1000;
+  const carry = Math.floor(low / TWO_32);
+  low -= carry * TWO_32;
+  b[at] = fieldKey;
+  b.writeUInt32LE(low, at + 1);
+  b.writeUInt32LE(aHigh + carry, at + 5);
+  return at + 9;
+}
+
+/** An AnyValue's content (not its key). */
+function putAnyValue(b: Buffer, at: number, v: AttributeValue): number {
+  switch (typeof v) {
+    case 'string':
+      return putString(b, at, ANY_STRING, v);
+    case 'boolean':
+      room(at, 2);
+      b[at] = ANY_BOOL;
+      b[at + 1] = v ? 1 : 0;
+      return at + 2;
+    case 'number':
+      room(at, 1);
+      if (Number.isSafeInteger(v)) {
+        b[at] = ANY_INT;
+        return v >= 0 ? putVarint(b, at + 1, v) : putNegativeVarint(b, at + 1, v);
+      }
+      room(at, 9);
+      b[at] = ANY_DOUBLE;
+      b.writeDoubleLE(v, at + 1);
+      return at + 9;
+    default: {
+      const start = beginLen(b, at, ANY_ARRAY);
+      let end = start;
+      for (const x of v as Array<string | number | boolean | null | undefined>) {
+        const value = beginLen(b, end, ARRAY_VALUES);
+        // a missing element is an empty AnyValue, as the SDK writes it
+        end = endLen(b, value, x === null || x === undefined ? value : putAnyValue(b, value, x));
+      }
+      return endLen(b, start, end);
+    }
+  }
+}
+
+/** A KeyValue list as repeated `fieldKey` fields. */
+function putAttributes(b: Buffer, at: number, fieldKey: number, attributes: Attributes): number {
+  for (const name in attributes) {
+    const v = attributes[name];
+    if (v === undefined || v === null) continue;
+    const start = beginLen(b, at, fieldKey);
+    const value = beginLen(b, putString(b, start, KEY_VALUE_KEY, name), KEY_VALUE_VALUE);
+    at = endLen(b, start, endLen(b, value, putAnyValue(b, value, v)));
+  }
+  return at;
+}
+
+/** One span, as a ScopeSpans.spans field (the API's SpanKind counts from 0, OTLP's from 1). */
+function putSpan(b: Buffer, at: number, s: RecordedSpan): number {
+  const start = beginLen(b, at, SCOPE_SPANS_SPANS);
+  let p = putId(b, start, SPAN_TRACE_ID, s.traceId);
+  p = putId(b, p, SPAN_SPAN_ID, s.spanId);
+  if (s.traceState) p = putString(b, p, SPAN_TRACE_STATE, s.traceState);
+  if (s.parentSpanId) p = putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
+  p = putString(b, p, SPAN_NAME, s.name);
+  room(p, 2);
+  b[p] = SPAN_KIND;
+  b[p + 1] = s.kind + 1;
+  p = putNanos(b, p + 2, SPAN_START, s.startMs);
+  p = putNanos(b, p, SPAN_END, s.endMs);
+  p = putAttributes(b, p, SPAN_ATTRIBUTES, s.attributes);
+  // an unset status is OTLP's default: left out, as every default may be
+  if (s.status.code !== 0 || s.status.message) {
+    const status = beginLen(b, p, SPAN_STATUS);
+    let q = s.status.message ? putString(b, status, STATUS_MESSAGE, s.status.message) : status;
+    if (s.status.code !== 0) {
+      room(q, 2);
+      b[q] = STATUS_CODE;
+      b[q + 1] = s.status.code;
+      q += 2;
+    }
+    p = endLen(b, status, q);
+  }
+  return endLen(b, start, p);
+}
+
+/** Runs `write` against the whole of `b` (the fixed parts, made once). */
+function encoded(write: (b: Buffer) => number): Buffer {
+  const b = Buffer.alloc(1 << 16);
+  const saved = limit;
+  limit = b.length;
+  try {
+    return Buffer.from(b.subarray(0, write(b)));
+  } finally {
+    limit = saved;
+  }
+}
+
+export class OtlpProtobuf implements OtlpEncoding {
+  readonly contentType = 'application/x-protobuf';
+  /** ResourceSpans.resource, whole. */
+  private readonly resource: Buffer;
+  /** ScopeSpans.scope, whole. */
+  private readonly scope: Buffer;
+  /** The room kept before the first span for what encloses the spans. */
+  private readonly head: number;
+
+  constructor(origin: OtlpOrigin) {
+    this.resource = encoded((b) => {
+      const start = beginLen(b, 0, RESOURCE_SPANS_RESOURCE);
+      return endLen(b, start, putAttributes(b, start, RESOURCE_ATTRIBUTES, origin.resource));
+    });
+    this.scope = encoded((b) => {
+      const start = beginLen(b, 0, SCOPE_SPANS_SCOPE);
+      return endLen(b, start, putString(b, start, SCOPE_NAME, origin.scope));
+    });
+    // two keys and two lengths of at most 5 bytes each (a batch is far below 4 GiB)
+    this.head = 12 + this.resource.length + this.scope.length;
+  }
+
+  begin(): number {
+    return this.head;
+  }
+
+  write(buffer: Buffer, at: number, span: RecordedSpan): number {
+    limit = buffer.length;
+    try {
+      return putSpan(buffer, at, span);
+    } catch (e) {
+      if (e === NO_ROOM) return -1;
+      throw e;
+    }
+  }
+
+  end(buffer: Buffer, end: number): Buffer {
+    const scopeSpans = this.scope.length + end - this.head;
+    const resourceSpans = this.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
+    const start = this.head - (1 + varintSize(resourceSpans) + this.resource.length + 1 + varintSize(scopeSpans) + this.scope.length);
+    limit = buffer.length;
+    buffer[start] = REQUEST_RESOURCE_SPANS;
+    let at = putVarint(buffer, start + 1, resourceSpans);
+    at += this.resource.copy(buffer, at);
+    buffer[at] = RESOURCE_SPANS_SCOPE_SPANS;
+    at = putVarint(buffer, at + 1, scopeSpans);
+    this.scope.copy(buffer, at);
+    return buffer.subarray(start, end);
+  }
+}

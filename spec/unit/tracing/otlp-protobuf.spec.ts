@@ -1,0 +1,124 @@
+import { expect } from 'chai';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { OtlpProtobuf } from '../../../actors/shared/otlp-protobuf.js';
+import { RecordedSpan } from '../../../actors/shared/recorded-span.js';
+import type { OtlpSpan } from '../../otlp-decode.js';
+import { decodeOtlpProtobuf } from '../../otlp-decode.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const span = (name: string, attributes: RecordedSpan['attributes'] = {}, opts: { parent?: string; status?: RecordedSpan['status']; traceState?: string; start?: number; end?: number; kind?: SpanKind } = {}): RecordedSpan => {
+  const s = new RecordedSpan(TRACE, '00f067aa0ba902b7', opts.parent, 1, opts.traceState, name, opts.kind ?? SpanKind.SERVER, attributes, () => undefined);
+  if (opts.status) s.setStatus(opts.status);
+  s.end();
+  // the times a test names, in place of the clock's
+  if (opts.start !== undefined) Object.assign(s, { startMs: opts.start, endMs: opts.end ?? opts.start });
+  return s;
+};
+
+/** The batch of `spans` as the exporter writes it, in `bytes` of buffer, decoded by protobufjs. */
+function batch(spans: RecordedSpan[], bytes = 1 << 20): { written: number; decoded: ReturnType<typeof decodeOtlpProtobuf> } {
+  const encoding = new OtlpProtobuf({ resource: { 'service.name': 'svc', 'host.cpus': 2 }, scope: 'hivenode' });
+  const buffer = Buffer.alloc(bytes, 0xee);
+  let at = encoding.begin();
+  let written = 0;
+  for (const s of spans) {
+    const end = encoding.write(buffer, at, s);
+    if (end < 0) break;
+    at = end;
+    written++;
+  }
+  return { written, decoded: decodeOtlpProtobuf(encoding.end(buffer, at)) };
+}
+
+const only = (spans: RecordedSpan[], bytes?: number): OtlpSpan[] => batch(spans, bytes).decoded.resourceSpans[0]!.scopeSpans![0]!.spans!;
+
+describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by protobufjs', () => {
+  it('a batch: the resource and scope once, then every span with its ids, parent, name, kind, times and status', () => {
+    const { decoded } = batch([
+      span('first', {}, { start: 1764050000123 + 0.4567, end: 1764050000999 + 0.9996 }),
+      span('second', {}, { parent: 'aaaaaaaaaaaaaaaa', status: { code: SpanStatusCode.ERROR, message: 'upstream "failed"' }, traceState: 'vendor=x', kind: SpanKind.CONSUMER }),
+    ]);
+    expect(decoded.resourceSpans).to.have.length(1);
+    const rs = decoded.resourceSpans[0]!;
+    expect(rs.resource!.attributes).to.deep.equal([
+      { key: 'service.name', value: { stringValue: 'svc' } },
+      { key: 'host.cpus', value: { intValue: '2' } },
+    ]);
+    expect(rs.scopeSpans![0]!.scope).to.deep.equal({ name: 'hivenode' });
+    const [first, second] = rs.scopeSpans![0]!.spans!;
+    expect(first).to.deep.include({ traceId: TRACE, spanId: '00f067aa0ba902b7', name: 'first', kind: 2, startTimeUnixNano: '1764050000123457000', endTimeUnixNano: '1764050001000000000' });
+    expect(first).to.not.have.property('parentSpanId');
+    expect(first).to.not.have.property('status');
+    expect(second).to.deep.include({ parentSpanId: 'aaaaaaaaaaaaaaaa', traceState: 'vendor=x', kind: 5, status: { code: 2, message: 'upstream "failed"' } });
+  });
+
+  it('nanoseconds past 2^53 are exact: each microsecond of a day in 2026 and of the far future', () => {
+    for (const ms of [1764050000000 + 0.001, 1764050000000 + 0.999, 4102444800000.5, 0.001, 5]) {
+      const expected = (BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.round((ms - Math.floor(ms)) * 1000)) * 1000n).toString();
+      expect(only([span('t', {}, { start: ms })])[0]!.startTimeUnixNano, String(ms)).to.equal(expected);
+    }
+  });
+
+  it('attribute values of every type: strings (non-ASCII too), booleans, integers of any sign, doubles, arrays with holes', () => {
+    const attributes = {
+      s: 'a"b\\c\n',
+      utf: 'say ✓ — ünïcödé 𝄞',
+      // 64 characters (short enough to be kept encoded) of 3 bytes: a length of two bytes
+      wide: '✓'.repeat(64),
+      t: true,
+      f: false,
+      zero: 0,
+      i: 42,
+      big: 2 ** 53 - 1,
+      negative: -7,
+      min: -(2 ** 53) + 1,
+      d: 1.5,
+      huge: 1e300,
+      nan: NaN,
+      list: ['x', 'y'],
+      holes: [1, null, 3] as Array<number | null>,
+    };
+    const got = Object.fromEntries(only([span('v', attributes as RecordedSpan['attributes'])])[0]!.attributes!.map((a) => [a.key, a.value]));
+    expect(got).to.deep.equal({
+      s: { stringValue: 'a"b\\c\n' },
+      utf: { stringValue: 'say ✓ — ünïcödé 𝄞' },
+      wide: { stringValue: '✓'.repeat(64) },
+      t: { boolValue: true },
+      f: { boolValue: false },
+      zero: { intValue: '0' },
+      i: { intValue: '42' },
+      big: { intValue: String(2 ** 53 - 1) },
+      negative: { intValue: '-7' },
+      min: { intValue: String(-(2 ** 53) + 1) },
+      d: { doubleValue: 1.5 },
+      huge: { doubleValue: 1e300 },
+      nan: { doubleValue: NaN },
+      list: { arrayValue: { values: [{ stringValue: 'x' }, { stringValue: 'y' }] } },
+      holes: { arrayValue: { values: [{ intValue: '1' }, {}, { intValue: '3' }] } },
+    });
+  });
+
+  it('lengths of every size: fields of 127, 128, 16,383, 16,384 and 2,100,000 bytes (the content moved along for a longer length)', () => {
+    for (const n of [0, 1, 127, 128, 16_383, 16_384, 2_100_000]) {
+      const name = 'n'.repeat(n);
+      const [s] = only([span(name, { v: 'é'.repeat(Math.floor(n / 2)), k: 1 })], 8 << 20);
+      // an empty string is the field's default: protobufjs leaves it out
+      expect([(s!.name ?? '').length, (s!.attributes![0]!.value.stringValue ?? '').length, s!.attributes![1]!.value.intValue], `${n}`).to.deep.equal([n, Math.floor(n / 2), '1']);
+    }
+  });
+
+  it('a span that does not fit in what is left is not written (-1), and the batch before it stays whole', () => {
+    const small = span('small');
+    const one = batch([small]);
+    const size = 64 + 100;
+    const { written, decoded } = batch([small, small, span('big', { blob: 'x'.repeat(10_000) }), small], size * 2);
+    expect(one.written).to.equal(1);
+    expect(written).to.equal(2);
+    expect(decoded.resourceSpans[0]!.scopeSpans![0]!.spans!.map((s) => s.name)).to.deep.equal(['small', 'small']);
+    // every length at the edge of the buffer: nothing past it is written, what was written decodes
+    for (let bytes = 70; bytes < 400; bytes++) {
+      const edge = batch([small, span('x'.repeat(200), { a: 'y'.repeat(bytes % 150) }), small], bytes);
+      expect(edge.decoded.resourceSpans[0]!.scopeSpans![0]!.spans ?? []).to.have.length(edge.written);
+    }
+  });
+});
