@@ -144,9 +144,8 @@ const sampled = new TraceparentPool('01');
 /** A traceparent for a new trace, not sampled (nothing recorded its first span). */
 export const newTraceparent = (): string => unsampled.next();
 /**
- * A traceparent for a new trace whose first span is recorded: the span's ids are cut from it, and
- * it goes on as it is, one flat string (a traceparent put together from parts is a string of parts,
- * which the next hop's check reads character by character at several times the cost).
+ * A traceparent for a new trace whose first span is recorded: the span's ids are cut from it, and it
+ * goes on as it is (not put together again from the ids: one draw of random bytes, no concatenation).
  */
 export const newSampledTraceparent = (): string => sampled.next();
 
