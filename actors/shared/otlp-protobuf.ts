@@ -158,7 +158,8 @@ function putString(b: Buffer, at: number, fieldKey: number, text: string): numbe
     b[at++] = (n & 0x7f) | 0x80;
     b[at++] = n >> 7;
   }
-  for (let i = 0; i < n; i++) b[at + i] = bytes[i]!;
+  // one typed-array copy: a JavaScript loop over the bytes cost ~3 times the instructions (callgrind)
+  b.set(bytes, at);
   return at + n;
 }
 
