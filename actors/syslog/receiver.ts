@@ -58,6 +58,10 @@ export interface RunningReceiver {
   close(): Promise<void>;
 }
 
+/** How many ports the system may give UDP before a Port 0 receiver gives up finding one free over TCP too. */
+const EPHEMERAL_ATTEMPTS = 10;
+const portInUse = (e: unknown): boolean => ((e as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
+
 export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log: Logger): Promise<RunningReceiver> {
   const counters: ReceiverCounters = { received: 0, invalid: 0, dropped: 0, connections: 0, notAllowed: 0, tlsRefused: 0 };
   const refused = new SourceCounts();
@@ -93,7 +97,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     },
   };
   const at: ListenAt = { service: 'syslog', instance: opts.name, port: opts.port, host: opts.ip };
-  if (opts.udp) {
+  const openUdp = async (): Promise<void> => {
     udp = createSocket({ type: opts.ip.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 4 * 1024 * 1024 });
     udp.on('message', (msg, rinfo) => {
       if (opts.allow && !opts.allow.allows(rinfo.address)) refuse(sourceAddress(rinfo.address));
@@ -103,15 +107,27 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     // after the bind: a bind failure is the start error alone, not also a warning
     udp.on('error', (e) => log.warn(`syslog UDP receiver: ${e.message}`));
     result.udpPort = udp.address().port;
-  }
+  };
+  if (opts.udp) await openUdp();
   if (opts.tcp) {
     stream = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, frame: handle }, counters, log);
-    try {
-      await listenOn(stream.server, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
-    } catch (e) {
-      // the UDP socket is bound already: release it, or a failed start would keep holding the port
-      await result.close();
-      throw e;
+    // Port 0 with both: TCP takes the port the system gave UDP, which a TCP socket (an outgoing
+    // connection's end) may hold already; UDP is then bound again elsewhere, a few times
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await listenOn(stream.server, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
+        break;
+      } catch (e) {
+        const again = opts.port === 0 && udp !== undefined && attempt < EPHEMERAL_ATTEMPTS && portInUse(e);
+        if (again) {
+          await new Promise<void>((r) => udp!.close(() => r()));
+          await openUdp();
+          continue;
+        }
+        // the UDP socket is bound already: release it, or a failed start would keep holding the port
+        await result.close();
+        throw e;
+      }
     }
     const address = stream.server.address();
     if (address && typeof address === 'object') result.tcpPort = address.port;
