@@ -6,20 +6,19 @@
  * receive path 18%): the share the service forwarded then measured what the sends left it, and
  * swung with the machine's load (37% to 86% in runs of one commit) while the raw receiver, counting
  * only, kept 100%. The same sender serves both receivers, so the offered load is the same for each.
- * This file is both sides: imported, it starts a worker running itself.
  */
-import { createSocket } from 'node:dgram';
-import { Worker, isMainThread, parentPort } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 
-interface Offer {
-  port: number;
-  rate: number;
-  seconds: number;
-  payload: Uint8Array;
-}
-
-/** Sends `rate` datagrams per second for `seconds`, in 1 ms slices; returns how many were sent. */
-async function send({ port, rate, seconds, payload }: Offer): Promise<number> {
+/**
+ * The worker's code: plain JavaScript run with `eval`, so the same worker starts whether the bench
+ * runs compiled from dist/bench or as TypeScript under tsx (a worker of a .ts file does not get the
+ * tsx hooks on Node 20). It sends `rate` datagrams per second for `seconds`, in 1 ms slices, then
+ * waits 300 ms for the last ones to arrive, and answers how many it sent.
+ */
+const WORKER_SOURCE = `
+const { createSocket } = require('node:dgram');
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', async ({ port, rate, seconds, payload }) => {
   const sock = createSocket('udp4');
   const total = rate * seconds;
   let sent = 0;
@@ -32,20 +31,15 @@ async function send({ port, rate, seconds, payload }: Offer): Promise<number> {
     }
     await new Promise((r) => setImmediate(r));
   }
-  // the last datagrams reach the receiver before the count is read
   await new Promise((r) => setTimeout(r, 300));
   sock.close();
-  return sent;
-}
-
-if (!isMainThread) {
-  const port = parentPort!;
-  port.on('message', (offer: Offer) => void send(offer).then((sent) => port.postMessage(sent)));
-}
+  parentPort.postMessage(sent);
+});
+`;
 
 /** A sender thread; one offer at a time. */
 export class UdpOfferer {
-  private readonly worker = new Worker(new URL(import.meta.url));
+  private readonly worker = new Worker(WORKER_SOURCE, { eval: true });
 
   /** Offers `rate` datagrams per second of `payload` to 127.0.0.1:`port` for `seconds`; resolves with how many were sent. */
   offer(port: number, rate: number, seconds: number, payload: Uint8Array): Promise<number> {
@@ -60,7 +54,7 @@ export class UdpOfferer {
       };
       this.worker.once('message', done);
       this.worker.once('error', failed);
-      this.worker.postMessage({ port, rate, seconds, payload } satisfies Offer);
+      this.worker.postMessage({ port, rate, seconds, payload });
     });
   }
 
