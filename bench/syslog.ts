@@ -3,7 +3,8 @@
  * parse → emit to a listening service on the embedded hive) and (b) a raw node:dgram receiver that
  * only counts, in the same run; prints the share received by each and the ratio (targets: >= 0.8 of
  * raw, zero loss at 20,000 msg/s); each share is the median of BENCH_ROUNDS interleaved rounds. Then
- * the TCP rate (octet-counted frames on one connection).
+ * the TCP rate (octet-counted frames on one connection). The datagrams are sent from a worker thread
+ * (support/udp-offer.ts: sent from the receivers' own thread, the sends took most of it).
  */
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
@@ -11,6 +12,7 @@ import { PassThrough } from 'node:stream';
 import { frameOctetCounted } from '../actors/syslog/format.js';
 import { HiveNode } from '../node/node.js';
 import { interleaved, report } from './lib.js';
+import { UdpOfferer } from './support/udp-offer.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -18,31 +20,14 @@ const RATES = (process.env.BENCH_RATES ?? '1000,20000,50000').split(',').map(Num
 const line = '<134>1 2024-03-15T11:22:33.123Z web01 nginx 4242 ACCESS [meta@1 ip="10.0.0.1"] GET /index.html 200 1234 "-" "curl/8.0"';
 const payload = Buffer.from(line);
 
-/** Sends `rate` datagrams per second for SECONDS, in 1 ms slices; returns how many were sent. */
-async function offer(port: number, rate: number): Promise<number> {
-  const sock = createSocket('udp4');
-  const total = rate * SECONDS;
-  let sent = 0;
-  const started = performance.now();
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
-    while (sent < due) {
-      sock.send(payload, port, '127.0.0.1');
-      sent++;
-    }
-    await new Promise((r) => setImmediate(r));
-  }
-  await new Promise((r) => setTimeout(r, 300));
-  sock.close();
-  return sent;
-}
-
 async function main(): Promise<void> {
   const raw = createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 });
   let rawCount = 0;
   raw.on('message', () => rawCount++);
   await new Promise<void>((r) => raw.bind(0, '127.0.0.1', () => r()));
   const rawPort = raw.address().port;
+  const sender = new UdpOfferer();
+  const offer = (port: number, rate: number): Promise<number> => sender.offer(port, rate, SECONDS, payload);
 
   const node = await HiveNode.start({
     logStream: new PassThrough(),
@@ -93,6 +78,7 @@ async function main(): Promise<void> {
   report({ figure: 'syslog TCP, one connection, octet counting: received, parsed and forwarded (one run)', hivenode: tcpRate, unit: 'msg/s' });
   sock.destroy();
   raw.close();
+  await sender.close();
   await node.stop(2000);
 }
 

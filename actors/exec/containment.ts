@@ -94,7 +94,7 @@ export class RunContainment {
   private async run(graceMs: number): Promise<void> {
     const deadline = Date.now() + graceMs;
     while (!this.hurry) {
-      const found = this.membersIn(await sharedScan());
+      const found = this.membersIn(await this.scan());
       if (found === undefined) {
         this.signalGroup('SIGTERM');
         await this.pause(deadline - Date.now());
@@ -112,7 +112,7 @@ export class RunContainment {
     for (let round = 0; round < KILL_ROUNDS; round++) {
       const steps = this.killRound();
       let step = steps.next();
-      while (!step.done) step = steps.next(await sharedScan());
+      while (!step.done) step = steps.next(await this.scan());
       if (!step.value) return;
       await this.pause(KILL_POLL_MS);
     }
@@ -143,6 +143,11 @@ export class RunContainment {
     }
     for (const p of frozen.values()) this.signal(p, 'SIGKILL');
     return true;
+  }
+
+  /** A shared scan; every process that started since the leader read afresh (without a leader, every process). */
+  private scan(): Promise<ProcessEntry[] | undefined> {
+    return sharedScan(this.since ?? -Infinity);
   }
 
   /** The run's live processes in `table`, remembered for later scans; undefined without /proc. */

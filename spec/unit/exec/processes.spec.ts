@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import type { ProcessEntry } from '../../../actors/exec/processes.js';
-import { parseStat, readProcess, runMembers } from '../../../actors/exec/processes.js';
+import { parseStat, readProcess, runMembers, sharedScan } from '../../../actors/exec/processes.js';
 
 const proc = (pid: number, ppid: number, sid: number, startTime: number, more: Partial<ProcessEntry> = {}): ProcessEntry => ({ pid, ppid, pgid: sid, sid, startTime, zombie: false, ...more });
 
@@ -38,5 +39,23 @@ describe('exec: the processes of a run in /proc', () => {
     expect(members.map((p) => p.pid).sort((a, b) => a - b)).to.deep.equal([100, 101, 102, 103, 104, 105]);
     // a pid known with another start time is a different process
     expect(runMembers(table, { leader, since: 500, known: new Map([[106, 999]]) }, () => false).map((p) => p.pid)).to.not.include(106);
+  });
+  it('a scan takes a process from the one before only when it is older than every run asking, and reads the newer ones afresh', async () => {
+    const child = spawn('sleep', ['5'], { stdio: 'ignore' });
+    try {
+      const childStart = readProcess(child.pid!)!.startTime;
+      // a scan for a run that started after every process: each one may be taken again by the next
+      const first = await sharedScan(Infinity);
+      const second = await sharedScan(childStart);
+      const pick = (table: typeof first, pid: number): ProcessEntry | undefined => table?.find((p) => p.pid === pid);
+      // the node is older than the run: the same entry as before; the child is not: read again
+      expect(pick(second, process.pid)).to.equal(pick(first, process.pid));
+      expect(pick(second, child.pid!)).to.not.equal(pick(first, child.pid!));
+      expect(pick(second, child.pid!)).to.deep.equal(pick(first, child.pid!));
+      // without a run's start, every process is read afresh
+      expect(pick(await sharedScan(-Infinity), process.pid)).to.not.equal(pick(second, process.pid));
+    } finally {
+      child.kill();
+    }
   });
 });
