@@ -9,14 +9,12 @@
  * ESM copy of the module and of every module it imports, with their own symbols and classes (a
  * message's undelivered hook, `instanceof` of the typed errors): there the module is required, so it
  * is the one copy the rest of the process already shares. spec/unit/house/import-module.spec.ts holds
- * every call site's two names to the same module. The command line's bundle is CommonJS too, but
- * there every literal `import()` of a hivenode module has become its chunk's `require` (the
- * specifiers would name tsc's files, which are ES modules): a caller in a `.cjs` file runs `load`.
+ * every call site's two names to the same module.
  */
 import { createRequire } from 'node:module';
 
-/** `load` (`() => import(specifier)`) in ESM and in the bundle; under the test runner's CommonJS `specifier`, relative to `from` (the caller's `import.meta.url`), required. */
+/** `load` (`() => import(specifier)`) in ESM; under CommonJS `specifier`, relative to `from` (the caller's `import.meta.url`), required. */
 export async function importModule<T>(from: string, specifier: string, load: () => Promise<T>): Promise<T> {
-  if (typeof require === 'function' && !from.endsWith('.cjs')) return createRequire(from)(specifier) as T;
+  if (typeof require === 'function') return createRequire(from)(specifier) as T;
   return load();
 }
