@@ -149,8 +149,6 @@ export const newTraceparent = (): string => unsampled.next();
  */
 export const newSampledTraceparent = (): string => sampled.next();
 
-/** A new random trace id (32 hex digits, never all zero). */
-export const newTraceId = (): string => newTraceparent().slice(3, 35);
 /** A new random span id (16 hex digits, never all zero). */
 export const newSpanId = (): string => newTraceparent().slice(36, 52);
 
