@@ -32,7 +32,7 @@ import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
 import { GatewayResponse, applyHeaders, send, sendError, sendJson } from './respond.js';
 import { LogThrottle } from '../shared/log-throttle.js';
-import { endRequestHop, requestHop } from './trace.js';
+import { endRequestHop, requestHop, requestHopName } from './trace.js';
 
 /** The gateway actor's one message: an accepted request to handle. */
 interface RequestMsg {
@@ -78,12 +78,13 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   // handing one over is the supervisor's (restart, logged) and an undelivered request still gets its
   // 500/503 through onFailure. The hop costs nothing measurable: handing requests to handleRequest
   // directly measured a CPU ratio of 1.01 (0.81-1.19, 8 interleaved runs of the gateway bench).
+  const hopName = requestHopName(ctx.name);
   const worker = ctx.runtime.spawn<undefined, RequestMsg>(ctx.supervisor, {
     name: 'http',
     init: () => undefined,
     receive: (state, msg) => {
       // handleRequest never rejects: every failure becomes an error response
-      const hop = requestHop(msg.req, msg.res, ctx.name, msg.subPath);
+      const hop = requestHop(msg.req, msg.res, ctx.name, hopName, msg.subPath);
       void handleRequest(msg.req, msg.res, msg.subPath, deps, hop).finally(() => {
         endRequestHop(hop, msg.res);
         inFlight.end();

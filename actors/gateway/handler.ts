@@ -24,7 +24,7 @@ import type { GatewayOptions } from './options.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
 import { strictMessage } from './strict.js';
 import type { Hop } from '../shared/tracing.js';
-import { putHop } from '../shared/trace-message.js';
+import { putMessageHop } from '../shared/trace-message.js';
 import { runInScope as logIn } from '../shared/trace-scope.js';
 
 export interface GatewayDeps {
@@ -161,7 +161,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       message = before;
     }
     message = finishMessage(message, req, opts);
-    putHop(message.Control, hop);
+    putMessageHop(message, hop);
     if (deps.access && !authorized(deps.access, user, message, deps, res, hop)) return;
     if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
       sendJson(res, Code.Success, message);

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
+import { HopName } from '../shared/trace-hop.js';
 import type { Hop } from '../shared/tracing.js';
 import { beginHop, carriedHop, recording } from '../shared/tracing.js';
 import type { GatewayResponse } from './respond.js';
@@ -15,12 +16,18 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   return Array.isArray(v) ? v[0] : v;
 };
 
-/** Begins the request's hop and sets its traceparent response header; undefined when tracing is off. */
-export function requestHop(req: IncomingMessage, res: ServerResponse, service: string, subPath: string): Hop | undefined {
+/** The span names of one gateway's requests: `<gateway> <method>`. */
+export const requestHopName = (service: string): HopName => new HopName((method) => `${service} ${method}`);
+
+/**
+ * Begins the request's hop and sets its traceparent response header; undefined when tracing is off.
+ * `name`: the gateway's requestHopName.
+ */
+export function requestHop(req: IncomingMessage, res: ServerResponse, service: string, name: HopName, subPath: string): Hop | undefined {
   const traceparent = header(req, TRACEPARENT);
   const tracestate = header(req, TRACESTATE);
   const hop = recording()
-    ? beginHop(`${service} ${req.method ?? ''}`, service, 'server', traceparent, tracestate, {
+    ? beginHop(name.of(req.method ?? ''), service, 'server', traceparent, tracestate, {
         start: true,
         attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
       })

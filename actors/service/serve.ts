@@ -16,7 +16,7 @@ import type { Delivery, Listener, Subscription } from '../hive/transport.js';
 import type { ScopeTrace } from '../shared/trace-scope.js';
 import { enterScope, leaveScope } from '../shared/trace-scope.js';
 import type { DeliveryMsg, NodeFacilities, RunningService } from './context.js';
-import { deliveryHop, recordedDelivery } from './trace-delivery.js';
+import { deliveryHop, deliveryHopName, recordedDelivery } from './trace-delivery.js';
 import { traceIdOf } from '../shared/trace-context.js';
 import type { Hop } from '../shared/tracing.js';
 import { recording, tracingMode } from '../shared/tracing.js';
@@ -81,13 +81,14 @@ class DeliveryMessage implements DeliveryMsg, ScopeTrace {
  * Services whose actor takes more than deliveries (the queue) serve through it with `serveActor`.
  */
 export function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck = false): Promise<Subscription> {
+  const hopName = deliveryHopName(ctx.name);
   const listener: Listener = (delivery) => {
     // nothing recorded: the message already carries the trace, and the delivery goes on as it came
     if (!recording()) {
       ctx.runtime.tell(ref, new DeliveryMessage(delivery, undefined));
       return;
     }
-    const hop = deliveryHop(ctx, delivery);
+    const hop = deliveryHop(ctx, delivery, hopName);
     ctx.runtime.tell(ref, new DeliveryMessage(hop?.span === undefined ? delivery : recordedDelivery(delivery, hop, endOnAck), hop));
   };
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);

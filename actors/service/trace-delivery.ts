@@ -5,18 +5,23 @@
  * HTTP request, a queue entry, a reply's Control) continues from it. The span ends with the answer.
  */
 import type { Delivery } from '../hive/transport.js';
+import { HopName } from '../shared/trace-hop.js';
 import type { Hop } from '../shared/tracing.js';
 import { messageHop, withHop } from '../shared/trace-message.js';
 import type { NodeFacilities } from './context.js';
 
+/** The span names of one service's deliveries: `<service> <Class>/<Operation>`. */
+export const deliveryHopName = (service: string): HopName => new HopName((cls, operation) => `${service} ${cls}/${operation}`);
+
 /**
  * The hop of a delivery's message when spans are recorded (see messageHop). When nothing records,
- * the serve kit makes no hop at all: the delivery is its own lazy trace scope (serve.ts).
+ * the serve kit makes no hop at all: the delivery is its own lazy trace scope (serve.ts). `name`:
+ * the service's deliveryHopName.
  */
-export function deliveryHop(ctx: NodeFacilities, delivery: Delivery): Hop | undefined {
+export function deliveryHop(ctx: NodeFacilities, delivery: Delivery, name: HopName): Hop | undefined {
   const { message } = delivery;
   return messageHop(message, 'server', false, () => ({
-    name: `${ctx.name} ${message.Class}/${message.Operation}`,
+    name: name.of(message.Class, message.Operation),
     service: ctx.name,
     attributes: { 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation },
   }));

@@ -9,7 +9,7 @@ import type { AttributeValue, Attributes, Exception, Link, SpanAttributes, SpanC
 import type { Span } from '@opentelemetry/api';
 import { SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
 import type { SamplerName } from '../../config/tracing.js';
-import type { TraceParent } from './trace-context.js';
+import type { SpanParent } from './trace-context.js';
 import type { HopKind } from './trace-hop.js';
 
 export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
@@ -39,7 +39,17 @@ export class RecordedSpan implements Span {
     readonly kind: SpanKind,
     readonly attributes: Attributes,
     private readonly finished: (span: RecordedSpan) => void,
-  ) {}
+    /** The traceparent naming this span (a root span's ids were cut from it); else put together from the ids. */
+    traceparent?: string,
+  ) {
+    this.traceparent = traceparent ?? `00-${traceId}-${spanId}-${traceFlags === 1 ? '01' : '00'}`;
+  }
+
+  /** What the next hop carries; a child begun in this process takes the ids from here, unparsed (trace-scope.ts: spanParent). */
+  readonly traceparent: string;
+  get flags(): number {
+    return this.traceFlags;
+  }
 
   spanContext(): SpanContext {
     return { traceId: this.traceId, spanId: this.spanId, traceFlags: this.traceFlags, ...(this.traceState ? { traceState: createTraceState(this.traceState) } : {}) };
@@ -82,7 +92,7 @@ export class RecordedSpan implements Span {
 }
 
 /** Whether a span of `traceId` is sampled, `parent` being the traceparent it continues (if any). */
-export type Sample = (traceId: string, parent: TraceParent | undefined) => boolean;
+export type Sample = (traceId: string, parent: SpanParent | undefined) => boolean;
 
 /**
  * The upper bound of the trace id ratio: the XOR of the id's four 32-bit words compared with it,

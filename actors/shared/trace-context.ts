@@ -11,12 +11,16 @@ import { randomFillSync } from 'node:crypto';
 export const TRACEPARENT = 'traceparent';
 export const TRACESTATE = 'tracestate';
 
-/** A parsed traceparent. */
-export interface TraceParent {
-  traceId: string;
-  spanId: string;
+/** What a span is begun from: its parent's trace id, span id and flags. */
+export interface SpanParent {
+  readonly traceId: string;
+  readonly spanId: string;
   /** Trace flags; bit 0 is `sampled`. */
-  flags: number;
+  readonly flags: number;
+}
+
+/** A parsed traceparent. */
+export interface TraceParent extends SpanParent {
   /** The value in its version-00 form: the text itself when it already is (passed on without a copy). */
   text: string;
 }

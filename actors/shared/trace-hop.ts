@@ -3,6 +3,7 @@
  * records): one hop of a trace and what records hops (docs/ARCHITECTURE.md, Tracing).
  */
 import type { Attributes } from '@opentelemetry/api';
+import type { SpanParent } from './trace-context.js';
 import type { ScopeSpan, TraceScope } from './trace-scope.js';
 
 export type HopKind = 'server' | 'client' | 'consumer' | 'producer' | 'internal';
@@ -21,7 +22,30 @@ export interface Hop extends TraceScope {
 
 /** What records spans (trace-recorder.ts). */
 export interface Recorder {
-  begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined): Hop;
+  /** `parent`: the span `traceparent` names, when it was recorded in this process (its ids, unparsed). */
+  begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined, parent?: SpanParent): Hop;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
+}
+
+/**
+ * A hop's span name, put together from two parts only when they change: most hops of a service name
+ * the same thing again and again, and a new concatenation per span was then flattened and hashed
+ * again by the encoder's string memo (otlp-protobuf.ts) for the same text.
+ */
+export class HopName {
+  private first: string | undefined;
+  private second: string | undefined;
+  private name = '';
+
+  constructor(private readonly join: (first: string, second: string) => string) {}
+
+  of(first: string, second = ''): string {
+    if (first !== this.first || second !== this.second) {
+      this.first = first;
+      this.second = second;
+      this.name = this.join(first, second);
+    }
+    return this.name;
+  }
 }

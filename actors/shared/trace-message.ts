@@ -9,7 +9,7 @@ import type { Message, ValueMap } from '../../protocol/message.js';
 import { copyMap, firstValue } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 import type { Hop, HopKind } from './tracing.js';
-import { messageWithSpan } from './trace-scope.js';
+import { attachSpan, messageWithSpan, spanParent } from './trace-scope.js';
 import { beginHop, carriedHop, recording, tracingMode } from './tracing.js';
 
 /**
@@ -22,7 +22,7 @@ export function messageHop(message: Message, kind: HopKind, start: boolean, desc
   const traceparent = firstValue(message.Control, TRACEPARENT);
   const tracestate = firstValue(message.Control, TRACESTATE);
   const { name, service, attributes } = describe();
-  return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {} });
+  return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {}, parent: spanParent(message, traceparent) });
 }
 
 /**
@@ -43,6 +43,16 @@ export function putHop(control: ValueMap, hop: Hop | undefined): void {
   if (hop.tracestate) control[TRACESTATE] = [hop.tracestate];
   // only when there is one to delete (a Control is a null-prototype map: a plain read finds only its own keys)
   else if (control[TRACESTATE] !== undefined) delete control[TRACESTATE];
+}
+
+/**
+ * Puts `hop`'s trace into the Control of a message a front door has just made (its own), and carries
+ * the hop's span on it for the service the message reaches in this process (trace-scope.ts: spanParent).
+ */
+export function putMessageHop(message: Message, hop: Hop | undefined): void {
+  if (hop === undefined) return;
+  putHop(message.Control, hop);
+  attachSpan(message, hop.span);
 }
 
 /** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */

@@ -11,6 +11,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
+import type { SpanParent } from './trace-context.js';
 import { newSampledTraceparent, newSpanId, parseTraceparent } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
@@ -76,11 +77,9 @@ class RecordedHop implements Hop {
   constructor(
     readonly span: RecordedSpan,
     readonly tracestate: string | undefined,
-    /** The traceparent the span's ids were cut from (a root span's), else it is put together. */
-    traceparent: string | undefined,
   ) {
     this.traceId = span.traceId;
-    this.traceparent = traceparent ?? `00-${span.traceId}-${span.spanId}-01`;
+    this.traceparent = span.traceparent;
   }
   end(code: number, message?: string): void {
     this.span.setAttribute(CODE_ATTRIBUTE, code);
@@ -126,12 +125,12 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   const finished = (span: RecordedSpan): void => {
     exportSpan(span);
     // an ended span no longer changes: it is read into plain data only if the ring is read
-    ring.addLazy(span.traceId, () => ringSpan(span), span.status.code === SpanStatusCode.ERROR, span.endMs);
+    ring.addLazy(span.traceId, span, ringSpan, span.status.code === SpanStatusCode.ERROR, span.endMs);
   };
   const sample = samplerOf(settings.sampler, settings.samplerArg);
   return {
-    begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined): Hop {
-      const parent = parseTraceparent(traceparent);
+    begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined, known?: SpanParent): Hop {
+      const parent = known ?? parseTraceparent(traceparent);
       // a root span's ids come cut from a new trace's traceparent, which is then the hop's as it is
       const root = parent ? undefined : newSampledTraceparent();
       const traceId = parent?.traceId ?? root!.slice(3, 35);
@@ -143,7 +142,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       }
       const all: Attributes = attributes ?? {};
       all[SERVICE_ATTRIBUTE] = service;
-      return new RecordedHop(new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished), state, root);
+      return new RecordedHop(new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished, root), state);
     },
     flush,
     shutdown,

@@ -87,16 +87,18 @@ export class TraceRing {
 
   /** Adds a finished span; its trace becomes the most recent, and the least recent goes past the bound. */
   add(span: RingSpan): void {
-    this.keep(span.traceId, copySpan(span), span.status === 'error', this.clock());
+    this.keep(span.traceId, span.status === 'error', this.clock())?.spans.push(copySpan(span));
   }
 
   /**
-   * Adds a finished span of `traceId` that `make` turns into plain data when the ring is read (at
-   * most once); `error`: the span ended with an error status; `at`: when it ended (milliseconds since
-   * the epoch), which the recorder has at hand: a clock read per span was a tenth of the ring's cost.
+   * Adds a finished span of `traceId`, `source`, that `make` turns into plain data when the ring is
+   * read (at most once); `error`: the span ended with an error status; `at`: when it ended
+   * (milliseconds since the epoch), which the recorder has at hand: a clock read per span was a tenth
+   * of the ring's cost. The source and the function come apart so that nothing is allocated for the
+   * many spans a busy node's ring does not keep.
    */
-  addLazy(traceId: string, make: () => RingSpan, error = false, at = this.clock()): void {
-    this.keep(traceId, make, error, at);
+  addLazy<T>(traceId: string, source: T, make: (source: T) => RingSpan, error = false, at = this.clock()): void {
+    this.keep(traceId, error, at)?.spans.push(() => make(source));
   }
 
   /** Whether a new trace may come in now (counted when it does). */
@@ -113,10 +115,11 @@ export class TraceRing {
     return true;
   }
 
-  private keep(traceId: string, span: Kept, error: boolean, at: number): void {
+  /** Where a span of `traceId` goes (counted in), or undefined when it is not kept. */
+  private keep(traceId: string, error: boolean, at: number): Held | undefined {
     let held = this.traces.get(traceId);
     if (held === undefined) {
-      if (!this.admit(error, at)) return;
+      if (!this.admit(error, at)) return undefined;
       held = { spans: [], dropped: 0 };
       this.traces.set(traceId, held);
       if (this.traces.size > this.maxTraces) this.evictOldest();
@@ -128,12 +131,12 @@ export class TraceRing {
     this.last = traceId;
     if (held.spans.length >= this.maxSpansPerTrace) {
       held.dropped++;
-      return;
+      return undefined;
     }
-    held.spans.push(span);
     this.spans++;
     // the oldest traces go until the spans fit (never the one just added to)
     while (this.spans > this.maxSpans && this.traces.size > 1) this.evictOldest();
+    return held;
   }
 
   private evictOldest(): void {

@@ -14,6 +14,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../../config/tracing.js';
 import { DEFAULT_TRACING } from '../../config/tracing.js';
+import type { SpanParent } from './trace-context.js';
 import { newTraceparent, parseTraceparent } from './trace-context.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CarriedScope, enableScopes } from './trace-scope.js';
@@ -95,10 +96,11 @@ export function recording(): boolean {
  * `start` says whether to begin a trace even when only propagating (front doors do; a service
  * without one records a root span in record mode only). Undefined when there is no trace to carry;
  * when only propagating, a service's hop carries a malformed traceparent on as it came (its traceId
- * is then undefined: log lines go without one).
+ * is then undefined: log lines go without one). `opts.parent`: the span `traceparent` names, when
+ * this process recorded it (trace-scope.ts: spanParent).
  */
-export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
-  if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
+export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes; parent?: SpanParent | undefined }): Hop | undefined {
+  if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.(), opts.parent);
   return carriedHop(traceparent, tracestate, opts.start);
 }
 

@@ -13,8 +13,8 @@ import type { ListenAt } from '../shared/listen.js';
 import { bindOn, listenOn } from '../shared/listen.js';
 import type { Logger } from '../shared/logger.js';
 import type { ServerTls } from '../shared/server-tls.js';
-import { emptyMap, makeMessage } from '../../protocol/message.js';
-import { putHop } from '../shared/trace-message.js';
+import { makeMessage } from '../../protocol/message.js';
+import { putMessageHop } from '../shared/trace-message.js';
 import { beginHop } from '../shared/tracing.js';
 import type { AllowList } from './allow-from.js';
 import { sourceAddress } from './allow-from.js';
@@ -79,9 +79,9 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     if (!decoded.expected) counters.invalid++;
     // every received message starts a trace of its own, carried in the forwarded message's Control
     const hop = beginHop(`${opts.name} receive`, opts.name, 'producer', undefined, undefined, { start: true, attributes: () => ({ 'hivenode.channel': opts.channel, 'client.address': remoteAddress }) });
-    const control = emptyMap();
-    putHop(control, hop);
-    void hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Control: control, Data: decoded.data })).then((delivered) => {
+    const message = makeMessage({ Class: opts.cls, Operation: opts.operation, Data: decoded.data });
+    putMessageHop(message, hop);
+    void hive.emit(opts.channel, message).then((delivered) => {
       hop?.end(delivered ? 200 : 404, delivered ? undefined : 'no listener');
       if (!delivered) counters.dropped++;
     });

@@ -107,6 +107,49 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     }
   });
 
+  it('attributes written again from their first encoding read back the same: values repeated, changing, past the values kept per name', () => {
+    const attrs = (i: number): RecordedSpan['attributes'] => ({ method: i % 2 === 0 ? 'GET' : 'POST', count: i, same: 'GET', flag: i % 3 === 0, ratio: i / 4, path: `/p/${i % 40}`, list: ['a', String(i)] });
+    // twice over: the second round finds every value the first one kept
+    const spans = [...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i))), ...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i)))];
+    const got = only(spans).map((s) => Object.fromEntries(s.attributes!.map((a) => [a.key, a.value])));
+    for (const [i, a] of got.entries()) {
+      const n = i % 60;
+      expect(a, `span ${i}`).to.deep.equal({
+        method: { stringValue: n % 2 === 0 ? 'GET' : 'POST' },
+        count: { intValue: String(n) },
+        same: { stringValue: 'GET' },
+        flag: { boolValue: n % 3 === 0 },
+        ...(Number.isInteger(n / 4) ? { ratio: { intValue: String(n / 4) } } : { ratio: { doubleValue: n / 4 } }),
+        path: { stringValue: `/p/${n % 40}` },
+        list: { arrayValue: { values: [{ stringValue: 'a' }, { stringValue: String(n) }] } },
+      });
+    }
+  });
+
+  it('an attribute kept encoded is a copy: the buffer it was first written in is written over by the next batches', () => {
+    const encoding = new OtlpProtobuf({ resource: {}, scope: 'hivenode' });
+    const buffer = Buffer.alloc(1 << 16);
+    const attributes = { 'kept.once': 'value kept', 'kept.number': 12_345 };
+    encoding.write(buffer, encoding.begin(), span('first', attributes));
+    buffer.fill(0xee);
+    const decoded = decodeOtlpProtobuf(encoding.end(buffer, encoding.write(buffer, encoding.begin(), span('again', attributes))));
+    expect(decoded.resourceSpans[0]!.scopeSpans![0]!.spans![0]!.attributes).to.deep.equal([
+      { key: 'kept.once', value: { stringValue: 'value kept' } },
+      { key: 'kept.number', value: { intValue: '12345' } },
+    ]);
+  });
+
+  it('a whole span of every length around where its own length takes one, two or three bytes (two are kept for it)', () => {
+    const lengths = [...Array.from({ length: 200 }, (_, i) => i), ...Array.from({ length: 300 }, (_, i) => 16_200 + i)];
+    for (const n of lengths) {
+      const spans = only([span('x'.repeat(n), { k: 1 }), span('after', { k: 2 })], 1 << 20);
+      expect(spans.map((s) => [(s.name ?? '').length, s.attributes![0]!.value.intValue]), `name of ${n}`).to.deep.equal([
+        [n, '1'],
+        [5, '2'],
+      ]);
+    }
+  });
+
   it('a span that does not fit in what is left is not written (-1), and the batch before it stays whole', () => {
     const small = span('small');
     const one = batch([small]);

@@ -56,6 +56,17 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     for (const n of counts.values()) expect(n).to.be.within((5000 * 48) / 16 * 0.95, (5000 * 48) / 16 * 1.05);
   });
 
+  it('makes distinct span ids, across refills of the pools and of their random bytes, interleaved with traceparents', () => {
+    const ids = Array.from({ length: 10_000 }, (_, i) => (i % 4 === 0 ? (newTraceparent(), newSpanId()) : newSpanId()));
+    expect(new Set(ids).size).to.equal(10_000);
+    for (const id of ids) expect(id).to.match(/^[0-9a-f]{16}$/);
+    expect(ids).to.not.include('0'.repeat(16));
+    const counts = new Map<string, number>();
+    for (const id of ids) for (const c of id) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).to.equal(16);
+    for (const n of counts.values()) expect(n).to.be.within((10_000 * 16) / 16 * 0.95, (10_000 * 16) / 16 * 1.05);
+  });
+
   it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {
     expect(traceIdOf({ traceparent: [valid] })).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(traceIdOf({ traceparent: ['nonsense'] })).to.equal(undefined);

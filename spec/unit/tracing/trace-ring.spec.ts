@@ -78,7 +78,7 @@ describe('actors/shared/trace-ring: recent sampled traces for the console', () =
   it('reads a lazily added span once, when the ring is read', () => {
     const ring = new TraceRing();
     let made = 0;
-    ring.addLazy('d'.repeat(32), () => (made++, span('d'.repeat(32), 'lazy')));
+    ring.addLazy('d'.repeat(32), 'lazy', (name) => (made++, span('d'.repeat(32), name)));
     expect(made).to.equal(0);
     expect(ring.traceById('d'.repeat(32))!.spans[0]!.spanId).to.equal('lazy');
     ring.traceById('d'.repeat(32));
@@ -101,7 +101,7 @@ describe('actors/shared/trace-ring: recent sampled traces for the console', () =
     expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['2', '1']);
     ring.add(span('1'.repeat(32), 'b'));
     expect(ring.traceById('1'.repeat(32))!.spans).to.have.length(2);
-    for (const id of ['4', '5', '6']) ring.addLazy(id.repeat(32), () => span(id.repeat(32), 'e', { status: 'error' }), true);
+    for (const id of ['4', '5', '6']) ring.addLazy(id.repeat(32), 'e', (name) => span(id.repeat(32), name, { status: 'error' }), true);
     expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['5', '4', '1', '2']);
     now += 1_000;
     ring.add(span('3'.repeat(32), 'a'));

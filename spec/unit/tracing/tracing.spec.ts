@@ -3,8 +3,8 @@ import { PassThrough } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createLogger } from '../../../actors/shared/logger.js';
 import { parseTraceparent } from '../../../actors/shared/trace-context.js';
-import { messageHop, withHop } from '../../../actors/shared/trace-message.js';
-import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, traceOf } from '../../../actors/shared/trace-scope.js';
+import { messageHop, putMessageHop, withHop } from '../../../actors/shared/trace-message.js';
+import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, spanParent, traceOf } from '../../../actors/shared/trace-scope.js';
 import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/shared/tracing.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -63,6 +63,32 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(span!.parentSpanContext?.spanId).to.equal('00f067aa0ba902b7');
     expect(span!.attributes).to.deep.include({ a: 'b', 'hivenode.service': 'svc', 'hivenode.code': 502, 'db.operation.name': 'SELECT' });
     expect(span!.status).to.deep.equal({ code: 2, message: 'upstream failed' });
+  });
+
+  it('record: a message a front door made carries its span, and the next hop in this process is its child without parsing; a Control whose traceparent was replaced is parsed', async () => {
+    const exporter = new InMemorySpanExporter();
+    await startTracing({ ...DEFAULT_TRACING, sampler: 'always_on' }, { exporter });
+    const door = beginHop('door', 'gw', 'server', undefined, undefined, { start: true })!;
+    const message = makeMessage();
+    putMessageHop(message, door);
+    expect(message.Control.traceparent).to.deep.equal([door.traceparent]);
+    expect(spanParent(message, door.traceparent)).to.equal(door.span);
+    const child = messageHop(message, 'server', false, () => ({ name: 'child', service: 'svc' }))!;
+    // the same trace, and the same string: the ring's map finds its hash already computed
+    expect(child.traceId).to.equal(door.traceId);
+    // the Control changed after the span was attached: the span is not the parent any more
+    const other = makeMessage();
+    putMessageHop(other, door);
+    other.Control.traceparent = [PARENT];
+    expect(spanParent(other, PARENT)).to.equal(undefined);
+    const stranger = messageHop(other, 'server', false, () => ({ name: 'stranger', service: 'svc' }))!;
+    child.end(200);
+    stranger.end(200);
+    door.end(200);
+    const spans = new Map(exporter.getFinishedSpans().map((s) => [s.name, s]));
+    const doorId = spans.get('door')!.spanContext().spanId;
+    expect(spans.get('child')!.parentSpanContext).to.include({ traceId: door.traceId, spanId: doorId });
+    expect(spans.get('stranger')!.parentSpanContext).to.include({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' });
   });
 
   it('record with a sampler that drops: the trace still travels, nothing is exported', async () => {
