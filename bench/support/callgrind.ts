@@ -3,8 +3,9 @@
  * package `valgrind`): the count of a fixed number of requests does not move with other load, where
  * CPU time on a shared machine spreads ±15% between identical processes, too much to read a 2%
  * difference from. The server runs under callgrind with collection of every thread kept apart; this
- * process is the client (keep-alive HTTP, a few connections), unmeasured. After a warm-up (V8 has
- * compiled the hot paths) the counters are zeroed (`callgrind_control -z`), `requests` requests are
+ * process is the client (keep-alive HTTP, a few connections), unmeasured. The warm-up runs with
+ * callgrind's instrumentation off; after it (V8 has compiled the hot paths) instrumentation is
+ * switched on (`callgrind_control --instr=on`), the counters are zeroed (`-z`), `requests` requests are
  * sent, and the counts are dumped (`callgrind_control -d`): what the dump holds is whole requests —
  * parsing, the hive, the echo, the answer, the garbage collector's threads — and nothing of start-up.
  * Callgrind checks for those commands only while the process runs, so an idle server is woken by
@@ -31,6 +32,12 @@ export interface InstructionCount {
    * between two runs of one build, where everything else stayed within ~1,000.
    */
   majorGcPerRequest: number;
+  /**
+   * Of mainPerRequest, what V8's compilers took (a function optimized once it is hot, whenever that
+   * falls): ~9,000 instructions a request after a warm-up of 6,000 requests, still compiling the
+   * long tail of warm functions; after 30,000 requests it is a few hundred.
+   */
+  compilePerRequest: number;
   /** Requests counted. */
   requests: number;
   /** The dump files (callgrind_annotate reads them: where the instructions went). */
@@ -99,16 +106,21 @@ function total(file: string): number {
 // V8's functions of the old generation's collections (names as callgrind gives them, C++ symbols)
 const MAJOR_GC = /v8::internal::(?:IncrementalMarking|MarkCompactCollector|ConcurrentMarking|MarkingBarrier|Sweeper|MemoryReducer|ArrayBufferSweeper)\b|v8::internal::Heap::(?:StartIncrementalMarking|FinalizeIncrementalMarking|MarkCompact)\b/;
 
+// V8's compilers (names as callgrind gives them): TurboFan optimizing a function that got hot (on the
+// main thread: the servers run --single-threaded), Sparkplug's baseline code, a first lazy compile
+const COMPILE = /v8::internal::(?:Runtime_Compile\w*|Runtime_InstallBaselineCode|Compiler::\w+|compiler::\w+|baseline::\w+|maglev::\w+|OptimizingCompileDispatcher)/;
+
 /**
- * The instructions of one dump spent in the old generation's collections: the inclusive cost of every
- * call into one of their functions from a function that is not one (so nested calls count once).
+ * The instructions of one dump spent in what `kinds` match: for each, the inclusive cost of every
+ * call into one of its functions from a function that is not one (so nested calls count once).
  */
-function majorCollections(file: string): number {
+function setApart<K extends string>(file: string, kinds: Record<K, RegExp>): Record<K, number> {
+  const entries = Object.entries(kinds) as Array<[K, RegExp]>;
+  const sums = Object.fromEntries(entries.map(([k]) => [k, 0])) as Record<K, number>;
   const names = new Map<string, string>();
   let caller = '';
   let callee = '';
   let costOfCall = false;
-  let sum = 0;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const fn = /^(c?)fn=\((\d+)\)(?: (.*))?$/.exec(line);
     if (fn) {
@@ -125,16 +137,16 @@ function majorCollections(file: string): number {
     if (costOfCall) {
       costOfCall = false;
       const cost = /^\S+ (\d+)$/.exec(line);
-      if (cost && MAJOR_GC.test(callee) && !MAJOR_GC.test(caller)) sum += Number(cost[1]);
+      if (cost) for (const [k, re] of entries) if (re.test(callee) && !re.test(caller)) sums[k] += Number(cost[1]);
     }
   }
-  return sum;
+  return sums;
 }
 
 /** Counts the instructions of `o.requests` requests of one server process under callgrind. */
 export async function countInstructions(o: CountOptions): Promise<InstructionCount> {
   const out = join(o.dir, 'callgrind.out.%p');
-  const child: ChildProcess = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${out}`, process.execPath, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env });
+  const child: ChildProcess = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env });
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
@@ -146,7 +158,10 @@ export async function countInstructions(o: CountOptions): Promise<InstructionCou
       port = Number(/serves HTTP on port (\d+)/.exec(text)?.[1] ?? 0);
       await wait(100);
     }
+    // the warm-up runs uninstrumented (valgrind alone, several times faster than counting), so it can
+    // be long enough for V8 to have compiled the hot paths before the count begins
     await posts(agent, port, o, o.warmup);
+    await control('--instr=on', child.pid!, agent, port, o);
     await control('-z', child.pid!, agent, port, o);
     await posts(agent, port, o, o.requests);
     await control('-d', child.pid!, agent, port, o);
@@ -157,7 +172,8 @@ export async function countInstructions(o: CountOptions): Promise<InstructionCou
     const main = files.find((f) => f.endsWith('-01'));
     if (main === undefined) throw new Error(`no dump of the main thread in ${o.dir}`);
     const all = files.reduce((n, f) => n + total(f), 0);
-    return { perRequest: all / o.requests, mainPerRequest: total(main) / o.requests, majorGcPerRequest: majorCollections(main) / o.requests, requests: o.requests, files };
+    const apart = setApart(main, { majorGc: MAJOR_GC, compile: COMPILE });
+    return { perRequest: all / o.requests, mainPerRequest: total(main) / o.requests, majorGcPerRequest: apart.majorGc / o.requests, compilePerRequest: apart.compile / o.requests, requests: o.requests, files };
   } finally {
     agent.destroy();
     child.kill('SIGKILL');
