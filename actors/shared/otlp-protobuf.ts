@@ -14,6 +14,7 @@
 import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
+import { ID_BYTES } from './trace-context.js';
 
 // wire types
 const VARINT = 0;
@@ -188,6 +189,16 @@ function putId(b: Buffer, at: number, fieldKey: number, hex: string): number {
   return at + n;
 }
 
+/** A bytes field of an id the recorder kept as bytes (recorded-span.ts: ids): `count` bytes from `from` of `ids`. */
+function putIdBytes(b: Buffer, at: number, fieldKey: number, ids: Uint8Array, from: number, count: number): number {
+  room(at, count + 2);
+  b[at] = fieldKey;
+  b[at + 1] = count;
+  at += 2;
+  for (let i = 0; i < count; i++) b[at + i] = ids[from + i]!;
+  return at + count;
+}
+
 const TWO_32 = 0x100000000;
 
 /** `n` (0 to 2^32 - 1) as 4 bytes, little-endian; room checked by the caller (Buffer's writeUInt32LE checks it all again). */
@@ -296,6 +307,72 @@ function putSpanAttributes(b: Buffer, at: number, attributes: Attributes): numbe
   return at;
 }
 
+/**
+ * What the spans of one name wrote last for their name, kind and attributes: the attributes' names and
+ * values in order, and the bytes. A span whose attributes are the same again (a hop of the same route,
+ * method and status) is written with one copy of the bytes: a copy costs ~650 instructions however
+ * short, and each attribute was one (callgrind, bench/gateway-tracing-instructions.ts).
+ */
+interface Shape {
+  kind: number;
+  names: string[];
+  values: Array<string | number | boolean>;
+  bytes: Uint8Array;
+  /** Spans of the name in a row whose attributes differed: past a few, the shape is kept as it is (rarely made again). */
+  misses: number;
+}
+const shapes = new Map<string, Shape>();
+const SHAPE_MISSES = 4;
+/** Longer shapes are not kept (MEMO_SIZE names of them at most). */
+const SHAPE_LONGEST = 1024;
+
+/** Whether `attributes` are `shape`'s, in the same order (what is undefined or null is left out, as written). */
+function sameAttributes(shape: Shape, attributes: Attributes): boolean {
+  const { names, values } = shape;
+  let i = 0;
+  for (const name in attributes) {
+    const v = attributes[name];
+    if (v === undefined || v === null) continue;
+    if (i === names.length || names[i] !== name || values[i] !== v) return false;
+    i++;
+  }
+  return i === names.length;
+}
+
+/** The span's name, kind and attributes, from its name's shape when they are the same, else written and (mostly) kept as its shape. */
+function putShape(b: Buffer, at: number, s: RecordedSpan): number {
+  const kind = s.kind + 1;
+  const shape = shapes.get(s.name);
+  if (shape !== undefined && shape.kind === kind && sameAttributes(shape, s.attributes)) {
+    shape.misses = 0;
+    const n = shape.bytes.length;
+    room(at, n);
+    b.set(shape.bytes, at);
+    return at + n;
+  }
+  const start = at;
+  let p = putString(b, at, SPAN_NAME, s.name);
+  room(p, 2);
+  b[p] = SPAN_KIND;
+  b[p + 1] = kind;
+  p = putSpanAttributes(b, p + 2, s.attributes);
+  if (shape !== undefined && ++shape.misses > SHAPE_MISSES && shape.misses % 256 !== 0) return p;
+  if ((shape === undefined && shapes.size >= MEMO_SIZE) || p - start > SHAPE_LONGEST) return p;
+  const names: string[] = [];
+  const values: Array<string | number | boolean> = [];
+  for (const name in s.attributes) {
+    const v = s.attributes[name];
+    if (v === undefined || v === null) continue;
+    // an array is compared by identity: a shape of one would never match again
+    if (typeof v === 'object') return p;
+    names.push(name);
+    values.push(v);
+  }
+  // a copy: the batch's buffer is written over by the next batches
+  shapes.set(s.name, { kind, names, values, bytes: new Uint8Array(b.subarray(start, p)), misses: shape?.misses ?? 0 });
+  return p;
+}
+
 /** A KeyValue list as repeated `fieldKey` fields. */
 function putAttributes(b: Buffer, at: number, fieldKey: number, attributes: Attributes): number {
   for (const name in attributes) {
@@ -309,17 +386,16 @@ function putAttributes(b: Buffer, at: number, fieldKey: number, attributes: Attr
 /** One span, as a ScopeSpans.spans field (the API's SpanKind counts from 0, OTLP's from 1). */
 function putSpan(b: Buffer, at: number, s: RecordedSpan): number {
   const start = beginLen(b, at, SCOPE_SPANS_SPANS, 2);
-  let p = putId(b, start, SPAN_TRACE_ID, s.traceId);
-  p = putId(b, p, SPAN_SPAN_ID, s.spanId);
+  const ids = s.ids;
+  let p = ids ? putIdBytes(b, start, SPAN_TRACE_ID, ids, ID_BYTES.traceId, 16) : putId(b, start, SPAN_TRACE_ID, s.traceId);
+  p = ids ? putIdBytes(b, p, SPAN_SPAN_ID, ids, ID_BYTES.spanId, 8) : putId(b, p, SPAN_SPAN_ID, s.spanId);
   if (s.traceState) p = putString(b, p, SPAN_TRACE_STATE, s.traceState);
-  if (s.parentSpanId) p = putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
-  p = putString(b, p, SPAN_NAME, s.name);
-  room(p, 2);
-  b[p] = SPAN_KIND;
-  b[p + 1] = s.kind + 1;
-  p = putNanos(b, p + 2, SPAN_START, s.startMs);
+  if (s.parentSpanId) p = ids ? putIdBytes(b, p, SPAN_PARENT_SPAN_ID, ids, ID_BYTES.parentSpanId, 8) : putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
+  p = putNanos(b, p, SPAN_START, s.startMs);
   p = putNanos(b, p, SPAN_END, s.endMs);
-  p = putSpanAttributes(b, p, s.attributes);
+  // the name, kind and attributes last (protobuf takes fields in any order): one copy when they are
+  // what the span of that name had the time before
+  p = putShape(b, p, s);
   // an unset status is OTLP's default: left out, as every default may be
   if (s.status.code !== 0 || s.status.message) {
     const status = beginLen(b, p, SPAN_STATUS);

@@ -47,6 +47,8 @@ export class RecordedSpan implements Span {
 
   /** What the next hop carries; a child begun in this process takes the ids from here, unparsed (trace-scope.ts: spanParent). */
   readonly traceparent: string;
+  /** The ids' bytes (trace-context.ts: ID_BYTES) when the recorder made them, for the OTLP encoder; else it reads the hex. */
+  ids: Uint8Array | undefined = undefined;
   get flags(): number {
     return this.traceFlags;
   }

@@ -17,6 +17,8 @@ export interface SpanParent {
   readonly spanId: string;
   /** Trace flags; bit 0 is `sampled`. */
   readonly flags: number;
+  /** The ids' bytes (ID_BYTES), when a span of this process has them. */
+  readonly ids?: Uint8Array | undefined;
 }
 
 /** A parsed traceparent. */
@@ -108,6 +110,8 @@ function poolRandom(): number {
 /** Traceparents of new traces with the given flags, made a pool at a time. */
 class TraceparentPool {
   private readonly text = Buffer.alloc(TRACEPARENTS_PER_POOL * LENGTH);
+  /** The random bytes of the pool's traceparents, RANDOM_BYTES each: what the OTLP encoder writes (ids as bytes). */
+  private readonly bytes = new Uint8Array(TRACEPARENTS_PER_POOL * RANDOM_BYTES);
   private readonly view = new DataView(this.text.buffer, this.text.byteOffset, this.text.byteLength);
   private pool = '';
   private at = 0;
@@ -124,8 +128,20 @@ class TraceparentPool {
     return this.pool.slice(at, at + LENGTH);
   }
 
+  /**
+   * Copies `count` random bytes of the traceparent next() returned last, from `from` of them (0: the
+   * trace id's 16, 16: the span id's 8), into `into` at `at`.
+   */
+  lastBytes(from: number, count: number, into: Uint8Array, at: number): void {
+    const start = (this.at / LENGTH - 1) * RANDOM_BYTES + from;
+    const bytes = this.bytes;
+    for (let i = 0; i < count; i++) into[at + i] = bytes[start + i]!;
+  }
+
   private refill(): void {
     let r = poolRandom();
+    // kept: the shared random bytes are drawn again while this pool's traceparents are handed out
+    this.bytes.set(random.subarray(r, r + this.bytes.length));
     for (let at = 0; at < this.text.length; at += LENGTH) {
       r = this.writeHex(at + 3, r, 16);
       r = this.writeHex(at + 36, r, 8);
@@ -155,6 +171,26 @@ export const newSampledTraceparent = (): string => sampled.next();
 
 /** A new random span id (16 hex digits, never all zero). */
 export const newSpanId = (): string => newTraceparent().slice(36, 52);
+
+/**
+ * The bytes of a span's ids, as the OTLP encoder writes them (reading the hex digits of sliced strings
+ * back cost ~50 instructions a digit): the trace id (16), the span id (8) and the parent's span id
+ * (8, when the span has a parent in this process), at these offsets of a 32-byte array.
+ */
+export const ID_BYTES = { traceId: 0, spanId: 16, parentSpanId: 24, length: 32 } as const;
+
+/**
+ * Writes the bytes of the trace and span ids of the traceparent newSampledTraceparent returned last
+ * into `ids` (ID_BYTES); to be called before it is called again.
+ */
+export function lastSampledTraceparentBytes(ids: Uint8Array): void {
+  sampled.lastBytes(0, RANDOM_BYTES, ids, ID_BYTES.traceId);
+}
+
+/** Writes the bytes of the span id newSpanId returned last into `ids` (ID_BYTES.spanId); to be called before a new traceparent is made. */
+export function lastSpanIdBytes(ids: Uint8Array): void {
+  unsampled.lastBytes(16, 8, ids, ID_BYTES.spanId);
+}
 
 /** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */
 export function traceIdOf(control: Record<string, string[] | undefined>): string | undefined {

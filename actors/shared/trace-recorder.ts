@@ -12,7 +12,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { newSampledTraceparent, newSpanId, parseTraceparent } from './trace-context.js';
+import { ID_BYTES, lastSampledTraceparentBytes, lastSpanIdBytes, newSampledTraceparent, newSpanId, parseTraceparent } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
@@ -91,6 +91,26 @@ class RecordedHop implements Hop {
 const noEnd = (): void => undefined;
 
 /**
+ * The bytes of the ids of the span just begun under `parent` (its ids the last made: a new trace's,
+ * or a new span id), for the encoder, where they are at hand: a root span's, or a span's under a
+ * parent recorded in this process; undefined under a parent from elsewhere (read from its hex).
+ */
+function idBytes(parent: SpanParent | undefined): Uint8Array | undefined {
+  if (parent === undefined) {
+    const ids = new Uint8Array(ID_BYTES.length);
+    lastSampledTraceparentBytes(ids);
+    return ids;
+  }
+  const from = parent.ids;
+  if (from === undefined) return undefined;
+  const ids = new Uint8Array(ID_BYTES.length);
+  for (let i = 0; i < 16; i++) ids[ID_BYTES.traceId + i] = from[ID_BYTES.traceId + i]!;
+  for (let i = 0; i < 8; i++) ids[ID_BYTES.parentSpanId + i] = from[ID_BYTES.spanId + i]!;
+  lastSpanIdBytes(ids);
+  return ids;
+}
+
+/**
  * A recorder exporting over OTLP/HTTP to `settings.endpoint`, or to `exporter` (tests) at once,
  * keeping sampled spans in `ring` (given by the caller: this module is loaded on demand, and the
  * ring must be the one the console reads however modules are loaded).
@@ -142,7 +162,9 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       }
       const all: Attributes = attributes ?? {};
       all[SERVICE_ATTRIBUTE] = service;
-      return new RecordedHop(new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished, root), state);
+      const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished, root);
+      span.ids = idBytes(parent);
+      return new RecordedHop(span, state);
     },
     flush,
     shutdown,

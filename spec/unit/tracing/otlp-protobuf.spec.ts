@@ -52,6 +52,18 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     expect(second).to.deep.include({ parentSpanId: 'aaaaaaaaaaaaaaaa', traceState: 'vendor=x', kind: 5, status: { code: 2, message: 'upstream "failed"' } });
   });
 
+  it('ids the recorder kept as bytes are written from them, as their hex would be', () => {
+    const withBytes = span('bytes', {}, { parent: 'aaaaaaaaaaaaaaab' });
+    withBytes.ids = Uint8Array.from(Buffer.from(`${TRACE}00f067aa0ba902b7aaaaaaaaaaaaaaab`, 'hex'));
+    const root = span('root');
+    root.ids = Uint8Array.from([...Buffer.from(`${TRACE}00f067aa0ba902b7`, 'hex'), ...new Array<number>(8).fill(0xff)]);
+    const [a, b] = only([withBytes, root]);
+    expect(a).to.deep.include({ traceId: TRACE, spanId: '00f067aa0ba902b7', parentSpanId: 'aaaaaaaaaaaaaaab' });
+    // no parent: the parent's place in the bytes is not written
+    expect(b).to.deep.include({ traceId: TRACE, spanId: '00f067aa0ba902b7' });
+    expect(b).to.not.have.property('parentSpanId');
+  });
+
   it('nanoseconds past 2^53 are exact: each microsecond of a day in 2026 and of the far future', () => {
     for (const ms of [1764050000000 + 0.001, 1764050000000 + 0.999, 4102444800000.5, 0.001, 5]) {
       const expected = (BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.round((ms - Math.floor(ms)) * 1000)) * 1000n).toString();
@@ -123,6 +135,35 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
         path: { stringValue: `/p/${n % 40}` },
         list: { arrayValue: { values: [{ stringValue: 'a' }, { stringValue: String(n) }] } },
       });
+    }
+  });
+
+  it('spans of one name: the same name, kind and attributes again are written as before, whatever changes between them', () => {
+    type A = RecordedSpan['attributes'];
+    const cases: Array<[SpanKind, A]> = [
+      [SpanKind.SERVER, { a: 'x', n: 1 }],
+      [SpanKind.SERVER, { a: 'x', n: 1 }],
+      [SpanKind.CLIENT, { a: 'x', n: 1 }],
+      [SpanKind.SERVER, { n: 1, a: 'x' }],
+      [SpanKind.SERVER, { a: 'x', n: 1, extra: true }],
+      [SpanKind.SERVER, { a: 'x' }],
+      [SpanKind.SERVER, { a: 'x', skipped: undefined, n: 1 } as A],
+      [SpanKind.SERVER, { a: 'x', n: 1, list: ['p', 'q'] }],
+      [SpanKind.SERVER, { a: 'x', n: 1, list: ['p', 'r'] }],
+      [SpanKind.SERVER, { a: 'x', n: NaN }],
+      [SpanKind.SERVER, { a: 'x', n: NaN }],
+      [SpanKind.SERVER, { a: 'long', v: 'z'.repeat(2000) }],
+      [SpanKind.SERVER, { a: 'long', v: 'z'.repeat(2000) }],
+      ...Array.from({ length: 12 }, (_, i): [SpanKind, A] => [SpanKind.SERVER, { a: `changing ${i % 6}`, n: i }]),
+      [SpanKind.SERVER, { a: 'x', n: 1 }],
+      [SpanKind.SERVER, { a: 'x', n: 1 }],
+    ];
+    const decoded = only(cases.map(([kind, attributes]) => span('one name', attributes, { kind })));
+    const value = (v: unknown): unknown =>
+      typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Array.isArray(v) ? { arrayValue: { values: v.map(value) } } : Number.isNaN(v) ? { doubleValue: NaN } : { intValue: String(v) };
+    for (const [i, [kind, attributes]] of cases.entries()) {
+      const expected = Object.entries(attributes).filter(([, v]) => v !== undefined).map(([key, v]) => ({ key, value: value(v) }));
+      expect([decoded[i]!.name, decoded[i]!.kind, decoded[i]!.attributes ?? []], `span ${i}`).to.deep.equal(['one name', kind + 1, expected]);
     }
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
+import { ID_BYTES, formatTraceparent, lastSampledTraceparentBytes, lastSpanIdBytes, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
 
 describe('actors/shared/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -65,6 +65,20 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     for (const id of ids) for (const c of id) counts.set(c, (counts.get(c) ?? 0) + 1);
     expect(counts.size).to.equal(16);
     for (const n of counts.values()) expect(n).to.be.within((10_000 * 16) / 16 * 0.95, (10_000 * 16) / 16 * 1.05);
+  });
+
+  it('gives the bytes of the ids it made last, as their hex reads, across refills of the pools', () => {
+    for (let i = 0; i < 3000; i++) {
+      const ids = new Uint8Array(ID_BYTES.length);
+      const root = newSampledTraceparent();
+      lastSampledTraceparentBytes(ids);
+      const spanId = newSpanId();
+      lastSpanIdBytes(ids);
+      if (i % 7 === 0) newTraceparent();
+      expect(Buffer.from(ids.subarray(ID_BYTES.traceId, ID_BYTES.traceId + 16)).toString('hex'), `trace id ${i}`).to.equal(root.slice(3, 35));
+      // the span id's place holds the last span id (newSpanId's), not the root's
+      expect(Buffer.from(ids.subarray(ID_BYTES.spanId, ID_BYTES.spanId + 8)).toString('hex'), `span id ${i}`).to.equal(spanId);
+    }
   });
 
   it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {
