@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
 import { HopName } from '../shared/trace-hop.js';
 import type { Hop } from '../shared/tracing.js';
-import { beginHop, carriedHop, recording } from '../shared/tracing.js';
+import { carriedHop, recordedHop, recording } from '../shared/tracing.js';
 import type { GatewayResponse } from './respond.js';
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -27,10 +27,7 @@ export function requestHop(req: IncomingMessage, res: ServerResponse, service: s
   const traceparent = header(req, TRACEPARENT);
   const tracestate = header(req, TRACESTATE);
   const hop = recording()
-    ? beginHop(name.of(req.method ?? ''), service, 'server', traceparent, tracestate, {
-        start: true,
-        attributes: () => ({ 'http.request.method': req.method ?? '', 'url.path': subPath }),
-      })
+    ? recordedHop(name.of(req.method ?? ''), service, 'server', traceparent, tracestate, { 'http.request.method': req.method ?? '', 'url.path': subPath }, undefined)
     : carriedHop(traceparent, tracestate, true);
   // written with the head (respond.ts: send), for every answer the request gets
   if (hop) (res as GatewayResponse).traceparent = hop.traceparent;
@@ -40,6 +37,6 @@ export function requestHop(req: IncomingMessage, res: ServerResponse, service: s
 /** Ends the request's hop with the status answered. */
 export function endRequestHop(hop: Hop | undefined, res: ServerResponse): void {
   if (hop?.span === undefined) return;
-  hop.span.setAttributes({ 'http.response.status_code': res.statusCode });
+  hop.span.setAttribute('http.response.status_code', res.statusCode);
   hop.end(res.statusCode);
 }

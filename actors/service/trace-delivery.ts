@@ -7,49 +7,66 @@
 import type { Delivery } from '../hive/transport.js';
 import { HopName } from '../shared/trace-hop.js';
 import type { Hop } from '../shared/tracing.js';
-import { messageHop, withHop } from '../shared/trace-message.js';
+import { recordedMessageHop, withHop } from '../shared/trace-message.js';
 import type { NodeFacilities } from './context.js';
 
 /** The span names of one service's deliveries: `<service> <Class>/<Operation>`. */
 export const deliveryHopName = (service: string): HopName => new HopName((cls, operation) => `${service} ${cls}/${operation}`);
 
 /**
- * The hop of a delivery's message when spans are recorded (see messageHop). When nothing records,
- * the serve kit makes no hop at all: the delivery is its own lazy trace scope (serve.ts). `name`:
- * the service's deliveryHopName.
+ * The hop of a delivery's message when spans are recorded (`recording()` true: see messageHop). When
+ * nothing records, the serve kit makes no hop at all: the delivery is its own lazy trace scope
+ * (serve.ts). `name`: the service's deliveryHopName.
  */
 export function deliveryHop(ctx: NodeFacilities, delivery: Delivery, name: HopName): Hop | undefined {
   const { message } = delivery;
-  return messageHop(message, 'server', false, () => ({
-    name: name.of(message.Class, message.Operation),
-    service: ctx.name,
-    attributes: { 'hivenode.channel': delivery.channel, 'hivenode.mode': delivery.mode, 'hivenode.class': message.Class, 'hivenode.operation': message.Operation },
-  }));
+  return recordedMessageHop(message, 'server', name.of(message.Class, message.Operation), ctx.name, {
+    'hivenode.channel': delivery.channel,
+    'hivenode.mode': delivery.mode,
+    'hivenode.class': message.Class,
+    'hivenode.operation': message.Operation,
+  });
 }
 
 /**
  * The delivery of a recorded hop (`hop.span` set): its message carries the span's traceparent, and
  * the answer ends the span. `endOnAck`: the service answers a successful execute by acknowledging
- * it only (the queue), so the acknowledgement ends the span too.
+ * it only (the queue), so the acknowledgement ends the span too. One object per delivery (a literal
+ * with closures for respond, ack and the end they share was four).
  */
 export function recordedDelivery(delivery: Delivery, hop: Hop, endOnAck: boolean): Delivery {
-  let ended = false;
-  const end = (code: number, text?: string): void => {
-    if (ended) return;
-    ended = true;
-    hop.end(code, text);
-  };
-  return {
-    mode: delivery.mode,
-    channel: delivery.channel,
-    message: withHop(delivery.message, hop),
-    respond(result) {
-      end(result.Code, result.Message);
-      delivery.respond(result);
-    },
-    ack() {
-      if (endOnAck) end(200);
-      delivery.ack();
-    },
-  };
+  return new RecordedDelivery(delivery, hop, endOnAck);
+}
+
+class RecordedDelivery implements Delivery {
+  readonly mode: Delivery['mode'];
+  readonly channel: string;
+  readonly message: Delivery['message'];
+  private ended = false;
+
+  constructor(
+    private readonly delivery: Delivery,
+    private readonly hop: Hop,
+    private readonly endOnAck: boolean,
+  ) {
+    this.mode = delivery.mode;
+    this.channel = delivery.channel;
+    this.message = withHop(delivery.message, hop);
+  }
+
+  respond(result: Parameters<Delivery['respond']>[0]): void {
+    this.end(result.Code, result.Message);
+    this.delivery.respond(result);
+  }
+
+  ack(): void {
+    if (this.endOnAck) this.end(200);
+    this.delivery.ack();
+  }
+
+  private end(code: number, text?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.hop.end(code, text);
+  }
 }

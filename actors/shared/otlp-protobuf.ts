@@ -14,7 +14,6 @@
 import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
-import { ID_BYTES } from './trace-context.js';
 
 // wire types
 const VARINT = 0;
@@ -189,7 +188,7 @@ function putId(b: Buffer, at: number, fieldKey: number, hex: string): number {
   return at + n;
 }
 
-/** A bytes field of an id the recorder kept as bytes (recorded-span.ts: ids): `count` bytes from `from` of `ids`. */
+/** A bytes field of an id whose bytes the recorder pointed the span at (recorded-span.ts: traceBytes…): `count` bytes from `from` of `ids`. */
 function putIdBytes(b: Buffer, at: number, fieldKey: number, ids: Uint8Array, from: number, count: number): number {
   room(at, count + 2);
   b[at] = fieldKey;
@@ -386,11 +385,10 @@ function putAttributes(b: Buffer, at: number, fieldKey: number, attributes: Attr
 /** One span, as a ScopeSpans.spans field (the API's SpanKind counts from 0, OTLP's from 1). */
 function putSpan(b: Buffer, at: number, s: RecordedSpan): number {
   const start = beginLen(b, at, SCOPE_SPANS_SPANS, 2);
-  const ids = s.ids;
-  let p = ids ? putIdBytes(b, start, SPAN_TRACE_ID, ids, ID_BYTES.traceId, 16) : putId(b, start, SPAN_TRACE_ID, s.traceId);
-  p = ids ? putIdBytes(b, p, SPAN_SPAN_ID, ids, ID_BYTES.spanId, 8) : putId(b, p, SPAN_SPAN_ID, s.spanId);
+  let p = s.traceBytes ? putIdBytes(b, start, SPAN_TRACE_ID, s.traceBytes, s.traceAt, 16) : putId(b, start, SPAN_TRACE_ID, s.traceId);
+  p = s.spanBytes ? putIdBytes(b, p, SPAN_SPAN_ID, s.spanBytes, s.spanAt, 8) : putId(b, p, SPAN_SPAN_ID, s.spanId);
   if (s.traceState) p = putString(b, p, SPAN_TRACE_STATE, s.traceState);
-  if (s.parentSpanId) p = ids ? putIdBytes(b, p, SPAN_PARENT_SPAN_ID, ids, ID_BYTES.parentSpanId, 8) : putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
+  if (s.parentSpanId) p = s.parentBytes ? putIdBytes(b, p, SPAN_PARENT_SPAN_ID, s.parentBytes, s.parentAt, 8) : putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
   p = putNanos(b, p, SPAN_START, s.startMs);
   p = putNanos(b, p, SPAN_END, s.endMs);
   // the name, kind and attributes last (protobuf takes fields in any order): one copy when they are

@@ -47,8 +47,17 @@ export class RecordedSpan implements Span {
 
   /** What the next hop carries; a child begun in this process takes the ids from here, unparsed (trace-scope.ts: spanParent). */
   readonly traceparent: string;
-  /** The ids' bytes (trace-context.ts: ID_BYTES) when the recorder made them, for the OTLP encoder; else it reads the hex. */
-  ids: Uint8Array | undefined = undefined;
+  /**
+   * Where the ids' bytes are when the recorder has them (trace-context.ts: sampledBytes, spanIdBytes):
+   * the trace id's 16 from traceAt of traceBytes, the span id's 8 and the parent's likewise. The OTLP
+   * encoder writes those; without them it reads the hex.
+   */
+  traceBytes: Uint8Array | undefined = undefined;
+  traceAt = 0;
+  spanBytes: Uint8Array | undefined = undefined;
+  spanAt = 0;
+  parentBytes: Uint8Array | undefined = undefined;
+  parentAt = 0;
   get flags(): number {
     return this.traceFlags;
   }

@@ -17,8 +17,12 @@ export interface SpanParent {
   readonly spanId: string;
   /** Trace flags; bit 0 is `sampled`. */
   readonly flags: number;
-  /** The ids' bytes (ID_BYTES), when a span of this process has them. */
-  readonly ids?: Uint8Array | undefined;
+  /** Where the trace id's 16 bytes are (when a span of this process has them: recorded-span.ts): in this array, from traceAt. */
+  readonly traceBytes?: Uint8Array | undefined;
+  readonly traceAt?: number;
+  /** Where the span id's 8 bytes are, as traceBytes. */
+  readonly spanBytes?: Uint8Array | undefined;
+  readonly spanAt?: number;
 }
 
 /** A parsed traceparent. */
@@ -72,79 +76,90 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
   return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-// new traceparents are written a pool at a time into one buffer of their text, read out as one flat
-// string and cut per request (a cut of a flat string is flat: the response header's check and the
-// socket write copy nothing). The hex digits go straight from the random bytes into the buffer, two
-// at a time through a table: turning the bytes into a hex string with Buffer.toString, cutting the
-// ids from it and putting each traceparent together from parts cost about twice the instructions a
-// request (callgrind, scripts/tracing-instructions.ts), and the parts had to be flattened again for
-// the header; a byte at a time through two tables cost a sixth more than the pairs.
-const TRACEPARENTS_PER_POOL = 256;
-/** Random bytes a traceparent takes: 16 for the trace id, 8 for the span id. */
-const RANDOM_BYTES = 24;
+// new ids are written a pool at a time into one buffer of their text, read out as one flat string
+// and cut per id (a cut of a flat string is flat: the response header's check and the socket write
+// copy nothing). The hex digits go straight from the random bytes into the buffer, two at a time
+// through a table: turning the bytes into a hex string with Buffer.toString, cutting the ids from it
+// and putting each traceparent together from parts cost about twice the instructions a request
+// (callgrind, bench/gateway-tracing-instructions.ts), and the parts had to be flattened again for the
+// header; a byte at a time through two tables cost a sixth more than the pairs.
+/** Random bytes a pool takes: 256 traceparents of 24 (16 for the trace id, 8 for the span id), or 768 span ids. */
+const POOL_RANDOM_BYTES = 256 * 24;
 // random bytes for 8 pools at a time: a randomFillSync call costs ~14,000 instructions besides its
 // bytes, as much as the bytes of a pool themselves
-const random = Buffer.alloc(8 * TRACEPARENTS_PER_POOL * RANDOM_BYTES);
+const random = Buffer.alloc(8 * POOL_RANDOM_BYTES);
 const words = new Uint32Array(random.buffer, random.byteOffset, random.length / 4);
 let randomAt = random.length;
 // a byte's two hex digits as one 16-bit store, low byte first (DataView takes the stores at odd places too)
 const DIGITS = '0123456789abcdef';
 const PAIRS = Uint16Array.from({ length: 256 }, (_, b) => DIGITS.charCodeAt(b >> 4) | (DIGITS.charCodeAt(b & 15) << 8));
 
-/** The random bytes of the next pool's traceparents: refilled 8 pools at a time. */
+/** The random bytes of the next pool: refilled 8 pools at a time. */
 function poolRandom(): number {
   if (randomAt === random.length) {
     randomFillSync(random);
-    // an all-zero id is invalid: its bytes (4-byte aligned, 24 a traceparent) are drawn again (a 2^-64 chance)
-    for (let w = 0; w < words.length; w += 6) {
-      while ((words[w]! | words[w + 1]! | words[w + 2]! | words[w + 3]!) === 0) randomFillSync(random, w * 4, 16);
-      while ((words[w + 4]! | words[w + 5]!) === 0) randomFillSync(random, (w + 4) * 4, 8);
-    }
+    // an all-zero id is invalid: every aligned 8 bytes (a span id, half a trace id) are drawn again
+    // while all zero (a 2^-64 chance), so no id made of them can be
+    for (let w = 0; w < words.length; w += 2) while ((words[w]! | words[w + 1]!) === 0) randomFillSync(random, w * 4, 8);
     randomAt = 0;
   }
   const at = randomAt;
-  randomAt += TRACEPARENTS_PER_POOL * RANDOM_BYTES;
+  randomAt += POOL_RANDOM_BYTES;
   return at;
 }
 
-/** Traceparents of new traces with the given flags, made a pool at a time. */
-class TraceparentPool {
-  private readonly text = Buffer.alloc(TRACEPARENTS_PER_POOL * LENGTH);
-  /** The random bytes of the pool's traceparents, RANDOM_BYTES each: what the OTLP encoder writes (ids as bytes). */
-  private readonly bytes = new Uint8Array(TRACEPARENTS_PER_POOL * RANDOM_BYTES);
-  private readonly view = new DataView(this.text.buffer, this.text.byteOffset, this.text.byteLength);
+/**
+ * New ids in hex, made a pool at a time: each record is `template` with the hex of `firstBytes`
+ * random bytes at `firstAt` and of `secondBytes` (none when 0) at `secondAt`.
+ */
+class IdPool {
+  private readonly length: number;
+  private readonly recordBytes: number;
+  private readonly text: Buffer;
+  private readonly view: DataView;
+  /**
+   * The random bytes of the pool's records, `recordBytes` each (the first id's, then the second's):
+   * what the OTLP encoder writes as the ids. A new array each pool, so a span can keep a reference to
+   * its ids' bytes for as long as it lives.
+   */
+  bytes = new Uint8Array(0);
   private pool = '';
   private at = 0;
 
-  constructor(flags: '00' | '01') {
-    // the characters every record has in the same place, written once: `00-…-…-<flags>`
-    for (let at = 0; at < this.text.length; at += LENGTH) this.text.write(`00-${ZERO_TRACE}-${ZERO_SPAN}-${flags}`, at, 'latin1');
+  constructor(
+    template: string,
+    private readonly firstAt: number,
+    private readonly firstBytes: number,
+    private readonly secondAt = 0,
+    private readonly secondBytes = 0,
+  ) {
+    this.length = template.length;
+    this.recordBytes = firstBytes + secondBytes;
+    this.text = Buffer.alloc((POOL_RANDOM_BYTES / this.recordBytes) * this.length);
+    this.view = new DataView(this.text.buffer, this.text.byteOffset, this.text.byteLength);
+    // the characters every record has in the same place, written once
+    for (let at = 0; at < this.text.length; at += this.length) this.text.write(template, at, 'latin1');
   }
 
   next(): string {
     if (this.at === this.pool.length) this.refill();
     const at = this.at;
-    this.at += LENGTH;
-    return this.pool.slice(at, at + LENGTH);
+    this.at += this.length;
+    return this.pool.slice(at, at + this.length);
   }
 
-  /**
-   * Copies `count` random bytes of the traceparent next() returned last, from `from` of them (0: the
-   * trace id's 16, 16: the span id's 8), into `into` at `at`.
-   */
-  lastBytes(from: number, count: number, into: Uint8Array, at: number): void {
-    const start = (this.at / LENGTH - 1) * RANDOM_BYTES + from;
-    const bytes = this.bytes;
-    for (let i = 0; i < count; i++) into[at + i] = bytes[start + i]!;
+  /** Where in `bytes` the random bytes of the record next() returned last begin. */
+  lastAt(): number {
+    return (this.at / this.length - 1) * this.recordBytes;
   }
 
   private refill(): void {
     let r = poolRandom();
-    // kept: the shared random bytes are drawn again while this pool's traceparents are handed out
-    this.bytes.set(random.subarray(r, r + this.bytes.length));
-    for (let at = 0; at < this.text.length; at += LENGTH) {
-      r = this.writeHex(at + 3, r, 16);
-      r = this.writeHex(at + 36, r, 8);
+    // a copy: the shared random bytes are drawn again while this pool's ids are handed out
+    this.bytes = new Uint8Array(random.subarray(r, r + POOL_RANDOM_BYTES));
+    for (let at = 0; at < this.text.length; at += this.length) {
+      r = this.writeHex(at + this.firstAt, r, this.firstBytes);
+      if (this.secondBytes > 0) r = this.writeHex(at + this.secondAt, r, this.secondBytes);
     }
     this.pool = this.text.toString('latin1');
     this.at = 0;
@@ -158,8 +173,10 @@ class TraceparentPool {
   }
 }
 
-const unsampled = new TraceparentPool('00');
-const sampled = new TraceparentPool('01');
+const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, 3, 16, 36, 8);
+const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, 3, 16, 36, 8);
+// a span id alone: 8 random bytes and 16 digits, where one cut from a traceparent took 24 and 48
+const spanIds = new IdPool(ZERO_SPAN, 0, 8);
 
 /** A traceparent for a new trace, not sampled (nothing recorded its first span). */
 export const newTraceparent = (): string => unsampled.next();
@@ -170,27 +187,19 @@ export const newTraceparent = (): string => unsampled.next();
 export const newSampledTraceparent = (): string => sampled.next();
 
 /** A new random span id (16 hex digits, never all zero). */
-export const newSpanId = (): string => newTraceparent().slice(36, 52);
+export const newSpanId = (): string => spanIds.next();
 
-/**
- * The bytes of a span's ids, as the OTLP encoder writes them (reading the hex digits of sliced strings
- * back cost ~50 instructions a digit): the trace id (16), the span id (8) and the parent's span id
- * (8, when the span has a parent in this process), at these offsets of a 32-byte array.
- */
-export const ID_BYTES = { traceId: 0, spanId: 16, parentSpanId: 24, length: 32 } as const;
+// Where the bytes of the ids made last are, for the OTLP encoder (reading the hex digits of sliced
+// strings back cost ~50 instructions a digit): to be read before the next id is made.
 
-/**
- * Writes the bytes of the trace and span ids of the traceparent newSampledTraceparent returned last
- * into `ids` (ID_BYTES); to be called before it is called again.
- */
-export function lastSampledTraceparentBytes(ids: Uint8Array): void {
-  sampled.lastBytes(0, RANDOM_BYTES, ids, ID_BYTES.traceId);
-}
-
-/** Writes the bytes of the span id newSpanId returned last into `ids` (ID_BYTES.spanId); to be called before a new traceparent is made. */
-export function lastSpanIdBytes(ids: Uint8Array): void {
-  unsampled.lastBytes(16, 8, ids, ID_BYTES.spanId);
-}
+/** The array holding the trace id (16 bytes) and span id (8) of the traceparent newSampledTraceparent returned last. */
+export const sampledBytes = (): Uint8Array => sampled.bytes;
+/** Where in sampledBytes() that trace id begins (its span id 16 bytes on). */
+export const sampledAt = (): number => sampled.lastAt();
+/** The array holding the span id (8 bytes) newSpanId returned last. */
+export const spanIdBytes = (): Uint8Array => spanIds.bytes;
+/** Where in spanIdBytes() that span id begins. */
+export const spanIdAt = (): number => spanIds.lastAt();
 
 /** The trace id of a Control's traceparent, or undefined when it has none or a malformed one. */
 export function traceIdOf(control: Record<string, string[] | undefined>): string | undefined {

@@ -10,7 +10,7 @@ import { copyMap, firstValue } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 import type { Hop, HopKind } from './tracing.js';
 import { attachSpan, messageWithSpan, spanParent } from './trace-scope.js';
-import { beginHop, carriedHop, recording, tracingMode } from './tracing.js';
+import { beginHop, carriedHop, recordedHop, recording, tracingMode } from './tracing.js';
 
 /**
  * The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to
@@ -23,6 +23,16 @@ export function messageHop(message: Message, kind: HopKind, start: boolean, desc
   const tracestate = firstValue(message.Control, TRACESTATE);
   const { name, service, attributes } = describe();
   return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {}, parent: spanParent(message, traceparent) });
+}
+
+/**
+ * messageHop (without `start`) when `recording()` is true, for the hot paths: no closure describing
+ * the hop, and the Control read as carriedMessageHop reads it.
+ */
+export function recordedMessageHop(message: Message, kind: HopKind, name: string, service: string, attributes: Attributes): Hop | undefined {
+  const control = message.Control;
+  const traceparent = control[TRACEPARENT]?.[0];
+  return recordedHop(name, service, kind, traceparent, control[TRACESTATE]?.[0], attributes, spanParent(message, traceparent));
 }
 
 /**

@@ -12,7 +12,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { ID_BYTES, lastSampledTraceparentBytes, lastSpanIdBytes, newSampledTraceparent, newSpanId, parseTraceparent } from './trace-context.js';
+import { newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
@@ -91,23 +91,24 @@ class RecordedHop implements Hop {
 const noEnd = (): void => undefined;
 
 /**
- * The bytes of the ids of the span just begun under `parent` (its ids the last made: a new trace's,
- * or a new span id), for the encoder, where they are at hand: a root span's, or a span's under a
- * parent recorded in this process; undefined under a parent from elsewhere (read from its hex).
+ * Points `span` at its ids' bytes, where they are at hand (its ids the last made: a new trace's, or a
+ * new span id): a root span's, or a span's under a parent recorded in this process; under a parent
+ * from elsewhere the encoder reads the hex.
  */
-function idBytes(parent: SpanParent | undefined): Uint8Array | undefined {
+function pointAtIdBytes(span: RecordedSpan, parent: SpanParent | undefined): void {
   if (parent === undefined) {
-    const ids = new Uint8Array(ID_BYTES.length);
-    lastSampledTraceparentBytes(ids);
-    return ids;
+    span.traceBytes = span.spanBytes = sampledBytes();
+    span.traceAt = sampledAt();
+    span.spanAt = span.traceAt + 16;
+    return;
   }
-  const from = parent.ids;
-  if (from === undefined) return undefined;
-  const ids = new Uint8Array(ID_BYTES.length);
-  for (let i = 0; i < 16; i++) ids[ID_BYTES.traceId + i] = from[ID_BYTES.traceId + i]!;
-  for (let i = 0; i < 8; i++) ids[ID_BYTES.parentSpanId + i] = from[ID_BYTES.spanId + i]!;
-  lastSpanIdBytes(ids);
-  return ids;
+  if (parent.traceBytes === undefined || parent.spanBytes === undefined) return;
+  span.traceBytes = parent.traceBytes;
+  span.traceAt = parent.traceAt ?? 0;
+  span.parentBytes = parent.spanBytes;
+  span.parentAt = parent.spanAt ?? 0;
+  span.spanBytes = spanIdBytes();
+  span.spanAt = spanIdAt();
 }
 
 /**
@@ -163,7 +164,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       const all: Attributes = attributes ?? {};
       all[SERVICE_ATTRIBUTE] = service;
       const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished, root);
-      span.ids = idBytes(parent);
+      pointAtIdBytes(span, parent);
       return new RecordedHop(span, state);
     },
     flush,

@@ -16,6 +16,7 @@ const traceIdOfTraceparent = (value: string | undefined): string | undefined => 
 /** What a span of ours exposes to the code it describes, and to a child of it begun in this process. */
 export interface ScopeSpan extends SpanParent {
   setAttributes(attributes: Record<string, string | number | boolean>): void;
+  setAttribute(key: string, value: string | number | boolean): void;
   /** The traceparent naming the span: what the message carrying it has in its Control. */
   readonly traceparent: string;
 }

@@ -105,6 +105,15 @@ export function beginHop(name: string, service: string, kind: HopKind, tracepare
 }
 
 /**
+ * beginHop when `recording()` is true, for the hot paths: the attributes given as they are, no
+ * options object or closure per hop. Should nothing record after all, the trace is carried (as
+ * beginHop without `start`).
+ */
+export function recordedHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes, parent: SpanParent | undefined): Hop | undefined {
+  return recorder !== undefined ? recorder.begin(name, service, kind, traceparent, tracestate, attributes, parent) : carriedHop(traceparent, tracestate, false);
+}
+
+/**
  * beginHop when nothing records (`recording()` false), for the hot paths: the hop's name and
  * attributes, which only a span reads, are then not even put together.
  */

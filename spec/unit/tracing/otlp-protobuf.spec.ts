@@ -54,9 +54,11 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
 
   it('ids the recorder kept as bytes are written from them, as their hex would be', () => {
     const withBytes = span('bytes', {}, { parent: 'aaaaaaaaaaaaaaab' });
-    withBytes.ids = Uint8Array.from(Buffer.from(`${TRACE}00f067aa0ba902b7aaaaaaaaaaaaaaab`, 'hex'));
+    // each id somewhere in an array of its own, as pools and parents hold them
+    const bytes = Uint8Array.from(Buffer.from(`ff${TRACE}ff00f067aa0ba902b7ffaaaaaaaaaaaaaaabff`, 'hex'));
+    Object.assign(withBytes, { traceBytes: bytes, traceAt: 1, spanBytes: bytes, spanAt: 18, parentBytes: bytes, parentAt: 27 });
     const root = span('root');
-    root.ids = Uint8Array.from([...Buffer.from(`${TRACE}00f067aa0ba902b7`, 'hex'), ...new Array<number>(8).fill(0xff)]);
+    Object.assign(root, { traceBytes: bytes, traceAt: 1, spanBytes: bytes.slice(), spanAt: 18 });
     const [a, b] = only([withBytes, root]);
     expect(a).to.deep.include({ traceId: TRACE, spanId: '00f067aa0ba902b7', parentSpanId: 'aaaaaaaaaaaaaaab' });
     // no parent: the parent's place in the bytes is not written

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ID_BYTES, formatTraceparent, lastSampledTraceparentBytes, lastSpanIdBytes, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, traceIdOf } from '../../../actors/shared/trace-context.js';
+import { formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes, traceIdOf } from '../../../actors/shared/trace-context.js';
 
 describe('actors/shared/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -67,18 +67,21 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     for (const n of counts.values()) expect(n).to.be.within((10_000 * 16) / 16 * 0.95, (10_000 * 16) / 16 * 1.05);
   });
 
-  it('gives the bytes of the ids it made last, as their hex reads, across refills of the pools', () => {
+  it('tells where the bytes of the ids it made last are, as their hex reads, and they stay as long as they are held', () => {
+    const hex = (bytes: Uint8Array, at: number, n: number): string => Buffer.from(bytes.subarray(at, at + n)).toString('hex');
+    const held: Array<[string, Uint8Array, number]> = [];
     for (let i = 0; i < 3000; i++) {
-      const ids = new Uint8Array(ID_BYTES.length);
       const root = newSampledTraceparent();
-      lastSampledTraceparentBytes(ids);
+      const [rootBytes, rootAt] = [sampledBytes(), sampledAt()];
       const spanId = newSpanId();
-      lastSpanIdBytes(ids);
+      const [spanBytes, spanAt] = [spanIdBytes(), spanIdAt()];
       if (i % 7 === 0) newTraceparent();
-      expect(Buffer.from(ids.subarray(ID_BYTES.traceId, ID_BYTES.traceId + 16)).toString('hex'), `trace id ${i}`).to.equal(root.slice(3, 35));
-      // the span id's place holds the last span id (newSpanId's), not the root's
-      expect(Buffer.from(ids.subarray(ID_BYTES.spanId, ID_BYTES.spanId + 8)).toString('hex'), `span id ${i}`).to.equal(spanId);
+      expect([hex(rootBytes, rootAt, 16), hex(rootBytes, rootAt + 16, 8)], `root ${i}`).to.deep.equal([root.slice(3, 35), root.slice(36, 52)]);
+      expect(hex(spanBytes, spanAt, 8), `span id ${i}`).to.equal(spanId);
+      if (i % 100 === 0) held.push([root.slice(3, 35), rootBytes, rootAt]);
     }
+    // pools refilled many times since: what a span holds is its own
+    for (const [traceId, bytes, at] of held) expect(hex(bytes, at, 16)).to.equal(traceId);
   });
 
   it('finds the trace id of a Control, ignoring a malformed or missing traceparent', () => {
