@@ -20,7 +20,7 @@
  * faster than counting), which leaves a few hundred. The servers run with
  * --single-threaded: V8 compiles and collects on the main thread, so the count does not hang on when
  * a compiler thread finished, and the collector's work is counted with the requests that made the
- * garbage. A run takes 3-6 minutes on 2 loaded cores (its own bench-timeout below). Env:
+ * garbage. A run of the three modes takes 2-3 minutes on 2 loaded cores (its own bench-timeout below). Env:
  * BENCH_WARMUP, BENCH_REQUESTS (requests counted), BENCH_CONNECTIONS, BENCH_EXPORTED=1
  * (count a third mode too, every span exported at 100% sampling: for reading where its cost goes), BENCH_KEEP (a
  * directory to keep the dumps in, for callgrind_annotate), BENCH_NODE_FLAGS (more of node's flags for
