@@ -43,18 +43,26 @@ export function readProcess(pid: number): ProcessEntry | undefined {
   }
 }
 
-/** Every process, or undefined where there is no /proc (not Linux). */
-export function readProcessTable(): ProcessEntry[] | undefined {
+/** The pid of every process, or undefined where there is no /proc (not Linux). */
+function processIds(): number[] | undefined {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
     return undefined;
   }
+  const pids: number[] = [];
+  for (const name of names) if (name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57) pids.push(Number(name));
+  return pids;
+}
+
+/** Every process, or undefined where there is no /proc (not Linux). */
+export function readProcessTable(): ProcessEntry[] | undefined {
+  const pids = processIds();
+  if (pids === undefined) return undefined;
   const table: ProcessEntry[] = [];
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    const entry = readProcess(Number(name));
+  for (const pid of pids) {
+    const entry = readProcess(pid);
     if (entry) table.push(entry);
   }
   return table;
@@ -93,19 +101,13 @@ const seen = new Map<number, { entry: ProcessEntry; readAt: number }>();
 
 /** readProcessTable, taking from earlier scans the processes started before `before` (see REUSE_MS). */
 function scanTable(before: number): ProcessEntry[] | undefined {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
+  const pids = processIds();
+  if (pids === undefined) return undefined;
   const now = Date.now();
   const caching = cachingAllowed();
   const table: ProcessEntry[] = [];
   const live = new Set<number>();
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    const pid = Number(name);
+  for (const pid of pids) {
     live.add(pid);
     const earlier = caching ? seen.get(pid) : undefined;
     if (earlier !== undefined && earlier.entry.startTime < before && now - earlier.readAt < REUSE_MS) {
