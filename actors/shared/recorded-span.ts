@@ -10,6 +10,7 @@ import type { Span } from '@opentelemetry/api';
 import { SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
 import type { SamplerName } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
+import { formatTraceparent } from './trace-context.js';
 import type { HopKind } from './trace-hop.js';
 
 export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
@@ -42,7 +43,7 @@ export class RecordedSpan implements Span {
     /** The traceparent naming this span (a root span's ids were cut from it); else put together from the ids. */
     traceparent?: string,
   ) {
-    this.traceparent = traceparent ?? `00-${traceId}-${spanId}-${traceFlags === 1 ? '01' : '00'}`;
+    this.traceparent = traceparent ?? formatTraceparent(traceId, spanId, traceFlags);
   }
 
   /** What the next hop carries; a child begun in this process takes the ids from here, unparsed (trace-scope.ts: spanParent). */

@@ -73,7 +73,9 @@ function isVersion00(v: string): boolean {
 
 /** The traceparent text of a trace id, span id and flags. */
 export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
-  return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
+  // the two flags a recorder writes without turning a number into hex (a span of every hop)
+  const f = flags === 1 ? '01' : flags === 0 ? '00' : (flags & 0xff).toString(16).padStart(2, '0');
+  return `00-${traceId}-${spanId}-${f}`;
 }
 
 // new ids are written a pool at a time into one buffer of their text, read out as one flat string

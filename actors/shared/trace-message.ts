@@ -10,19 +10,17 @@ import { copyMap, firstValue } from '../../protocol/message.js';
 import { TRACEPARENT, TRACESTATE } from './trace-context.js';
 import type { Hop, HopKind } from './tracing.js';
 import { attachSpan, messageWithSpan, spanParent } from './trace-scope.js';
-import { beginHop, carriedHop, recordedHop, recording, tracingMode } from './tracing.js';
+import { carriedHop, recordedHop, recording, tracingMode } from './tracing.js';
 
 /**
- * The hop of `message`'s trace (see beginHop); undefined when tracing is off or there is no trace to
+ * The hop of `message`'s trace (see tracing.ts: beginHop); undefined when tracing is off or there is no trace to
  * carry. `describe` names the hop and gives its attributes: called only when a span records it.
  */
 export function messageHop(message: Message, kind: HopKind, start: boolean, describe: () => { name: string; service: string; attributes?: Attributes }): Hop | undefined {
   if (tracingMode() === 'off') return undefined;
   if (!recording()) return carriedMessageHop(message, start);
-  const traceparent = firstValue(message.Control, TRACEPARENT);
-  const tracestate = firstValue(message.Control, TRACESTATE);
   const { name, service, attributes } = describe();
-  return beginHop(name, service, kind, traceparent, tracestate, { start, attributes: () => attributes ?? {}, parent: spanParent(message, traceparent) });
+  return recordedMessageHop(message, kind, name, service, attributes ?? {});
 }
 
 /**

@@ -12,7 +12,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
+import { formatTraceparent, newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
@@ -159,7 +159,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       const state = parent ? tracestate : undefined;
       if (!sample(traceId, parent)) {
         // not sampled: the trace goes on under a span id of its own, flagged so, and nothing is recorded
-        return { traceId, traceparent: `00-${traceId}-${spanId}-00`, tracestate: state, end: noEnd };
+        return { traceId, traceparent: formatTraceparent(traceId, spanId, 0), tracestate: state, end: noEnd };
       }
       const all: Attributes = attributes ?? {};
       all[SERVICE_ATTRIBUTE] = service;

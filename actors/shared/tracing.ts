@@ -96,18 +96,18 @@ export function recording(): boolean {
  * `start` says whether to begin a trace even when only propagating (front doors do; a service
  * without one records a root span in record mode only). Undefined when there is no trace to carry;
  * when only propagating, a service's hop carries a malformed traceparent on as it came (its traceId
- * is then undefined: log lines go without one). `opts.parent`: the span `traceparent` names, when
- * this process recorded it (trace-scope.ts: spanParent).
+ * is then undefined: log lines go without one).
  */
-export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes; parent?: SpanParent | undefined }): Hop | undefined {
-  if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.(), opts.parent);
+export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
+  if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
   return carriedHop(traceparent, tracestate, opts.start);
 }
 
 /**
  * beginHop when `recording()` is true, for the hot paths: the attributes given as they are, no
- * options object or closure per hop. Should nothing record after all, the trace is carried (as
- * beginHop without `start`).
+ * options object or closure per hop; `parent`: the span `traceparent` names, when this process
+ * recorded it (trace-scope.ts: spanParent). Should nothing record after all, the trace is carried
+ * (as beginHop without `start`).
  */
 export function recordedHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes, parent: SpanParent | undefined): Hop | undefined {
   return recorder !== undefined ? recorder.begin(name, service, kind, traceparent, tracestate, attributes, parent) : carriedHop(traceparent, tracestate, false);
