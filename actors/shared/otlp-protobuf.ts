@@ -2,24 +2,16 @@
  * OTLP/HTTP protobuf (https://opentelemetry.io/docs/specs/otlp/#otlphttp-request), the default
  * encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf): one ExportTraceServiceRequest a batch, with the
  * node's resource and one instrumentation scope. Each span is written into the batch's buffer when
- * it ends, field by field: ids from hex to bytes through a table, times as fixed64, ASCII text
- * byte by byte. The JSON encoding built a string of ~20 parts a span and then copied it into the
+ * it ends, field by field: ids as bytes, times as fixed64, names and attributes from encodings kept
+ * of them (putShape, putSpanAttributes). The JSON encoding built a string of ~20 parts a span and then copied it into the
  * buffer, and that was half of what exporting cost a request on the gateway bench (callgrind,
- * bench/gateway-tracing-instructions.ts).
- *
- * A length-delimited field's length comes before its content and is known only after it: a byte is
- * kept for it, and the content is moved along in the rare case it needs more (128 bytes or more). The
- * batch's enclosing messages are written last, before its first span, in room kept for them.
+ * bench/gateway-tracing-instructions.ts). The wire format's pieces are protobuf-wire.ts's; the batch's
+ * enclosing messages are written last, before its first span, in room kept for them.
  */
 import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
-
-// wire types
-const VARINT = 0;
-const FIXED64 = 1;
-const LEN = 2;
-const key = (field: number, wire: number): number => (field << 3) | wire;
+import { FIXED64, LEN, MEMO_LONGEST, MEMO_SIZE, NO_ROOM, VARINT, beginLen, copied, endLen, key, putBytes, putId, putIdBytes, putNanos, putNegativeVarint, putString, putVarint, room, setLimit, varintSize } from './protobuf-wire.js';
 
 // the fields written (opentelemetry/proto: collector/trace/v1, trace/v1, common/v1, resource/v1)
 const REQUEST_RESOURCE_SPANS = key(1, LEN);
@@ -49,190 +41,6 @@ const ANY_INT = key(3, VARINT);
 const ANY_DOUBLE = key(4, FIXED64);
 const ANY_ARRAY = key(5, LEN);
 const ARRAY_VALUES = key(1, LEN);
-
-/** Thrown (one object, made once) when a span does not fit in what is left of the buffer. */
-const NO_ROOM = new Error('no room in the batch');
-
-/** Where writing stops: the buffer's length, less what closing the batch takes. */
-let limit = 0;
-
-const room = (at: number, bytes: number): void => {
-  if (at + bytes > limit) throw NO_ROOM;
-};
-
-/** The bytes of `n` (0 to 2^53) as a varint: 7 bits a byte. */
-function varintSize(n: number): number {
-  let size = 1;
-  for (; n >= 0x80; size++) n = Math.floor(n / 0x80);
-  return size;
-}
-
-/** Writes `n` (0 to 2^53) as a varint. */
-function putVarint(b: Buffer, at: number, n: number): number {
-  room(at, n < 0x80 ? 1 : varintSize(n));
-  while (n >= 0x80) {
-    b[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  b[at++] = n;
-  return at;
-}
-
-/** A negative integer as int64 wants it: its ten-byte two's complement varint. */
-function putNegativeVarint(b: Buffer, at: number, n: number): number {
-  let v = BigInt.asUintN(64, BigInt(n));
-  room(at, 10);
-  while (v >= 0x80n) {
-    b[at++] = Number(v & 0x7fn) | 0x80;
-    v >>= 7n;
-  }
-  b[at++] = Number(v);
-  return at;
-}
-
-/**
- * Starts a length-delimited field: its key and `kept` bytes kept for the length (1, or 2 for a span,
- * which is mostly 128 bytes to 16 KiB long); returns where the content goes. endLen then writes the
- * length.
- */
-function beginLen(b: Buffer, at: number, fieldKey: number, kept = 1): number {
-  room(at, 1 + kept);
-  b[at] = fieldKey;
-  return at + 1 + kept;
-}
-
-/**
- * Ends the field whose content began at `start` (after `kept` bytes kept for its length) and ends at
- * `end`; returns its new end. The content moves along only when its length takes another number of
- * bytes than were kept (a span of every request moved by one byte cost ~700 instructions a request).
- */
-function endLen(b: Buffer, start: number, end: number, kept = 1): number {
-  const length = end - start;
-  if (kept === 1 && length < 0x80) {
-    b[start - 1] = length;
-    return end;
-  }
-  if (kept === 2 && length >= 0x80 && length < 0x4000) {
-    b[start - 2] = (length & 0x7f) | 0x80;
-    b[start - 1] = length >> 7;
-    return end;
-  }
-  const shift = varintSize(length) - kept;
-  if (shift > 0) room(end, shift);
-  b.copyWithin(start + shift, start, end);
-  putVarint(b, start - kept, length);
-  return end + shift;
-}
-
-/** Writes `text` as UTF-8: byte by byte while it is ASCII (names, keys and most values are). */
-function putText(b: Buffer, at: number, text: string): number {
-  const n = text.length;
-  room(at, n);
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) {
-      const bytes = Buffer.byteLength(text, 'utf8');
-      room(at, bytes);
-      return at + b.write(text, at, bytes, 'utf8');
-    }
-    b[at + i] = c;
-  }
-  return at + n;
-}
-
-// the UTF-8 of the few names, keys and short values a process writes again and again, each encoded
-// once: reading a string's characters one by one costs several times a copy of its bytes when the
-// string is a slice or a concatenation (a span's name, a path cut from a URL), which most are
-const MEMO_SIZE = 2000;
-const MEMO_LONGEST = 64;
-const memo = new Map<string, Uint8Array>();
-
-/** A string field. */
-function putString(b: Buffer, at: number, fieldKey: number, text: string): number {
-  if (text.length > MEMO_LONGEST) {
-    const start = beginLen(b, at, fieldKey);
-    return endLen(b, start, putText(b, start, text));
-  }
-  let bytes = memo.get(text);
-  if (bytes === undefined) {
-    bytes = Buffer.from(text, 'utf8');
-    if (memo.size < MEMO_SIZE) memo.set(text, bytes);
-  }
-  // at most 64 characters of at most 3 bytes: the length is one byte or two
-  const n = bytes.length;
-  room(at, n + 3);
-  b[at++] = fieldKey;
-  if (n < 0x80) b[at++] = n;
-  else {
-    b[at++] = (n & 0x7f) | 0x80;
-    b[at++] = n >> 7;
-  }
-  // one typed-array copy: a JavaScript loop over the bytes cost ~3 times the instructions (callgrind)
-  b.set(bytes, at);
-  return at + n;
-}
-
-// a hex digit's value by its character code (ids are lower-case hex: parsed traceparents, made ids)
-const HEX = new Uint8Array(128);
-for (let d = 0; d < 16; d++) HEX['0123456789abcdef'.charCodeAt(d)] = d;
-HEX.set([10, 11, 12, 13, 14, 15], 65);
-
-/** A bytes field of an id given in hex (its bytes are half its digits: always under 128). */
-function putId(b: Buffer, at: number, fieldKey: number, hex: string): number {
-  const n = hex.length >> 1;
-  room(at, n + 2);
-  b[at] = fieldKey;
-  b[at + 1] = n;
-  at += 2;
-  for (let i = 0; i < n; i++) b[at + i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
-  return at + n;
-}
-
-/** A bytes field of an id whose bytes the recorder pointed the span at (recorded-span.ts: traceBytes…): `count` bytes from `from` of `ids`. */
-function putIdBytes(b: Buffer, at: number, fieldKey: number, ids: Uint8Array, from: number, count: number): number {
-  room(at, count + 2);
-  b[at] = fieldKey;
-  b[at + 1] = count;
-  at += 2;
-  for (let i = 0; i < count; i++) b[at + i] = ids[from + i]!;
-  return at + count;
-}
-
-const TWO_32 = 0x100000000;
-
-/** `n` (0 to 2^32 - 1) as 4 bytes, little-endian; room checked by the caller (Buffer's writeUInt32LE checks it all again). */
-function putUint32(b: Buffer, at: number, n: number): void {
-  b[at] = n;
-  b[at + 1] = n >>> 8;
-  b[at + 2] = n >>> 16;
-  b[at + 3] = n >>> 24;
-}
-
-/**
- * Milliseconds since the epoch as fixed64 nanoseconds, to the microsecond (what the span's clock
- * resolves): seconds × 10^9 passes 2^53, so the two 32-bit halves are put together from parts that
- * each stay exact in a double.
- */
-function putNanos(b: Buffer, at: number, fieldKey: number, ms: number): number {
-  room(at, 9);
-  let s = Math.floor(ms / 1000);
-  let us = Math.round((ms - s * 1000) * 1000);
-  if (us >= 1e6) {
-    s++;
-    us -= 1e6;
-  }
-  // s × 10^9 = sHigh × 10^9 × 2^16 + sLow × 10^9, and sHigh × 10^9 × 2^16 = (aHigh × 2^32) + aLow × 2^16
-  const sHigh = Math.floor(s / 0x10000);
-  const a = sHigh * 1e9;
-  const aHigh = Math.floor(a / 0x10000);
-  let low = (a - aHigh * 0x10000) * 0x10000 + (s - sHigh * 0x10000) * 1e9 + us * 1000;
-  const carry = Math.floor(low / TWO_32);
-  low -= carry * TWO_32;
-  b[at] = fieldKey;
-  putUint32(b, at + 1, low);
-  putUint32(b, at + 5, aHigh + carry);
-  return at + 9;
-}
 
 /** An AnyValue's content (not its key). */
 function putAnyValue(b: Buffer, at: number, v: AttributeValue): number {
@@ -292,16 +100,13 @@ function putSpanAttributes(b: Buffer, at: number, attributes: Attributes): numbe
     let values = attributeMemo.get(name);
     const bytes = values?.get(v);
     if (bytes !== undefined) {
-      room(at, bytes.length);
-      b.set(bytes, at);
-      at += bytes.length;
+      at = putBytes(b, at, bytes);
       continue;
     }
     const start = at;
     at = putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
     if (values === undefined && attributeMemo.size < MEMO_SIZE) attributeMemo.set(name, (values = new Map()));
-    // a copy: the batch's buffer is written over by the next batches
-    if (values !== undefined && values.size < VALUES_PER_NAME) values.set(v, new Uint8Array(b.subarray(start, at)));
+    if (values !== undefined && values.size < VALUES_PER_NAME) values.set(v, copied(b, start, at));
   }
   return at;
 }
@@ -344,10 +149,7 @@ function putShape(b: Buffer, at: number, s: RecordedSpan): number {
   const shape = shapes.get(s.name);
   if (shape !== undefined && shape.kind === kind && sameAttributes(shape, s.attributes)) {
     shape.misses = 0;
-    const n = shape.bytes.length;
-    room(at, n);
-    b.set(shape.bytes, at);
-    return at + n;
+    return putBytes(b, at, shape.bytes);
   }
   const start = at;
   let p = putString(b, at, SPAN_NAME, s.name);
@@ -367,8 +169,7 @@ function putShape(b: Buffer, at: number, s: RecordedSpan): number {
     names.push(name);
     values.push(v);
   }
-  // a copy: the batch's buffer is written over by the next batches
-  shapes.set(s.name, { kind, names, values, bytes: new Uint8Array(b.subarray(start, p)), misses: shape?.misses ?? 0 });
+  shapes.set(s.name, { kind, names, values, bytes: copied(b, start, p), misses: shape?.misses ?? 0 });
   return p;
 }
 
@@ -412,12 +213,11 @@ function putSpan(b: Buffer, at: number, s: RecordedSpan): number {
 /** Runs `write` against the whole of `b` (the fixed parts, made once). */
 function encoded(write: (b: Buffer) => number): Buffer {
   const b = Buffer.alloc(1 << 16);
-  const saved = limit;
-  limit = b.length;
+  const saved = setLimit(b.length);
   try {
     return Buffer.from(b.subarray(0, write(b)));
   } finally {
-    limit = saved;
+    setLimit(saved);
   }
 }
 
@@ -448,7 +248,7 @@ export class OtlpProtobuf implements OtlpEncoding {
   }
 
   write(buffer: Buffer, at: number, span: RecordedSpan): number {
-    limit = buffer.length;
+    setLimit(buffer.length);
     try {
       return putSpan(buffer, at, span);
     } catch (e) {
@@ -461,7 +261,7 @@ export class OtlpProtobuf implements OtlpEncoding {
     const scopeSpans = this.scope.length + end - this.head;
     const resourceSpans = this.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
     const start = this.head - (1 + varintSize(resourceSpans) + this.resource.length + 1 + varintSize(scopeSpans) + this.scope.length);
-    limit = buffer.length;
+    setLimit(buffer.length);
     buffer[start] = REQUEST_RESOURCE_SPANS;
     let at = putVarint(buffer, start + 1, resourceSpans);
     at += this.resource.copy(buffer, at);
