@@ -17,7 +17,8 @@
  * function is optimized once, when it gets hot, and after a warm-up of 6,000 requests the long tail
  * of warm functions still cost ~9,000 instructions a request of compiling, more or less from run to
  * run; the warm-up is now 30,000 requests, run with callgrind's instrumentation off (several times
- * faster than counting), which leaves a few hundred. The servers run with
+ * faster than counting), which leaves ~100 to ~4,000 (a late optimization falls inside the window or
+ * not), and the rest still moves ~1,500 between runs with when V8 compiled what. The servers run with
  * --single-threaded: V8 compiles and collects on the main thread, so the count does not hang on when
  * a compiler thread finished, and the collector's work is counted with the requests that made the
  * garbage. A run of the three modes takes 2-3 minutes on 2 loaded cores (its own bench-timeout below). Env:

@@ -35,7 +35,8 @@ export interface InstructionCount {
   /**
    * Of mainPerRequest, what V8's compilers took (a function optimized once it is hot, whenever that
    * falls): ~9,000 instructions a request after a warm-up of 6,000 requests, still compiling the
-   * long tail of warm functions; after 30,000 requests it is a few hundred.
+   * long tail of warm functions; after 30,000 requests from ~100 to ~4,000 (up to ~8,000 exported),
+   * as a late optimization falls inside the window or not.
    */
   compilePerRequest: number;
   /** Requests counted. */
