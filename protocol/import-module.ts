@@ -13,8 +13,12 @@
  */
 import { createRequire } from 'node:module';
 
-/** `load` (`() => import(specifier)`) in ESM; under CommonJS `specifier`, relative to `from` (the caller's `import.meta.url`), required. */
+/**
+ * `load` (`() => import(specifier)`) in ESM and in the bundle (scripts/bundle.ts: CommonJS, where `load`
+ * requires the module's chunk); under the test hook (CommonJS, the caller a .ts file) `specifier`,
+ * relative to `from` (the caller's `import.meta.url`), required.
+ */
 export async function importModule<T>(from: string, specifier: string, load: () => Promise<T>): Promise<T> {
-  if (typeof require === 'function') return createRequire(from)(specifier) as T;
+  if (typeof require === 'function' && from.endsWith('.ts')) return createRequire(from)(specifier) as T;
   return load();
 }

@@ -104,6 +104,26 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(r.out).to.match(/\n {2}queue +v\d+\.\d+\.\d+\n/);
   });
 
+  it('the installed command line writes its code cache once, then starts from it; HIVENODE_CODE_CACHE=off goes without', async () => {
+    expect(bin, 'the install failed').to.be.a('string');
+    const cache = join(work, 'code-cache');
+    const version = async (dir: string): Promise<void> => {
+      const r = await run(bin, ['--version'], { cwd: work, env: { ...process.env, HIVENODE_CODE_CACHE: dir }, limitMs: 2 * MINUTE });
+      expect(r.code, r.err).to.equal(0);
+      expect(r.out).to.match(/^hivenode /);
+    };
+    await version(cache);
+    const written = readdirSync(cache);
+    expect(written.some((f) => /^cli\.cjs-[0-9a-f]{32}\.v8$/.test(f)), written.join(', ')).to.equal(true);
+    const mtimes = written.map((f) => statSync(join(cache, f)).mtimeMs);
+    // V8 took every cache: nothing is due, nothing written again
+    await version(cache);
+    expect(readdirSync(cache)).to.deep.equal(written);
+    expect(written.map((f) => statSync(join(cache, f)).mtimeMs)).to.deep.equal(mtimes);
+    await version('off');
+    expect(existsSync(join(work, 'off'))).to.equal(false);
+  });
+
   it('hivenode demo --once, from an empty directory: every call answers, nothing is written there', async () => {
     expect(bin, 'the install failed').to.be.a('string');
     const empty = join(work, 'empty-demo');
@@ -114,6 +134,7 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       TMPDIR: scratch,
+      HIVENODE_CODE_CACHE: join(work, 'demo-code-cache'),
       HIVENODE_DEMO_PORT: String(await freePort()),
       HIVENODE_DASHBOARD_PORT: String(await freePort()),
       HIVENODE_SYSLOG_PORT: String(await freePort()),
@@ -127,5 +148,7 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(r.out).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
     expect(readdirSync(empty)).to.deep.equal([]);
     expect(existsSync(join(scratch, 'hivenode-demo.sqlite'))).to.equal(true);
+    // the chunks of every service kind the demo runs, and the console's, were cached
+    expect(readdirSync(join(work, 'demo-code-cache')).length).to.be.greaterThan(10);
   });
 });
