@@ -71,11 +71,10 @@ export interface CodeCache {
   uninstall(): void;
 }
 
-interface Loaded {
+/** A file compiled without a cache V8 took, its cache not written yet. */
+interface Due {
   script: Script;
   cacheFile: string;
-  /** Compiled without a cache V8 took, and not written yet. */
-  due: boolean;
 }
 
 /**
@@ -115,7 +114,7 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
   const M = Module as unknown as ModuleInternals;
   const nodeCompile = M.prototype._compile;
   const root = options.root.endsWith(sep) ? options.root : options.root + sep;
-  const loaded: Loaded[] = [];
+  const due: Due[] = [];
   const stats: CodeCacheStats = { accepted: 0, compiled: 0, written: 0 };
   let installed = true;
 
@@ -134,7 +133,7 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
     const taken = cachedData !== undefined && !script.cachedDataRejected;
     if (taken) stats.accepted++;
     else stats.compiled++;
-    loaded.push({ script, cacheFile, due: !taken });
+    if (!taken) due.push({ script, cacheFile });
     const wrapper = script.runInThisContext({ displayErrors: true }) as (this: unknown, exports: unknown, require: unknown, module: unknown, filename: string, dirname: string) => unknown;
     const require = Object.assign((id: string) => module.require(id), {
       resolve: (request: string, opts?: { paths?: string[] }) => M._resolveFilename(request, module, false, opts),
@@ -150,9 +149,8 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
 
   const write = (): void => {
     if (!installed) return;
-    for (const l of loaded) {
-      if (!l.due) continue;
-      l.due = false;
+    // taken off the list as they are written: a written file's Script is not held for nothing
+    for (const l of due.splice(0)) {
       try {
         // written whole under another name, then renamed: a process starting meanwhile reads the old cache or the new, never half
         const temp = `${l.cacheFile}.${process.pid}.tmp`;
