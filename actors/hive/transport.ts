@@ -132,7 +132,7 @@ export interface Revised {
 
 /**
  * A key-value bucket shared by the nodes of one hive, with compare-and-set writes: what several
- * nodes decide together (one active poller and its high-water mark: actors/shared/lease.ts)
+ * nodes decide together (one active poller and its high-water mark: actors/hive/lease.ts)
  * is decided by which write the bucket accepted, never by clocks.
  */
 export interface SharedBucket {

@@ -2,7 +2,7 @@
  * A queue on JetStream (Store jetstream, issue 22) shared by the nodes that run a queue of the same
  * NAME on one NATS hive. The entries live in the hive (a stream with Replicas copies, written by
  * jetstream-store.ts); one node at a time holds the queue: it holds a lease in the bucket
- * hivenode_queues (actors/shared/lease.ts), loads the stream and serves the queue's channel —
+ * hivenode_queues (actors/hive/lease.ts), loads the stream and serves the queue's channel —
  * enqueues and commands sent from any node reach it through the hive, and it delivers. The other
  * nodes stand by, not listening, and take over within two lease periods when the holder dies
  * (at once when it stops). Two holders never write at once: every write of the store expects the
@@ -18,7 +18,7 @@ import type { ParentRef } from '../../supervisors/runtime.js';
 import type { SharedBucket, SharedLog } from '../hive/transport.js';
 import { sharedNameWord } from '../hive/transport.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
-import { Lease, leaseNote } from '../shared/lease.js';
+import { Lease, leaseNote } from '../hive/lease.js';
 import { JetStreamStore } from './jetstream-store.js';
 import type { QueueConfig } from './command-parser.js';
 import type { QueueStats } from './queue-actor.js';

@@ -10,7 +10,7 @@
  * not on every attempt. With SQL_TRACKCOLUMN only rows beyond the last emitted value are read and
  * emitted (nothing is emitted when there are none), and the value advances only once a listener
  * took the message. On a NATS hive the pollers of one NAME elect one active poller with a lease
- * (actors/shared/lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
+ * (actors/hive/lease.ts) and share the tracked value (shared-mark.ts); the others stand by.
  */
 import { createHash } from 'node:crypto';
 import type { ValueMap } from '../../protocol/message.js';
@@ -23,7 +23,7 @@ import type { Database } from './database.js';
 import type { Row } from './results.js';
 import { rowsResult } from './results.js';
 import type { Plan } from './statement.js';
-import type { Lease } from '../shared/lease.js';
+import type { Lease } from '../hive/lease.js';
 import { MarkMovedError } from './shared-mark.js';
 import type { TrackMemory, TrackValue } from './track-state.js';
 import { describeTrack, sameTrack, trackValue } from './track-state.js';
@@ -45,7 +45,7 @@ export interface PollerOptions {
   name: string;
   /** With tracking: the SELECT reading rows beyond the last value, its row key, its column and its memory. */
   tracking?: { next: Plan; key: string; column: string; state: TrackMemory };
-  /** On a NATS hive: polls only while it holds the lease of its NAME (actors/shared/lease.ts). */
+  /** On a NATS hive: polls only while it holds the lease of its NAME (actors/hive/lease.ts). */
   lease?: Lease;
   /** Resolves once SQL_INITFILE has run (rejects while the database does not answer); undefined once it has. */
   ready: () => Promise<void> | undefined;

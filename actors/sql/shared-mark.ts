@@ -1,6 +1,6 @@
 /**
  * The high-water mark of the pollers of one NAME on a NATS hive (SQL_TRACKCOLUMN's last emitted
- * value), in the bucket their lease lives in (actors/shared/lease.ts), so the poller that takes over goes on
+ * value), in the bucket their lease lives in (actors/hive/lease.ts), so the poller that takes over goes on
  * from the last value any of them emitted. Read before every poll; written with a compare-and-set
  * on the revision read, so a poller that lost the lease without knowing it cannot move the mark
  * back: its write fails, and it stops. Until the bucket holds a mark, SQL_STATEFILE's value (if

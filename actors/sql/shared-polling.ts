@@ -1,6 +1,6 @@
 /**
  * The SQL pollers of one NAME on a NATS hive share their work (issue 22, item 4): one active poller,
- * elected with a lease (actors/shared/lease.ts), and one high-water mark (shared-mark.ts), both in the
+ * elected with a lease (actors/hive/lease.ts), and one high-water mark (shared-mark.ts), both in the
  * JetStream KV bucket hivenode_pollers. On the embedded hive (one process) nothing is shared.
  */
 import { ConfigError, describeError } from '../../protocol/errors.js';
@@ -9,7 +9,7 @@ import { sharedNameWord } from '../hive/transport.js';
 import type { ServiceContext } from '../service/context.js';
 import type { SqlConfig } from './planner.js';
 import type { PollPlans } from './poll-plans.js';
-import { Lease } from '../shared/lease.js';
+import { Lease } from '../hive/lease.js';
 import { SharedMark } from './shared-mark.js';
 
 /** The bucket the pollers of a NATS hive share: their leases and high-water marks. */

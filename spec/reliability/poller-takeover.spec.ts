@@ -1,5 +1,5 @@
 /**
- * One active SQL poller on a NATS hive (actors/shared/lease.ts): three node processes run a
+ * One active SQL poller on a NATS hive (actors/hive/lease.ts): three node processes run a
  * tracking poller of the same NAME over one SQLite table while rows are inserted; the active one is
  * SIGKILLed again and again (and started again) — on one nats-server, and on a three-server cluster
  * where its machine's nats-server is killed with it. The pollers emit to a queue (on the recorder's
