@@ -71,8 +71,8 @@ interface Round {
   rps: number;
 }
 
-/** Spawns, waits for the health check, measures idle and loaded, stops the process. */
-async function round(start: (port: number) => ChildProcess): Promise<Round> {
+/** Spawns on a free port and waits for the health check: the process, its port and the seconds until it answered. */
+async function startReady(start: (port: number) => ChildProcess): Promise<{ child: ChildProcess; port: number; readySeconds: number }> {
   const port = await freePort();
   const started = performance.now();
   const child = start(port);
@@ -84,7 +84,12 @@ async function round(start: (port: number) => ChildProcess): Promise<Round> {
     if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the process did not answer ${health} (exit code ${child.exitCode}):\n${stderr}`);
     await new Promise((r) => setTimeout(r, 5));
   }
-  const readySeconds = (performance.now() - started) / 1000;
+  return { child, port, readySeconds: (performance.now() - started) / 1000 };
+}
+
+/** Spawns, waits for the health check, measures idle and loaded, stops the process. */
+async function round(start: (port: number) => ChildProcess): Promise<Round> {
+  const { child, port, readySeconds } = await startReady(start);
   await new Promise((r) => setTimeout(r, IDLE_MS));
   const idleRss = rssOf(child);
   let loadRss = idleRss;
@@ -101,18 +106,11 @@ async function round(start: (port: number) => ChildProcess): Promise<Round> {
 const codeCache = join(dir, 'code-cache');
 const hivenode = (port: number): ChildProcess => spawn(process.execPath, [cli, 'run', nodeFile(port, 0)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HIVENODE_CODE_CACHE: codeCache } });
 
-/** The first start after a build: compiles the bundle and writes its code cache when it exits. */
+/** The first start after a build, in ms: compiles the bundle and writes its code cache when it exits. */
 async function firstStart(): Promise<number> {
-  const port = await freePort();
-  const started = performance.now();
-  const child = hivenode(port);
-  while (!(await fetch(`http://127.0.0.1:${port}/healthcheck`).then((r) => r.status === 200, () => false))) {
-    if (child.exitCode !== null) throw new Error(`the first start failed (exit code ${child.exitCode})`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  const ms = performance.now() - started;
+  const { child, readySeconds } = await startReady(hivenode);
   await new Promise((r) => child.once('exit', r).kill('SIGTERM'));
-  return ms;
+  return readySeconds * 1000;
 }
 const bare = (port: number): ChildProcess => spawn(process.execPath, ['-e', bareServer, String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
 
