@@ -130,6 +130,8 @@ class IdPool {
 
   constructor(
     template: string,
+    /** Whether `bytes` is kept: only spans read it. */
+    private readonly keepsBytes: boolean,
     private readonly firstAt: number,
     private readonly firstBytes: number,
     private readonly secondAt = 0,
@@ -157,8 +159,9 @@ class IdPool {
 
   private refill(): void {
     let r = poolRandom();
-    // a copy: the shared random bytes are drawn again while this pool's ids are handed out
-    this.bytes = new Uint8Array(random.subarray(r, r + POOL_RANDOM_BYTES));
+    // a copy: the shared random bytes are drawn again while this pool's ids are handed out (none for
+    // a pool whose ids no span records: the unsampled traceparents of tracing off)
+    if (this.keepsBytes) this.bytes = new Uint8Array(random.subarray(r, r + POOL_RANDOM_BYTES));
     for (let at = 0; at < this.text.length; at += this.length) {
       r = this.writeHex(at + this.firstAt, r, this.firstBytes);
       if (this.secondBytes > 0) r = this.writeHex(at + this.secondAt, r, this.secondBytes);
@@ -175,10 +178,10 @@ class IdPool {
   }
 }
 
-const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, 3, 16, 36, 8);
-const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, 3, 16, 36, 8);
+const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, false, 3, 16, 36, 8);
+const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, true, 3, 16, 36, 8);
 // a span id alone: 8 random bytes and 16 digits, where one cut from a traceparent took 24 and 48
-const spanIds = new IdPool(ZERO_SPAN, 0, 8);
+const spanIds = new IdPool(ZERO_SPAN, true, 0, 8);
 
 /** A traceparent for a new trace, not sampled (nothing recorded its first span). */
 export const newTraceparent = (): string => unsampled.next();
