@@ -18,16 +18,19 @@
  * of warm functions still cost ~9,000 instructions a request of compiling, more or less from run to
  * run; the warm-up is now 30,000 requests, run with callgrind's instrumentation off (several times
  * faster than counting), which leaves ~100 to ~4,000 (a late optimization falls inside the window or
- * not), and the rest still moves ~1,500 between runs with when V8 compiled what. The servers run with
+ * not), and the rest still moves ~1,000 between runs with when V8 compiled what (two runs of one build:
+ * off/bypassed 0.965 and 0.972): each mode is therefore counted in 3 rounds (BENCH_ROUNDS), and the
+ * target read from the median round of each. The servers run with
  * --single-threaded: V8 compiles and collects on the main thread, so the count does not hang on when
  * a compiler thread finished, and the collector's work is counted with the requests that made the
- * garbage. A run of the three modes takes 2-3 minutes on 2 loaded cores (its own bench-timeout below). Env:
- * BENCH_WARMUP, BENCH_REQUESTS (requests counted), BENCH_CONNECTIONS, BENCH_EXPORTED=1
+ * garbage. A round of the two modes takes ~1 minute on 2 loaded cores, the exported mode as much again
+ * (its own bench-timeout below). Env: BENCH_ROUNDS, BENCH_WARMUP, BENCH_REQUESTS (requests counted),
+ * BENCH_CONNECTIONS, BENCH_EXPORTED=1
  * (count a third mode too, every span exported at 100% sampling: for reading where its cost goes), BENCH_KEEP (a
  * directory to keep the dumps in, for callgrind_annotate), BENCH_NODE_FLAGS (more of node's flags for
  * the servers, e.g. --perf-basic-prof: its /tmp/perf-<pid>.map names the compiled JS functions
  * callgrind_annotate shows only by address).
- * bench-timeout: 900
+ * bench-timeout: 1200
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -43,8 +46,11 @@ const BODY = '{"id":["42"],"name":["bench"]}';
 const NODE_FILE = { services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] };
 
 export interface TracingInstructions {
+  /** Each mode's median round (by steady count). */
   off: InstructionCount;
   bypassed: InstructionCount;
+  /** Every round's steady counts, in order. */
+  rounds: Array<{ off: number; bypassed: number }>;
   /** Requests sent before counting. */
   warmup: number;
   /**
@@ -61,8 +67,13 @@ export interface TracingInstructions {
 /** What a request costs once the process is warm: the old generation's collections and V8's compiles set apart. */
 const steady = (c: InstructionCount): number => c.mainPerRequest - c.majorGcPerRequest - c.compilePerRequest;
 
-/** Counts both modes (side by side: the counts do not depend on what else runs). */
-export async function tracingInstructions(opts: { warmup?: number; requests?: number; connections?: number; keep?: string; exported?: boolean } = {}): Promise<TracingInstructions | undefined> {
+/** The count of the median round by steady count. */
+function median(counts: InstructionCount[]): InstructionCount {
+  return [...counts].sort((a, b) => steady(a) - steady(b))[counts.length >> 1]!;
+}
+
+/** Counts both modes, `rounds` times (side by side: the counts do not depend on what else runs). */
+export async function tracingInstructions(opts: { warmup?: number; requests?: number; connections?: number; keep?: string; exported?: boolean; rounds?: number } = {}): Promise<TracingInstructions | undefined> {
   const cli = `${REPO}/dist/bin/hivenode.js`;
   if (!existsSync(cli) || !callgrindInstalled()) return undefined;
   const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'hn-bench-instr-'));
@@ -89,9 +100,18 @@ export async function tracingInstructions(opts: { warmup?: number; requests?: nu
   const receiver = opts.exported ? createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'))) : undefined;
   try {
     const endpoint = receiver ? await new Promise<string>((r) => receiver.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`))) : '';
-    const [off, bypassed] = await Promise.all([count('off', {}), count('bypassed', { OTEL_PROPAGATORS: 'none' })]);
+    const offs: InstructionCount[] = [];
+    const bypasseds: InstructionCount[] = [];
+    for (let round = 1; round <= Math.max(1, opts.rounds ?? 3); round++) {
+      const [off, bypassed] = await Promise.all([count(`off-${round}`, {}), count(`bypassed-${round}`, { OTEL_PROPAGATORS: 'none' })]);
+      offs.push(off);
+      bypasseds.push(bypassed);
+      console.error(`round ${round}: off ${Math.round(steady(off))}, bypassed ${Math.round(steady(bypassed))} (steady instructions a request)`);
+    }
+    const [off, bypassed] = [median(offs), median(bypasseds)];
+    const rounds = offs.map((o, i) => ({ off: steady(o), bypassed: steady(bypasseds[i]!) }));
     const exported = receiver ? await count('exported', { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'bench' }) : undefined;
-    return { off, bypassed, warmup, ratio: steady(bypassed) / steady(off), wholeRatio: bypassed.mainPerRequest / off.mainPerRequest, ...(exported ? { exported } : {}) };
+    return { off, bypassed, rounds, warmup, ratio: steady(bypassed) / steady(off), wholeRatio: bypassed.mainPerRequest / off.mainPerRequest, ...(exported ? { exported } : {}) };
   } finally {
     receiver?.close();
     if (opts.keep === undefined) rmSync(dir, { recursive: true, force: true });
@@ -103,10 +123,11 @@ export function describe(r: TracingInstructions): string[] {
   const f = (n: number): string => Math.round(n).toLocaleString('en');
   const row = (label: string, c: InstructionCount): string => `  ${label.padEnd(54)} ${f(c.mainPerRequest).padStart(9)}  ${f(c.majorGcPerRequest).padStart(8)}  ${f(c.compilePerRequest).padStart(8)}  ${f(steady(c)).padStart(9)}`;
   return [
-    `instructions per request of the main thread under callgrind (${r.off.requests} requests counted after a warm-up of ${r.warmup}): whole; of it the old generation's collections, and V8's compiles; the rest (steady):`,
+    `instructions per request of the main thread under callgrind (${r.off.requests} requests counted after a warm-up of ${r.warmup}), each mode's median of ${r.rounds.length} rounds: whole; of it the old generation's collections, and V8's compiles; the rest (steady):`,
     row('strict, tracing off (context carried, no export)', r.off),
     row('strict, trace code bypassed (OTEL_PROPAGATORS=none)', r.bypassed),
     `  ${'difference'.padEnd(54)} ${f(r.off.mainPerRequest - r.bypassed.mainPerRequest).padStart(9)}  ${''.padStart(8)}  ${''.padStart(8)}  ${f(steady(r.off) - steady(r.bypassed)).padStart(9)}`,
+    `  rounds (steady, off / bypassed): ${r.rounds.map((x) => `${f(x.off)} / ${f(x.bypassed)} (${(x.bypassed / x.off).toFixed(4)})`).join('; ')}`,
     ...(r.exported
       ? [
           row('strict, OTLP/HTTP export, 100% sampled', r.exported),
@@ -117,7 +138,7 @@ export function describe(r: TracingInstructions): string[] {
 }
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
-const r = await tracingInstructions({ warmup: env('BENCH_WARMUP'), requests: env('BENCH_REQUESTS'), connections: env('BENCH_CONNECTIONS'), keep: process.env.BENCH_KEEP, exported: process.env.BENCH_EXPORTED === '1' });
+const r = await tracingInstructions({ rounds: env('BENCH_ROUNDS'), warmup: env('BENCH_WARMUP'), requests: env('BENCH_REQUESTS'), connections: env('BENCH_CONNECTIONS'), keep: process.env.BENCH_KEEP, exported: process.env.BENCH_EXPORTED === '1' });
 if (r === undefined) {
   console.log('gateway tracing instruction count skipped: needs the build (make build), valgrind and callgrind_control (apt-get install valgrind)');
 } else {

@@ -21,7 +21,9 @@ import { authenticate } from './auth.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
+import type { GatewayResponse } from './respond.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
+import { TRACEPARENT } from '../shared/trace-context.js';
 import { strictMessage } from './strict.js';
 import type { Hop } from '../shared/tracing.js';
 import { putMessageHop } from '../shared/trace-message.js';
@@ -98,6 +100,8 @@ async function respondThroughAfter(res: ServerResponse, result: Result, deps: Ga
     const parsed = parseJson(wanted, 'after interceptor options.http_response_headers');
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadInputError('after interceptor options.http_response_headers must be an object');
     for (const [name, v] of Object.entries(parsed as Record<string, unknown>)) {
+      // the answer's traceparent is the request's own trace (respond.ts writes it with the head): the interceptor's is dropped
+      if ((res as Partial<GatewayResponse>).traceparent !== undefined && name.toLowerCase() === TRACEPARENT) continue;
       const values = (Array.isArray(v) ? v : [v]).map(String);
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || values.some((x) => /[\r\n\0]/.test(x))) {
         throw new BadInputError(`after interceptor set an invalid response header '${name}'`);

@@ -12,6 +12,7 @@ import type { AccessTable } from './access.js';
 import { namedGroups, parseAccess } from './access.js';
 import type { RouteTable } from './routes.js';
 import { parseRoutes } from './routes.js';
+import { TRACEPARENT } from '../shared/trace-context.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 
@@ -69,6 +70,9 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   }
   for (const [name, value] of responseHeaders) {
     if (!TOKEN.test(name)) throw new ConfigError(`ResponseHeaders: '${name}' is not a valid header name`);
+    // the gateway answers each request with the traceparent of its own trace (trace.ts), unchecked
+    // by node:http (respond.ts): a fixed one beside it would name no trace and be a second header
+    if (name.toLowerCase() === TRACEPARENT) throw new ConfigError(`ResponseHeaders: '${name}' is the gateway's own answer (each request's trace, docs/ARCHITECTURE.md, Tracing); remove it from ResponseHeaders`);
     if (/[\r\n\0]/.test(value)) throw new ConfigError(`ResponseHeaders: the value of '${name}' contains a line break or NUL (header injection)`);
     // any other character node:http refuses (control characters, beyond Latin-1) would throw from
     // setHeader on every request, outside any handler, and take the node down: refuse it here

@@ -89,6 +89,8 @@ describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor con
         if (result.Data.mode?.[0] === 'abort') return { data: null, status: 'Refused after the fact', status_code: 409 };
         headers['content-type'] = 'text/csv';
         headers['x-mapped'] = 'yes';
+        // not the answer's: each answer carries its own request's trace
+        headers.Traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
         return { data: 'a,b\n1,2\n', status: 'Created', status_code: 201, options: { http_response_headers: JSON.stringify(headers) } };
       },
       { ResponseHeaders: 'X-Base: 1' },
@@ -98,6 +100,7 @@ describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor con
     expect(res.headers['content-type']).to.equal('text/csv');
     expect(res.headers['x-mapped']).to.equal('yes');
     expect(res.headers['x-base']).to.equal('1');
+    expect(res.headers.traceparent).to.be.a('string').and.not.contain('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(await res.body.text()).to.equal('a,b\n1,2\n');
     const aborted = await request(`${base}/x`, { method: 'POST', body: JSON.stringify({ mode: ['abort'] }), headers: { 'content-type': 'application/json' } });
     expect(aborted.statusCode).to.equal(409);

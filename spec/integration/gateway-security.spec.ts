@@ -283,6 +283,7 @@ describe('gateway security and limits', function () {
         ['a control character in a value', 'X-A: a\u0001b'],
         ['a character beyond Latin-1', 'X-A: \u20ac5'],
         ['the escaped form with an empty name', 'X-A: 1\\r\\n: injected'],
+        ['the traceparent, which is each answer\'s own trace', 'X-A: 1\r\nTraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
       ];
       for (const [what, value] of refused) {
         const err = await startGateway({ ResponseHeaders: value }).then(
