@@ -19,8 +19,9 @@
  * run; the warm-up is now 30,000 requests, run with callgrind's instrumentation off (several times
  * faster than counting), which leaves ~100 to ~4,000 (a late optimization falls inside the window or
  * not), and the rest still moves ~1,000 between runs with when V8 compiled what (two runs of one build:
- * off/bypassed 0.965 and 0.972): each mode is therefore counted in 3 rounds (BENCH_ROUNDS), and the
- * target read from the median round of each. The servers run with
+ * off/bypassed 0.965 and 0.972; three rounds of another: 0.977, 0.997, 0.983): both modes are therefore
+ * counted side by side in 5 rounds (BENCH_ROUNDS), and the target read from the round whose ratio is
+ * the median, as bench/gateway-tracing.ts reads its CPU ratios. The servers run with
  * --single-threaded: V8 compiles and collects on the main thread, so the count does not hang on when
  * a compiler thread finished, and the collector's work is counted with the requests that made the
  * garbage. A round of the two modes takes ~1 minute on 2 loaded cores, the exported mode as much again
@@ -46,7 +47,7 @@ const BODY = '{"id":["42"],"name":["bench"]}';
 const NODE_FILE = { services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] };
 
 export interface TracingInstructions {
-  /** Each mode's median round (by steady count). */
+  /** The counts of the round whose ratio is the median. */
   off: InstructionCount;
   bypassed: InstructionCount;
   /** Every round's steady counts, in order. */
@@ -66,11 +67,6 @@ export interface TracingInstructions {
 
 /** What a request costs once the process is warm: the old generation's collections and V8's compiles set apart. */
 const steady = (c: InstructionCount): number => c.mainPerRequest - c.majorGcPerRequest - c.compilePerRequest;
-
-/** The count of the median round by steady count. */
-function median(counts: InstructionCount[]): InstructionCount {
-  return [...counts].sort((a, b) => steady(a) - steady(b))[counts.length >> 1]!;
-}
 
 /** Counts both modes, `rounds` times (side by side: the counts do not depend on what else runs). */
 export async function tracingInstructions(opts: { warmup?: number; requests?: number; connections?: number; keep?: string; exported?: boolean; rounds?: number } = {}): Promise<TracingInstructions | undefined> {
@@ -102,14 +98,16 @@ export async function tracingInstructions(opts: { warmup?: number; requests?: nu
     const endpoint = receiver ? await new Promise<string>((r) => receiver.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`))) : '';
     const offs: InstructionCount[] = [];
     const bypasseds: InstructionCount[] = [];
-    for (let round = 1; round <= Math.max(1, opts.rounds ?? 3); round++) {
+    for (let round = 1; round <= Math.max(1, opts.rounds ?? 5); round++) {
       const [off, bypassed] = await Promise.all([count(`off-${round}`, {}), count(`bypassed-${round}`, { OTEL_PROPAGATORS: 'none' })]);
       offs.push(off);
       bypasseds.push(bypassed);
       console.error(`round ${round}: off ${Math.round(steady(off))}, bypassed ${Math.round(steady(bypassed))} (steady instructions a request)`);
     }
-    const [off, bypassed] = [median(offs), median(bypasseds)];
     const rounds = offs.map((o, i) => ({ off: steady(o), bypassed: steady(bypasseds[i]!) }));
+    // the round of the median ratio: its two counts, not each mode's median from different rounds
+    const middle = rounds.map((x, i) => ({ ratio: x.bypassed / x.off, i })).sort((a, b) => a.ratio - b.ratio)[rounds.length >> 1]!.i;
+    const [off, bypassed] = [offs[middle]!, bypasseds[middle]!];
     const exported = receiver ? await count('exported', { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'bench' }) : undefined;
     return { off, bypassed, rounds, warmup, ratio: steady(bypassed) / steady(off), wholeRatio: bypassed.mainPerRequest / off.mainPerRequest, ...(exported ? { exported } : {}) };
   } finally {
@@ -123,7 +121,7 @@ export function describe(r: TracingInstructions): string[] {
   const f = (n: number): string => Math.round(n).toLocaleString('en');
   const row = (label: string, c: InstructionCount): string => `  ${label.padEnd(54)} ${f(c.mainPerRequest).padStart(9)}  ${f(c.majorGcPerRequest).padStart(8)}  ${f(c.compilePerRequest).padStart(8)}  ${f(steady(c)).padStart(9)}`;
   return [
-    `instructions per request of the main thread under callgrind (${r.off.requests} requests counted after a warm-up of ${r.warmup}), each mode's median of ${r.rounds.length} rounds: whole; of it the old generation's collections, and V8's compiles; the rest (steady):`,
+    `instructions per request of the main thread under callgrind (${r.off.requests} requests counted after a warm-up of ${r.warmup}), the round of the median ratio of ${r.rounds.length}: whole; of it the old generation's collections, and V8's compiles; the rest (steady):`,
     row('strict, tracing off (context carried, no export)', r.off),
     row('strict, trace code bypassed (OTEL_PROPAGATORS=none)', r.bypassed),
     `  ${'difference'.padEnd(54)} ${f(r.off.mainPerRequest - r.bypassed.mainPerRequest).padStart(9)}  ${''.padStart(8)}  ${''.padStart(8)}  ${f(steady(r.off) - steady(r.bypassed)).padStart(9)}`,

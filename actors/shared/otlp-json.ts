@@ -9,6 +9,7 @@
 import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
+import { allAttributes } from './recorded-span.js';
 
 // the second's digits, written once a second rather than once a span (a number past 2^31 is slow to write)
 let second = -1;
@@ -90,7 +91,7 @@ export function spanJson(s: RecordedSpan): string {
   return (
     `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${s.traceState ? `,"traceState":${asciiJson(s.traceState)}` : ''}` +
     `${s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : ''},"name":${jsonString(s.name)},"kind":${s.kind + 1}` +
-    `,"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":[${attributeList(s.attributes)}]${status}}`
+    `,"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":[${attributeList(allAttributes(s))}]${status}}`
   );
 }
 

@@ -11,6 +11,7 @@
 import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
+import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
 import { FIXED64, LEN, MEMO_LONGEST, MEMO_SIZE, NO_ROOM, VARINT, beginLen, copied, endLen, key, putBytes, putId, putIdBytes, putNanos, putNegativeVarint, putString, putVarint, room, setLimit, varintSize } from './protobuf-wire.js';
 
 // the fields written (opentelemetry/proto: collector/trace/v1, trace/v1, common/v1, resource/v1)
@@ -88,26 +89,28 @@ function putKeyValue(b: Buffer, at: number, fieldKey: number, name: string, v: A
 const VALUES_PER_NAME = 16;
 const attributeMemo = new Map<string, Map<string | number | boolean, Uint8Array>>();
 
-/** A span's attributes, as repeated Span.attributes fields. */
-function putSpanAttributes(b: Buffer, at: number, attributes: Attributes): number {
+/** One attribute of a span, as a Span.attributes field: from the memo when its name came with the value before. */
+function putSpanAttribute(b: Buffer, at: number, name: string, v: AttributeValue): number {
+  if (typeof v === 'object' || (typeof v === 'string' && v.length > MEMO_LONGEST)) return putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
+  let values = attributeMemo.get(name);
+  const bytes = values?.get(v);
+  if (bytes !== undefined) return putBytes(b, at, bytes);
+  const end = putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
+  if (values === undefined && attributeMemo.size < MEMO_SIZE) attributeMemo.set(name, (values = new Map()));
+  if (values !== undefined && values.size < VALUES_PER_NAME) values.set(v, copied(b, at, end));
+  return end;
+}
+
+/** A span's attributes, as repeated Span.attributes fields: its attributes object's, then the service and the Code it ended with (span fields: recorded-span.ts). */
+function putSpanAttributes(b: Buffer, at: number, s: RecordedSpan): number {
+  const attributes = s.attributes;
   for (const name in attributes) {
     const v = attributes[name];
     if (v === undefined || v === null) continue;
-    if (typeof v === 'object' || (typeof v === 'string' && v.length > MEMO_LONGEST)) {
-      at = putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
-      continue;
-    }
-    let values = attributeMemo.get(name);
-    const bytes = values?.get(v);
-    if (bytes !== undefined) {
-      at = putBytes(b, at, bytes);
-      continue;
-    }
-    const start = at;
-    at = putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
-    if (values === undefined && attributeMemo.size < MEMO_SIZE) attributeMemo.set(name, (values = new Map()));
-    if (values !== undefined && values.size < VALUES_PER_NAME) values.set(v, copied(b, start, at));
+    at = putSpanAttribute(b, at, name, v);
   }
+  if (s.service !== '') at = putSpanAttribute(b, at, SERVICE_ATTRIBUTE, s.service);
+  if (s.code !== undefined) at = putSpanAttribute(b, at, CODE_ATTRIBUTE, s.code);
   return at;
 }
 
@@ -119,6 +122,8 @@ function putSpanAttributes(b: Buffer, at: number, attributes: Attributes): numbe
  */
 interface Shape {
   kind: number;
+  service: string;
+  code: number | undefined;
   names: string[];
   values: Array<string | number | boolean>;
   bytes: Uint8Array;
@@ -147,7 +152,7 @@ function sameAttributes(shape: Shape, attributes: Attributes): boolean {
 function putShape(b: Buffer, at: number, s: RecordedSpan): number {
   const kind = s.kind + 1;
   const shape = shapes.get(s.name);
-  if (shape !== undefined && shape.kind === kind && sameAttributes(shape, s.attributes)) {
+  if (shape !== undefined && shape.kind === kind && shape.service === s.service && shape.code === s.code && sameAttributes(shape, s.attributes)) {
     shape.misses = 0;
     return putBytes(b, at, shape.bytes);
   }
@@ -156,7 +161,7 @@ function putShape(b: Buffer, at: number, s: RecordedSpan): number {
   room(p, 2);
   b[p] = SPAN_KIND;
   b[p + 1] = kind;
-  p = putSpanAttributes(b, p + 2, s.attributes);
+  p = putSpanAttributes(b, p + 2, s);
   if (shape !== undefined && ++shape.misses > SHAPE_MISSES && shape.misses % 256 !== 0) return p;
   if ((shape === undefined && shapes.size >= MEMO_SIZE) || p - start > SHAPE_LONGEST) return p;
   const names: string[] = [];
@@ -169,7 +174,7 @@ function putShape(b: Buffer, at: number, s: RecordedSpan): number {
     names.push(name);
     values.push(v);
   }
-  shapes.set(s.name, { kind, names, values, bytes: copied(b, start, p), misses: shape?.misses ?? 0 });
+  shapes.set(s.name, { kind, service: s.service, code: s.code, names, values, bytes: copied(b, start, p), misses: shape?.misses ?? 0 });
   return p;
 }
 

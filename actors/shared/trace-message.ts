@@ -63,9 +63,14 @@ export function putMessageHop(message: Message, hop: Hop | undefined): void {
   attachSpan(message, hop.span);
 }
 
-/** `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. */
+/**
+ * `message` carrying `hop`'s trace in its Control: itself when it already does, else a copy. A
+ * recorded span's traceparent is new (its own span id), so it is not compared: a span's is put
+ * together from its ids, and comparing it with the one the message came with flattened it and read
+ * the 36 characters both begin with (~500 instructions a delivery).
+ */
 export function withHop(message: Message, hop: Hop | undefined): Message {
-  if (hop === undefined || firstValue(message.Control, TRACEPARENT) === hop.traceparent) return message;
+  if (hop === undefined || (hop.span === undefined && firstValue(message.Control, TRACEPARENT) === hop.traceparent)) return message;
   const control = copyMap(message.Control);
   putHop(control, hop);
   return messageWithSpan(message, control, hop.span);

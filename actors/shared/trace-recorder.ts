@@ -15,8 +15,7 @@ import type { SpanParent } from './trace-context.js';
 import { formatTraceparent, newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
-import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
-import { KINDS, RecordedSpan, samplerOf } from './recorded-span.js';
+import { KINDS, RecordedSpan, allAttributes, samplerOf } from './recorded-span.js';
 import { OtlpBatchExporter } from './otlp-export.js';
 
 const SCOPE = 'hivenode';
@@ -25,14 +24,13 @@ const STATUS: Record<number, SpanStatus> = { [SpanStatusCode.UNSET]: 'unset', [S
 /** The span as plain data for the trace ring (made only when the ring is read). */
 function ringSpan(span: RecordedSpan): RingSpan {
   const attributes: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(span.attributes)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
-  const service = attributes[SERVICE_ATTRIBUTE];
+  for (const [k, v] of Object.entries(allAttributes(span))) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
   return {
     traceId: span.traceId,
     spanId: span.spanId,
     ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
     name: span.name,
-    service: typeof service === 'string' ? service : '',
+    service: span.service,
     start: span.startMs,
     duration: span.endMs - span.startMs,
     status: STATUS[span.status.code] ?? 'unset',
@@ -58,7 +56,7 @@ function readable(span: RecordedSpan, resource: ReadableSpan['resource']): Reada
     endTime: hrTime(span.endMs),
     duration: hrTime(span.endMs - span.startMs),
     status: span.status,
-    attributes: span.attributes,
+    attributes: allAttributes(span),
     links: [],
     events: [],
     ended: true,
@@ -82,9 +80,8 @@ class RecordedHop implements Hop {
     this.traceparent = span.traceparent;
   }
   end(code: number, message?: string): void {
-    this.span.setAttribute(CODE_ATTRIBUTE, code);
     if (code >= 500) this.span.setStatus(message ? { code: SpanStatusCode.ERROR, message } : { code: SpanStatusCode.ERROR });
-    this.span.end();
+    this.span.endWithCode(code);
   }
 }
 
@@ -161,9 +158,8 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
         // not sampled: the trace goes on under a span id of its own, flagged so, and nothing is recorded
         return { traceId, traceparent: formatTraceparent(traceId, spanId, 0), tracestate: state, end: noEnd };
       }
-      const all: Attributes = attributes ?? {};
-      all[SERVICE_ATTRIBUTE] = service;
-      const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], all, finished, root);
+      const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], attributes ?? {}, finished, root);
+      span.service = service;
       pointAtIdBytes(span, parent);
       return new RecordedHop(span, state);
     },
