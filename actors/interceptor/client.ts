@@ -14,7 +14,7 @@ import type { Route } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import { addTraceHeaders } from '../shared/trace-scope.js';
 import type { Trace } from './connect.js';
-import { LeanPool } from './lean-client.js';
+import { LeanPool } from '../shared/lean-client.js';
 import type { InterceptorReply, InterceptorRequest } from './wire.js';
 import { validateReply } from './wire.js';
 

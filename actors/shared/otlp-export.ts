@@ -8,14 +8,13 @@
  * and the buffers are reused: a batch built as one string would be a large object every collection
  * must sweep.
  */
-import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
-import { Agent as PlainAgent, request as plainRequest } from 'node:http';
-import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import type { Attributes } from '@opentelemetry/api';
 import type { OtlpProtocol } from '../../config/tracing.js';
 import type { OtlpEncoding } from './otlp-encoding.js';
 import { OtlpJson } from './otlp-json.js';
 import { OtlpProtobuf } from './otlp-protobuf.js';
+import type { OtlpTransport } from './otlp-transport.js';
+import { otlpTransport } from './otlp-transport.js';
 import type { RecordedSpan } from './recorded-span.js';
 
 const MAX_BATCH = 512;
@@ -48,20 +47,15 @@ export class OtlpBatchExporter {
   /** Batches sent and not yet answered (or waiting to be sent again). */
   private readonly pending = new Set<Promise<void>>();
   private readonly encoding: OtlpEncoding;
-  private readonly url: URL;
-  private readonly agent: HttpAgent;
-  private readonly send: (url: URL, options: RequestOptions, answer: (res: IncomingMessage) => void) => ClientRequest;
+  private readonly transport: OtlpTransport;
   private waiting = 0;
   private stopped = false;
   /** Spans dropped: the queue was full, or the collector did not take them. */
   dropped = 0;
 
-  constructor(private readonly opts: OtlpExporterOptions) {
+  constructor(opts: OtlpExporterOptions) {
     this.encoding = opts.protocol === 'http/json' ? new OtlpJson(opts) : new OtlpProtobuf(opts);
-    this.url = new URL(opts.url);
-    const tls = this.url.protocol === 'https:';
-    this.agent = tls ? new TlsAgent({ keepAlive: true, maxSockets: 2 }) : new PlainAgent({ keepAlive: true, maxSockets: 2 });
-    this.send = tls ? tlsRequest : plainRequest;
+    this.transport = otlpTransport({ url: new URL(opts.url), contentType: this.encoding.contentType, headers: opts.headers, timeoutMs: TIMEOUT_MS });
   }
 
   /** Takes a finished span: written into the batch, which goes when full, else on the timer. */
@@ -100,7 +94,7 @@ export class OtlpBatchExporter {
   async shutdown(): Promise<void> {
     await this.flush();
     this.stopped = true;
-    this.agent.destroy();
+    this.transport.close();
   }
 
   private sendBatch(): void {
@@ -129,16 +123,7 @@ export class OtlpBatchExporter {
   }
   /** Posts `body`; true when the collector took it. */
   private async post(body: Buffer, attempt: number): Promise<boolean> {
-    const status = await new Promise<number>((resolve) => {
-      const req = this.send(this.url, { method: 'POST', agent: this.agent, timeout: TIMEOUT_MS, headers: { ...this.opts.headers, 'content-type': this.encoding.contentType, 'content-length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      });
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
+    const status = await this.transport.post(body);
     if (status >= 200 && status < 300) return true;
     const delay = RETRY_DELAYS_MS[attempt];
     if (delay === undefined || this.stopped || !(status === 0 || RETRIED.has(status))) return false;

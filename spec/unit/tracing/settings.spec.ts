@@ -57,6 +57,8 @@ describe('config/tracing: the OTEL_* variables and the node file tracing section
     expect(refused(() => compileTracing({ OTEL_TRACES_EXPORTER: 'zipkin' }))).to.match(/OTEL_TRACES_EXPORTER 'zipkin' is not accepted; expected otlp or none/);
     expect(refused(() => compileTracing({ OTEL_SDK_DISABLED: 'yes' }))).to.match(/OTEL_SDK_DISABLED must be true or false/);
     expect(refused(() => compileTracing({ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }))).to.match(/OTEL_EXPORTER_OTLP_HEADERS: 'novalue' is not name=value/);
+    expect(refused(() => compileTracing({ OTEL_EXPORTER_OTLP_HEADERS: 'x=a%0Db' }))).to.match(/the value of 'x' contains a line break/);
+    expect(refused(() => compileTracing({ OTEL_EXPORTER_OTLP_HEADERS: 'x=caf%C3%A9' }))).to.match(/the value of 'x' has a character an HTTP header cannot carry \(printable ASCII only\)/);
   });
 
   it('examples/tracing.yaml: its tracing section compiles with the collector given', () => {

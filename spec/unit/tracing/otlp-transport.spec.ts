@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import type { IncomingMessage, Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer } from 'node:net';
+import { otlpTransport } from '../../../actors/shared/otlp-transport.js';
+
+const listen = async (server: Server | ReturnType<typeof createTcpServer>): Promise<number> => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return (server.address() as AddressInfo).port;
+};
+
+const readBody = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+
+/** Bytes no two posts share, so a body that arrived mixed with another is seen. */
+const body = (size: number, seed: number): Buffer => {
+  const b = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) b[i] = (i * 7 + seed) & 0xff;
+  return b;
+};
+
+describe('actors/shared/otlp-transport: a batch posted to the collector', () => {
+  it('plain http: the head names the host, content type, length and the configured headers; the body arrives as it was; the connection is kept', async () => {
+    const got: Array<{ url: string; host: string; type: string; length: string; token: string; body: Buffer; socket: unknown }> = [];
+    const server = createServer(async (req, res) => {
+      got.push({ url: String(req.url), host: String(req.headers.host), type: String(req.headers['content-type']), length: String(req.headers['content-length']), token: String(req.headers['x-token']), body: await readBody(req), socket: req.socket });
+      res.writeHead(200).end();
+    });
+    const port = await listen(server);
+    const transport = otlpTransport({ url: new URL(`http://127.0.0.1:${port}/v1/traces?x=1`), contentType: 'application/x-protobuf', headers: { 'x-token': 'a b' }, timeoutMs: 5000 });
+    try {
+      expect(await transport.post(body(100_000, 1))).to.equal(200);
+      expect(await transport.post(body(10, 2))).to.equal(200);
+      expect(got.map(({ body: _b, socket: _s, ...head }) => head)).to.deep.equal([
+        { url: '/v1/traces?x=1', host: `127.0.0.1:${port}`, type: 'application/x-protobuf', length: '100000', token: 'a b' },
+        { url: '/v1/traces?x=1', host: `127.0.0.1:${port}`, type: 'application/x-protobuf', length: '10', token: 'a b' },
+      ]);
+      expect(got[0]!.body.equals(body(100_000, 1))).to.equal(true);
+      expect(got[1]!.body.equals(body(10, 2))).to.equal(true);
+      expect(got[1]!.socket).to.equal(got[0]!.socket);
+    } finally {
+      transport.close();
+      server.close();
+    }
+  });
+
+  it('a collector answering before it read the whole body: its status, and the next batch goes on a new connection, whole', async () => {
+    // answers at once and never reads the body: the rest of it may still wait in the client's buffer
+    const sockets = new Set<unknown>();
+    const bodies: Buffer[] = [];
+    let refuse = true;
+    const server = createServer((req, res) => {
+      sockets.add(req.socket);
+      if (refuse) {
+        refuse = false;
+        res.writeHead(413, { 'content-length': '0' }).end();
+        return;
+      }
+      void readBody(req).then((b) => {
+        bodies.push(b);
+        res.writeHead(200).end();
+      });
+    });
+    const port = await listen(server);
+    const transport = otlpTransport({ url: new URL(`http://127.0.0.1:${port}/v1/traces`), contentType: 'application/x-protobuf', headers: {}, timeoutMs: 5000 });
+    try {
+      expect(await transport.post(body(8 << 20, 3))).to.equal(413);
+      expect(await transport.post(body(50_000, 4))).to.equal(200);
+      expect(bodies).to.have.length(1);
+      expect(bodies[0]!.equals(body(50_000, 4))).to.equal(true);
+      expect(sockets.size).to.equal(2);
+    } finally {
+      transport.close();
+      server.close();
+    }
+  });
+
+  it('no collector listening, or one that does not answer in time: 0 (no answer)', async () => {
+    const closed = createTcpServer();
+    const port = await listen(closed);
+    await new Promise<void>((r) => closed.close(() => r()));
+    const refused = otlpTransport({ url: new URL(`http://127.0.0.1:${port}/v1/traces`), contentType: 'application/json', headers: {}, timeoutMs: 5000 });
+    const silent = createTcpServer(() => undefined);
+    const silentPort = await listen(silent);
+    const slow = otlpTransport({ url: new URL(`http://127.0.0.1:${silentPort}/v1/traces`), contentType: 'application/json', headers: {}, timeoutMs: 200 });
+    try {
+      expect(await refused.post(Buffer.from('{}'))).to.equal(0);
+      expect(await slow.post(Buffer.from('{}'))).to.equal(0);
+    } finally {
+      refused.close();
+      slow.close();
+      silent.close();
+    }
+  });
+});
