@@ -12,6 +12,7 @@ import type { SamplerName } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
 import { formatTraceparent } from './trace-context.js';
 import type { HopKind } from './trace-hop.js';
+import type { Admission } from './trace-ring.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
 
 export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
@@ -69,6 +70,8 @@ export class RecordedSpan implements Span {
   spanAt = 0;
   parentBytes: Uint8Array | undefined = undefined;
   parentAt = 0;
+  /** Whether its trace came into the trace ring when it began (trace-ring.ts: Admission), which a child begun here inherits. */
+  admission: Admission = 'unknown';
   get flags(): number {
     return this.traceFlags;
   }

@@ -6,6 +6,7 @@
  * carries every message's trace for the price of a string.
  */
 import { randomFillSync } from 'node:crypto';
+import type { Admission } from './trace-ring.js';
 
 /** The control (and HTTP header) names. */
 export const TRACEPARENT = 'traceparent';
@@ -23,6 +24,8 @@ export interface SpanParent {
   /** Where the span id's 8 bytes are, as traceBytes. */
   readonly spanBytes?: Uint8Array | undefined;
   readonly spanAt?: number;
+  /** Whether the trace came into this process's trace ring (a span of this process: trace-ring.ts, Admission). */
+  readonly admission?: Admission;
 }
 
 /** A parsed traceparent. */

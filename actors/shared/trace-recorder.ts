@@ -143,7 +143,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   const finished = (span: RecordedSpan): void => {
     exportSpan(span);
     // an ended span no longer changes: it is read into plain data only if the ring is read
-    ring.addLazy(span.traceId, span, ringSpan, span.status.code === SpanStatusCode.ERROR, span.endMs);
+    ring.addLazy(span.traceId, span, ringSpan, span.status.code === SpanStatusCode.ERROR, span.endMs, span.admission);
   };
   const sample = samplerOf(settings.sampler, settings.samplerArg);
   return {
@@ -161,6 +161,8 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], attributes ?? {}, finished, root);
       span.service = service;
       pointAtIdBytes(span, parent);
+      // a trace begun here comes into the ring, or not, now; a child begun here follows its parent
+      span.admission = parent ? (parent.admission ?? 'unknown') : ring.admitNew(span.startMs);
       return new RecordedHop(span, state);
     },
     flush,

@@ -8,7 +8,10 @@
  * own): a busy node would turn the whole ring over every few milliseconds, so no one could read a
  * trace in it anyway, while every span kept outlives the collector's young generation and is
  * promoted: on the gateway bench that cost 3 µs a request, as much as recording and exporting.
- * A trace already held takes every span it gets.
+ * A trace already held takes every span it gets. A trace begun in this process is admitted, or not,
+ * when its root span begins (admitNew): its spans then say so (Admission), and those of a trace
+ * refused skip the ring without looking it up, unless they end in error (a look-up and the hash of
+ * the trace id for every span was most of what the ring cost the gateway bench).
  */
 
 export type SpanStatus = 'unset' | 'ok' | 'error';
@@ -49,6 +52,12 @@ export interface RingTrace {
 
 /** A trace as the list of recent traces shows it (no spans). */
 export type TraceSummary = Omit<RingTrace, 'spans'> & { spanCount: number };
+
+/**
+ * Whether a span's trace came into the ring when it began (admitNew): 'in' or 'out'; 'unknown' for a
+ * trace begun elsewhere (its first span here is admitted, or not, when it ends).
+ */
+export type Admission = 'in' | 'out' | 'unknown';
 
 /** A span as kept: made into plain data only when read (the recorder adds thousands a second, the console reads a few). */
 type Kept = RingSpan | (() => RingSpan);
@@ -97,8 +106,19 @@ export class TraceRing {
    * of the ring's cost. The source and the function come apart so that nothing is allocated for the
    * many spans a busy node's ring does not keep.
    */
-  addLazy<T>(traceId: string, source: T, make: (source: T) => RingSpan, error = false, at = this.clock()): void {
-    this.keep(traceId, error, at)?.spans.push(() => make(source));
+  addLazy<T>(traceId: string, source: T, make: (source: T) => RingSpan, error = false, at = this.clock(), admission: Admission = 'unknown'): void {
+    // a trace refused when it began is not looked for: only an error brings it in (on the error budget)
+    if (admission === 'out' && !error) return;
+    this.keep(traceId, error, at, admission === 'in')?.spans.push(() => make(source));
+  }
+
+  /**
+   * Whether a trace beginning now in this process (its root span: `at`, milliseconds since the
+   * epoch) comes into the ring, counted when it does: its spans are then added as 'in', those of a
+   * trace refused as 'out' (addLazy).
+   */
+  admitNew(at: number): Admission {
+    return this.admit(false, at) ? 'in' : 'out';
   }
 
   /** Whether a new trace may come in now (counted when it does). */
@@ -115,11 +135,11 @@ export class TraceRing {
     return true;
   }
 
-  /** Where a span of `traceId` goes (counted in), or undefined when it is not kept. */
-  private keep(traceId: string, error: boolean, at: number): Held | undefined {
+  /** Where a span of `traceId` goes (counted in), or undefined when it is not kept; `admitted`: its trace was counted in when it began. */
+  private keep(traceId: string, error: boolean, at: number, admitted = false): Held | undefined {
     let held = this.traces.get(traceId);
     if (held === undefined) {
-      if (!this.admit(error, at)) return undefined;
+      if (!admitted && !this.admit(error, at)) return undefined;
       held = { spans: [], dropped: 0 };
       this.traces.set(traceId, held);
       if (this.traces.size > this.maxTraces) this.evictOldest();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RingSpan } from '../../../actors/shared/trace-ring.js';
+import type { Admission, RingSpan } from '../../../actors/shared/trace-ring.js';
 import { TraceRing } from '../../../actors/shared/trace-ring.js';
 
 const span = (traceId: string, spanId: string, extra: Partial<RingSpan> = {}): RingSpan => ({
@@ -107,5 +107,26 @@ describe('actors/shared/trace-ring: recent sampled traces for the console', () =
     ring.add(span('3'.repeat(32), 'a'));
     expect(ring.traceById('3'.repeat(32))).to.not.equal(undefined);
     expect(() => new TraceRing(1, 1, 1, 0)).to.throw(RangeError);
+  });
+
+  it('a trace begun here is admitted when it begins: its spans come in then (on the budget of that second), those of one refused only when they end in error', () => {
+    const now = 5_000;
+    const ring = new TraceRing(10, 10, 100, 2, () => now);
+    const add = (id: string, name: string, admission: Admission, error = false): void => ring.addLazy(id.repeat(32), name, (n) => span(id.repeat(32), n, error ? { status: 'error' } : {}), error, now, admission);
+    expect([ring.admitNew(now), ring.admitNew(now), ring.admitNew(now)]).to.deep.equal(['in', 'in', 'out']);
+    // the budget was spent when the traces began: an unknown trace ending now is refused, an admitted one comes in
+    add('9', 'late', 'unknown');
+    add('1', 'child', 'in');
+    add('1', 'root', 'in');
+    add('3', 'refused', 'out');
+    add('3', 'failed', 'out', true);
+    expect(ring.recentTraces().map((t) => [t.traceId[0], t.spanCount])).to.deep.equal([
+      ['3', 1],
+      ['1', 2],
+    ]);
+    expect(ring.traceById('3'.repeat(32))!.spans.map((s) => s.spanId)).to.deep.equal(['failed']);
+    // a refused trace held after all (its error span came in) takes its other spans again only as 'unknown' ones
+    add('3', 'after', 'unknown');
+    expect(ring.traceById('3'.repeat(32))!.spans.map((s) => s.spanId)).to.deep.equal(['failed', 'after']);
   });
 });
