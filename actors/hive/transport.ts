@@ -6,6 +6,7 @@
  * callback the bridge passes straight through, not a promise: a promise per call (and a reaction to
  * forward it) sat on the path of every message.
  */
+import { performance } from 'node:perf_hooks';
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError, success } from '../../protocol/message.js';
 import { BadInputError, UnavailableError } from '../../protocol/errors.js';

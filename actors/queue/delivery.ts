@@ -4,6 +4,7 @@
  * Deliveries run concurrently (the queue actor bounds how many); if this actor crashes, each
  * unfinished delivery is reported as a failed attempt, so no entry is left hanging.
  */
+import { performance } from 'node:perf_hooks';
 import { Code } from '../../protocol/codes.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { failure } from '../../protocol/message.js';

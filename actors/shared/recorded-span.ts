@@ -5,6 +5,7 @@
  * bench that was a third of a request's CPU with everything sampled, so the recorder keeps its own
  * (a test's SpanExporter still gets the SDK's ReadableSpan view of it: trace-recorder.ts).
  */
+import { performance } from 'node:perf_hooks';
 import type { AttributeValue, Attributes, Exception, Link, SpanAttributes, SpanContext, SpanStatus, TimeInput } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
@@ -18,6 +19,7 @@ import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
 export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
 
 // milliseconds since the epoch with sub-microsecond resolution: performance.now() on the process's origin
+// (node:perf_hooks' performance: the global one is a lazy getter, ~25 ns more a read)
 const ORIGIN = performance.timeOrigin;
 export const epochMillis = (): number => ORIGIN + performance.now();
 
