@@ -254,7 +254,10 @@ export class LeanPool {
   private take(): Connection | undefined {
     const now = Date.now();
     for (let conn = this.idle.pop(); conn; conn = this.idle.pop()) {
-      if (!conn.dead && now - conn.idleSince < conn.idleMs) return conn;
+      if (!conn.dead && now - conn.idleSince < conn.idleMs) {
+        conn.socket.ref();
+        return conn;
+      }
       conn.destroy();
     }
     if (this.count >= this.connections) return undefined;
@@ -291,6 +294,8 @@ export class LeanPool {
     }
     if (this.closing) return conn.destroy();
     conn.idleSince = Date.now();
+    // an idle connection does not keep the process alive (as node:http's agent unrefs its free sockets)
+    conn.socket.unref();
     this.idle.push(conn);
     this.sweeper ??= setInterval(() => this.sweep(), 1000).unref();
   }

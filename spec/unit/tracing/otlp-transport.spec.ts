@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import type { IncomingMessage, Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -76,6 +77,26 @@ describe('actors/shared/otlp-transport: a batch posted to the collector', () => 
       expect(sockets.size).to.equal(2);
     } finally {
       transport.close();
+      server.close();
+    }
+  });
+
+  it('an idle connection to the collector does not keep a process alive (the collector keeps it open 10 s)', async () => {
+    const server = createServer((req, res) => void readBody(req).then(() => res.writeHead(200).end()));
+    server.keepAliveTimeout = 10_000;
+    const port = await listen(server);
+    const module = new URL('../../../actors/shared/otlp-transport.ts', import.meta.url).href;
+    const script = `const { otlpTransport } = await import(${JSON.stringify(module)}); const t = otlpTransport({ url: new URL('http://127.0.0.1:${port}/v1/traces'), contentType: 'application/json', headers: {}, timeoutMs: 5000 }); console.log(await t.post(Buffer.from('{}')));`;
+    try {
+      const started = Date.now();
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../../..', import.meta.url).pathname });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect([code, out.trim()]).to.deep.equal([0, '200']);
+      // the posting takes ~1 s of tsx start-up; a connection keeping the process would hold it 10 s more
+      expect(Date.now() - started).to.be.below(7000);
+    } finally {
       server.close();
     }
   });
