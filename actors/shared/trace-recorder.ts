@@ -1,7 +1,7 @@
 /**
  * The recording half of tracing (docs/ARCHITECTURE.md, Tracing): every hop a span (an
  * `@opentelemetry/api` Span, recorded-span.ts) when the configured sampler samples it, each sampled
- * one kept in the trace ring and exported: in batches over OTLP/HTTP JSON (otlp-export.ts), or, when
+ * one kept in the trace ring and exported: in batches over OTLP/HTTP (otlp-export.ts), or, when
  * a test gives an SDK SpanExporter (the in-memory one), handed to it at once as the SDK's
  * ReadableSpan. Loaded by tracing.ts only when something records.
  */

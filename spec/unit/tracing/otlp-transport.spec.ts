@@ -2,11 +2,13 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import type { IncomingMessage, Server } from 'node:http';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { otlpTransport } from '../../../actors/shared/otlp-transport.js';
+import { certPath, certText } from '../../certs.js';
 
-const listen = async (server: Server | ReturnType<typeof createTcpServer>): Promise<number> => {
+const listen = async (server: Server | ReturnType<typeof createTcpServer> | ReturnType<typeof createHttpsServer>): Promise<number> => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return (server.address() as AddressInfo).port;
 };
@@ -17,6 +19,18 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => resolve(Buffer.concat(chunks)));
   });
+
+const TRANSPORT = new URL('../../../actors/shared/otlp-transport.ts', import.meta.url).href;
+
+/** Runs `body` in a process of its own with `t`, a transport to `url`, at hand; its exit code and what it printed. */
+async function inProcess(url: string, body: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {
+  const script = `const { otlpTransport } = await import(${JSON.stringify(TRANSPORT)}); const t = otlpTransport({ url: new URL(${JSON.stringify(url)}), contentType: 'application/json', headers: { 'x-token': 'k' }, timeoutMs: 5000 }); ${body}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../../..', import.meta.url).pathname, env: { ...process.env, ...env } });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, out: out.trim() };
+}
 
 /** Bytes no two posts share, so a body that arrived mixed with another is seen. */
 const body = (size: number, seed: number): Buffer => {
@@ -85,17 +99,26 @@ describe('actors/shared/otlp-transport: a batch posted to the collector', () => 
     const server = createServer((req, res) => void readBody(req).then(() => res.writeHead(200).end()));
     server.keepAliveTimeout = 10_000;
     const port = await listen(server);
-    const module = new URL('../../../actors/shared/otlp-transport.ts', import.meta.url).href;
-    const script = `const { otlpTransport } = await import(${JSON.stringify(module)}); const t = otlpTransport({ url: new URL('http://127.0.0.1:${port}/v1/traces'), contentType: 'application/json', headers: {}, timeoutMs: 5000 }); console.log(await t.post(Buffer.from('{}')));`;
     try {
       const started = Date.now();
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../../..', import.meta.url).pathname });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-      expect([code, out.trim()]).to.deep.equal([0, '200']);
+      // no close(): the process has nothing left to do once the post is answered
+      expect(await inProcess(`http://127.0.0.1:${port}/v1/traces`, "console.log(await t.post(Buffer.from('{}')));")).to.deep.equal({ code: 0, out: '200' });
       // the posting takes ~1 s of tsx start-up; a connection keeping the process would hold it 10 s more
       expect(Date.now() - started).to.be.below(7000);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('https: over node:https, the collector checked against the CAs node trusts (NODE_EXTRA_CA_CERTS here); one it cannot trust gives 0', async () => {
+    const got: string[] = [];
+    const server = createHttpsServer({ cert: certText('server.pem'), key: certText('server.key') }, (req, res) => void readBody(req).then((b) => (got.push(`${String(req.headers['content-type'])} ${String(req.headers['x-token'])} ${b.toString()}`), res.writeHead(200).end())));
+    const port = await listen(server);
+    const post = (ca: string): Promise<{ code: number | null; out: string }> => inProcess(`https://localhost:${port}/v1/traces`, `console.log(await t.post(Buffer.from('{"a":1}'))); t.close();`, { NODE_EXTRA_CA_CERTS: certPath(ca) });
+    try {
+      expect(await post('ca.pem')).to.deep.equal({ code: 0, out: '200' });
+      expect(await post('other-ca.pem')).to.deep.equal({ code: 0, out: '0' });
+      expect(got).to.deep.equal(['application/json k {"a":1}']);
     } finally {
       server.close();
     }
