@@ -46,9 +46,7 @@ export class InterceptorClient {
     this.path = `${u.pathname}${u.search}`;
     this.proxy = via?.proxy;
     if (!this.proxy && u.protocol === 'http:') {
-      // the URL parser gives the host in its bracketed IPv6 form; net.connect wants it bare
-      const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-      this.lean = new LeanPool(`interceptor ${url}`, host, Number(u.port || 80), connections, MAX_REPLY_BYTES);
+      this.lean = LeanPool.forUrl(`interceptor ${url}`, u, connections, MAX_REPLY_BYTES);
       this.leanHead = `POST ${this.path} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: `;
     } else {
       this.own = this.proxy ? undefined : new (loadUndici().Pool)(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });

@@ -201,6 +201,13 @@ export class LeanPool {
     for (const conn of this.corked.splice(0)) conn.uncork();
   };
 
+  /** A pool to the host and port of an http:// URL (its path is the caller's). */
+  static forUrl(label: string, url: URL, connections: number, maxReply: number): LeanPool {
+    // the URL parser gives the host in its bracketed IPv6 form; net.connect wants it bare
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    return new LeanPool(label, host, Number(url.port || 80), connections, maxReply);
+  }
+
   constructor(
     /** Named in errors: `interceptor http://…`. */
     readonly label: string,
