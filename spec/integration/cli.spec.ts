@@ -13,7 +13,9 @@ const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 // resolved here, so a child run in another working directory still finds it
 const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
-const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(20000 + Math.floor(Math.random() * 20000)), HIVENODE_SYSLOG_PORT: String(40000 + Math.floor(Math.random() * 20000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') });
+// Below Linux's ephemeral range (32768–60999): a port taken from there could be the local end of any outgoing
+// connection on the machine at that moment (CI once met EADDRINUSE for the syslog port so). Two disjoint halves.
+const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') });
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
   spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
 
