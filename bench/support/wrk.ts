@@ -11,6 +11,8 @@ import { median } from '../lib.js';
 
 export interface WrkResult {
   rps: number;
+  /** Requests answered in the run (its length is a little more than asked: rps × seconds is not exact). */
+  requests: number;
   p50: number;
   p99: number;
   /** Non-2xx/3xx responses plus socket errors: must be 0 for the figures to mean anything. */
@@ -47,8 +49,9 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  const result = { rps, p50: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''), p99: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''), errors };
-  if (![result.rps, result.p50, result.p99].every(Number.isFinite)) throw new Error(`cannot read wrk's output:\n${out}`);
+  const requests = Number(/(\d+) requests in /.exec(out)?.[1] ?? NaN);
+  const result = { rps, requests, p50: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''), p99: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''), errors };
+  if (![result.rps, result.requests, result.p50, result.p99].every(Number.isFinite)) throw new Error(`cannot read wrk's output:\n${out}`);
   return result;
 }
 
@@ -56,6 +59,7 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
 export function summarize(rounds: WrkResult[]): WrkResult {
   return {
     rps: median(rounds.map((r) => r.rps)),
+    requests: rounds.reduce((a, r) => a + r.requests, 0),
     p50: median(rounds.map((r) => r.p50)),
     p99: median(rounds.map((r) => r.p99)),
     errors: rounds.reduce((a, r) => a + r.errors, 0),
