@@ -155,8 +155,10 @@ describe('store lock (one holder per store)', function () {
   });
 
   it('takes over a holder that was killed but not yet reaped by its parent (a zombie), on Linux', async function () {
-    // `true` runs in the background of a shell that then becomes `sleep`, which never reaps it
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // a short `sleep` runs in the background of a shell that then becomes a long `sleep`, which never
+    // reaps it. The background child must outlive the exec: a shell reaps a finished job between two
+    // commands, and a `true` done before the exec left no zombie (the test skipped now and then)
+    const parent = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       let out = '';
       parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
