@@ -149,10 +149,23 @@ const targets: Array<Mode | 'raw'> = ['raw', 'control', 'bypassed', 'off', 'expo
 const urls: Record<string, string> = { raw: await started(['-e', RAW], {}) };
 for (const mode of ['bypassed', 'off', 'exported', 'control'] as const) urls[mode] = await started([cli, 'run', file], { ...SETTINGS[mode], mode });
 for (const t of targets) await check(t, urls[t]!, t === 'raw' ? undefined : t !== 'bypassed' && t !== 'control');
+/**
+ * One slice: each target loaded for SLICE_SECONDS, in turn from the `first`-th (the order turns, so no
+ * target always runs right after the same other one); `seen` gets each one's result and the CPU
+ * seconds its process used meanwhile.
+ */
+async function slice(first: number, seen?: (t: Mode | 'raw', r: WrkResult, cpuUsed: number) => void): Promise<void> {
+  for (let j = 0; j < targets.length; j++) {
+    const t = targets[(first + j) % targets.length]!;
+    const before = cpuSeconds(pids[t]!);
+    const r = await wrk(urls[t]!, { connections: CONNECTIONS, seconds: SLICE_SECONDS, script });
+    seen?.(t, r, cpuSeconds(pids[t]!) - before);
+  }
+}
 // the warm-up, not counted: 3 s of load for each mode, in slices as the rounds take them. After 1 s
 // the first rounds still paid for V8 compiling the hot paths (on its own threads, counted in the
 // process's CPU) and read exported/off 0.87, where the rounds after settled at 0.90 to 0.93
-for (let slice = 0; slice < WARMUP_SLICES; slice++) for (const t of targets) await wrk(urls[t]!, { connections: CONNECTIONS, seconds: SLICE_SECONDS, script });
+for (let k = 0; k < WARMUP_SLICES; k++) await slice(k);
 
 const load = loadavg()[0]!;
 /** Every slice's wrk result, per target. */
@@ -162,22 +175,18 @@ const roundRps: Record<string, number[]> = Object.fromEntries(targets.map((k) =>
 /** Microseconds of the server process's CPU per request answered, per round. */
 const cpu: Record<string, number[]> = Object.fromEntries(targets.map((k) => [k, []]));
 for (let i = 0; i < ROUNDS; i++) {
-  const cpuOfRound: Record<string, number> = Object.fromEntries(targets.map((k) => [k, 0]));
-  const requestsOfRound: Record<string, number> = Object.fromEntries(targets.map((k) => [k, 0]));
-  for (let slice = 0; slice < SLICES; slice++) {
-    // the order turns each slice, so no target always runs right after the same other one
-    const order = targets.map((_, j) => targets[(i * SLICES + slice + j) % targets.length]!);
-    for (const t of order) {
-      const before = cpuSeconds(pids[t]!);
-      const r = await wrk(urls[t]!, { connections: CONNECTIONS, seconds: SLICE_SECONDS, script });
+  // a mode's CPU seconds and requests answered over the round's slices
+  const ofRound = Object.fromEntries(targets.map((k) => [k, { cpu: 0, requests: 0 }]));
+  for (let k = 0; k < SLICES; k++) {
+    await slice(i * SLICES + k, (t, r, cpuUsed) => {
       slices[t]!.push(r);
-      cpuOfRound[t]! += cpuSeconds(pids[t]!) - before;
-      requestsOfRound[t]! += r.requests;
-    }
+      ofRound[t]!.cpu += cpuUsed;
+      ofRound[t]!.requests += r.requests;
+    });
   }
   for (const t of targets) {
-    cpu[t]!.push((cpuOfRound[t]! * 1e6) / requestsOfRound[t]!);
-    roundRps[t]!.push(requestsOfRound[t]! / (SLICES * SLICE_SECONDS));
+    cpu[t]!.push((ofRound[t]!.cpu * 1e6) / ofRound[t]!.requests);
+    roundRps[t]!.push(ofRound[t]!.requests / (SLICES * SLICE_SECONDS));
   }
 }
 for (const c of children) c.kill('SIGTERM');
