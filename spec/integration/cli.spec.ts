@@ -102,6 +102,13 @@ describe('hivenode CLI', function () {
     expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port=99999']), "--dashboard-port must be a port number from 0 to 65535, got '99999'");
   });
 
+  it('a command without its argument says what to give, with an example, not yargs\' count', () => {
+    expectOneLineRefusal(run(['run']), 'hivenode run needs a node file (YAML or JSON): hivenode run node.yaml');
+    expectOneLineRefusal(run(['send']), 'hivenode send needs a channel');
+    expectOneLineRefusal(run(['passwd']), 'hivenode passwd needs a user name');
+    for (const args of [['run'], ['send'], ['passwd'], ['template']]) expect(run(args).stderr).to.not.contain('Not enough non-option arguments');
+  });
+
   it('a bare boolean still means true', async () => {
     // Strict bare = true: without it the gateway refuses to start for lack of interceptors
     const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -255,5 +262,23 @@ describe('hivenode CLI', function () {
     expect(code, out).to.equal(0);
     expect(out).to.contain('SIGTERM received: draining');
     expect(Date.now() - started).to.be.below(10_000);
+  });
+
+  it('a SIGHUP does not end the node: it says it does not reload and keeps serving', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const end = Date.now() + 40_000;
+    while (!out.includes('node running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(out).to.contain('node running');
+    child.kill('SIGHUP');
+    while (!out.includes('SIGHUP received') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(out).to.contain('does not re-read its node file');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(child.exitCode, out).to.equal(null);
+    child.kill('SIGTERM');
+    expect(await exited, out).to.equal(0);
   });
 });
