@@ -6,7 +6,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 
 install: $(NODE_MODULES_STAMP)
 
-$(NODE_MODULES_STAMP): package.json package-lock.json
+$(NODE_MODULES_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
