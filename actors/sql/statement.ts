@@ -180,7 +180,9 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     if (kind === 'upsert') {
       // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
       const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));
-      return { kind, sql: rows.sql(1), params, names: statementNames(dialect, s, kind), rows };
+      const checked = statementNames(dialect, s, kind);
+      checked.conflictKeys = rows.keys.map((i) => columns.names[i]!);
+      return { kind, sql: rows.sql(1), params, names: checked, rows };
     }
     // the rows statement's table: no alias, which no engine takes after INSERT INTO without AS (and MySQL not at all)
     st.text(`INSERT INTO ${rows.table} (${columns.quoted.join(', ')}) VALUES (`);
