@@ -125,7 +125,7 @@ for (const engine of TEST_ENGINES) {
 
     it('UPSERT whose SQL_KEYCOLUMNS are no unique key of the table: refused at start in one line naming them and the keys there are', async () => {
       await db.exec('CREATE TABLE tags (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, tag VARCHAR(20) NOT NULL, note VARCHAR(20), UNIQUE (owner, tag))');
-      const service = (keys: string) => ({ service: 'sql', NAME: `tags-${keys.replace(/\W/g, '')}`, ...db.params, SQL_STATEMENT: 'upsert', SQL_TABLE: 'tags', SQL_COLUMNS: 'id, owner, tag, note', SQL_KEYCOLUMNS: keys, SQL_VALUEPARAMS: 'id, owner, tag, note' });
+      const service = (keys: string) => ({ service: 'sql' as const, NAME: `tags-${keys.replace(/\W/g, '')}`, ...db.params, SQL_STATEMENT: 'upsert', SQL_TABLE: 'tags', SQL_COLUMNS: 'id, owner, tag, note', SQL_KEYCOLUMNS: keys, SQL_VALUEPARAMS: 'id, owner, tag, note' });
       let refused: unknown;
       await startTestNode([service('owner')]).then(
         async (s) => s.node.stop(1000),
