@@ -113,7 +113,7 @@ function pointAtIdBytes(span: RecordedSpan, parent: SpanParent | undefined): voi
  * keeping sampled spans in `ring` (given by the caller: this module is loaded on demand, and the
  * ring must be the one the console reads however modules are loaded).
  */
-export function createRecorder(settings: TracingSettings, ring: TraceRing, exporter?: SpanExporter): Recorder {
+export function createRecorder(settings: TracingSettings, ring: TraceRing, exporter?: SpanExporter, onDropped?: (line: string) => void): Recorder {
   const resourceAttributes = { [ATTR_SERVICE_NAME]: settings.serviceName };
   let exportSpan: (span: RecordedSpan) => void;
   let flush: () => Promise<void>;
@@ -135,7 +135,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       await exporter.shutdown();
     };
   } else {
-    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE });
+    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE, ...(onDropped ? { onDropped } : {}) });
     exportSpan = (span) => batches.push(span);
     flush = () => batches.flush();
     shutdown = () => batches.shutdown();

@@ -39,11 +39,12 @@ export interface TracingHandle {
 /**
  * Sets the process's tracing from `settings`; `exporter` (tests: the SDK's InMemorySpanExporter)
  * records and hands each span over at once instead of exporting over OTLP. A recorder set before
- * is shut down (its batch flushed first).
+ * is shut down (its batch flushed first). `onExportFailed` gets a line when the collector did not take a
+ * batch after its retries (at most one a minute: otlp-export.ts).
  */
-export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter } = {}): Promise<TracingHandle> {
+export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter; onExportFailed?: (line: string) => void } = {}): Promise<TracingHandle> {
   const next: TracingMode = !settings.propagate ? 'off' : settings.endpoint !== '' || opts.exporter ? 'record' : 'propagate';
-  const created = next === 'record' ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter) : undefined;
+  const created = next === 'record' ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter, opts.onExportFailed) : undefined;
   const previous = recorder;
   recorder = created;
   mode = next;
