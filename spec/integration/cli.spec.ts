@@ -15,7 +15,7 @@ const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
 // Below Linux's ephemeral range (32768–60999): a port taken from there could be the local end of any outgoing
 // connection on the machine at that moment (CI once met EADDRINUSE for the syslog port so). Two disjoint halves.
-const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') });
+const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), HIVENODE_DEMO_QUEUE: tempDir('hn-cli-queue-'), TMPDIR: tempDir('hn-cli-tmp-') });
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
   spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
 
@@ -221,6 +221,25 @@ describe('hivenode CLI', function () {
     const r = run(['--version']);
     expect(r.stdout).to.match(/queue +v0\.1\.1/);
     expect(r.stdout).to.match(/sql +v0\.1\.0/);
+  });
+
+  it('the demo keeps its state in a directory of the user, between runs; --fresh starts clean', () => {
+    const tmp = tempDir('hn-cli-fresh-');
+    // the demo's own places, not the test's: only the ports come from the environment
+    const env = { HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), TMPDIR: tmp, HIVENODE_DEMO_DB: undefined, HIVENODE_DEMO_SYSLOG_FILE: undefined, HIVENODE_DEMO_QUEUE: undefined };
+    const first = run(['demo', '--once'], env);
+    expect(first.status, first.stderr).to.equal(0);
+    const dir = /hivenode demo: state in (\S+) \(kept between runs; hivenode demo --fresh starts clean\)/.exec(first.stdout)?.[1];
+    expect(dir, first.stdout).to.match(new RegExp(`^${tmp}/hivenode-demo-[\\w.-]+$`));
+    expect(existsSync(join(dir!, 'demo.sqlite')) && existsSync(join(dir!, 'queue'))).to.equal(true);
+    writeFileSync(join(dir!, 'left-over'), 'x');
+    const kept = run(['demo', '--once'], env);
+    expect(kept.status, kept.stderr).to.equal(0);
+    expect(existsSync(join(dir!, 'left-over'))).to.equal(true);
+    const fresh = run(['demo', '--once', '--fresh'], env);
+    expect(fresh.status, fresh.stderr).to.equal(0);
+    expect(fresh.stdout).to.contain(`hivenode demo: state in ${dir} (started fresh)`);
+    expect(existsSync(join(dir!, 'left-over'))).to.equal(false);
   });
 
   it('demo --once shows the calls and exits 0', () => {
