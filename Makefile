@@ -6,7 +6,7 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 
 install: $(NODE_MODULES_STAMP)
 
-$(NODE_MODULES_STAMP): package.json package-lock.json
+$(NODE_MODULES_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -21,9 +21,9 @@ lint: install
 test: install
 	bash scripts/test.sh
 
-# `make demo ONCE=1` shows the calls and stops instead of keeping the node running.
+# `make demo ONCE=1` shows the calls and stops instead of keeping the node running; FRESH=1 starts clean.
 demo: build
-	node dist/bin/hivenode.js demo$(if $(ONCE), --once)
+	node dist/bin/hivenode.js demo$(if $(ONCE), --once)$(if $(FRESH), --fresh)
 
 bench: build
 	bash scripts/bench.sh

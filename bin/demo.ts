@@ -1,7 +1,8 @@
 /**
  * `hivenode demo`: runs examples/demo.yaml on the embedded hive and shows a few calls through it.
  */
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { loadNodeFile } from '../config/node-file.js';
 import { makeMessage, mapOf } from '../protocol/message.js';
@@ -11,8 +12,23 @@ import { PACKAGE_ROOT } from './package-info.js';
 import { exitOnConfigError, runNode } from './run-node.js';
 import { plansOf } from './plans.js';
 
+/** The user's name for the demo's state directory: each user of a machine has a demo of their own. */
+function userName(): string {
+  try {
+    return userInfo().username.replace(/[^\w.-]/g, '_') || String(process.getuid?.() ?? 'user');
+  } catch {
+    // no passwd entry for the uid (some containers)
+    return String(process.getuid?.() ?? 'user');
+  }
+}
+
+/**
+ * Where the demo keeps what it writes (the SQLite database, the queue's store, the syslog record), one
+ * directory per user, so runs of two users do not share a queue and `--fresh` removes exactly it.
+ */
+const DEMO_DIR = process.env.HIVENODE_DEMO_DIR ?? join(tmpdir(), `hivenode-demo-${userName()}`);
 /** Where the demo's echo service 'syslog-received' records every syslog message the demo receives. */
-const DEMO_SYSLOG_FILE = process.env.HIVENODE_DEMO_SYSLOG_FILE ?? join(tmpdir(), 'hivenode-demo-syslog.jsonl');
+const DEMO_SYSLOG_FILE = process.env.HIVENODE_DEMO_SYSLOG_FILE ?? join(DEMO_DIR, 'syslog.jsonl');
 
 async function showCalls(node: HiveNode): Promise<void> {
   const show = async (title: string, channel: string, operation: string, data: Record<string, string[]>): Promise<void> => {
@@ -96,14 +112,24 @@ function demoPortHint(e: ListenError): string | undefined {
   return `the demo takes it from ${variable}: run it with a free port, ${variable}=<port> hivenode demo`;
 }
 
-export async function runDemo(once: boolean): Promise<void> {
+export async function runDemo(once: boolean, fresh = false): Promise<void> {
   let file;
   const defaults = Object.fromEntries(Object.values(PORT_VARIABLES));
+  // the demo's own directory only: a path given by a variable is the user's to keep
+  if (fresh) rmSync(DEMO_DIR, { recursive: true, force: true });
+  mkdirSync(DEMO_DIR, { recursive: true, mode: 0o700 });
   try {
-    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), { ...defaults, HIVENODE_DEMO_DB: join(tmpdir(), 'hivenode-demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE, ...process.env });
+    file = loadNodeFile(join(PACKAGE_ROOT, 'examples', 'demo.yaml'), {
+      ...defaults,
+      HIVENODE_DEMO_DB: join(DEMO_DIR, 'demo.sqlite'),
+      HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE,
+      HIVENODE_DEMO_QUEUE: join(DEMO_DIR, 'queue'),
+      ...process.env,
+    });
   } catch (e) {
     exitOnConfigError(e);
   }
+  console.log(`hivenode demo: state in ${DEMO_DIR}${fresh ? ' (started fresh)' : ' (kept between runs; hivenode demo --fresh starts clean)'}`);
   process.chdir(PACKAGE_ROOT);
   const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) }, { onStarted: showCalls, listenHint: demoPortHint });
   if (once) {

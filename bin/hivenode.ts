@@ -93,8 +93,11 @@ async function main(argv: string[]): Promise<void> {
     .command(
       'demo',
       'run the demo node (examples/demo.yaml) on the embedded hive',
-      (y) => y.option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' }),
-      async (args) => (await import('./demo.js')).runDemo(args.once),
+      (y) =>
+        y
+          .option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' })
+          .option('fresh', { type: 'boolean', default: false, describe: "start clean: remove the demo's state (its database, queue store and syslog record) first" }),
+      async (args) => (await import('./demo.js')).runDemo(args.once, args.fresh),
     )
     .command('interceptor <module>', 'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr')
     .command(

@@ -65,6 +65,9 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // SIGHUP's default action ends the process at once, without a drain or a word: an operator who sends
+  // it (as to nginx or Vector) expects a reload, which this version does not do, so say so and keep going
+  process.on('SIGHUP', () => console.error('hivenode: SIGHUP received: this version does not re-read its node file; the node keeps running what it started with (restart it to apply a change)'));
   try {
     // imported here: the command line's other commands never load the node and its actors; the
     // standard OTEL_* variables, unless the caller compiled a node file's tracing section with them

@@ -4,6 +4,14 @@ import { SERVICES, isServiceKind } from '../config/registry.js';
 /** The commands bin/hivenode.ts registers with yargs (a test keeps this list and `--help` identical). */
 export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'status', 'params'] as const;
 
+/** What a command without its positional argument needs, said with an example. */
+const MISSING_ARGUMENT: Readonly<Record<string, string>> = {
+  run: 'hivenode run needs a node file (YAML or JSON): hivenode run node.yaml',
+  passwd: 'hivenode passwd needs a user name: hivenode passwd alice --file users.htpasswd',
+  send: 'hivenode send needs a channel: hivenode send echo --data \'{"name":["world"]}\'',
+  template: 'hivenode template needs an action (render, put, get, list, delete): hivenode template render file.tmpl',
+};
+
 /**
  * One line for a command line yargs refuses, instead of the whole help before the reason: a first
  * word that is neither a command nor a service is named as such, with the lists to choose from.
@@ -14,5 +22,8 @@ export function usageError(argv: readonly string[], reason: string): string {
     return `hivenode: '${first}' is neither a service (${Object.keys(SERVICES).join(', ')}) nor a command (${COMMANDS.join(', ')}); run 'hivenode --help' for usage`;
   }
   const command = first !== undefined && (COMMANDS as readonly string[]).includes(first) ? ` ${first}` : '';
+  const missing = MISSING_ARGUMENT[first ?? ''];
+  // yargs names the count it wanted ("got 0, need at least 1"); a newcomer needs what to give instead
+  if (missing !== undefined && /^Not enough non-option arguments/.test(reason)) return `hivenode: ${missing}`;
   return `hivenode: ${reason.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ')}; run 'hivenode${command} --help' for usage`;
 }

@@ -1,6 +1,6 @@
 /**
  * The node file (YAML or JSON) that `hivenode run` reads:
- *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port, Host, Users}, tracing: {endpoint, …}, services: [{service: <kind>, NAME: …, <Param>: value}]}
+ *   {hive: {SERVERHOST, SERVERAUTH, SERVERCA, SERVERCERT, SERVERKEY}, dashboard: {Port, Host, Users, Hosts}, tracing: {endpoint, …}, services: [{service: <kind>, NAME: …, <Param>: value}]}
  * Values may use `${VAR}` to take an environment variable (`$$` is a literal `$`); the environment is
  * otherwise NOT read, so one service's variables never leak into every service of a node (the
  * standard OTEL_* variables excepted: tracing is the node's, config/tracing.ts).
@@ -47,9 +47,11 @@ export interface DashboardAccess {
   host?: string;
   /** An htpasswd-style users file (the gateway's Users format); without one the console is read-only. */
   users?: string;
+  /** dashboard.Hosts: the names the console answers to, comma-separated (`*`: any); node/console/hosts.ts has the default. */
+  hosts?: string;
 }
 
-const DASHBOARD_KEYS = ['Port', 'Host', 'Users'] as const;
+const DASHBOARD_KEYS = ['Port', 'Host', 'Users', 'Hosts'] as const;
 
 /**
  * The dashboard's port from the node file's dashboard.Port or the --dashboard-port option (`what`
@@ -131,7 +133,8 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     dashboardPort = parseDashboardPort(text('Port'), `${name}: dashboard.Port`);
     const host = text('Host')?.trim();
     const users = text('Users')?.trim();
-    if (host !== undefined || users !== undefined) dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}) };
+    const hosts = text('Hosts')?.trim();
+    if (host !== undefined || users !== undefined || hosts !== undefined) dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}), ...(hosts ? { hosts } : {}) };
   }
 
   const tracing: Partial<Record<TracingKey, string>> = {};

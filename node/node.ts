@@ -127,7 +127,7 @@ export class HiveNode {
     const first = compiled[0]?.service.common;
     const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
-    const tracing = opts.tracing ? await startTracing(opts.tracing) : undefined;
+    const tracing = opts.tracing ? await startTracing(opts.tracing, { onExportFailed: (line) => log.warn(line) }) : undefined;
     const transport = await transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
     await transport.connect();
 

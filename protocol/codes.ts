@@ -17,6 +17,8 @@ export const Code = {
   Conflict: 409,
   /** The payload is over a size limit. */
   TooLarge: 413,
+  /** The request named a host this server does not answer to (the console's Host check). */
+  Misdirected: 421,
   /** Too many requests in flight for this service; try again later. */
   TooManyRequests: 429,
   /** The service itself failed while handling the message. */

@@ -50,6 +50,12 @@ export class NotFoundError extends HiveError {
   override readonly code = Code.NotFound;
 }
 
+/** The request named a host this server does not answer to (Code 421): the console's Host check against DNS rebinding. */
+export class MisdirectedError extends HiveError {
+  override readonly name = 'MisdirectedError';
+  override readonly code = Code.Misdirected;
+}
+
 /** The request conflicts with the state it acts on, and stays refused until that changes (Code 409). */
 export class ConflictError extends HiveError {
   override readonly name = 'ConflictError';

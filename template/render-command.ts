@@ -8,8 +8,8 @@ import { basename } from 'node:path';
 import { Template } from './template.js';
 import { readTemplateFile } from './template-file.js';
 import { TemplateError, TemplatePhase } from './errors.js';
-import { renderExecTemplate } from './dialects/exec.js';
-import { renderQueueTemplate } from './dialects/queue.js';
+import { execFuncNames, renderExecTemplate } from './dialects/exec.js';
+import { queueFuncNames, renderQueueTemplate } from './dialects/queue.js';
 import { makeMessage, validateMessage, validateValueMap } from '../protocol/message.js';
 import type { Message } from '../protocol/message.js';
 import { TEMPLATE_LIMIT_NAMES } from '../config/common.js';
@@ -65,7 +65,28 @@ function queueRequest(data: unknown): Message {
   return makeMessage({ Data: validateValueMap(data, 'data file') });
 }
 
+/**
+ * An error naming a function another dialect defines gets that dialect as a hint: without --dialect a
+ * template of the exec service read `function "setCmd" not defined`, which says nothing of where it is.
+ */
+function withDialectHint(e: unknown, dialect: Dialect): unknown {
+  if (!(e instanceof TemplateError)) return e;
+  const fn = /function "([^"]+)" not defined/.exec(e.message)?.[1];
+  if (fn === undefined) return e;
+  const owner = dialect !== Dialect.Exec && execFuncNames().includes(fn) ? Dialect.Exec : dialect !== Dialect.Queue && queueFuncNames().includes(fn) ? Dialect.Queue : undefined;
+  if (owner === undefined) return e;
+  return new TemplateError(`${e.message} in the ${dialect} dialect: ${fn} is a function of the ${owner} dialect (--dialect ${owner})`, e.phase, e.output, e);
+}
+
 export async function renderTemplateFile(opts: RenderFileOptions): Promise<string> {
+  try {
+    return await renderIn(opts);
+  } catch (e) {
+    throw withDialectHint(e, opts.dialect);
+  }
+}
+
+async function renderIn(opts: RenderFileOptions): Promise<string> {
   const source = await readTemplateFile(opts.file);
   const data = await readData(opts.dataFile);
   // the dry run renders under the services' default budget and names their parameters

@@ -20,7 +20,7 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
 import { ExecTemplate } from '../../template/dialects/exec.js';
-import { resolveTemplateSource } from '../hive/template-source.js';
+import { pathLikeTemplateWarning, resolveTemplateSource } from '../hive/template-source.js';
 import type { CommandOutcome, CommandRun } from './run-command.js';
 import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
@@ -60,6 +60,8 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
   }
   let template: ExecTemplate | undefined;
   const load = async (): Promise<ExecTemplate> => new ExecTemplate(await resolveTemplateSource(c.Template, { hive: ctx.hive, templateChannel: c.TemplateChannel }), { name: ctx.name, env, ...templateBudget(c) });
+  const pathLike = pathLikeTemplateWarning('Template', c.Template);
+  if (pathLike !== undefined) ctx.log.warn(pathLike);
   // file:// and inline templates are checked now; hive:// ones are fetched on first use
   if (!c.Template.startsWith('hive://')) {
     try {

@@ -3,6 +3,7 @@
  * 'hive://<name>' asks the storage service on the template channel, anything else is the template
  * text itself.
  */
+import { statSync } from 'node:fs';
 import { isSuccessCode } from '../../protocol/codes.js';
 import { HiveError } from '../../protocol/errors.js';
 import { firstValue, makeMessage, mapOf } from '../../protocol/message.js';
@@ -44,4 +45,20 @@ export async function resolveTemplateSource(value: string, opts: TemplateSourceO
     return content;
   }
   return value;
+}
+
+/**
+ * A line for an inline template that is the path of a file that exists (`Template: ./cmd.tmpl`
+ * without `file://`): the text itself is then the template, renders to nothing, and every call would
+ * fail later with a reason that does not point here. Undefined when the value is anything else.
+ */
+export function pathLikeTemplateWarning(param: string, value: string): string | undefined {
+  const text = value.trim();
+  if (text === '' || text.startsWith('file://') || text.startsWith('hive://') || text.includes('\n') || text.includes('{{')) return undefined;
+  try {
+    if (!statSync(text).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `${param} '${text}' is read as the template text itself, yet it names a file that exists: write ${param}: file://${text} to use the file`;
 }

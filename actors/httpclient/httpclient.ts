@@ -76,7 +76,11 @@ function plainResult(res: InboundResponse): Result {
   data.body = [res.body.toString('utf8')];
   for (const k of Object.keys(res.headers)) data[`header_${k}`] = res.headers[k]!;
   if (isSuccessCode(res.status)) return success(data, []);
-  return failure(Code.UpstreamError, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
+  // An upstream 4xx is the caller's fault as the upstream judged it (or, 408/425/429, its "try later"):
+  // its status is the Code, so a queue with RetryOn retryable retries exactly what is worth retrying.
+  // As 502 it was retried until dead. Anything else (5xx, a stray 1xx/3xx) is the upstream failing: 502.
+  const code = res.status >= 400 && res.status < 500 ? res.status : Code.UpstreamError;
+  return failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
 }
 
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {

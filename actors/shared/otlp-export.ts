@@ -34,7 +34,15 @@ export interface OtlpExporterOptions {
   headers: Record<string, string>;
   resource: Attributes;
   scope: string;
+  /**
+   * Told when the collector did not take a batch (after its retries): at most one line a minute is
+   * written from these, with the count since the last (a collector that is down must not flood the log).
+   */
+  onDropped?: (line: string) => void;
 }
+
+/** How often a failing export is reported. */
+const DROP_REPORT_MS = 60_000;
 
 export class OtlpBatchExporter {
   /** The batch being filled: its buffer, where its next span goes and the spans in it. */
@@ -52,8 +60,15 @@ export class OtlpBatchExporter {
   private stopped = false;
   /** Spans dropped: the queue was full, or the collector did not take them. */
   dropped = 0;
+  private readonly url: string;
+  private readonly onDropped: ((line: string) => void) | undefined;
+  /** When a dropped batch was last reported, and what was dropped since without a line. */
+  private reportedAt = -Infinity;
+  private unreported = { batches: 0, spans: 0 };
 
   constructor(opts: OtlpExporterOptions) {
+    this.url = opts.url;
+    this.onDropped = opts.onDropped;
     this.encoding = opts.protocol === 'http/json' ? new OtlpJson(opts) : new OtlpProtobuf(opts);
     this.transport = otlpTransport({ url: new URL(opts.url), contentType: this.encoding.contentType, headers: opts.headers, timeoutMs: TIMEOUT_MS });
   }
@@ -113,20 +128,38 @@ export class OtlpBatchExporter {
     this.buffer = undefined;
     this.spans = 0;
     this.waiting += count;
-    const sent: Promise<void> = this.post(body, 0).then((ok) => {
-      if (!ok) this.dropped += count;
+    const sent: Promise<void> = this.post(body, 0).then((status) => {
+      const ok = status >= 200 && status < 300;
+      if (!ok) {
+        this.dropped += count;
+        this.reportDropped(status, count);
+      }
       this.waiting -= count;
       this.pending.delete(sent);
       this.free.push(buffer);
     });
     this.pending.add(sent);
   }
-  /** Posts `body`; true when the collector took it. */
-  private async post(body: Buffer, attempt: number): Promise<boolean> {
+  /** One line for a batch the collector did not take, at most one a minute (with what was dropped since). */
+  private reportDropped(status: number, spans: number): void {
+    if (this.onDropped === undefined) return;
+    this.unreported.batches++;
+    this.unreported.spans += spans;
+    const now = Date.now();
+    if (now - this.reportedAt < DROP_REPORT_MS) return;
+    this.reportedAt = now;
+    const why = status === 0 ? 'no answer (nothing listens there, or the connection failed or timed out)' : `it answered ${status}`;
+    const { batches, spans: lost } = this.unreported;
+    this.unreported = { batches: 0, spans: 0 };
+    this.onDropped(`OTLP export to ${this.url} failed: ${why}; ${lost} span(s) of ${batches} batch(es) dropped${batches > 1 ? ' since the last such line' : ''} (OTEL_EXPORTER_OTLP_ENDPOINT)`);
+  }
+
+  /** Posts `body`; the collector's last status (0: no answer). */
+  private async post(body: Buffer, attempt: number): Promise<number> {
     const status = await this.transport.post(body);
-    if (status >= 200 && status < 300) return true;
+    if (status >= 200 && status < 300) return status;
     const delay = RETRY_DELAYS_MS[attempt];
-    if (delay === undefined || this.stopped || !(status === 0 || RETRIED.has(status))) return false;
+    if (delay === undefined || this.stopped || !(status === 0 || RETRIED.has(status))) return status;
     await new Promise((r) => setTimeout(r, delay).unref());
     return this.post(body, attempt + 1);
   }

@@ -52,7 +52,8 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   // what other hops send is already lower case: test it as it is first, so nothing is copied (a
   // version-00 value by its characters: the pattern cost twice as many instructions a hop)
   const asIs = value.length === LENGTH ? isVersion00(value) : TRACEPARENT_FORM.test(value);
-  const v = asIs ? value : value.trim().toLowerCase();
+  // ids are lower-case hex (HEXDIGLC): an upper-case value is invalid and starts a new trace, never continued
+  const v = asIs ? value : value.trim();
   if (!asIs && !TRACEPARENT_FORM.test(v)) return undefined;
   const version = v.slice(0, 2);
   // version 00 is exactly 55 characters; a later version may append fields after a '-'; ff is invalid
@@ -62,6 +63,35 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   const flags = parseInt(v.slice(53, 55), 16);
   return { traceId, spanId, flags, text: v.length === LENGTH && version === '00' ? v : formatTraceparent(traceId, spanId, flags) };
+}
+
+/** The most list-members and characters of a tracestate this process passes on (W3C Trace Context, tracestate limits). */
+export const TRACESTATE_MAX_MEMBERS = 32;
+export const TRACESTATE_MAX_LENGTH = 512;
+/** A list-member longer than this goes first when a tracestate is cut. */
+const TRACESTATE_LONG_MEMBER = 128;
+
+/**
+ * A tracestate as it may be passed on: at most 32 list-members and 512 characters. A longer one is
+ * cut as the specification asks: members over 128 characters go first, then members from the end;
+ * empty members are dropped. Undefined when nothing is left. A value within the limits is returned
+ * as it is (the common case: one length test and a count of commas).
+ */
+export function boundTracestate(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.length <= TRACESTATE_MAX_LENGTH) {
+    let commas = 0;
+    for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) === 44) commas++;
+    if (commas < TRACESTATE_MAX_MEMBERS) return value;
+  }
+  let members = value
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
+  const fits = (list: string[]): boolean => list.length <= TRACESTATE_MAX_MEMBERS && list.join(',').length <= TRACESTATE_MAX_LENGTH;
+  if (!fits(members)) members = members.filter((m) => m.length <= TRACESTATE_LONG_MEMBER);
+  while (members.length > 0 && !fits(members)) members.pop();
+  return members.length === 0 ? undefined : members.join(',');
 }
 
 const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 97 && c <= 102);

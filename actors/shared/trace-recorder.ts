@@ -12,7 +12,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { formatTraceparent, newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
+import { boundTracestate, formatTraceparent, newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { KINDS, RecordedSpan, allAttributes, samplerOf } from './recorded-span.js';
@@ -113,7 +113,7 @@ function pointAtIdBytes(span: RecordedSpan, parent: SpanParent | undefined): voi
  * keeping sampled spans in `ring` (given by the caller: this module is loaded on demand, and the
  * ring must be the one the console reads however modules are loaded).
  */
-export function createRecorder(settings: TracingSettings, ring: TraceRing, exporter?: SpanExporter): Recorder {
+export function createRecorder(settings: TracingSettings, ring: TraceRing, exporter?: SpanExporter, onDropped?: (line: string) => void): Recorder {
   const resourceAttributes = { [ATTR_SERVICE_NAME]: settings.serviceName };
   let exportSpan: (span: RecordedSpan) => void;
   let flush: () => Promise<void>;
@@ -135,7 +135,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       await exporter.shutdown();
     };
   } else {
-    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE });
+    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE, ...(onDropped ? { onDropped } : {}) });
     exportSpan = (span) => batches.push(span);
     flush = () => batches.flush();
     shutdown = () => batches.shutdown();
@@ -153,7 +153,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       const root = parent ? undefined : newSampledTraceparent();
       const traceId = parent?.traceId ?? root!.slice(3, 35);
       const spanId = parent ? newSpanId() : root!.slice(36, 52);
-      const state = parent ? tracestate : undefined;
+      const state = parent ? boundTracestate(tracestate) : undefined;
       if (!sample(traceId, parent)) {
         // not sampled: the trace goes on under a span id of its own, flagged so, and nothing is recorded
         return { traceId, traceparent: formatTraceparent(traceId, spanId, 0), tracestate: state, end: noEnd };

@@ -15,7 +15,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../../config/tracing.js';
 import { DEFAULT_TRACING } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { newTraceparent, parseTraceparent } from './trace-context.js';
+import { boundTracestate, newTraceparent, parseTraceparent } from './trace-context.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { CarriedScope, enableScopes } from './trace-scope.js';
 import { traceRing } from './trace-ring.js';
@@ -39,11 +39,12 @@ export interface TracingHandle {
 /**
  * Sets the process's tracing from `settings`; `exporter` (tests: the SDK's InMemorySpanExporter)
  * records and hands each span over at once instead of exporting over OTLP. A recorder set before
- * is shut down (its batch flushed first).
+ * is shut down (its batch flushed first). `onExportFailed` gets a line when the collector did not take a
+ * batch after its retries (at most one a minute: otlp-export.ts).
  */
-export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter } = {}): Promise<TracingHandle> {
+export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter; onExportFailed?: (line: string) => void } = {}): Promise<TracingHandle> {
   const next: TracingMode = !settings.propagate ? 'off' : settings.endpoint !== '' || opts.exporter ? 'record' : 'propagate';
-  const created = next === 'record' ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter) : undefined;
+  const created = next === 'record' ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter, opts.onExportFailed) : undefined;
   const previous = recorder;
   recorder = created;
   mode = next;
@@ -120,6 +121,8 @@ export function recordedHop(name: string, service: string, kind: HopKind, tracep
 export function carriedHop(traceparent: string | undefined, tracestate: string | undefined, start: boolean): Hop | undefined {
   if (mode === 'off') return undefined;
   if (traceparent === undefined) return start ? new CarriedHop(newTraceparent(), undefined) : undefined;
+  // a tracestate travels with queue entries and upstream: never more than the specification's limits
+  if (tracestate !== undefined) tracestate = boundTracestate(tracestate);
   // a service's hop carries what the message came with, unread (a hop passes on what it was given)
   if (!start) return new CarriedHop(traceparent, tracestate);
   // a front door answers with what it passes on: a malformed header starts a new trace

@@ -56,6 +56,35 @@ export function columnsQuery(dialect: Dialect, t: TableRef): CatalogQuery {
   }
 }
 
+/**
+ * The query listing the columns of each unique key of a table (rows `idx`, `col`) that an UPSERT's
+ * conflict target can name, on the engines whose UPSERT needs one: PostgreSQL and SQLite (ON CONFLICT
+ * (keys) must match a PRIMARY KEY or UNIQUE constraint exactly, else every statement fails) and
+ * MySQL/MariaDB (ON DUPLICATE KEY fires on a unique key; without one on the key columns every row is
+ * inserted anew). Partial and expression indexes are left out: a conflict target of plain columns
+ * does not match them. Undefined for SQL Server and Oracle, whose MERGE needs no constraint.
+ */
+export function uniqueKeysQuery(dialect: Dialect, t: TableRef): CatalogQuery | undefined {
+  const schema = t.schema ?? null;
+  switch (dialect) {
+    case 'sqlite':
+      // an INTEGER PRIMARY KEY is the rowid and has no index of its own: table_info's pk lists it
+      return schema === null
+        ? { sql: "SELECT 'pk' AS idx, name AS col FROM pragma_table_info($p1) WHERE pk > 0 UNION ALL SELECT l.name AS idx, i.name AS col FROM pragma_index_list($p1) AS l, pragma_index_info(l.name) AS i WHERE l.\"unique\" = 1 AND l.partial = 0", bind: { p1: t.name } }
+        : undefined;
+    case 'postgres':
+      return {
+        sql: 'SELECT i.indexrelid::text AS idx, a.attname AS col FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = to_regclass($p1) AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL',
+        bind: { p1: quoteName('postgres', tableText(t)) },
+      };
+    case 'mysql':
+      return { sql: 'SELECT INDEX_NAME AS idx, COLUMN_NAME AS col FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE($p1, DATABASE()) AND TABLE_NAME = $p2 AND NON_UNIQUE = 0 AND COLUMN_NAME IS NOT NULL', bind: { p1: schema, p2: t.name } };
+    case 'mssql':
+    case 'oracle':
+      return undefined;
+  }
+}
+
 /** The columns of a table (folded per dialect), or undefined when the database has no such table. */
 export type TableColumns = ReadonlySet<string> | undefined;
 
@@ -84,6 +113,25 @@ export class Catalog {
     // a failed read is not remembered: the next check asks the database again
     read.catch(() => this.tables.get(key) === read && this.tables.delete(key));
     return read;
+  }
+
+  /**
+   * The column sets of a table's unique keys (folded per dialect), read each time (only at start, once
+   * per configured UPSERT); undefined where the engine's UPSERT needs none or the schema is not one
+   * this query reads (an attached SQLite database).
+   */
+  async uniqueKeys(t: TableRef): Promise<Array<ReadonlySet<string>> | undefined> {
+    const q = uniqueKeysQuery(this.db.dialect, t);
+    if (q === undefined) return undefined;
+    const outcome = await this.db.runOwn('query', q.sql, q.bind);
+    const byIndex = new Map<string, Set<string>>();
+    for (const r of 'rows' in outcome ? outcome.rows : []) {
+      const idx = String(r.idx);
+      const cols = byIndex.get(idx) ?? new Set<string>();
+      cols.add(foldName(this.db.dialect, String(r.col)));
+      byIndex.set(idx, cols);
+    }
+    return [...byIndex.values()];
   }
 
   private async read(t: TableRef): Promise<TableColumns> {

@@ -16,7 +16,7 @@ export function dialectOf(engine: Engine): Dialect {
 }
 
 export function lexOptions(dialect: Dialect): LexOptions {
-  return { backslashEscapes: dialect === 'mysql', bracketQuotes: dialect === 'mssql', dollarQuotes: dialect === 'postgres', hashComments: dialect === 'mysql' };
+  return { backslashEscapes: dialect === 'mysql', bracketQuotes: dialect === 'mssql', dollarQuotes: dialect === 'postgres', hashComments: dialect === 'mysql', dashCommentNeedsSpace: dialect === 'mysql' };
 }
 
 /**

@@ -22,6 +22,19 @@ export interface LexOptions {
   dollarQuotes?: boolean;
   /** MySQL/MariaDB: `#` starts a comment to the end of the line, as `--` does. */
   hashComments?: boolean;
+  /**
+   * MySQL/MariaDB: `--` starts a comment only when a blank or a control character (or the end of the
+   * text) follows it; `1--1` is one minus minus one there (MySQL manual, '--' as the start of a comment).
+   */
+  dashCommentNeedsSpace?: boolean;
+}
+
+/** Whether a `--` comment starts at i (the text there is `--`). */
+function dashCommentAt(text: string, i: number, opts: LexOptions): boolean {
+  if (!opts.dashCommentNeedsSpace) return true;
+  const after = text.charCodeAt(i + 2);
+  // NaN at the end of the text; a space, tab, newline or other control character
+  return Number.isNaN(after) || after <= 32;
 }
 
 const DOLLAR_TAG = /\$([A-Za-z_][A-Za-z0-9_]*)?\$/y;
@@ -39,7 +52,7 @@ export function lexSql(text: string, opts: LexOptions = {}): Segment[] {
   while (i < n) {
     const c = text[i]!;
     const next = text[i + 1];
-    if ((c === '-' && next === '-') || (c === '#' && opts.hashComments)) {
+    if ((c === '-' && next === '-' && dashCommentAt(text, i, opts)) || (c === '#' && opts.hashComments)) {
       const end = text.indexOf('\n', i);
       const stop = end === -1 ? n : end + 1;
       flushCode();
@@ -136,7 +149,7 @@ export function hasStatementSeparator(text: string, opts: LexOptions = {}): bool
 export function stripLeadingComments(text: string, opts: LexOptions = {}): string {
   let rest = text.trimStart();
   for (;;) {
-    if (rest.startsWith('--') || (opts.hashComments && rest.startsWith('#'))) {
+    if ((rest.startsWith('--') && dashCommentAt(rest, 0, opts)) || (opts.hashComments && rest.startsWith('#'))) {
       const end = rest.indexOf('\n');
       rest = end === -1 ? '' : rest.slice(end + 1).trimStart();
     } else if (rest.startsWith('/*')) {

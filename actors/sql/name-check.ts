@@ -143,6 +143,7 @@ export class NameChecker {
     }
     // a join table the catalog does not list (a view elsewhere, a CTE) only leaves its columns unchecked
     for (const table of names.joins) sources.push({ table, columns: await this.catalog.lookup(table, (c) => c !== undefined) });
+    if (names.table && names.conflictKeys) await this.verifyConflictTarget(names.table, names.conflictKeys);
     if (sources.length === 0) return;
     const readable = names.joinsComplete && sources.every((s) => s.columns !== undefined);
     for (const { param, column } of names.columns) {
@@ -158,6 +159,16 @@ export class NameChecker {
       const tables = candidates.map((s) => `'${tableText(s.table)}'`).join(', ');
       throw new SettingError(param, `'${column.qualifier === undefined ? '' : `${column.qualifier}.`}${column.name}' is not a column of table${candidates.length === 1 ? '' : 's'} ${tables}`);
     }
+  }
+
+  /** An UPSERT's key columns must be exactly the columns of one of the table's unique keys. */
+  private async verifyConflictTarget(table: TableRef, keyColumns: readonly string[]): Promise<void> {
+    const keys = await this.catalog.uniqueKeys(table);
+    if (keys === undefined) return;
+    const wanted = new Set(keyColumns.map((k) => foldName(this.dialect, k)));
+    if (keys.some((k) => k.size === wanted.size && [...wanted].every((c) => k.has(c)))) return;
+    const known = keys.length === 0 ? 'it has none' : `its unique keys are ${keys.map((k) => `(${[...k].join(', ')})`).join(', ')}`;
+    throw new SettingError('SQL_KEYCOLUMNS', `(${keyColumns.join(', ')}) is not the PRIMARY KEY or a UNIQUE constraint of table '${tableText(table)}' (${known}): an UPSERT needs one on exactly its key columns`);
   }
 
   /** The tables a column may belong to; undefined when its qualifier names no table read here. */

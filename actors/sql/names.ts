@@ -30,6 +30,8 @@ export interface StatementNames {
   columns: ColumnUse[];
   /** Parameters that select every column of a table ('*', 't.*'). */
   stars: string[];
+  /** An UPSERT's key columns (SQL_KEYCOLUMNS, unquoted): the engine's conflict target, checked against its unique keys. */
+  conflictKeys?: readonly string[];
 }
 
 const JOIN_WORDS = new Set(['ON', 'USING', 'JOIN', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'OUTER', 'CROSS', 'NATURAL', 'STRAIGHT_JOIN', 'WHERE', 'LATERAL']);

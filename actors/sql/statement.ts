@@ -173,16 +173,19 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
   if (kind === 'select') {
     buildSelect(dialect, s, st, tracking);
   } else if (kind === 'insert' || kind === 'upsert') {
-    const table = at('SQL_TABLE', () => quoteTable(dialect, s.SQL_TABLE));
+    at('SQL_TABLE', () => quoteTable(dialect, s.SQL_TABLE));
     const columns = at('SQL_COLUMNS', () => quotePlainColumns(dialect, s.SQL_COLUMNS));
     const names = valueNames(s, columns.quoted.length);
     rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, s.SQL_TABLE, columns.names, names, s.SQL_KEYCOLUMNS));
     if (kind === 'upsert') {
       // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
       const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));
-      return { kind, sql: rows.sql(1), params, names: statementNames(dialect, s, kind), rows };
+      const checked = statementNames(dialect, s, kind);
+      checked.conflictKeys = rows.keys.map((i) => columns.names[i]!);
+      return { kind, sql: rows.sql(1), params, names: checked, rows };
     }
-    st.text(`INSERT INTO ${table} (${columns.quoted.join(', ')}) VALUES (`);
+    // the rows statement's table: no alias, which no engine takes after INSERT INTO without AS (and MySQL not at all)
+    st.text(`INSERT INTO ${rows.table} (${columns.quoted.join(', ')}) VALUES (`);
     names.forEach((n, i) => {
       if (i > 0) st.text(', ');
       st.param(n, 'SQL_VALUEPARAMS');

@@ -41,6 +41,14 @@ export type TransactionDone = (error: Error | undefined, outcomes?: Outcome[]) =
 export type StepQuery = (step: TransactionStep, transaction: Transaction | undefined) => Promise<Outcome>;
 
 /** The connection of one transaction. */
+/** The two steps of Sequelize 6's Transaction that give its connection back (undeclared in its types). */
+interface SequelizeTransactionEnd {
+  /** Releases the connection to the pool. */
+  cleanup(): void;
+  /** Closes the connection (its state unknown) and releases it. */
+  forceCleanup(): Promise<void>;
+}
+
 interface Session {
   query(step: TransactionStep, leftMs: number | undefined): Promise<Outcome>;
   end(commit: boolean): Promise<void>;
@@ -147,8 +155,27 @@ export class TransactionRunner {
         }
         return this.query(step, transaction);
       },
-      end: (commit) => (commit ? transaction.commit() : transaction.rollback()),
+      end: (commit) => this.finish(transaction, commit),
     };
+  }
+
+  /**
+   * COMMIT or ROLLBACK, as `Transaction.commit()` / `rollback()` do it but without their console.warn
+   * ("Committing transaction … failed …") when the connection is lost: that line went to the process's
+   * stderr, outside the service's logger. A failure is thrown to the caller, which answers with it; the
+   * connection, whose state is then unknown, is closed rather than given back to the pool, as Sequelize
+   * does.
+   */
+  private async finish(transaction: Transaction, commit: boolean): Promise<void> {
+    const queries = this.sequelize.getQueryInterface();
+    const t = transaction as Transaction & SequelizeTransactionEnd;
+    try {
+      await (commit ? queries.commitTransaction(transaction, { logging: false }) : queries.rollbackTransaction(transaction, { logging: false }));
+      t.cleanup();
+    } catch (e) {
+      await t.forceCleanup();
+      throw e;
+    }
   }
 
   private async control(sql: string): Promise<void> {

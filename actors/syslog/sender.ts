@@ -1,6 +1,7 @@
 /**
  * The syslog sender: each string of a Data key is one message of the severity the key names
- * (error, warn, info, critical; others debug), or all Data as one JSON message with SendJSON. UDP
+ * (error, warn, info, critical; others debug), or all Data as one JSON message with SendJSON, of
+ * the most severe severity among its keys (outgoing.ts); empty Data sends nothing. UDP
  * sends a datagram per message; TCP (which wins over UDP) keeps one connection, reconnects with
  * backoff, and holds up to SendBuffer messages while it is down — beyond that they are dropped and
  * counted, never silently. TLS (SendTLS, RFC 5425) is TCP with octet counting through send-tls.ts.
@@ -25,7 +26,7 @@ import type { OutgoingMessage } from './format.js';
 import { formatRfc3164, formatRfc5424, frameLf, frameOctetCounted } from './format.js';
 import { tlsErrorText } from '../shared/server-tls.js';
 import type { SendTls } from './send-tls.js';
-import { Severity, USER_FACILITY, severityOfKey } from './severity.js';
+import { outgoingMessages } from './outgoing.js';
 
 /** Bounds of the wait after a TLS 1.3 handshake for a refusal of our client certificate. */
 const REFUSAL_WAIT_MIN_MS = 50;
@@ -72,14 +73,10 @@ export class SyslogSender {
     else this.udp = createSocket(opts.host.includes(':') ? 'udp6' : 'udp4');
   }
 
-  /** Lines for one message's Data. */
+  /** Lines for one message's Data (outgoing.ts: which messages, of which severity). */
   lines(data: ValueMap, date = new Date()): string[] {
-    const base = { facility: USER_FACILITY, hostname: this.host, tag: this.opts.tag, pid: process.pid, date };
     const fmt = (m: OutgoingMessage): string => (this.opts.format === 'RFC5424' ? formatRfc5424(m) : formatRfc3164(m));
-    if (this.opts.json) return [fmt({ ...base, severity: Severity.informational, message: JSON.stringify(data) })];
-    const out: string[] = [];
-    for (const [key, values] of Object.entries(data)) for (const v of values) out.push(fmt({ ...base, severity: severityOfKey(key), message: v }));
-    return out;
+    return outgoingMessages(data, { hostname: this.host, tag: this.opts.tag, pid: process.pid }, this.opts.json, date).map(fmt);
   }
 
   /** Sends the messages of one Data; resolves when handed to the socket (or buffered). */

@@ -1,7 +1,8 @@
 /**
  * A service's health in one word, for the flow's colours and the live page: `stopped` (its
  * supervisor stopped after its restarts ran out: its callers get 503), `restarting` (restarts within the last 15 minutes), `failing`
- * (answers outside 2xx in the latest interval), else `ok`.
+ * (5xx answers in the latest 10 s: the service or what it depends on failed; a 4xx refuses the
+ * caller's input and says nothing against the service), else `ok`.
  */
 import type { LiveHistory } from './history.js';
 import type { ConsoleSources } from './sources.js';
@@ -26,7 +27,7 @@ export function servicesHealth(sources: ConsoleSources, history: LiveHistory): M
     const n = restarts.get(s.name) ?? 0;
     if (stopped.has(s.name)) out.set(s.name, { health: 'bad', text: 'stopped' });
     else if (n > 0) out.set(s.name, { health: 'warn', text: `restarting (${n} in 15 min)` });
-    else if (latest && latest.errors > 0) out.set(s.name, { health: 'warn', text: `failing ${latest.errors.toFixed(2)}/s` });
+    else if (latest && latest.failures > 0) out.set(s.name, { health: 'warn', text: `failing ${latest.failures.toFixed(2)}/s` });
     else out.set(s.name, { health: 'ok', text: 'ok' });
   }
   return out;

@@ -46,6 +46,13 @@ export const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls'] 
 
 const countedKey = (c: CountedFigure): string => `${c.service}\n${c.figure}`;
 
+/**
+ * The figure a front door counts its requests by, for the kinds whose requests come from outside the
+ * hive: the hive's deliveries to a gateway are none, so its chart was flat and it was listed as idle
+ * beside thousands of accepted requests.
+ */
+const FRONT_DOOR_FIGURE: Readonly<Record<string, CountedFigure['figure'] | undefined>> = { gateway: 'accepted' };
+
 /** A numeric figure at a dotted path of a status, if there is one. */
 function figureAt(status: Record<string, unknown>, path: string): number | undefined {
   let v: unknown = status;
@@ -195,6 +202,20 @@ export class LiveHistory {
       const rate: Point[] = [];
       const errors: Point[] = [];
       const p99: Point[] = [];
+      const door = FRONT_DOOR_FIGURE[svc.kind];
+      if (door !== undefined) {
+        // a front door takes its requests from outside the hive: its own count, not the hive's deliveries
+        const key = countedKey({ service: svc.name, figure: door });
+        for (const [a, b] of pairs) {
+          const x = a.counted.get(key);
+          const y = b.counted.get(key);
+          const seconds = (b.t - a.t) / 1000;
+          rate.push(x === undefined || y === undefined || seconds <= 0 ? null : (y - x) / seconds);
+          errors.push(null);
+          p99.push(null);
+        }
+        return { name: svc.name, kind: svc.kind, rate, errors, p99 };
+      }
       for (const [a, b] of pairs) {
         const x = a.requests.get(svc.name);
         const y = b.requests.get(svc.name);
@@ -225,14 +246,14 @@ export class LiveHistory {
   }
 
   /** A service's requests/s, errors/s and p99 over the last `windowMs` (10 s: steadier than one interval) — what the flow labels its edges with. */
-  latest(service: string, windowMs = 10_000): { rate: number; errors: number; p99: Point } | undefined {
+  latest(service: string, windowMs = 10_000): { rate: number; errors: number; failures: number; p99: Point } | undefined {
     const b = this.samples.at(-1);
     const a = this.samples.find((s) => b !== undefined && s.t >= b.t - windowMs - this.intervalMs / 2);
     const x = a?.requests.get(service);
     const y = b?.requests.get(service);
     if (!a || !b || !x || !y || b.t <= a.t) return undefined;
     const seconds = (b.t - a.t) / 1000;
-    return { rate: (y.count - x.count) / seconds, errors: (y.errors - x.errors) / seconds, p99: quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) };
+    return { rate: (y.count - x.count) / seconds, errors: (y.errors - x.errors) / seconds, failures: (y.failures - x.failures) / seconds, p99: quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) };
   }
 
   /** How fast a counted figure grew per second over about the last `windowMs` (undefined until two samples hold it). */

@@ -9,7 +9,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listenOn } from '../../actors/shared/listen.js';
-import { BadInputError, NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
+import { BadInputError, MisdirectedError, NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
+import { allowedHosts, hostOf } from './hosts.js';
 import { html } from './html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { ConsoleApi } from './api.js';
@@ -27,6 +28,8 @@ export interface ConsoleOptions {
   port: number;
   /** The address to bind: 127.0.0.1 unless configured otherwise. */
   host?: string;
+  /** dashboard.Hosts: the names the console answers to (hosts.ts; default its address, localhost and the machine's names). */
+  hosts?: string;
   /** The users file (dashboard.Users); without one the console is read-only. */
   users?: string;
   nodeName: string;
@@ -41,6 +44,25 @@ export interface RunningConsole {
 }
 
 const REALM = 'hivenode console';
+
+/** An origin no request can name: a `back` that resolves against it to anywhere else leaves the console. */
+const OWN = 'http://console.invalid';
+
+/**
+ * Where to send the browser back to: the path, query and fragment `back` resolves to on the console's
+ * own origin, or `/` when it resolves elsewhere. Resolved as a browser resolves a Location (WHATWG
+ * URL): `/\evil.example/b` and `/\t/evil.example/c` are other hosts there, whatever a pattern of the
+ * text says.
+ */
+export function ownPath(back: string): string {
+  let url: URL;
+  try {
+    url = new URL(back, `${OWN}/`);
+  } catch {
+    return '/';
+  }
+  return url.origin === OWN ? `${url.pathname}${url.search}${url.hash}` : '/';
+}
 
 export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions): Promise<RunningConsole> {
   const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`));
@@ -83,12 +105,14 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     operators.requireToken(req, body.csrf);
     const outcome = await api.act(queue, action, body.input, user);
     if (!body.form) return send(res, outcome.Code, 'application/json; charset=utf-8', JSON.stringify(outcome));
-    const back = body.back ?? `/queues/${encodeURIComponent(queue)}`;
+    const back = body.back === undefined ? `/queues/${encodeURIComponent(queue)}` : ownPath(body.back);
     const text = `${action}: ${outcome.Code === 200 ? 'done' : `refused (${outcome.Code})`} — ${outcome.Message}${Object.keys(outcome.Data).length ? ` · ${Object.entries(outcome.Data).map(([k, v]) => `${k} ${v.join(', ')}`).join(', ')}` : ''}`;
     redirect(res, `${back}${back.includes('?') ? '&' : '?'}${outcome.Code === 200 ? 'done' : 'failed'}=${encodeURIComponent(text.slice(0, 300))}`);
   };
 
+  const hosts = allowedHosts(opts.host ?? '127.0.0.1', opts.hosts);
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (hosts !== 'any' && !hosts.has(hostOf(req.headers.host))) throw new MisdirectedError(`this console does not answer to the host '${hostOf(req.headers.host).slice(0, 100)}' (dashboard.Hosts names those it does)`);
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
     let parts: string[];
@@ -113,8 +137,7 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   /** /login asks the browser for Basic credentials (401 with a challenge) until it sends valid ones, then goes back. */
   const login = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const user = await operators.userOf(req);
-    const back = url.searchParams.get('back') ?? '/';
-    if (user !== undefined) return redirect(res, /^\/(?!\/)/.test(back) ? back : '/');
+    if (user !== undefined) return redirect(res, ownPath(url.searchParams.get('back') ?? '/'));
     if (!operators.actionsEnabled) return sendHtml(res, 403, renderPage(await context(req, res, url), { title: 'Sign in', nav: '/', body: html`<h1>Sign in</h1><p>This console is read-only: there is nobody to sign in as.</p>` }));
     sendError(res, new UnauthorizedError('sign in with a user of dashboard.Users'), REALM);
   };

@@ -35,6 +35,11 @@ export interface RequestCounts {
   count: number;
   /** Answers with a Code outside 2xx. */
   errors: number;
+  /**
+   * Answers with a 5xx Code: the service (or what it depends on) failed. A 4xx is the caller's input
+   * refused — a service answering 400 to bad requests is working, not failing.
+   */
+  failures: number;
   /** Answers per latency bucket (BUCKETS; not cumulative), the last one for slower ones. */
   buckets: number[];
 }
@@ -46,9 +51,13 @@ export class RequestStats {
   counts(): RequestCounts[] {
     return this.services.map((s) => {
       let ok = 0;
-      for (const [code, n] of s.byCode) if (code >= 200 && code < 300) ok += n;
+      let failures = 0;
+      for (const [code, n] of s.byCode) {
+        if (code >= 200 && code < 300) ok += n;
+        else if (code >= 500) failures += n;
+      }
       const inBuckets = s.buckets.reduce((a, b) => a + b, 0);
-      return { service: s.service, count: s.count, errors: s.count - ok, buckets: [...s.buckets, s.count - inBuckets] };
+      return { service: s.service, count: s.count, errors: s.count - ok, failures, buckets: [...s.buckets, s.count - inBuckets] };
     });
   }
 

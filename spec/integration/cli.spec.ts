@@ -15,7 +15,7 @@ const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
 // Below Linux's ephemeral range (32768–60999): a port taken from there could be the local end of any outgoing
 // connection on the machine at that moment (CI once met EADDRINUSE for the syslog port so). Two disjoint halves.
-const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), TMPDIR: tempDir('hn-cli-tmp-') });
+const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), HIVENODE_DEMO_QUEUE: tempDir('hn-cli-queue-'), TMPDIR: tempDir('hn-cli-tmp-') });
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
   spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
 
@@ -100,6 +100,13 @@ describe('hivenode CLI', function () {
     expectOneLineRefusal(run(['echo', '--dashboard-port', '-NAME=e1']), '--dashboard-port needs a value');
     expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port']), '--dashboard-port needs a value');
     expectOneLineRefusal(run(['run', join(dir, 'n.yaml'), '--dashboard-port=99999']), "--dashboard-port must be a port number from 0 to 65535, got '99999'");
+  });
+
+  it('a command without its argument says what to give, with an example, not yargs\' count', () => {
+    expectOneLineRefusal(run(['run']), 'hivenode run needs a node file (YAML or JSON): hivenode run node.yaml');
+    expectOneLineRefusal(run(['send']), 'hivenode send needs a channel');
+    expectOneLineRefusal(run(['passwd']), 'hivenode passwd needs a user name');
+    for (const args of [['run'], ['send'], ['passwd'], ['template']]) expect(run(args).stderr).to.not.contain('Not enough non-option arguments');
   });
 
   it('a bare boolean still means true', async () => {
@@ -216,6 +223,25 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.match(/sql +v0\.1\.0/);
   });
 
+  it('the demo keeps its state in a directory of the user, between runs; --fresh starts clean', () => {
+    const tmp = tempDir('hn-cli-fresh-');
+    // the demo's own places, not the test's: only the ports come from the environment
+    const env = { HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), TMPDIR: tmp, HIVENODE_DEMO_DB: undefined, HIVENODE_DEMO_SYSLOG_FILE: undefined, HIVENODE_DEMO_QUEUE: undefined };
+    const first = run(['demo', '--once'], env);
+    expect(first.status, first.stderr).to.equal(0);
+    const dir = /hivenode demo: state in (\S+) \(kept between runs; hivenode demo --fresh starts clean\)/.exec(first.stdout)?.[1];
+    expect(dir, first.stdout).to.match(new RegExp(`^${tmp}/hivenode-demo-[\\w.-]+$`));
+    expect(existsSync(join(dir!, 'demo.sqlite')) && existsSync(join(dir!, 'queue'))).to.equal(true);
+    writeFileSync(join(dir!, 'left-over'), 'x');
+    const kept = run(['demo', '--once'], env);
+    expect(kept.status, kept.stderr).to.equal(0);
+    expect(existsSync(join(dir!, 'left-over'))).to.equal(true);
+    const fresh = run(['demo', '--once', '--fresh'], env);
+    expect(fresh.status, fresh.stderr).to.equal(0);
+    expect(fresh.stdout).to.contain(`hivenode demo: state in ${dir} (started fresh)`);
+    expect(existsSync(join(dir!, 'left-over'))).to.equal(false);
+  });
+
   it('demo --once shows the calls and exits 0', () => {
     const r = run(['demo', '--once']);
     expect(r.status, r.stderr).to.equal(0);
@@ -255,5 +281,23 @@ describe('hivenode CLI', function () {
     expect(code, out).to.equal(0);
     expect(out).to.contain('SIGTERM received: draining');
     expect(Date.now() - started).to.be.below(10_000);
+  });
+
+  it('a SIGHUP does not end the node: it says it does not reload and keeps serving', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const end = Date.now() + 40_000;
+    while (!out.includes('node running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(out).to.contain('node running');
+    child.kill('SIGHUP');
+    while (!out.includes('SIGHUP received') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(out).to.contain('does not re-read its node file');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(child.exitCode, out).to.equal(null);
+    child.kill('SIGTERM');
+    expect(await exited, out).to.equal(0);
   });
 });

@@ -150,6 +150,17 @@ describe('exec service (spec §2.5, §4.4)', function () {
     expect(Date.now() - started).to.be.below(10_000);
   });
 
+  it('an inline Template that is the path of an existing file (no file://) starts with a warning naming the fix', async () => {
+    const path = `${EXAMPLES}exec-echo.tmpl`;
+    const started = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: path }]);
+    node = started.node;
+    expect(started.logs()).to.contain(`Template '${path}' is read as the template text itself, yet it names a file that exists: write Template: file://${path} to use the file`);
+    await node.stop(1000);
+    const inline = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: '{{ setCmd "true" }}' }]);
+    node = inline.node;
+    expect(inline.logs()).to.not.contain('names a file that exists');
+  });
+
   it('a concurrency limit with a bounded wait answers 429 when full', async () => {
     const slow = await exec('{{ setCmd "sleep" }}{{ addArg "1" }}', { MaxConcurrent: 1, MaxWaiting: 1, WaitTimeout: '300ms' });
     const results = await Promise.all([slow(), slow(), slow()]);

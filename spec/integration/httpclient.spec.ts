@@ -45,6 +45,12 @@ async function upstream(host = '127.0.0.1', redirectTarget?: () => string): Prom
         case '/missing':
           res.writeHead(404, { 'content-type': 'text/plain' }).end('nothing here');
           return;
+        case '/broken':
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream fault');
+          return;
+        case '/refuse-busy':
+          res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down');
+          return;
         case '/slow':
           return; // never answers
         case '/endless': {
@@ -133,16 +139,22 @@ describe('HTTP client service (spec §2.7, §4.6)', function () {
     expect(types).to.deep.equal(['json', 'text', 'text', 'text', 'raw']);
   });
 
-  it('without an after interceptor other raw types are 400 Not supported raw types; upstream errors are 502 with the response', async () => {
+  it('without an after interceptor other raw types are 400 Not supported raw types; an upstream 5xx is 502, an upstream 4xx keeps its status (final, not retried), both with the response', async () => {
     const up = await serveUp();
     const before = await serveFn((_t, value) => ({ data: null, status: 'OK', status_code: 200, options: { url: `${up.base}/${(value as { Data: { path: string[] } }).Data.path[0]}`, method: 'GET' } }));
     const call = await client({ InterceptBefore: before });
     const raw = await call({ path: ['binary'] });
     expect(raw).to.deep.include({ Code: 400, Message: 'Not supported raw types' });
     const missing = await call({ path: ['missing'] });
-    expect(missing.Code).to.equal(502);
+    // the caller's fault as the upstream saw it: a queue with RetryOn retryable must not spend attempts on it
+    expect(missing).to.deep.include({ Code: 404, Message: 'upstream answered 404 Not Found' });
     expect(missing.Data.status).to.deep.equal(['404']);
     expect(missing.Data.body).to.deep.equal(['nothing here']);
+    const broken = await call({ path: ['broken'] });
+    expect(broken.Code).to.equal(502);
+    expect(broken.Data.status).to.deep.equal(['500']);
+    // 429 says "later", as 408 and 425 do: kept, and retryable
+    expect((await call({ path: ['refuse-busy'] })).Code).to.equal(429);
   });
 
   it('the before interceptor overrides method, URL, content type and headers; the after sees the issued request', async () => {

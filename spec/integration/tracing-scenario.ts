@@ -48,6 +48,8 @@ export interface Upstream {
   /** The before interceptor the HTTP client calls (it passes the message's Data on as the body). */
   interceptorUrl: string;
   traceparents: string[];
+  /** Each request's tracestate header ('' without one). */
+  tracestates: string[];
   interceptorTraceparents: string[];
   close(): Promise<void>;
 }
@@ -58,6 +60,7 @@ export interface Upstream {
  */
 export async function startUpstream(): Promise<Upstream> {
   const traceparents: string[] = [];
+  const tracestates: string[] = [];
   const interceptorTraceparents: string[] = [];
   const server = createServer((req, res) => {
     void readAll(req).then((body) => {
@@ -68,13 +71,14 @@ export async function startUpstream(): Promise<Upstream> {
         return;
       }
       traceparents.push(String(req.headers.traceparent ?? ''));
+      tracestates.push(String(req.headers.tracestate ?? ''));
       // the first attempt fails as a broken upstream does: the connection drops without an answer
       if (traceparents.length === 1) req.socket.destroy();
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
   const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}/hook`, interceptorUrl: `http://127.0.0.1:${port}/before`, traceparents, interceptorTraceparents, close: () => new Promise((r) => server.close(() => r())) };
+  return { url: `http://127.0.0.1:${port}/hook`, interceptorUrl: `http://127.0.0.1:${port}/before`, traceparents, tracestates, interceptorTraceparents, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 const valueOf = (v: OtlpAnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
@@ -151,10 +155,10 @@ export function clientService(upstream: Upstream, logFormat: 'TEXT' | 'JSON'): R
 }
 
 /** The request: one queue entry for the HTTP client, retried at once after a failure. */
-export async function sendRequest(gatewayPort: number, traceparent?: string): Promise<{ status: number; traceparent: string }> {
+export async function sendRequest(gatewayPort: number, traceparent?: string, tracestate?: string): Promise<{ status: number; traceparent: string }> {
   const res = await fetch(`http://127.0.0.1:${gatewayPort}/jobs/add`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}) },
+    headers: { 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) },
     body: JSON.stringify({ Data: { order: ['17'] }, Control: { channel: [NAMES.client], requeue_timer: ['0'], requeue_count: ['3'] } }),
   });
   await res.text();

@@ -84,6 +84,26 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
     expect(logs().split('\n').find((l) => l.includes('request failed'))).to.contain(` trace_id=${traceId}`);
   });
 
+  it('W3C rules at the door: an upper-case traceparent starts a new trace; a 10,089-character tracestate reaches the upstream cut to 512', async () => {
+    await startTracing(compileTracing({}));
+    const { port } = await startScenario('TEXT');
+    const upper = '00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01';
+    const tracestate = `vendor=1,huge=${'z'.repeat(10_067)},other=2`;
+    expect(tracestate.length).to.equal(10_089);
+    const answer = await sendRequest(port, upper, tracestate);
+    expect(parseTraceparent(answer.traceparent)!.traceId, 'not continued').to.not.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    await until(() => upstream.traceparents.length === 2, 10_000);
+    // a new trace carries no tracestate of the invalid parent's
+    expect(upstream.tracestates).to.deep.equal(['', '']);
+    await upstream.close();
+    upstream = await startUpstream();
+    await node!.stop(2000);
+    const again = await startScenario('TEXT');
+    await sendRequest(again.port, '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate);
+    await until(() => upstream.traceparents.length === 2, 10_000);
+    expect(upstream.tracestates).to.deep.equal(['vendor=1,other=2', 'vendor=1,other=2']);
+  });
+
   it('OTEL_PROPAGATORS=none: no traceparent is answered or sent upstream', async () => {
     await startTracing(compileTracing({ OTEL_PROPAGATORS: 'none' }));
     const { port, logs } = await startScenario('TEXT');

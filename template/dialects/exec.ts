@@ -68,6 +68,11 @@ function argStrings(v: unknown): string[] {
   return [typeof v === 'string' ? v : valueString(v)];
 }
 
+/** The names of the exec dialect's own functions (for a hint where another dialect meets one). */
+export function execFuncNames(): readonly string[] {
+  return Object.keys(execFuncs(() => ({}) as ExecContext));
+}
+
 function execFuncs(ctx: () => ExecContext): FuncMap {
   const S = Param.String;
   const A = Param.Any;

@@ -84,6 +84,11 @@ function strings(v: unknown, fn: string): string[] {
   return [typeof v === 'string' ? v : valueString(v)];
 }
 
+/** The names of the queue dialect's own functions (for a hint where another dialect meets one). */
+export function queueFuncNames(): readonly string[] {
+  return Object.keys(queueFuncs(() => ({}) as QueueContext));
+}
+
 function queueFuncs(ctx: () => QueueContext): FuncMap {
   const A = Param.Any;
   return {

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { recorded } from '../../integration/queue/helpers.js';
@@ -104,5 +104,42 @@ describe('examples/three-machines on loopback', function () {
     for (const [i, n] of survivors.entries()) for (let k = 0; k < 10; k++) await enqueue(n, `after-${i}-${k}`);
     await until(50);
     expect(survivors.some((n) => /active queue holder now/.test(n.output()))).to.equal(true);
+  });
+
+  it('loopback.sh, as README shows it: three servers and three nodes on 127.0.0.1, each gateway enqueues, SIGTERM stops all and cleans up', async () => {
+    // below Linux's ephemeral range, as the CLI spec's demo ports: the script takes base+0 … base+22
+    const base = 10000 + Math.floor(Math.random() * 20000);
+    const hivenode = `${process.execPath} --import tsx ${new URL('../../../bin/hivenode.ts', import.meta.url).pathname}`;
+    const script = spawn('bash', [join(EXAMPLE, 'loopback.sh')], { env: { ...process.env, ...env, LOOPBACK_BASE_PORT: String(base), HIVENODE: hivenode }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    script.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    script.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((r) => script.once('exit', (code) => r(code)));
+    try {
+      const started = Date.now();
+      while (!/files and logs in (\S+)\)/.test(out) && Date.now() - started < 20_000) await sleep(100);
+      const where = /files and logs in (\S+)\)/.exec(out)?.[1];
+      expect(where, out).to.be.a('string');
+      for (const [i] of MACHINES.entries()) expect(out).to.contain(`gateway http://127.0.0.1:${base + 20 + i}`);
+      for (const [i, x] of MACHINES.entries()) {
+        const end = Date.now() + 90_000;
+        for (;;) {
+          const res = await request(`http://127.0.0.1:${base + 20 + i}/jobs/action`, { method: 'POST', body: JSON.stringify({ order: [`loop-${x}`] }) }).catch(() => undefined);
+          await res?.body.dump();
+          if (res?.statusCode === 200) break;
+          if (Date.now() > end) throw new Error(`gateway ${x} never acknowledged: ${out}`);
+          await sleep(500);
+        }
+      }
+      const end = Date.now() + 30_000;
+      const seen = (): string[] => MACHINES.flatMap((x) => recorded(join(where!, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
+      while (new Set(seen()).size < 3 && Date.now() < end) await sleep(200);
+      expect([...new Set(seen())].sort()).to.deep.equal(['loop-a', 'loop-b', 'loop-c']);
+      script.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+      expect(existsSync(where!), 'the temporary directory is removed').to.equal(false);
+    } finally {
+      if (script.exitCode === null) script.kill('SIGKILL');
+    }
   });
 });

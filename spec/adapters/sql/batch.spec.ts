@@ -15,6 +15,7 @@ import type { EngineHarness, TestEngine } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
 import { RowsStatement } from '../../../actors/sql/rows.js';
 import { requireServer } from './servers.js';
+import { ConfigError } from '../../../protocol/errors.js';
 
 /** 16 columns: 5,000 rows are 80,000 bound values, more than one statement of any engine carries. */
 const WIDE = ['id', ...Array.from({ length: 15 }, (_, i) => `c${i + 1}`)];
@@ -120,6 +121,25 @@ for (const engine of TEST_ENGINES) {
       ]);
       expect(await call('stock', { sku: ['e', 'a', 'e'], name: ['x', 'y', 'z'], qty: ['1', '2', '3'] })).to.deep.include({ Code: 400 });
       expect(await count('stock')).to.equal(4);
+    });
+
+    it('UPSERT whose SQL_KEYCOLUMNS are no unique key of the table: refused at start in one line naming them and the keys there are', async () => {
+      await db.exec('CREATE TABLE tags (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, tag VARCHAR(20) NOT NULL, note VARCHAR(20), UNIQUE (owner, tag))');
+      const service = (keys: string) => ({ service: 'sql' as const, NAME: `tags-${keys.replace(/\W/g, '')}`, ...db.params, SQL_STATEMENT: 'upsert', SQL_TABLE: 'tags', SQL_COLUMNS: 'id, owner, tag, note', SQL_KEYCOLUMNS: keys, SQL_VALUEPARAMS: 'id, owner, tag, note' });
+      let refused: unknown;
+      await startTestNode([service('owner')]).then(
+        async (s) => s.node.stop(1000),
+        (e: unknown) => (refused = e),
+      );
+      expect(refused).to.be.instanceOf(ConfigError);
+      expect((refused as Error).message).to.match(/SQL_KEYCOLUMNS: \(owner\) is not the PRIMARY KEY or a UNIQUE constraint of table 'tags' \(its unique keys are .*\(owner, tag\)|\(tag, owner\)/);
+      // the key in another order, and the primary key, are fine
+      for (const keys of ['tag, owner', 'id']) {
+        const ok = await startTestNode([service(keys)]);
+        const r = await ok.node.hive.call(`tags-${keys.replace(/\W/g, '')}`, makeMessage({ Data: mapOf({ id: ['1'], owner: ['ann'], tag: ['x'], note: [keys] }) }), 30_000);
+        expect(r.Code, r.Message).to.equal(200);
+        await ok.node.stop(1000);
+      }
     });
 
     it('UPSERT without SQL_BATCH: one row of first values, inserted, then updated', async () => {

@@ -181,6 +181,26 @@ for (const engine of TEST_ENGINES) {
       expect(await names()).to.deep.equal(['ann', 'jon']);
     });
 
+    it('PostgreSQL: a transaction whose connection is lost answers 502 without Sequelize writing to the console; the next one runs', async function () {
+      if (engine !== 'postgres') this.skip();
+      const warned: string[] = [];
+      const original = console.warn;
+      console.warn = (...args: unknown[]) => void warned.push(args.map(String).join(' '));
+      let r: Result;
+      let next: Result;
+      try {
+        // the statement ends its own connection: the ROLLBACK after it cannot run
+        r = await call('ctrl', {}, { sql: ['SELECT 1 AS one; SELECT pg_terminate_backend(pg_backend_pid())'] });
+        // one pooled connection: this waits for the failed transaction's clean-up, where the line was written
+        next = await call('ctrl', {}, { sql: ['SELECT 1 AS one'] });
+      } finally {
+        console.warn = original;
+      }
+      expect(r.Code, r.Message).to.equal(502);
+      expect(next.Code, next.Message).to.equal(200);
+      expect(warned, 'Sequelize\'s own "Rolling back transaction … failed" line').to.deep.equal([]);
+    });
+
     it('concurrent transactions on one service each commit whole', async () => {
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call('quick', { name: [`c-${i}`] })));
       for (const a of answers) expect(a.Code, a.Message).to.equal(200);

@@ -107,11 +107,15 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
       ({ node } = await startTestNode([
         { service: 'syslog', NAME: 'tcp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivetcp' },
         { service: 'syslog', NAME: 'udp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendUDP: true, SendTag: 'hiveudp', SendFormat: 'RFC5424' },
+        { service: 'syslog', NAME: 'json-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivejson', SendJSON: true },
       ]));
+      // SendJSON: the whole Data as one message, as severe as its most severe key; empty Data sends nothing
+      await node.hive.call('json-out', makeMessage({ Data: mapOf({ info: ['fine'], error: ['json broke'] }) }), 5000);
+      await node.hive.call('json-out', makeMessage({ Data: mapOf({}) }), 5000);
       const tcp = await node.hive.call('tcp-out', makeMessage({ Data: mapOf({ error: ['disk failing'], warn: ['two lines\nin one message'], info: ['note'], other: ['debugging'] }) }), 5000);
       expect(tcp).to.deep.equal({ Code: 200, Message: 'Success', Data: {}, List: null });
       await node.hive.call('udp-out', makeMessage({ Data: mapOf({ critical: ['über critical'] }) }), 5000);
-      await until(() => existsSync(out) && readFileSync(out, 'utf8').trim().split('\n').length >= 5, 15_000);
+      await until(() => existsSync(out) && readFileSync(out, 'utf8').trim().split('\n').length >= 6, 15_000);
       const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => l.split('|'));
       const find = (text: string) => lines.find((l) => l.slice(6).join('|').includes(text))!;
       expect(find('disk failing').slice(0, 3)).to.deep.equal(['err', 'user', 'hivetcp']);
@@ -123,6 +127,10 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
       expect(crit.slice(0, 3)).to.deep.equal(['crit', 'user', 'hiveudp']);
       const reported = new Date(crit[5]!);
       expect(Math.abs(reported.getTime() - Date.now())).to.be.below(60_000);
+      const json = lines.filter((l) => l[2] === 'hivejson');
+      expect(json, 'one message for the Data, none for empty Data').to.have.length(1);
+      expect(json[0]![0]).to.equal('err');
+      expect(JSON.parse(json[0]!.slice(6).join('|'))).to.deep.equal({ info: ['fine'], error: ['json broke'] });
     } finally {
       rsyslog.kill('SIGTERM');
     }

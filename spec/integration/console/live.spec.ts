@@ -77,6 +77,41 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     }
   });
 
+  it('figures that agree: a gateway taking requests is charted from what it accepted, not listed as idle; a service refusing bad input (400) is ok, not failing', async function () {
+    node = await startDemo();
+    const base = `http://127.0.0.1:${node.dashboard!.port}`;
+    const gatewayPort = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
+    const auth = `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`;
+    const browser = await launchChromium(this);
+    let loading = true;
+    try {
+      const load = (async () => {
+        while (loading) {
+          const res = await fetch(`http://127.0.0.1:${gatewayPort}/echo/hello`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: '{"n":["1"]}' });
+          await res.text();
+          // the queue refuses a command it does not know: the caller's fault, 400
+          const bad = await node!.hive.call('queue', makeMessage({ Control: mapOf({ command: ['no-such-command'] }) }), 2000);
+          expect(bad.Code).to.equal(400);
+        }
+      })();
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(`${base}/`);
+      const chart = page.locator('#charts figure:has(figcaption:text("gateway: requests and errors per second"))');
+      await chart.waitFor({ timeout: 15_000 });
+      let now = 0;
+      for (const end = Date.now() + 10_000; now === 0 && Date.now() < end; await page.waitForTimeout(500)) now = Number(/requests ([\d.,]+)\/s/.exec((await chart.locator('.chart-now').textContent()) ?? '')?.[1]?.replace(/,/g, '') ?? 0);
+      expect(now, 'the gateway chart reads its accepted requests').to.be.greaterThan(0);
+      expect((await page.textContent('#charts')) ?? '').to.not.match(/Idle for 15 minutes: [^.]*\bgateway\b/);
+      await page.goto(`${base}/services/queue`);
+      expect(await page.textContent('#service-health')).to.equal('ok');
+      loading = false;
+      await load;
+    } finally {
+      loading = false;
+      await browser.close();
+    }
+  });
+
   it('GET /api/live returns the sampled series, and the stream sends sections as JSON', async () => {
     node = await startDemo();
     const base = `http://127.0.0.1:${node.dashboard!.port}`;

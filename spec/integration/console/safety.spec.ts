@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { ConsoleNode } from './helpers.js';
-import { basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
+import { OPERATOR, basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
+import { request as httpRequest } from 'node:http';
+import { hostname } from 'node:os';
+import { launchChromium } from '../../browser.js';
 
 describe('console safety: operators, same origin, CSRF, read-only, the journal of actions', function () {
   this.timeout(30_000);
@@ -17,6 +20,52 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     await c.node.stop(2000);
     c = await startConsoleNode({ host: '0.0.0.0' });
     expect(c.node.dashboard!.address).to.equal('0.0.0.0');
+  });
+
+  it('answers only to its own names (dashboard.Hosts): another Host header is 421 before anything is read (DNS rebinding)', async () => {
+    c = await startConsoleNode();
+    const port = c.node.dashboard!.port;
+    const get = (host: string, path = '/api/status'): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: c!.node.dashboard!.port, path, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get('evil.example')).to.equal(421);
+    expect(await get(`evil.example:${port}`, '/')).to.equal(421);
+    for (const own of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostname()}:${port}`]) expect(await get(own), own).to.equal(200);
+    await c.node.stop(2000);
+    c = await startConsoleNode({ hosts: 'console.example.org' });
+    expect(await get('console.example.org')).to.equal(200);
+    expect(await get(`127.0.0.1:${c.node.dashboard!.port}`)).to.equal(421);
+  });
+
+  it('after sign-in, /login?back= goes back only to a path of the console: /\\evil.example and /\t/evil.example resolve elsewhere and go to / (in Chromium too)', async function () {
+    c = await startConsoleNode();
+    const login = async (back: string): Promise<string | null> => {
+      const res = await fetch(`${c!.base}/login?back=${encodeURIComponent(back)}`, { headers: { authorization: basicHeader() }, redirect: 'manual' });
+      await res.text();
+      return res.headers.get('location');
+    };
+    expect(await login('/\\evil.example/b')).to.equal('/');
+    expect(await login('/\t/evil.example/c')).to.equal('/');
+    expect(await login('//evil.example/d')).to.equal('/');
+    expect(await login('https://evil.example/e')).to.equal('/');
+    expect(await login('/queues/jobs?state=dead#x')).to.equal('/queues/jobs?state=dead#x');
+    const browser = await launchChromium(this);
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } });
+      const page = await context.newPage();
+      for (const back of ['/%5Cevil.example/b', '/%09/evil.example/c']) {
+        await page.goto(`${c.base}/login?back=${back}`);
+        expect(new URL(page.url()).host, back).to.equal(new URL(c.base).host);
+      }
+    } finally {
+      await browser.close();
+    }
   });
 
   it('an action needs an operator: 401 with a Basic challenge without credentials or with wrong ones', async () => {

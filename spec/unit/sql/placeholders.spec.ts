@@ -31,6 +31,16 @@ describe('sql placeholders', () => {
     expect(c.names).to.deep.equal([]);
   });
 
+  it('MySQL/MariaDB: -- is a comment only before a blank or control character; 1--{{ x }} is arithmetic', () => {
+    const my = lexOptions('mysql');
+    expect(parseClause('a = 1--{{ x }}', my).names).to.deep.equal(['x']);
+    expect(parseClause('a = 1-- {{ x }}\n AND b = {{ y }}', my).names).to.deep.equal(['y']);
+    expect(parseClause('a = 1--\t{{ x }}\n AND b = {{ y }}', my).names).to.deep.equal(['y']);
+    expect(splitStatements('SELECT 1--1;\nSELECT 2', my)).to.deep.equal(['SELECT 1--1', 'SELECT 2']);
+    // elsewhere (PostgreSQL, SQLite, …) -- always starts a comment
+    expect(parseClause('a = 1--{{ x }}\n AND b = {{ y }}', PG).names).to.deep.equal(['y']);
+  });
+
   it('refuses invalid names and an unclosed {{', () => {
     expect(() => parseClause('a = {{ }}', PG)).to.throw(/is not a name/);
     expect(() => parseClause('a = {{ x y }}', PG)).to.throw(/is not a name/);

@@ -105,6 +105,9 @@ describe('sql statements', () => {
       const q = (x: string): string => ({ mysql: `\`${x}\``, mssql: `[${x}]` })[d as 'mysql'] ?? `"${x}"`;
       expect(insSql).to.equal(`INSERT INTO ${q('users')} (${q('name')}, ${q('email')}) VALUES (${m[0]}, ${m[1]})`);
       expect(Object.values(insBind as object)).to.deep.equal(['a', null]);
+      // SQL_TABLE with an alias (as a SELECT of the same service may need it): an INSERT drops it
+      const aliased = buildStatement(d, s({ SQL_STATEMENT: 'insert', SQL_TABLE: 'users u', SQL_COLUMNS: 'name, email', SQL_VALUEPARAMS: 'data_name,data_email' }));
+      expect(driverView(d, aliased, mapOf({ data_name: ['a'], data_email: [] }))[0]).to.equal(insSql);
       const upd = buildStatement(d, s({ SQL_STATEMENT: 'UPDATE', SQL_TABLE: 'users', SQL_COLUMNS: 'name', SQL_VALUEPARAMS: 'data_name', SQL_WHERE: 'WHERE id = {{ where_id }}' }));
       expect(driverView(d, upd, mapOf({ data_name: ['b'], where_id: ['7'] }))[0]).to.equal(`UPDATE ${q('users')} SET ${q('name')} = ${m[0]} WHERE id = ${m[1]}`);
       const del = buildStatement(d, s({ SQL_STATEMENT: 'delete', SQL_TABLE: 'users', SQL_WHERE: 'id = {{ where_id }}' }));

@@ -86,6 +86,17 @@ describe('renderTemplateFile (CLI template command)', () => {
     expect(await renderTemplateFile({ dialect: 'plain', file: t })).to.equal('Hi <no value>');
   });
 
+  it('a function of another dialect names that dialect: setCmd without --dialect exec, addEntry without --dialect queue', async () => {
+    const exec = await rejection(renderTemplateFile({ dialect: 'plain', file: fx('echo.tmpl') }));
+    expect(exec).to.be.instanceOf(TemplateError);
+    expect(exec.message).to.match(/function "setCmd" not defined in the plain dialect: setCmd is a function of the exec dialect \(--dialect exec\)/);
+    const queue = await rejection(renderTemplateFile({ dialect: 'exec', file: file('q.tmpl', '{{ addEntry "x" }}') }));
+    expect(queue.message).to.contain('is a function of the queue dialect (--dialect queue)');
+    // a function no dialect has stays as it was
+    const none = await rejection(renderTemplateFile({ dialect: 'plain', file: file('n.tmpl', '{{ noSuchFn }}') }));
+    expect(none.message).to.not.contain('dialect');
+  });
+
   it('plain: template errors name the file; bad JSON data is reported', async () => {
     const e = await rejection(renderTemplateFile({ dialect: 'plain', file: file('broken.tmpl', '{{if}}') }));
     expect(e.message).to.equal('template: broken.tmpl:1: missing value for if');

@@ -32,7 +32,9 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           });
         });
         await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-        const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, protocol, headers: { 'x-token': 'k' }, resource: { 'service.name': 's' }, scope: 'hivenode' });
+        const lines: string[] = [];
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+        const exporter = new OtlpBatchExporter({ url, protocol, headers: { 'x-token': 'k' }, resource: { 'service.name': 's' }, scope: 'hivenode', onDropped: (l) => lines.push(l) });
         try {
           for (let i = 0; i < 515; i++) exporter.push(ended(`span ${i}`));
           await exporter.flush();
@@ -44,6 +46,11 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           exporter.push(ended('refused'));
           await exporter.flush();
           expect(exporter.dropped).to.equal(1);
+          expect(lines).to.deep.equal([`OTLP export to ${url} failed: it answered 400; 1 span(s) of 1 batch(es) dropped (OTEL_EXPORTER_OTLP_ENDPOINT)`]);
+          // a collector failing on: no line more within the minute, the count carried to the next line
+          exporter.push(ended('refused again'));
+          await exporter.flush();
+          expect(lines).to.have.length(1);
         } finally {
           await exporter.shutdown();
           server.close();

@@ -1,12 +1,14 @@
 import { expect } from 'chai';
-import { formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes, traceIdOf } from '../../../actors/shared/trace-context.js';
+import { TRACESTATE_MAX_LENGTH, boundTracestate, formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes, traceIdOf } from '../../../actors/shared/trace-context.js';
 
 describe('actors/shared/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
-  it('parses a valid traceparent (any letter case, surrounding blanks) and formats it back', () => {
+  it('parses a valid traceparent (surrounding blanks) and formats it back; upper-case hex is invalid (HEXDIGLC), not continued', () => {
     expect(parseTraceparent(valid)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
-    expect(parseTraceparent(` ${valid.toUpperCase()} `)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
+    expect(parseTraceparent(` ${valid} `)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
+    expect(parseTraceparent(valid.toUpperCase())).to.equal(undefined);
+    expect(parseTraceparent(valid.replace('4bf92f', '4BF92F'))).to.equal(undefined);
     expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1)).to.equal(valid);
     expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 0)).to.match(/-00$/);
   });
@@ -27,6 +29,21 @@ describe('actors/shared/trace-context: W3C traceparent', () => {
     ]) {
       expect(parseTraceparent(bad), String(bad)).to.equal(undefined);
     }
+  });
+
+  it('a tracestate is passed on within 32 list-members and 512 characters: long members go first, then from the end', () => {
+    expect(boundTracestate(undefined)).to.equal(undefined);
+    expect(boundTracestate('a=1,b=2')).to.equal('a=1,b=2');
+    const many = Array.from({ length: 40 }, (_, i) => `v${i}=x`).join(',');
+    expect(boundTracestate(many)!.split(',')).to.deep.equal(Array.from({ length: 32 }, (_, i) => `v${i}=x`));
+    // a client's 10,089 characters: the one huge member goes, the rest fits
+    const huge = `a=1,big=${'z'.repeat(10_080)},b=2`;
+    expect(boundTracestate(huge)).to.equal('a=1,b=2');
+    const long = Array.from({ length: 20 }, (_, i) => `k${i}=${'y'.repeat(40)}`).join(',');
+    const cut = boundTracestate(long)!;
+    expect(cut.length).to.be.at.most(TRACESTATE_MAX_LENGTH);
+    expect(long.startsWith(cut)).to.equal(true);
+    expect(boundTracestate(` ,${'q'.repeat(600)}`)).to.equal(undefined);
   });
 
   it('reads a later version by its version-00 fields, extra fields after a dash', () => {
