@@ -77,6 +77,26 @@ export interface HiveTransport {
   sharedBucket?(name: string): Promise<SharedBucket>;
   /** A replicated log shared by the nodes of the hive (NATS: a JetStream stream); absent on the embedded hive. */
   sharedLog?(name: string, options: SharedLogOptions): Promise<SharedLog>;
+  /** Holds a channel served by one listener of the hive at a time (ChannelHold); absent on the embedded hive. */
+  holdChannel?(channel: string): ChannelHold;
+}
+
+/**
+ * A channel served by one listener of the hive at a time, which may be changing hands: a queue on
+ * JetStream (actors/queue/queue-holder.ts). While a node holds it, that node's requests to the channel
+ * that find no listener wait for one until their timeout, then answer 503 — never 404, which says
+ * "nobody serves this" and which no client retries (docs/ARCHITECTURE.md, The queue on JetStream).
+ */
+export interface ChannelHold {
+  /** Whether a listener answers on the channel now (a probe the listening side's transport answers itself). */
+  served(): Promise<boolean>;
+  /**
+   * The listener that took the requests sent before `sentBefore` (Date.now() time) is gone (a holder
+   * SIGKILLed): answer them 503 now instead of at their timeout.
+   */
+  listenerGone(sentBefore: number): void;
+  /** Stops holding: requests that find no listener answer 404 again. */
+  release(): void;
 }
 
 /** How a shared log is made: its replication, and its size limit (0: none). */
