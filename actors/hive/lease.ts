@@ -7,7 +7,8 @@
  * its last renewal, counted from when it was sent, is younger than the lease: a follower's takeover
  * comes at least a lease period after that write reached the server, so two pollers never poll at
  * once (with clocks that run at the same rate). A holder that dies is replaced within
- * lease + 2 × lease/3 < two lease periods; one that stops hands the lease over at once (deleted).
+ * lease + 2 × lease/3 < two lease periods; one that stops hands the lease over at once: it deletes
+ * the lease, and where the bucket tells of removals (NATS: a core message) a follower contends at once.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -48,6 +49,7 @@ export class Lease {
   private timer: NodeJS.Timeout | undefined;
   private stepping: Promise<void> = Promise.resolve();
   private unreachable = false;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly bucket: SharedBucket,
@@ -71,14 +73,21 @@ export class Lease {
   async start(): Promise<void> {
     await this.step();
     const every = Math.max(100, Math.floor(this.ttlMs / 3));
-    this.timer = setInterval(() => {
-      this.stepping = this.stepping.then(() => this.step());
-    }, every);
+    this.timer = setInterval(() => this.stepSoon(), every);
+    // a holder that stops removes the lease: a follower told so contends at once, not at its next poll
+    this.unwatch = this.bucket.onRemoved?.(this.key, () => {
+      if (this.revision === undefined) this.stepSoon();
+    });
+  }
+
+  private stepSoon(): void {
+    this.stepping = this.stepping.then(() => this.step());
   }
 
   /** Gives the lease up (another poller takes it over at once) and stops taking part. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.unwatch?.();
     await this.stepping;
     const revision = this.revision;
     this.revision = undefined;

@@ -336,7 +336,10 @@ export class NatsTransport implements HiveTransport {
   /** A shared bucket (JetStream KV, one value per key kept): compare-and-set writes answer undefined when they lose. */
   async sharedBucket(name: string): Promise<SharedBucket> {
     if (!this.nc) throw new Error('the NATS hive is not connected');
+    const nc = this.nc;
     const kv = await this.replicatedBucket(name);
+    // a removal is told on core NATS too, so a lease given up is taken at once, not at the next poll
+    const released = (key: string): string => `hivenode.released.${name}.${key}`;
     const lost = <T>(p: Promise<T>): Promise<T | undefined> =>
       p.catch((e: unknown) => {
         // JetStream refuses a write whose expected revision is not the key's (API error 10071)
@@ -351,7 +354,12 @@ export class NatsTransport implements HiveTransport {
       create: (key, value) => lost(kv.create(key, value)),
       update: (key, value, revision) => lost(kv.update(key, value, revision)),
       remove: async (key, revision) => {
-        await lost(kv.delete(key, { previousSeq: revision }));
+        const removed = await lost(kv.delete(key, { previousSeq: revision }).then(() => true));
+        if (removed) nc.publish(released(key));
+      },
+      onRemoved: (key, listener) => {
+        const sub = nc.subscribe(released(key), { callback: () => listener() });
+        return () => sub.unsubscribe();
       },
     };
   }

@@ -165,6 +165,11 @@ export interface SharedBucket {
   update(key: string, value: string, revision: number): Promise<number | undefined>;
   /** Deletes a key still at `revision` (nothing when another write came first). */
   remove(key: string, revision: number): Promise<void>;
+  /**
+   * Tells `listener` when a key is removed (a holder giving its lease up), where the bucket can: a
+   * hint that may be missed — whoever relies on it polls as well. Returns the unsubscribe.
+   */
+  onRemoved?(key: string, listener: () => void): () => void;
 }
 
 /**
