@@ -10,32 +10,22 @@ import type { Delivery } from '../../../actors/hive/transport.js';
 import { hiveAccess } from '../../../config/hive-access.js';
 import type { Logger } from '../../../actors/shared/logger.js';
 import { makeMessage, mapOf, success } from '../../../protocol/message.js';
-import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { suiteNatsServer } from './server.js';
 
 const msg = () => makeMessage({ Class: 'test', Operation: 'op', Data: mapOf({ a: ['1'] }) });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('NATS hive: a held channel (a queue changing hands)', function () {
   this.timeout(30_000);
-  let server: NatsServer;
+  const nats = suiteNatsServer();
   const transports: NatsTransport[] = [];
   const lines: string[] = [];
   const log: Logger = { trace() {}, debug() {}, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m), child: () => log };
-  before(async function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
-    server = await natsServer();
-  });
-  after(async () => {
-    await server?.stop();
-  });
   afterEach(async () => {
     await Promise.all(transports.splice(0).map((t) => t.close()));
   });
   const transport = async (): Promise<NatsTransport> => {
+    const server = nats();
     const t = new NatsTransport({ servers: server.url, access: hiveAccess({ SERVERAUTH: server.token, SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }), name: 'test', log });
     await t.connect();
     transports.push(t);
