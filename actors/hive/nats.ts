@@ -19,7 +19,7 @@ import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
 import type { ChannelHold, DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { NatsSharedLog } from './nats-log.js';
-import { deliverTo } from './transport.js';
+import { deliverTo, unservedResult } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
 import { connectError, natsAccessOptions, probeTls } from './nats-access.js';
 
@@ -181,7 +181,6 @@ export class NatsTransport implements HiveTransport {
       }
     }
     this.counters.failures++;
-    if (!this.held.has(channel)) return failure(Code.NotFound, `no service listens on channel '${channel}'`);
     return failure(Code.Unavailable, `no node serves channel '${channel}' yet: the queue there is changing hands (no holder within ${timeoutMs} ms); retry shortly`);
   }
 
@@ -190,7 +189,7 @@ export class NatsTransport implements HiveTransport {
     if (!(e instanceof NoReplyError)) return resultFromError(e);
     switch (e.reason) {
       case NoReply.NoResponders:
-        return failure(Code.NotFound, `no service listens on channel '${channel}'`);
+        return unservedResult(channel);
       case NoReply.Timeout:
         return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
       case NoReply.Disconnected:

@@ -8,8 +8,29 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Message, Result } from '../../protocol/message.js';
-import { resultFromError, success } from '../../protocol/message.js';
+import { failure, resultFromError, success } from '../../protocol/message.js';
+import { Code } from '../../protocol/codes.js';
 import { BadInputError, UnavailableError } from '../../protocol/errors.js';
+
+const UNSERVED = new WeakSet<Result>();
+
+/**
+ * The Result (404) of a call or execute that found no listener on a hive where one may come any
+ * moment — NATS: a node of another process starting or restarting, a queue changing hands. The queue
+ * retries it under RetryOn retryable (isUnserved); a listener's own 404 (no such entry) and the
+ * embedded hive's (its listeners are the node's own services) stay final. Marked by identity, not
+ * in the Result, so what the caller sees is the plain 404.
+ */
+export function unservedResult(channel: string): Result {
+  const r = failure(Code.NotFound, `no service listens on channel '${channel}'`);
+  UNSERVED.add(r);
+  return r;
+}
+
+/** Whether a Result is the hive's own "no listener, yet" (unservedResult). */
+export function isUnserved(r: Result): boolean {
+  return UNSERVED.has(r);
+}
 
 /** How a message is handed to a listener. */
 export const DeliveryMode = {
