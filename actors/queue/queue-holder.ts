@@ -5,7 +5,9 @@
  * hivenode_queues (actors/hive/lease.ts), loads the stream and serves the queue's channel —
  * enqueues and commands sent from any node reach it through the hive, and it delivers. The other
  * nodes stand by, not listening, and take over within two lease periods when the holder dies
- * (at once when it stops). Two holders never write at once: every write of the store expects the
+ * (at once when it stops). Meanwhile every node of the NAME holds the queue's channel on its
+ * transport (ChannelHold), so its requests wait for the next holder instead of finding nobody (404)
+ * (docs/ARCHITECTURE.md, The queue on JetStream). Two holders never write at once: every write of the store expects the
  * stream's last record to be its own (a fenced append), so a node that lost the queue without
  * knowing (cut off, paused) has its next write refused and steps down.
  *
