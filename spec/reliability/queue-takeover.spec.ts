@@ -98,6 +98,10 @@ describe('reliability: the queue on JetStream changes hands', () => {
         const acknowledged: string[] = [];
         const failed: string[] = [];
         let longest = 0;
+        /** When each acknowledged enqueue was first sent and when it was answered 200. */
+        const served: Array<{ sent: number; answered: number }> = [];
+        /** From `at` until the first 200 to an enqueue sent after it: how long nobody served the queue. */
+        const unservedFor = (at: number): number => Math.min(...served.filter((x) => x.sent > at).map((x) => x.answered)) - at;
         /** Enqueues `count` entries through `via`, one every EVERY_MS, each sent again after a 503's Retry-After; `at(k)` runs after the k-th is sent. */
         const load = async (prefix: string, via: NodeProcess, count: number, at: (k: number) => void): Promise<void> => {
           const one = async (item: string): Promise<void> => {
@@ -107,6 +111,7 @@ describe('reliability: the queue on JetStream changes hands', () => {
               statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
               if (a.status === 200) {
                 acknowledged.push(item);
+                served.push({ sent: began, answered: Date.now() });
                 longest = Math.max(longest, Date.now() - began);
                 return;
               }
@@ -123,11 +128,14 @@ describe('reliability: the queue on JetStream changes hands', () => {
           }
           await Promise.all(sent);
         };
+        const holdings = (n: NodeProcess): number => n.output().split(HOLDING).length - 1;
         const holderIndex = (): number => nodes.findIndex((n) => n.child.exitCode === null && n.child.signalCode === null && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED));
-        const waitHolder = async (not: number, since: number): Promise<number> => {
+        /** Waits until a node other than `not` becomes the holder after `since`: the ms it took, and which node. */
+        const waitHolder = async (not: number, since: number): Promise<{ ms: number; node: number }> => {
+          const before = nodes.map(holdings);
           while (Date.now() - since < 60_000) {
-            const h = holderIndex();
-            if (h >= 0 && h !== not) return Date.now() - since;
+            const taker = nodes.findIndex((n, i) => i !== not && holdings(n) > before[i]!);
+            if (taker >= 0) return { ms: Date.now() - since, node: taker };
             await sleep(20);
           }
           throw new Error('no node took the queue over within 60 s');
@@ -138,26 +146,30 @@ describe('reliability: the queue on JetStream changes hands', () => {
         expect(killed, 'one node holds the queue').to.be.at.least(0);
         const via = nodes[(killed + 1) % NODES]!;
         let killedAt = 0;
-        let takeover: Promise<number> | undefined;
+        let takeover: Promise<{ ms: number; node: number }> | undefined;
         await load('k', via, ENQUEUES, (k) => {
           if (k !== KILL_AFTER) return;
           killedAt = Date.now();
           void nodes[killed]!.kill('SIGKILL');
           takeover = waitHolder(killed, killedAt);
         });
-        figures['takeover after a SIGKILL (ms)'] = await takeover!;
+        const took = await takeover!;
+        figures['takeover after a SIGKILL (ms)'] = took.ms;
+        figures['queue unserved after the SIGKILL (ms)'] = unservedFor(killedAt);
 
         // the next holder stopped cleanly under the same load, through the third node's gateway
-        const stopped = holderIndex();
+        const stopped = took.node;
         const third = nodes.find((_, i) => i !== killed && i !== stopped)!;
-        let handover: Promise<number> | undefined;
+        let handover: Promise<{ ms: number; node: number }> | undefined;
+        let stoppedAt = 0;
         await load('s', third, ENQUEUES, (k) => {
           if (k !== KILL_AFTER) return;
-          const at = Date.now();
+          stoppedAt = Date.now();
           void nodes[stopped]!.kill('SIGTERM');
-          handover = waitHolder(stopped, at);
+          handover = waitHolder(stopped, stoppedAt);
         });
-        figures['handover after a clean stop (ms)'] = await handover!;
+        figures['handover after a clean stop (ms)'] = (await handover!).ms;
+        figures['queue unserved after the clean stop (ms)'] = unservedFor(stoppedAt);
 
         figures['enqueues'] = 2 * ENQUEUES;
         for (const [status, count] of [...statuses].sort((a, b) => a[0] - b[0])) figures[`answers ${status || 'without a status'}`] = count;
