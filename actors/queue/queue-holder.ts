@@ -144,6 +144,8 @@ class QueueHolder implements RunningService {
       this.term = { queue: await this.run(parent, store, held), parent };
     } catch (e) {
       this.ctx.runtime.stop(parent);
+      // a holder that cannot serve must not keep renewing the lease: another node takes over after it
+      if (!this.stopped) this.lease.lost(`the queue did not start here: ${describeError(e)}`);
       throw e;
     }
   }
