@@ -210,7 +210,9 @@ export class HiveNode {
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running });
-    this.readiness.started(name);
+    // a service ready only after its start (RunningService.ready) keeps the node 'starting' until then
+    if (running.ready) void running.ready.then(() => this.readiness.started(name), (e: unknown) => log.error(`not ready: ${describeError(e)}`));
+    else this.readiness.started(name);
   }
 
   /** Drains every service (newest first, so front doors close before what they call), then stops. */

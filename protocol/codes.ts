@@ -66,8 +66,10 @@ export function isSuccessCode(code: number): boolean {
  * however often they are sent; so do the permanent server conditions 501, 505, 506, 508, 510 and 511.
  * Successes, redirects and codes outside HTTP's are not failures to retry either.
  *
- * Note for the queue: the hive reports a channel nobody listens on as 404, so with RetryOn retryable
- * a delivery to a target that is not running is final, not retried.
+ * Note for the queue: the hive reports a channel nobody listens on as 404. On the embedded hive that
+ * is final (its listeners are the node's own services); on a NATS hive the queue retries it under
+ * RetryOn retryable, as a node serving the channel may be restarting (actors/hive/transport.ts,
+ * unservedResult) — the Code stays 404 for everyone else.
  */
 const RETRYABLE_CODES: ReadonlySet<number> = new Set([408, 425, Code.TooManyRequests, Code.ServiceError, Code.UpstreamError, Code.Unavailable, Code.Timeout, Code.InsufficientStorage]);
 

@@ -15,6 +15,7 @@ import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
 import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
+import type { ReadinessView } from '../service/readiness.js';
 import { defineService } from '../service/context.js';
 import { InFlight } from '../service/serve.js';
 import { listenOn } from '../shared/listen.js';
@@ -119,10 +120,10 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       sendError(res, new NotFoundError(`path '${path}' is outside the base path '${base}'`));
       return;
     }
-    if (draining || inFlight.size >= opts.maxInFlight) {
+    if (draining || inFlight.size >= opts.maxInFlight || !ctx.readiness.ready) {
       refused++;
       req.resume();
-      sendError(res, new UnavailableError(draining ? 'the gateway is shutting down' : 'too many requests in flight; retry shortly'), { 'retry-after': '1' });
+      sendError(res, new UnavailableError(refusal(draining, ctx.readiness)), { 'retry-after': '1' });
       return;
     }
     accepted++;
@@ -176,6 +177,17 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     },
     status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
   };
+}
+
+/**
+ * Why the door refuses a request (503 with Retry-After). A node that is still starting refuses as its
+ * health check answers 'starting': a channel whose service has not started (or, for a queue on
+ * JetStream, has no holder on the hive yet) would otherwise answer 404, which no client retries.
+ */
+function refusal(draining: boolean, readiness: ReadinessView): string {
+  if (draining) return 'the gateway is shutting down';
+  if (!readiness.ready) return `the node is starting (${readiness.pending().join(', ')} not ready yet); retry shortly`;
+  return 'too many requests in flight; retry shortly';
 }
 
 export const gatewayService = defineService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), start);

@@ -89,9 +89,17 @@ export function send(res: ServerResponse, status: number, body: string | Buffer,
   res.end(body);
 }
 
+/**
+ * A 503 is always temporary here (hive disconnected, a service draining, a queue changing hands):
+ * it carries Retry-After, so a client knows to send again, and when, unless the caller gave its own.
+ */
 export function sendResult(res: ServerResponse, result: Result, extra?: Record<string, string>): void {
-  send(res, result.Code, JSON.stringify(result), JSON_TYPE, extra);
+  const headers = result.Code === Code.Unavailable && extra?.['retry-after'] === undefined ? { ...extra, 'retry-after': RETRY_AFTER_SECONDS } : extra;
+  send(res, result.Code, JSON.stringify(result), JSON_TYPE, headers);
 }
+
+/** The Retry-After of a 503 without one of its own. */
+const RETRY_AFTER_SECONDS = '1';
 
 export function sendError(res: ServerResponse, error: unknown, extra?: Record<string, string>): void {
   sendResult(res, resultFromError(error), extra);

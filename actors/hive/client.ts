@@ -8,7 +8,7 @@ import { failure } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { BridgeMsg } from './bridge.js';
-import type { HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type { ChannelHold, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
 
 /** A call or execute for the bridge; answered 503 if the bridge cannot take it (see undelivered.ts on the class). */
 class BridgeRequest {
@@ -105,6 +105,11 @@ export class HiveClient {
   /** A replicated log shared by the nodes of the hive, when the transport has them (NATS: JetStream); undefined on the embedded hive. */
   sharedLog(name: string, options: SharedLogOptions): Promise<SharedLog> | undefined {
     return this.transport.sharedLog?.(name, options);
+  }
+
+  /** Holds a channel served by one listener of the hive at a time (transport.ts, ChannelHold), when the transport can (NATS); undefined on the embedded hive. */
+  holdChannel(channel: string): ChannelHold | undefined {
+    return this.transport.holdChannel?.(channel);
   }
 
   /** Closes the transport (the NATS connection drains); later calls answer 503. */

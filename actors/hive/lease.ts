@@ -7,7 +7,8 @@
  * its last renewal, counted from when it was sent, is younger than the lease: a follower's takeover
  * comes at least a lease period after that write reached the server, so two pollers never poll at
  * once (with clocks that run at the same rate). A holder that dies is replaced within
- * lease + 2 × lease/3 < two lease periods; one that stops hands the lease over at once (deleted).
+ * lease + 2 × lease/3 < two lease periods; one that stops hands the lease over at once: it deletes
+ * the lease, and where the bucket tells of removals (NATS: a core message) a follower contends at once.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -23,6 +24,12 @@ export interface LeaseRole {
   note?: () => string;
   /** Told when this instance starts or stops holding; `previous` is the last value of the lease it took over. */
   onChange?: (held: boolean, previous: string | undefined) => void;
+  /**
+   * Told when a holder that stopped renewing was replaced (by this instance or another), with a time
+   * (Date.now()) before which whatever was sent to that holder went to it alone: it died after its last
+   * renewal, and the next holder took over at least two thirds of a lease later (Lease.takeoverSeen).
+   */
+  onHolderDead?: (sentBefore: number) => void;
 }
 
 /** The note in a lease value (LeaseRole.note), '' when it has none. */
@@ -37,11 +44,12 @@ export class Lease {
   /** The lease's revision while this poller holds it. */
   private revision: number | undefined;
   private validUntil = 0;
-  /** A follower's view: the holder's last revision and when this poller first saw it. */
-  private seen: { revision: number; since: number } | undefined;
+  /** A follower's view: the holder's last revision, its name, and when this poller first saw it. */
+  private seen: { revision: number; since: number; holder: string } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stepping: Promise<void> = Promise.resolve();
   private unreachable = false;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly bucket: SharedBucket,
@@ -65,14 +73,21 @@ export class Lease {
   async start(): Promise<void> {
     await this.step();
     const every = Math.max(100, Math.floor(this.ttlMs / 3));
-    this.timer = setInterval(() => {
-      this.stepping = this.stepping.then(() => this.step());
-    }, every);
+    this.timer = setInterval(() => this.stepSoon(), every);
+    // a holder that stops removes the lease: a follower told so contends at once, not at its next poll
+    this.unwatch = this.bucket.onRemoved?.(this.key, () => {
+      if (this.revision === undefined) this.stepSoon();
+    });
+  }
+
+  private stepSoon(): void {
+    this.stepping = this.stepping.then(() => this.step());
   }
 
   /** Gives the lease up (another poller takes it over at once) and stops taking part. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.unwatch?.();
     await this.stepping;
     const revision = this.revision;
     this.revision = undefined;
@@ -110,17 +125,35 @@ export class Lease {
   private async contend(now: number): Promise<void> {
     const current = await this.bucket.get(this.key);
     if (!current) {
+      // given up (a holder that stopped): whoever holds it next did not take it from a dead one
+      this.seen = undefined;
       const revision = await this.bucket.create(this.key, this.value());
       if (revision !== undefined) this.acquired(revision, now, `no ${this.role.name} held the lease`, undefined);
       return;
     }
+    const holder = current.value.split('\n')[0]!;
     if (this.seen?.revision !== current.revision) {
-      this.seen = { revision: current.revision, since: now };
+      // another instance took over from a holder this one saw (a renewal keeps the holder's name)
+      if (this.seen && this.seen.holder !== holder) this.takeoverSeen(this.seen.since);
+      this.seen = { revision: current.revision, since: now, holder };
       return;
     }
     if (now - this.seen.since < this.ttlMs) return;
     const revision = await this.bucket.update(this.key, this.value(), current.revision);
-    if (revision !== undefined) this.acquired(revision, now, `${current.value.split('\n')[0]} did not renew it for ${this.ttlMs} ms`, current.value);
+    if (revision === undefined) return;
+    this.takeoverSeen(this.seen.since);
+    this.acquired(revision, now, `${holder} did not renew it for ${this.ttlMs} ms`, current.value);
+  }
+
+  /**
+   * A holder last seen (its last revision first read at `since`) was replaced without giving the
+   * lease up. It wrote that revision within a third of a lease before `since` (the poll period), so
+   * it was dead within a third of a lease after `since`, or it would have renewed; the next holder
+   * saw the same revision at most a third of a lease before this instance did and waited a whole
+   * lease, so it held nothing before `since` + 2/3 lease. Half a lease after `since` lies between.
+   */
+  private takeoverSeen(since: number): void {
+    this.role.onHolderDead?.(since + this.ttlMs / 2);
   }
 
   private acquired(revision: number, sent: number, why: string, previous: string | undefined): void {

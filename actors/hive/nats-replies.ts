@@ -21,6 +21,8 @@ export const NoReply = {
   Timeout: 'timeout',
   /** The connection dropped or closed while the request waited. */
   Disconnected: 'disconnected',
+  /** The listener that had the request is known to be gone (a queue's holder replaced: ReplyMux.failSent). */
+  ListenerGone: 'listener-gone',
 } as const;
 export type NoReply = (typeof NoReply)[keyof typeof NoReply];
 
@@ -39,6 +41,9 @@ interface Pending {
   reject: (e: NoReplyError) => void;
   /** Under the mux's shared timer, as every hive call's deadline (see actors/shared/deadlines.ts). */
   deadline: Deadline;
+  subject: string;
+  /** When it was published (Date.now()). */
+  sent: number;
 }
 
 export class ReplyMux {
@@ -59,7 +64,7 @@ export class ReplyMux {
         this.pending.delete(reply);
         reject(new NoReplyError(NoReply.Timeout, `no answer within ${timeoutMs} ms`));
       });
-      this.pending.set(reply, { resolve, reject, deadline });
+      this.pending.set(reply, { resolve, reject, deadline, subject, sent: Date.now() });
       try {
         this.nc.publish(subject, payload, headers ? { reply, headers } : { reply });
       } catch (e) {
@@ -71,6 +76,20 @@ export class ReplyMux {
   /** Fails every waiting request at once (the connection dropped: their answers cannot come). */
   failAll(reason: NoReply, message: string): void {
     for (const reply of [...this.pending.keys()]) this.fail(reply, reason, message);
+  }
+
+  /**
+   * Fails the requests to `subject` published before `sentBefore` (Date.now() time) as ListenerGone:
+   * the listener that took them is known to be gone, so their answers will not come.
+   */
+  failSent(subject: string, sentBefore: number, message: string): number {
+    let failed = 0;
+    for (const [reply, p] of [...this.pending]) {
+      if (p.subject !== subject || p.sent >= sentBefore) continue;
+      this.fail(reply, NoReply.ListenerGone, message);
+      failed++;
+    }
+    return failed;
   }
 
   close(): void {

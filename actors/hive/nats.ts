@@ -17,13 +17,21 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../shared/logger.js';
-import type { DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type { ChannelHold, DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { NatsSharedLog } from './nats-log.js';
-import { deliverTo } from './transport.js';
+import { deliverTo, unservedResult } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
 import { connectError, natsAccessOptions, probeTls } from './nats-access.js';
 
 const MODE_HEADER = 'Hive-Mode';
+/** The Hive-Mode of a probe: the listening side's transport answers it itself (ChannelHold.served). */
+const PROBE = 'probe';
+const PROBE_TIMEOUT_MS = 1_000;
+/** A request to a held channel that found no listener is sent again after these pauses (ms; the last repeats). */
+const HOLD_PAUSES = [25, 50, 100, 200] as const;
+/** A held channel's wait ends this long before the request's timeout, so its 503 reaches the caller before the caller gives up. */
+const HOLD_MARGIN_MS = 100;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /**
  * Payloads are encoded with Buffer.from, not TextEncoder: a hive payload is short, and Buffer.from
  * slices it out of Node's 8 KiB pool where TextEncoder allocates an ArrayBuffer for each (measured
@@ -53,6 +61,8 @@ export class NatsTransport implements HiveTransport {
   private replies: ReplyMux | undefined;
   private connected = false;
   private readonly counters: TransportStats = { calls: 0, executes: 0, emits: 0, dropped: 0, failures: 0 };
+  /** Held channels (ChannelHold) and how many holds each has. */
+  private readonly held = new Map<string, number>();
 
   constructor(private readonly opts: NatsOptions) {}
 
@@ -134,20 +144,92 @@ export class NatsTransport implements HiveTransport {
       headers = natsHeaders();
       headers.set(MODE_HEADER, mode);
     }
+    // only a held channel's request may be sent again, so only it reads the clock
+    const until = this.held.size > 0 ? Date.now() + timeoutMs : 0;
     try {
       const reply = await ready.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
+      if (e instanceof NoReplyError && e.reason === NoReply.NoResponders && this.held.has(channel)) return this.awaitListener(ready.payload, mode, channel, headers, until, timeoutMs);
       this.counters.failures++;
-      if (!(e instanceof NoReplyError)) return resultFromError(e);
-      switch (e.reason) {
-        case NoReply.NoResponders:
-          return failure(Code.NotFound, `no service listens on channel '${channel}'`);
-        case NoReply.Timeout:
-          return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
-        case NoReply.Disconnected:
-          return failure(Code.Unavailable, `the hive connection failed: ${e.message}`);
+      return this.noAnswer(e, mode, channel, timeoutMs);
+    }
+  }
+
+  /**
+   * A held channel that has no listener is changing hands (a queue's holder died or stepped down and
+   * another is taking over): the request is sent again until a listener takes it, or answered 503
+   * just before its timeout. Nothing was delivered while nobody listened, so sending again cannot
+   * double anything.
+   */
+  private async awaitListener(payload: Uint8Array, mode: 'call' | 'execute', channel: string, headers: ReturnType<typeof natsHeaders> | undefined, until: number, timeoutMs: number): Promise<Result> {
+    for (let i = 0; ; i++) {
+      const pause = HOLD_PAUSES[Math.min(i, HOLD_PAUSES.length - 1)]!;
+      if (until - Date.now() - pause <= HOLD_MARGIN_MS || !this.held.has(channel)) break;
+      await sleep(pause);
+      if (!this.replies || !this.isConnected()) {
+        this.counters.failures++;
+        return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
       }
+      try {
+        const reply = await this.replies.request(subjectOf(channel), payload, Math.max(1, until - Date.now()), headers);
+        return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
+      } catch (e) {
+        if (e instanceof NoReplyError && e.reason === NoReply.NoResponders) continue;
+        this.counters.failures++;
+        return this.noAnswer(e, mode, channel, timeoutMs);
+      }
+    }
+    this.counters.failures++;
+    return failure(Code.Unavailable, `no node serves channel '${channel}' yet: the queue there is changing hands (no holder within ${timeoutMs} ms); retry shortly`);
+  }
+
+  /** The Result of a request that got no answer. */
+  private noAnswer(e: unknown, mode: 'call' | 'execute', channel: string, timeoutMs: number): Result {
+    if (!(e instanceof NoReplyError)) return resultFromError(e);
+    switch (e.reason) {
+      case NoReply.NoResponders:
+        return unservedResult(channel);
+      case NoReply.Timeout:
+        return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
+      case NoReply.Disconnected:
+        return failure(Code.Unavailable, `the hive connection failed: ${e.message}`);
+      case NoReply.ListenerGone:
+        return failure(Code.Unavailable, e.message);
+    }
+  }
+
+  /** Holds a channel (transport.ts, ChannelHold): its requests that find no listener wait for one. */
+  holdChannel(channel: string): ChannelHold {
+    this.held.set(channel, (this.held.get(channel) ?? 0) + 1);
+    let released = false;
+    return {
+      served: () => this.probe(channel),
+      listenerGone: (sentBefore) => {
+        const message = `the node serving channel '${channel}' stopped while it had this request (the queue there changed hands); it may have been added before — retry (with an idempotency-key, a retry adds it once)`;
+        const failed = this.replies?.failSent(subjectOf(channel), sentBefore, message) ?? 0;
+        if (failed > 0) this.opts.log.warn(`${failed} request(s) to channel '${channel}' answered 503: the node serving it stopped while it had them`);
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        const holds = (this.held.get(channel) ?? 1) - 1;
+        if (holds > 0) this.held.set(channel, holds);
+        else this.held.delete(channel);
+      },
+    };
+  }
+
+  /** Whether any listener answers on the channel: a probe, answered by the listening side's transport without its listener. */
+  private async probe(channel: string): Promise<boolean> {
+    if (!this.replies || !this.isConnected()) return false;
+    const headers = natsHeaders();
+    headers.set(MODE_HEADER, PROBE);
+    try {
+      await this.replies.request(subjectOf(channel), new Uint8Array(0), PROBE_TIMEOUT_MS, headers);
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -184,6 +266,11 @@ export class NatsTransport implements HiveTransport {
   }
 
   private deliver(channel: string, msg: Msg, listener: Listener): void {
+    const modeHeader = msg.headers?.get(MODE_HEADER);
+    if (modeHeader === PROBE) {
+      if (msg.reply) msg.respond(encode(PROBE));
+      return;
+    }
     const answer = (r: Result): void => {
       if (msg.reply) msg.respond(encode(JSON.stringify(r)));
     };
@@ -194,7 +281,7 @@ export class NatsTransport implements HiveTransport {
       answer(resultFromError(e));
       return;
     }
-    const mode: DeliveryMode = !msg.reply ? 'emit' : msg.headers?.get(MODE_HEADER) === 'execute' ? 'execute' : 'call';
+    const mode: DeliveryMode = !msg.reply ? 'emit' : modeHeader === 'execute' ? 'execute' : 'call';
     let answered = false;
     const once = (r: Result): void => {
       if (answered) return;
@@ -248,7 +335,10 @@ export class NatsTransport implements HiveTransport {
   /** A shared bucket (JetStream KV, one value per key kept): compare-and-set writes answer undefined when they lose. */
   async sharedBucket(name: string): Promise<SharedBucket> {
     if (!this.nc) throw new Error('the NATS hive is not connected');
+    const nc = this.nc;
     const kv = await this.replicatedBucket(name);
+    // a removal is told on core NATS too, so a lease given up is taken at once, not at the next poll
+    const released = (key: string): string => `hivenode.released.${name}.${key}`;
     const lost = <T>(p: Promise<T>): Promise<T | undefined> =>
       p.catch((e: unknown) => {
         // JetStream refuses a write whose expected revision is not the key's (API error 10071)
@@ -263,7 +353,12 @@ export class NatsTransport implements HiveTransport {
       create: (key, value) => lost(kv.create(key, value)),
       update: (key, value, revision) => lost(kv.update(key, value, revision)),
       remove: async (key, revision) => {
-        await lost(kv.delete(key, { previousSeq: revision }));
+        const removed = await lost(kv.delete(key, { previousSeq: revision }).then(() => true));
+        if (removed) nc.publish(released(key));
+      },
+      onRemoved: (key, listener) => {
+        const sub = nc.subscribe(released(key), { callback: () => listener() });
+        return () => sub.unsubscribe();
       },
     };
   }

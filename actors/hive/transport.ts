@@ -8,8 +8,29 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Message, Result } from '../../protocol/message.js';
-import { resultFromError, success } from '../../protocol/message.js';
+import { failure, resultFromError, success } from '../../protocol/message.js';
+import { Code } from '../../protocol/codes.js';
 import { BadInputError, UnavailableError } from '../../protocol/errors.js';
+
+const UNSERVED = new WeakSet<Result>();
+
+/**
+ * The Result (404) of a call or execute that found no listener on a hive where one may come any
+ * moment — NATS: a node of another process starting or restarting, a queue changing hands. The queue
+ * retries it under RetryOn retryable (isUnserved); a listener's own 404 (no such entry) and the
+ * embedded hive's (its listeners are the node's own services) stay final. Marked by identity, not
+ * in the Result, so what the caller sees is the plain 404.
+ */
+export function unservedResult(channel: string): Result {
+  const r = failure(Code.NotFound, `no service listens on channel '${channel}'`);
+  UNSERVED.add(r);
+  return r;
+}
+
+/** Whether a Result is the hive's own "no listener, yet" (unservedResult). */
+export function isUnserved(r: Result): boolean {
+  return UNSERVED.has(r);
+}
 
 /** How a message is handed to a listener. */
 export const DeliveryMode = {
@@ -77,6 +98,26 @@ export interface HiveTransport {
   sharedBucket?(name: string): Promise<SharedBucket>;
   /** A replicated log shared by the nodes of the hive (NATS: a JetStream stream); absent on the embedded hive. */
   sharedLog?(name: string, options: SharedLogOptions): Promise<SharedLog>;
+  /** Holds a channel served by one listener of the hive at a time (ChannelHold); absent on the embedded hive. */
+  holdChannel?(channel: string): ChannelHold;
+}
+
+/**
+ * A channel served by one listener of the hive at a time, which may be changing hands: a queue on
+ * JetStream (actors/queue/queue-holder.ts). While a node holds it, that node's requests to the channel
+ * that find no listener wait for one until their timeout, then answer 503 — never 404, which says
+ * "nobody serves this" and which no client retries (docs/ARCHITECTURE.md, The queue on JetStream).
+ */
+export interface ChannelHold {
+  /** Whether a listener answers on the channel now (a probe the listening side's transport answers itself). */
+  served(): Promise<boolean>;
+  /**
+   * The listener that took the requests sent before `sentBefore` (Date.now() time) is gone (a holder
+   * SIGKILLed): answer them 503 now instead of at their timeout.
+   */
+  listenerGone(sentBefore: number): void;
+  /** Stops holding: requests that find no listener answer 404 again. */
+  release(): void;
 }
 
 /** How a shared log is made: its replication, and its size limit (0: none). */
@@ -145,6 +186,11 @@ export interface SharedBucket {
   update(key: string, value: string, revision: number): Promise<number | undefined>;
   /** Deletes a key still at `revision` (nothing when another write came first). */
   remove(key: string, revision: number): Promise<void>;
+  /**
+   * Tells `listener` when a key is removed (a holder giving its lease up), where the bucket can: a
+   * hint that may be missed — whoever relies on it polls as well. Returns the unsubscribe.
+   */
+  onRemoved?(key: string, listener: () => void): () => void;
 }
 
 /**

@@ -11,6 +11,7 @@ import { StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import type { Logger } from '../shared/logger.js';
+import { isUnserved } from '../hive/transport.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { DeliveryMsg } from '../service/context.js';
@@ -365,7 +366,7 @@ export class QueueCore {
         this.persist([{ type: 'meta', name: 'paused', value: 'true' }]);
         log.info('queue run completed: paused (AutoPause)');
       }
-    } else if (e.attempts > e.requeueCount || !this.worthRetrying(result.Code)) {
+    } else if (e.attempts > e.requeueCount || !this.worthRetrying(result)) {
       const notRetryable = e.attempts <= e.requeueCount;
       e.state = EntryState.Dead;
       e.deadReason = notRetryable ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)` : `no success after ${e.attempts} attempt(s)`;
@@ -396,9 +397,12 @@ export class QueueCore {
     }
   }
 
-  /** Whether a failed delivery is given another attempt (attempts left aside). */
-  private worthRetrying(code: number): boolean {
-    return this.retriesEveryFailure || isRetryableCode(code);
+  /**
+   * Whether a failed delivery is given another attempt (attempts left aside). A channel nobody serves
+   * on a NATS hive is retried: a node serving it may be restarting (transport.ts, unservedResult).
+   */
+  private worthRetrying(result: Result): boolean {
+    return this.retriesEveryFailure || isRetryableCode(result.Code) || isUnserved(result);
   }
 
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {

@@ -5,7 +5,9 @@
  * hivenode_queues (actors/hive/lease.ts), loads the stream and serves the queue's channel —
  * enqueues and commands sent from any node reach it through the hive, and it delivers. The other
  * nodes stand by, not listening, and take over within two lease periods when the holder dies
- * (at once when it stops). Two holders never write at once: every write of the store expects the
+ * (at once when it stops). Meanwhile every node of the NAME holds the queue's channel on its
+ * transport (ChannelHold), so its requests wait for the next holder instead of finding nobody (404)
+ * (docs/ARCHITECTURE.md, The queue on JetStream). Two holders never write at once: every write of the store expects the
  * stream's last record to be its own (a fenced append), so a node that lost the queue without
  * knowing (cut off, paused) has its next write refused and steps down.
  *
@@ -15,7 +17,7 @@
  */
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { ParentRef } from '../../supervisors/runtime.js';
-import type { SharedBucket, SharedLog } from '../hive/transport.js';
+import type { ChannelHold, SharedBucket, SharedLog } from '../hive/transport.js';
 import { sharedNameWord } from '../hive/transport.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { Lease, leaseNote } from '../hive/lease.js';
@@ -29,6 +31,8 @@ const HOLDERS_BUCKET = 'hivenode_queues';
 export const HOLDER_LEASE_MS = 6_000;
 /** How long a holder that steps down lets its deliveries finish. */
 const STEP_DOWN_MS = 5_000;
+/** How often a standby starting asks whether a node serves the queue yet. */
+const SERVED_POLL_MS = 100;
 
 /** Entries the previous holder was delivering, and until when they wait. */
 export interface HeldEntries {
@@ -73,6 +77,10 @@ export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: Run
 
 class QueueHolder implements RunningService {
   private readonly lease: Lease;
+  /** The queue's channel held on the hive (transport.ts, ChannelHold): while no node serves it, requests from this node wait for one. */
+  private readonly hold: ChannelHold | undefined;
+  /** Resolves once a node of the hive serves the queue (this one or another): the node is ready then. */
+  ready: Promise<void> = Promise.resolve();
   private term: { queue: RunningQueue; parent: ParentRef } | undefined;
   private terms = 0;
   /** Changes of holding run one after another. */
@@ -89,17 +97,34 @@ class QueueHolder implements RunningService {
     private readonly run: RunQueue,
   ) {
     this.where = `JetStream stream HIVENODE_LOG_queue_${word} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;
+    this.hold = ctx.hive.holdChannel(ctx.inputChannel);
     this.lease = new Lease(bucket, `holder.${word}`, HOLDER_LEASE_MS, ctx.log, {
       name: 'queue holder',
       note: () => JSON.stringify([...(this.term?.queue.inFlight ?? [])]),
       onChange: (held, previous) => this.change(held ? () => this.take(previous) : () => this.stepDown('it no longer holds the lease')),
+      // requests this node sent to a holder that died get no answer: 503 now, not at their timeout
+      onHolderDead: (sentBefore) => this.hold?.listenerGone(sentBefore),
     });
   }
 
   async start(): Promise<void> {
     await this.lease.start();
     await this.changing;
-    if (!this.term) this.ctx.log.info(`queue '${this.ctx.name}' standing by: another node holds it (${this.where})`);
+    if (this.term) return;
+    this.ctx.log.info(`queue '${this.ctx.name}' standing by: another node holds it (${this.where})`);
+    this.ready = this.awaitServed();
+  }
+
+  /**
+   * Until a node serves the queue — the one holding the lease, which may still be loading the stream,
+   * or this one after a takeover — the node is not ready: its health check answers 503 and its
+   * gateway refuses with Retry-After, rather than letting a request find nobody on the channel.
+   */
+  private async awaitServed(): Promise<void> {
+    const hold = this.hold;
+    if (!hold) return;
+    while (!this.stopped && !this.term && !(await hold.served())) await new Promise((r) => setTimeout(r, SERVED_POLL_MS));
+    if (!this.stopped && !this.term) this.ctx.log.info(`queue '${this.ctx.name}' is served by another node`);
   }
 
   private change(step: () => Promise<void>): void {
@@ -119,6 +144,8 @@ class QueueHolder implements RunningService {
       this.term = { queue: await this.run(parent, store, held), parent };
     } catch (e) {
       this.ctx.runtime.stop(parent);
+      // a holder that cannot serve must not keep renewing the lease: another node takes over after it
+      if (!this.stopped) this.lease.lost(`the queue did not start here: ${describeError(e)}`);
       throw e;
     }
   }
@@ -141,6 +168,7 @@ class QueueHolder implements RunningService {
     if (term) await term.queue.service.drain(deadlineMs);
     // given up after the store is closed: the next holder reads everything this one wrote
     await this.lease.stop();
+    this.hold?.release();
   }
 
   status(): Record<string, unknown> {

@@ -47,6 +47,11 @@ export interface RunningService {
   drain(deadlineMs: number): Promise<void>;
   /** Live figures for the status page. */
   status(): Record<string, unknown>;
+  /**
+   * Resolves when the service can serve, when that comes after its start: a queue on JetStream standing
+   * by is ready once a node of the hive serves it. The node is ready (health 200) once every service is.
+   */
+  readonly ready?: Promise<void>;
 }
 
 /** The common parameters (spec §2.1) the node reads from every compiled configuration. */

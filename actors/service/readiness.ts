@@ -2,7 +2,9 @@
  * Readiness of a node: which of its services are still starting. The node starts its services one
  * after another, so a front door (the gateway) may already accept connections while a later service
  * is still loading its queue or running its SQL_INITFILE; a health check that answered 'ok' then
- * would send traffic to channels nobody listens on yet (404). The node owns one Readiness and hands
+ * would send traffic to channels nobody listens on yet (404). A service may also be ready only after
+ * its start (RunningService.ready: a queue on JetStream standing by, until a node serves it); the
+ * node marks it started then. The node owns one Readiness and hands
  * its read-only view to every service in the service context, instead of a process-wide flag, so two
  * nodes in one process (tests, embedding) never see each other's start.
  */

@@ -53,9 +53,12 @@ describe('gateway health check before readiness', function () {
       expect(first, 'the gateway listens while the echo service is starting').to.not.equal(undefined);
       expect(first!.status).to.equal(503);
       expect(first!.body).to.deep.equal({ status: 'starting', hive: 'connected', starting: ['q'] });
-      // the echo service really is not serving yet: a request through the gateway finds nobody on 'q'
+      // the echo service is not serving yet: the gateway refuses as its health check does, with
+      // Retry-After, rather than letting the request find nobody on 'q' (a 404 no client retries)
       const early = await fetch(`http://127.0.0.1:${port}/x/y`, { method: 'POST', body: '{}' });
-      expect(early.status).to.equal(404);
+      expect(early.status).to.equal(503);
+      expect(early.headers.get('retry-after')).to.equal('1');
+      expect(((await early.json()) as { Message: string }).Message).to.match(/the node is starting \(q not ready yet\)/);
 
       await release();
       node = await starting;

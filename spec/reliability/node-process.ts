@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { NatsCluster } from '../adapters/nats/cluster.js';
 
 const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 
@@ -87,4 +88,15 @@ export function writeNodeFile(dir: string, name: string, services: string[], hiv
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, [...(hive ? [`hive: ${hive}`] : []), 'services:', ...services.map((s) => `  - ${s}`), ''].join('\n'));
   return file;
+}
+
+/**
+ * The hive of node `i` on a NATS cluster (a flow map for writeNodeFile): its own server first, then the
+ * others, with the cluster's token (written to `<dir>/token`).
+ */
+export function clusterHive(cluster: NatsCluster, i: number, dir: string): string {
+  const token = join(dir, 'token');
+  writeFileSync(token, `${cluster.token}\n`);
+  const servers = [cluster.servers[i]!, ...cluster.servers.filter((_, j) => j !== i)];
+  return `{SERVERHOST: "${servers.map((s) => s.url).join(',')}", SERVERAUTH: "file://${token}"}`;
 }

@@ -8,7 +8,6 @@
  * delivery was under way when its holder died (delivery is at least once), counted.
  */
 import { expect } from 'chai';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { natsCluster } from '../adapters/nats/cluster.js';
@@ -16,7 +15,7 @@ import { natsServerAvailable } from '../adapters/nats/server.js';
 import { recorded } from '../integration/queue/helpers.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
-import { GATEWAY_READY, startNodeProcess } from './node-process.js';
+import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 
@@ -45,22 +44,18 @@ describe('reliability: the queue on JetStream loses a machine', () => {
       requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
       const cluster = await natsCluster(3);
       const dir = tempDir('hn-qloss-');
-      writeFileSync(join(dir, 'token'), `${cluster.token}\n`);
-      const files = Array.from({ length: NODES }, (_, i) => {
-        const file = join(dir, `node${i}.yaml`);
-        writeFileSync(
-          file,
+      const files = Array.from({ length: NODES }, (_, i) =>
+        writeNodeFile(
+          dir,
+          `node${i}`,
           [
-            `hive: {SERVERHOST: "${[cluster.servers[i]!.url, ...cluster.servers.filter((_, j) => j !== i).map((s) => s.url)].join(',')}", SERVERAUTH: "file://${join(dir, 'token')}"}`,
-            'services:',
-            `  - {service: gateway, NAME: gw${i}, Port: 0, Strict: true, OUTPUTCHANNEL: jobs}`,
-            '  - {service: queue, NAME: jobs, Store: jetstream, Replicas: 3, AckWait: 5s, DeliveryConcurrency: 8, DefaultChannel: work, DefaultRequeueTime: 1}',
-            `  - {service: echo, NAME: work, Delay: 20, RecordFile: "${join(dir, `work${i}.jsonl`)}"}`,
-            '',
-          ].join('\n'),
-        );
-        return file;
-      });
+            `{service: gateway, NAME: gw${i}, Port: 0, Strict: true, OUTPUTCHANNEL: jobs}`,
+            '{service: queue, NAME: jobs, Store: jetstream, Replicas: 3, AckWait: 5s, DeliveryConcurrency: 8, DefaultChannel: work, DefaultRequeueTime: 1}',
+            `{service: echo, NAME: work, Delay: 20, RecordFile: "${join(dir, `work${i}.jsonl`)}"}`,
+          ],
+          clusterHive(cluster, i, dir),
+        ),
+      );
       const nodes: NodeProcess[] = [];
       const all: NodeProcess[] = [];
       const start = async (i: number): Promise<void> => {

@@ -5,25 +5,19 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { suiteNatsServer } from './server.js';
 import { tempDir } from '../../temp.js';
 
 const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
 describe('hivenode send and hivenode template on a NATS hive', function () {
   this.timeout(60_000);
+  const nats = suiteNatsServer();
   let server: NatsServer;
   let node: HiveNode | undefined;
-  before(async function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
-    server = await natsServer();
-  });
+  before(() => (server = nats()));
   after(async () => {
     await node?.stop(2000);
-    await server?.stop();
   });
   // asynchronous: the echo service answering the CLI lives in this very process
   const cli = (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>

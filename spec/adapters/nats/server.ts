@@ -61,6 +61,25 @@ export function natsServerAvailable(): boolean {
   return spawnSync('nats-server', ['--version']).status === 0;
 }
 
+/**
+ * One nats-server for the suite it is called in (before/after hooks): the suite skips without the
+ * binary, except in CI. Returns the server, once the hooks have run.
+ */
+export function suiteNatsServer(opts: NatsServerOptions = {}): () => NatsServer {
+  let server: NatsServer | undefined;
+  before(async function () {
+    if (!natsServerAvailable()) {
+      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
+      this.skip();
+    }
+    server = await natsServer(opts);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  return () => server!;
+}
+
 function authLines(auth: NatsServerAuth, token: string): string[] {
   switch (auth.kind) {
     case 'none':

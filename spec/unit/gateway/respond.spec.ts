@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { IncomingMessage, Server } from 'node:http';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GatewayResponse, HEAD_CARRIES_TRACEPARENT, send } from '../../../actors/gateway/respond.js';
+import { GatewayResponse, HEAD_CARRIES_TRACEPARENT, send, sendResult } from '../../../actors/gateway/respond.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -63,5 +63,21 @@ describe('actors/gateway/respond: the traceparent response header', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('actors/gateway/respond: Retry-After on a 503', () => {
+  it('a 503 Result carries Retry-After 1 unless the caller gave its own; other Codes carry none', async () => {
+    const unavailable = { Code: 503, Message: 'no node serves channel jq yet', Data: {}, List: null };
+    const heads = await Promise.all([
+      headOf((res) => sendResult(res, unavailable)),
+      headOf((res) => sendResult(res, unavailable, { 'retry-after': '5' })),
+      headOf((res) => sendResult(res, { ...unavailable, Code: 404 })),
+    ]);
+    expect(heads.map((h) => [h.status, h.raw.filter((l) => l.startsWith('retry-after:'))])).to.deep.equal([
+      [503, ['retry-after: 1']],
+      [503, ['retry-after: 5']],
+      [404, []],
+    ]);
   });
 });

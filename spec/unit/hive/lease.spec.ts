@@ -7,6 +7,8 @@ import type { Logger } from '../../../actors/shared/logger.js';
 class CasBucket {
   private readonly values = new Map<string, Revised>();
   private revision = 0;
+  /** Told of removals, as the NATS bucket tells them (onRemoved). */
+  readonly removed = new Set<(key: string) => void>();
   get(key: string): Revised | undefined {
     return this.values.get(key);
   }
@@ -21,12 +23,14 @@ class CasBucket {
     return this.revision;
   }
   remove(key: string, revision: number): void {
-    if (this.values.get(key)?.revision === revision) this.values.delete(key);
+    if (this.values.get(key)?.revision !== revision) return;
+    this.values.delete(key);
+    for (const l of this.removed) l(key);
   }
 }
 
 /** One poller's view of the bucket, which a test can cut off (a network partition, a stalled node). */
-function view(bucket: CasBucket): { bucket: SharedBucket; cut: (off: boolean) => void } {
+function view(bucket: CasBucket, toldOfRemovals = false): { bucket: SharedBucket; cut: (off: boolean) => void } {
   let off = false;
   const reach = <T>(f: () => T): Promise<T> => (off ? Promise.reject(new Error('unreachable')) : Promise.resolve(f()));
   return {
@@ -36,6 +40,17 @@ function view(bucket: CasBucket): { bucket: SharedBucket; cut: (off: boolean) =>
       create: (k, v) => reach(() => bucket.create(k, v)),
       update: (k, v, r) => reach(() => bucket.update(k, v, r)),
       remove: (k, r) => reach(() => bucket.remove(k, r)),
+      ...(toldOfRemovals
+        ? {
+            onRemoved: (key: string, listener: () => void) => {
+              const l = (k: string): void => {
+                if (k === key && !off) listener();
+              };
+              bucket.removed.add(l);
+              return () => bucket.removed.delete(l);
+            },
+          }
+        : {}),
     },
   };
 }
@@ -53,8 +68,8 @@ describe('Lease (one active poller per NAME)', () => {
   afterEach(async () => {
     await Promise.all(leases.splice(0).map((l) => l.stop()));
   });
-  const lease = (b: SharedBucket, lines: string[] = []): Lease => {
-    const l = new Lease(b, 'lease.events', TTL, logger(lines));
+  const lease = (b: SharedBucket, lines: string[] = [], role?: ConstructorParameters<typeof Lease>[4]): Lease => {
+    const l = new Lease(b, 'lease.events', TTL, logger(lines), role);
     leases.push(l);
     return l;
   };
@@ -118,5 +133,50 @@ describe('Lease (one active poller per NAME)', () => {
     expect(b.holds()).to.equal(true);
     // at the follower's next look (a third of the lease), not after a lease period of silence
     expect(Date.now() - stoppedAt).to.be.below(TTL / 3 + 150);
+  });
+
+  it('a holder that stops hands over at once where the bucket tells of removals', async () => {
+    const bucket = new CasBucket();
+    const a = new Lease(view(bucket, true).bucket, 'lease.events', TTL, logger([]));
+    const b = lease(view(bucket, true).bucket);
+    await a.start();
+    await b.start();
+    await sleep(TTL / 3 + 20); // just after b's poll: without the removal told, it would wait a third of a lease
+    await a.stop();
+    const stoppedAt = Date.now();
+    while (!b.holds() && Date.now() - stoppedAt < TTL) await sleep(2);
+    expect(b.holds()).to.equal(true);
+    expect(Date.now() - stoppedAt).to.be.below(50);
+  });
+
+  it('tells every follower when a holder that stopped renewing was replaced, with a time before which only it had what was sent', async () => {
+    const bucket = new CasBucket();
+    const av = view(bucket);
+    const dead: Array<{ who: string; before: number; at: number }> = [];
+    const role = (who: string): ConstructorParameters<typeof Lease>[4] => ({ name: 'queue holder', onHolderDead: (before) => dead.push({ who, before, at: Date.now() }) });
+    const a = lease(av.bucket, [], role('a'));
+    await a.start();
+    const b = lease(view(bucket).bucket, [], role('b'));
+    const c = lease(view(bucket).bucket, [], role('c'));
+    await b.start();
+    await c.start();
+    await sleep(TTL / 2);
+    const diedAt = Date.now();
+    av.cut(true); // a is gone, as SIGKILLed
+    const until = Date.now() + 4 * TTL;
+    while (dead.length < 2 && Date.now() < until) await sleep(5);
+    const taker = b.holds() ? 'b' : 'c';
+    expect(dead.map((d) => d.who).sort(), 'the node that took over and the other follower').to.deep.equal(['b', 'c']);
+    const took = dead.find((d) => d.who === taker)!;
+    for (const d of dead) {
+      // after a stopped (what went to it before then waits in vain), before the next holder held anything
+      expect(d.before).to.be.above(diedAt);
+      expect(d.before).to.be.below(took.at);
+    }
+    // a holder giving the lease up is no death: nobody is told
+    dead.length = 0;
+    await (taker === 'b' ? b : c).stop();
+    await sleep(TTL);
+    expect(dead).to.deep.equal([]);
   });
 });
