@@ -13,34 +13,95 @@ import type { Groups } from './groups.js';
 import { parseGroups } from './groups.js';
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
+import { DEFAULT_COMMAND, canonicalCommand } from '../../protocol/commands.js';
 
 /** Access's group meaning any authenticated user. */
 export const ANY_USER = '*';
 const GROUP = /^[^\s:#,;=]+$/;
+/** An entry's key: a route pattern, then `:` and the commands it grants (optional). */
+const KEY = /^\s*([^:=;]+?)\s*(?::\s*([A-Za-z0-9_,\s-]*?))?\s*=(.*)$/;
+const COMMAND = /^[a-z0-9_-]+$/;
 
 export interface AccessRule {
   /** The groups named, `*` included when written. */
   readonly groups: readonly string[];
 }
 
-export type AccessTable = PatternTable<AccessRule>;
+/**
+ * Access parsed: the entries without a command part (they cover every command of their route) and,
+ * per canonical command, the entries naming it. A pattern may appear once plain and once per command.
+ */
+export interface AccessTable {
+  readonly plain: PatternTable<AccessRule>;
+  readonly byCommand: ReadonlyMap<string, PatternTable<AccessRule>>;
+  /** Every entry as written, for messages and the groups file check. */
+  readonly entries: ReadonlyArray<PatternEntry<AccessRule> & { readonly commands?: readonly string[] }>;
+}
 
-export type AccessDecision = { allowed: true } | { allowed: false; route: string; entry: PatternEntry<AccessRule> | undefined };
+export type AccessDecision = { allowed: true } | { allowed: false; route: string; command: string; entry: PatternEntry<AccessRule> | undefined };
 
-/** Parses Access; throws an Error naming the bad entry. */
+const parseGroupList = (raw: string): AccessRule => {
+  const groups = raw.split(',').map((g) => g.trim());
+  if (raw === '') throw new Error('names no group (a group no one is in, defined in the groups file, denies everyone)');
+  const bad = groups.find((g) => !GROUP.test(g));
+  if (bad !== undefined) throw new Error(`'${bad}' is not a group name`);
+  return { groups };
+};
+
+/** Parses Access (`pattern[:command,…]=group,…;…`); throws an Error naming the bad entry. */
 export function parseAccess(text: string): AccessTable {
-  return parsePatternTable(text, 'pattern=group1,group2 (pattern: class/operation, class/*, class or *)', (raw) => {
-    const groups = raw.split(',').map((g) => g.trim());
-    if (raw === '') throw new Error('names no group (a group no one is in, defined in the groups file, denies everyone)');
-    const bad = groups.find((g) => !GROUP.test(g));
-    if (bad !== undefined) throw new Error(`'${bad}' is not a group name`);
-    return { groups };
-  });
+  const form = 'pattern[:command,…]=group1,group2 (pattern: class/operation, class/*, class or *)';
+  const plain: string[] = [];
+  const perCommand = new Map<string, string[]>();
+  const entries: Array<PatternEntry<AccessRule> & { commands?: readonly string[] }> = [];
+  for (const raw of text.split(';')) {
+    const written = raw.trim();
+    if (written === '') continue;
+    const m = KEY.exec(written);
+    if (!m) throw new Error(`entry '${written}' is not of the form ${form}`);
+    const [, pattern, commandText, groups] = m as unknown as [string, string, string | undefined, string];
+    if (commandText === undefined) {
+      plain.push(`${pattern}=${groups}`);
+      entries.push({ pattern, value: parseGroupListIn(written, groups) });
+      continue;
+    }
+    const commands = [...new Set(commandText.split(',').map((c) => c.trim()).filter((c) => c !== '').map((c) => canonicalCommand(c)))];
+    if (commands.length === 0) throw new Error(`entry '${written}' names no command after ':'`);
+    const bad = commands.find((c) => !COMMAND.test(c));
+    if (bad !== undefined) throw new Error(`entry '${written}': '${bad}' is not a command name`);
+    for (const c of commands) perCommand.set(c, [...(perCommand.get(c) ?? []), `${pattern}=${groups}`]);
+    entries.push({ pattern, value: parseGroupListIn(written, groups), commands });
+  }
+  const table = (list: string[], what: string): PatternTable<AccessRule> => {
+    try {
+      return parsePatternTable(list.join(';'), form, parseGroupList);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}${what}`);
+    }
+  };
+  const byCommand = new Map<string, PatternTable<AccessRule>>();
+  for (const [c, list] of perCommand) byCommand.set(c, table(list, ` (for command '${c}')`));
+  return { plain: table(plain, ''), byCommand, entries };
+}
+
+function parseGroupListIn(written: string, raw: string): AccessRule {
+  try {
+    return parseGroupList(raw.trim());
+  } catch (e) {
+    throw new Error(`entry '${written}': ${(e as Error).message}`);
+  }
 }
 
 /** Every group the table names, '*' left out (it needs no groups file). */
 export function namedGroups(table: AccessTable): string[] {
   return [...new Set(table.entries.flatMap((e) => e.value.groups))].filter((g) => g !== ANY_USER);
+}
+
+/** How specific a matched pattern is: class/operation (3) over the class (2) over `*` (1). */
+function specificity(pattern: string): number {
+  if (pattern === '*') return 1;
+  const slash = pattern.indexOf('/');
+  return slash < 0 || pattern.slice(slash + 1) === '*' ? 2 : 3;
 }
 
 export class Authorizer {
@@ -50,11 +111,20 @@ export class Authorizer {
     private readonly groups: { get(): Groups } | undefined,
   ) {}
 
-  /** Whether `user` (authenticated) may use the route class/operation. */
-  decide(user: string, cls: string, operation: string): AccessDecision {
-    const entry = this.table.match(cls, operation);
-    const allowed = entry !== undefined && this.member(user, entry.value.groups);
-    return allowed ? { allowed } : { allowed, route: `${cls}/${operation}`, entry };
+  /**
+   * Whether `user` (authenticated) may run `command` (a `command` control's value; DEFAULT_COMMAND
+   * when the request has none) on the route class/operation. The entries that apply are those without
+   * a command part and those naming the command; the most specific pattern among them decides, and
+   * where a plain entry and a command entry share that pattern, either's groups allow it.
+   */
+  decide(user: string, cls: string, operation: string, command: string = DEFAULT_COMMAND): AccessDecision {
+    const wanted = canonicalCommand(command);
+    const plain = this.table.plain.match(cls, operation);
+    const named = this.table.byCommand.get(wanted)?.match(cls, operation);
+    const level = Math.max(plain ? specificity(plain.pattern) : 0, named ? specificity(named.pattern) : 0);
+    const deciding = [plain, named].filter((e): e is PatternEntry<AccessRule> => e !== undefined && specificity(e.pattern) === level);
+    if (deciding.some((e) => this.member(user, e.value.groups))) return { allowed: true };
+    return { allowed: false, route: `${cls}/${operation}`, command: wanted, entry: deciding[0] };
   }
 
   private member(user: string, groups: readonly string[]): boolean {

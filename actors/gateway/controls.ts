@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ValueMap } from '../../protocol/message.js';
 import { emptyMap, isForbiddenKey } from '../../protocol/message.js';
+import { ForbiddenError } from '../../protocol/errors.js';
 
 /** Never passed on: they carry credentials. */
 const NEVER = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -35,15 +36,20 @@ export function controlsFromHeaders(headers: NodeJS.Dict<string[]> | IncomingHtt
 
 /**
  * Moves Data fields starting with the prefix into the controls (prefix stripped), overriding
- * header controls; returns the remaining Data. With an empty prefix nothing moves.
+ * header controls; returns the remaining Data. With an empty prefix nothing moves. A prefixed field
+ * is a control by the spec's rule, so ControlAllowList holds it as it holds a header: one it does not
+ * name is refused (403 naming it) rather than passed on — an allow list written to restrict controls
+ * restricted only headers before.
  */
-export function splitPrefixedControls(data: ValueMap, controls: ValueMap, prefix: string): ValueMap {
+export function splitPrefixedControls(data: ValueMap, controls: ValueMap, prefix: string, policy: ControlPolicy): ValueMap {
   if (prefix === '') return data;
   const rest = emptyMap();
   for (const key of Object.keys(data)) {
     if (key.startsWith(prefix) && key.length > prefix.length) {
       const name = key.slice(prefix.length);
-      if (!NEVER.has(name.toLowerCase()) && !isForbiddenKey(name)) controls[name] = data[key]!;
+      if (NEVER.has(name.toLowerCase()) || isForbiddenKey(name)) continue;
+      if (!policy.allowAll && !policy.allowed.has(name.toLowerCase())) throw new ForbiddenError(`control '${key.slice(0, 100)}' is not allowed: ControlAllowList does not name '${name.slice(0, 100)}'`);
+      controls[name] = data[key]!;
     } else {
       rest[key] = data[key]!;
     }

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
 import { BadInputError, ForbiddenError, UnauthorizedError, describeError } from '../../protocol/errors.js';
+import { DEFAULT_COMMAND } from '../../protocol/commands.js';
 import type { LogThrottle } from '../shared/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, validateMessage } from '../../protocol/message.js';
@@ -63,7 +64,7 @@ function describeRequest(req: IncomingMessage): string {
 /** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers. */
 function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions): Message {
   const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), controlsFromHeaders(req.headersDistinct, opts));
-  const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix);
+  const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix, opts);
   return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
 }
 
@@ -113,23 +114,54 @@ async function respondThroughAfter(res: ServerResponse, result: Result, deps: Ga
   else send(res, reply.status_code, JSON.stringify(reply.data ?? null), 'application/json; charset=utf-8');
 }
 
-/** Whether `user` may use the message's route; if not, the 403 is answered and logged here (user and route, nothing else). */
+/** The controls that name where an entry goes (a queue's `channel`, a replay's edited channel, the dead-letter target). */
+const REDIRECTING_CONTROLS = ['channel', 'deadletter_slap'] as const;
+
+/**
+ * Whether `user` may send the message: run its command on its route, and reach every channel a
+ * redirecting control names — checked as a request to a route leading there (Routes), so a user refused
+ * `cmd/*` cannot have a queue deliver to the exec service's channel. A channel no route leads to
+ * (OUTPUTCHANNEL, or one of no route at all) is reached only by a user whom Access allows `*`. On a
+ * refusal the 403 is answered and logged here (user, route, command or channel; nothing else).
+ */
 function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
-  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, entry: undefined } : access.decide(user, message.Class, message.Operation);
-  if (decision.allowed) return true;
+  const command = message.Control.command?.[0];
+  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command);
+  if (!decision.allowed) {
+    const what = command === undefined ? `route '${decision.route.slice(0, 200)}'` : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
+    refuse(deps, res, hop, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
+    return false;
+  }
+  for (const name of REDIRECTING_CONTROLS) {
+    for (const channel of message.Control[name] ?? []) {
+      if (reachable(access, user!, channel, deps)) continue;
+      refuse(deps, res, hop, user, `channel '${channel.slice(0, 200)}' (control '${name}')`, 'no route to it that the user may use');
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether `user` may use some route whose channel is `channel`, or the `*` route. */
+function reachable(access: Authorizer, user: string, channel: string, deps: GatewayDeps): boolean {
+  const routes = deps.opts.routes.entries.filter((e) => e.value === channel);
+  for (const r of routes) {
+    const [cls, op] = r.pattern === '*' ? ['*', '*'] : (r.pattern.split('/') as [string, string | undefined]);
+    if (access.decide(user, cls, op ?? '*').allowed) return true;
+  }
+  // OUTPUTCHANNEL, or a channel no route names: what only a user allowed every route (`*`) may reach
+  return access.decide(user, '*', '*').allowed;
+}
+
+/** Answers 403 naming what was refused, and logs it once a minute per user and thing refused. */
+function refuse(deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined, user: string | undefined, what: string, why: string): void {
   deps.counts.forbidden++;
-  const route = decision.route.slice(0, 200);
   // one line per user and route a minute: a client repeating a refused request does not flood the log
-  deps.forbiddenLines.note(`${user ?? ''}\n${route}`, (suppressed) =>
-    logIn(hop, () =>
-      deps.log.warn(
-        `403: user '${user ?? ''}' may not use route '${route}' (${decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it'})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
-      ),
-    ),
+  deps.forbiddenLines.note(`${user ?? ''}\n${what}`, (suppressed) =>
+    logIn(hop, () => deps.log.warn(`403: user '${user ?? ''}' may not use ${what} (${why})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`)),
   );
-  // the answer names the route, not the groups that would have allowed it: the policy stays the operator's
-  sendError(res, new ForbiddenError(`route '${route}' is not allowed for user '${user ?? ''}'`));
-  return false;
+  // the answer names what was refused, not the groups that would have allowed it: the policy stays the operator's
+  sendError(res, new ForbiddenError(`${what} is not allowed for user '${user ?? ''}'`));
 }
 
 /** Handles one request below the base path (health checks are answered before this). */

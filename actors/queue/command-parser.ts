@@ -4,6 +4,7 @@
  * A control given without a value takes the control table's default
  * (docs/ARCHITECTURE.md, Configuration).
  */
+import { COMMAND_ALIASES } from '../../protocol/commands.js';
 import type { QUEUE_PARAMS } from '../../config/queue.js';
 import { QUEUE_CONTROL_DEFAULTS } from '../../config/queue.js';
 import type { ConfigOf } from '../../config/params.js';
@@ -41,31 +42,8 @@ export type QueueCommand =
   | { type: 'run_schedule'; name: string }
   | KeptCommand;
 
-const ALIASES: Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'> = {
-  queue: 'add',
-  status: 'status',
-  clear: 'clear-or-delete',
-  delete: 'clear-or-delete',
-  wipe: 'clear-or-delete',
-  pause: 'pause',
-  stop: 'pause',
-  unpause: 'resume',
-  resume: 'resume',
-  start: 'resume',
-  list: 'list',
-  show: 'list',
-  get: 'fetch',
-  fetch: 'fetch',
-  step: 'step',
-  next: 'step',
-  one: 'step',
-  schedule: 'schedule',
-  schedules: 'schedules',
-  unschedule: 'unschedule',
-  run_schedule: 'run_schedule',
-  replay: 'replay',
-  purge: 'purge',
-};
+/** The queue's command names (protocol/commands.ts, shared with the gateway's Access so an alias cannot walk around it). */
+const ALIASES = Object.fromEntries(Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command])) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
 export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', ...SCHEDULE_CONTROLS]);

@@ -244,7 +244,7 @@ describe('gateway security and limits', function () {
       const credentials = { authorization: basic('alice', ALICE_PW), 'proxy-authorization': basic('p', 'q'), cookie: 'session=abc' };
       for (const params of [
         { ControlAllowList: '*' },
-        { ControlAllowList: 'platform-break; Authorization, PROXY-AUTHORIZATION; cookie; x-other' },
+        { ControlAllowList: 'platform-break; Authorization, PROXY-AUTHORIZATION; cookie; x-other; x_prefixed' },
         { DevMode: true },
       ] as Params[]) {
         const { base } = await start({ ControlPrefix: 'ctl_', ...params });

@@ -91,9 +91,13 @@ describe('gateway, strict mode (spec §4.3)', () => {
     expect(unserved.json.Message).to.contain("'exec1'");
   });
 
-  it('takes controls from allowed headers and _-prefixed Data fields (which win), as the queue calls of spec §4.2 do', async () => {
+  it('takes controls from allowed headers and _-prefixed Data fields (which win), as the queue calls of spec §4.2 do; a prefixed field the allow list does not name is 403', async () => {
     let base: string;
-    ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break;Channel, command', ControlPrefix: '_' }));
+    ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break;Channel, command, groupby, list', ControlPrefix: '_' }));
+    // a prefixed Data field is a control: the allow list holds it as it holds a header
+    const refused = await post(`${base}/queue/action`, { Data: { item: ['a'], _requeue_timer: ['100000000000000'] } }, {});
+    expect(refused.status).to.equal(403);
+    expect(refused.json.Message).to.equal("control '_requeue_timer' is not allowed: ControlAllowList does not name 'requeue_timer'");
     const r = await post(`${base}/queue/action`, { Class: 'queue', Operation: 'action', Data: { item: ['a'], _command: ['list'], _groupby: ['channel'], _list: ['main'] } }, {
       'platform-break': 'true',
       channel: 'from-header',

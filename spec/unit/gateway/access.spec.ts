@@ -55,6 +55,25 @@ describe('gateway authorization per route (Access, Groups)', () => {
     expect(new Authorizer(parseAccess('*=*'), undefined).decide('x', 'a', 'b').allowed).to.equal(true);
   });
 
+  it('entries can name commands: a command entry grants that command (aliases read as their command); plain entries grant every command; the most specific pattern decides', () => {
+    const groups = fixedGroups('writers: wendy\nreaders: rita\nops: oscar\n');
+    const a = new Authorizer(parseAccess('queue/*:add=writers;queue/*:status,list,fetch=readers;queue/*=ops'), groups);
+    const may = (user: string, command?: string): boolean => a.decide(user, 'queue', 'action', command).allowed;
+    // no command control: the queue's default command, add
+    expect([may('wendy'), may('wendy', 'queue'), may('wendy', 'ADD')]).to.deep.equal([true, true, true]);
+    expect([may('wendy', 'clear'), may('wendy', 'list'), may('wendy', 'wipe')]).to.deep.equal([false, false, false]);
+    expect([may('rita', 'status'), may('rita', 'show'), may('rita', 'get'), may('rita'), may('rita', 'delete')]).to.deep.equal([true, true, true, false, false]);
+    // the plain entry at the same pattern grants every command
+    expect([may('oscar'), may('oscar', 'clear'), may('oscar', 'purge'), may('oscar', 'status')]).to.deep.equal([true, true, true, true]);
+    const d = a.decide('wendy', 'queue', 'action', 'wipe');
+    expect(d).to.deep.include({ allowed: false, route: 'queue/action', command: 'delete' });
+    // a command entry of a more specific pattern decides over a plain entry of a wider one, and the other way round
+    const b = new Authorizer(parseAccess('queue/add=writers;queue/*:clear=ops'), groups);
+    expect(b.decide('wendy', 'queue', 'add', 'clear').allowed, 'the specific plain entry decides: write queue/add:add to narrow it').to.equal(true);
+    const c = new Authorizer(parseAccess('queue/add:add=writers;queue/*=ops'), groups);
+    expect([c.decide('wendy', 'queue', 'add').allowed, c.decide('wendy', 'queue', 'add', 'clear').allowed, c.decide('oscar', 'queue', 'add', 'clear').allowed]).to.deep.equal([true, false, true]);
+  });
+
   it('parses group lists (spaces around commas allowed) and refuses bad entries naming them', () => {
     expect(parseAccess(' queue = ops , admins ;').entries.map((e) => [e.pattern, e.value.groups])).to.deep.equal([['queue', ['ops', 'admins']]]);
     expect(namedGroups(parseAccess('a=x,*;b=y,x;*=*'))).to.deep.equal(['x', 'y']);
@@ -62,7 +81,9 @@ describe('gateway authorization per route (Access, Groups)', () => {
       ['queue=', /entry 'queue=': names no group/],
       ['queue=ops,', /entry 'queue=ops,': '' is not a group name/],
       ['queue=o ps', /entry 'queue=o ps': 'o ps' is not a group name/],
-      ['queue', /entry 'queue' is not of the form pattern=group1,group2/],
+      ['queue', /entry 'queue' is not of the form pattern\[:command,…\]=group1,group2/],
+      ['queue/*:=ops', /entry 'queue\/\*:=ops' names no command after ':'/],
+      ['queue/*:add=ops;queue:add,list=x', /pattern 'queue' is given twice.*\(for command 'add'\)/],
       ['sql/*/x=ops', /entry 'sql\/\*\/x=ops' is not of the form/],
       ['queue=ops;queue/*=admins', /pattern 'queue\/\*' is given twice/],
     ];
