@@ -1,0 +1,72 @@
+/**
+ * One attempt of a step that sends (README, Flows): its message rendered from the run's scope, its
+ * channel checked against AllowedChannels, the stable `idempotency-key` control added, and the
+ * hive's verb with the step's timeout. Resolves with the Result, never rejects: a render that fails
+ * is the step's failure (400, 413), a channel not allowed 403.
+ */
+import { Code, SUCCESS_MESSAGE } from '../../protocol/codes.js';
+import { describeError } from '../../protocol/errors.js';
+import type { Message, Result, ValueMap } from '../../protocol/message.js';
+import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/message.js';
+import type { HiveClient } from '../hive/client.js';
+import type { SendStep, TextMap } from './definition.js';
+import type { FlowScope } from './flow-text.js';
+
+/** The idempotency control every step's message carries (the queue deduplicates by it). */
+export const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/** Which channels a step may reach: a set, or any ('*'). */
+export type ChannelGate = ReadonlySet<string> | 'any';
+
+/** A map of rendered texts: one value per template. */
+export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
+  const out = emptyMap();
+  for (const [name, texts] of map) out[name] = texts.map((t) => t.render(scope));
+  return out;
+}
+
+/** The message a step sends for a run (throws the template engine's errors). */
+export function stepMessage(step: SendStep, scope: FlowScope, key: string): Message {
+  const control = renderMap(step.control, scope);
+  control[IDEMPOTENCY_KEY] = [key];
+  return makeMessage({ Class: step.class?.render(scope) ?? '', Operation: step.operation?.render(scope) ?? '', Control: control, Data: renderMap(step.data, scope) });
+}
+
+export interface SendRequest {
+  readonly hive: HiveClient;
+  readonly step: SendStep;
+  readonly scope: FlowScope;
+  /** The message's idempotency key (run.ts stepKey). */
+  readonly key: string;
+  readonly timeoutMs: number;
+  readonly gate: ChannelGate;
+}
+
+/** Sends one attempt of a step; resolves with its Result (a failure as a Result too). */
+export async function sendStep(req: SendRequest): Promise<Result> {
+  const { step, scope } = req;
+  let channel: string;
+  let message: Message;
+  try {
+    channel = step.channel.render(scope).trim();
+    message = stepMessage(step, scope, req.key);
+  } catch (e) {
+    const r = resultFromError(e);
+    return failure(r.Code, `step '${step.name}': ${describeError(e)}`);
+  }
+  // a channel rendered from the run's Input must not reach what the flow was not meant to reach (AllowedChannels)
+  if (req.gate !== 'any' && !req.gate.has(channel)) return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
+  try {
+    switch (step.kind) {
+      case 'call':
+        return await req.hive.call(channel, message, req.timeoutMs);
+      case 'execute':
+        return await req.hive.execute(channel, message, req.timeoutMs);
+      case 'emit':
+        return (await req.hive.emit(channel, message)) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: [] } : failure(Code.NotFound, `step '${step.name}': nobody took the emit on channel '${channel}'`);
+    }
+  } catch (e) {
+    // a hive call resolves, never rejects; a bad channel name is refused by a throw
+    return resultFromError(e);
+  }
+}
