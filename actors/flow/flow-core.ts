@@ -84,6 +84,10 @@ export class FlowCore {
   self: ActorRef<FlowMsg> | undefined;
   /** Set at shutdown: nothing is written or sent any more (the store is closing). */
   private stopped = false;
+  /** Set when the service drains: no step starts (a run goes on at its step after the restart), writes still end. */
+  draining = false;
+  /** Writes submitted and not yet answered. */
+  private writing = 0;
 
   constructor(readonly deps: FlowDeps) {}
 
@@ -123,9 +127,16 @@ export class FlowCore {
     const live = this.liveOf(run.key);
     const token = ++live.token;
     const ops = isFinal(run.state) && this.deps.runRetentionMs === 0 ? [{ type: 'remove', key: run.key } as const] : [putOp(run)];
+    this.writing++;
     this.deps.store.write([...ops, ...extra]).then(
-      () => this.tell({ type: 'stored', key: run.key, token, then }),
-      (error: unknown) => this.tell({ type: 'store-failed', key: run.key, token, then, error }),
+      () => {
+        this.writing--;
+        this.tell({ type: 'stored', key: run.key, token, then });
+      },
+      (error: unknown) => {
+        this.writing--;
+        this.tell({ type: 'store-failed', key: run.key, token, then, error });
+      },
     );
   }
 
@@ -311,7 +322,7 @@ export class FlowCore {
   /** Sends the run's step now, or puts the run in line when MaxRuns runs are sending. */
   private dispatch(run: Run, step: SendStep): void {
     const live = this.liveOf(run.key);
-    if (live.sending || live.queued || this.stopped) return;
+    if (live.sending || live.queued || this.stopped || this.draining) return;
     if (this.sending >= this.deps.maxRuns) {
       live.queued = true;
       this.ready.push(run.key);
@@ -514,6 +525,11 @@ export class FlowCore {
   /** Whether the run has a step under way in this process (state `running` in the counts), else it is in line. */
   isSending(key: string): boolean {
     return this.live.get(key)?.sending === true;
+  }
+
+  /** Whether no step is under way and no write is pending (a drain waits for it). */
+  get idle(): boolean {
+    return this.sending === 0 && this.writing === 0;
   }
 
   /** Stops every timer (the actor stopped). */

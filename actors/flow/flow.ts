@@ -81,9 +81,13 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   const sweeps = setInterval(() => ctx.runtime.tell(actor, { type: 'sweep' }), every);
   sweeps.unref();
   const close = async (deadlineMs: number): Promise<void> => {
+    const until = Date.now() + deadlineMs;
     clearInterval(sweeps);
     // the store's load ends before it is closed, so the actor never reads a closed store
     await ctx.runtime.ask<FlowMsg, void>(actor, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
+    // steps under way end and their Results are written (within the deadline); no step starts meanwhile
+    if (core) core.draining = true;
+    while (core && !core.idle && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     core?.stop();
     await store.close();
   };

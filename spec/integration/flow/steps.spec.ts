@@ -8,19 +8,14 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { until } from '../helpers.js';
 import { recorded } from '../queue/helpers.js';
-import { flowCommand, flowDir, flowNode, recordingEcho, startRun } from './helpers.js';
+import { flowCommand, flowDir, stopFlowNodes, flowNode, recordingEcho, startRun } from './helpers.js';
 
 describe('flow step kinds', function () {
   this.timeout(30_000);
-  let node: HiveNode | undefined;
+  let node: HiveNode;
   let dir: string;
-  beforeEach(() => {
-    dir = flowDir();
-  });
-  afterEach(async () => {
-    await node?.stop(2000);
-    node = undefined;
-  });
+  beforeEach(() => (dir = flowDir()));
+  afterEach(stopFlowNodes);
 
   it('call, execute and emit render data, control, class and operation from .Input and .Steps; a call answers the last Result', async () => {
     ({ node } = await flowNode(
