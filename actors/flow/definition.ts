@@ -13,7 +13,7 @@ import { FlowText } from './flow-text.js';
 /** The hive's three verbs a step may send with. */
 export const SEND_KINDS = ['call', 'execute', 'emit'] as const;
 export type SendKind = (typeof SEND_KINDS)[number];
-const STEP_KINDS = [...SEND_KINDS, 'choice', 'succeed', 'fail', 'wait'] as const;
+const STEP_KINDS = [...SEND_KINDS, 'choice', 'succeed', 'fail', 'wait', 'map', 'parallel'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 /** Codes a step retries when its `retry` names none: the retryable ones of README, Flows. */
@@ -52,13 +52,37 @@ interface StepBase {
   readonly result: TextMap | undefined;
 }
 
-export interface SendStep extends StepBase {
+/** What a sending step (or a map's or parallel's sub-step) sends. */
+export interface SendSpec {
   readonly kind: SendKind;
+  /** The step's name, or `<step>.<branch>` / `<step>[]` for a sub-step (messages name it). */
+  readonly name: string;
   readonly channel: FlowText;
   readonly class: FlowText | undefined;
   readonly operation: FlowText | undefined;
   readonly control: TextMap;
   readonly data: TextMap;
+}
+export interface SendStep extends StepBase, SendSpec {
+  readonly kind: SendKind;
+}
+/** A map's or a parallel's sub-step: what it sends, with its own timeout and retry (retried in place). */
+export interface SubStep extends SendSpec {
+  readonly timeoutMs: number | undefined;
+  readonly retry: RetryRule | undefined;
+}
+export interface MapStep extends StepBase {
+  readonly kind: 'map';
+  /** Renders the elements: a JSON array, else one element per non-empty line. */
+  readonly items: FlowText;
+  /** Elements sent at once. */
+  readonly concurrency: number;
+  readonly each: SubStep;
+}
+export interface ParallelStep extends StepBase {
+  readonly kind: 'parallel';
+  /** Named branches sent at once, each kept under its own name in .Steps. */
+  readonly branches: ReadonlyArray<{ readonly name: string; readonly sub: SubStep }>;
 }
 export interface ChoiceStep extends StepBase {
   readonly kind: 'choice';
@@ -81,7 +105,7 @@ export interface WaitStep extends StepBase {
   readonly forText: FlowText | undefined;
   readonly until: FlowText | undefined;
 }
-export type Step = SendStep | ChoiceStep | SucceedStep | FailStep | WaitStep;
+export type Step = SendStep | ChoiceStep | SucceedStep | FailStep | WaitStep | MapStep | ParallelStep;
 
 export interface FlowDefinition {
   readonly steps: readonly Step[];
@@ -110,7 +134,10 @@ const KEYS: Record<StepKind, readonly string[]> = {
   succeed: [],
   fail: [],
   wait: [],
+  map: [],
+  parallel: [],
 };
+const SUB_KEYS = ['class', 'operation', 'control', 'data', 'timeout', 'retry'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -185,6 +212,26 @@ function catchRules(v: unknown, where: string): CatchRule[] {
   });
 }
 
+function readSend(r: Reader, raw: Obj, kind: SendKind, name: string, at: string): SendSpec {
+  const channel = r.text(raw[kind], `${at}.${kind}`);
+  if (!channel.isTemplate && !CHANNEL.test(channel.source)) throw new DefinitionError(`${at}.${kind}: '${channel.source}' is not a channel (1–200 of A-Z a-z 0-9 _ -)`);
+  return { kind, name, channel, class: r.optText(raw.class, `${at}.class`), operation: r.optText(raw.operation, `${at}.operation`), control: r.textMap(raw.control, `${at}.control`), data: r.textMap(raw.data, `${at}.data`) };
+}
+
+/** A sub-step of a map or a parallel: one send with its own timeout and retry. */
+function readSub(r: Reader, raw: unknown, name: string, at: string): SubStep {
+  if (!isObj(raw)) throw new DefinitionError(`${at}: expected {call|execute|emit: <channel>, data, …}`);
+  const kinds = SEND_KINDS.filter((k) => raw[k] !== undefined);
+  if (kinds.length !== 1) throw new DefinitionError(`${at}: give exactly one of ${SEND_KINDS.join(', ')}`);
+  const kind = kinds[0]!;
+  for (const k of Object.keys(raw)) if (k !== kind && !SUB_KEYS.includes(k)) throw new DefinitionError(`${at}: unknown field '${k}' (${SUB_KEYS.join(', ')})`);
+  return {
+    ...readSend(r, raw, kind, name, at),
+    timeoutMs: raw.timeout === undefined ? undefined : duration(raw.timeout, `${at}.timeout`),
+    retry: raw.retry === undefined ? undefined : retryRule(raw.retry, `${at}.retry`),
+  };
+}
+
 function kindOf(raw: Obj, where: string): StepKind {
   const kinds = STEP_KINDS.filter((k) => raw[k] !== undefined);
   if (kinds.length !== 1) throw new DefinitionError(`${where}: ${kinds.length === 0 ? 'says no kind' : `says ${kinds.join(' and ')}`}: give exactly one of ${STEP_KINDS.join(', ')}`);
@@ -213,10 +260,23 @@ function readStep(r: Reader, raw: unknown, index: number): Step {
   switch (kind) {
     case 'call':
     case 'execute':
-    case 'emit': {
-      const channel = r.text(body, `${at}.${kind}`);
-      if (!channel.isTemplate && !CHANNEL.test(channel.source)) throw new DefinitionError(`${at}.${kind}: '${channel.source}' is not a channel (1–200 of A-Z a-z 0-9 _ -)`);
-      return { ...base, kind, channel, class: r.optText(raw.class, `${at}.class`), operation: r.optText(raw.operation, `${at}.operation`), control: r.textMap(raw.control, `${at}.control`), data: r.textMap(raw.data, `${at}.data`) };
+    case 'emit':
+      return { ...base, ...readSend(r, raw, kind, name, at) };
+    case 'map': {
+      if (!isObj(body)) throw new DefinitionError(`${at}.map: expected {items, concurrency, call|execute|emit: <channel>, data, …}`);
+      const concurrency = body.concurrency ?? 4;
+      if (typeof concurrency !== 'number' || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new DefinitionError(`${at}.map.concurrency: expected a whole number from 1 to 1024`);
+      if (body.items === undefined) throw new DefinitionError(`${at}.map: items is missing (a template rendering a JSON array, or one element per line)`);
+      const { items: _items, concurrency: _c, ...sub } = body;
+      return { ...base, kind, items: r.text(body.items, `${at}.map.items`), concurrency, each: readSub(r, sub, `${name}[]`, `${at}.map`) };
+    }
+    case 'parallel': {
+      if (!isObj(body) || Object.keys(body).length === 0) throw new DefinitionError(`${at}.parallel: expected named branches, each {call|execute|emit: <channel>, data, …}`);
+      const branches = Object.entries(body).map(([branch, sub]) => {
+        if (!NAME.test(branch)) throw new DefinitionError(`${at}.parallel: branch name '${branch}' is not a step name`);
+        return { name: branch, sub: readSub(r, sub, branch, `${at}.parallel.${branch}`) };
+      });
+      return { ...base, kind, branches };
     }
     case 'choice': {
       if (!Array.isArray(body) || body.length === 0) throw new DefinitionError(`${at}.choice: expected a list of {when, next}`);
@@ -243,6 +303,17 @@ function readStep(r: Reader, raw: unknown, index: number): Step {
   }
 }
 
+/** Every send of the steps: the sending steps, and the sub-steps of maps and parallels. */
+export function sendsOf(steps: readonly Step[]): SendSpec[] {
+  const out: SendSpec[] = [];
+  for (const s of steps) {
+    if (s.kind === 'call' || s.kind === 'execute' || s.kind === 'emit') out.push(s);
+    else if (s.kind === 'map') out.push(s.each);
+    else if (s.kind === 'parallel') for (const b of s.branches) out.push(b.sub);
+  }
+  return out;
+}
+
 /**
  * Reads a definition's text (YAML, or JSON, which YAML reads too) into typed steps, without the graph
  * checks (graph.ts `parseDefinition` adds them). Every error is a DefinitionError (or FlowTextError)
@@ -267,7 +338,11 @@ export function readDefinition(text: string, budget: BudgetOptions = {}): FlowDe
     byName.set(s.name, s);
   }
   const literalChannels = new Set<string>();
-  for (const s of steps) if ((s.kind === 'call' || s.kind === 'execute' || s.kind === 'emit') && !s.channel.isTemplate) literalChannels.add(s.channel.source);
+  for (const send of sendsOf(steps)) if (!send.channel.isTemplate) literalChannels.add(send.channel.source);
+  for (const s of steps) {
+    if (s.kind !== 'parallel') continue;
+    for (const b of s.branches) if (byName.has(b.name) || steps.some((o) => o !== s && o.kind === 'parallel' && o.branches.some((x) => x.name === b.name))) throw new DefinitionError(`step '${s.name}'.parallel: branch '${b.name}' is named like another step or branch (its Result is kept as .Steps.${b.name})`);
+  }
   const def: FlowDefinition = {
     steps,
     byName,

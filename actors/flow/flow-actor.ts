@@ -40,7 +40,7 @@ function start(core: FlowCore, delivery: Delivery): void {
       return;
     }
     // an execute is answered with the run's key once the run is durable; a call once the run ends (or 202)
-    if (delivery.mode === 'call') core.await(run, (r) => delivery.respond(r));
+    if (delivery.mode === 'call') core.callers.hold(run, (r) => delivery.respond(r));
     else delivery.respond(success(mapOf({ key: [run.key] })));
   });
 }
@@ -80,6 +80,9 @@ export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, 
         else done();
         break;
       }
+      case 'fan-done':
+        core.fanDone(msg.key, msg.token, msg.index, msg.result, msg.attempts, msg.at, msg.ms);
+        break;
       case 'due':
         core.due(msg.key);
         break;

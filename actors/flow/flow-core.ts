@@ -10,20 +10,22 @@ import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { parseDuration } from '../../config/values.js';
 import { BadInputError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { failure, mapOf, resultFromError, success } from '../../protocol/message.js';
+import { failure, resultFromError, success } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueueStore, StoreOp } from '../queue/store.js';
-import type { FlowDefinition, SendStep, Step, WaitStep } from './definition.js';
+import type { FlowDefinition, MapStep, ParallelStep, SendStep, Step, WaitStep } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 import { holds } from './flow-text.js';
 import { fallThrough } from './graph.js';
+import { Callers } from './callers.js';
 import type { AfterStore, FlowMsg } from './flow-messages.js';
 import type { Run } from './run.js';
 import { RunState, isFinal, putOp, runOf, stepKey } from './run.js';
 import type { ChannelGate } from './step-send.js';
-import { renderMap, sendStep } from './step-send.js';
+import { renderMap, retryDelay, sendStep, sendWithRetry } from './step-send.js';
+import { mapItems } from './map-items.js';
 
 /** The figures a flow's status shows beside its runs per state. */
 export interface FlowStats {
@@ -50,12 +52,6 @@ export interface FlowDeps {
   readonly stats: FlowStats;
 }
 
-/** A caller of `call` waiting for its run to end (answered 202 with the key after AnswerWithin). */
-interface Waiter {
-  respond(result: Result): void;
-  timer: NodeJS.Timeout;
-}
-
 /** What a run is doing in this process (never stored: a restart begins each run afresh at its step). */
 interface Live {
   /** Answers of `stored` and `step-done` from before this one are stale. */
@@ -64,7 +60,10 @@ interface Live {
   queued: boolean;
   timer: NodeJS.Timeout | undefined;
   cancelRequested: boolean;
-  waiters: Waiter[];
+  /** A map or parallel under way: `fan-done` of an earlier one is stale; elements sending now; the next element to send. */
+  fanToken: number;
+  fanActive: number;
+  fanNext: number;
   /** A new run's first write: its caller (execute) is answered with the key once it is durable. */
   onStored: ((ok: boolean, error?: unknown) => void) | undefined;
 }
@@ -82,6 +81,8 @@ export class FlowCore {
   /** Idempotency keys of starts within DedupWindow → the run each started, and when. */
   readonly seen = new Map<string, { run: string; at: number }>();
   self: ActorRef<FlowMsg> | undefined;
+  /** Callers of runs they started, answered when their run ends. */
+  readonly callers: Callers;
   /** Set at shutdown: nothing is written or sent any more (the store is closing). */
   private stopped = false;
   /** Set when the service drains: no step starts (a run goes on at its step after the restart), writes still end. */
@@ -89,7 +90,9 @@ export class FlowCore {
   /** Writes submitted and not yet answered. */
   private writing = 0;
 
-  constructor(readonly deps: FlowDeps) {}
+  constructor(readonly deps: FlowDeps) {
+    this.callers = new Callers(deps.answerWithinMs);
+  }
 
   /** Reads every stored run and the dedup window's keys; runs in progress go on. */
   async load(): Promise<void> {
@@ -112,7 +115,7 @@ export class FlowCore {
 
   private liveOf(key: string): Live {
     let l = this.live.get(key);
-    if (!l) this.live.set(key, (l = { token: 0, sending: false, queued: false, timer: undefined, cancelRequested: false, waiters: [], onStored: undefined }));
+    if (!l) this.live.set(key, (l = { token: 0, sending: false, queued: false, timer: undefined, cancelRequested: false, onStored: undefined, fanToken: 0, fanActive: 0, fanNext: 0 }));
     return l;
   }
 
@@ -173,29 +176,6 @@ export class FlowCore {
     return run;
   }
 
-  /** Holds a `call`er until the run ends, or answers 202 with its key after AnswerWithin. */
-  await(run: Run, respond: (r: Result) => void): void {
-    if (isFinal(run.state)) {
-      respond(this.answerOf(run));
-      return;
-    }
-    const live = this.liveOf(run.key);
-    const waiter: Waiter = {
-      respond,
-      timer: setTimeout(() => {
-        live.waiters = live.waiters.filter((w) => w !== waiter);
-        respond({ Code: 202, Message: `the run goes on; ask with command fetch and key ${run.key}`, Data: mapOf({ key: [run.key], state: [run.state] }), List: [] });
-      }, this.deps.answerWithinMs),
-    };
-    live.waiters.push(waiter);
-  }
-
-  /** The answer of an ended run: the flow's result, else its last step's kept Result, else its own. */
-  answerOf(run: Run): Result {
-    const r = run.result ?? failure(Code.ServiceError, 'the run has no result');
-    return { ...r, Data: Object.assign(Object.create(null) as Record<string, string[]>, r.Data) };
-  }
-
   scopeOf(run: Run, result?: Result): FlowScope {
     return result === undefined ? { Input: run.input, Steps: run.steps } : { Input: run.input, Steps: run.steps, Result: result };
   }
@@ -238,6 +218,7 @@ export class FlowCore {
 
   private moveTo(run: Run, name: string | undefined): void {
     run.step = name;
+    run.fan = undefined;
     run.attempt = 0;
     run.dueAt = 0;
     if (name !== undefined) run.visits[name] = (run.visits[name] ?? 0) + 1;
@@ -255,6 +236,8 @@ export class FlowCore {
           case 'call':
           case 'execute':
           case 'emit':
+          case 'map':
+          case 'parallel':
             return this.dispatch(run, step);
           case 'choice': {
             const scope = this.scopeOf(run);
@@ -320,7 +303,7 @@ export class FlowCore {
   }
 
   /** Sends the run's step now, or puts the run in line when MaxRuns runs are sending. */
-  private dispatch(run: Run, step: SendStep): void {
+  private dispatch(run: Run, step: SendStep | MapStep | ParallelStep): void {
     const live = this.liveOf(run.key);
     if (live.sending || live.queued || this.stopped || this.draining) return;
     if (this.sending >= this.deps.maxRuns) {
@@ -330,6 +313,7 @@ export class FlowCore {
     }
     live.sending = true;
     this.sending++;
+    if (step.kind === 'map' || step.kind === 'parallel') return this.startFan(run, step, live);
     run.attempt++;
     const token = ++live.token;
     const at = Date.now();
@@ -337,6 +321,83 @@ export class FlowCore {
     void sendStep({ hive: this.deps.hive, step, scope: this.scopeOf(run), key: stepKey(run, step.name), timeoutMs: step.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }).then((result) =>
       this.tell({ type: 'step-done', key: run.key, token, result, at, ms: Date.now() - at }),
     );
+  }
+
+  /** A map's elements or a parallel's branches: the Results kept so far stay (a restart sends only the others). */
+  private startFan(run: Run, step: MapStep | ParallelStep, live: Live): void {
+    if (!run.fan) {
+      let items: unknown[];
+      try {
+        items = step.kind === 'map' ? mapItems(step.items.render(this.scopeOf(run))) : step.branches.map((b) => b.name);
+      } catch (e) {
+        this.release(live);
+        return this.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}'.map.items: ${describeError(e)}`));
+      }
+      run.fan = { items, results: items.map(() => null) };
+    }
+    live.fanToken++;
+    live.fanActive = 0;
+    live.fanNext = 0;
+    this.sendFan(run, step, live);
+  }
+
+  /** Sends the fan's next elements, up to its concurrency; ends the step once every element has its Result. */
+  private sendFan(run: Run, step: MapStep | ParallelStep, live: Live): void {
+    const fan = run.fan!;
+    const limit = step.kind === 'map' ? step.concurrency : fan.items.length;
+    const halted = (): boolean => this.stopped || this.draining || live.cancelRequested;
+    while (live.fanActive < limit && live.fanNext < fan.items.length && !halted()) {
+      const index = live.fanNext++;
+      if (fan.results[index] !== null) continue;
+      const item = fan.items[index];
+      const sub = step.kind === 'map' ? step.each : step.branches[index]!.sub;
+      const scope: FlowScope = step.kind === 'map' ? { ...this.scopeOf(run), Item: item, Index: index } : this.scopeOf(run);
+      const part = step.kind === 'map' ? `:${index}` : `.${sub.name}`;
+      const token = live.fanToken;
+      const at = Date.now();
+      live.fanActive++;
+      this.deps.stats.stepsSent++;
+      void sendWithRetry({ hive: this.deps.hive, step: sub, scope, key: stepKey(run, step.name, part), timeoutMs: sub.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }, sub.retry, halted).then(({ result, attempts }) =>
+        this.tell({ type: 'fan-done', key: run.key, token, index, result, attempts, at, ms: Date.now() - at }),
+      );
+    }
+    if (live.fanActive > 0) return;
+    this.release(live);
+    if (live.cancelRequested) return this.cancelNow(run);
+    if (fan.results.some((r) => r === null)) return; // halted: the run goes on at this step after the restart
+    const results = fan.results as Result[];
+    run.fan = undefined;
+    const failedAt = results.findIndex((r) => !isSuccessCode(r.Code));
+    if (step.kind === 'parallel') step.branches.forEach((b, i) => (run.steps[b.name] = results[i]!));
+    if (failedAt >= 0) {
+      const r = results[failedAt]!;
+      const which = step.kind === 'map' ? `element ${failedAt}` : `branch '${step.branches[failedAt]!.name}'`;
+      return this.failed(run, step, { ...r, Message: `step '${step.name}' ${which}: ${r.Message}` });
+    }
+    this.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: Object.create(null) as Record<string, string[]>, List: results });
+  }
+
+  /** One element of a fan ended: its Result kept (and written), the next one sent. */
+  fanDone(key: string, token: number, index: number, result: Result, attempts: number, at: number, ms: number): void {
+    const run = this.runs.get(key);
+    const live = this.live.get(key);
+    if (!run?.fan || !live || live.fanToken !== token || !live.sending) return;
+    live.fanActive--;
+    const step = this.deps.def.byName.get(run.step!)! as MapStep | ParallelStep;
+    const name = step.kind === 'map' ? `${step.name}[${index}]` : `${step.name}.${step.branches[index]!.name}`;
+    run.attempts.push({ step: name, attempt: attempts, at, ms, code: result.Code, message: result.Message });
+    // a failed element is kept too: the step fails once the others ended (a replay sends the fan again)
+    run.fan.results[index] = result;
+    if (live.fanActive > 0 || live.fanNext < run.fan.items.length) this.persist(run, 'none');
+    this.sendFan(run, step, live);
+  }
+
+  /** Gives up the run's place among the MaxRuns sending. */
+  private release(live: Live): void {
+    if (!live.sending) return;
+    live.sending = false;
+    this.sending--;
+    this.pump();
   }
 
   /** Gives a freed place to the runs in line. */
@@ -356,36 +417,37 @@ export class FlowCore {
     const run = this.runs.get(key);
     const live = this.live.get(key);
     if (!run || !live || live.token !== token || !live.sending) return;
-    live.sending = false;
-    this.sending--;
-    this.pump();
+    this.release(live);
     const step = this.deps.def.byName.get(run.step!)! as SendStep;
     run.attempts.push({ step: step.name, attempt: run.attempt, at, ms, code: result.Code, message: result.Message });
     if (live.cancelRequested) return this.cancelNow(run);
-    if (isSuccessCode(result.Code)) {
-      let kept = result;
-      if (step.result) {
-        try {
-          kept = { Code: result.Code, Message: result.Message, Data: renderMap(step.result, this.scopeOf(run, result)), List: [] };
-        } catch (e) {
-          return this.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}' result: ${describeError(e)}`));
-        }
-      }
-      run.steps[step.name] = kept;
-      run.last = step.name;
-      this.moveTo(run, fallThrough(this.deps.def, step));
-      return this.persist(run, 'advance');
-    }
+    if (isSuccessCode(result.Code)) return this.succeeded(run, step, result);
     const retry = step.retry;
     if (retry && run.attempt <= retry.count && retry.on.has(result.Code)) {
       this.deps.stats.retried++;
-      const wait = retry.backoff === 'fixed' ? retry.timerMs : retry.timerMs * 2 ** (run.attempt - 1) * (0.8 + Math.random() * 0.4);
+      const wait = retryDelay(retry, run.attempt);
       run.state = RunState.Waiting;
       run.dueAt = Date.now() + Math.round(wait);
       this.deps.log.debug(`flow run ${run.key} step '${step.name}' failed (${result.Code} ${result.Message}) at attempt ${run.attempt} of ${retry.count + 1}; retrying in ${Math.round(wait)} ms`);
       return this.persist(run, 'none');
     }
     this.failed(run, step, result);
+  }
+
+  /** A step succeeded: its Result kept (shaped by its `result`), written, and the run goes on. */
+  private succeeded(run: Run, step: Step, result: Result): void {
+    let kept = result;
+    if (step.result) {
+      try {
+        kept = { Code: result.Code, Message: result.Message, Data: renderMap(step.result, this.scopeOf(run, result)), List: [] };
+      } catch (e) {
+        return this.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}' result: ${describeError(e)}`));
+      }
+    }
+    run.steps[step.name] = kept;
+    run.last = step.name;
+    this.moveTo(run, fallThrough(this.deps.def, step));
+    this.persist(run, 'advance');
   }
 
   /** A step failed for good: its `catch` leads on (the failure kept for the handler), else the run fails. */
@@ -415,12 +477,7 @@ export class FlowCore {
   }
 
   private answerWaiters(run: Run): void {
-    const live = this.live.get(run.key);
-    if (!live) return;
-    for (const w of live.waiters.splice(0)) {
-      clearTimeout(w.timer);
-      w.respond(this.answerOf(run));
-    }
+    this.callers.answer(run);
     this.live.delete(run.key);
     if (this.deps.runRetentionMs === 0) this.runs.delete(run.key);
   }
@@ -535,9 +592,9 @@ export class FlowCore {
   /** Stops every timer (the actor stopped). */
   stop(): void {
     this.stopped = true;
+    this.callers.stop();
     for (const l of this.live.values()) {
       if (l.timer) clearTimeout(l.timer);
-      for (const w of l.waiters) clearTimeout(w.timer);
     }
   }
 }

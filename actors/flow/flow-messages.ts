@@ -13,6 +13,8 @@ export type FlowMsg =
   | { type: 'store-failed'; key: string; token: number; then: AfterStore; error: unknown }
   /** One attempt of a step ended with `result`. */
   | { type: 'step-done'; key: string; token: number; result: Result; at: number; ms: number }
+  /** One element of a map (or branch of a parallel) ended, after `attempts` attempts. */
+  | { type: 'fan-done'; key: string; token: number; index: number; result: Result; attempts: number; at: number; ms: number }
   /** A waiting run's time came (a wait step, a retry's pause). */
   | { type: 'due'; key: string }
   /** RunRetention and DedupWindow. */

@@ -6,6 +6,9 @@
  */
 import type { BudgetOptions } from '../../template/budget.js';
 import { Template } from '../../template/template.js';
+import { marshalJSON } from '../../template/dialects/json.js';
+import { Param } from '../../template/funcs.js';
+import type { FuncMap } from '../../template/funcs.js';
 import { describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 
@@ -17,7 +20,13 @@ export interface FlowScope {
   readonly Steps: Readonly<Record<string, Result>>;
   /** In a step's `result`: the Result the step got, before shaping. */
   readonly Result?: Result;
+  /** In a map's sub-step: the element and its index. */
+  readonly Item?: unknown;
+  readonly Index?: number;
 }
+
+/** Functions a flow's templates have beside Go's: `json` writes a value as JSON (a map's items from a List). */
+const FLOW_FUNCS: FuncMap = { json: { fn: (v: unknown) => marshalJSON(v), params: [Param.Any] } };
 
 /** A definition's text that cannot be parsed: names where it is. */
 export class FlowTextError extends Error {
@@ -36,7 +45,7 @@ export class FlowText {
   ) {
     if (!source.includes('{{')) return;
     try {
-      this.template = new Template(where, budget).parse(source);
+      this.template = new Template(where, { ...budget, funcs: FLOW_FUNCS }).parse(source);
     } catch (e) {
       throw new FlowTextError(`${where}: ${describeError(e)}`);
     }

@@ -103,6 +103,10 @@ function summary(step: Step): string {
       return 'succeed';
     case 'fail':
       return `fail ${step.code.source}`;
+    case 'map':
+      return `map ${step.items.source} (${step.concurrency} at once): ${step.each.kind} ${step.each.channel.source}`;
+    case 'parallel':
+      return `parallel ${step.branches.map((b) => `${b.name}: ${b.sub.kind} ${b.sub.channel.source}`).join(', ')}`;
     case 'wait':
       return `wait ${step.forMs !== undefined ? `${step.forMs} ms` : step.until ? `until ${step.until.source}` : `for ${step.forText!.source}`}`;
   }

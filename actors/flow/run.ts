@@ -63,6 +63,8 @@ export interface Run {
   cancelling: boolean;
   idempotencyKey: string | undefined;
   ended: number | undefined;
+  /** A map or parallel under way: its elements and the Result of each one finished (null: not yet). */
+  fan?: { items: unknown[]; results: Array<Result | null> } | undefined;
 }
 
 /** The store's write of a run. */
@@ -78,6 +80,7 @@ export function runOf(doc: string): Run {
   run.steps = nullProto(run.steps);
   for (const r of Object.values(run.steps)) r.Data = nullProto(r.Data);
   if (run.result) run.result.Data = nullProto(run.result.Data);
+  for (const r of run.fan?.results ?? []) if (r) r.Data = nullProto(r.Data);
   return run;
 }
 
@@ -85,8 +88,11 @@ function nullProto<T>(o: Record<string, T>): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, o);
 }
 
-/** The idempotency key of a step's message: `<run key>:<step>`, and `:<visit>` from a step's second visit on. */
-export function stepKey(run: Run, step: string): string {
+/**
+ * The idempotency key of a step's message: `<run key>:<step>`, `:<index>` for an element of a map (or
+ * `<run key>:<step>.<branch>` for a parallel's branch), and `:v<visit>` from a step's second visit on.
+ */
+export function stepKey(run: Run, step: string, part?: string): string {
   const visit = run.visits[step] ?? 1;
-  return visit > 1 ? `${run.key}:${step}:${visit}` : `${run.key}:${step}`;
+  return `${run.key}:${step}${part ?? ''}${visit > 1 ? `:v${visit}` : ''}`;
 }

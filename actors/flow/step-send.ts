@@ -9,7 +9,7 @@ import { describeError } from '../../protocol/errors.js';
 import type { Message, Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
-import type { SendStep, TextMap } from './definition.js';
+import type { RetryRule, SendSpec, TextMap } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 
 /** The idempotency control every step's message carries (the queue deduplicates by it). */
@@ -26,7 +26,7 @@ export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
 }
 
 /** The message a step sends for a run (throws the template engine's errors). */
-export function stepMessage(step: SendStep, scope: FlowScope, key: string): Message {
+export function stepMessage(step: SendSpec, scope: FlowScope, key: string): Message {
   const control = renderMap(step.control, scope);
   control[IDEMPOTENCY_KEY] = [key];
   return makeMessage({ Class: step.class?.render(scope) ?? '', Operation: step.operation?.render(scope) ?? '', Control: control, Data: renderMap(step.data, scope) });
@@ -34,7 +34,7 @@ export function stepMessage(step: SendStep, scope: FlowScope, key: string): Mess
 
 export interface SendRequest {
   readonly hive: HiveClient;
-  readonly step: SendStep;
+  readonly step: SendSpec;
   readonly scope: FlowScope;
   /** The message's idempotency key (run.ts stepKey). */
   readonly key: string;
@@ -68,5 +68,23 @@ export async function sendStep(req: SendRequest): Promise<Result> {
   } catch (e) {
     // a hive call resolves, never rejects; a bad channel name is refused by a throw
     return resultFromError(e);
+  }
+}
+
+/** How long a retry waits before attempt `attempt + 1`: the timer, doubled per attempt with ±20 % jitter when exponential. */
+export function retryDelay(retry: RetryRule, attempt: number): number {
+  return Math.round(retry.backoff === 'fixed' ? retry.timerMs : retry.timerMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4));
+}
+
+/**
+ * A sub-step (of a map or a parallel) with its retries made in place: the elements of one step
+ * share its place in the run, so their pauses are timers here, not the run's; after a restart an
+ * element without a kept Result is sent again from its first attempt.
+ */
+export async function sendWithRetry(req: SendRequest, retry: RetryRule | undefined, stopped: () => boolean): Promise<{ result: Result; attempts: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await sendStep(req);
+    if (!retry || attempt > retry.count || !retry.on.has(result.Code) || stopped()) return { result, attempts: attempt };
+    await new Promise((r) => setTimeout(r, retryDelay(retry, attempt)));
   }
 }

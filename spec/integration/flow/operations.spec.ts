@@ -62,7 +62,7 @@ describe('flow starting, answering and operations', function () {
     await until(() => got.length === 2);
     expect(got[1]!.message.Data).to.deep.equal({ id: ['o-1'], address: ['Main St 1'] });
     // a replayed step is a new visit: its idempotency key is new, so a target's dedup does not drop it
-    expect(got[1]!.message.Control['idempotency-key']).to.deep.equal([`${key[0]}:ship:2`]);
+    expect(got[1]!.message.Control['idempotency-key']).to.deep.equal([`${key[0]}:ship:v2`]);
     expect(recorded(join(dir, 'db.jsonl'))).to.have.length(1);
     await sleep(100);
     expect((await flowCommand(node, 'fetch', { key })).Data.state).to.deep.equal(['succeeded']);

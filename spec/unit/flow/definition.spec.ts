@@ -63,6 +63,20 @@ describe('flow definition checks', () => {
     expect(refused({ steps: [{ name: 'a', call: 'x' }], colour: 1 })).to.contain("unknown field 'colour'");
   });
 
+  it('map and parallel: items required, concurrency bounded, sub-steps checked, branch names unique among steps', () => {
+    expect(refused({ steps: [{ name: 'm', map: { call: 'x' } }] })).to.contain("step 'm'.map: items is missing");
+    expect(refused({ steps: [{ name: 'm', map: { items: 'a', concurrency: 0, call: 'x' } }] })).to.contain("step 'm'.map.concurrency");
+    expect(refused({ steps: [{ name: 'm', map: { items: 'a', call: 'x', next: 'y' } }] })).to.contain("step 'm'.map: unknown field 'next'");
+    expect(refused({ steps: [{ name: 'm', map: { items: 'a' } }] })).to.contain("step 'm'.map: give exactly one of call, execute, emit");
+    expect(refused({ steps: [{ name: 'p', parallel: { p: { call: 'x' } } }] })).to.contain("branch 'p' is named like another step");
+    expect(refused({ steps: [{ name: 'p', parallel: { a: { call: 'x', data: { v: '{{' } } } }] })).to.match(/^step 'p'\.parallel\.a\.data\.v: /);
+    const def = parseDefinition(JSON.stringify({ steps: [{ name: 'm', map: { items: '{{json .Input.Data.ids}}', call: 'work' } }, { name: 'p', parallel: { a: { call: 'x' }, b: { emit: 'y' } } }] }));
+    expect([...def.literalChannels]).to.deep.equal(['work', 'x', 'y']);
+    const m = def.steps[0]!;
+    if (m.kind !== 'map') throw new Error('not a map');
+    expect(m.items.render({ Input: { Class: '', Operation: '', Control: {}, Data: { ids: ['1', '2'] } }, Steps: {} })).to.equal('["1","2"]');
+  });
+
   it('prints the steps as a graph', () => {
     const def = parseDefinition(JSON.stringify({ steps: [{ name: 'insert', call: 'sql' }, { name: 'http', call: 'api', retry: { count: 2, backoff: 'exponential' }, catch: [{ codes: [502], next: 'undo' }] }, { name: 'log', emit: 'syslog', end: true }, { name: 'undo', call: 'sql' }, { name: 'failed', fail: { code: '502' } }] }));
     expect(graphLines(def)).to.deep.equal([
