@@ -38,6 +38,8 @@ export interface FlowStats {
 }
 
 export interface FlowDeps {
+  /** The flow's NAME. */
+  readonly name: string;
   readonly runtime: Runtime;
   readonly hive: HiveClient;
   readonly log: Logger;
@@ -67,6 +69,12 @@ interface Live {
   /** A new run's first write: its caller (execute) is answered with the key once it is durable. */
   onStored: ((ok: boolean, error?: unknown) => void) | undefined;
 }
+
+/**
+ * Tokens of writes and sends, unique in the process: a report from before an actor restart (an old
+ * core's send answering late) never passes for one of the new core's.
+ */
+let lastToken = 0;
 
 /** The longest one timer waits; a longer wait re-arms (Node's timers hold at most 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
@@ -128,7 +136,7 @@ export class FlowCore {
     if (this.stopped) return;
     run.updated = Date.now();
     const live = this.liveOf(run.key);
-    const token = ++live.token;
+    const token = (live.token = ++lastToken);
     const ops = isFinal(run.state) && this.deps.runRetentionMs === 0 ? [{ type: 'remove', key: run.key } as const] : [putOp(run)];
     this.writing++;
     this.deps.store.write([...ops, ...extra]).then(
@@ -315,10 +323,10 @@ export class FlowCore {
     this.sending++;
     if (step.kind === 'map' || step.kind === 'parallel') return this.startFan(run, step, live);
     run.attempt++;
-    const token = ++live.token;
+    const token = (live.token = ++lastToken);
     const at = Date.now();
     this.deps.stats.stepsSent++;
-    void sendStep({ hive: this.deps.hive, step, scope: this.scopeOf(run), key: stepKey(run, step.name), timeoutMs: step.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }).then((result) =>
+    void sendStep({ hive: this.deps.hive, service: this.deps.name, step, scope: this.scopeOf(run), key: stepKey(run, step.name), timeoutMs: step.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }).then((result) =>
       this.tell({ type: 'step-done', key: run.key, token, result, at, ms: Date.now() - at }),
     );
   }
@@ -335,7 +343,7 @@ export class FlowCore {
       }
       run.fan = { items, results: items.map(() => null) };
     }
-    live.fanToken++;
+    live.fanToken = ++lastToken;
     live.fanActive = 0;
     live.fanNext = 0;
     this.sendFan(run, step, live);
@@ -357,7 +365,7 @@ export class FlowCore {
       const at = Date.now();
       live.fanActive++;
       this.deps.stats.stepsSent++;
-      void sendWithRetry({ hive: this.deps.hive, step: sub, scope, key: stepKey(run, step.name, part), timeoutMs: sub.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }, sub.retry, halted).then(({ result, attempts }) =>
+      void sendWithRetry({ hive: this.deps.hive, service: this.deps.name, step: sub, scope, key: stepKey(run, step.name, part), timeoutMs: sub.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }, sub.retry, halted).then(({ result, attempts }) =>
         this.tell({ type: 'fan-done', key: run.key, token, index, result, attempts, at, ms: Date.now() - at }),
       );
     }

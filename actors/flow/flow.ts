@@ -61,6 +61,7 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
     ctx.runtime,
     ctx.supervisor,
     {
+      name: ctx.name,
       runtime: ctx.runtime,
       hive: ctx.hive,
       log: ctx.log,

@@ -9,6 +9,8 @@ import { describeError } from '../../protocol/errors.js';
 import type { Message, Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
+import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
+import { messageHop, withHop } from '../shared/trace-message.js';
 import type { RetryRule, SendSpec, TextMap } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 
@@ -34,6 +36,8 @@ export function stepMessage(step: SendSpec, scope: FlowScope, key: string): Mess
 
 export interface SendRequest {
   readonly hive: HiveClient;
+  /** The flow's NAME (its spans' service). */
+  readonly service: string;
   readonly step: SendSpec;
   readonly scope: FlowScope;
   /** The message's idempotency key (run.ts stepKey). */
@@ -56,14 +60,28 @@ export async function sendStep(req: SendRequest): Promise<Result> {
   }
   // a channel rendered from the run's Input must not reach what the flow was not meant to reach (AllowedChannels)
   if (req.gate !== 'any' && !req.gate.has(channel)) return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
+  // a run is one trace (docs/ARCHITECTURE.md, Tracing): every attempt of every step is a span, child of
+  // the span that started the run (its Input keeps the traceparent through the store, as a queue entry does)
+  const input = scope.Input.Control;
+  if (input[TRACEPARENT] && !message.Control[TRACEPARENT]) {
+    message.Control[TRACEPARENT] = input[TRACEPARENT];
+    if (input[TRACESTATE]) message.Control[TRACESTATE] = input[TRACESTATE];
+  }
+  const hop = messageHop(message, 'client', false, () => ({ name: `${req.service} step`, service: req.service, attributes: { 'hivenode.flow.step': step.name, 'hivenode.channel': channel, 'hivenode.mode': step.kind } }));
+  const result = await send(req.hive, step, channel, withHop(message, hop), req.timeoutMs);
+  hop?.end(result.Code, result.Message);
+  return result;
+}
+
+async function send(hive: HiveClient, step: SendSpec, channel: string, message: Message, timeoutMs: number): Promise<Result> {
   try {
     switch (step.kind) {
       case 'call':
-        return await req.hive.call(channel, message, req.timeoutMs);
+        return await hive.call(channel, message, timeoutMs);
       case 'execute':
-        return await req.hive.execute(channel, message, req.timeoutMs);
+        return await hive.execute(channel, message, timeoutMs);
       case 'emit':
-        return (await req.hive.emit(channel, message)) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: [] } : failure(Code.NotFound, `step '${step.name}': nobody took the emit on channel '${channel}'`);
+        return (await hive.emit(channel, message)) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: [] } : failure(Code.NotFound, `step '${step.name}': nobody took the emit on channel '${channel}'`);
     }
   } catch (e) {
     // a hive call resolves, never rejects; a bad channel name is refused by a throw
