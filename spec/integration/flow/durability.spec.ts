@@ -4,6 +4,7 @@
  * at its step, and a gateway's Execution hands a run over and answers its key.
  */
 import { expect } from 'chai';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { HiveNode } from '../../../node/node.js';
@@ -77,5 +78,26 @@ describe('flow durability', function () {
     await until(() => recorded(join(dir, 'db.jsonl')).length === 1);
     await sleep(50);
     expect((await flowCommand(node, 'fetch', { key: body.Data.key })).Data.state).to.deep.equal(['succeeded']);
+  });
+
+  it('RunRetention removes finished runs once they are older than it, also from the store', async () => {
+    const def = { steps: [{ name: 'one', call: 'db' }] };
+    ({ node } = await flowNode(dir, def, { RunRetention: '1s' }, [recordingEcho(dir, 'db')]));
+    expect((await startRun(node)).Code).to.equal(200);
+    const key = (await flowCommand(node, 'list')).Data.objects!;
+    expect(key).to.have.length(1);
+    await sleep(2600);
+    expect((await flowCommand(node, 'fetch', { key })).Code).to.equal(404);
+    await node.stop(2000);
+    ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db')]));
+    expect((await flowCommand(node, 'status')).Data.succeeded).to.deep.equal(['0']);
+  });
+
+  it('a hive:// Definition is read from the storage service at start', async () => {
+    const templates = join(dir, 'templates');
+    mkdirSync(templates);
+    writeFileSync(join(templates, 'order'), 'steps:\n  - name: one\n    call: db\n    data: {from: storage}\n');
+    ({ node } = await flowNode(dir, 'hive://order', {}, [{ service: 'storage', NAME: 'templates', Directory: templates, INPUTCHANNEL: 'DefaultStorageChannel' }, recordingEcho(dir, 'db')]));
+    expect((await startRun(node)).Data.from).to.deep.equal(['storage']);
   });
 });
