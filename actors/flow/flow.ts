@@ -24,7 +24,8 @@ import type { FlowCore, FlowStats } from './flow-core.js';
 import { stateCounts } from './flow-commands.js';
 import { spawnFlowActor } from './flow-actor.js';
 import type { FlowMsg } from './flow-messages.js';
-import { parseDefinition } from './graph.js';
+import { literalSends, parseDefinition } from './graph.js';
+import { publishFlowSends } from './sends.js';
 import type { ChannelGate } from './step-send.js';
 
 type FlowConfig = ConfigOf<typeof FLOW_PARAMS>;
@@ -47,6 +48,7 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
     throw new ConfigError(`Definition: ${describeError(e)}`);
   }
   const gate = channelGate(config.AllowedChannels, def, [ctx.inputChannel, config.OUTPUTCHANNEL]);
+  publishFlowSends(config.Definition, literalSends(def));
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
   let store: QueueStore;

@@ -6,7 +6,8 @@
  */
 import type { BudgetOptions } from '../../template/budget.js';
 import type { FlowDefinition, Step } from './definition.js';
-import { DefinitionError, readDefinition } from './definition.js';
+import { DefinitionError, readDefinition, sendsOf } from './definition.js';
+import type { FlowSend } from './sends.js';
 
 /** One edge: the step it leads to and why (for the printed graph). */
 export interface Edge {
@@ -123,4 +124,9 @@ export function graphLines(def: FlowDefinition): string[] {
     else if (edges.every((e) => e.label.startsWith('catch'))) lines.push('  --> (run succeeded)');
   }
   return lines;
+}
+
+/** The channels the definition names literally, each with the step (or sub-step) sending there; template channels left out. */
+export function literalSends(def: FlowDefinition): FlowSend[] {
+  return sendsOf(def.steps).flatMap((s) => (s.channel.isTemplate ? [] : [{ channel: s.channel.source, label: s.name }]));
 }
