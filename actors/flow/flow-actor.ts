@@ -27,8 +27,8 @@ interface FlowState {
 function start(core: FlowCore, delivery: Delivery): void {
   const message = delivery.message;
   const idem = firstValue(message.Control, IDEMPOTENCY_KEY);
-  const earlier = idem !== undefined && core.deps.dedupWindowMs > 0 ? core.seen.get(idem) : undefined;
-  const existing = earlier && earlier.at > Date.now() - core.deps.dedupWindowMs ? core.runs.get(earlier.run) : undefined;
+  const earlier = core.seen.runOf(idem);
+  const existing = earlier === undefined ? undefined : core.runs.get(earlier);
   if (existing) {
     delivery.respond(duplicateAnswer(core, existing));
     return;

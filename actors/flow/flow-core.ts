@@ -20,6 +20,7 @@ import type { FlowScope } from './flow-text.js';
 import { holds } from './flow-text.js';
 import { fallThrough } from './graph.js';
 import { Callers } from './callers.js';
+import { StartsSeen } from './starts-seen.js';
 import type { AfterStore, FlowMsg } from './flow-messages.js';
 import type { Run } from './run.js';
 import { RunState, isFinal, putOp, runOf, stepKey } from './run.js';
@@ -86,8 +87,8 @@ export class FlowCore {
   private readonly ready: string[] = [];
   private sending = 0;
   private seq = 0;
-  /** Idempotency keys of starts within DedupWindow → the run each started, and when. */
-  readonly seen = new Map<string, { run: string; at: number }>();
+  /** Idempotency keys of starts within DedupWindow. */
+  readonly seen: StartsSeen;
   self: ActorRef<FlowMsg> | undefined;
   /** Callers of runs they started, answered when their run ends. */
   readonly callers: Callers;
@@ -100,6 +101,7 @@ export class FlowCore {
 
   constructor(readonly deps: FlowDeps) {
     this.callers = new Callers(deps.answerWithinMs);
+    this.seen = new StartsSeen(deps.dedupWindowMs);
   }
 
   /** Reads every stored run and the dedup window's keys; runs in progress go on. */
@@ -112,7 +114,7 @@ export class FlowCore {
       this.runs.set(run.key, run);
       this.seq = Math.max(this.seq, run.seq);
     }
-    if (this.deps.dedupWindowMs > 0) for (const s of await this.deps.store.loadSeen(Date.now() - this.deps.dedupWindowMs)) this.seen.set(s.key, { run: s.entryKey, at: s.seenAt });
+    if (this.seen.on) this.seen.load(await this.deps.store.loadSeen(Date.now() - this.deps.dedupWindowMs));
     const resumed = rows.filter((r) => !isFinal(r.state));
     if (resumed.length > 0) this.deps.log.info(`flow resumes ${resumed.length} run${resumed.length === 1 ? '' : 's'} in progress`);
     for (const run of resumed) {
@@ -179,8 +181,7 @@ export class FlowCore {
     this.deps.stats.started++;
     const live = this.liveOf(run.key);
     live.onStored = (ok, error) => onStored(ok ? run : undefined, error);
-    if (idempotencyKey !== undefined && this.deps.dedupWindowMs > 0) this.seen.set(idempotencyKey, { run: run.key, at: now });
-    this.persist(run, 'advance', idempotencyKey !== undefined && this.deps.dedupWindowMs > 0 ? [{ type: 'seen', key: idempotencyKey, entryKey: run.key, seenAt: now }] : []);
+    this.persist(run, 'advance', this.seen.remember(idempotencyKey, run.key, now));
     return run;
   }
 
@@ -221,7 +222,7 @@ export class FlowCore {
     if (live?.timer) clearTimeout(live.timer);
     this.live.delete(run.key);
     this.runs.delete(run.key);
-    if (run.idempotencyKey !== undefined && this.seen.get(run.idempotencyKey)?.run === run.key) this.seen.delete(run.idempotencyKey);
+    this.seen.forget(run.idempotencyKey, run.key);
   }
 
   private moveTo(run: Run, name: string | undefined): void {
@@ -579,16 +580,8 @@ export class FlowCore {
       const before = now - this.deps.runRetentionMs;
       this.drop([...this.runs.values()].filter((r) => r.ended !== undefined && r.ended <= before));
     }
-    if (this.deps.dedupWindowMs > 0) {
-      const before = now - this.deps.dedupWindowMs;
-      let forgot = false;
-      for (const [k, s] of this.seen) {
-        if (s.at > before) continue;
-        this.seen.delete(k);
-        forgot = true;
-      }
-      if (forgot) this.deps.store.write([{ type: 'forget-seen', before }]).catch(() => undefined);
-    }
+    const forget = this.seen.sweep(now);
+    if (forget) this.deps.store.write([forget]).catch(() => undefined);
   }
 
   /** Whether the run has a step under way in this process (state `running` in the counts), else it is in line. */
