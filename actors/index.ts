@@ -6,6 +6,7 @@
  */
 import { ECHO_PARAMS } from '../config/echo.js';
 import { EXEC_PARAMS } from '../config/exec.js';
+import { FLOW_PARAMS } from '../config/flow.js';
 import { GATEWAY_PARAMS } from '../config/gateway.js';
 import { HTTPCLIENT_PARAMS } from '../config/httpclient.js';
 import { QUEUE_PARAMS } from '../config/queue.js';
@@ -28,4 +29,5 @@ export const SERVICE_DEFINITIONS: Readonly<Record<ServiceKind, ServiceDefinition
   httpclient: lazyService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), async () => (await importModule(import.meta.url, './httpclient/httpclient.js', () => import('./httpclient/httpclient.js'))).httpClientService),
   storage: lazyService(SERVICES.storage, compilerFor('storage', STORAGE_PARAMS), async () => (await importModule(import.meta.url, './storage/storage.js', () => import('./storage/storage.js'))).storageService),
   syslog: lazyService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), async () => (await importModule(import.meta.url, './syslog/syslog.js', () => import('./syslog/syslog.js'))).syslogService),
+  flow: lazyService(SERVICES.flow, compilerFor('flow', FLOW_PARAMS), async () => (await importModule(import.meta.url, './flow/flow.js', () => import('./flow/flow.js'))).flowService),
 };

@@ -59,6 +59,11 @@ async function main(argv: string[]): Promise<void> {
     console.log(versionText());
     return;
   }
+  // `flow` is a service kind too: `hivenode flow -Definition=…` runs one, `hivenode flow check <file>` checks a definition
+  if (first === 'flow' && argv[1] === 'check' && argv.length === 3 && !argv.includes('--help')) {
+    (await import('./flow.js')).runFlowCheck(argv[2]!);
+    return;
+  }
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
     const [{ takeDashboardPort }, { singleServicePlan }] = await Promise.all([import('./status.js'), import('./plans.js')]);
     let plan, dashboardPort;
@@ -141,6 +146,12 @@ async function main(argv: string[]): Promise<void> {
           .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
           .options(HIVE_OPTIONS),
       async (args) => (args.action === 'render' ? (await import('./render.js')).runRender(args.name, args) : (await import('./hive-tools.js')).runTemplate(args.action, args.name, args)),
+    )
+    .command(
+      'flow check <definition>',
+      'check a flow definition (YAML or JSON file) as a node would at start, and print its steps as a graph',
+      (y) => y.positional('definition', { type: 'string', demandOption: true, describe: 'definition file' }),
+      async (args) => (await import('./flow.js')).runFlowCheck(args.definition),
     )
     .command(
       'status',

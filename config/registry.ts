@@ -4,6 +4,7 @@
  */
 import { ECHO_PARAMS } from './echo.js';
 import { EXEC_PARAMS } from './exec.js';
+import { FLOW_PARAMS } from './flow.js';
 import { GATEWAY_PARAMS } from './gateway.js';
 import { HTTPCLIENT_PARAMS } from './httpclient.js';
 import type { ParamTable } from './params.js';
@@ -22,6 +23,7 @@ export const ServiceKind = {
   HttpClient: 'httpclient',
   Echo: 'echo',
   Storage: 'storage',
+  Flow: 'flow',
 } as const;
 export type ServiceKind = (typeof ServiceKind)[keyof typeof ServiceKind];
 
@@ -47,6 +49,7 @@ export const SERVICES: Readonly<Record<ServiceKind, ServiceInfo>> = {
   httpclient: { kind: 'httpclient', release: 'v0.1.0', summary: 'Sends one HTTP request per message, mapped by interceptor services.', params: HTTPCLIENT_PARAMS, defaultInputChannel: 'httpclient', inSpec: true },
   echo: { kind: 'echo', release: 'v0.1.0', summary: 'Diagnostic: answers with the Data it received; records, delays or fails on demand.', params: ECHO_PARAMS, defaultInputChannel: 'echo', inSpec: false },
   storage: { kind: 'storage', release: 'v0.1.0', summary: 'Serves hive:// templates from a directory on the template channel.', params: STORAGE_PARAMS, defaultInputChannel: 'DefaultStorageChannel', inSpec: false },
+  flow: { kind: 'flow', release: 'v0.1.0', summary: 'Runs a durable flow of steps per message: calls, choices, retries, compensation; every step kept and resumed after a crash.', params: FLOW_PARAMS, defaultInputChannel: 'flow', inSpec: false },
 };
 
 for (const info of Object.values(SERVICES)) checkTable(info.kind, info.params);

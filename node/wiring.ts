@@ -1,10 +1,11 @@
 /**
  * The channels a service sends to by its configuration: the gateway's routes and OUTPUTCHANNEL for
  * what no route matches, a queue's DefaultChannel and dead-letter target, OUTPUTCHANNEL of the
- * syslog receiver and the SQL poller, templates fetched over the hive. The console draws them as
+ * syslog receiver and the SQL poller, a flow's steps, templates fetched over the hive. The console draws them as
  * arrows, and the hive roster publishes them so other nodes draw them too. A channel reached by two
  * settings (a route and OUTPUTCHANNEL) is one send with both labels: the hive carries it as one.
  */
+import { flowSends } from '../actors/flow/sends.js';
 import { parseRoutes } from '../actors/gateway/routes.js';
 
 export interface ChannelSend {
@@ -42,6 +43,11 @@ export function sendsOf(kind: string, c: Readonly<Record<string, unknown>>): Cha
       break;
     case 'sql':
       if (c.SQL_POLLMODE === true) add(text(c.OUTPUTCHANNEL), 'polled rows');
+      break;
+    case 'flow':
+      // each step's channel, labelled with the step (README, Flows), as the running flow published them
+      for (const s of flowSends(text(c.Definition))) add(s.channel, s.label);
+      if (text(c.Definition).startsWith('hive://')) add(text(c.TemplateChannel), 'definition', true);
       break;
     default:
       break;

@@ -207,7 +207,8 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     const remaining = Math.max(1, deadline - Date.now());
     if (procedureOf(req) === 'execute') {
       const ack = await deps.hive.execute(channel, message, remaining);
-      sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: null } : ack);
+      // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
+      sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
       return;
     }
     const result = await deps.hive.call(channel, message, remaining);

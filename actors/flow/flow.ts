@@ -1,0 +1,102 @@
+/**
+ * The flow service (README, Flows): a message on its input channel starts a durable run of the
+ * Definition's steps; the runs live in a queue store (SQLite in PersistPath/<NAME>), and the queue's
+ * commands operate on them. The definition is read and checked at start: an invalid one stops the
+ * node with one line naming the step.
+ */
+import { join } from 'node:path';
+import { templateBudget } from '../../config/common.js';
+import { FLOW_PARAMS } from '../../config/flow.js';
+import type { ConfigOf } from '../../config/params.js';
+import { SERVICES } from '../../config/registry.js';
+import { compilerFor } from '../../config/resolve.js';
+import { splitList } from '../../config/values.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import { resolveTemplateSource } from '../hive/template-source.js';
+import { MemoryStore } from '../queue/memory-store.js';
+import { SqliteStore } from '../queue/sqlite-store.js';
+import type { QueueStore } from '../queue/store.js';
+import type { RunningService, ServiceContext } from '../service/context.js';
+import { defineService } from '../service/context.js';
+import { serveActor } from '../service/serve.js';
+import type { FlowDefinition } from './definition.js';
+import type { FlowCore, FlowStats } from './flow-core.js';
+import { stateCounts } from './flow-commands.js';
+import { spawnFlowActor } from './flow-actor.js';
+import type { FlowMsg } from './flow-messages.js';
+import { literalSends, parseDefinition } from './graph.js';
+import { publishFlowSends } from './sends.js';
+import type { ChannelGate } from './step-send.js';
+
+type FlowConfig = ConfigOf<typeof FLOW_PARAMS>;
+
+/** AllowedChannels: '*' any; empty the definition's literal channels plus INPUTCHANNEL and OUTPUTCHANNEL; else the list. */
+export function channelGate(allowed: string, def: FlowDefinition, own: readonly string[]): ChannelGate {
+  const list = splitList(allowed);
+  if (list.includes('*')) return 'any';
+  return new Set(list.length > 0 ? list : [...def.literalChannels, ...own]);
+}
+
+async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
+  const config = ctx.config;
+  if (config.Store === 'jetstream') throw new ConfigError('Store: jetstream is not available for flows yet; use Store sqlite (runs in PersistPath, one process)');
+  let def: FlowDefinition;
+  try {
+    const text = await resolveTemplateSource(config.Definition, { hive: ctx.hive, templateChannel: config.TemplateChannel });
+    def = parseDefinition(text, templateBudget(config));
+  } catch (e) {
+    throw new ConfigError(`Definition: ${describeError(e)}`);
+  }
+  const gate = channelGate(config.AllowedChannels, def, [ctx.inputChannel, config.OUTPUTCHANNEL]);
+  publishFlowSends(config.Definition, literalSends(def));
+
+  // opened after everything that can refuse the start by itself, so a refused start holds no store lock
+  let store: QueueStore;
+  if (config.PersistPath === '') {
+    ctx.log.warn('PersistPath is empty: flow runs are kept in memory only and are lost when the process stops');
+    store = new MemoryStore();
+  } else store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log);
+
+  const stats: FlowStats = { started: 0, succeeded: 0, failed: 0, cancelled: 0, stepsSent: 0, retried: 0 };
+  let core: FlowCore | undefined;
+  const actor = spawnFlowActor(
+    ctx.runtime,
+    ctx.supervisor,
+    {
+      name: ctx.name,
+      runtime: ctx.runtime,
+      hive: ctx.hive,
+      log: ctx.log,
+      store,
+      def,
+      gate,
+      maxRuns: config.MaxRuns,
+      defaultTimeoutMs: config.DefaultTimeout,
+      answerWithinMs: config.AnswerWithin,
+      runRetentionMs: config.RunRetention,
+      dedupWindowMs: config.DedupWindow,
+      stats,
+    },
+    (c) => (core = c),
+  );
+  // RunRetention and DedupWindow are kept by a sweep every tenth of the shorter (1 s to 1 min)
+  const every = Math.min(60_000, Math.max(1000, Math.min(config.RunRetention || Infinity, config.DedupWindow || Infinity) / 10));
+  const sweeps = setInterval(() => ctx.runtime.tell(actor, { type: 'sweep' }), every);
+  sweeps.unref();
+  const close = async (deadlineMs: number): Promise<void> => {
+    const until = Date.now() + deadlineMs;
+    clearInterval(sweeps);
+    // the store's load ends before it is closed, so the actor never reads a closed store
+    await ctx.runtime.ask<FlowMsg, void>(actor, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
+    // steps under way end and their Results are written (within the deadline); no step starts meanwhile
+    if (core) core.draining = true;
+    while (core && !core.idle && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    core?.stop();
+    await store.close();
+  };
+  const service = await serveActor(ctx, actor, { close, status: () => ({ ...stats, steps: def.steps.length, durable: store.durable, ...(core ? { states: stateCounts(core) } : {}) }) });
+  ctx.log.info(`flow listening on channel '${ctx.inputChannel}' with ${def.steps.length} steps${store.where ? `, store ${store.where}` : ''}`);
+  return service;
+}
+
+export const flowService = defineService(SERVICES.flow, compilerFor('flow', FLOW_PARAMS), start);

@@ -1,0 +1,94 @@
+/**
+ * Flow throughput (README, Flows): runs per second of a 3-step flow (call, call, emit, on echo
+ * services; every step's Result written and fsynced before the next step starts) against the same three
+ * messages sent in sequence by a client of the hive (no durability: the baseline of what the steps
+ * cost on the hive alone), both from CONCURRENCY callers at once, interleaved rounds, paired ratios
+ * (target ≥ 0.5). Then the memory of RUNS_WAITING runs held in a durable wait: RSS above the same node
+ * with an empty store (target ≤ 200 MiB). Not here yet: BullMQ's FlowProducer as a peer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { makeMessage, mapOf } from '../protocol/message.js';
+import { HiveNode } from '../node/node.js';
+import { drive, fmt, interleavedSamples, median, pairedRatio, report, rssMiB } from './lib.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const RUNS_WAITING = Number(process.env.BENCH_RUNS_WAITING ?? 100_000);
+
+const STEPS = { steps: [{ name: 'one', call: 'a', data: { id: '{{index .Input.Data.id 0}}' } }, { name: 'two', call: 'b', data: { id: '{{index .Steps.one.Data.id 0}}' } }, { name: 'three', emit: 'c', data: { id: '{{index .Steps.two.Data.id 0}}' } }] };
+const WAITING = { steps: [{ name: 'hold', wait: '24h' }, { name: 'after', call: 'a' }] };
+
+const message = (i: number) => makeMessage({ Class: 'bench', Operation: 'run', Data: mapOf({ id: [String(i)], payload: ['some payload of a typical job'] }) });
+
+async function startNode(dir: string, definition: unknown, extra: Array<[string, string]> = []): Promise<HiveNode> {
+  const echo = (name: string) => ({ kind: 'echo' as const, layers: [{ source: 'bench', values: [['NAME', name]] as Array<[string, string]> }] });
+  return HiveNode.start({
+    logStream: new PassThrough(),
+    services: [echo('a'), echo('b'), echo('c'), { kind: 'flow', layers: [{ source: 'bench', values: [['NAME', 'flow'], ['PersistPath', dir], ['MaxRuns', '1000'], ['Definition', JSON.stringify(definition)], ...extra] }] }],
+  });
+}
+
+/** Runs per second: RUNS calls of the flow, each answered when its run ended. */
+async function flowRound(dir: string): Promise<number> {
+  const node = await startNode(join(dir, `f${Date.now()}`), STEPS, [['RunRetention', '0']]);
+  let i = 0;
+  const started = performance.now();
+  await drive(RUNS, CONCURRENCY, async () => {
+    const r = await node.hive.call('flow', message(i++), 30_000);
+    if (r.Code !== 200) throw new Error(`run failed: ${r.Code} ${r.Message}`);
+  });
+  const rate = RUNS / ((performance.now() - started) / 1000);
+  await node.stop(5_000);
+  return rate;
+}
+
+/** The baseline: the same three messages per "run", sent in sequence by a client of the hive. */
+async function clientRound(dir: string): Promise<number> {
+  const node = await startNode(join(dir, `c${Date.now()}`), STEPS);
+  let i = 0;
+  const started = performance.now();
+  await drive(RUNS, CONCURRENCY, async () => {
+    const m = message(i++);
+    const one = await node.hive.call('a', makeMessage({ Data: mapOf({ id: m.Data.id! }) }), 30_000);
+    const two = await node.hive.call('b', makeMessage({ Data: mapOf({ id: one.Data.id! }) }), 30_000);
+    if (!(await node.hive.emit('c', makeMessage({ Data: mapOf({ id: two.Data.id! }) })))) throw new Error('emit dropped');
+  });
+  const rate = RUNS / ((performance.now() - started) / 1000);
+  await node.stop(5_000);
+  return rate;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'hn-bench-flow-'));
+try {
+  const [flow, client] = await interleavedSamples(ROUNDS, [() => flowRound(dir), () => clientRound(dir)]);
+  const ratio = pairedRatio(flow!, client!);
+  console.log(`runs ${RUNS}, callers ${CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`);
+  console.log(`flow call → call → emit, durable        : ${fmt(median(flow!))} runs/s`);
+  console.log(`client: the same three, in sequence     : ${fmt(median(client!))} runs/s  ratio ${ratio.toFixed(2)} (target >= 0.50)`);
+  report({ figure: `flow of 3 steps (call, call, emit) on echo services, ${CONCURRENCY} callers`, hivenode: median(flow!), unit: 'runs/s', baseline: 'the same three calls in sequence by a client of the hive', baselineValue: median(client!), ratio, target: '≥ 0.5', met: ratio >= 0.5 });
+
+  if (RUNS_WAITING > 0) {
+    const store = join(dir, 'waiting');
+    let node = await startNode(store, WAITING);
+    const empty = rssMiB();
+    let i = 0;
+    await drive(RUNS_WAITING, CONCURRENCY, async () => {
+      const r = await node.hive.execute('flow', message(i++), 30_000);
+      if (r.Code !== 200) throw new Error(`start failed: ${r.Code} ${r.Message}`);
+    });
+    await node.stop(10_000);
+    // a fresh start reads them back: what a node holding them costs, without the start-up's garbage
+    node = await startNode(store, WAITING);
+    await node.hive.call('flow', makeMessage({ Control: mapOf({ command: ['status'] }) }), 60_000);
+    const held = rssMiB() - empty;
+    console.log(`${fmt(RUNS_WAITING)} runs waiting: ${held.toFixed(0)} MiB above an empty store (target <= 200)`);
+    report({ figure: `RSS of ${fmt(RUNS_WAITING)} flow runs waiting (durable wait)`, hivenode: held, unit: 'MiB', target: '≤ 200 MiB', met: held <= 200, lowerIsBetter: true });
+    await node.stop(10_000);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

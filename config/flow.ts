@@ -1,0 +1,23 @@
+/**
+ * Flow service parameters (README, Flows): a durable run of named steps per message, kept where the
+ * queue keeps its entries (PersistPath, Store), with the queue's commands over its runs.
+ */
+import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS } from './common.js';
+import type { ParamTable } from './params.js';
+
+const FLOW_OWN = [
+  { name: 'Definition', type: 'string', mandatory: true, beyondSpec: true, description: "The flow's steps, YAML or JSON (README, Flows): 'file://<path>', 'hive://<name>' (from TemplateChannel) or the definition itself; checked at start (hivenode flow check)." },
+  { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', beyondSpec: true, description: "Hive channel a 'hive://' Definition is fetched from." },
+  { name: 'Store', type: 'enum', default: 'sqlite', values: ['sqlite', 'jetstream'], beyondSpec: true, description: "Where runs are kept: 'sqlite' (a file in PersistPath, one process); 'jetstream' is not available for flows yet and is refused at start." },
+  { name: 'Replicas', type: 'int', default: '1', min: 1, max: 5, beyondSpec: true, description: 'Store jetstream: servers holding a copy of the runs (not available for flows yet).' },
+  { name: 'AckWait', type: 'duration', default: '30s', beyondSpec: true, description: 'Store jetstream: how long after its holder last reported a run in progress another node takes it over (not available for flows yet).' },
+  { name: 'PersistPath', type: 'string', default: '<OS temp directory>/platform_flow', beyondSpec: true, description: "Directory of the run store (a subdirectory per NAME); every run's position and kept step Results are fsynced there before its next step starts. Empty: runs are kept in memory only and lost when the process stops." },
+  { name: 'MaxRuns', type: 'int', default: '100', min: 1, max: 100000, beyondSpec: true, description: 'Runs executing a step at once; further runs wait (state waiting) in arrival order. A run in a wait step or between retries holds no place.' },
+  { name: 'RunRetention', type: 'duration', default: '7d', beyondSpec: true, description: "How long a finished run (succeeded, failed, cancelled) is kept for status, list, fetch and replay; 0 removes it as it ends." },
+  { name: 'DefaultTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'How long a step waits for its channel to answer (call) or acknowledge (execute) when the step gives no timeout.' },
+  { name: 'AnswerWithin', type: 'duration', default: '25s', beyondSpec: true, description: "How long a run started by a call may take before the caller is answered 202 with the run's key (the run goes on); keep it below the callers' own timeouts." },
+  { name: 'DedupWindow', type: 'duration', default: '24h', beyondSpec: true, description: "How long a start's idempotency-key control is remembered: a second start with the same key answers the first run's key and starts nothing; 0 turns it off." },
+  { name: 'AllowedChannels', type: 'string', default: '', beyondSpec: true, description: "Channels a step may reach, comma-separated, when its channel is a template: empty allows the channels the Definition names literally plus INPUTCHANNEL and OUTPUTCHANNEL; '*' allows any. A step rendering another channel fails with 403 naming it." },
+] as const satisfies ParamTable;
+
+export const FLOW_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...FLOW_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
