@@ -1,7 +1,9 @@
 /**
  * Basic authentication against an htpasswd-style users file (`user:bcrypt-hash` lines, written by
  * `hivenode passwd`). bcrypt is deliberately slow, so verified credentials are cached, keyed by a
- * SHA-256 of the whole header (the password itself is never kept) and compared in constant time.
+ * SHA-256 of the whole header (the password itself is never kept) and compared in constant time; a
+ * comparison runs in a worker thread (verify-pool.ts), never on the event loop, and failures are
+ * throttled per client address and per user (sign-in-throttle.ts: 429 with Retry-After).
  * An unknown user still costs one bcrypt comparison, so timing does not reveal which users exist.
  * The file is re-read when it changes (checked at most every 5 s, actors/shared/watched-file.ts), and
  * a change empties the cache, so a removed user is refused at once even with cached credentials.
@@ -13,7 +15,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsClientAuth } from '../../config/tls.js';
-import { ConfigError } from '../../protocol/errors.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import { LogThrottle } from '../shared/log-throttle.js';
+import { SignInThrottle } from './sign-in-throttle.js';
+import { VerifyPool } from './verify-pool.js';
 import { certificateUser } from '../shared/server-tls.js';
 import { WatchedFile } from '../shared/watched-file.js';
 
@@ -22,8 +27,12 @@ const CACHE_MAX = 10_000;
 /** A valid hash of a random password: compared against when the user is unknown. */
 const DUMMY_HASH = '$2b$10$.jfqggLdagdiDTNVXLOgCeY.PaLU1gSXyY5jOTZRCBTtjdqkSU69y';
 
-/** Who a request is from: authorization (access.ts) takes the user from here, whatever proved it. */
-export type AuthOutcome = { ok: true; user: string } | { ok: false; reason: string };
+/**
+ * Who a request is from: authorization (access.ts) takes the user from here, whatever proved it. A
+ * refusal with `retryAfter` is a throttled attempt (429 with Retry-After), or verification that could
+ * not be done now (`unavailable`: 503); otherwise 401.
+ */
+export type AuthOutcome = { ok: true; user: string } | { ok: false; reason: string; retryAfter?: number; unavailable?: true };
 
 /** Parses users-file text; throws a ConfigError naming the bad line. */
 export function parseUsers(text: string, file: string): Map<string, string> {
@@ -42,23 +51,52 @@ export function parseUsers(text: string, file: string): Map<string, string> {
   return users;
 }
 
+export interface BasicAuthOptions {
+  onReloadError?: (message: string) => void;
+  recheckMs?: number;
+  /** Where throttled sign-ins are reported: one line a minute at most, with the count since the last. */
+  onThrottled?: (line: string) => void;
+  /** The failure limits (sign-in-throttle.ts); the defaults otherwise. */
+  throttle?: SignInThrottle;
+}
+
 export class BasicAuth {
   private readonly users: WatchedFile<Map<string, string>>;
   /** The users the cache was filled from: another map means the file changed. */
   private cachedFrom: Map<string, string>;
   private readonly cache = new Map<string, { digest: Buffer; user: string; expires: number }>();
+  private readonly pool = new VerifyPool();
+  private readonly throttle: SignInThrottle;
+  private readonly throttledLines = new LogThrottle();
+  private readonly onThrottled: ((line: string) => void) | undefined;
 
-  constructor(file: string, opts: { onReloadError?: (message: string) => void; recheckMs?: number } = {}) {
-    this.users = new WatchedFile(file, parseUsers, { param: 'Users', kind: 'users file', ...opts });
+  constructor(file: string, opts: BasicAuthOptions = {}) {
+    const { onThrottled, throttle, ...watch } = opts;
+    this.users = new WatchedFile(file, parseUsers, { param: 'Users', kind: 'users file', ...watch });
     this.cachedFrom = this.users.get();
+    this.throttle = throttle ?? new SignInThrottle();
+    this.onThrottled = onThrottled;
+  }
+
+  /** bcrypt comparisons made since start (the gateway's figure `signInVerifications`). */
+  get verifications(): number {
+    return this.pool.compared;
+  }
+
+  /** Stops the verification workers (a gateway's or a console's drain). */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 
   get userCount(): number {
     return this.users.get().size;
   }
 
-  /** Checks an Authorization header value. */
-  async check(header: string | undefined): Promise<AuthOutcome> {
+  /**
+   * Checks an Authorization header value from client `address`: cached credentials at once; else,
+   * unless the address or the user failed too often lately (429), one bcrypt comparison in a worker.
+   */
+  async check(header: string | undefined, address = ''): Promise<AuthOutcome> {
     if (!header) return { ok: false, reason: 'credentials are required' };
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
     if (!m) return { ok: false, reason: 'only Basic credentials are accepted' };
@@ -78,8 +116,21 @@ export class BasicAuth {
     const user = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const hash = users.get(user);
-    const matches = await bcrypt.compare(password, hash ?? DUMMY_HASH);
+    const retryAfter = this.throttle.retryAfter(address, user, now);
+    if (retryAfter !== undefined) {
+      this.throttledLines.note('throttled', (suppressed) => this.onThrottled?.(`sign-in attempts refused (429) after too many failures: the last from ${address || 'an unknown address'} for user '${user.slice(0, 64)}'${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`));
+      return { ok: false, reason: `too many failed sign-ins from this address or for this user; retry in ${retryAfter} s`, retryAfter };
+    }
+    this.throttle.attempt(address, user, now);
+    let matches: boolean;
+    try {
+      matches = await this.pool.compare(password, hash ?? DUMMY_HASH);
+    } catch (e) {
+      this.throttle.succeeded(address, user);
+      return { ok: false, reason: describeError(e), retryAfter: 1, unavailable: true };
+    }
     if (!hash || !matches) return { ok: false, reason: 'wrong user name or password' };
+    this.throttle.succeeded(address, user);
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { digest, user, expires: now + CACHE_TTL_MS });
     return { ok: true, user };
@@ -108,7 +159,7 @@ function userOfConnection(socket: Socket): string | undefined {
  */
 export async function authenticate(req: IncomingMessage, basic: BasicAuth | undefined, clientAuth: TlsClientAuth): Promise<AuthOutcome | undefined> {
   const header = req.headers.authorization;
-  if (basic && header) return basic.check(header);
+  if (basic && header) return basic.check(header, req.socket.remoteAddress ?? '');
   const user = clientAuth === 'none' ? undefined : userOfConnection(req.socket);
   if (user !== undefined) return { ok: true, user };
   if (basic) return { ok: false, reason: clientAuth === 'none' ? 'credentials are required' : 'credentials are required (Basic, or a client certificate)' };

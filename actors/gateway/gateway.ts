@@ -49,7 +49,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   const clientAuth = tls?.clientAuth ?? 'none';
   // read once: a debug line built per request or handshake costs its formatting even when not written
   const debug = /^(debug|trace)$/i.test(ctx.config.LOGLEVEL);
-  const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m) }) : undefined;
+  const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m), onThrottled: (m) => ctx.log.warn(m) }) : undefined;
   const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log) : undefined;
   if (!auth && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
   if (!auth && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
@@ -62,14 +62,14 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     log: ctx.log,
     ...(auth ? { auth } : {}),
     ...(access ? { access } : {}),
-    counts: { unauthorized: 0, forbidden: 0 },
+    counts: { unauthorized: 0, forbidden: 0, throttled: 0 },
     forbiddenLines: new LogThrottle(),
     clientAuth,
     logUsers: debug,
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };
-  const closeInterceptors = () => Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close()]);
+  const closeInterceptors = () => Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close(), auth?.close()]);
   const inFlight = new InFlight();
   let accepted = 0;
   let refused = 0;
@@ -175,7 +175,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       tls?.close();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
   };
 }
 

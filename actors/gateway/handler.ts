@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, ForbiddenError, UnauthorizedError, describeError } from '../../protocol/errors.js';
+import { BadInputError, ForbiddenError, OverloadedError, UnauthorizedError, UnavailableError, describeError } from '../../protocol/errors.js';
 import { DEFAULT_COMMAND } from '../../protocol/commands.js';
 import type { LogThrottle } from '../shared/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
@@ -37,7 +37,7 @@ export interface GatewayDeps {
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
   /** Requests answered 401 and 403 (in the service status, so in /metrics). */
-  counts: { unauthorized: number; forbidden: number };
+  counts: { unauthorized: number; forbidden: number; throttled: number };
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
   /** Client certificates asked for by the HTTPS listener ('none' over plain HTTP). */
@@ -172,9 +172,15 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
     const outcome = deps.auth || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth) : undefined;
     if (outcome && !outcome.ok) {
+      req.resume();
+      if (outcome.retryAfter !== undefined) {
+        // throttled (429), or no verification possible now (503): no challenge, a time to come back
+        deps.counts.throttled++;
+        sendError(res, outcome.unavailable ? new UnavailableError(outcome.reason) : new OverloadedError(outcome.reason), { 'retry-after': String(outcome.retryAfter) });
+        return;
+      }
       deps.counts.unauthorized++;
       sendError(res, new UnauthorizedError(outcome.reason), deps.auth ? { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' } : {});
-      req.resume();
       return;
     }
     const user = outcome?.ok ? outcome.user : undefined;

@@ -12,7 +12,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BasicAuth } from '../../actors/gateway/auth.js';
-import { ForbiddenError, UnauthorizedError } from '../../protocol/errors.js';
+import { ForbiddenError, OverloadedError, UnauthorizedError } from '../../protocol/errors.js';
 
 export const CSRF_COOKIE = 'hn_csrf';
 export const CSRF_FIELD = 'csrf';
@@ -32,8 +32,13 @@ export class Operators {
   private readonly basic: BasicAuth | undefined;
   private readonly secret = randomBytes(32);
 
-  constructor(usersFile: string | undefined, onReloadError?: (message: string) => void) {
-    this.basic = usersFile ? new BasicAuth(usersFile, onReloadError ? { onReloadError } : {}) : undefined;
+  constructor(usersFile: string | undefined, onReloadError?: (message: string) => void, onThrottled?: (message: string) => void) {
+    this.basic = usersFile ? new BasicAuth(usersFile, { ...(onReloadError ? { onReloadError } : {}), ...(onThrottled ? { onThrottled } : {}) }) : undefined;
+  }
+
+  /** Stops the sign-in verification workers. */
+  close(): Promise<void> {
+    return this.basic?.close() ?? Promise.resolve();
   }
 
   /** Whether anyone may act: false without dashboard.Users (the console then says it is read-only). */
@@ -44,15 +49,15 @@ export class Operators {
   /** The user named by valid credentials, or undefined when the request carries none that are valid. */
   async userOf(req: IncomingMessage): Promise<string | undefined> {
     if (!this.basic || !req.headers.authorization) return undefined;
-    const outcome = await this.basic.check(req.headers.authorization);
+    const outcome = await this.basic.check(req.headers.authorization, req.socket.remoteAddress ?? '');
     return outcome.ok ? outcome.user : undefined;
   }
 
   /** The operator of a state-changing request, or the typed refusal (401 asks for credentials). */
   async requireOperator(req: IncomingMessage): Promise<string> {
     if (!this.basic) throw new ForbiddenError('the console is read-only: set dashboard.Users (a users file written by hivenode passwd) to allow actions');
-    const outcome = await this.basic.check(req.headers.authorization);
-    if (!outcome.ok) throw new UnauthorizedError(outcome.reason);
+    const outcome = await this.basic.check(req.headers.authorization, req.socket.remoteAddress ?? '');
+    if (!outcome.ok) throw outcome.retryAfter === undefined ? new UnauthorizedError(outcome.reason) : new OverloadedError(outcome.reason);
     return outcome.user;
   }
 

@@ -65,13 +65,16 @@ export function ownPath(back: string): string {
 }
 
 export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions): Promise<RunningConsole> {
-  const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`));
+  const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`), (m) => sources.log.warn(`console: ${m}`));
   const history = new LiveHistory(sources);
   history.start();
   const flow = new NodeFlow(sources, history);
   const pages = new ConsolePages(sources, history, flow);
   const api = new ConsoleApi(sources, history, flow, new LiveStream(history, () => pages.liveSections()));
-  api.onClose(() => history.stop());
+  api.onClose(() => {
+    history.stop();
+    void operators.close();
+  });
 
   const context = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<PageContext> => {
     let cookie = cookiesOf(req).get(CSRF_COOKIE);
@@ -139,7 +142,8 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     const user = await operators.userOf(req);
     if (user !== undefined) return redirect(res, ownPath(url.searchParams.get('back') ?? '/'));
     if (!operators.actionsEnabled) return sendHtml(res, 403, renderPage(await context(req, res, url), { title: 'Sign in', nav: '/', body: html`<h1>Sign in</h1><p>This console is read-only: there is nobody to sign in as.</p>` }));
-    sendError(res, new UnauthorizedError('sign in with a user of dashboard.Users'), REALM);
+    // thrown, so a browser gets a page saying it (the challenge with it), a script JSON
+    throw new UnauthorizedError(req.headers.authorization ? 'wrong user or password: sign in with a user of dashboard.Users' : 'sign in with a user of dashboard.Users');
   };
 
   const server: Server = createServer((req, res) => {
