@@ -126,6 +126,8 @@ async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[]
     throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`);
   }
   const now = Date.now();
+  // a dead entry still in memory may be being handed to its dead-letter target: replayed, it is not
+  if (!fromStore) core.cancelDeadLetter(...entries.map((e) => e.key));
   for (const e of entries) revive(e, s.nextSeq++, now, edits);
   const ops: StoreOp[] = entries.map(putOp);
   if (fromStore) ops.push({ type: 'unkeep', keys: entries.map((e) => e.key) });
@@ -174,13 +176,17 @@ export async function purge(core: QueueCore, s: QueueState, cmd: Extract<KeptCom
     if (live && live.state !== EntryState.Dead) throw notDead(target.key, live.state, 'purge removes dead and done entries (delete removes a live one)');
     const row = live ? undefined : await store.kept.get(target.key);
     if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
-    if (live) s.entries.delete(target.key);
+    if (live) {
+      s.entries.delete(target.key);
+      core.cancelDeadLetter(target.key);
+    }
     await store.write([live ? { type: 'remove', key: target.key } : { type: 'unkeep', keys: [target.key] }]);
     if (row) stats[counter(row.state)]--;
     purged = 1;
   } else {
     const inMemory = deadInMemory(s, target.filter);
     for (const e of inMemory) s.entries.delete(e.key);
+    core.cancelDeadLetter(...inMemory.map((e) => e.key));
     if (inMemory.length > 0) await store.write(inMemory.map((e) => ({ type: 'remove', key: e.key })));
     const removed = await store.kept.purge(target.filter);
     stats[counter(target.filter.state)] -= removed;
