@@ -176,4 +176,21 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
     expect(after).to.not.contain(replayed);
     expect(after).to.not.contain(purged);
   });
+
+  it('a page of the dead set spans the stored dead entries and those still being handed over, in the order of the whole list', async () => {
+    const n = await start({ DeadLetterRetries: 50 });
+    for (let i = 0; i < 3; i++) await dead(n);
+    await until(() => figures(n).deadKept === 3);
+    // these two wait for a dead-letter target nobody serves: dead, in memory, not yet in the dead set
+    for (let i = 0; i < 2; i++) await dead(n, { deadletter_slap: ['nobody-serves-this'] });
+    await until(() => logs().split('refused entry').length === 3);
+    const all = (await queueCall(n, { command: ['list'], state: ['dead'] })).Data.objects!;
+    expect(all).to.have.length(5);
+    for (const [offset, limit] of [[0, 2], [2, 2], [3, 5], [4, 1], [5, 3]] as const) {
+      const r = await queueCall(n, { command: ['list'], state: ['dead'], list_offset: [String(offset)], list_limit: [String(limit)] });
+      expect(r.Code, r.Message).to.equal(200);
+      expect(r.Data.objects, `offset ${offset} limit ${limit}`).to.deep.equal(all.slice(offset, offset + limit));
+      expect(r.Data.total).to.deep.equal(['5']);
+    }
+  });
 });
