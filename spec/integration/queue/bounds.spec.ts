@@ -193,4 +193,24 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       expect(r.Data.total).to.deep.equal(['5']);
     }
   });
+
+  it('a queue parameter beyond what the queue computes refuses the start, naming it', async () => {
+    for (const [extra, name] of [
+      [{ DefaultRequeueTime: 100_000_000_000_000 }, 'DefaultRequeueTime'],
+      [{ DefaultRequeueCount: 99_999_999_999 }, 'DefaultRequeueCount'],
+      [{ DeadRetention: '9999999999999h' }, 'DeadRetention'],
+      [{ DedupWindow: '999999999d' }, 'DedupWindow'],
+      [{ CallTimeout: '30d' }, 'CallTimeout'],
+    ] as const) {
+      const refusal = await start(extra).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(refusal, name).to.be.instanceOf(Error);
+      expect(refusal!.name, name).to.equal('ConfigError');
+      expect(refusal!.message).to.contain(name);
+      await node?.stop(2000);
+      node = undefined;
+    }
+  });
 });
