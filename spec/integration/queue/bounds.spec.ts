@@ -201,6 +201,7 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       [{ DeadRetention: '9999999999999h' }, 'DeadRetention'],
       [{ DedupWindow: '999999999d' }, 'DedupWindow'],
       [{ CallTimeout: '30d' }, 'CallTimeout'],
+      [{ GroupBy: 'customer', GroupRate: '1/9999999h' }, 'GroupRate'],
     ] as const) {
       const refusal = await start(extra).then(
         () => undefined,
