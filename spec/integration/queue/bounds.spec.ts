@@ -8,6 +8,7 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
+import { request } from 'undici';
 import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
 import { startTestNode, until } from '../helpers.js';
@@ -213,5 +214,34 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       await node?.stop(2000);
       node = undefined;
     }
+  });
+
+  it('through a strict gateway (ControlPrefix _): an empty _key, a _list without _groupby and a huge _requeue_timer are 400; the queue keeps its entries', async () => {
+    ({ node, logs } = await startTestNode([
+      { service: 'echo', NAME: 'failing', ReplyCode: 500 },
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'failing', StartPaused: true },
+      { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'queue', ControlPrefix: '_', ControlAllowList: '*' },
+    ]));
+    const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
+    const post = async (body: Record<string, string[]>): Promise<{ status: number; text: string }> => {
+      const res = await request(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.statusCode, text: await res.body.text() };
+    };
+    for (let i = 0; i < 3; i++) expect((await post({ item: [String(i)] })).status).to.equal(200);
+    for (const [body, name] of [
+      [{ _command: ['delete'], _key: [''] }, 'key'],
+      [{ _command: ['purge'], _list: ['zzz'] }, 'groupby'],
+      [{ _command: ['purge'], _groupby: [''], _list: ['zzz'] }, 'groupby'],
+      [{ _command: ['replay'], _key: [''] }, 'key'],
+      [{ _requeue_timer: ['100000000000000'], item: ['x'] }, 'requeue_timer'],
+      [{ _command: ['purge'], _older_than: ['9999999999999h'] }, 'older_than'],
+      [{ _command: ['list'], _state: ['dead'], _newer_than: ['999999999d'] }, 'newer_than'],
+    ] as const) {
+      const r = await post(body as Record<string, string[]>);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).to.equal(400);
+      expect(r.text).to.contain(name);
+    }
+    const status = JSON.parse((await post({ _command: ['status'] })).text) as { Data: Record<string, string[]> };
+    expect(status.Data.queuesize).to.deep.equal(['3']);
   });
 });
