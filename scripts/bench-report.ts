@@ -23,7 +23,7 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
@@ -33,6 +33,7 @@ const TITLES: Record<string, string> = {
   queue: 'Durable queue — against raw fsync’d appends',
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries; recovery of 10^7)',
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
+  'queue-dead-paging': 'Durable queue: enqueues while a client pages 10^5 dead entries — against the same enqueues with no paging',
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   'queue-jetstream': 'Queue on JetStream (R1, R3) — against bare nats.js JetStream and BullMQ',
   hive: 'The hive — against bare nact and bare nats.js',

@@ -19,6 +19,7 @@ import type { AgeFilter } from './kept.js';
 import type { ListPage } from './responses.js';
 import type { KeptCommand } from './kept-commands.js';
 import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
+import { MAX_REQUEUE_COUNT, MAX_REQUEUE_SECONDS, selector, wholeInRange } from './control-ranges.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
@@ -81,21 +82,25 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
   const name = (control(c, 'command') ?? cfg.DefaultCommand).trim().toLowerCase();
   const kind = Object.hasOwn(ALIASES, name) ? ALIASES[name] : undefined;
   if (!kind) throw new BadInputError(`command '${name}' is not known; use one of ${Object.keys(ALIASES).join(', ')}`);
-  const key = control(c, 'key');
+  const key = selector(c, 'key', 'the key of an entry');
   switch (kind) {
     case 'add': {
       const define = control(c, 'template_define') ?? (cfg.DefaultTemplateDefine || undefined);
       return { type: 'add', templateDefine: define };
     }
     case 'clear-or-delete':
-      return key ? { type: 'delete', key } : { type: 'clear' };
+      if (key !== undefined) return { type: 'delete', key };
+      // emptying the whole queue is never a service default: the caller names the command
+      if (!Object.hasOwn(c, 'command')) throw new BadInputError(`clearing the whole queue needs control command '${name}' in the request (DefaultCommand does not clear)`);
+      return { type: 'clear' };
     case 'list': {
-      const state = control(c, 'state');
+      const state = selector(c, 'state', 'one of ' + Object.values(EntryState).join(', '));
       if (state !== undefined && !Object.values(EntryState).includes(state as EntryState)) {
         throw new BadInputError(`state '${state}' is not known; use one of ${Object.values(EntryState).join(', ')}`);
       }
-      const groupBy = control(c, 'groupby');
+      const groupBy = selector(c, 'groupby', 'the attribute to group by');
       const value = control(c, 'list');
+      if (value !== undefined && groupBy === undefined) throw new BadInputError("control list selects the entries of one groupby value: give control groupby with it");
       const page = listPageOf(c);
       if (page && groupBy && value === undefined) throw new BadInputError('list_offset and list_limit page a list of keys; a groupby without list answers counts, which have no pages');
       return { type: 'list', ...(groupBy ? { groupBy } : {}), ...(value !== undefined ? { value } : {}), ...(state ? { state } : {}), ...(page ? { page } : {}), ...ageFilterOf(c, Date.now()) };
@@ -132,11 +137,6 @@ export interface EntrySettings {
   deadLetter: string;
 }
 
-function wholeNumber(text: string, name: string): number {
-  if (!/^\d+$/.test(text.trim())) throw new BadInputError(`control ${name} must be a whole number of ${name === 'requeue_timer' ? 'seconds' : 'retries'}, got '${text}'`);
-  return Number(text);
-}
-
 export function entrySettings(controls: ValueMap, cfg: QueueConfig): EntrySettings {
   const mode = (control(controls, 'mode') ?? cfg.DefaultMode).toLowerCase();
   if (mode !== 'call' && mode !== 'execute') throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
@@ -145,8 +145,8 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig): EntrySettin
   return {
     channel: control(controls, 'channel') ?? cfg.DefaultChannel,
     mode,
-    requeueTimerMs: timer === undefined ? cfg.DefaultRequeueTime * 1000 : wholeNumber(timer, 'requeue_timer') * 1000,
-    requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeNumber(count, 'requeue_count'),
+    requeueTimerMs: timer === undefined ? cfg.DefaultRequeueTime * 1000 : wholeInRange(timer, 'requeue_timer', 0, MAX_REQUEUE_SECONDS, 'seconds') * 1000,
+    requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeInRange(count, 'requeue_count', 0, MAX_REQUEUE_COUNT, 'retries'),
     deadLetter: control(controls, 'deadletter_slap') ?? cfg.DefaultDeadLetterSlap,
   };
 }

@@ -20,6 +20,13 @@ function steppable(state: EntryState): boolean {
   return state === EntryState.Waiting || state === EntryState.Retrying || state === EntryState.Scheduled;
 }
 
+/** `delete` of a key that is no live entry: 400 when it is kept (dead or done: purge removes it), else 404. */
+async function notLive(core: QueueCore, key: string): Promise<void> {
+  const kept = await core.deps.store.kept.get(key);
+  if (kept) throw new BadInputError(`entry '${key}' is ${kept.state}: delete removes a live entry (purge removes dead and done ones)`);
+  throw new NotFoundError(`no entry with key '${key}'`);
+}
+
 /** Runs one command; returns a promise only while a template fan-out renders. */
 export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, message: Message, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void | Promise<void> {
   const view = core.view(s);
@@ -41,14 +48,18 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.delivering = 0;
       s.groups?.clear();
       core.runtime.tell(core.deps.retry(), { type: 'clear' });
+      core.runtime.tell(core.deps.deadLetter(), { type: 'cancel-all' });
       return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
     }
     case 'delete': {
       const e = s.entries.get(cmd.key);
+      // as fetch answers: an unknown key is 404, and a dead or done one is purge's
+      if (!e) return notLive(core, cmd.key);
       if (e?.state === EntryState.Delivering) s.delivering--;
       s.groups?.finished(cmd.key);
       s.entries.delete(cmd.key);
-      return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: [e ? '1' : '0'], key: [cmd.key] }));
+      if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
+      return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }));
     }
     case 'pause':
     case 'resume':

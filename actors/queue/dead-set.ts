@@ -1,13 +1,15 @@
 /**
  * The commands on kept entries (kept.ts), run inside the queue actor (command-runner.ts hands them
  * here): list with state dead or done, fetch of a kept key, replay and purge. Dead entries still
- * being handed to their dead-letter target are in memory and count as dead too. These commands read
- * the store, so each returns a promise that keeps the actor until it is done (as a fan-out does):
+ * being handed to their dead-letter target are in memory and count as dead too. Replay and purge
+ * read the store and return a promise that keeps the actor until they are done (as a fan-out does):
  * nothing else changes the entries or the counts meanwhile, so what is read is what is replayed or
- * purged; deliveries wait that long, which these occasional commands can afford.
+ * purged. A `list` of kept entries changes nothing: it is read off the actor's turn, a page from the
+ * store's index (KeptEntries.page), so a console paging a large dead set never holds up enqueues.
  */
-import { BadInputError, NotFoundError, StorageFullError, describeError } from '../../protocol/errors.js';
+import { BadInputError, NotFoundError, StorageFullError, codeOf, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
+import { resultFromError } from '../../protocol/message.js';
 import type { QueueCommand } from './command-parser.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState, fromStored, putOp } from './entry.js';
@@ -71,19 +73,34 @@ export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, re
     return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), readable(core, rows))));
   }
   const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
-  return listKept(core, s, cmd, filter, view).then(respond);
+  // Off the actor's turn: the dead entries in memory are taken now, the store is read while the
+  // actor goes on (enqueues, deliveries). A read of kept entries changes nothing, and the store
+  // answers it after every write submitted before, so it sees what the actor had done by now.
+  const inMemory = deadInMemory(s, filter);
+  void listKept(core, cmd, filter, inMemory, view).then(respond, (e: unknown) => {
+    if (codeOf(e) >= 500) core.deps.log.error(`queue list failed: ${describeError(e)}`);
+    respond(resultFromError(e));
+  });
 }
 
-async function listKept(core: QueueCore, s: QueueState, cmd: ListCommand, filter: KeptFilter, view: QueueView): Promise<Result> {
+async function listKept(core: QueueCore, cmd: ListCommand, filter: KeptFilter, inMemory: QueueEntry[], view: QueueView): Promise<Result> {
   const { store } = core.deps;
-  const inMemory = deadInMemory(s, filter);
   if (cmd.groupBy !== undefined && cmd.value === undefined) {
     refuseCollidingGroupBy(cmd.groupBy);
     const counts = await store.kept.group(filter, cmd.groupBy);
     for (const e of inMemory) countInto(counts, attributeOf(e, cmd.groupBy));
     return groupsResult(counts, view);
   }
-  const listed = new ListedKeys(cmd.page);
+  const page = cmd.page;
+  if (page) {
+    // the page from the store's index; the dead entries still in memory come after the stored ones
+    const { keys, total } = await store.kept.page(filter, page.offset, page.limit ?? Number.MAX_SAFE_INTEGER);
+    const limit = page.limit ?? Infinity;
+    const fromMemory = Math.max(0, page.offset - total);
+    for (const e of inMemory.slice(fromMemory, fromMemory + Math.max(0, limit - keys.length))) keys.push(e.key);
+    return statusResult(view, { objects: keys, total: [String(total + inMemory.length)] });
+  }
+  const listed = new ListedKeys(undefined);
   await store.kept.read(filter, false, (rows) => {
     for (const r of rows) listed.add(r.key);
   });
@@ -126,6 +143,8 @@ async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[]
     throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`);
   }
   const now = Date.now();
+  // a dead entry still in memory may be being handed to its dead-letter target: replayed, it is not
+  if (!fromStore) core.cancelDeadLetter(...entries.map((e) => e.key));
   for (const e of entries) revive(e, s.nextSeq++, now, edits);
   const ops: StoreOp[] = entries.map(putOp);
   if (fromStore) ops.push({ type: 'unkeep', keys: entries.map((e) => e.key) });
@@ -174,13 +193,17 @@ export async function purge(core: QueueCore, s: QueueState, cmd: Extract<KeptCom
     if (live && live.state !== EntryState.Dead) throw notDead(target.key, live.state, 'purge removes dead and done entries (delete removes a live one)');
     const row = live ? undefined : await store.kept.get(target.key);
     if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
-    if (live) s.entries.delete(target.key);
+    if (live) {
+      s.entries.delete(target.key);
+      core.cancelDeadLetter(target.key);
+    }
     await store.write([live ? { type: 'remove', key: target.key } : { type: 'unkeep', keys: [target.key] }]);
     if (row) stats[counter(row.state)]--;
     purged = 1;
   } else {
     const inMemory = deadInMemory(s, target.filter);
     for (const e of inMemory) s.entries.delete(e.key);
+    core.cancelDeadLetter(...inMemory.map((e) => e.key));
     if (inMemory.length > 0) await store.write(inMemory.map((e) => ({ type: 'remove', key: e.key })));
     const removed = await store.kept.purge(target.filter);
     stats[counter(target.filter.state)] -= removed;

@@ -22,6 +22,9 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
  * for anything else: a count that is not a whole number above 0, a window without a unit (`10/5`
  * would leave seconds or milliseconds to guessing), or a window of 0.
  */
+/** Longest GroupRate window: 24 days, within what one timer waits. */
+const MAX_WINDOW_MS = 24 * 86_400_000;
+
 export function parseGroupRate(text: string): GroupRate | undefined {
   const t = text.trim();
   if (t === '') return undefined;
@@ -38,6 +41,8 @@ export function parseGroupRate(text: string): GroupRate | undefined {
     throw new Error(`'${text}' has no readable window '${window}'`);
   }
   if (windowMs < 1) throw new Error(`'${text}' has an empty window`);
+  // a token's wait is a timer: beyond setTimeout's reach (about 24.8 days) Node fires it at once, a busy loop
+  if (windowMs > MAX_WINDOW_MS) throw new Error(`'${text}' has a window longer than 24d`);
   return { count, windowMs };
 }
 

@@ -11,7 +11,7 @@
 import type { SharedLog } from '../hive/transport.js';
 import { EntryState } from './entry.js';
 import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState } from './kept.js';
-import { KEPT_STATES, keptRowAttribute, keptRowMatches } from './kept.js';
+import { KEPT_STATES, keptRowAttribute, keptRowMatches, pageByReading } from './kept.js';
 import { countInto } from './responses.js';
 
 /** Rows per chunk handed to a reader, as the other stores hand them. */
@@ -94,6 +94,10 @@ export class JetStreamKept implements KeptEntries {
       }
     });
     if (chunk.length > 0) await onRows(chunk);
+  }
+
+  page(filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
+    return pageByReading(this, filter, offset, limit);
   }
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {

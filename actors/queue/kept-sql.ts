@@ -13,7 +13,8 @@ import { all, integer, literal } from './sqlite-text.js';
 /** Created beside the older tables of a store, so stores from before the dead set open as they are. */
 export const KEPT_SCHEMA = `
 CREATE TABLE IF NOT EXISTS kept (key TEXT NOT NULL UNIQUE, seq INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL, channel TEXT NOT NULL, ended_at INTEGER NOT NULL, doc TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS kept_state_ended ON kept (state, ended_at);`;
+CREATE INDEX IF NOT EXISTS kept_state_ended ON kept (state, ended_at);
+CREATE INDEX IF NOT EXISTS kept_state ON kept (state);`;
 
 /** Rows per read. */
 const READ_CHUNK = 5_000;
@@ -84,6 +85,19 @@ export class SqliteKept implements KeptEntries {
       await onRows(rows);
       if (rows.length < READ_CHUNK) return;
     }
+  }
+
+  /**
+   * A page in kept order (rowid): the index on state holds each state's rows in rowid order, so the
+   * offset is skipped inside SQLite on the index and only the page's keys are read; the count of all
+   * matches is one more index scan. Nothing of the rows before the page reaches JavaScript.
+   */
+  async page(filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
+    await this.settled();
+    const where = whereOf(filter);
+    const rows = await all<{ key: string }>(this.db, `SELECT key FROM kept WHERE ${where} ORDER BY rowid LIMIT ${integer(limit)} OFFSET ${integer(offset)}`);
+    const [counted] = await all<{ n: number }>(this.db, `SELECT COUNT(*) AS n FROM kept WHERE ${where}`);
+    return { keys: rows.map((r) => r.key), total: counted?.n ?? 0 };
   }
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {

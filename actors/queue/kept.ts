@@ -64,6 +64,11 @@ export type KeptCounts = Record<KeptState, number>;
 export interface KeptEntries {
   /** Entries matching the filter, oldest kept first, in chunks (each awaited); documents only when asked for (a list needs the keys). */
   read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void>;
+  /**
+   * One page of the keys matching the filter, in the order `read` gives them, and how many match in
+   * all: the store skips `offset` rows on an index instead of handing every key to the queue.
+   */
+  page(filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }>;
   /** How many entries matching the filter have each value of the `groupBy` attribute. */
   group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>>;
   /** One entry, with its document. */
@@ -107,4 +112,17 @@ export function keptRowMatches(row: KeptRow, f: KeptFilter): boolean {
   if (f.before !== undefined && !(row.endedAt < f.before)) return false;
   if (f.since !== undefined && !(row.endedAt >= f.since)) return false;
   return f.groupBy === undefined || f.value === undefined || keptRowAttribute(row, f.groupBy) === f.value;
+}
+
+/** A page of `read`'s keys, for stores that filter while reading (memory, JetStream): counted and cut while they stream by. */
+export async function pageByReading(kept: Pick<KeptEntries, 'read'>, filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
+  const keys: string[] = [];
+  let total = 0;
+  await kept.read(filter, false, (rows) => {
+    for (const r of rows) {
+      if (total >= offset && total < offset + limit) keys.push(r.key);
+      total++;
+    }
+  });
+  return { keys, total };
 }

@@ -6,7 +6,7 @@
 import type { Logger } from '../shared/logger.js';
 import { EntryState } from './entry.js';
 import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState, UnkeepOp } from './kept.js';
-import { keptRowAttribute, keptRowMatches } from './kept.js';
+import { keptRowAttribute, keptRowMatches, pageByReading } from './kept.js';
 import { countInto } from './responses.js';
 
 /** Rows per chunk handed to a reader, as the SQLite store reads them. */
@@ -53,6 +53,10 @@ export class MemoryKept implements KeptEntries {
       if (chunk.length === READ_CHUNK) await onRows(chunk.splice(0));
     }
     if (chunk.length > 0) await onRows(chunk);
+  }
+
+  page(filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
+    return pageByReading(this, filter, offset, limit);
   }
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {

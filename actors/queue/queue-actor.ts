@@ -161,6 +161,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         }
         break;
       }
+      case 'dead-letter-gave-up':
+        inEntryTrace(s, msg.key, () => core.gaveUpDeadLetter(s, msg.key, msg.tries, msg.last));
+        break;
       case 'dead-letter-failed': {
         const e = s.entries.get(msg.key);
         if (e?.state === EntryState.Dead) core.sendDeadLetter(e, self);
@@ -174,8 +177,12 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       case 'schedule-due':
         fireDue(core, s, self);
         break;
-      case 'sweep':
+      case 'sweep': {
+        // the idempotency keys past DedupWindow go on this timer too, so an idle queue drops them as well
+        const swept = s.dedup.sweep(Date.now());
+        if (swept) core.persist([swept]);
         return sweepKept(core, self).then(() => settle(s, self));
+      }
       case 'page-in':
         return core.advanceHorizon(s).then(
           () => settle(s, self),

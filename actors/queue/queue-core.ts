@@ -38,6 +38,7 @@ import { stateCounts } from './state-counts.js';
 import type { QueueStore, StoreOp, StoredRow } from './store.js';
 import type { PageNeed } from './backlog.js';
 import { Backlog } from './backlog.js';
+import { MAX_RETRY_WAIT_MS } from './control-ranges.js';
 
 /** Renders the queue template for one request: the entries it adds. */
 export type FanOut = (request: Message, define: string) => Promise<Message[]>;
@@ -95,6 +96,8 @@ export interface QueueStats {
   deadKept: number;
   /** Delivered entries kept (DoneRetention). */
   doneKept: number;
+  /** Idempotency keys held for the DedupWindow. */
+  idempotencyKeys: number;
 }
 
 export interface QueueState {
@@ -173,6 +176,7 @@ export class QueueCore {
     stats.size = s.entries.size;
     stats.paused = s.paused;
     stats.deliveringNow = s.delivering;
+    stats.idempotencyKeys = s.dedup.size;
   }
 
   /**
@@ -385,7 +389,9 @@ export class QueueCore {
       e.state = EntryState.Retrying;
       stats.retried++;
       const exponential = config.RequeueBackoff === 'exponential';
-      const wait = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
+      const grown = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
+      // capped: doubling a long timer over many attempts passes any date (a due time must stay a time)
+      const wait = Math.min(MAX_RETRY_WAIT_MS, grown);
       e.dueAt = Date.now() + Math.round(wait);
       this.persist([putOp(e)]);
       this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
@@ -403,6 +409,26 @@ export class QueueCore {
    */
   private worthRetrying(result: Result): boolean {
     return this.retriesEveryFailure || isRetryableCode(result.Code) || isUnserved(result);
+  }
+
+  /** Ends the hand-overs of these dead entries (replayed, purged, deleted): none is tried again. */
+  cancelDeadLetter(...keys: string[]): void {
+    if (keys.length > 0) this.runtime.tell(this.deps.deadLetter(), { type: 'cancel', keys });
+  }
+
+  /**
+   * The hand-over was refused DeadLetterRetries times over: the entry stays dead, in the dead set
+   * while DeadRetention keeps any (replay or purge it there), else in the queue until the next start
+   * tries again. One line says so; the retries before it were not warned about one by one.
+   */
+  gaveUpDeadLetter(s: QueueState, key: string, tries: number, last: string): void {
+    const e = s.entries.get(key);
+    if (e?.state !== EntryState.Dead) return;
+    if (this.keepsDead) {
+      s.entries.delete(key);
+      this.persist([this.retire(e, EntryState.Dead)]);
+    }
+    this.deps.log.warn(`dead-letter target '${e.deadLetter}' refused entry ${key} ${tries} time(s), last ${last}; no more tries: it stays dead${this.keepsDead ? ' in the dead set (list, replay or purge it there)' : ' in the queue until the next start'}`);
   }
 
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {

@@ -30,9 +30,12 @@ import type { GroupLimits } from './groups.js';
 import type { HeldEntries, RunningQueue } from './queue-holder.js';
 import { holdSharedQueue } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
+import { durationParamProblem } from './control-ranges.js';
 
 async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
+  const tooLong = durationParamProblem(config);
+  if (tooLong) throw new ConfigError(tooLong);
   // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
   // template may live in a storage service that starts later, so it is fetched on first use
   let template: FanOutTemplate | undefined;
@@ -93,16 +96,16 @@ interface QueueExtras {
  */
 async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, store: QueueStore, extras: QueueExtras): Promise<RunningQueue> {
   const config = ctx.config;
-  const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0 };
+  const stats: QueueStats = { size: 0, paused: config.StartPaused, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0 };
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
   const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef, ctx.name);
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
-  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, config.CallTimeout, ctx.log, queueRef);
+  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries }, ctx.log, queueRef);
   let counts: (() => StateCounts) | undefined;
   const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held }, (read) => (counts = read));
-  const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention]);
+  const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;

@@ -26,7 +26,7 @@ describe('console flow: the demo node drawn from its running configuration', fun
     // a route and OUTPUTCHANNEL to one channel are one arrow: the hive carries them as one
     expect(edge('svc:gateway', 'svc:echo')).to.deep.equal(['echo, no route matched']);
     expect(edge('svc:queue', 'svc:echo')).to.deep.equal(['delivers']);
-    expect(edge('svc:queue', 'ch:dead-letters')).to.deep.equal(['dead letters']);
+    expect(edge('svc:queue', 'svc:dead-letters')).to.deep.equal(['dead letters']);
     expect(flow.edges.some((e) => e.from.startsWith('src:syslog:') && e.to === 'svc:syslog')).to.equal(true);
     expect(edge('svc:syslog', 'svc:syslog-received')).to.deep.equal(['messages']);
     expect(flow.edges.some((e) => e.from === 'svc:web' && e.to.startsWith('ext:http:'))).to.equal(true);
@@ -49,7 +49,7 @@ describe('console flow: the demo node drawn from its running configuration', fun
     expect(rate('svc:queue', 'svc:echo')).to.be.within(4, 20);
     expect(rate('svc:syslog', 'svc:syslog-received')).to.be.within(2, 10);
     expect(rate('svc:gateway', 'svc:echo')).to.equal(0);
-    expect(rate('svc:queue', 'ch:dead-letters')).to.equal(0);
+    expect(rate('svc:queue', 'svc:dead-letters')).to.equal(0);
     expect(flow.edges.find((e) => e.from === 'svc:queue' && e.to === 'svc:echo')!.sender).to.deep.equal({ node: '', service: 'queue', channel: 'echo' });
     // an arrow from a source or to an outside server is counted by its service: datagrams received, requests accepted and made
     expect(rate('src:syslog:syslog', 'svc:syslog')).to.be.within(2, 10);

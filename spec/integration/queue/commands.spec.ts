@@ -115,13 +115,16 @@ describe('queue commands (spec §2.3, §4.2)', function () {
     expect((await queueCall(n, { command: ['one'] })).Code).to.equal(404);
   });
 
-  it('clear/delete/wipe without key clears all; with key deletes one and says whether it existed', async () => {
+  it('clear/delete/wipe without key clears all; with key deletes one, and a key that is no entry is 404', async () => {
     const n = await start({ StartPaused: true });
     const a = await queueCall(n, {}, { i: ['a'] });
     await queueCall(n, {}, { i: ['b'] });
     const del = await queueCall(n, { command: ['delete'], key: a.Data.keys! });
     expect(del.Data).to.deep.include({ deleted: ['1'], queuesize: ['1'] });
-    expect((await queueCall(n, { command: ['wipe'], key: ['missing'] })).Data.deleted).to.deep.equal(['0']);
+    // a key that is no entry is 404, as fetch answers it
+    const missing = await queueCall(n, { command: ['wipe'], key: ['missing'] });
+    expect(missing.Code).to.equal(404);
+    expect(missing.Message).to.contain("no entry with key 'missing'");
     for (const alias of ['clear', 'delete', 'wipe']) {
       await queueCall(n, {}, { i: ['x'] });
       const r = await queueCall(n, { command: [alias] });
