@@ -237,7 +237,7 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       [{ _command: ['purge'], _older_than: ['9999999999999h'] }, 'older_than'],
       [{ _command: ['list'], _state: ['dead'], _newer_than: ['999999999d'] }, 'newer_than'],
     ] as const) {
-      const r = await post(body as Record<string, string[]>);
+      const r = await post(body as unknown as Record<string, string[]>);
       expect(r.status, `${JSON.stringify(body)}: ${r.text}`).to.equal(400);
       expect(r.text).to.contain(name);
     }
