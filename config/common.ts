@@ -1,5 +1,5 @@
 /**
- * Parameters every service carries (spec §2.1 "Common parameter"), split as the spec splits them:
+ * Parameters every service carries (README, Services "Common parameter"), split as the spec splits them:
  * general, input and output configuration.
  */
 import type { ParamTable } from './params.js';

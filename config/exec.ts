@@ -1,4 +1,4 @@
-/** Exec service parameters, transcribed from spec §2.5 (general and input configuration included). */
+/** Exec service parameters, as the service specification lists them (general and input configuration included); README, Parameter reference prints them (and README, The exec service says what they do). */
 import { GENERAL_PARAMS, INPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 

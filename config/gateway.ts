@@ -1,4 +1,4 @@
-/** REST gateway parameters, transcribed from spec §2.4 (general and output configuration included). */
+/** REST gateway parameters, as the service specification lists them (general and output configuration included); README, Parameter reference prints them (and README, The REST gateway says what they do). */
 import { GENERAL_PARAMS, OUTPUT_PARAMS } from './common.js';
 import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';

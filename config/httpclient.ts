@@ -1,4 +1,4 @@
-/** HTTP client parameters, transcribed from spec §2.7 (general and input configuration included). */
+/** HTTP client parameters, as the service specification lists them (general and input configuration included); README, Parameter reference prints them (and README, The HTTP client says what they do). */
 import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
 import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';

@@ -1,10 +1,10 @@
-/** Queue service parameters, transcribed from spec §2.3 (service parameters table). */
+/** Queue service parameters, as the service specification lists them (service parameters table); README, Parameter reference prints them (and README, The queue says what they do). */
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
 /** Which failed deliveries the queue retries (RetryOn). */
 export const RetryOn = {
-  /** Every failure, as the spec says (spec §3). */
+  /** Every failure, as the spec says (README, The queue). */
   Any: 'any',
   /** Only failures protocol/codes.ts calls retryable; a final answer makes the entry a dead letter at once. */
   Retryable: 'retryable',
@@ -45,7 +45,7 @@ const QUEUE_OWN = [
 
 export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
 
-/** Queue controls of spec §2.3 with their control-table defaults (used when a control is given without value). */
+/** Queue controls of README, The queue with their control-table defaults (used when a control is given without value). */
 export const QUEUE_CONTROL_DEFAULTS = {
   command: 'queue',
   channel: 'main',

@@ -1,5 +1,5 @@
 /**
- * Every service kind a node can run, with its parameter table and release tag (spec §9).
+ * Every service kind a node can run, with its parameter table and release tag (README, Parameter reference).
  * The single place that lists the kinds: CLI, node files, docs and the dashboard read it.
  */
 import { ECHO_PARAMS } from './echo.js';
@@ -29,7 +29,7 @@ export type ServiceKind = (typeof ServiceKind)[keyof typeof ServiceKind];
 
 export interface ServiceInfo {
   kind: ServiceKind;
-  /** Release tag of spec §9 (hivenode's own tools carry the package version's tag). */
+  /** Release tag of README, Parameter reference (hivenode's own tools carry the package version's tag). */
   release: string;
   /** One line for help and the README. */
   summary: string;

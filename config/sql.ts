@@ -1,4 +1,4 @@
-/** SQL service parameters, transcribed from spec §2.2. */
+/** SQL service parameters, as the service specification lists them; README, Parameter reference prints them (and README, The SQL service says what they do). */
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 

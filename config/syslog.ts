@@ -1,4 +1,4 @@
-/** Syslog service parameters, transcribed from spec §2.6. */
+/** Syslog service parameters, as the service specification lists them; README, Parameter reference prints them (and README, The syslog service says what they do). */
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 import { TLS_PARAMS } from './tls.js';

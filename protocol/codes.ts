@@ -36,10 +36,10 @@ export const Code = {
 export type CodeName = keyof typeof Code;
 export type CodeValue = (typeof Code)[CodeName];
 
-/** The spec's success text (spec §7 rule 1). */
+/** The spec's success text (docs/ARCHITECTURE.md, Codes and errors). */
 export const SUCCESS_MESSAGE = 'Success';
 
-/** A Code in 200-299: the interceptor and queue success test (spec §4.3 rule 5, §3 rule 1). */
+/** A Code in 200-299: the interceptor and queue success test (README, The REST gateway). */
 export function isSuccessCode(code: number): boolean {
   return Number.isInteger(code) && code >= 200 && code <= 299;
 }

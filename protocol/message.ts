@@ -1,5 +1,5 @@
 /**
- * The protocol message and result (spec §2.1; docs/ARCHITECTURE.md, Codes and errors) and the
+ * The protocol message and result (README, Services; docs/ARCHITECTURE.md, Codes and errors) and the
  * validation of untrusted shapes. Every map built here has a null prototype, so a key such as
  * "toString" is plain data; the keys "__proto__", "constructor" and "prototype" are refused
  * outright because other code (templates, JSON consumers in other languages) may still treat them
@@ -13,7 +13,7 @@ export type Values = string[];
 /** A name → list-of-strings map with a null prototype. */
 export type ValueMap = Record<string, Values>;
 
-/** A protocol message (spec §2.1). */
+/** A protocol message (README, Services). */
 export interface Message {
   Class: string;
   Operation: string;
@@ -21,7 +21,7 @@ export interface Message {
   Data: ValueMap;
 }
 
-/** The response shape returned by services and by the gateway (spec §2.1). */
+/** The response shape returned by services and by the gateway (README, Services). */
 export interface Result {
   Code: number;
   Message: string;

@@ -1,5 +1,5 @@
 /**
- * The exec service (spec §2.5, §4.4): the Template (Go text/template, `{{ }}`, the exec functions)
+ * The exec service (README, The exec service): the Template (Go text/template, `{{ }}`, the exec functions)
  * turns the message Data into a command and arguments, which run directly — never through a shell,
  * so wildcards and `$(…)` stay literal unless the template itself runs `/bin/sh -c`. Result Data:
  * stdout and stderr as lists of lines, exitcode; a non-zero exit is Code 502

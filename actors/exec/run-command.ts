@@ -1,5 +1,5 @@
 /**
- * Running one command without a shell (spec §4.4 rule 4), bounded: the answer comes when the command
+ * Running one command without a shell (README, The exec service), bounded: the answer comes when the command
  * has exited and closed its output, or at the Timeout whatever still holds the output pipes (then
  * with the output so far); and nothing the command started outlives its run (see containment.ts):
  * at the Timeout, when the command ends, or at node shutdown every process it started gets SIGTERM

@@ -39,7 +39,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   });
 }
 
-/** 'json' for JSON content types, else 'text' (spec §4.3 rule 1: text and XML reach interceptors as text). */
+/** 'json' for JSON content types, else 'text' (README, The REST gateway: text and XML reach interceptors as text). */
 export function bodyType(contentType: string | undefined): 'json' | 'text' {
   const ct = (contentType ?? '').toLowerCase();
   return /^application\/([a-z0-9.+-]*\+)?json\b/.test(ct) ? 'json' : 'text';

@@ -1,5 +1,5 @@
 /**
- * Controls from an HTTP request (spec §4.3 rule 3): headers named in ControlAllowList (or every
+ * Controls from an HTTP request (README, The REST gateway): headers named in ControlAllowList (or every
  * header with '*' / DevMode), then Data fields starting with ControlPrefix, which override a header
  * of the same control. Credentials never become controls, whatever the allow list says.
  */

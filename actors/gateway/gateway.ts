@@ -1,5 +1,5 @@
 /**
- * The REST gateway service (spec §2.4, §4.3): a node:http server whose requests are handed to the
+ * The REST gateway service (README, The REST gateway): a node:http server whose requests are handed to the
  * gateway actor. Admission control happens at the door, before anything is queued: requests over
  * MaxInFlight get 503 with Retry-After, so memory stays bounded under overload, and the health
  * check is answered without touching the actor so it stays fast when the gateway is busy.

@@ -1,5 +1,5 @@
 /**
- * One HTTP request through the gateway (spec §4.3): authentication, body, message (strict: from the
+ * One HTTP request through the gateway (README, The REST gateway): authentication, body, message (strict: from the
  * path and body; otherwise from the before interceptor), controls, then preview (Platform-Break),
  * hand-over (Platform-Procedure: Execution) or call, and the response (through the after
  * interceptor when not strict).

@@ -1,5 +1,5 @@
 /**
- * The gateway's health check (spec §4.3): 200 only when the gateway can serve, that is the hive is
+ * The gateway's health check (README, The REST gateway): 200 only when the gateway can serve, that is the hive is
  * connected, the gateway is not draining, and every service of its node has started. A load
  * balancer polling it therefore sends no traffic while a later service of the node is still
  * starting (it would answer 404: nobody listens on its channel yet).

@@ -49,7 +49,7 @@ export interface GatewayOptions {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The CORS headers DevMode adds (spec §4.3 rule 4). */
+/** The CORS headers DevMode adds (README, The REST gateway). */
 export const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Access-Control-Allow-Origin', '*'],
   ['Access-Control-Allow-Credentials', 'true'],
@@ -86,7 +86,7 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   const list = splitList(c.ControlAllowList).map((s) => s.toLowerCase());
   for (const name of list) if (name !== '*' && !TOKEN.test(name)) throw new ConfigError(`ControlAllowList: '${name}' is not a valid header name`);
   if (!c.Strict && (c.InterceptBefore === '' || c.InterceptAfter === '')) {
-    throw new ConfigError('InterceptBefore and InterceptAfter are mandatory when Strict is false (spec §4.3 rule 7); set both, or Strict=true');
+    throw new ConfigError('InterceptBefore and InterceptAfter are mandatory when Strict is false (README, The REST gateway); set both, or Strict=true');
   }
   let routes: RouteTable;
   try {

@@ -1,5 +1,5 @@
 /**
- * Strict mode (spec §4.3): POST `{base}/<class>/<operation>`; the body is JSON Data
+ * Strict mode (README, The REST gateway): POST `{base}/<class>/<operation>`; the body is JSON Data
  * (name → list of strings) or a message with Class, Operation, Data (and Control) members.
  * Class and operation come from the path when it names them, else from the body, else the defaults.
  */

@@ -1,5 +1,5 @@
 /**
- * Resolution of a TEMPLATE value (spec §2.1): 'file://<path>' reads a regular file of at most 16 MiB,
+ * Resolution of a TEMPLATE value (README, Services): 'file://<path>' reads a regular file of at most 16 MiB,
  * 'hive://<name>' asks the storage service on the template channel, anything else is the template
  * text itself.
  */

@@ -1,5 +1,5 @@
 /**
- * The HTTP client service (spec §2.7, §4.6): one outbound request per message, mapped by interceptor
+ * The HTTP client service (README, The HTTP client): one outbound request per message, mapped by interceptor
  * services. The before interceptor turns the message into the request body (and may change method,
  * URL, content type and headers through its options); the after interceptor turns the response into
  * the Result. Without an after interceptor the Result carries status, body and headers.
@@ -29,7 +29,7 @@ import { LazyAgent } from './lazy-agent.js';
 
 type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
 
-/** How a response body is handed on, by its Content-Type (spec §4.6 rule 3). */
+/** How a response body is handed on, by its Content-Type (README, The HTTP client). */
 export function responseType(contentType: string | undefined): 'json' | 'text' | 'raw' {
   const ct = (contentType ?? 'text/plain; charset=utf-8').toLowerCase();
   if (/^application\/([a-z0-9.+-]*\+)?json\b/.test(ct)) return 'json';
@@ -85,7 +85,7 @@ function plainResult(res: InboundResponse): Result {
 
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
   const c = ctx.config;
-  if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (spec §2.7)');
+  if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
   let configuredTarget: URL | undefined;
   if (c.URL) {
     try {
@@ -149,7 +149,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     if (!url) throw new BadInputError('no URL: set the URL parameter or return options.url from the before interceptor');
     const target = url === c.URL && configuredTarget ? configuredTarget : targetOf(url);
     if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
-    // a Content-Type among the headers wins over ContentType (spec §2.7)
+    // a Content-Type among the headers wins over ContentType (README, The HTTP client)
     if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
     // unless the headers already name a trace
     addTraceHeaders(headers, trace, (v) => [v]);

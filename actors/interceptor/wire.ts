@@ -1,5 +1,5 @@
 /**
- * The interceptor wire format (spec §2.4 "Interceptor function contract",
+ * The interceptor wire format (README, The REST gateway "Interceptor function contract",
  * docs/ARCHITECTURE.md, Result shapes): POST `{type, value, options}` → `{data, status,
  * status_code, options}`. Shared by the gateway, the HTTP client and the `hivenode interceptor`
  * kit.
@@ -39,7 +39,7 @@ function stringMap(v: unknown, where: string): Record<string, string> {
   return out;
 }
 
-/** Validates an untrusted interceptor reply; `status_code` may also come as Code or Status (spec §2.1). */
+/** Validates an untrusted interceptor reply; `status_code` may also come as Code or Status (README, Services). */
 export function validateReply(input: unknown, where = 'interceptor reply'): InterceptorReply {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadInputError(`${where} must be an object with data, status, status_code`);
   const o = input as Record<string, unknown>;

@@ -1,5 +1,5 @@
 /**
- * The queue's commands (spec §2.3 control table) parsed from a message's controls: every command
+ * The queue's commands (README, The queue: its controls) parsed from a message's controls: every command
  * and alias, the per-entry controls, and the service defaults that apply when a control is absent.
  * A control given without a value takes the control table's default
  * (docs/ARCHITECTURE.md, Configuration).

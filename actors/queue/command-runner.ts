@@ -1,5 +1,5 @@
 /**
- * The queue's control commands (spec §2.3, §4.2), run inside the queue actor: add (directly or by
+ * The queue's control commands (README, The queue), run inside the queue actor: add (directly or by
  * template fan-out), status, clear, delete by key, pause/resume, list, fetch and step. Changes a
  * caller is answered about are durable first; reads answer at once.
  */

@@ -1,11 +1,11 @@
 /**
- * A queue entry (spec §2.3 "Queue entry", docs/ARCHITECTURE.md, The life of one queue entry): the
+ * A queue entry (README, The queue "Queue entry", docs/ARCHITECTURE.md, The life of one queue entry): the
  * message to send later plus its delivery settings, attempts and attempt history. Entries are
  * stored as JSON documents.
  */
 import type { Message } from '../../protocol/message.js';
 
-/** Where an entry is in its life (spec §3 rule 3 leaves them open; these are ours). */
+/** Where an entry is in its life (README, The queue leaves them open; these are ours). */
 export const EntryState = {
   /** Stored, not yet durable: invisible to delivery until its write is committed. */
   Pending: 'pending',

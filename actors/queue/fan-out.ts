@@ -1,5 +1,5 @@
 /**
- * Template fan-out (spec §2.3): one request renders the queue template's define block, and every
+ * Template fan-out (README, The queue): one request renders the queue template's define block, and every
  * `addEntry` in it becomes an entry. The template is parsed once, on first use.
  */
 import type { Message } from '../../protocol/message.js';

@@ -1,5 +1,5 @@
 /**
- * The queue service (spec §2.3, §3, §4.2): a durable queue actor with delivery, retry-scheduler and
+ * The queue service (README, The queue): a durable queue actor with delivery, retry-scheduler and
  * dead-letter siblings under the service supervisor, a SQLite store in PersistPath/<NAME>, and
  * template fan-out through the Go-template queue dialect.
  */

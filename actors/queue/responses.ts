@@ -1,5 +1,5 @@
 /**
- * The queue's response Data (spec §4.2, docs/ARCHITECTURE.md, Result shapes): every response
+ * The queue's response Data (README, The queue, docs/ARCHITECTURE.md, Result shapes): every response
  * carries `queuesize` and `status`; list gives `objects` (keys), per-value counts with groupby, or
  * one group's keys; fetch gives the entry's Data plus its attributes, with the whole entry (and
  * attempt history) in List.

@@ -54,7 +54,7 @@ export interface RunningService {
   readonly ready?: Promise<void>;
 }
 
-/** The common parameters (spec §2.1) the node reads from every compiled configuration. */
+/** The common parameters (README, Services) the node reads from every compiled configuration. */
 export interface CommonValues {
   readonly NAME: string;
   readonly SERVERHOST: string;

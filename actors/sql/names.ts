@@ -12,7 +12,7 @@ import type { ColumnRef, TableRef } from './identifiers.js';
 import { parseGroupBy, parseOrderBy, parsePlainColumns, parseSelectColumns, parseTable } from './identifiers.js';
 import { lexSql } from './lexer.js';
 
-/** The statements of spec §4.1 (SQL_STATEMENT) and UPSERT (beyond it); declared here, where names are read by statement, and used by statement.ts. */
+/** The statements of README, The SQL service (SQL_STATEMENT) and UPSERT (beyond it); declared here, where names are read by statement, and used by statement.ts. */
 export const STATEMENTS = ['select', 'insert', 'update', 'delete', 'upsert'] as const;
 export type StatementKind = (typeof STATEMENTS)[number];
 

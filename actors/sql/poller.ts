@@ -1,5 +1,5 @@
 /**
- * The poller actor (spec §3, §6): runs the configured SELECT every SQL_POLLINTERVAL and emits the
+ * The poller actor (README, The SQL service): runs the configured SELECT every SQL_POLLINTERVAL and emits the
  * rows to OUTPUTCHANNEL as Class SQL_POLLCLASS, Operation SQL_POLLOPERATION, Data shaped like a SELECT
  * result (one list per column, rowcount). A protocol message has no List, so the rows travel
  * column-wise in Data only.

@@ -1,5 +1,5 @@
 /**
- * The SQL service (spec §2.2, §4.1, §6): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
+ * The SQL service (README, The SQL service): SELECT, INSERT, UPDATE, DELETE or raw SQL against one
  * database per message, or — in poll mode — a SELECT every SQL_POLLINTERVAL emitted to
  * OUTPUTCHANNEL. Beyond the spec, UPSERT, and with SQL_BATCH the many rows of one message written
  * all or none (rows.ts, batch.ts, transaction.ts). Values are always bound parameters; identifiers

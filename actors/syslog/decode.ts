@@ -23,7 +23,7 @@ import { parseRfc3164 } from './rfc3164.js';
 import { looksLikeRfc5424, parseRfc5424 } from './rfc5424.js';
 import { assertNever } from '../../protocol/never.js';
 
-/** The Format parameter (spec §2.6, plus `auto`). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
+/** The Format parameter (README, The syslog service, plus `auto`). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
 export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587', auto: 'auto' } as const;
 export type InputFormatName = (typeof InputFormat)[keyof typeof InputFormat];
 

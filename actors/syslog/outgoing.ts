@@ -1,5 +1,5 @@
 /**
- * The syslog messages of one send request (spec §2.6, §4.5): each string of a Data key is one
+ * The syslog messages of one send request (README, The syslog service): each string of a Data key is one
  * message with the severity the key names (error, warn, info, critical; any other key debug), in
  * the order of the keys and of their values. With SendJSON the whole Data is one message, its JSON
  * text, with the most severe severity among its keys — so a JSON message carrying an 'error' value

@@ -1,6 +1,6 @@
 /**
  * Syslog facilities and severities (RFC 5424 §6.2.1, the same numbers as RFC 3164 §4.1.1) and the
- * sender's Data-key mapping (spec §2.6, §4.5). Received messages report facility and severity by
+ * sender's Data-key mapping (README, The syslog service). Received messages report facility and severity by
  * these names, so a hive route can filter on `severity: error` without knowing the numbers; the
  * number is still there in `priority`.
  */
@@ -63,7 +63,7 @@ export const DEFAULT_PRIORITY = 13;
 /** The largest valid priority: local7.debug. */
 export const MAX_PRIORITY = 191;
 
-/** The Data keys of a send request that name a severity (spec §4.5). */
+/** The Data keys of a send request that name a severity (README, The syslog service). */
 export const SenderKey = { error: 'error', warn: 'warn', info: 'info', critical: 'critical' } as const;
 export type SenderKeyName = (typeof SenderKey)[keyof typeof SenderKey];
 

@@ -1,5 +1,5 @@
 /**
- * The syslog service (spec §2.6, §4.5): a sender for messages arriving on its input channel (when
+ * The syslog service (README, The syslog service): a sender for messages arriving on its input channel (when
  * RemoteIP is set; over UDP, TCP or TLS) and/or a receiver (UDP and/or TCP or TLS, limited to the
  * sources of AllowFrom) that forwards what arrives to OUTPUTCHANNEL.
  */

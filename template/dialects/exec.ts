@@ -1,5 +1,5 @@
 /**
- * The exec dialect (spec §4.4): {{ }} templates that build a command and its arguments from the
+ * The exec dialect (README, The exec service): {{ }} templates that build a command and its arguments from the
  * request Data (dot is {Data}). The command is later run without a shell, so the template output
  * itself is only informative; setCmd and addArg collect what runs.
  *

@@ -1,5 +1,5 @@
 /**
- * The queue dialect (spec §2.3): [[ ]] templates that fan one request out into queue entries.
+ * The queue dialect (README, The queue): [[ ]] templates that fan one request out into queue entries.
  * Dot is a copy of the incoming request; functions build new requests and addEntry records a copy
  * of each. Mutators return '' so they print nothing.
  */
