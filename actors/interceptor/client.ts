@@ -13,9 +13,8 @@ import { loadUndici } from '../shared/load-undici.js';
 import type { Route } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import { addTraceHeaders } from '../shared/trace-scope.js';
-import type { Trace } from './connect.js';
 import { LeanPool } from '../shared/lean-client.js';
-import type { InterceptorReply, InterceptorRequest } from './wire.js';
+import type { InterceptorReply, InterceptorRequest, Trace } from './wire.js';
 import { validateReply } from './wire.js';
 
 const MAX_REPLY_BYTES = 16 * 1024 * 1024;

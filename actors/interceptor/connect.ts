@@ -10,14 +10,8 @@ import type { Routes } from '../shared/proxy-routes.js';
 import { importModule } from '../../protocol/import-module.js';
 import type { InterceptorFunction } from './server.js';
 import { loadInterceptor } from './server.js';
-import type { InterceptorReply, InterceptorRequest } from './wire.js';
+import type { InterceptorReply, InterceptorRequest, Trace } from './wire.js';
 import { validateReply } from './wire.js';
-
-/** The trace an interceptor call is made in: an HTTP interceptor gets it as its traceparent header. */
-export interface Trace {
-  traceparent: string;
-  tracestate?: string | undefined;
-}
 
 export interface Interceptor {
   readonly url: string;

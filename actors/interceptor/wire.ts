@@ -57,3 +57,9 @@ export function validateRequest(input: unknown, where = 'interceptor request'): 
   if (typeof o.type !== 'string') throw new BadInputError(`${where}.type must be a text`);
   return { type: o.type, value: o.value, options: stringMap(o.options, `${where}.options`) };
 }
+
+/** The trace a call carries to an interceptor (its traceparent and tracestate headers). */
+export interface Trace {
+  traceparent: string;
+  tracestate?: string | undefined;
+}

@@ -7,10 +7,19 @@
 import type { Message } from '../../protocol/message.js';
 import { messageHop, withHop } from '../shared/trace-message.js';
 import type { Hop } from '../shared/tracing.js';
-import type { DeliverMsg } from './delivery.js';
+import type { DeliveryMode } from './entry.js';
+
+/** What an attempt's span is named by: the delivery's message and where it goes (delivery.ts's DeliverMsg has these). */
+export interface Attempt {
+  readonly message: Message;
+  readonly key: string;
+  readonly attempt?: number | undefined;
+  readonly channel: string;
+  readonly mode: DeliveryMode;
+}
 
 /** The attempt's hop and the entry's message carrying it. */
-export function attemptHop(service: string, msg: DeliverMsg): { hop: Hop | undefined; message: Message } {
+export function attemptHop(service: string, msg: Attempt): { hop: Hop | undefined; message: Message } {
   const hop = messageHop(msg.message, 'client', false, () => ({
     name: `${service} deliver`,
     service,
