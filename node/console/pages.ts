@@ -1,5 +1,5 @@
 /** Which page a path is, and the reads it is built from (the same the JSON API answers). */
-import { NotFoundError } from '../../protocol/errors.js';
+import { NotFoundError, codeOf } from '../../protocol/errors.js';
 import { journalQueryOf, selectJournal } from './journal-query.js';
 import type { Page, PageContext } from './layout.js';
 import { entryBody } from './pages/entry.js';
@@ -58,7 +58,18 @@ export class ConsolePages {
         const [summary, found, schedules, reasons] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : []]);
         return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, summary, found, schedules, reasons) };
       }
-      if (sub === 'entries' && key !== undefined && parts.length === 4) return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, await fetchEntry(this.sources, queue, key)) };
+      if (sub === 'entries' && key !== undefined && parts.length === 4) {
+        let entry;
+        try {
+          entry = await fetchEntry(this.sources, queue, key);
+        } catch (e) {
+          if (codeOf(e) !== 404) throw e;
+          // an action's redirect comes back here (a replayed entry delivered, a purged one): the page says
+          // where the entry went, with the action's notice, instead of a bare 404
+          return { title: `Entry ${key}`, nav: '/queues', body: html`<h1>Entry <code>${key}</code></h1><p id="entry-gone">This entry is no longer in queue <a href="/queues/${encodeURIComponent(name)}">${name}</a>: delivered (a queue keeps delivered entries only with DoneRetention), purged or deleted.</p>` };
+        }
+        return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, entry) };
+      }
     }
     if (first === 'journal' && parts.length === 1) {
       const query = journalQueryOf(url.searchParams);

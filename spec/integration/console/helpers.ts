@@ -20,7 +20,7 @@ export interface ConsoleNode {
  * A node: echo 'recorder' (RecordFile), queue 'jobs' delivering to it (no retries, done entries kept
  * an hour), and the console with a users file holding OPERATOR unless `readOnly`.
  */
-export async function startConsoleNode(opts: { readOnly?: boolean; host?: string; hosts?: string } = {}): Promise<ConsoleNode> {
+export async function startConsoleNode(opts: { readOnly?: boolean; host?: string; hosts?: string; keepDone?: boolean } = {}): Promise<ConsoleNode> {
   const dir = tempDir('hn-console-');
   const record = join(dir, 'record.jsonl');
   const users = join(dir, 'users');
@@ -29,7 +29,7 @@ export async function startConsoleNode(opts: { readOnly?: boolean; host?: string
     name: 'console-test',
     services: [
       { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'recorder'], ['RecordFile', record]] }] },
-      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', '1h']] }] },
+      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h']] }] },
     ],
     dashboardPort: 0,
     dashboardAccess: { ...(opts.readOnly ? {} : { users }), ...(opts.host ? { host: opts.host } : {}), ...(opts.hosts ? { hosts: opts.hosts } : {}) },

@@ -27,6 +27,33 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
     c = undefined;
   });
 
+  it('a replay from the entry page of a queue that keeps no delivered entries lands on a page saying where it went, with the notice (not a bare 404)', async function () {
+    c = await startConsoleNode({ keepDone: false });
+    const browser = await launchChromium(this);
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password }, viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      const added = await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['broken'] }, 'jobs');
+      const key = added.Data.keys![0]!;
+      await page.goto(`${c.base}/queues/jobs?state=dead`);
+      await reloadUntil(page, `#entries tr[data-key="${key}"][data-state="dead"]`);
+      await page.goto(`${c.base}/queues/jobs/entries/${key}`);
+      await page.fill('#replay-form input[name=channel]', 'recorder');
+      await Promise.all([page.waitForURL(/done=/), page.click('#replay-form button[type=submit]')]);
+      // delivered and gone by the time the page is read (or soon after): the page says so, with the notice
+      const end = Date.now() + 10_000;
+      while ((await page.locator('#entry-gone').count()) === 0 && Date.now() < end) {
+        await page.waitForTimeout(200);
+        await page.reload();
+      }
+      expect(await page.textContent('#entry-gone')).to.contain('no longer in queue jobs');
+      expect(await page.textContent('[role=status]')).to.contain('replay: done');
+      expect(await page.locator('nav').count(), 'the console layout, not a bare error page').to.be.greaterThan(0);
+    } finally {
+      await browser.close();
+    }
+  });
+
   it('an entry to a failing target reaches dead, is edited and replayed to the echo service, and is delivered', async function () {
     c = await startConsoleNode();
     const browser = await launchChromium(this);
