@@ -103,6 +103,7 @@ export class BasicAuth {
     const users = this.users.get();
     if (users !== this.cachedFrom) {
       this.cache.clear();
+      this.throttle.clear();
       this.cachedFrom = users;
     }
     const digest = createHash('sha256').update(header).digest();

@@ -43,6 +43,11 @@ export class SignInThrottle {
     this.note(`u:${user}`, now);
   }
 
+  /** Forgets every failure: the users file changed, and a user added since must not inherit the failures of before. */
+  clear(): void {
+    this.failures.clear();
+  }
+
   /** Takes back the count of an attempt that succeeded. */
   succeeded(address: string, user: string): void {
     for (const key of [`a:${address}`, `u:${user}`]) {
