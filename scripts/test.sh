@@ -15,7 +15,9 @@ npx tsc -p tsconfig.json
 echo "== lint (eslint)"
 npx eslint .
 echo "== tests (mocha)"
-npx mocha "$@"
+# .mocharc.json names no files, so `npx mocha spec/x.spec.ts` runs that file alone (with the files in the
+# config, mocha ran them all as well); every suite is named in spec/all.mocharc.json
+if [ "$#" -eq 0 ]; then npx mocha --config spec/all.mocharc.json; else npx mocha "$@"; fi
 if [ "$#" -eq 0 ]; then
   # the same queue suite on the other store (issue 22): every node it starts runs its queue on a
   # JetStream server of its own (spec/integration/queue-store.ts)
