@@ -56,6 +56,13 @@ const CHUNK = 300;
 /** Rows per read while loading. */
 const LOAD_CHUNK = 20_000;
 
+/**
+ * FULL: every commit is fsynced before the store answers (README, Reliability). TEST ONLY: the power-loss
+ * test (spec/reliability/power-loss.spec.ts) sets HIVENODE_TEST_BROKEN_NO_FSYNC=1 to build the store
+ * deliberately broken (synchronous=OFF) and shows that its test then fails; nothing else may set it.
+ */
+const SYNCHRONOUS = process.env.HIVENODE_TEST_BROKEN_NO_FSYNC === '1' ? 'OFF' : 'FULL';
+
 function exec(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
 }
@@ -159,7 +166,7 @@ export class SqliteStore implements QueueStore {
     const db = await openDb(file);
     try {
       db.configure('busyTimeout', 5_000);
-      await exec(db, 'PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
+      await exec(db, `PRAGMA journal_mode=WAL; PRAGMA synchronous=${SYNCHRONOUS};`);
       const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
       if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
       await exec(db, SCHEMA + KEPT_SCHEMA);
