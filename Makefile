@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (docs/ARCHITECTURE.md, Conventions). `make demo` and `make test`
 # are the two commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers clean chaos certs screenshots
+.PHONY: install build test lint demo bench servers clean chaos certs screenshots fuzz
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -35,6 +35,10 @@ screenshots: install
 
 chaos: install
 	bash scripts/chaos.sh
+
+# the lean wire's HTTP/1.x parser against llhttp, 10^6 cases (`make fuzz CASES=… SEED=…`)
+fuzz: install
+	npx tsx scripts/fuzz.ts --cases $(or $(CASES),1000000) --seed $(or $(SEED),1)
 
 # `make certs DIR=…` writes a local CA and certificates for the TLS examples (default ./certs)
 certs:

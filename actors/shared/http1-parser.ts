@@ -1,12 +1,16 @@
+import { METHODS as HTTP_METHODS } from 'node:http';
+
 /**
  * An HTTP/1.x message parser for the interceptor wire on node:net (lean-client.ts reads replies with
  * it, lean-server.ts requests): node:http and undici parse with llhttp behind a stream or dispatcher
  * layer that cost an interceptor call more CPU than the rest of its gateway request (issue 26). It
- * reads what any conformant peer may send, not just ours: CRLF or bare-LF lines, header names in any
- * case, content-length and chunked bodies (extensions and trailers skipped), a response body that
+ * reads what any conformant peer may send, not just ours: header names in any case, content-length and chunked bodies (extensions and trailers skipped), a response body that
  * runs to the end of the connection, 1xx interim replies, pipelined messages one after the other.
  * Anything it cannot frame with certainty is an HttpParseError, after which the connection is
- * closed: a message boundary guessed wrong would hand one request's bytes to another.
+ * closed: a message boundary guessed wrong would hand one request's bytes to another. It is held
+ * against llhttp by a differential fuzzer (spec/fuzz/, `make fuzz`): what it accepts, llhttp frames
+ * the same way, so it reads lines ending in CRLF only, no obs-fold, one Content-Length, and a
+ * Transfer-Encoding never together with a Content-Length (docs/ARCHITECTURE.md, The lean wire).
  */
 
 /** Why a message cannot be read; `tooLarge` for a body or head over the limit (413 / the reply cap). */
@@ -53,12 +57,27 @@ const MAX_CHUNK_LINE = 4096;
 const LF = 10;
 const CR = 13;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^]*)?$/;
-const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP\/1\.([01])$/;
-const DIGITS = /^\d+$/;
-const HEX = /^[0-9a-fA-F]{1,12}$/;
+// the target in visible ASCII: what llhttp takes as a URL, and no byte another reader would end it at
+// (origin-form, absolute-form or `*`: the authority-form is CONNECT's, a tunnel this wire never opens)
+// (an absolute-form's host in the plain characters of a name or address, which llhttp takes too)
+const REQUEST_LINE = /^([A-Z-]+) (\/[\x21-\x7e]*|https?:\/\/[A-Za-z0-9._~-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?|\*) HTTP\/1\.([01])$/;
+/** A Content-Length value as llhttp takes it: digits, spaces or tabs before, spaces after. */
+const LENGTH_VALUE = /^[ \t]*(\d{1,15}) *$/;
+/**
+ * A chunk size line (RFC 9112 §7.1): the size, then extensions `;name` or `;name=token` or
+ * `;name="quoted"`, nothing else (no spaces, no control bytes), as llhttp reads it strictly.
+ */
+const CHUNK_LINE = /^([0-9a-fA-F]{1,12})(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*"))?)*$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** NUL or a CR that does not end a line: bytes a lenient reader and a strict one would frame differently. */
-const FORBIDDEN = /\0|\r(?!\n)/;
+/**
+ * A head's bytes: lines of HTAB, visible and 8-bit bytes joined by CRLF. No other control byte, and
+ * no CR or LF outside a CRLF: bytes a lenient reader and a strict one would frame differently (a
+ * bare LF ends a line for one and not for the other). Anchored and without alternatives that
+ * overlap, it is one pass and faster than looking for the bytes it excludes.
+ */
+const HEAD_BYTES = /^[\t\x20-\x7e\x80-\xff]*(?:\r\n[\t\x20-\x7e\x80-\xff]*)*$/;
+/** The methods llhttp knows (node:http's list): any other token is refused by it, so by us too. */
+const METHODS = new Set(HTTP_METHODS.filter((m) => m !== 'CONNECT'));
 
 const enum State {
   Head,
@@ -159,11 +178,7 @@ export class Http1Parser {
       case State.ChunkSize:
         return this.readChunkSize(buf, pos);
       case State.ChunkEnd: {
-        // the line end after a chunk's data, CRLF or LF; anything else means the size was a lie
-        if (buf[pos] === LF) {
-          this.state = State.ChunkSize;
-          return pos + 1;
-        }
+        // the CRLF after a chunk's data; anything else means the size was a lie
         if (buf[pos] !== CR) fail('a chunk longer than its size');
         if (pos + 1 >= buf.length) return -1;
         if (buf[pos + 1] !== LF) fail('a chunk longer than its size');
@@ -173,9 +188,10 @@ export class Http1Parser {
       case State.Trailers: {
         const eol = lineEnd(buf, pos);
         if (eol < 0) return -1;
-        const blank = eol === pos || (eol === pos + 1 && buf[pos] === CR);
+        const blank = eol === pos + 1;
         this.trailerBytes += eol + 1 - pos;
         if (this.trailerBytes > MAX_HEAD_BYTES) fail(`trailers larger than ${MAX_HEAD_BYTES} bytes`, true);
+        if (!blank) checkTrailer(buf.toString('latin1', pos, eol - 1));
         if (blank) this.complete();
         return eol + 1;
       }
@@ -187,13 +203,18 @@ export class Http1Parser {
 
   private readHead(buf: Buffer, pos: number): number {
     // empty lines before a message are skipped (RFC 9112 §2.2: some clients send a CRLF after a POST body)
-    while (pos < buf.length && (buf[pos] === LF || (buf[pos] === CR && buf[pos + 1] === LF))) pos += buf[pos] === CR ? 2 : 1;
+    while (pos + 1 < buf.length && buf[pos] === CR && buf[pos + 1] === LF) pos += 2;
     if (pos >= buf.length) return buf.length;
+    if (pos + 1 === buf.length && buf[pos] === CR) return -1;
     const end = headEnd(buf, pos);
-    if (end < 0) return buf.length - pos > MAX_HEAD_BYTES ? fail(`a head larger than ${MAX_HEAD_BYTES} bytes`, true) : -1;
+    if (end < 0) {
+      // a head of bare-LF lines never ends in CRLFCRLF: refused now, not when the connection times out
+      if (hasBareLf(buf, pos)) fail('a line ending in a bare LF');
+      return buf.length - pos > MAX_HEAD_BYTES ? fail(`a head larger than ${MAX_HEAD_BYTES} bytes`, true) : -1;
+    }
     if (end - pos > MAX_HEAD_BYTES) fail(`a head larger than ${MAX_HEAD_BYTES} bytes`, true);
     const text = buf.toString('latin1', pos, end);
-    if (FORBIDDEN.test(text)) fail('a NUL or a bare CR in the head');
+    if (!HEAD_BYTES.test(text)) fail('a control byte, a bare CR or a bare LF in the head');
     const head = this.kind === 'response' ? parseResponseHead(text) : parseRequestHead(text);
     this.head = head;
     this.chunks = [];
@@ -215,11 +236,11 @@ export class Http1Parser {
   private readChunkSize(buf: Buffer, pos: number): number {
     const eol = lineEnd(buf, pos);
     if (eol < 0) return -1;
-    const line = buf.toString('latin1', pos, eol).replace(/\r$/, '');
-    const semi = line.indexOf(';');
-    const hex = (semi < 0 ? line : line.slice(0, semi)).trim();
-    if (!HEX.test(hex)) fail(`a chunk size that is not hexadecimal: '${line.slice(0, 40)}'`);
-    const n = parseInt(hex, 16);
+    if (eol === pos || buf[eol - 1] !== CR) fail('a chunk size line not ending in CRLF');
+    const line = buf.toString('latin1', pos, eol - 1);
+    const m = CHUNK_LINE.exec(line);
+    if (!m) fail(`a chunk size line that is not a hexadecimal size and extensions: '${line.slice(0, 40)}'`);
+    const n = parseInt(m[1]!, 16);
     if (n === 0) {
       this.state = State.Trailers;
       this.trailerBytes = 0;
@@ -249,26 +270,41 @@ export class Http1Parser {
 }
 
 const EMPTY = Buffer.alloc(0);
+const HEAD_END = Buffer.from('\r\n\r\n');
 
 function fail(problem: string, tooLarge = false): never {
   throw new HttpParseError(problem, tooLarge);
 }
 
-/** The index of the LF ending the line at `pos`, -1 when it is not in yet. */
+/** The index of the LF ending the line at `pos`, -1 when it is not in yet; a bare LF is refused. */
 function lineEnd(buf: Buffer, pos: number): number {
-  return buf.indexOf(LF, pos);
+  const eol = buf.indexOf(LF, pos);
+  if (eol >= 0 && (eol === pos || buf[eol - 1] !== CR)) fail('a line ending in a bare LF');
+  return eol;
+}
+
+/** A bare LF from `pos` on: the head being read has one (only looked for while it is incomplete). */
+function hasBareLf(buf: Buffer, pos: number): boolean {
+  for (let i = buf.indexOf(LF, pos); i >= 0; i = buf.indexOf(LF, i + 1)) if (i === pos || buf[i - 1] !== CR) return true;
+  return false;
 }
 
 /** The index after the blank line that ends the head starting at `pos`, -1 when it is not in yet. */
 function headEnd(buf: Buffer, pos: number): number {
-  // line by line, so that a head of bare LFs ends where it does (a few searches for a usual head)
-  let i = pos;
-  for (;;) {
-    const j = buf.indexOf(LF, i);
-    if (j < 0) return -1;
-    if (j === i || (j === i + 1 && buf[i] === CR)) return j + 1;
-    i = j + 1;
-  }
+  // the bare LFs a head may hold are refused once it is in (HEAD_BYTES)
+  const j = buf.indexOf(HEAD_END, pos);
+  return j < 0 ? -1 : j + 4;
+}
+
+/**
+ * A trailer line: skipped, but held to a header's shape, as llhttp reads it; one that would frame
+ * the message or steer the connection (RFC 9110 §6.5.1 forbids them) is refused, as llhttp acts on
+ * some of them (a Connection: close there ends its reading).
+ */
+function checkTrailer(line: string): void {
+  const colon = line.indexOf(':');
+  if (colon <= 0 || !TOKEN.test(line.slice(0, colon)) || !HEAD_BYTES.test(line)) fail(`a trailer line that is not a header: '${line.slice(0, 60)}'`);
+  if (FRAMING.has(line.slice(0, colon).toLowerCase())) fail(`a trailer that frames the message or steers the connection: '${line.slice(0, 60)}'`);
 }
 
 function newHead(): Head {
@@ -276,7 +312,7 @@ function newHead(): Head {
 }
 
 function parseResponseHead(text: string): Head {
-  const lines = text.split(/\r?\n/);
+  const lines = text.split('\r\n');
   const m = STATUS_LINE.exec(lines[0]!);
   if (!m) fail(`a status line that is not HTTP/1.x: '${lines[0]!.slice(0, 60)}'`);
   const head = newHead();
@@ -289,9 +325,10 @@ function parseResponseHead(text: string): Head {
 }
 
 function parseRequestHead(text: string): Head {
-  const lines = text.split(/\r?\n/);
+  const lines = text.split('\r\n');
   const m = REQUEST_LINE.exec(lines[0]!);
   if (!m) fail(`a request line that is not METHOD target HTTP/1.x: '${lines[0]!.slice(0, 60)}'`);
+  if (!METHODS.has(m[1]!)) fail(`a method this wire does not take: '${m[1]!.slice(0, 20)}'`);
   const head = newHead();
   head.method = m[1]!;
   head.target = m[2]!;
@@ -306,16 +343,15 @@ function parseRequestHead(text: string): Head {
 function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'): void {
   let te: string | undefined;
   let last = '';
+  let upgrade = false;
+  let connectionUpgrade = false;
   // the head ends in a blank line, which split leaves as one or two empty strings
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     if (line === '') continue;
-    if (line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) {
-      // obs-fold (RFC 9112 §5.2): a request must not use it; in a response it only continues a value
-      // we ignore, or it would change how the message is framed
-      if (kind === 'request' || FRAMING.has(last)) fail('a folded header line');
-      continue;
-    }
+    // obs-fold (RFC 9112 §5.2): refused in requests and responses alike, as readers that unfold it
+    // and readers that take it for a header of its own would see different heads
+    if (line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) fail('a folded header line');
     const colon = line.indexOf(':');
     if (colon <= 0) fail(`a header line without a name and colon: '${line.slice(0, 60)}'`);
     const name = line.slice(0, colon);
@@ -326,13 +362,9 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
     const value = line.slice(colon + 1).trim();
     switch (last) {
       case 'content-length':
-        for (const part of value.split(',')) {
-          const v = part.trim();
-          if (!DIGITS.test(v) || v.length > 15) fail(`a Content-Length that is not a length: '${value.slice(0, 40)}'`);
-          const n = Number(v);
-          if (head.contentLength >= 0 && head.contentLength !== n) fail('Content-Length headers that disagree');
-          head.contentLength = n;
-        }
+        // one length, digits only: a list or a second header (even an equal one) is refused, as llhttp does
+        if (head.contentLength >= 0) fail('more than one Content-Length');
+        head.contentLength = Number(LENGTH_VALUE.exec(line.slice(colon + 1))?.[1] ?? fail(`a Content-Length that is not a length: '${value.slice(0, 40)}'`));
         break;
       case 'transfer-encoding':
         te = te === undefined ? value : `${te}, ${value}`;
@@ -342,6 +374,7 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
           const token = t.trim();
           if (token === 'close') head.close = true;
           else if (token === 'keep-alive') head.keepAlive = true;
+          else if (token === 'upgrade') connectionUpgrade = true;
         }
         break;
       case 'keep-alive': {
@@ -359,24 +392,37 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
         if (head.host) fail('more than one Host');
         head.host = true;
         break;
+      case 'upgrade':
+        upgrade = true;
+        break;
     }
   }
+  // llhttp hands the connection to another protocol after such a request and reads no further
+  // message on it; this wire switches to none, so it would read the next bytes as a request
+  if (kind === 'request' && upgrade && connectionUpgrade) fail('a request to upgrade the connection to another protocol');
+  // a 1xx has no body (RFC 9110 §15.2), yet llhttp reads one by its length after a 1xx other than
+  // 100, 102 and 103: a 1xx that names a length or coding, or another 1xx, is refused
+  if (kind === 'response' && head.status < 200) {
+    if (head.contentLength >= 0 || te !== undefined) fail(`a ${head.status} reply with a Content-Length or Transfer-Encoding`);
+    if (head.status !== 100 && head.status !== 102 && head.status !== 103 && head.status !== 101) fail(`status ${head.status}, a 1xx this wire does not know`);
+  }
   if (te !== undefined) {
-    const codings = te.toLowerCase().split(',').map((s) => s.trim()).filter(Boolean);
+    const codings = te.toLowerCase().split(',').map((s) => s.trim());
+    // an empty coding ('chunked,') is read as chunked by some and as not chunked by others
+    if (codings.some((c) => !TOKEN.test(c))) fail(`a Transfer-Encoding that is not a list of codings: '${te.slice(0, 40)}'`);
+    // with a Content-Length too, a message is framed one way by one reader and another by the next
+    if (head.contentLength >= 0) fail('both Transfer-Encoding and Content-Length');
     const chunked = codings[codings.length - 1] === 'chunked';
+    if (codings.indexOf('chunked') !== codings.length - 1 && codings.includes('chunked')) fail(`a Transfer-Encoding with chunked before another coding: '${te.slice(0, 40)}'`);
     if (kind === 'request') {
       // a request must end in chunked and must not give a length too (RFC 9112 §6.1, §6.3): the shapes of smuggling
       if (!chunked) fail(`a Transfer-Encoding that does not end in chunked: '${te.slice(0, 40)}'`);
-      if (head.contentLength >= 0) fail('both Transfer-Encoding and Content-Length');
       head.chunked = true;
     } else if (chunked) {
       head.chunked = true;
     } else {
       head.untilClose = true;
     }
-    // a response with both is framed by Transfer-Encoding, and the connection is not reused after it
-    if (head.contentLength >= 0) head.close = true;
-    head.contentLength = -1;
   }
   // a response without a length runs to the close, unless it has no body at all (1xx, 204, 304)
   const bodiless = head.status < 200 || head.status === 204 || head.status === 304;
@@ -390,5 +436,5 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
  * proxies that mishandle it are still met, and an interceptor call is never sent twice.
  */
 export const PIPELINING_HEADER = 'hivenode-pipelining';
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host', PIPELINING_HEADER]);
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host', 'upgrade', PIPELINING_HEADER]);
 const FRAMING_LENGTHS = new Set([...FRAMING].map((name) => name.length));

@@ -311,8 +311,8 @@ describe('lean interceptor client (plain http:// services)', () => {
     const expected: Record<string, RegExp> = {
       '/status': /malformed reply: a status line that is not HTTP\/1\.x: 'HTTP\/2 200 OK'/,
       '/header': /malformed reply: a header line without a name and colon/,
-      '/lengths': /malformed reply: Content-Length headers that disagree/,
-      '/chunk': /malformed reply: a chunk size that is not hexadecimal/,
+      '/lengths': /malformed reply: more than one Content-Length/,
+      '/chunk': /malformed reply: a chunk size line that is not a hexadecimal size/,
       '/unasked': /malformed reply: the connection closed without a reply/,
     };
     for (const [path, pattern] of Object.entries(expected)) {
