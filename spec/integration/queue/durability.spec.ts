@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
+import { ConfigError } from '../../../protocol/errors.js';
 import { sqliteOnly } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
@@ -82,16 +83,45 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     expect(f.Data.attempts).to.deep.equal(['1']);
   });
 
-  it('a corrupt store is moved aside with a clear log line and the queue starts', async function () {
+  it('a store that is not a database stops the start with one line naming the file; the file is left as it was', async function () {
     sqliteOnly(this, 'a file of its own');
     const storeDir = join(dir, 'store', 'queue');
     mkdirSync(storeDir, { recursive: true });
-    writeFileSync(join(storeDir, 'queue.db'), Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200)));
-    let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]));
-    expect(logs()).to.match(/queue store .* is unreadable .* moved aside to .*corrupt/);
-    expect(readdirSync(storeDir).some((f) => f.includes('.corrupt-'))).to.equal(true);
-    expect((await queueCall(node, { command: ['status'] })).Code).to.equal(200);
+    const garbage = Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200));
+    writeFileSync(join(storeDir, 'queue.db'), garbage);
+    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]).then(
+      (r) => ((node = r.node), undefined),
+      (e: unknown) => e,
+    );
+    expect(refused).to.be.instanceOf(ConfigError);
+    const message = (refused as Error).message;
+    expect(message).to.not.contain('\n');
+    expect(message).to.contain(join(storeDir, 'queue.db')).and.to.match(/not a database/);
+    expect(readdirSync(storeDir).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
+    expect(readFileSync(join(storeDir, 'queue.db')).equals(garbage)).to.equal(true);
+  });
+
+  it('a store with overwritten pages stops the start (not replaced by an empty queue) and keeps every byte', async function () {
+    sqliteOnly(this, 'a file of its own');
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]));
+    for (let i = 0; i < 300; i++) expect((await queueCall(node, {}, { item: [`entry-${i}-${'p'.repeat(200)}`] })).Code).to.equal(200);
+    await node.stop(2000);
+    node = undefined;
+    const file = join(dir, 'store', 'queue', 'queue.db');
+    const bytes = readFileSync(file);
+    const pages = Math.floor(bytes.length / 4096);
+    expect(pages).to.be.greaterThan(10);
+    // three pages in the middle of the entries' b-tree overwritten with noise
+    for (const page of [Math.floor(pages / 4), Math.floor(pages / 2), Math.floor((3 * pages) / 4)]) bytes.fill(0xa5, page * 4096, (page + 1) * 4096);
+    writeFileSync(file, bytes);
+    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]).then(
+      (r) => ((node = r.node), undefined),
+      (e: unknown) => e,
+    );
+    expect(refused).to.be.instanceOf(ConfigError);
+    expect((refused as Error).message).to.contain(file).and.to.not.contain('\n');
+    expect(readFileSync(file).equals(bytes)).to.equal(true);
+    expect(readdirSync(join(dir, 'store', 'queue')).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
   });
 
   it('a full store refuses the enqueue with 507 and acknowledges nothing that was not stored', async () => {
