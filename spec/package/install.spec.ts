@@ -128,7 +128,7 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(bin, 'the install failed').to.be.a('string');
     const empty = join(work, 'empty-demo');
     mkdirSync(empty);
-    const scratch = join(work, 'tmp'); // the demo's SQLite file and queue store go to the OS temp directory
+    const scratch = join(work, 'tmp'); // the demo's state (SQLite file, queue store) goes to the OS temp directory
     mkdirSync(scratch);
     const env = {
       PATH: process.env.PATH,
@@ -147,7 +147,10 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(r.out).to.contain('upstream status 200');
     expect(r.out).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
     expect(readdirSync(empty)).to.deep.equal([]);
-    expect(existsSync(join(scratch, 'hivenode-demo.sqlite'))).to.equal(true);
+    // the demo's state: a directory of the user in the OS temp directory (its SQLite file, queue store, syslog record)
+    const state = readdirSync(scratch).find((d) => d.startsWith('hivenode-demo-'));
+    expect(state, readdirSync(scratch).join(', ')).to.be.a('string');
+    expect(existsSync(join(scratch, state!, 'demo.sqlite'))).to.equal(true);
     // the chunks of every service kind the demo runs, and the console's, were cached
     expect(readdirSync(join(work, 'demo-code-cache')).length).to.be.greaterThan(10);
   });
