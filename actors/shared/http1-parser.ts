@@ -63,6 +63,8 @@ const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^]*)?$/;
 const REQUEST_LINE = /^([A-Z-]+) (\/[\x21-\x7e]*|https?:\/\/[A-Za-z0-9._~-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?|\*) HTTP\/1\.([01])$/;
 /** A Content-Length value as llhttp takes it: digits, spaces or tabs before, spaces after. */
 const LENGTH_VALUE = /^[ \t]*(\d{1,15}) *$/;
+/** A Transfer-Encoding value as llhttp takes it: tabs before it, none in it or after it. */
+const CODINGS_VALUE = /^[ \t]*[^\t]*$/;
 /**
  * A chunk size line (RFC 9112 §7.1): the size, then extensions `;name` or `;name=token` or
  * `;name="quoted"`, nothing else (no spaces, no control bytes), as llhttp reads it strictly.
@@ -367,6 +369,8 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
         head.contentLength = Number(LENGTH_VALUE.exec(line.slice(colon + 1))?.[1] ?? fail(`a Content-Length that is not a length: '${value.slice(0, 40)}'`));
         break;
       case 'transfer-encoding':
+        // a tab after the leading whitespace: llhttp refuses 'chunked<TAB>', where trim() would not
+        if (!CODINGS_VALUE.test(line.slice(colon + 1))) fail(`a Transfer-Encoding with a tab in it: '${value.slice(0, 40)}'`);
         te = te === undefined ? value : `${te}, ${value}`;
         break;
       case 'connection':

@@ -156,8 +156,8 @@ const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CO
 const TARGETS = ['/', '/call', '/a?b=c', '*', 'http://h/x', 'h:443', '/a b', '/a\tb', '', '/%00', '/\x7f', '/ü'];
 const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/1.2', 'HTTP/2.0', 'HTTP/0.9', 'http/1.1', 'HTTP/1.1 ', 'HTTP/11', 'HTTP/1.'];
 const STATUSES = ['200 OK', '200 OK', '201 Created', '204 No Content', '304 Not Modified', '100 Continue', '103 Early Hints', '102 Processing', '110 X', '199 X', '101 Switching Protocols', '404 Not Found', '200', '200 ', '099 X', '1000 X', '20 X', '600 X', '200\tOK', '500 Internal Server Error'];
-const LENGTHS = ['0', '1', '5', '13', '05', '+5', '-1', '5, 5', '5,5', '5, 6', ' 5 ', '0x5', '', '5 5', '99999999999999999999', '18446744073709551616', '1e3', '5\t', '٥'];
-const CODINGS = ['chunked', 'chunked', 'Chunked', 'CHUNKED', 'gzip, chunked', 'chunked, gzip', 'chunked ', ' chunked', 'xchunked', 'chunkedx', 'identity', 'gzip', 'chunked, chunked', 'chunked,', ',chunked', '"chunked"', 'chunked;q=1', ''];
+const LENGTHS = ['\t5\t', '0', '1', '5', '13', '05', '+5', '-1', '5, 5', '5,5', '5, 6', ' 5 ', '0x5', '', '5 5', '99999999999999999999', '18446744073709551616', '1e3', '5\t', '٥'];
+const CODINGS = ['chunked', 'chunked', 'Chunked', 'CHUNKED', 'gzip, chunked', 'chunked, gzip', 'chunked ', ' chunked', 'xchunked', 'chunkedx', 'identity', 'gzip', 'chunked, chunked', 'chunked,', ',chunked', '"chunked"', 'chunked;q=1', 'chunked\t', '\tchunked', 'gzip,\tchunked', 'gzip ,chunked', ''];
 const SIZES = ['0', '1', '3', '5', 'a', 'A', '05', '00000000000000003', 'ffffffffffffffff', '10000000000000000', '-1', '0x3', ' 3', '3 ', '3\t', '+3', 'g', '', '7fffffff'];
 const EXTENSIONS = ['', '', '', ';a=b', ';a', ';a="b;c"', ' ;a=b', ';', ';a=\x01', ';\r', ';a=b;c=d', '; a = b'];
 const NAMES = ['X-A', 'Content-Type', 'Connection', 'Keep-Alive', 'Expect', 'Upgrade', 'Host', 'Content-Length ', ' Content-Length', 'Content-Length\t', 'Transfer-Encoding ', 'Trailer', 'X:Y', '', 'X A', 'Transfer_Encoding', 'Content-Lengths'];

@@ -103,6 +103,7 @@ describe('HTTP/1.x parser (lean interceptor wire)', () => {
     ['a length given twice, equal (llhttp: unexpected content-length)', 'request', 'GET /call HTTP/1.1\r\nHost: h\r\nContent-Length: 9\r\ncontent-length:\t9\r\n\r\nbaddchcgd', /more than one Content-Length/],
     ["a length list '5, 5' (llhttp: invalid content-length)", 'response', 'HTTP/1.1 204 No Content\r\nContent-Length:  5, 5\r\n\r\n', /not a length/],
     ['a tab after a length (llhttp: invalid content-length)', 'response', 'HTTP/1.1 200 OK\r\ncontent-length:  5\t\r\n\r\nfgcad', /not a length/],
+    ['a tab after chunked (llhttp: invalid transfer-encoding)', 'request', 'POST /call HTTP/1.1\r\nHost: h\r\ntransfer-encoding: chunked\t\r\n\r\n0\r\n\r\n', /tab/],
     ['a control byte in a chunk extension (llhttp: strict)', 'response', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6;a=\x01\r\nhbbchf\r\n0\r\n\r\n', /chunk size line/],
     ['a space before a chunk extension (llhttp: invalid chunk size)', 'response', 'HTTP/1.1 200\r\ntransfer-encoding: chunked\r\n\r\n0 ;a=b\r\n\r\n', /chunk size line/],
     ['a bare CR in a trailer (llhttp: LF expected)', 'request', 'POST /call HTTP/1.1\r\nTransfer-Encoding: chunked\r\nHost: h\r\n\r\n0\r\nX-T: a\rb\r\n\r\n', /trailer line/],
