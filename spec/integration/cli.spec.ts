@@ -266,38 +266,39 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.match(/records each message it receives in \S*hn-cli-syslog-\S*syslog\.jsonl:\n {2}logger -n 127\.0\.0\.1 -P \d+ -d "hello"\n {2}tail -n 1 \S*syslog\.jsonl/);
   });
 
-  it('drains and exits 0 on SIGTERM', async () => {
+  /** `hivenode echo` as a process, once it says it runs: its output so far, and its exit code when it ends. */
+  const runningEcho = async (): Promise<{ child: ReturnType<typeof spawn>; out: () => string; exited: Promise<number | null>; until: (text: string) => Promise<void> }> => {
     const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const end = Date.now() + 40_000;
-    while (!out.includes('node running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(out).to.contain('node running');
+    const until = async (text: string): Promise<void> => {
+      while (!out.includes(text) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      expect(out).to.contain(text);
+    };
+    await until('node running');
+    return { child, out: () => out, exited, until };
+  };
+
+  it('drains and exits 0 on SIGTERM', async () => {
+    const { child, out, exited } = await runningEcho();
     const started = Date.now();
     child.kill('SIGTERM');
     const code = await exited;
-    expect(code, out).to.equal(0);
-    expect(out).to.contain('SIGTERM received: draining');
+    expect(code, out()).to.equal(0);
+    expect(out()).to.contain('SIGTERM received: draining');
     expect(Date.now() - started).to.be.below(10_000);
   });
 
   it('a SIGHUP does not end the node: it says it does not reload and keeps serving', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const end = Date.now() + 40_000;
-    while (!out.includes('node running') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(out).to.contain('node running');
+    const { child, out, exited, until } = await runningEcho();
     child.kill('SIGHUP');
-    while (!out.includes('SIGHUP received') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(out).to.contain('does not re-read its node file');
+    await until('does not re-read its node file');
     await new Promise((r) => setTimeout(r, 300));
-    expect(child.exitCode, out).to.equal(null);
+    expect(child.exitCode, out()).to.equal(null);
     child.kill('SIGTERM');
-    expect(await exited, out).to.equal(0);
+    expect(await exited, out()).to.equal(0);
   });
 });
