@@ -41,8 +41,8 @@ async function main(): Promise<void> {
       await sleep(20);
     }
   })();
-  await call('queue', { channel: ['billing'], requeue_count: ['0'] }, { invoice: ['INV-1042'], customer: ['acme'] });
-  await call('queue', { channel: ['billing'], requeue_count: ['0'] }, { invoice: ['INV-1043'], customer: ['globex'] });
+  await call('queue', { channel: ['nobody-here'], requeue_count: ['0'] }, { invoice: ['INV-1042'], customer: ['acme'] });
+  await call('queue', { channel: ['nobody-here'], requeue_count: ['0'] }, { invoice: ['INV-1043'], customer: ['globex'] });
   await call('queue', { command: ['schedule'], schedule_name: ['nightly-report'], cron: ['30 2 * * *'], tz: ['Europe/Berlin'] }, { report: ['daily'] });
   for (let i = 0; i < 4; i++) await call('queue', { delay: ['2h'] }, { item: [`later-${i}`], customer: ['acme'] });
   await call('echo', { echo_crash: ['true'] }, { item: ['bad input'], password: ['hunter2'] });

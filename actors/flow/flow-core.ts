@@ -24,7 +24,7 @@ import { StartsSeen } from './starts-seen.js';
 import type { AfterStore, FlowMsg } from './flow-messages.js';
 import type { Run } from './run.js';
 import { RunState, isFinal, putOp, runOf, stepKey } from './run.js';
-import type { ChannelGate } from './step-send.js';
+import type { ChannelGate } from '../../config/allowed-channels.js';
 import { renderMap, retryDelay, sendStep, sendWithRetry } from './step-send.js';
 import { mapItems } from './map-items.js';
 

@@ -10,7 +10,7 @@ import { FLOW_PARAMS } from '../../config/flow.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
-import { splitList } from '../../config/values.js';
+import { channelGate } from '../../config/allowed-channels.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { MemoryStore } from '../queue/memory-store.js';
@@ -26,16 +26,8 @@ import { spawnFlowActor } from './flow-actor.js';
 import type { FlowMsg } from './flow-messages.js';
 import { literalSends, parseDefinition } from './graph.js';
 import { publishFlowSends } from './sends.js';
-import type { ChannelGate } from './step-send.js';
 
 type FlowConfig = ConfigOf<typeof FLOW_PARAMS>;
-
-/** AllowedChannels: '*' any; empty the definition's literal channels plus INPUTCHANNEL and OUTPUTCHANNEL; else the list. */
-export function channelGate(allowed: string, def: FlowDefinition, own: readonly string[]): ChannelGate {
-  const list = splitList(allowed);
-  if (list.includes('*')) return 'any';
-  return new Set(list.length > 0 ? list : [...def.literalChannels, ...own]);
-}
 
 async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   const config = ctx.config;
@@ -47,7 +39,8 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   } catch (e) {
     throw new ConfigError(`Definition: ${describeError(e)}`);
   }
-  const gate = channelGate(config.AllowedChannels, def, [ctx.inputChannel, config.OUTPUTCHANNEL]);
+  // AllowedChannels' default: the definition's literal channels plus INPUTCHANNEL and OUTPUTCHANNEL
+  const gate = channelGate(config.AllowedChannels, [...def.literalChannels, ctx.inputChannel, config.OUTPUTCHANNEL]);
   publishFlowSends(config.Definition, literalSends(def));
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock

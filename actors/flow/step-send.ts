@@ -8,6 +8,8 @@ import { Code, SUCCESS_MESSAGE } from '../../protocol/codes.js';
 import { describeError } from '../../protocol/errors.js';
 import type { Message, Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/message.js';
+import type { ChannelGate } from '../../config/allowed-channels.js';
+import { gateAdmits } from '../../config/allowed-channels.js';
 import type { HiveClient } from '../hive/client.js';
 import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
 import { messageHop, withHop } from '../shared/trace-message.js';
@@ -16,9 +18,6 @@ import type { FlowScope } from './flow-text.js';
 
 /** The idempotency control every step's message carries (the queue deduplicates by it). */
 export const IDEMPOTENCY_KEY = 'idempotency-key';
-
-/** Which channels a step may reach: a set, or any ('*'). */
-export type ChannelGate = ReadonlySet<string> | 'any';
 
 /** A map of rendered texts: one value per template. */
 export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
@@ -59,7 +58,7 @@ export async function sendStep(req: SendRequest): Promise<Result> {
     return failure(r.Code, `step '${step.name}': ${describeError(e)}`);
   }
   // a channel rendered from the run's Input must not reach what the flow was not meant to reach (AllowedChannels)
-  if (req.gate !== 'any' && !req.gate.has(channel)) return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
+  if (!gateAdmits(req.gate, channel)) return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
   // a run is one trace (docs/ARCHITECTURE.md, Tracing): every attempt of every step is a span, child of
   // the span that started the run (its Input keeps the traceparent through the store, as a queue entry does)
   const input = scope.Input.Control;

@@ -8,7 +8,9 @@ import { COMMAND_ALIASES } from '../../protocol/commands.js';
 import type { QUEUE_PARAMS } from '../../config/queue.js';
 import { QUEUE_CONTROL_DEFAULTS } from '../../config/queue.js';
 import type { ConfigOf } from '../../config/params.js';
-import { BadInputError } from '../../protocol/errors.js';
+import { BadInputError, ForbiddenError } from '../../protocol/errors.js';
+import type { ChannelGate } from '../../config/allowed-channels.js';
+import { gateAdmits } from '../../config/allowed-channels.js';
 import type { Message, ValueMap } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { DeliveryMode } from './entry.js';
@@ -137,18 +139,32 @@ export interface EntrySettings {
   deadLetter: string;
 }
 
-export function entrySettings(controls: ValueMap, cfg: QueueConfig): EntrySettings {
+export function entrySettings(controls: ValueMap, cfg: QueueConfig, gate: ChannelGate): EntrySettings {
+  const channel = allowedChannel(gate, control(controls, 'channel') ?? cfg.DefaultChannel, 'channel');
+  const deadLetter = control(controls, 'deadletter_slap') ?? cfg.DefaultDeadLetterSlap;
+  // '' is no dead-letter target at all: nothing is handed anywhere
+  if (deadLetter !== '') allowedChannel(gate, deadLetter, 'deadletter_slap');
   const mode = (control(controls, 'mode') ?? cfg.DefaultMode).toLowerCase();
   if (mode !== 'call' && mode !== 'execute') throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
   const timer = control(controls, 'requeue_timer');
   const count = control(controls, 'requeue_count');
   return {
-    channel: control(controls, 'channel') ?? cfg.DefaultChannel,
+    channel,
     mode,
     requeueTimerMs: timer === undefined ? cfg.DefaultRequeueTime * 1000 : wholeInRange(timer, 'requeue_timer', 0, MAX_REQUEUE_SECONDS, 'seconds') * 1000,
     requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeInRange(count, 'requeue_count', 0, MAX_REQUEUE_COUNT, 'retries'),
-    deadLetter: control(controls, 'deadletter_slap') ?? cfg.DefaultDeadLetterSlap,
+    deadLetter,
   };
+}
+
+/**
+ * A channel an entry would be delivered to, checked against AllowedChannels (README, Authorization
+ * model): the queue bounds where its entries go whatever the caller, so a caller refused a route
+ * cannot reach its channel by naming it in a control.
+ */
+export function allowedChannel(gate: ChannelGate, channel: string, what: string): string {
+  if (!gateAdmits(gate, channel)) throw new ForbiddenError(`${what} '${channel}' is not among the queue's AllowedChannels`);
+  return channel;
 }
 
 /** The controls an entry's message carries on: everything but the queue's own. */

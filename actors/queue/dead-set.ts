@@ -11,6 +11,7 @@ import { BadInputError, NotFoundError, StorageFullError, codeOf, describeError }
 import type { Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
 import type { QueueCommand } from './command-parser.js';
+import { allowedChannel } from './command-parser.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState, fromStored, putOp } from './entry.js';
 import type { AgeFilter, KeptFilter } from './kept.js';
@@ -161,6 +162,7 @@ const notDead = (key: string, state: string, verb: string): BadInputError => new
 /** `replay`: one dead entry by key (with edits), or every dead entry the filter matches. Answers `replayed`. */
 export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCommand, { type: 'replay' }>, respond: (r: Result) => void): Promise<void> {
   const { target, edits } = cmd;
+  if (edits.channel !== undefined) allowedChannel(core.deps.gate, edits.channel, 'channel');
   let replayed = 0;
   if (target.key !== undefined) {
     const live = s.entries.get(target.key);

@@ -5,6 +5,7 @@
  * apart from the actor so each file holds one concept; all of it runs inside the queue actor.
  */
 import { randomUUID } from 'node:crypto';
+import type { ChannelGate } from '../../config/allowed-channels.js';
 import { RetryOn } from '../../config/queue.js';
 import { isRetryableCode, isSuccessCode } from '../../protocol/codes.js';
 import { StorageFullError, describeError } from '../../protocol/errors.js';
@@ -68,6 +69,8 @@ export type QueueMsg =
 
 export interface QueueDeps {
   config: QueueConfig;
+  /** AllowedChannels, compiled once at start. */
+  gate: ChannelGate;
   store: QueueStore;
   log: Logger;
   delivery: () => ActorRef<DeliverMsg>;
@@ -266,7 +269,7 @@ export class QueueCore {
 
   /** `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of their own. */
   private newEntry(s: QueueState, message: Message, now: number, inherited: number | undefined): QueueEntry {
-    const settings = entrySettings(message.Control, this.deps.config);
+    const settings = entrySettings(message.Control, this.deps.config, this.deps.gate);
     const notBefore = notBeforeOf(message.Control, now) ?? inherited;
     const seq = s.nextSeq++;
     return {

@@ -4,6 +4,7 @@
  * template fan-out through the Go-template queue dialect.
  */
 import { join } from 'node:path';
+import { channelGate } from '../../config/allowed-channels.js';
 import { templateBudget } from '../../config/common.js';
 import { QUEUE_PARAMS } from '../../config/queue.js';
 import type { QueueConfig } from './command-parser.js';
@@ -104,7 +105,7 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries }, ctx.log, queueRef);
   let counts: (() => StateCounts) | undefined;
-  const queue = spawnQueueActor(ctx.runtime, parent, { config, store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held }, (read) => (counts = read));
+  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held }, (read) => (counts = read));
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {

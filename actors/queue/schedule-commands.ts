@@ -70,7 +70,7 @@ export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: Schedule
       const { request } = cmd;
       const now = Date.now();
       // the entry's own controls are checked now, so a bad one is refused here and not at every firing
-      entrySettings(request.message.Control, core.deps.config);
+      entrySettings(request.message.Control, core.deps.config, core.deps.gate);
       notBeforeOf(request.message.Control, now);
       if (s.dedup.enabled) idempotencyKeyOf(request.message.Control);
       const nextAt = nextFiring(request.cron, request.zone, now);

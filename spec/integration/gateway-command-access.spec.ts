@@ -39,7 +39,7 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'recorder', RecordFile: join(dir, 'recorder.jsonl') },
       { service: 'echo', NAME: 'runner', RecordFile: join(dir, 'runner.jsonl') },
-      { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'recorder', DefaultRequeueCount: 0 },
+      { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'recorder', DefaultRequeueCount: 0, AllowedChannels: 'recorder,runner' },
       {
         service: 'gateway',
         NAME: 'gw',

@@ -21,7 +21,7 @@ describe('tracing: the queue logs about an entry in its trace', function () {
     await startTracing(DEFAULT_TRACING);
     const started = await startTestNode([
       { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'jobs', ControlAllowList: 'channel,requeue_timer,requeue_count,deadletter_slap' },
-      { service: 'queue', NAME: 'jobs', PersistPath: join(tempDir('hn-trace-queue-'), 'store'), LOGLEVEL: 'debug', LOGFORMAT: 'JSON' },
+      { service: 'queue', NAME: 'jobs', AllowedChannels: 'failing,dead', PersistPath: join(tempDir('hn-trace-queue-'), 'store'), LOGLEVEL: 'debug', LOGFORMAT: 'JSON' },
       { service: 'echo', NAME: 'failing', ReplyCode: 502 },
       { service: 'echo', NAME: 'dead' },
     ]);

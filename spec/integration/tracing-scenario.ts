@@ -146,7 +146,7 @@ export function fromReadable(spans: readonly ReadableSpan[]): SeenSpan[] {
 export function frontServices(storeDir: string): Array<Record<string, string | number | boolean>> {
   return [
     { service: 'gateway', NAME: NAMES.gateway, Port: 0, Strict: true, OUTPUTCHANNEL: NAMES.queue, ControlAllowList: 'channel,requeue_timer,requeue_count' },
-    { service: 'queue', NAME: NAMES.queue, PersistPath: storeDir },
+    { service: 'queue', NAME: NAMES.queue, AllowedChannels: NAMES.client, PersistPath: storeDir },
   ];
 }
 

@@ -26,7 +26,7 @@ describe('queue RetryOn retryable on a NATS hive: a channel nobody serves yet', 
 
   it('is retried until the node serving it is back, then delivered', async () => {
     const dir = tempDir('hn-unserved-');
-    const { node, logs } = await start([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), RetryOn: 'retryable', DeadRetention: '0' }]);
+    const { node, logs } = await start([{ service: 'queue', NAME: 'queue', AllowedChannels: 'later', PersistPath: join(dir, 'store'), RetryOn: 'retryable', DeadRetention: '0' }]);
     await queueCall(node, { channel: ['later'], requeue_timer: ['1'], requeue_count: ['10'] }, { item: ['x'] });
     const status = () => node.services[0]!.running.status();
     await until(() => (status().retried as number) >= 1, 10_000);

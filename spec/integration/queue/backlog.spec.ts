@@ -29,7 +29,7 @@ describe('queue backlog beyond PageHorizon (issue 26)', function () {
     await node?.stop(2000);
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', PageHorizon: '2s', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', PageHorizon: '2s', ...extra },
     ]));
   };
   const status = async (): Promise<Record<string, string[]>> => (await queueCall(node!, { command: ['status'] })).Data;

@@ -25,7 +25,7 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
     ]));
     return node;
   };
@@ -219,7 +219,7 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
   it('through a strict gateway (ControlPrefix _): an empty _key, a _list without _groupby and a huge _requeue_timer are 400; the queue keeps its entries', async () => {
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'failing', ReplyCode: 500 },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'failing', StartPaused: true },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'failing', StartPaused: true },
       { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'queue', ControlPrefix: '_', ControlAllowList: '*' },
     ]));
     const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;

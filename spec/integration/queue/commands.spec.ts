@@ -20,7 +20,7 @@ describe('queue commands (spec §2.3, §4.2)', function () {
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'main', RecordFile: join(dir, 'main.jsonl') },
       { service: 'echo', NAME: 'other', RecordFile: join(dir, 'other.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), ...queue },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), ...queue },
     ]));
     return node;
   };

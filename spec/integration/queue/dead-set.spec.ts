@@ -24,7 +24,7 @@ describe('queue dead set, history and retention', function () {
     { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
     { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
     { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-    { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+    { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
   ];
   const start = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
     ({ node, logs } = await startTestNode(services(extra)));

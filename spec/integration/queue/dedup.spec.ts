@@ -20,7 +20,7 @@ describe('queue deduplication by idempotency-key (issue 21)', function () {
   const start = async (extra: Record<string, string | number | boolean> = {}, more: Array<{ service: 'gateway' } & Record<string, string | number | boolean>> = []): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
       ...more,
     ])).node;
   const restart = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {

@@ -20,7 +20,7 @@ describe('queue delay and not_before (issue 21)', function () {
   const start = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
     ])).node;
   beforeEach(() => {
     dir = tempDir();

@@ -23,7 +23,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') },
     ]));
     await queueCall(node, { channel: ['failing'], requeue_timer: ['1'], requeue_count: ['2'], deadletter_slap: ['dlq'] }, { item: ['doomed'] });
     await until(() => recorded(join(dir, 'dlq.jsonl')).length === 1, 10_000);
@@ -42,7 +42,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
 
   it('without a dead-letter target and DeadRetention 0 a dead entry is dropped (and logged); no listener counts as a failure', async () => {
     let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DeadRetention: '0' }]));
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DeadRetention: '0' }]));
     await queueCall(node, { channel: ['nobody'], requeue_timer: ['0'], requeue_count: ['1'] }, { item: ['lost'] });
     await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().dropped as number) === 1);
     expect(logs()).to.contain('dropped after 2 attempt(s): 404');
@@ -51,7 +51,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
   it('fetch shows the attempt history of a retrying entry', async () => {
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'failing', ReplyCode: 503 },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') },
     ]));
     const added = await queueCall(node, { channel: ['failing'], requeue_timer: ['60'] }, { x: ['1'] });
     await until(() => ((node!.services.find((s) => s.kind === 'queue')!.running.status().retried as number) ?? 0) >= 1);
@@ -65,7 +65,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
   it('recovers every entry, its attempts and the paused state after a restart', async () => {
     const entries: Parameters<typeof startTestNode>[0] = [
       { service: 'echo', NAME: 'failing', ReplyCode: 500 },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') },
     ];
     ({ node } = await startTestNode(entries));
     await queueCall(node, { command: ['pause'] });
@@ -89,7 +89,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     mkdirSync(storeDir, { recursive: true });
     const garbage = Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200));
     writeFileSync(join(storeDir, 'queue.db'), garbage);
-    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store') }]).then(
+    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') }]).then(
       (r) => ((node = r.node), undefined),
       (e: unknown) => e,
     );
@@ -103,7 +103,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
 
   it('a store with overwritten pages stops the start (not replaced by an empty queue) and keeps every byte', async function () {
     sqliteOnly(this, 'a file of its own');
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]));
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]));
     for (let i = 0; i < 300; i++) expect((await queueCall(node, {}, { item: [`entry-${i}-${'p'.repeat(200)}`] })).Code).to.equal(200);
     await node.stop(2000);
     node = undefined;
@@ -114,7 +114,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     // three pages in the middle of the entries' b-tree overwritten with noise
     for (const page of [Math.floor(pages / 4), Math.floor(pages / 2), Math.floor((3 * pages) / 4)]) bytes.fill(0xa5, page * 4096, (page + 1) * 4096);
     writeFileSync(file, bytes);
-    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]).then(
+    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]).then(
       (r) => ((node = r.node), undefined),
       (e: unknown) => e,
     );
@@ -125,7 +125,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
   });
 
   it('a full store refuses the enqueue with 507 and acknowledges nothing that was not stored', async () => {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), MaxStoreBytes: 200_000, StartPaused: true }]));
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), MaxStoreBytes: 200_000, StartPaused: true }]));
     const big = 'x'.repeat(20_000);
     const acknowledged: string[] = [];
     let refused = 0;
@@ -140,7 +140,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
     }
     expect(refused).to.be.greaterThan(0);
     await node.stop(2000);
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true }]));
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]));
     const listed = await queueCall(node, { command: ['list'] });
     expect(listed.Data.objects).to.include.members(acknowledged);
     expect(listed.Data.objects).to.have.length(acknowledged.length);
@@ -148,7 +148,7 @@ describe('queue retries, dead letters and durability (spec §3)', function () {
 
   it('an empty PersistPath keeps entries in memory and warns', async () => {
     let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: '', StartPaused: true }]));
+    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: '', StartPaused: true }]));
     expect(logs()).to.contain('kept in memory only');
     expect((await queueCall(node, {}, { a: ['1'] })).Data.queuesize).to.deep.equal(['1']);
   });

@@ -26,7 +26,7 @@ describe('queue group limits GroupBy, GroupConcurrency, GroupRate (issue 21)', f
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'slow', RecordFile: join(dir, 'slow.jsonl'), Delay: slowDelayMs },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', GroupBy: 'customer', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', GroupBy: 'customer', ...extra },
     ])).node;
   /** Customer `slow` is served by the slow target; every other customer by the fast one. */
   const add = (n: HiveNode, customer: string, item: string): Promise<unknown> => queueCall(n, customer === 'slow' ? { channel: ['slow'] } : {}, { customer: [customer], item: [item] });

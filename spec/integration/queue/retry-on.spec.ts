@@ -22,7 +22,7 @@ describe('queue RetryOn: which failed deliveries are retried', function () {
     const started = await startTestNode([
       { service: 'echo', NAME: 'target', ReplyCode: replyCode, RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DeadRetention: '0', ...(retryOn === undefined ? {} : { RetryOn: retryOn }) },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DeadRetention: '0', ...(retryOn === undefined ? {} : { RetryOn: retryOn }) },
     ]);
     node = started.node;
     return started;

@@ -25,7 +25,7 @@ describe('queue cron schedules (issue 21)', function () {
   const start = async (extra: Record<string, string | number | boolean> = {}, target: Record<string, string | number | boolean> = {}): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl'), ...target },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
     ])).node;
   const stop = async (): Promise<void> => {
     await node?.stop(2000);
