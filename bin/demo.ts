@@ -94,12 +94,14 @@ async function showQueue(post: GatewayPost): Promise<void> {
   const dead = await call({ _channel: ['nobody-here'], _requeue_count: ['0'], item: ['lost'] });
   // a channel nobody listens on answers 404 at once; wait (at most 3 s) until the entry is dead
   for (let tries = 0; tries < 30 && (await post('/queue/action', { _command: ['fetch'], _key: dead.keys ?? [] })).data.state?.[0] !== 'dead'; tries++) await new Promise((r) => setTimeout(r, 100));
+  // a channel outside the queue's AllowedChannels (examples/demo.yaml) is refused whoever asks: 403, nothing stored
+  await call({ _channel: ['exec'], item: ['not for exec'] });
   await call({ _command: ['list'], _state: ['dead'], _groupby: ['deadletter_reason'] });
   await call({ _command: ['replay'], _key: dead.keys ?? [], _channel: ['echo'], item: ['found'] });
   await call({ _command: ['schedule'], _schedule_name: [`tick-${run}`], _cron: ['*/10 * * * * *'], item: ['tick'] });
   await call({ _command: ['unschedule'], _schedule_name: [`tick-${run}`] });
   await call({ _command: ['status'] });
-  console.log(`\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a cron schedule, per-state counts:\n${shown.join('\n')}`);
+  console.log(`\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a channel outside AllowedChannels refused, a cron schedule, per-state counts:\n${shown.join('\n')}`);
 }
 
 /** The variables examples/demo.yaml takes its ports from, and their defaults. */
