@@ -91,15 +91,20 @@ export function checkLiteralHost(url: URL, policy: AddressPolicy): void {
 }
 
 /**
- * The check of an upstream reached through a proxy, which resolves the name itself: the upstream's
- * name is resolved here and refused when any of its addresses is blocked (the proxy's own address is
- * the operator's choice and not checked). A name that cannot be resolved here cannot be checked, so
- * it is refused too (502). The proxy resolves again when it connects; a name whose answer changes
- * in between could still slip through, which the proxy's own rules have to stop.
+ * The check of an upstream reached through a proxy, which would resolve the name itself: the
+ * upstream's name is resolved here and refused when any of its addresses is blocked (the proxy's own
+ * address is the operator's choice and not checked). The answer is the address to send to — the
+ * request is pinned to it (exchange.ts), so a name whose answer changes before the proxy connects (DNS
+ * rebinding) cannot lead the proxy elsewhere; undefined when nothing is to be pinned (no policy, or an
+ * IP literal, checked as it is). A name that cannot be resolved here cannot be checked, so it is
+ * refused too (502).
  */
-export async function checkUpstreamHost(url: URL, policy: AddressPolicy): Promise<void> {
+export async function checkUpstreamHost(url: URL, policy: AddressPolicy): Promise<string | undefined> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!policy.active || isIP(host) !== 0) return checkLiteralHost(url, policy);
+  if (!policy.active || isIP(host) !== 0) {
+    checkLiteralHost(url, policy);
+    return undefined;
+  }
   let list: LookupAddress[];
   try {
     list = await dns.lookup(host, { all: true });
@@ -108,4 +113,12 @@ export async function checkUpstreamHost(url: URL, policy: AddressPolicy): Promis
   }
   const refusal = refusalAmong(host, list, policy);
   if (refusal) throw refusal;
+  return list[0]!.address;
+}
+
+/** `url` with its host replaced by `address` (the port, path and query kept). */
+export function pinnedUrl(url: URL, address: string): URL {
+  const pinned = new URL(url.href);
+  pinned.hostname = isIP(address) === 6 ? `[${address}]` : address;
+  return pinned;
 }

@@ -16,7 +16,7 @@ import { RequestSignal } from '../shared/request-signal.js';
 import type { Routes } from '../shared/proxy-routes.js';
 import { proxyRefusal } from '../shared/proxy-routes.js';
 import type { AddressPolicy } from './address-guard.js';
-import { BlockedAddressError, checkLiteralHost, checkUpstreamHost } from './address-guard.js';
+import { BlockedAddressError, checkLiteralHost, checkUpstreamHost, pinnedUrl } from './address-guard.js';
 import type { Requester } from './lazy-agent.js';
 
 export interface OutboundRequest {
@@ -83,6 +83,14 @@ class ResponseTooLargeError extends UpstreamError {
   }
 }
 
+/**
+ * Whether a request through a proxy is pinned to the address checked for it (always). TEST ONLY: the
+ * rebinding test (spec/adapters/proxy/httpclient-proxy-rebinding.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_NO_PIN=1 to show that its test fails without the pin; nothing else may set it.
+ * Read per request (only on the proxy path) so that test can switch it in one process.
+ */
+const pins = (): boolean => process.env.HIVENODE_TEST_BROKEN_NO_PIN !== '1';
+
 /** The deadlines of every exchange in flight, under one timer (see actors/shared/deadlines.ts). */
 const deadlines = new Deadlines();
 
@@ -96,22 +104,30 @@ async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits,
   const url = req.url;
   const via = out.routes.route(url);
   const proxy = via?.proxy;
-  const dispatcher: Requester = via ? via.dispatcher : out.direct;
-  let headers = req.headers;
-  if (proxy) {
-    await checkUpstreamHost(url, policy);
+  let dispatcher: Requester = via ? via.dispatcher : out.direct;
+  let headers: Record<string, string | string[]> = req.headers;
+  // where the request is sent: the URL itself, or through a proxy the address checked for it
+  let target = url;
+  if (via) {
+    const address = await checkUpstreamHost(url, policy);
     // undici's proxy connector refuses such a header (it would hand the proxy credentials on)
     if (Object.keys(headers).some((k) => k.toLowerCase() === 'proxy-authorization')) throw new BadInputError('a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL');
     // the proxy connector adds a Host header to the headers it is given: a copy keeps that Host out
     // of the next hop's request after a redirect
     headers = { ...headers };
+    if (address !== undefined && pins()) {
+      // pinned: the proxy tunnels to the address that was checked, the upstream still gets the name (Host, TLS)
+      target = pinnedUrl(url, address);
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'host')) headers.host = url.host;
+      dispatcher = via.pinned(url);
+    }
   } else checkLiteralHost(url, policy);
   const remaining = limits.deadline - Date.now();
   if (remaining <= 0) throw new TimeoutError(`no time left for ${req.method} ${url.origin}`);
   const signal = new RequestSignal();
   const deadline = deadlines.start(remaining, () => signal.abort());
   try {
-    const res = await dispatcher.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: req.method as Dispatcher.HttpMethod, headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
+    const res = await dispatcher.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: req.method as Dispatcher.HttpMethod, headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
     const body = await readCapped(res.body, limits.maxBytes, () => new ResponseTooLargeError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`));
     return { status: res.statusCode, statusText: STATUS_TEXT[res.statusCode] ?? '', headers: headerValues(res.headers), body, url: url.href };
   } catch (e) {

@@ -14,6 +14,13 @@ import type { ProxyServer, ProxySettings } from './proxy.js';
 export interface Route {
   readonly dispatcher: Dispatcher;
   readonly proxy: ProxyServer;
+  /**
+   * The connector for a request sent to an IP address the caller resolved and checked for `url`'s
+   * host, always through a CONNECT tunnel to that address: the upstream still gets the name (Host, and
+   * for https the TLS name presented and verified), which a forwarded plain-http request would lose —
+   * a proxy rebuilds Host from the request line.
+   */
+  pinned(url: URL): Dispatcher;
 }
 
 export interface Routes {
@@ -25,6 +32,8 @@ export interface Routes {
 
 /** Decisions remembered at most; past it the memory starts again (URLs may come from interceptors). */
 const MEMO_LIMIT = 1024;
+/** Connectors for pinned upstreams kept at most (one per proxy, scheme and name); the oldest is closed past it. */
+const PINNED_LIMIT = 64;
 
 export interface RouteOptions {
   /** PEM certificate authorities trusted for https upstreams and https proxies. */
@@ -38,13 +47,30 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
   // only with a proxy: a gateway without interceptors need not load undici (load-undici.ts)
   const undici = loadUndici();
   const agents = new Map<string, ProxyAgent>();
+  const ca = options.ca ? { ca: options.ca } : undefined;
   const agentOf = (server: ProxyServer): ProxyAgent => {
     let agent = agents.get(server.url.href);
     if (!agent) {
-      const tls = options.ca ? { ca: options.ca } : undefined;
-      agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(tls ? { requestTls: tls, proxyTls: tls } : {}) });
+      agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(ca ? { requestTls: ca, proxyTls: ca } : {}) });
       agents.set(server.url.href, agent);
     }
+    return agent;
+  };
+  // undici's ProxyAgent takes the upstream's TLS name from requestTls when it has one (a CAFile), not
+  // from the request: a tunnel to an address needs a connector that names the host itself
+  const pinned = new Map<string, ProxyAgent>();
+  const pinnedOf = (server: ProxyServer, url: URL): ProxyAgent => {
+    const https = url.protocol === 'https:';
+    const key = `${server.url.href} ${https ? url.hostname : 'http'}`;
+    let agent = pinned.get(key);
+    if (agent) return agent;
+    if (pinned.size >= PINNED_LIMIT) {
+      const [oldest, old] = pinned.entries().next().value!;
+      pinned.delete(oldest);
+      void old.close().catch(() => undefined);
+    }
+    agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: true, connections: options.connections, ...(https ? { requestTls: { ...ca, servername: url.hostname } } : {}), ...(ca ? { proxyTls: ca } : {}) });
+    pinned.set(key, agent);
     return agent;
   };
   /** Scheme and host → route; null remembers 'direct'. */
@@ -55,13 +81,13 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
       let route = memo.get(key);
       if (route === undefined) {
         const server = settings.proxyFor(url);
-        route = server ? { dispatcher: agentOf(server), proxy: server } : null;
+        route = server ? { dispatcher: agentOf(server), proxy: server, pinned: (target) => pinnedOf(server, target) } : null;
         if (memo.size >= MEMO_LIMIT) memo.clear();
         memo.set(key, route);
       }
       return route ?? undefined;
     },
-    close: () => Promise.all([...agents.values()].map((a) => a.close())).then(() => undefined),
+    close: () => Promise.all([...agents.values(), ...pinned.values()].map((a) => a.close())).then(() => undefined),
   };
 }
 

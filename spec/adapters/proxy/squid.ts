@@ -31,7 +31,8 @@ export function squidAvailable(): boolean {
   return spawnSync(binary(), ['-v']).status === 0;
 }
 
-export async function startSquid(): Promise<Squid> {
+/** `hosts`: lines of a hosts file squid resolves names with before DNS (a name answered differently than here). */
+export async function startSquid(options: { hosts?: string } = {}): Promise<Squid> {
   const port = await freePort();
   const dir = tempDir('hn-squid-');
   // started as root, squid works as the unprivileged 'proxy' user: it must reach the directory and files
@@ -42,6 +43,8 @@ export async function startSquid(): Promise<Squid> {
   writeFileSync(passwd, `${user}:${execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim()}\n`, { mode: 0o644 });
   const accessLog = join(dir, 'access.log');
   const conf = join(dir, 'squid.conf');
+  const hostsFile = join(dir, 'hosts');
+  if (options.hosts !== undefined) writeFileSync(hostsFile, `${options.hosts}\n`, { mode: 0o644 });
   writeFileSync(
     conf,
     [
@@ -54,6 +57,7 @@ export async function startSquid(): Promise<Squid> {
       'cache_mem 8 MB',
       'visible_hostname hivenode-test-proxy',
       'shutdown_lifetime 0 seconds',
+      ...(options.hosts !== undefined ? [`hosts_file ${hostsFile}`] : []),
       `auth_param basic program /usr/lib/squid/basic_ncsa_auth ${passwd}`,
       'auth_param basic children 2 startup=1',
       'acl users proxy_auth REQUIRED',
