@@ -21,7 +21,7 @@ import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest, requireInstalled } from './record.js';
-import { SCALE, Scale, byScale } from './scale.js';
+import { byScale, chaosOnly } from './scale.js';
 
 const ENQUEUES = byScale(150, 500);
 /** The holder is killed once this many enqueues were sent. */
@@ -41,7 +41,7 @@ interface Answer {
 // request in flight while the holder changed hands waited its whole RequestTimeout (issue 43 stays open
 // for it). The mechanism is held in `make test` by spec/adapters/nats/channel-hold, queue-unserved and
 // queue-standby-ready; this whole-system row is required to pass in the battery.
-(SCALE === Scale.Full ? describe : describe.skip)('reliability: the queue on JetStream changes hands', () => {
+chaosOnly('reliability: the queue on JetStream changes hands', () => {
   reliabilityTest(
     "takeover without errors: the queue holder's node SIGKILLed, then stopped, under enqueues through a standby's gateway",
     {

@@ -13,3 +13,9 @@ export const SCALE: Scale = process.env.HIVENODE_CHAOS === Scale.Full ? Scale.Fu
 export function byScale<T>(scaled: T, full: T): T {
   return SCALE === Scale.Full ? full : scaled;
 }
+
+/**
+ * `describe` for a whole-system row that runs in `make chaos` only (pending in `make test`): kept out
+ * of `make test` for its length, where a spec at the adapter level holds the same mechanism.
+ */
+export const chaosOnly: Mocha.SuiteFunction | Mocha.PendingSuiteFunction = SCALE === Scale.Full ? describe : describe.skip;
