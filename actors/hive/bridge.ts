@@ -66,7 +66,7 @@ export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: Hive
           }
           return t;
         case 'unlisten':
-          msg.subscription.close();
+          void msg.subscription.close();
           return t;
         default:
           return assertNever(msg, 'bridge message');

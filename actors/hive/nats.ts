@@ -262,7 +262,8 @@ export class NatsTransport implements HiveTransport {
         this.deliver(channel, msg, listener);
       },
     });
-    return { channel, close: () => sub.unsubscribe() };
+    // drain, not unsubscribe: requests already on their way here are still answered
+    return { channel, close: () => sub.drain().catch((e: unknown) => this.opts.log.debug(`draining the subscription to '${channel}': ${describeError(e)}`)) };
   }
 
   private deliver(channel: string, msg: Msg, listener: Listener): void {

@@ -66,7 +66,12 @@ export type Listener = ((delivery: Delivery) => void) & { onAnswer?: (code: numb
 
 export interface Subscription {
   readonly channel: string;
-  close(): void;
+  /**
+   * Stops listening. Resolves once nothing more can reach the listener: on NATS, after the requests the
+   * server had already routed to this node were delivered (a plain unsubscribe would drop them and
+   * leave their callers waiting for their whole timeout — a 504 while a queue changes hands).
+   */
+  close(): void | Promise<void>;
 }
 
 export interface TransportStats {

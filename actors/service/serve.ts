@@ -242,8 +242,15 @@ async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: 
   return {
     async drain(deadlineMs) {
       const until = Date.now() + deadlineMs;
-      subscription.close();
-      await inFlight?.idle(deadlineMs);
+      // bounded: a drain on a hive connection that is down would wait for it to come back
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deadlineMs);
+        void Promise.resolve(subscription.close()).finally(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await inFlight?.idle(Math.max(0, until - Date.now()));
       await opts.close?.(Math.max(0, until - Date.now()));
     },
     status: () => ({ channel: ctx.inputChannel, ...figures(), ...opts.status?.() }),

@@ -95,4 +95,26 @@ describe('NATS hive: a held channel (a queue changing hands)', function () {
     expect(await hold.served()).to.equal(true);
     expect(delivered).to.equal(0);
   });
+
+  it('a listener that stops (a clean handover) still answers the requests already on their way to it: none waits for its timeout', async () => {
+    const caller = await transport();
+    const first = await transport();
+    const next = await transport();
+    caller.holdChannel('jq');
+    let handed: Promise<void> | undefined;
+    let delivered = 0;
+    const sub = first.listen('jq', (d) => {
+      // the holder steps down while the burst is arriving: what the server routed to it before is still its own
+      if (++delivered === 50) handed = Promise.resolve(sub.close()).then(() => void next.listen('jq', (n) => n.respond(success({ by: ['next'] }))));
+      setImmediate(() => d.respond(success({ by: ['first'] })));
+    });
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 2_000 }, () => caller.callAsync('jq', msg(), 5_000)));
+    await handed;
+    const codes = new Map<number, number>();
+    for (const a of answers) codes.set(a.Code, (codes.get(a.Code) ?? 0) + 1);
+    expect([...codes.keys()], `answers by Code: ${JSON.stringify([...codes])}`).to.deep.equal([200]);
+    expect(answers.filter((a) => a.Data.by?.[0] === 'next').length, 'the next listener served the rest').to.be.greaterThan(0);
+    expect(Date.now() - started, 'no request waited for its timeout').to.be.below(5_000);
+  });
 });
