@@ -37,10 +37,9 @@ interface Answer {
   retryAfter: string | undefined;
 }
 
-// Run by `make chaos` only. At the scale of `make test` one clean-clone run of 2026-11-29 met a 504: one
-// request in flight while the holder changed hands waited its whole RequestTimeout (issue 43 stays open
-// for it). The mechanism is held in `make test` by spec/adapters/nats/channel-hold, queue-unserved and
-// queue-standby-ready; this whole-system row is required to pass in the battery.
+// Run by `make chaos` only, for its length (about a minute). The 504 met once at make test's scale (a
+// request on its way to a holder stepping down was dropped by its unsubscribe) is held in `make test` by
+// spec/adapters/nats/channel-hold.spec.ts, beside the queue-unserved and queue-standby-ready specs.
 chaosOnly('reliability: the queue on JetStream changes hands', () => {
   reliabilityTest(
     "takeover without errors: the queue holder's node SIGKILLed, then stopped, under enqueues through a standby's gateway",
