@@ -6,6 +6,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importPlugin from 'eslint-plugin-import';
+import { readdirSync } from 'node:fs';
 
 /** Each layer and the layers above it, which it may not import. */
 const LAYERS = [
@@ -15,6 +16,17 @@ const LAYERS = [
   { layer: ['./actors'], above: ['./node', './bin', './index.ts'] },
   { layer: ['./node'], above: ['./bin', './index.ts'] },
 ];
+/**
+ * The rooms of actors/ that every service builds on, lowest first (docs/ARCHITECTURE.md, Map of the
+ * house): each may import only the rooms before it, never a service's room or one after it.
+ */
+const BASE_ROOMS = ['shared', 'wire', 'observe', 'net'];
+const ACTOR_ROOMS = readdirSync(new URL('./actors/', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+const ROOM_ZONES = BASE_ROOMS.map((room, i) => ({
+  target: `./actors/${room}`,
+  from: ACTOR_ROOMS.filter((r) => !BASE_ROOMS.slice(0, i + 1).includes(r)).map((r) => `./actors/${r}`),
+  message: `actors/${room}/ sits below ${BASE_ROOMS.slice(i + 1).map((r) => `actors/${r}/`).concat('the services').join(', ')}: it may import only ${BASE_ROOMS.slice(0, i).map((r) => `actors/${r}/`).join(', ') || 'protocol/ and config/'} (docs/ARCHITECTURE.md, Map of the house)`,
+}));
 const LAYER_ZONES = LAYERS.flatMap(({ layer, above }) => layer.map((target) => ({ target, from: above, message: `${target.slice(2)}/ sits below ${above.map((a) => a.slice(2)).join(', ')}: an import may not run back up the layers (docs/ARCHITECTURE.md)` })));
 
 export default tseslint.config(
@@ -32,7 +44,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import/no-cycle': ['error', { maxDepth: 10 }],
       'no-console': ['error', { allow: ['error'] }],
-      'import/no-restricted-paths': ['error', { zones: LAYER_ZONES }],
+      'import/no-restricted-paths': ['error', { zones: [...LAYER_ZONES, ...ROOM_ZONES] }],
       // nact is the runtime's business: everything else speaks the runtime's typed refs
       'no-restricted-imports': ['error', { paths: [{ name: 'nact', message: 'only supervisors/runtime.ts imports nact; use the Runtime (supervisors/runtime.ts).' }] }],
     },

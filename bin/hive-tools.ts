@@ -9,7 +9,7 @@ import { readSecret } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { makeMessage, validateValueMap } from '../protocol/message.js';
 import { parseJson } from '../protocol/wire.js';
-import { createLogger } from '../actors/shared/logger.js';
+import { createLogger } from '../actors/observe/logger.js';
 import { exitOnConfigError } from './run-node.js';
 import type { HIVE_OPTIONS } from './hive-options.js';
 

@@ -1,7 +1,7 @@
 /**
  * The TLS parameters of a listener (gateway HTTPS, syslog over TLS): declared once here, so every
  * service that accepts TLS connections names and documents them the same way; their files are read
- * and watched by actors/shared/server-tls.ts.
+ * and watched by actors/net/server-tls.ts.
  */
 import type { ParamTable } from './params.js';
 

@@ -78,7 +78,7 @@ function parseHeaders(text: string, where: string): Record<string, string> {
       throw new ConfigError(`${where}: the value of '${name}' has a malformed %-escape`);
     }
     if (/[\r\n\0]/.test(value)) throw new ConfigError(`${where}: the value of '${name}' contains a line break`);
-    // written into the request's head as it is (actors/shared/otlp-transport.ts): printable ASCII and tabs only
+    // written into the request's head as it is (actors/observe/otlp-transport.ts): printable ASCII and tabs only
     if (/[^\t\x20-\x7e]/.test(value)) throw new ConfigError(`${where}: the value of '${name}' has a character an HTTP header cannot carry (printable ASCII only)`);
     out[name] = value;
   }

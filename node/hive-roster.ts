@@ -10,7 +10,7 @@
 import { hostname } from 'node:os';
 import type { HiveClient } from '../actors/hive/client.js';
 import type { SharedBucket } from '../actors/hive/transport.js';
-import type { Logger } from '../actors/shared/logger.js';
+import type { Logger } from '../actors/observe/logger.js';
 import { describeError } from '../protocol/errors.js';
 import type { SentByChannel } from './sent-counts.js';
 import type { ChannelSend } from './wiring.js';

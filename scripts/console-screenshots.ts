@@ -16,7 +16,7 @@ import type { Browser } from 'playwright-core';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../node/node.js';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
-import { createLogger } from '../actors/shared/logger.js';
+import { createLogger } from '../actors/observe/logger.js';
 import { describeError } from '../protocol/errors.js';
 
 const log = createLogger({ level: 'info', stream: process.stdout });

@@ -1,5 +1,5 @@
 /**
- * `make fuzz`: the lean wire's HTTP/1.x parser (actors/shared/http1-parser.ts) held against llhttp
+ * `make fuzz`: the lean wire's HTTP/1.x parser (actors/wire/http1-parser.ts) held against llhttp
  * on 10^6 generated and mutated requests and responses (spec/fuzz/http1-differential.ts). Exit 1
  * when the lean parser accepts a message llhttp refuses or frames otherwise; each such case is
  * printed with its seed and index, and `--seed S --from I --cases 1` repeats it alone.

@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderReadmeParams, replaceReadmeParams } from '../config/readme.js';
-import { createLogger } from '../actors/shared/logger.js';
+import { createLogger } from '../actors/observe/logger.js';
 
 const path = new URL('../README.md', import.meta.url);
 const before = readFileSync(path, 'utf8');

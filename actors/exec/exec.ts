@@ -24,7 +24,7 @@ import { pathLikeTemplateWarning, resolveTemplateSource } from '../hive/template
 import type { CommandOutcome, CommandRun } from './run-command.js';
 import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
-import { annotateSpan, inMessageTrace } from '../shared/trace-scope.js';
+import { annotateSpan, inMessageTrace } from '../observe/trace-scope.js';
 
 type ExecConfig = ConfigOf<typeof EXEC_PARAMS>;
 

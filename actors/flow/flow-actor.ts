@@ -10,7 +10,7 @@ import type { Result } from '../../protocol/message.js';
 import { failure, firstValue, mapOf, resultFromError, success } from '../../protocol/message.js';
 import { assertNever } from '../../protocol/never.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
-import { inMessageTrace, runInScope } from '../shared/trace-scope.js';
+import { inMessageTrace, runInScope } from '../observe/trace-scope.js';
 import type { Delivery } from '../hive/transport.js';
 import { commandOf, duplicateAnswer, runCommand } from './flow-commands.js';
 import type { FlowDeps } from './flow-core.js';

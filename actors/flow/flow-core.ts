@@ -13,7 +13,7 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError, success } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { QueueStore, StoreOp } from '../queue/store.js';
 import type { FlowDefinition, MapStep, ParallelStep, SendStep, Step, WaitStep } from './definition.js';
 import type { FlowScope } from './flow-text.js';

@@ -11,8 +11,8 @@ import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/
 import type { ChannelGate } from '../../config/allowed-channels.js';
 import { gateAdmits } from '../../config/allowed-channels.js';
 import type { HiveClient } from '../hive/client.js';
-import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
-import { messageHop, withHop } from '../shared/trace-message.js';
+import { TRACEPARENT, TRACESTATE } from '../observe/trace-context.js';
+import { messageHop, withHop } from '../observe/trace-message.js';
 import type { RetryRule, SendSpec, TextMap } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 

@@ -7,8 +7,8 @@
  * never from a header, so any way of proving who one is composes with this check.
  */
 import { ConfigError } from '../../protocol/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { WatchedFile } from '../shared/watched-file.js';
+import type { Logger } from '../observe/logger.js';
+import { WatchedFile } from '../net/watched-file.js';
 import type { Groups } from './groups.js';
 import { parseGroups } from './groups.js';
 import type { PatternEntry, PatternTable } from './route-patterns.js';

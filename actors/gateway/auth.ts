@@ -5,7 +5,7 @@
  * comparison runs in a worker thread (verify-pool.ts), never on the event loop, and failures are
  * throttled per client address and per user (sign-in-throttle.ts: 429 with Retry-After).
  * An unknown user still costs one bcrypt comparison, so timing does not reveal which users exist.
- * The file is re-read when it changes (checked at most every 5 s, actors/shared/watched-file.ts), and
+ * The file is re-read when it changes (checked at most every 5 s, actors/net/watched-file.ts), and
  * a change empties the cache, so a removed user is refused at once even with cached credentials.
  * Neither credentials nor file contents are ever logged (a bad file is named by its line number).
  */
@@ -16,11 +16,11 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { TlsClientAuth } from '../../config/tls.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import { LogThrottle } from '../shared/log-throttle.js';
+import { LogThrottle } from '../observe/log-throttle.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { VerifyPool } from './verify-pool.js';
-import { certificateUser } from '../shared/server-tls.js';
-import { WatchedFile } from '../shared/watched-file.js';
+import { certificateUser } from '../net/server-tls.js';
+import { WatchedFile } from '../net/watched-file.js';
 
 const CACHE_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 10_000;

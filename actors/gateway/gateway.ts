@@ -18,12 +18,12 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import type { ReadinessView } from '../service/readiness.js';
 import { defineService } from '../service/context.js';
 import { InFlight } from '../service/serve.js';
-import { listenOn } from '../shared/listen.js';
-import { ServerTls } from '../shared/server-tls.js';
+import { listenOn } from '../net/listen.js';
+import { ServerTls } from '../net/server-tls.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import { connectInterceptor } from '../interceptor/connect.js';
-import { proxySettings } from '../shared/proxy.js';
-import { proxyRoutes } from '../shared/proxy-routes.js';
+import { proxySettings } from '../net/proxy.js';
+import { proxyRoutes } from '../net/proxy-routes.js';
 import { openAccess } from './access.js';
 import { BasicAuth } from './auth.js';
 import type { GatewayDeps } from './handler.js';
@@ -32,7 +32,7 @@ import { healthOf } from './health.js';
 import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
 import { GatewayResponse, applyHeaders, send, sendError, sendJson } from './respond.js';
-import { LogThrottle } from '../shared/log-throttle.js';
+import { LogThrottle } from '../observe/log-throttle.js';
 import { endRequestHop, requestHop, requestHopName } from './trace.js';
 
 /** The gateway actor's one message: an accepted request to handle. */

@@ -8,11 +8,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
 import { BadInputError, ForbiddenError, OverloadedError, UnauthorizedError, UnavailableError, describeError } from '../../protocol/errors.js';
 import { DEFAULT_COMMAND } from '../../protocol/commands.js';
-import type { LogThrottle } from '../shared/log-throttle.js';
+import type { LogThrottle } from '../observe/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Interceptor } from '../interceptor/connect.js';
 import type { TlsClientAuth } from '../../config/tls.js';
@@ -24,11 +24,11 @@ import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './con
 import type { GatewayOptions } from './options.js';
 import type { GatewayResponse } from './respond.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
-import { TRACEPARENT } from '../shared/trace-context.js';
+import { TRACEPARENT } from '../observe/trace-context.js';
 import { strictMessage } from './strict.js';
-import type { Hop } from '../shared/tracing.js';
-import { putMessageHop } from '../shared/trace-message.js';
-import { runInScope as logIn } from '../shared/trace-scope.js';
+import type { Hop } from '../observe/tracing.js';
+import { putMessageHop } from '../observe/trace-message.js';
+import { runInScope as logIn } from '../observe/trace-scope.js';
 
 export interface GatewayDeps {
   opts: GatewayOptions;

@@ -8,7 +8,7 @@
  * stayed open until the client gave up).
  */
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 
 /** The gateway's status figures of its TLS listener. */
 export interface HandshakeFigures {

@@ -12,7 +12,7 @@ import type { AccessTable } from './access.js';
 import { namedGroups, parseAccess } from './access.js';
 import type { RouteTable } from './routes.js';
 import { parseRoutes } from './routes.js';
-import { TRACEPARENT } from '../shared/trace-context.js';
+import { TRACEPARENT } from '../observe/trace-context.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 

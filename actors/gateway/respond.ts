@@ -7,7 +7,7 @@ import { Socket } from 'node:net';
 import { Code } from '../../protocol/codes.js';
 import type { Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
-import { TRACEPARENT } from '../shared/trace-context.js';
+import { TRACEPARENT } from '../observe/trace-context.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

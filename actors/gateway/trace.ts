@@ -5,10 +5,10 @@
  * above all. The message the request becomes carries the same trace (handler.ts: putHop).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TRACEPARENT, TRACESTATE } from '../shared/trace-context.js';
-import { HopName } from '../shared/trace-hop.js';
-import type { Hop } from '../shared/tracing.js';
-import { carriedHop, recordedHop, recording } from '../shared/tracing.js';
+import { TRACEPARENT, TRACESTATE } from '../observe/trace-context.js';
+import { HopName } from '../observe/trace-hop.js';
+import type { Hop } from '../observe/tracing.js';
+import { carriedHop, recordedHop, recording } from '../observe/tracing.js';
 import type { GatewayResponse } from './respond.js';
 
 const header = (req: IncomingMessage, name: string): string | undefined => {

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { describeError } from '../../protocol/errors.js';
 import type { SharedBucket } from './transport.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 
 /** What a lease is for: how the log names the instance, a note the holder keeps in the lease, whom to tell of changes. */
 export interface LeaseRole {

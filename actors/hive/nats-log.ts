@@ -10,7 +10,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import type { JetStreamClient, JetStreamManager, StreamConfig } from '@nats-io/jetstream';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { LogRecord, SharedLog, SharedLogOptions } from './transport.js';
 import { LogFencedError } from './transport.js';
 

@@ -16,7 +16,7 @@ import type { HiveAccess } from '../../config/hive-access.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { ChannelHold, DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
 import { NatsSharedLog } from './nats-log.js';
 import { deliverTo, unservedResult } from './transport.js';

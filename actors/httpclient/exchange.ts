@@ -13,8 +13,8 @@ import { BadInputError, HiveError, TimeoutError, UpstreamError, describeError } 
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
-import type { Routes } from '../shared/proxy-routes.js';
-import { proxyRefusal } from '../shared/proxy-routes.js';
+import type { Routes } from '../net/proxy-routes.js';
+import { proxyRefusal } from '../net/proxy-routes.js';
 import type { AddressPolicy } from './address-guard.js';
 import { BlockedAddressError, checkLiteralHost, checkUpstreamHost, pinnedUrl } from './address-guard.js';
 import type { Requester } from './lazy-agent.js';

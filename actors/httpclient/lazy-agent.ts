@@ -5,7 +5,7 @@
  * and about 15 MiB of its memory). The first request pays the load once, synchronously.
  */
 import type { Agent, Dispatcher } from 'undici';
-import { loadUndici } from '../shared/load-undici.js';
+import { loadUndici } from '../net/load-undici.js';
 
 /** What an exchange asks of a pool: one request, answered as a promise. */
 export interface Requester {

@@ -9,11 +9,11 @@ import type { Dispatcher, Pool } from 'undici';
 import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import type { Deadline } from '../shared/deadlines.js';
 import { Deadlines } from '../shared/deadlines.js';
-import { loadUndici } from '../shared/load-undici.js';
-import type { Route } from '../shared/proxy-routes.js';
-import { proxyRefusal } from '../shared/proxy-routes.js';
-import { addTraceHeaders } from '../shared/trace-scope.js';
-import { LeanPool } from '../shared/lean-client.js';
+import { loadUndici } from '../net/load-undici.js';
+import type { Route } from '../net/proxy-routes.js';
+import { proxyRefusal } from '../net/proxy-routes.js';
+import { addTraceHeaders } from '../observe/trace-scope.js';
+import { LeanPool } from '../wire/lean-client.js';
 import type { InterceptorReply, InterceptorRequest, Trace } from './wire.js';
 import { validateReply } from './wire.js';
 

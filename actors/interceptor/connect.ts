@@ -6,7 +6,7 @@
 import { ConfigError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { isThenable } from '../../supervisors/thenable.js';
-import type { Routes } from '../shared/proxy-routes.js';
+import type { Routes } from '../net/proxy-routes.js';
 import { importModule } from '../../protocol/import-module.js';
 import type { InterceptorFunction } from './server.js';
 import { loadInterceptor } from './server.js';

@@ -9,8 +9,8 @@
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import type { Head } from '../shared/http1-parser.js';
-import { Http1Parser, HttpParseError, PIPELINING_HEADER } from '../shared/http1-parser.js';
+import type { Head } from '../wire/http1-parser.js';
+import { Http1Parser, HttpParseError, PIPELINING_HEADER } from '../wire/http1-parser.js';
 
 /** Sends the answer to one request: a status and a JSON text. */
 export type Respond = (status: number, json: string) => void;

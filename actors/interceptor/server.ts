@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { parseJson } from '../../protocol/wire.js';
 import { isThenable } from '../../supervisors/thenable.js';
-import { listenOn } from '../shared/listen.js';
+import { listenOn } from '../net/listen.js';
 import type { Respond } from './lean-server.js';
 import { LeanServer } from './lean-server.js';
 import type { InterceptorReply } from './wire.js';

@@ -12,8 +12,8 @@ import { isSuccessCode } from '../../protocol/codes.js';
 import type { Message } from '../../protocol/message.js';
 import { emptyMap } from '../../protocol/message.js';
 import type { HiveClient } from '../hive/client.js';
-import type { Logger } from '../shared/logger.js';
-import { inMessageTrace } from '../shared/trace-scope.js';
+import type { Logger } from '../observe/logger.js';
+import { inMessageTrace } from '../observe/trace-scope.js';
 import type { ActorRef, ParentRef, Runtime } from '../../supervisors/runtime.js';
 import type { QueueEntry } from './entry.js';
 

@@ -5,8 +5,8 @@
  * the service it reaches continues from the attempt.
  */
 import type { Message } from '../../protocol/message.js';
-import { messageHop, withHop } from '../shared/trace-message.js';
-import type { Hop } from '../shared/tracing.js';
+import { messageHop, withHop } from '../observe/trace-message.js';
+import type { Hop } from '../observe/tracing.js';
 import type { DeliveryMode } from './entry.js';
 
 /** What an attempt's span is named by: the delivery's message and where it goes (delivery.ts's DeliverMsg has these). */

@@ -20,7 +20,7 @@ import { UnavailableError, describeError } from '../../protocol/errors.js';
 import type { SharedLog } from '../hive/transport.js';
 import { LogFencedError } from '../hive/transport.js';
 import { GroupCommit } from '../shared/group-commit.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import { JetStreamKept } from './jetstream-kept.js';
 import type { KeepOp, UnkeepOp } from './kept.js';
 import type { LoggedOp } from './log-records.js';

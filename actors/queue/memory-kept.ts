@@ -3,7 +3,7 @@
  * are bounded — at most `capacity` of them (the queue's Capacity); beyond it the oldest kept entry is
  * dropped first, and the log says so once.
  */
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import { EntryState } from './entry.js';
 import type { KeepOp, KeptCounts, KeptEntries, KeptFilter, KeptRow, KeptState, UnkeepOp } from './kept.js';
 import { keptRowAttribute, keptRowMatches, pageByReading } from './kept.js';

@@ -2,7 +2,7 @@
  * The queue's store without persistence (PersistPath ''): entries live in the queue actor only; what
  * must still be readable — kept entries (fetch, list, replay) and schedules — is held here.
  */
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { KeptState } from './kept.js';
 import { MemoryKept } from './memory-kept.js';
 import type { QueueStore, ScheduleRow, SeenRow, StoreOp } from './store.js';

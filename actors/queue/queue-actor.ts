@@ -27,7 +27,7 @@ import { sweepKept } from './retention.js';
 import type { StateCounts } from './state-counts.js';
 import { stateCounts } from './state-counts.js';
 import { pageNeedOf } from './backlog.js';
-import { inMessageTrace, runInScope } from '../shared/trace-scope.js';
+import { inMessageTrace, runInScope } from '../observe/trace-scope.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 

@@ -11,7 +11,7 @@ import { isRetryableCode, isSuccessCode } from '../../protocol/codes.js';
 import { StorageFullError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { resultFromError } from '../../protocol/message.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import { isUnserved } from '../hive/transport.js';
 import { onFailure } from '../../supervisors/undelivered.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';

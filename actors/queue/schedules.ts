@@ -8,7 +8,7 @@
 import { TooLargeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
 import { mapOf } from '../../protocol/message.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { Cron } from './cron.js';
 import { nextFiring, parseCron } from './cron.js';
 import { MAX_TIMEOUT_MS } from './retry.js';

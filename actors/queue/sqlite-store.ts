@@ -10,7 +10,7 @@
 import { basename, dirname, join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { makeDirectory } from '../shared/make-directory.js';
 import { StoreLock } from './store-lock.js';

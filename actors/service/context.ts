@@ -11,8 +11,8 @@ import type { Journal } from '../../supervisors/journal.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Delivery } from '../hive/transport.js';
-import type { Logger } from '../shared/logger.js';
-import type { ScopeTrace } from '../shared/trace-scope.js';
+import type { Logger } from '../observe/logger.js';
+import type { ScopeTrace } from '../observe/trace-scope.js';
 import type { ReadinessView } from './readiness.js';
 
 /** What the node gives every service instance, whatever its kind. */

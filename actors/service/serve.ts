@@ -13,13 +13,13 @@ import { resultFromError } from '../../protocol/message.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { Delivery, Listener, Subscription } from '../hive/transport.js';
-import type { ScopeTrace } from '../shared/trace-scope.js';
-import { enterScope, leaveScope } from '../shared/trace-scope.js';
+import type { ScopeTrace } from '../observe/trace-scope.js';
+import { enterScope, leaveScope } from '../observe/trace-scope.js';
 import type { DeliveryMsg, NodeFacilities, RunningService } from './context.js';
 import { deliveryHop, deliveryHopName, recordedDelivery } from './trace-delivery.js';
-import { traceIdOf } from '../shared/trace-context.js';
-import type { Hop } from '../shared/tracing.js';
-import { recording, tracingMode } from '../shared/tracing.js';
+import { traceIdOf } from '../observe/trace-context.js';
+import type { Hop } from '../observe/tracing.js';
+import { recording, tracingMode } from '../observe/tracing.js';
 
 /** Counts work in flight and lets a drain wait for it to reach zero. */
 export class InFlight {

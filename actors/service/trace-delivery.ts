@@ -5,9 +5,9 @@
  * HTTP request, a queue entry, a reply's Control) continues from it. The span ends with the answer.
  */
 import type { Delivery } from '../hive/transport.js';
-import { HopName } from '../shared/trace-hop.js';
-import type { Hop } from '../shared/tracing.js';
-import { recordedMessageHop, withHop } from '../shared/trace-message.js';
+import { HopName } from '../observe/trace-hop.js';
+import type { Hop } from '../observe/tracing.js';
+import { recordedMessageHop, withHop } from '../observe/trace-message.js';
 import type { NodeFacilities } from './context.js';
 
 /** The span names of one service's deliveries: `<service> <Class>/<Operation>`. */

@@ -7,7 +7,7 @@
  * any) is where polling starts, so a poller moved onto a NATS hive does not emit old rows again.
  */
 import type { SharedBucket } from '../hive/transport.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { Mark } from './track-state.js';
 import { MarkMemory, decodeTrack, encodeTrack } from './track-state.js';
 

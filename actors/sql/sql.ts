@@ -41,7 +41,7 @@ import { transactionResult } from './raw-transaction.js';
 import { rowsResult, rowsWrittenResult, writeResult } from './results.js';
 import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
-import { annotateSpan } from '../shared/trace-scope.js';
+import { annotateSpan } from '../observe/trace-scope.js';
 import { statementAttributes } from './trace-attributes.js';
 
 /**

@@ -15,8 +15,8 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions, SecureContextOptions } from 'node:tls';
 import { createSecureContext } from 'node:tls';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { pemText, sourceOf } from '../shared/server-tls.js';
+import type { Logger } from '../observe/logger.js';
+import { pemText, sourceOf } from '../net/server-tls.js';
 
 export interface SendTlsConfig {
   readonly RemoteCA: string;

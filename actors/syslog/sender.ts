@@ -21,10 +21,10 @@ import { connect as tlsConnect } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { hostname } from 'node:os';
 import type { ValueMap } from '../../protocol/message.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { OutgoingMessage } from './format.js';
 import { formatRfc3164, formatRfc5424, frameLf, frameOctetCounted } from './format.js';
-import { tlsErrorText } from '../shared/server-tls.js';
+import { tlsErrorText } from '../net/server-tls.js';
 import type { SendTls } from './send-tls.js';
 import { outgoingMessages } from './outgoing.js';
 

@@ -12,7 +12,7 @@ import { emptyMap, success } from '../../protocol/message.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
-import { ServerTls } from '../shared/server-tls.js';
+import { ServerTls } from '../net/server-tls.js';
 import { AllowList } from './allow-from.js';
 import type { InputFormatName } from './decode.js';
 import type { RunningReceiver } from './receiver.js';

@@ -4,7 +4,7 @@ import type { QueueEntry } from '../../actors/queue/entry.js';
 import { keepOp } from '../../actors/queue/kept.js';
 import type { StoreOp } from '../../actors/queue/store.js';
 import { SqliteStore } from '../../actors/queue/sqlite-store.js';
-import { silentLogger } from '../../actors/shared/logger.js';
+import { silentLogger } from '../../actors/observe/logger.js';
 import { jobMessage } from './queue-rounds.js';
 
 const REASONS = ['no success after 4 attempt(s)', '404 is not retryable (RetryOn retryable); no retry after 1 attempt(s)'];

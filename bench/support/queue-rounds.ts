@@ -11,7 +11,7 @@ import { putOp } from '../../actors/queue/entry.js';
 import { SqliteStore } from '../../actors/queue/sqlite-store.js';
 import type { Message } from '../../protocol/message.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
-import { silentLogger } from '../../actors/shared/logger.js';
+import { silentLogger } from '../../actors/observe/logger.js';
 import { HiveNode } from '../../node/node.js';
 import { drive } from '../lib.js';
 

@@ -18,8 +18,8 @@ import { liveCharts, serviceCharts } from './pages/live-charts.js';
 import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
 import { serviceBody } from './pages/service.js';
 import { traceBody, tracesBody } from './pages/traces.js';
-import { recentTraces, traceById } from '../../actors/shared/trace-ring.js';
-import { tracingMode } from '../../actors/shared/tracing.js';
+import { recentTraces, traceById } from '../../actors/observe/trace-ring.js';
+import { tracingMode } from '../../actors/observe/tracing.js';
 
 export class ConsolePages {
   constructor(

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenOn } from '../../actors/shared/listen.js';
+import { listenOn } from '../../actors/net/listen.js';
 import { BadInputError, MisdirectedError, NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
 import { allowedHosts, hostOf } from './hosts.js';
 import { html } from './html.js';

@@ -4,7 +4,7 @@
  * of its own so the console does not import the node (the node starts the console).
  */
 import type { HiveClient } from '../../actors/hive/client.js';
-import type { Logger } from '../../actors/shared/logger.js';
+import type { Logger } from '../../actors/observe/logger.js';
 import type { Journal } from '../../supervisors/journal.js';
 import type { NodeMetrics } from '../dashboard/metrics.js';
 import type { NodeStatus } from '../dashboard/status.js';

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
-import { Http1Parser, HttpParseError } from '../../actors/shared/http1-parser.js';
+import { Http1Parser, HttpParseError } from '../../actors/wire/http1-parser.js';
 import { prng } from '../prng.js';
 
 /**
- * The lean wire's HTTP/1.x parser (actors/shared/http1-parser.ts) held against llhttp, the parser of
+ * The lean wire's HTTP/1.x parser (actors/wire/http1-parser.ts) held against llhttp, the parser of
  * node:http: generated and mutated requests and responses go to both, and every message the lean
  * parser accepts must be one llhttp reads at the same place with the same method, target or status
  * and the same body bytes. The lean parser may refuse more than llhttp (it is the stricter one by

@@ -3,7 +3,7 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { ListenError } from '../../protocol/errors.js';
-import { listenFailure, listenOn } from '../../actors/shared/listen.js';
+import { listenFailure, listenOn } from '../../actors/net/listen.js';
 import { startTestNode } from './helpers.js';
 
 function holdTcp(host: string): Promise<Server> {

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../node/node.js';
 import { DEFAULT_TRACING } from '../../config/tracing.js';
-import { startTracing, stopTracing } from '../../actors/shared/tracing.js';
-import { parseTraceparent } from '../../actors/shared/trace-context.js';
+import { startTracing, stopTracing } from '../../actors/observe/tracing.js';
+import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import { tempDir } from '../temp.js';
 import { startTestNode, until } from './helpers.js';
 

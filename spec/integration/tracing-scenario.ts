@@ -10,7 +10,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { parseTraceparent } from '../../actors/shared/trace-context.js';
+import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import type { OtlpAnyValue } from '../otlp-decode.js';
 import { decodeOtlp } from '../otlp-decode.js';
 

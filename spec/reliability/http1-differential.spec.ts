@@ -1,5 +1,5 @@
 /**
- * Bad input at the interceptor wire: the lean HTTP/1.x parser (actors/shared/http1-parser.ts) under
+ * Bad input at the interceptor wire: the lean HTTP/1.x parser (actors/wire/http1-parser.ts) under
  * the kit's server and hivenode's interceptor client, held against llhttp on generated and mutated
  * requests and responses (spec/fuzz/http1-differential.ts, the check `make fuzz` runs 10^6 times
  * and the unit spec 10^4 times in every `make test`). A message it accepts that llhttp refuses or

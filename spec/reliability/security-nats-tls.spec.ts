@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nkeys } from '@nats-io/transport-node';
-import { createLogger } from '../../actors/shared/logger.js';
+import { createLogger } from '../../actors/observe/logger.js';
 import { transportFor } from '../../node/node.js';
 import { ConfigError } from '../../protocol/errors.js';
 import type { NatsServer } from '../adapters/nats/server.js';

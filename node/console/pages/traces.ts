@@ -1,12 +1,12 @@
 /**
- * /traces: the recent sampled traces of this node (actors/shared/trace-ring.ts), newest first, and a
+ * /traces: the recent sampled traces of this node (actors/observe/trace-ring.ts), newest first, and a
  * search by trace id — a log line's trace_id finds its trace. /traces/<id>: one trace as a
  * waterfall, each span a bar placed by its start and length on the trace's time line and indented
  * under its parent, drawn on the server as SVG (no script, no inline style: the console's CSP), with
  * the same spans as a table for screen readers and for copying, and each span's attributes.
  */
-import type { RingSpan, RingTrace, TraceSummary } from '../../../actors/shared/trace-ring.js';
-import type { TracingMode } from '../../../actors/shared/tracing.js';
+import type { RingSpan, RingTrace, TraceSummary } from '../../../actors/observe/trace-ring.js';
+import type { TracingMode } from '../../../actors/observe/tracing.js';
 import type { Html } from '../html.js';
 import { escapeHtml, html, raw } from '../html.js';
 

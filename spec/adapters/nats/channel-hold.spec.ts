@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { NatsTransport } from '../../../actors/hive/nats.js';
 import type { Delivery } from '../../../actors/hive/transport.js';
 import { hiveAccess } from '../../../config/hive-access.js';
-import type { Logger } from '../../../actors/shared/logger.js';
+import type { Logger } from '../../../actors/observe/logger.js';
 import { makeMessage, mapOf, success } from '../../../protocol/message.js';
 import { suiteNatsServer } from './server.js';
 

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { NatsSharedLog } from '../../../actors/hive/nats-log.js';
 import { JetStreamStore } from '../../../actors/queue/jetstream-store.js';
 import type { StoredRow } from '../../../actors/queue/store.js';
-import { createLogger } from '../../../actors/shared/logger.js';
+import { createLogger } from '../../../actors/observe/logger.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NodeProcess } from '../../reliability/node-process.js';

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { stopTracing, startTracing } from '../../../actors/shared/tracing.js';
+import { stopTracing, startTracing } from '../../../actors/observe/tracing.js';
 import { DEFAULT_TRACING } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { launchChromium } from '../../browser.js';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DEFAULT_TRACING } from '../../../config/tracing.js';
-import { startTracing, stopTracing } from '../../../actors/shared/tracing.js';
+import { startTracing, stopTracing } from '../../../actors/observe/tracing.js';
 import type { HiveNode } from '../../../node/node.js';
 import { until } from '../helpers.js';
 import { fromReadable } from '../tracing-scenario.js';

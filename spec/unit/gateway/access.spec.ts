@@ -6,7 +6,7 @@ import { parseGroups } from '../../../actors/gateway/groups.js';
 import { compileGatewayOptions } from '../../../actors/gateway/options.js';
 import { GATEWAY_PARAMS } from '../../../config/gateway.js';
 import { compileConfig } from '../../../config/resolve.js';
-import type { Logger } from '../../../actors/shared/logger.js';
+import type { Logger } from '../../../actors/observe/logger.js';
 import { ACCESS, GROUPS_FILE, cells } from '../../integration/access-matrix.js';
 import { tempDir } from '../../temp.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Revised, SharedBucket } from '../../../actors/hive/transport.js';
 import { Lease } from '../../../actors/hive/lease.js';
-import type { Logger } from '../../../actors/shared/logger.js';
+import type { Logger } from '../../../actors/observe/logger.js';
 
 /** A bucket with JetStream KV's compare-and-set rules, in memory: one revision counter for the bucket. */
 class CasBucket {

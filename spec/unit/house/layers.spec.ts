@@ -29,6 +29,20 @@ describe('the layer rules in eslint.config.js', function () {
     }
   });
 
+  it('refuse an import from a room of actors/ that sits above (the base rooms: shared, wire, observe, net)', async () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['actors/shared/deadlines.ts', "import { createLogger } from '../observe/logger.js';\nexport const x = createLogger;\n", /actors\/shared\/ sits below/],
+      ['actors/wire/http1-parser.ts', "import { createLogger } from '../observe/logger.js';\nexport const x = createLogger;\n", /actors\/wire\/ sits below/],
+      ['actors/observe/trace-ring.ts', "import { proxySettings } from '../net/proxy.js';\nexport const x = proxySettings;\n", /actors\/observe\/ sits below/],
+      ['actors/net/proxy.ts', "import { QUEUE_CONTROLS } from '../queue/command-parser.js';\nexport const x = QUEUE_CONTROLS;\n", /actors\/net\/ sits below/],
+    ];
+    for (const [path, code, expected] of cases) {
+      const messages = await lint(path, code);
+      expect(messages.join('\n'), path).to.match(expected);
+    }
+    expect(await lint('actors/observe/trace-ring.ts', "import { Deadlines } from '../shared/deadlines.js';\nexport const x = Deadlines;\n"), 'a base room imports the rooms below it').to.deep.equal([]);
+  });
+
   it('let only the runtime import nact', async () => {
     expect((await lint('actors/hive/bridge.ts', "import nact from 'nact';\nexport const x = nact;\n")).join('\n')).to.match(/only supervisors\/runtime.ts imports nact/);
     expect(await lint('supervisors/runtime.ts', "import nact from 'nact';\nexport const x = nact;\n")).to.not.satisfy((m: string[]) => m.some((x) => x.includes('nact')));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { DedupKeys, SeenKey } from '../../../actors/queue/dedup.js';
 import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
-import { silentLogger } from '../../../actors/shared/logger.js';
+import { silentLogger } from '../../../actors/observe/logger.js';
 import { tempDir } from '../../temp.js';
 
 const seen = (key: string, entryKey: string, at: number): SeenKey => new SeenKey(key, entryKey, at, false);

@@ -14,7 +14,7 @@ import { keepOp } from '../../../actors/queue/kept.js';
 import type { QueueStore } from '../../../actors/queue/store.js';
 import { MemoryStore } from '../../../actors/queue/memory-store.js';
 import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
-import { silentLogger } from '../../../actors/shared/logger.js';
+import { silentLogger } from '../../../actors/observe/logger.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
 

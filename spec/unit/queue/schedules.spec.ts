@@ -11,7 +11,7 @@ import type { ScheduleDoc } from '../../../actors/queue/schedules.js';
 import { ScheduleBook, putScheduleOp, roomFor } from '../../../actors/queue/schedules.js';
 import { MemoryStore } from '../../../actors/queue/memory-store.js';
 import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
-import { createLogger } from '../../../actors/shared/logger.js';
+import { createLogger } from '../../../actors/observe/logger.js';
 import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import type { StoreOp } from '../../../actors/queue/store.js';
 import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
-import { silentLogger } from '../../../actors/shared/logger.js';
+import { silentLogger } from '../../../actors/observe/logger.js';
 import { tempDir } from '../../temp.js';
 
 const put = (seq: number, state: string, dueAt: number): StoreOp => ({ type: 'put', key: `k${seq}`, seq, state, dueAt, doc: `{"seq":${seq}}` });

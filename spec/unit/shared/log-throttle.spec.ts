@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LogThrottle } from '../../../actors/shared/log-throttle.js';
+import { LogThrottle } from '../../../actors/observe/log-throttle.js';
 
 describe('LogThrottle (one log line per key and period)', () => {
   it('writes the first line of a period, counts the rest, and tells the count with the next line written', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { createLogger, maskSensitive } from '../../../actors/shared/logger.js';
+import { createLogger, maskSensitive } from '../../../actors/observe/logger.js';
 
 function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<typeof createLogger>; text: () => Promise<string> } {
   const stream = new PassThrough();

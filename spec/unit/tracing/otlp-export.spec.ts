@@ -3,8 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
 import type { OtlpProtocol } from '../../../config/tracing.js';
-import { OtlpBatchExporter } from '../../../actors/shared/otlp-export.js';
-import { RecordedSpan } from '../../../actors/shared/recorded-span.js';
+import { OtlpBatchExporter } from '../../../actors/observe/otlp-export.js';
+import { RecordedSpan } from '../../../actors/observe/recorded-span.js';
 import { decodeOtlp } from '../../otlp-decode.js';
 
 const ended = (name: string, attributes: RecordedSpan['attributes'] = {}): RecordedSpan => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { OTLP_TAIL, nanos, otlpHead, spanJson } from '../../../actors/shared/otlp-json.js';
-import { RecordedSpan, samplerOf } from '../../../actors/shared/recorded-span.js';
+import { OTLP_TAIL, nanos, otlpHead, spanJson } from '../../../actors/observe/otlp-json.js';
+import { RecordedSpan, samplerOf } from '../../../actors/observe/recorded-span.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const ended = (name: string, attributes: RecordedSpan['attributes'] = {}, parent?: string, status?: RecordedSpan['status']): RecordedSpan => {

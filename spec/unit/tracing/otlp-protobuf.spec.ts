@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { OtlpProtobuf } from '../../../actors/shared/otlp-protobuf.js';
-import { RecordedSpan } from '../../../actors/shared/recorded-span.js';
+import { OtlpProtobuf } from '../../../actors/observe/otlp-protobuf.js';
+import { RecordedSpan } from '../../../actors/observe/recorded-span.js';
 import type { OtlpSpan } from '../../otlp-decode.js';
 import { decodeOtlpProtobuf } from '../../otlp-decode.js';
 

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
-import { otlpTransport } from '../../../actors/shared/otlp-transport.js';
+import { otlpTransport } from '../../../actors/observe/otlp-transport.js';
 import { certPath, certText } from '../../certs.js';
 
 const listen = async (server: Server | ReturnType<typeof createTcpServer> | ReturnType<typeof createHttpsServer>): Promise<number> => {
@@ -20,7 +20,7 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on('end', () => resolve(Buffer.concat(chunks)));
   });
 
-const TRANSPORT = new URL('../../../actors/shared/otlp-transport.ts', import.meta.url).href;
+const TRANSPORT = new URL('../../../actors/observe/otlp-transport.ts', import.meta.url).href;
 
 /** Runs `body` in a process of its own with `t`, a transport to `url`, at hand; its exit code and what it printed. */
 async function inProcess(url: string, body: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {

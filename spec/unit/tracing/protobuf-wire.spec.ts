@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { FIXED64, key, putNanos, setLimit } from '../../../actors/shared/protobuf-wire.js';
+import { FIXED64, key, putNanos, setLimit } from '../../../actors/observe/protobuf-wire.js';
 
 /** What putNanos should write: the nanoseconds of `ms`, to the microsecond, computed in BigInt. */
 function expected(ms: number): bigint {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Admission, RingSpan } from '../../../actors/shared/trace-ring.js';
-import { TraceRing } from '../../../actors/shared/trace-ring.js';
+import type { Admission, RingSpan } from '../../../actors/observe/trace-ring.js';
+import { TraceRing } from '../../../actors/observe/trace-ring.js';
 
 const span = (traceId: string, spanId: string, extra: Partial<RingSpan> = {}): RingSpan => ({
   traceId,

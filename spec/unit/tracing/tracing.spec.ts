@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createLogger } from '../../../actors/shared/logger.js';
-import { parseTraceparent } from '../../../actors/shared/trace-context.js';
-import { messageHop, putMessageHop, withHop } from '../../../actors/shared/trace-message.js';
-import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, spanParent, traceOf } from '../../../actors/shared/trace-scope.js';
-import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/shared/tracing.js';
+import { createLogger } from '../../../actors/observe/logger.js';
+import { parseTraceparent } from '../../../actors/observe/trace-context.js';
+import { messageHop, putMessageHop, withHop } from '../../../actors/observe/trace-message.js';
+import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, spanParent, traceOf } from '../../../actors/observe/trace-scope.js';
+import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/observe/tracing.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { Journal } from '../../../supervisors/journal.js';

@@ -19,8 +19,8 @@
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
-import type { Deadline } from './deadlines.js';
-import { Deadlines } from './deadlines.js';
+import type { Deadline } from '../shared/deadlines.js';
+import { Deadlines } from '../shared/deadlines.js';
 import type { Head } from './http1-parser.js';
 import { Http1Parser, HttpParseError } from './http1-parser.js';
 

@@ -14,7 +14,7 @@ import type { SecureContextOptions, Server as TlsServer, TLSSocket, TlsOptions }
 import { createSecureContext } from 'node:tls';
 import type { TlsClientAuth, TlsConfig } from '../../config/tls.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../observe/logger.js';
 
 /** How often the watched files are looked at (stat polling survives editors' and certbot's renames). */
 const WATCH_INTERVAL_MS = 1_000;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WatchedFile } from '../../../actors/shared/watched-file.js';
+import { WatchedFile } from '../../../actors/net/watched-file.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { tempDir } from '../../temp.js';
 

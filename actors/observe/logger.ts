@@ -6,7 +6,7 @@
  * message's `trace_id` (docs/ARCHITECTURE.md, Tracing), in TEXT and JSON alike.
  */
 import { EOL } from 'node:os';
-import { stableJson } from './stable-json.js';
+import { stableJson } from '../shared/stable-json.js';
 import { currentScope } from './trace-scope.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';

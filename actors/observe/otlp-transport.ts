@@ -10,7 +10,7 @@
  */
 import type { Agent as HttpsAgent } from 'node:https';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
-import { LeanPool } from './lean-client.js';
+import { LeanPool } from '../wire/lean-client.js';
 
 /** Posts one batch; resolves to the HTTP status, or 0 when no answer came. */
 export interface OtlpTransport {

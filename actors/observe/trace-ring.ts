@@ -217,7 +217,7 @@ function copySpan(s: RingSpan): RingSpan {
   return { ...s, attributes: { ...s.attributes } };
 }
 
-/** The process's ring, fed by the tracer (actors/shared/tracing.ts) with every sampled span that ends. */
+/** The process's ring, fed by the tracer (actors/observe/tracing.ts) with every sampled span that ends. */
 export const traceRing = new TraceRing();
 
 /** The most recent sampled traces of this process, newest first. */

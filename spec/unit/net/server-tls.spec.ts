@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { connect, createServer } from 'node:tls';
 import { ConfigError } from '../../../protocol/errors.js';
-import { ServerTls, certificateUser } from '../../../actors/shared/server-tls.js';
-import type { Logger } from '../../../actors/shared/logger.js';
+import { ServerTls, certificateUser } from '../../../actors/net/server-tls.js';
+import type { Logger } from '../../../actors/observe/logger.js';
 import { certPath, certText } from '../../certs.js';
 import { tempDir } from '../../temp.js';
 

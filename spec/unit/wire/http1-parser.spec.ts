@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Head } from '../../../actors/shared/http1-parser.js';
-import { Http1Parser, HttpParseError } from '../../../actors/shared/http1-parser.js';
+import type { Head } from '../../../actors/wire/http1-parser.js';
+import { Http1Parser, HttpParseError } from '../../../actors/wire/http1-parser.js';
 
 /**
  * The HTTP/1.x parser of the lean interceptor wire: the same bytes give the same messages whether

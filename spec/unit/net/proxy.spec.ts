@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { noProxyRules } from '../../../actors/shared/no-proxy.js';
-import { proxySettings } from '../../../actors/shared/proxy.js';
+import { noProxyRules } from '../../../actors/net/no-proxy.js';
+import { proxySettings } from '../../../actors/net/proxy.js';
 import { ConfigError } from '../../../protocol/errors.js';
 
 const u = (s: string): URL => new URL(s);
