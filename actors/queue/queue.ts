@@ -23,6 +23,7 @@ import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore } from './memory-store.js';
 import { SqliteStore } from './sqlite-store.js';
+import { storeRecovery } from './salvage.js';
 import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
 import { groupLimitsOf } from './groups.js';
@@ -78,7 +79,7 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
     counts.stats = running.stats;
     return running.service;
   }
-  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
+  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
   return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups })).service;
 }
 

@@ -1,0 +1,230 @@
+/**
+ * Salvage of a damaged SQLite store (README, The queue: "A damaged store"): every row of every table
+ * that still reads whole (salvage-reader.ts) is written into a new store built beside the damaged
+ * one, which is then renamed aside (kept, never deleted) and the new store takes its name. Used by
+ * `hivenode queue salvage <dir>` (and `hivenode flow salvage <dir>`: a flow keeps its runs in the
+ * same store) and by a start with `StoreRecovery: salvage`, always under the store's lock.
+ *
+ * Order of the file moves: the new store is complete and fsynced under a temporary name first; then
+ * the damaged file's -wal and -shm are moved aside, the file itself, and last the new store is
+ * renamed into place and the directory fsynced. A crash at any point leaves the damaged file
+ * (under one name or the other) and never a new store paired with the damaged one's log.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type sqlite3 from 'sqlite3';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import { JournalEvent } from '../../supervisors/journal.js';
+import type { Journal } from '../../supervisors/journal.js';
+import { DamagedFile } from './salvage-reader.js';
+import type { DamagedTable, SalvagedRow, TableSalvage } from './salvage-reader.js';
+import { INDEXES, SCHEMA } from './sqlite-schema.js';
+import { all, closeDb, exec, identifier, literal, openDb } from './sqlite-text.js';
+
+/** The store's file in its directory. */
+export const STORE_FILE = 'queue.db';
+/** Rows per INSERT statement. */
+const INSERT_ROWS = 300;
+/** How often a long salvage reports how far it got. */
+const PROGRESS_MS = 2_000;
+
+/** What a salvage gave, table by table. */
+export interface StoreSalvage {
+  /** The store file: the new store now. */
+  file: string;
+  /** Where the damaged file is kept (its -wal and -shm beside it with those suffixes). */
+  keptAs: string;
+  /** The damaged file's integrity check, as it read. */
+  check: string;
+  tables: Array<TableSalvage & { written: number; refused: number }>;
+  /** Set when the file's schema could not be read: no table could be. */
+  schemaError?: string;
+  seconds: number;
+}
+
+/** What a start does with a damaged store (the StoreRecovery parameter of a queue or flow). */
+export interface StoreRecovery {
+  /** 'refuse': the start stops with one line; 'salvage': the store is salvaged and the start goes on. */
+  mode: 'refuse' | 'salvage';
+  /** The service kind whose store it is: the refusal names `hivenode <kind> salvage <dir>`. */
+  kind: 'queue' | 'flow';
+  /** Hears a salvage made at this start. */
+  onSalvaged?: (salvage: StoreSalvage) => void;
+}
+
+/**
+ * A service's StoreRecovery: a salvage at its start is journaled (README, Console: the journal) with
+ * its counts, beside the WARN line the store logs.
+ */
+export function storeRecovery(ctx: { readonly name: string; readonly journal: Journal }, parameter: string, kind: 'queue' | 'flow'): StoreRecovery {
+  return { mode: parameter === 'salvage' ? 'salvage' : 'refuse', kind, onSalvaged: (s) => ctx.journal.record({ event: JournalEvent.Salvage, path: `/node/${ctx.name}`, action: `${kind} store ${s.file} salvaged: ${salvageSummary(s)}` }) };
+}
+
+/** What the store holds, for the report: the table and what its rows are. */
+const MEANING: Readonly<Record<string, string>> = {
+  entries: 'waiting, retrying and scheduled entries; a flow: its runs',
+  kept: 'kept entries (dead, done)',
+  dedup: 'idempotency keys (older stores)',
+  dedup_log: 'idempotency keys (one row per commit)',
+  schedules: 'schedules',
+  meta: 'queue state (paused, …)',
+};
+
+function sqlValue(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'bigint') return String(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'NULL';
+  if (typeof v === 'string') return literal(v);
+  if (Buffer.isBuffer(v)) return `X'${v.toString('hex')}'`;
+  throw new Error(`a value of type ${typeof v}`);
+}
+
+function run(db: sqlite3.Database, sql: string): Promise<number> {
+  return new Promise((resolve, reject) =>
+    db.run(sql, function (this: sqlite3.RunResult, err: Error | null) {
+      if (err) reject(err);
+      else resolve(this.changes);
+    }),
+  );
+}
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+function moveIfThere(from: string, to: string): void {
+  if (existsSync(from)) renameSync(from, to);
+}
+
+/** Writes the rows of one table into the new store; a row whose values cannot be written is counted, not written. */
+async function writeRows(db: sqlite3.Database, table: string, columns: string[], rows: SalvagedRow[], counts: { written: number; refused: number }): Promise<void> {
+  const values: string[] = [];
+  for (const r of rows) {
+    try {
+      values.push(`(${[sqlValue(r.rowid), ...columns.map((c) => sqlValue(r[c]))].join(',')})`);
+    } catch {
+      counts.refused++;
+    }
+  }
+  const head = `INSERT OR IGNORE INTO ${identifier(table)} (rowid, ${columns.map(identifier).join(', ')}) VALUES `;
+  await exec(db, 'BEGIN');
+  for (let i = 0; i < values.length; i += INSERT_ROWS) counts.written += await run(db, head + values.slice(i, i + INSERT_ROWS).join(','));
+  await exec(db, 'COMMIT');
+}
+
+/** Creates in the new store a table the current schema does not have (one from a later version), from its own statement. */
+async function tableColumns(db: sqlite3.Database, table: DamagedTable): Promise<string[]> {
+  let columns = (await all<{ name: string }>(db, `PRAGMA table_info(${identifier(table.name)})`)).map((c) => c.name);
+  if (columns.length === 0) {
+    await exec(db, table.sql);
+    columns = (await all<{ name: string }>(db, `PRAGMA table_info(${identifier(table.name)})`)).map((c) => c.name);
+  }
+  return table.columns.filter((c) => columns.includes(c));
+}
+
+/**
+ * Salvages the store in `dir` (whose lock the caller holds). `progress` hears a line now and then
+ * on a long salvage. Throws ConfigError when there is no store file.
+ */
+export async function salvageStore(dir: string, progress: (line: string) => void = () => undefined): Promise<StoreSalvage> {
+  const began = Date.now();
+  const file = join(dir, STORE_FILE);
+  if (!existsSync(file)) throw new ConfigError(`${dir} holds no store (${STORE_FILE}): nothing to salvage; give the directory PersistPath/<NAME> of the queue or flow`);
+  const building = `${file}.salvage`;
+  for (const f of [building, `${building}-journal`]) rmSync(f, { force: true }); // a salvage interrupted before: started again
+  const damaged = await DamagedFile.open(file);
+  const result: StoreSalvage = { file, keptAs: '', check: '', tables: [], seconds: 0 };
+  const fresh = await openDb(building);
+  try {
+    result.check = await damaged.check();
+    await exec(fresh, `PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF; ${SCHEMA} ${INDEXES}`);
+    let tables: DamagedTable[] = [];
+    try {
+      tables = await damaged.tables();
+    } catch (e) {
+      result.schemaError = describeError(e);
+    }
+    let lastProgress = Date.now();
+    for (const table of tables) {
+      const counts = { written: 0, refused: 0 };
+      let columns: string[];
+      try {
+        columns = await tableColumns(fresh, table);
+      } catch (e) {
+        result.tables.push({ table: table.name, read: 0, stretches: [], error: `its statement does not run: ${describeError(e)}`, ...counts });
+        continue;
+      }
+      const read = await damaged.read(
+        { ...table, columns },
+        (rows) => writeRows(fresh, table.name, columns, rows, counts),
+        (n) => {
+          if (Date.now() - lastProgress < PROGRESS_MS) return;
+          lastProgress = Date.now();
+          progress(`salvage of ${file}: ${table.name}: ${n} rows read so far`);
+        },
+      );
+      result.tables.push({ ...read, ...counts });
+    }
+  } finally {
+    await closeDb(fresh);
+    await damaged.close();
+  }
+  fsyncPath(building);
+  result.keptAs = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  moveIfThere(`${file}-wal`, `${result.keptAs}-wal`);
+  moveIfThere(`${file}-shm`, `${result.keptAs}-shm`);
+  renameSync(file, result.keptAs);
+  renameSync(building, file);
+  fsyncPath(dir);
+  result.seconds = (Date.now() - began) / 1000;
+  return result;
+}
+
+/** The integrity check of the store in `dir` ('ok' when it finds nothing), read without writing to it. */
+export async function checkStore(dir: string): Promise<string> {
+  const damaged = await DamagedFile.open(join(dir, STORE_FILE));
+  try {
+    return await damaged.check();
+  } finally {
+    await damaged.close();
+  }
+}
+
+/** Rows the salvage could not recover from one table, in words. */
+function lostText(t: StoreSalvage['tables'][number]): string {
+  const parts: string[] = [];
+  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${t.lost.keys.join(', ')}${t.lost.count > t.lost.keys.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no index of the table could be read)';
+  if (t.error) parts.push(`nothing of it could be read (${t.error}): ${lost}`);
+  else if (t.stretches.length > 0) {
+    const ranges = t.stretches.slice(0, 5).map((s) => (s.to === undefined ? `from ${s.from} on` : s.to === s.from ? `${s.from}` : `${s.from}–${s.to}`));
+    const more = t.stretches.length > 5 ? ` and ${t.stretches.length - 5} more stretches` : '';
+    parts.push(`unreadable rowids ${ranges.join(', ')}${more}: ${lost}`);
+  }
+  if (t.refused > 0) parts.push(`${t.refused} rows read with values that cannot be stored`);
+  const duplicates = t.read - t.refused - t.written;
+  if (duplicates > 0) parts.push(`${duplicates} rows repeating a unique key of an earlier row, left out`);
+  return parts.join('; ');
+}
+
+/** The salvage's report, one line per table, after a first line saying where everything is. */
+export function salvageReport(s: StoreSalvage): string[] {
+  const lines = [`salvaged ${basename(s.file)} in ${s.seconds.toFixed(1)} s: the new store is ${s.file}; the damaged file is kept as ${s.keptAs}`, `  integrity check of the damaged file: ${s.check}`];
+  if (s.schemaError) lines.push(`  the damaged file's schema could not be read (${s.schemaError}): no table could be recovered; the new store is empty`);
+  for (const t of s.tables) {
+    const lost = lostText(t);
+    lines.push(`  ${t.table} (${MEANING[t.table] ?? 'a table of a later version'}): ${t.written} rows recovered${lost ? `; ${lost}` : ''}`);
+  }
+  return lines;
+}
+
+/** One line of counts for a log line and the journal: `entries 286 recovered, 14 lost; kept 0 recovered; …`. */
+export function salvageSummary(s: StoreSalvage): string {
+  const tables = s.tables.map((t) => {
+    const lost = t.error ? ', unreadable' : t.stretches.length === 0 ? '' : t.lost ? `, ${t.lost.count} lost` : ', some lost (how many unknown)';
+    return `${t.table} ${t.written} recovered${lost}`;
+  });
+  return `${s.schemaError ? `schema unreadable (${s.schemaError}), nothing recovered` : tables.join('; ')}; the damaged file is kept as ${s.keptAs}`;
+}
