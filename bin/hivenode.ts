@@ -65,7 +65,11 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   // and so is `queue`: `hivenode queue salvage <dir>` (and `flow salvage`) recovers a damaged store
-  if ((first === 'queue' || first === 'flow') && argv[1] === 'salvage' && argv.length === 3 && !argv.includes('--help')) {
+  if ((first === 'queue' || first === 'flow') && argv[1] === 'salvage' && !argv.includes('--help')) {
+    if (argv.length !== 3 || argv[2]!.startsWith('-')) {
+      console.error(`hivenode: hivenode ${first} salvage needs one argument, the store's directory (PersistPath/<NAME>): hivenode ${first} salvage /var/lib/hivenode/${first}/orders`);
+      process.exit(2);
+    }
     await (await import('./salvage.js')).runSalvage(first, argv[2]!);
     return;
   }
