@@ -215,7 +215,7 @@ export function salvageReport(s: StoreSalvage): string[] {
   if (s.schemaError) lines.push(`  the damaged file's schema could not be read (${s.schemaError}): no table could be recovered; the new store is empty`);
   for (const t of s.tables) {
     const lost = lostText(t);
-    lines.push(`  ${t.table} (${MEANING[t.table] ?? 'a table of a later version'}): ${t.written} rows recovered${lost ? `; ${lost}` : ''}`);
+    lines.push(`  ${t.table} — ${MEANING[t.table] ?? 'a table of a later version'}: ${t.written} rows recovered${lost ? `; ${lost}` : ''}`);
   }
   return lines;
 }
