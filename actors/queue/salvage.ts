@@ -3,7 +3,8 @@
  * that still reads whole (salvage-reader.ts) is written into a new store built beside the damaged
  * one, which is then renamed aside (kept, never deleted) and the new store takes its name. Used by
  * `hivenode queue salvage <dir>` (and `hivenode flow salvage <dir>`: a flow keeps its runs in the
- * same store) and by a start with `StoreRecovery: salvage`, always under the store's lock.
+ * same store) and by a start with `StoreRecovery: salvage` (sqlite-store.ts, which imports this module
+ * only then), always under the store's lock.
  *
  * Order of the file moves: the new store is complete and fsynced under a temporary name first; then
  * the damaged file's -wal and -shm are moved aside, the file itself, and last the new store is
@@ -14,8 +15,6 @@ import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from '
 import { basename, join } from 'node:path';
 import type sqlite3 from 'sqlite3';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import { JournalEvent } from '../../supervisors/journal.js';
-import type { Journal } from '../../supervisors/journal.js';
 import { DamagedFile } from './salvage-reader.js';
 import type { DamagedTable, SalvagedRow, TableSalvage } from './salvage-reader.js';
 import { INDEXES, SCHEMA } from './sqlite-schema.js';
@@ -40,24 +39,6 @@ export interface StoreSalvage {
   /** Set when the file's schema could not be read: no table could be. */
   schemaError?: string;
   seconds: number;
-}
-
-/** What a start does with a damaged store (the StoreRecovery parameter of a queue or flow). */
-export interface StoreRecovery {
-  /** 'refuse': the start stops with one line; 'salvage': the store is salvaged and the start goes on. */
-  mode: 'refuse' | 'salvage';
-  /** The service kind whose store it is: the refusal names `hivenode <kind> salvage <dir>`. */
-  kind: 'queue' | 'flow';
-  /** Hears a salvage made at this start. */
-  onSalvaged?: (salvage: StoreSalvage) => void;
-}
-
-/**
- * A service's StoreRecovery: a salvage at its start is journaled (README, Console: the journal) with
- * its counts, beside the WARN line the store logs.
- */
-export function storeRecovery(ctx: { readonly name: string; readonly journal: Journal }, parameter: string, kind: 'queue' | 'flow'): StoreRecovery {
-  return { mode: parameter === 'salvage' ? 'salvage' : 'refuse', kind, onSalvaged: (s) => ctx.journal.record({ event: JournalEvent.Salvage, path: `/node/${ctx.name}`, action: `${kind} store ${s.file} salvaged: ${salvageSummary(s)}` }) };
 }
 
 /** What the store holds, for the report: the table and what its rows are. */

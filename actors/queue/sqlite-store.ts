@@ -11,8 +11,9 @@
 import { dirname, join } from 'node:path';
 import type sqlite3 from 'sqlite3';
 import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
-import { salvageStore, salvageSummary } from './salvage.js';
-import type { StoreRecovery } from './salvage.js';
+import { JournalEvent } from '../../supervisors/journal.js';
+import type { Journal } from '../../supervisors/journal.js';
+import type { StoreSalvage } from './salvage.js';
 import type { Logger } from '../shared/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { makeDirectory } from '../shared/make-directory.js';
@@ -74,6 +75,28 @@ function mergeBySeq(rows: StoredRow[], timed: StoredRow[], upTo: number, from: n
   return { rows: out, next: t };
 }
 
+/** What a start does with a damaged store (the StoreRecovery parameter of a queue or flow). */
+export interface StoreRecovery {
+  /** 'refuse': the start stops with one line; 'salvage': the store is salvaged and the start goes on. */
+  mode: 'refuse' | 'salvage';
+  /** The service kind whose store it is: the refusal names `hivenode <kind> salvage <dir>`. */
+  kind: 'queue' | 'flow';
+  /** Hears a salvage made at this start, with its counts in one line. */
+  onSalvaged?: (salvage: StoreSalvage, summary: string) => void;
+}
+
+/**
+ * A service's StoreRecovery: a salvage at its start is journaled (README, Console: the journal) with
+ * its counts, beside the WARN line the store logs.
+ */
+export function storeRecovery(ctx: { readonly name: string; readonly journal: Journal }, parameter: string, kind: 'queue' | 'flow'): StoreRecovery {
+  return {
+    mode: parameter === 'salvage' ? 'salvage' : 'refuse',
+    kind,
+    onSalvaged: (s, summary) => ctx.journal.record({ event: JournalEvent.Salvage, path: `/node/${ctx.name}`, action: `${kind} store ${s.file} salvaged: ${summary}` }),
+  };
+}
+
 export class SqliteStore implements QueueStore {
   readonly durable = true;
   private closed = false;
@@ -131,9 +154,12 @@ export class SqliteStore implements QueueStore {
         );
       }
       log.warn(`the ${recovery.kind} store ${file} is damaged (${what}): salvaging it (StoreRecovery: salvage)`);
+      // loaded only here: a start on a sound store never reads the salvage's code (README, Start-up)
+      const { salvageStore, salvageSummary } = await import('./salvage.js');
       const salvage = await salvageStore(dir, (line) => log.info(line));
-      log.warn(`the ${recovery.kind} store ${file} was salvaged: ${salvageSummary(salvage)}`);
-      recovery.onSalvaged?.(salvage);
+      const summary = salvageSummary(salvage);
+      log.warn(`the ${recovery.kind} store ${file} was salvaged: ${summary}`);
+      recovery.onSalvaged?.(salvage, summary);
       return SqliteStore.openChecked(file, log, maxBytes, lock).catch((again: unknown) => {
         throw new ConfigError(`the ${recovery.kind} store ${file} salvaged from a damaged one does not open (${describeError(again)}); the damaged file is kept as ${salvage.keptAs}`);
       });

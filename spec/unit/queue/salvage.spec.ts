@@ -196,7 +196,7 @@ describe('salvage of a damaged SQLite store', function () {
       const file = join(dir, 'queue.db');
       damage(file, [(await pagesOf(file, 'entries', 'leaf'))[1]!]);
       const heard: string[] = [];
-      const store = await SqliteStore.open(dir, silentLogger(), 0, { mode: 'salvage', kind: 'queue', onSalvaged: (s) => heard.push(salvageSummary(s)) });
+      const store = await SqliteStore.open(dir, silentLogger(), 0, { mode: 'salvage', kind: 'queue', onSalvaged: (_salvage, summary) => heard.push(summary) });
       try {
         const rows: StoredRow[] = [];
         await store.load((r) => rows.push(...r));
