@@ -3,12 +3,12 @@
  * store"): the same store format, so one command under two names. The directory is PersistPath/<NAME>
  * of the queue or flow; the store's lock is taken first, so a node holding the store refuses it.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreLock } from '../actors/queue/store-lock.js';
 import { STORE_FILE, checkStore, salvageReport, salvageStore } from '../actors/queue/salvage.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { exitOnConfigError } from './run-node.js';
-import { existsSync } from 'node:fs';
 
 export async function runSalvage(kind: 'queue' | 'flow', dirArg: string): Promise<void> {
   const dir = resolve(dirArg);
@@ -25,7 +25,10 @@ export async function runSalvage(kind: 'queue' | 'flow', dirArg: string): Promis
     const salvage = await salvageStore(dir, (line) => console.log(line));
     for (const line of salvageReport(salvage)) console.log(line);
   } catch (e) {
-    exitOnConfigError(e);
+    if (e instanceof ConfigError) exitOnConfigError(e);
+    // a salvage that failed midway (a full disk, an unreadable directory) removed what it had built
+    console.error(`hivenode: the salvage of ${join(dir, STORE_FILE)} failed (${describeError(e).replace(/\s+/g, ' ')}); the store was left as it is`);
+    process.exitCode = 1;
   } finally {
     lock?.release();
   }

@@ -14,7 +14,7 @@ import { describeError } from '../../protocol/errors.js';
 import { closeDb, identifier } from './sqlite-text.js';
 
 /** Rows per read while the table reads whole. */
-const CHUNK = 2_000;
+const CHUNK = 1_000;
 /** Rows read one by one after a chunk failed, before chunks are tried again. */
 const SINGLE_ROWS = 200;
 /** Longest a single read may take before it is interrupted (and its stretch counted as damaged). */

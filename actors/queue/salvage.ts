@@ -118,8 +118,10 @@ export async function salvageStore(dir: string, progress: (line: string) => void
   for (const f of [building, `${building}-journal`]) rmSync(f, { force: true }); // a salvage interrupted before: started again
   const damaged = await DamagedFile.open(file);
   const result: StoreSalvage = { file, keptAs: '', check: '', tables: [], seconds: 0 };
-  const fresh = await openDb(building);
+  let fresh: sqlite3.Database | undefined;
+  let built = false;
   try {
+    fresh = await openDb(building);
     result.check = await damaged.check();
     await exec(fresh, `PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF; ${SCHEMA} ${INDEXES}`);
     let tables: DamagedTable[] = [];
@@ -140,7 +142,7 @@ export async function salvageStore(dir: string, progress: (line: string) => void
       }
       const read = await damaged.read(
         { ...table, columns },
-        (rows) => writeRows(fresh, table.name, columns, rows, counts),
+        (rows) => writeRows(fresh!, table.name, columns, rows, counts),
         (n) => {
           if (Date.now() - lastProgress < PROGRESS_MS) return;
           lastProgress = Date.now();
@@ -149,9 +151,12 @@ export async function salvageStore(dir: string, progress: (line: string) => void
       );
       result.tables.push({ ...read, ...counts });
     }
+    built = true;
   } finally {
-    await closeDb(fresh);
+    if (fresh) await closeDb(fresh);
     await damaged.close();
+    // a salvage that failed (a full disk, say) leaves nothing of its own behind: the damaged file stays where it was
+    if (!built) for (const f of [building, `${building}-journal`]) rmSync(f, { force: true });
   }
   fsyncPath(building);
   result.keptAs = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;

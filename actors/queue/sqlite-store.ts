@@ -156,7 +156,9 @@ export class SqliteStore implements QueueStore {
       log.warn(`the ${recovery.kind} store ${file} is damaged (${what}): salvaging it (StoreRecovery: salvage)`);
       // loaded only here: a start on a sound store never reads the salvage's code (README, Start-up)
       const { salvageStore, salvageSummary } = await import('./salvage.js');
-      const salvage = await salvageStore(dir, (line) => log.info(line));
+      const salvage = await salvageStore(dir, (line) => log.info(line)).catch((failed: unknown) => {
+        throw new ConfigError(`the ${recovery.kind} store ${file} is damaged (${what}) and its salvage failed (${describeError(failed).replace(/\s+/g, ' ')}): it was left as it is; fix that (the salvage writes a new store beside it) and start again, or run 'hivenode ${recovery.kind} salvage ${dir}'`);
+      });
       const summary = salvageSummary(salvage);
       log.warn(`the ${recovery.kind} store ${file} was salvaged: ${summary}`);
       recovery.onSalvaged?.(salvage, summary);
