@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
+import { journalDetails } from '../../../node/console/pages/journal.js';
 import type { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { makeMessage } from '../../../protocol/message.js';
@@ -86,6 +87,8 @@ describe('a damaged flow store', function () {
     expect(journaled).to.have.length(1);
     expect(journaled[0]!.path).to.equal('/node/flow');
     expect(journaled[0]!.action).to.contain(`entries ${RUNS - lost} recovered, ${lost} lost`).and.to.contain('queue.db.damaged-');
+    // the console's journal line shows the counts
+    expect(String(journalDetails(journaled[0]!))).to.contain(`entries ${RUNS - lost} recovered`);
     expect(logs()).to.match(/WARN.*the flow store .* was salvaged: entries/);
     expect(readdirSync(storeDir).filter((f) => f.startsWith('queue.db.damaged-'))).to.have.length(1);
     expect((await secondSteps(RUNS - lost)).size).to.equal(RUNS - lost);
