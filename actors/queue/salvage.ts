@@ -107,10 +107,10 @@ async function tableColumns(db: sqlite3.Database, table: DamagedTable): Promise<
 }
 
 /**
- * Salvages the store in `dir` (whose lock the caller holds). `progress` hears a line now and then
- * on a long salvage. Throws ConfigError when there is no store file.
+ * Salvages the store in `dir` (whose lock the caller holds). `progress` hears a line every
+ * `progressEveryMs` on a long salvage. Throws ConfigError when there is no store file.
  */
-export async function salvageStore(dir: string, progress: (line: string) => void = () => undefined): Promise<StoreSalvage> {
+export async function salvageStore(dir: string, progress: (line: string) => void = () => undefined, progressEveryMs = PROGRESS_MS): Promise<StoreSalvage> {
   const began = Date.now();
   const file = join(dir, STORE_FILE);
   if (!existsSync(file)) throw new ConfigError(`${dir} holds no store (${STORE_FILE}): nothing to salvage; give the directory PersistPath/<NAME> of the queue or flow`);
@@ -144,7 +144,7 @@ export async function salvageStore(dir: string, progress: (line: string) => void
         { ...table, columns },
         (rows) => writeRows(fresh!, table.name, columns, rows, counts),
         (n) => {
-          if (Date.now() - lastProgress < PROGRESS_MS) return;
+          if (Date.now() - lastProgress < progressEveryMs) return;
           lastProgress = Date.now();
           progress(`salvage of ${file}: ${table.name}: ${n} rows read so far`);
         },
@@ -182,7 +182,7 @@ export async function checkStore(dir: string): Promise<string> {
 /** Rows the salvage could not recover from one table, in words. */
 function lostText(t: StoreSalvage['tables'][number]): string {
   const parts: string[] = [];
-  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${t.lost.keys.join(', ')}${t.lost.count > t.lost.keys.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no index of the table could be read)';
+  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${t.lost.keys.join(', ')}${t.lost.count > t.lost.keys.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no key index of the table that still reads names them)';
   if (t.error) parts.push(`nothing of it could be read (${t.error}): ${lost}`);
   else if (t.stretches.length > 0) {
     const ranges = t.stretches.slice(0, 5).map((s) => (s.to === undefined ? `from ${s.from} on` : s.to === s.from ? `${s.from}` : `${s.from}–${s.to}`));

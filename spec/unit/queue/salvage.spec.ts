@@ -81,9 +81,11 @@ describe('salvage of a damaged SQLite store', function () {
     damage(file, hit);
     const damagedBytes = readFileSync(file);
 
-    const salvage = await salvageStore(dir);
+    const progress: string[] = [];
+    const salvage = await salvageStore(dir, (line) => progress.push(line), 0);
     const entries = salvage.tables.find((t) => t.table === 'entries')!;
     expect(entries.written).to.equal(300 - onHit);
+    expect(progress.some((l) => l.includes(`entries: ${300 - onHit} rows read so far`)), progress.join('\n')).to.equal(true);
     expect(entries.stretches).to.have.length(3);
     expect(entries.lost?.count, 'lost rows named by the key index').to.equal(onHit);
     for (const t of ['kept', 'schedules', 'dedup_log', 'meta']) expect(salvage.tables.find((x) => x.table === t)?.stretches, t).to.deep.equal([]);
