@@ -96,7 +96,10 @@ async function writeRows(db: sqlite3.Database, table: string, columns: string[],
   await exec(db, 'COMMIT');
 }
 
-/** Creates in the new store a table the current schema does not have (one from a later version), from its own statement. */
+/**
+ * The columns of a damaged table to copy: those the new store's table has too. A table the current
+ * schema does not have (one from a later version) is made in the new store from its own statement.
+ */
 async function tableColumns(db: sqlite3.Database, table: DamagedTable): Promise<string[]> {
   let columns = (await all<{ name: string }>(db, `PRAGMA table_info(${identifier(table.name)})`)).map((c) => c.name);
   if (columns.length === 0) {
@@ -191,7 +194,7 @@ function lostText(t: StoreSalvage['tables'][number]): string {
   }
   if (t.refused > 0) parts.push(`${t.refused} rows read with values that cannot be stored`);
   const duplicates = t.read - t.refused - t.written;
-  if (duplicates > 0) parts.push(`${duplicates} rows repeating a unique key of an earlier row, left out`);
+  if (duplicates > 0) parts.push(`${duplicates} rows left out (a unique key repeated or a required value missing)`);
   return parts.join('; ');
 }
 
