@@ -21,8 +21,8 @@ const SINGLE_ROWS = 200;
 const READ_MS = 10_000;
 /** Damaged stretches whose rows the table's index is asked for (more are reported without a count). */
 const COUNTED_STRETCHES = 64;
-/** Lost rows named by their index key in a report. */
-const NAMED_LOST = 10;
+/** Keys of lost rows held (the salvage forgets the idempotency keys of lost entries by them); beyond, only counted. */
+const LOST_KEYS_HELD = 100_000;
 
 /** One row as read: its rowid and the columns asked for. */
 export type SalvagedRow = { rowid: number } & Record<string, unknown>;
@@ -41,8 +41,8 @@ export interface TableSalvage {
   read: number;
   stretches: DamagedStretch[];
   /**
-   * Rows of the damaged stretches that the table's unique index still names, and the first few of
-   * their keys: undefined when the table has no such index or the index cannot be read either.
+   * Rows of the damaged stretches that the table's unique index still names, and their keys (the
+   * first LOST_KEYS_HELD): undefined when the table has no such index or the index cannot be read either.
    */
   lost?: { count: number; keys: string[] };
   /** Set when not even the table's first read could be made (its schema, its root page). */
@@ -215,7 +215,7 @@ export class DamagedFile {
     const within = stretches.map((s) => `(rowid >= ${s.from}${s.to === undefined ? '' : ` AND rowid <= ${s.to}`})`).join(' OR ');
     try {
       const rows = await this.all<{ key: unknown }>(`SELECT ${identifier(table.keyIndex.column)} AS key FROM ${identifier(table.name)} INDEXED BY ${identifier(table.keyIndex.name)} WHERE ${within}`);
-      return { count: rows.length, keys: rows.slice(0, NAMED_LOST).map((r) => String(r.key)) };
+      return { count: rows.length, keys: rows.slice(0, LOST_KEYS_HELD).map((r) => String(r.key)) };
     } catch {
       return undefined;
     }

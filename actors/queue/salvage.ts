@@ -24,6 +24,12 @@ import { all, closeDb, exec, identifier, literal, openDb } from './sqlite-text.j
 export const STORE_FILE = 'queue.db';
 /** Rows per INSERT statement. */
 const INSERT_ROWS = 300;
+/** Lost rows named by their key in a report. */
+const NAMED_LOST = 10;
+/** Idempotency-key rows read at a time while forgetting the keys of lost entries. */
+const KEYS_CHUNK = 2_000;
+/** Tables whose rows are entries, which idempotency keys point to. */
+const ENTRY_TABLES = ['entries', 'kept'];
 /** How often a long salvage reports how far it got. */
 const PROGRESS_MS = 2_000;
 
@@ -38,6 +44,12 @@ export interface StoreSalvage {
   tables: Array<TableSalvage & { written: number; refused: number }>;
   /** Set when the file's schema could not be read: no table could be. */
   schemaError?: string;
+  /**
+   * Idempotency keys forgotten because their entry was lost (a client repeating such an enqueue
+   * creates the entry anew); not `complete` when entries were lost that no key index names (their
+   * keys, if any, stay: a repeat of one is answered as a duplicate of an entry that is gone).
+   */
+  forgottenKeys: { count: number; complete: boolean };
   seconds: number;
 }
 
@@ -97,6 +109,40 @@ async function writeRows(db: sqlite3.Database, table: string, columns: string[],
 }
 
 /**
+ * Drops from the new store the idempotency keys whose entry was lost, so a client that sends the
+ * lost entry again with its key creates it anew instead of being answered with a key that is gone
+ * (README, The queue: idempotency keys). Both forms: the per-key table of older stores and the log's
+ * rows of [key, entry key, time] triples (sqlite-store.ts), rewritten without those triples. A log
+ * row that is not JSON is left as it is (the start reads it as it always would). The count forgotten.
+ */
+async function forgetKeysOf(db: sqlite3.Database, lost: ReadonlySet<string>): Promise<number> {
+  let forgotten = 0;
+  const keys = [...lost];
+  await exec(db, 'BEGIN');
+  for (let i = 0; i < keys.length; i += INSERT_ROWS) forgotten += await run(db, `DELETE FROM dedup WHERE entry IN (${keys.slice(i, i + INSERT_ROWS).map(literal).join(',')})`);
+  for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+    const rows = await all<{ id: number; keys: string }>(db, `SELECT rowid AS id, keys FROM dedup_log WHERE rowid > ${after} ORDER BY rowid LIMIT ${KEYS_CHUNK}`);
+    for (const r of rows) {
+      let triples: unknown;
+      try {
+        triples = JSON.parse(r.keys);
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(triples)) continue;
+      const kept = triples.filter((t) => !(Array.isArray(t) && lost.has(String(t[1]))));
+      if (kept.length === triples.length) continue;
+      forgotten += triples.length - kept.length;
+      await exec(db, kept.length === 0 ? `DELETE FROM dedup_log WHERE rowid = ${r.id}` : `UPDATE dedup_log SET keys = ${literal(JSON.stringify(kept))} WHERE rowid = ${r.id}`);
+    }
+    if (rows.length < KEYS_CHUNK) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  await exec(db, 'COMMIT');
+  return forgotten;
+}
+
+/**
  * The columns of a damaged table to copy: those the new store's table has too. A table the current
  * schema does not have (one from a later version) is made in the new store from its own statement.
  */
@@ -120,7 +166,7 @@ export async function salvageStore(dir: string, progress: (line: string) => void
   const building = `${file}.salvage`;
   for (const f of [building, `${building}-journal`]) rmSync(f, { force: true }); // a salvage interrupted before: started again
   const damaged = await DamagedFile.open(file);
-  const result: StoreSalvage = { file, keptAs: '', check: '', tables: [], seconds: 0 };
+  const result: StoreSalvage = { file, keptAs: '', check: '', tables: [], forgottenKeys: { count: 0, complete: true }, seconds: 0 };
   let fresh: sqlite3.Database | undefined;
   let built = false;
   try {
@@ -154,6 +200,10 @@ export async function salvageStore(dir: string, progress: (line: string) => void
       );
       result.tables.push({ ...read, ...counts });
     }
+    const entryTables = result.tables.filter((t) => ENTRY_TABLES.includes(t.table));
+    const lostKeys = new Set(entryTables.flatMap((t) => t.lost?.keys ?? []));
+    const complete = entryTables.every((t) => (t.stretches.length === 0 && !t.error) || (t.lost !== undefined && t.lost.keys.length === t.lost.count));
+    result.forgottenKeys = { count: lostKeys.size === 0 ? 0 : await forgetKeysOf(fresh, lostKeys), complete };
     built = true;
   } finally {
     if (fresh) await closeDb(fresh);
@@ -185,7 +235,8 @@ export async function checkStore(dir: string): Promise<string> {
 /** Rows the salvage could not recover from one table, in words. */
 function lostText(t: StoreSalvage['tables'][number]): string {
   const parts: string[] = [];
-  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${t.lost.keys.join(', ')}${t.lost.count > t.lost.keys.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no key index of the table that still reads names them)';
+  const named = t.lost?.keys.slice(0, NAMED_LOST) ?? [];
+  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${named.join(', ')}${t.lost.count > named.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no key index of the table that still reads names them)';
   if (t.error) parts.push(`nothing of it could be read (${t.error}): ${lost}`);
   else if (t.stretches.length > 0) {
     const ranges = t.stretches.slice(0, 5).map((s) => (s.to === undefined ? `from ${s.from} on` : s.to === s.from ? `${s.from}` : `${s.from}–${s.to}`));
@@ -198,6 +249,12 @@ function lostText(t: StoreSalvage['tables'][number]): string {
   return parts.join('; ');
 }
 
+/** What became of the idempotency keys of lost entries, in words ('' when no entry was lost). */
+function forgottenText(f: StoreSalvage['forgottenKeys']): string {
+  if (f.complete) return f.count === 0 ? '' : `idempotency keys of lost entries forgotten: ${f.count} (an enqueue repeating one creates its entry anew)`;
+  return `idempotency keys of lost entries forgotten: ${f.count}; entries lost that no key index names keep theirs (an enqueue repeating one is answered as a duplicate of an entry that is gone)`;
+}
+
 /** The salvage's report, one line per table, after a first line saying where everything is. */
 export function salvageReport(s: StoreSalvage): string[] {
   const lines = [`salvaged ${basename(s.file)} in ${s.seconds.toFixed(1)} s: the new store is ${s.file}; the damaged file is kept as ${s.keptAs}`, `  integrity check of the damaged file: ${s.check}`];
@@ -206,6 +263,8 @@ export function salvageReport(s: StoreSalvage): string[] {
     const lost = lostText(t);
     lines.push(`  ${t.table} — ${MEANING[t.table] ?? 'a table of a later version'}: ${t.written} rows recovered${lost ? `; ${lost}` : ''}`);
   }
+  const forgotten = forgottenText(s.forgottenKeys);
+  if (forgotten) lines.push(`  ${forgotten}`);
   return lines;
 }
 
@@ -215,5 +274,6 @@ export function salvageSummary(s: StoreSalvage): string {
     const lost = t.error ? ', unreadable' : t.stretches.length === 0 ? '' : t.lost ? `, ${t.lost.count} lost` : ', some lost (how many unknown)';
     return `${t.table} ${t.written} recovered${lost}`;
   });
-  return `${s.schemaError ? `schema unreadable (${s.schemaError}), nothing recovered` : tables.join('; ')}; the damaged file is kept as ${s.keptAs}`;
+  const forgotten = s.forgottenKeys.count > 0 ? `; ${s.forgottenKeys.count} idempotency keys of lost entries forgotten` : '';
+  return `${s.schemaError ? `schema unreadable (${s.schemaError}), nothing recovered` : tables.join('; ')}${forgotten}; the damaged file is kept as ${s.keptAs}`;
 }

@@ -109,6 +109,48 @@ describe('salvage of a damaged SQLite store', function () {
     expect(salvageSummary(salvage)).to.contain(`entries ${300 - onHit} recovered, ${onHit} lost`);
   });
 
+  it('forgets the idempotency keys of the lost entries (a repeat creates the entry anew) and keeps the others', async () => {
+    const dir = tempDir('hn-salvage-keys-');
+    const store = await SqliteStore.open(dir, silentLogger());
+    // 200 entries, each enqueued with an idempotency key, 10 to a transaction (one dedup_log row each)
+    for (let b = 0; b < 200; b += 10) {
+      const ops: StoreOp[] = [];
+      for (let i = b + 1; i <= b + 10; i++) ops.push(put(i), { type: 'seen', key: `idem-${i}`, entryKey: `key-${i}`, seenAt: 5_000 + i });
+      await store.write(ops);
+    }
+    await store.close();
+    const file = join(dir, 'queue.db');
+    // and a key of the per-key table older stores have, for every entry
+    await new Promise<void>((resolve, reject) => {
+      const db = new sqlite3.Database(file, (e) => {
+        if (e) return reject(e);
+        const values = Array.from({ length: 200 }, (_, i) => `('old-${i + 1}', 'key-${i + 1}', ${6_000 + i})`).join(',');
+        db.exec(`INSERT INTO dedup (key, entry, seen_at) VALUES ${values}`, (err) => db.close(() => (err ? reject(err) : resolve())));
+      });
+    });
+    const leaves = await pagesOf(file, 'entries', 'leaf');
+    damage(file, [leaves[4]!, leaves[10]!]);
+    const salvage = await salvageStore(dir);
+    const lost = salvage.tables.find((t) => t.table === 'entries')!.lost!;
+    expect(lost.count).to.be.greaterThan(0);
+    expect(salvage.forgottenKeys).to.deep.equal({ count: 2 * lost.count, complete: true });
+    expect(salvageReport(salvage).join('\n')).to.contain(`idempotency keys of lost entries forgotten: ${2 * lost.count}`);
+
+    const reopened = await SqliteStore.open(dir, silentLogger());
+    try {
+      const rows: StoredRow[] = [];
+      await reopened.load((r) => rows.push(...r));
+      const present = new Set(rows.map((r) => r.key));
+      const seen = await reopened.loadSeen(0);
+      // every key left points to an entry that is there, and every entry that is there kept both its keys
+      expect(seen.filter((k) => !present.has(k.entryKey))).to.deep.equal([]);
+      expect(seen).to.have.length(2 * rows.length);
+      for (const key of lost.keys) expect(present.has(key)).to.equal(false);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('steps over damage in sparse rowids with a bounded number of reads, and reads past a damaged page whose rows reach far', async () => {
     // seq numbers far apart, as after years of deliveries: the damaged stretch spans about 10^12 rowids
     const dir = await storeOf(300, (i) => i * 7_000_000_000);
