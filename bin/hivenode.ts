@@ -64,6 +64,15 @@ async function main(argv: string[]): Promise<void> {
     (await import('./flow.js')).runFlowCheck(argv[2]!);
     return;
   }
+  // and so is `queue`: `hivenode queue salvage <dir>` (and `flow salvage`) recovers a damaged store
+  if ((first === 'queue' || first === 'flow') && argv[1] === 'salvage' && !argv.includes('--help')) {
+    if (argv.length !== 3 || argv[2]!.startsWith('-')) {
+      console.error(`hivenode: hivenode ${first} salvage needs one argument, the store's directory (PersistPath/<NAME>): hivenode ${first} salvage /var/lib/hivenode/${first}/orders`);
+      process.exit(2);
+    }
+    await (await import('./salvage.js')).runSalvage(first, argv[2]!);
+    return;
+  }
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
     const [{ takeDashboardPort }, { singleServicePlan }] = await Promise.all([import('./status.js'), import('./plans.js')]);
     let plan, dashboardPort;
@@ -152,6 +161,18 @@ async function main(argv: string[]): Promise<void> {
       'check a flow definition (YAML or JSON file) as a node would at start, and print its steps as a graph',
       (y) => y.positional('definition', { type: 'string', demandOption: true, describe: 'definition file' }),
       async (args) => (await import('./flow.js')).runFlowCheck(args.definition),
+    )
+    .command(
+      'flow salvage <dir>',
+      'recover what reads of a damaged flow store (PersistPath/<NAME>) into a new store; the damaged file is kept beside it',
+      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'the store directory' }),
+      async (args) => (await import('./salvage.js')).runSalvage('flow', args.dir),
+    )
+    .command(
+      'queue salvage <dir>',
+      'recover what reads of a damaged queue store (PersistPath/<NAME>) into a new store; the damaged file is kept beside it',
+      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'the store directory' }),
+      async (args) => (await import('./salvage.js')).runSalvage('queue', args.dir),
     )
     .command(
       'status',

@@ -29,6 +29,7 @@ const QUEUE_OWN = [
   { name: 'StartPaused', type: 'bool', default: 'false', description: 'Queue starts paused.' },
   { name: 'AutoPause', type: 'bool', default: 'false', description: 'Queue switches to paused after a completed queue run.' },
   { name: 'Capacity', type: 'int', default: '1000000', min: 1, beyondSpec: true, description: 'Most entries the queue holds; adding beyond it is answered 507.' },
+  { name: 'StoreRecovery', type: 'enum', default: 'refuse', values: ['refuse', 'salvage'], beyondSpec: true, description: "What a start does with a SQLite store that fails to open or its integrity check: 'refuse' stops the start with one line naming the file and the command that recovers it (hivenode queue salvage <dir>); 'salvage' runs that salvage itself (every row that still reads goes into a new store, the damaged file is kept beside it), logs a WARN with the counts, journals it and starts." },
   { name: 'MaxStoreBytes', type: 'int', default: '0', min: 0, beyondSpec: true, description: 'Largest size of the store file in bytes (0: no limit); a full store answers 507 and acknowledges nothing.' },
   { name: 'CallTimeout', type: 'duration', default: '30s', beyondSpec: true, description: 'How long a delivery waits for the target channel to answer (call) or acknowledge (execute).' },
   { name: 'DeliveryConcurrency', type: 'int', default: '1', min: 1, max: 1024, beyondSpec: true, description: 'Entries delivered at once; 1 keeps strict FIFO order of delivery.' },

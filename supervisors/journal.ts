@@ -16,6 +16,8 @@ export const JournalEvent = {
   UnhandledRejection: 'unhandled-rejection',
   /** An operator's action in the console (a queue command), with the operator's name. */
   Action: 'action',
+  /** A damaged store salvaged at a service's start (StoreRecovery: salvage), with its counts. */
+  Salvage: 'salvage',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 
@@ -40,7 +42,7 @@ export interface JournalEntry {
   trace_id?: string;
   /** The operator who took an action (console). */
   user?: string;
-  /** What the action was and its outcome: `replay key=… → 200 replayed 1`. */
+  /** What the action was and its outcome: `replay key=… → 200 replayed 1`; of a salvage, its counts. */
   action?: string;
 }
 

@@ -14,7 +14,7 @@ import { channelGate } from '../../config/allowed-channels.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { MemoryStore } from '../queue/memory-store.js';
-import { SqliteStore } from '../queue/sqlite-store.js';
+import { SqliteStore, storeRecovery } from '../queue/sqlite-store.js';
 import type { QueueStore } from '../queue/store.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
@@ -48,7 +48,7 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   if (config.PersistPath === '') {
     ctx.log.warn('PersistPath is empty: flow runs are kept in memory only and are lost when the process stops');
     store = new MemoryStore();
-  } else store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log);
+  } else store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, 0, storeRecovery(ctx, config.StoreRecovery, 'flow'));
 
   const stats: FlowStats = { started: 0, succeeded: 0, failed: 0, cancelled: 0, stepsSent: 0, retried: 0 };
   let core: FlowCore | undefined;

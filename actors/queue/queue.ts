@@ -23,7 +23,7 @@ import { spawnQueueActor } from './queue-actor.js';
 import { spawnRetryScheduler } from './retry.js';
 import type { QueueStore } from './store.js';
 import { MemoryStore } from './memory-store.js';
-import { SqliteStore } from './sqlite-store.js';
+import { SqliteStore, storeRecovery } from './sqlite-store.js';
 import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
 import { groupLimitsOf } from './groups.js';
@@ -63,6 +63,7 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
   const groups = groupLimitsOf(config);
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('PersistPath')) ctx.log.warn('PersistPath is not used with Store jetstream: the entries are kept in the NATS hive');
+    if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, held }));
   }
 
@@ -79,7 +80,7 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
     counts.stats = running.stats;
     return running.service;
   }
-  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes);
+  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
   return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups })).service;
 }
 

@@ -3,52 +3,25 @@
  * with synchronous=FULL in PersistPath. Writes are group-committed: every write waiting while a
  * transaction is being committed goes into the next transaction together, and each write's promise
  * resolves only after the transaction holding it is fsynced. A store that cannot be opened or fails
- * its integrity check (quick_check) stops the start with one line naming the file; a full disk fails the
+ * its integrity check (quick_check) stops the start with one line naming the file and the salvage
+ * command, or with StoreRecovery salvage is salvaged (salvage.ts) and opened; a full disk fails the
  * writes with 507. One process at a time holds a store (store-lock.ts): the lock is taken before
  * the file is opened.
  */
-import { basename, dirname, join } from 'node:path';
-import sqlite3 from 'sqlite3';
+import { dirname, join } from 'node:path';
+import type sqlite3 from 'sqlite3';
 import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
+import { JournalEvent } from '../../supervisors/journal.js';
+import type { Journal } from '../../supervisors/journal.js';
+import type { StoreSalvage } from './salvage.js';
 import type { Logger } from '../observe/logger.js';
 import { GroupCommit } from '../shared/group-commit.js';
 import { makeDirectory } from '../shared/make-directory.js';
 import { StoreLock } from './store-lock.js';
-import { KEPT_SCHEMA, SqliteKept, keptStatement } from './kept-sql.js';
-import { all, integer, literal } from './sqlite-text.js';
+import { SqliteKept, keptStatement } from './kept-sql.js';
+import { ADDED_COLUMNS, INDEXES, ROW, SCHEMA, TIMED, TIMED_STATES, UNTIMED } from './sqlite-schema.js';
+import { all, closeDb, exec, integer, literal, openDb } from './sqlite-text.js';
 import type { EntryPaging, QueueStore, ScheduleRow, SeenRow, StoreOp, StoredRow } from './store.js';
-
-/**
- * Entries waiting for a time, and all the others (rows from before the state column included), as
- * the WHERE terms of two partial indexes: a start reads the untimed ones and the timed ones due soon
- * through them without scanning the table (10^7 rows: seconds), and pages the later ones in by due
- * time (backlog.ts). A query uses such an index only when it repeats the term word for word. The
- * timed one is by state, then due time: the parked entries of a state are counted by one range of
- * the index alone (10^7 of them: under a second; a GROUP BY over a due-time index sorted them all:
- * 5 s). Reads by due time name their index: asked for seq order, SQLite would rather scan the table.
- */
-const TIMED_STATES = ['retrying', 'scheduled'] as const;
-const TIMED = "state IN ('retrying', 'scheduled')";
-const UNTIMED = "(state IS NULL OR state NOT IN ('retrying', 'scheduled'))";
-const ROW = 'seq, key, state, due_at AS dueAt, doc';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS dedup (key TEXT PRIMARY KEY, entry TEXT NOT NULL, seen_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS dedup_seen_at ON dedup (seen_at);
-CREATE TABLE IF NOT EXISTS dedup_log (seen_at INTEGER NOT NULL, keys TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS dedup_log_seen_at ON dedup_log (seen_at);
-CREATE TABLE IF NOT EXISTS schedules (name TEXT PRIMARY KEY, doc TEXT NOT NULL);`;
-/** Made once the state and due_at columns exist (an older store gets them first); building them in a big older store takes once what a scan would take. */
-const INDEXES = `
-CREATE INDEX IF NOT EXISTS entries_timed ON entries (state, due_at) WHERE ${TIMED};
-CREATE INDEX IF NOT EXISTS entries_untimed ON entries (seq) WHERE ${UNTIMED};`;
-/** Stores created before the state and due_at columns get them (their rows keep NULL there). */
-const ADDED_COLUMNS = [
-  ['state', 'TEXT'],
-  ['due_at', 'INTEGER'],
-] as const;
 
 /** Rows per multi-row statement. */
 const CHUNK = 300;
@@ -61,18 +34,6 @@ const LOAD_CHUNK = 20_000;
  * deliberately broken (synchronous=OFF) and shows that its test then fails; nothing else may set it.
  */
 const SYNCHRONOUS = process.env.HIVENODE_TEST_BROKEN_NO_FSYNC === '1' ? 'OFF' : 'FULL';
-
-function exec(db: sqlite3.Database, sql: string): Promise<void> {
-  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
-}
-function openDb(file: string): Promise<sqlite3.Database> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(db)));
-  });
-}
-function closeDb(db: sqlite3.Database): Promise<void> {
-  return new Promise((resolve) => db.close(() => resolve()));
-}
 
 function isFull(e: unknown): boolean {
   const code = (e as { code?: string }).code;
@@ -114,6 +75,28 @@ function mergeBySeq(rows: StoredRow[], timed: StoredRow[], upTo: number, from: n
   return { rows: out, next: t };
 }
 
+/** What a start does with a damaged store (the StoreRecovery parameter of a queue or flow). */
+export interface StoreRecovery {
+  /** 'refuse': the start stops with one line; 'salvage': the store is salvaged and the start goes on. */
+  mode: 'refuse' | 'salvage';
+  /** The service kind whose store it is: the refusal names `hivenode <kind> salvage <dir>`. */
+  kind: 'queue' | 'flow';
+  /** Hears a salvage made at this start, with its counts in one line. */
+  onSalvaged?: (salvage: StoreSalvage, summary: string) => void;
+}
+
+/**
+ * A service's StoreRecovery: a salvage at its start is journaled (README, Console: the journal) with
+ * its counts, beside the WARN line the store logs.
+ */
+export function storeRecovery(ctx: { readonly name: string; readonly journal: Journal }, parameter: string, kind: 'queue' | 'flow'): StoreRecovery {
+  return {
+    mode: parameter === 'salvage' ? 'salvage' : 'refuse',
+    kind,
+    onSalvaged: (s, summary) => ctx.journal.record({ event: JournalEvent.Salvage, path: `/node/${ctx.name}`, action: `${kind} store ${s.file} salvaged: ${summary}` }),
+  };
+}
+
 export class SqliteStore implements QueueStore {
   readonly durable = true;
   private closed = false;
@@ -136,13 +119,14 @@ export class SqliteStore implements QueueStore {
 
   /**
    * Opens (or creates) `<dir>/queue.db` under the lock `<dir>/queue.lock` (StoreHeldError when
-   * another process holds it); a damaged store stops the start (ConfigError).
+   * another process holds it); a damaged store stops the start (ConfigError), or is salvaged first
+   * when `recovery` says so.
    */
-  static async open(dir: string, log: Logger, maxBytes = 0): Promise<SqliteStore> {
+  static async open(dir: string, log: Logger, maxBytes = 0, recovery: StoreRecovery = { mode: 'refuse', kind: 'queue' }): Promise<SqliteStore> {
     makeDirectory(dir, 'PersistPath');
-    const lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the queue store ${dir}`);
+    const lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the ${recovery.kind} store ${dir}`);
     try {
-      return await SqliteStore.openOrRefuse(join(dir, 'queue.db'), log, maxBytes, lock);
+      return await SqliteStore.openOrRefuse(join(dir, 'queue.db'), log, maxBytes, lock, recovery);
     } catch (e) {
       lock.release();
       throw e;
@@ -152,19 +136,35 @@ export class SqliteStore implements QueueStore {
   /**
    * A store that cannot be read is never replaced: moving it aside and starting empty would answer
    * 200 while every acknowledged entry sits out of reach in a file nobody reads (README,
-   * Reliability). The start stops with one line naming the file and what is wrong; the file and its
-   * -wal/-shm are left exactly as they were for whoever recovers them.
+   * Reliability). The start stops with one line naming the file, what is wrong and the command that
+   * salvages it; the file and its -wal/-shm are left exactly as they were. With StoreRecovery salvage
+   * the node runs that salvage itself (the damaged file kept aside) and opens the new store.
    */
-  private static async openOrRefuse(file: string, log: Logger, maxBytes: number, lock: StoreLock): Promise<SqliteStore> {
+  private static async openOrRefuse(file: string, log: Logger, maxBytes: number, lock: StoreLock, recovery: StoreRecovery): Promise<SqliteStore> {
     try {
       return await SqliteStore.openChecked(file, log, maxBytes, lock);
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'SQLITE_FULL') throw e;
       const what = describeError(e).replace(/\s+/g, ' ');
-      throw new ConfigError(
-        `the queue store ${file} is damaged (${what}): it was left as it is; copy ${dirname(file)} somewhere safe, then move ${basename(file)} and its -wal/-shm files aside to start with an empty queue, or restore them from a backup`,
-      );
+      const dir = dirname(file);
+      if (recovery.mode === 'refuse') {
+        throw new ConfigError(
+          `the ${recovery.kind} store ${file} is damaged (${what}): it was left as it is; run 'hivenode ${recovery.kind} salvage ${dir}' to recover what reads into a new store (the damaged file is kept beside it), or set StoreRecovery: salvage to do that at start`,
+        );
+      }
+      log.warn(`the ${recovery.kind} store ${file} is damaged (${what}): salvaging it (StoreRecovery: salvage)`);
+      // loaded only here: a start on a sound store never reads the salvage's code (README, Start-up)
+      const { salvageStore, salvageSummary } = await import('./salvage.js');
+      const salvage = await salvageStore(dir, (line) => log.info(line)).catch((failed: unknown) => {
+        throw new ConfigError(`the ${recovery.kind} store ${file} is damaged (${what}) and its salvage failed (${describeError(failed).replace(/\s+/g, ' ')}): it was left as it is; fix that (the salvage writes a new store beside it) and start again, or run 'hivenode ${recovery.kind} salvage ${dir}'`);
+      });
+      const summary = salvageSummary(salvage);
+      log.warn(`the ${recovery.kind} store ${file} was salvaged: ${summary}`);
+      recovery.onSalvaged?.(salvage, summary);
+      return SqliteStore.openChecked(file, log, maxBytes, lock).catch((again: unknown) => {
+        throw new ConfigError(`the ${recovery.kind} store ${file} salvaged from a damaged one does not open (${describeError(again)}); the damaged file is kept as ${salvage.keptAs}`);
+      });
     }
   }
 
@@ -179,7 +179,7 @@ export class SqliteStore implements QueueStore {
       const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
       log.debug(`queue store ${file}: quick_check took ${Date.now() - checkStart} ms`);
       if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
-      await exec(db, SCHEMA + KEPT_SCHEMA);
+      await exec(db, SCHEMA);
       const columns = new Set((await all<{ name: string }>(db, 'PRAGMA table_info(entries)')).map((c) => c.name));
       for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
       await exec(db, INDEXES);

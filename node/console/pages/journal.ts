@@ -1,5 +1,5 @@
 /**
- * /journal: crashes, restarts, supervision decisions and operators' actions, newest first, filtered
+ * /journal: crashes, restarts, supervision decisions, operators' actions and stores salvaged at start, newest first, filtered
  * by service, event and time (a form that works without the script).
  */
 import type { JournalEntry } from '../../../supervisors/journal.js';
@@ -11,7 +11,7 @@ const SHOWN = 500;
 
 /** What a journal line says beyond its time, event and actor. */
 export function journalDetails(e: JournalEntry): Html {
-  return html`${e.error ? html`<span class="bad">${e.error.class}</span>: ${e.error.message}` : ''}${e.cause ? html`<br><span class="muted">while handling</span> <code class="cause">${e.cause}</code>` : ''}${e.decision ? ` decision ${e.decision}` : ''}${e.delayMs !== undefined ? ` after ${e.delayMs} ms` : ''}${e.restarts !== undefined ? ` (restart ${e.restarts} in the window)` : ''}${e.user ? html`<strong>${e.user}</strong>: ${e.action ?? ''}` : ''}`;
+  return html`${e.error ? html`<span class="bad">${e.error.class}</span>: ${e.error.message}` : ''}${e.cause ? html`<br><span class="muted">while handling</span> <code class="cause">${e.cause}</code>` : ''}${e.decision ? ` decision ${e.decision}` : ''}${e.delayMs !== undefined ? ` after ${e.delayMs} ms` : ''}${e.restarts !== undefined ? ` (restart ${e.restarts} in the window)` : ''}${e.user ? html`<strong>${e.user}</strong>: ${e.action ?? ''}` : (e.action ?? '')}`;
 }
 
 export function journalBody(entries: JournalEntry[], params: URLSearchParams, services: string[]): Html {
