@@ -132,7 +132,7 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     while (!received.includes('\n\n', received.indexOf('event: sections'))) received += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     const data = JSON.parse(/event: sections\ndata: (.*)\n/.exec(received)![1]!) as Record<string, string>;
-    expect(Object.keys(data)).to.have.members(['charts', 'summary', 'services-body', 'actors-body', 'journal-body']);
+    expect(Object.keys(data)).to.have.members(['glance', 'charts', 'summary', 'queues-glance-body', 'services-body', 'actors-summary', 'actors-body', 'journal-body']);
     expect(data['services-body']).to.contain('data-service="echo"');
   });
 });
