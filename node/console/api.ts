@@ -64,7 +64,7 @@ export class ConsoleApi {
     if (first === 'live' && name === 'stream' && parts.length === 2) return this.stream.open(req, res);
     if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
     if (first === 'queues') {
-      if (name === undefined) return sendJson(res, 200, await allSummaries(this.sources));
+      if (name === undefined) return sendJson(res, 200, (await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) })));
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
