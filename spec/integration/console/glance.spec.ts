@@ -13,7 +13,7 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { launchChromium } from '../../browser.js';
 import { queueCall } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
-import { OPERATOR, basicHeader, csrfOf, startConsoleNode } from './helpers.js';
+import { OPERATOR, basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
 
 /** Reads `read` until it matches or 10 s pass, reloading the page between reads when `reload`. */
 async function eventually(page: Page, read: () => Promise<string>, match: RegExp, reload = false): Promise<string> {
@@ -201,6 +201,15 @@ describe('console at a glance (in Chromium)', function () {
     }
     const res = await post(form({ csrf: token, back: '/queues/jobs?state=dead' }), { cookie, authorization: basicHeader(), origin: c.base });
     expect(res.headers.get('location')).to.match(/^\/queues\/jobs\?state=dead&(done|failed)=/);
+    // a script sends the keys as one JSON list: a key already gone is refused (its Code) beside those done
+    const more = await deadEntries(c, 2);
+    await untilDead(c, 2);
+    const json = await postAction(c.base, 'purge', { Control: { key: [...more, 'no-such-key'], state: ['dead'] } }, { cookie, 'x-csrf-token': token, authorization: basicHeader(), origin: c.base });
+    expect(json.status).to.equal(404);
+    expect(json.json.Message).to.equal('purge of 3 entries: 2 done, 1 refused');
+    expect(json.json.Data?.done).to.deep.equal(more);
+    expect(json.json.Data?.refused?.[0]).to.match(/^no-such-key \(404 /);
+    expect(await deadCount(c)).to.equal(0);
   });
 
   it("a journal line's trace id links to its trace", async function () {
