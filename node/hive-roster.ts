@@ -14,7 +14,7 @@ import type { Logger } from '../actors/observe/logger.js';
 import { describeError } from '../protocol/errors.js';
 import type { SentByChannel } from './sent-counts.js';
 import type { ChannelSend } from './wiring.js';
-import { sendsOf } from './wiring.js';
+import { sendCounts } from './wiring.js';
 
 export const ROSTER_BUCKET = 'hivenode_nodes';
 const KEY = 'nodes';
@@ -44,9 +44,9 @@ export interface RosterService {
 /** A node's one entry in the bucket: name, host and process. */
 export const idOf = (e: Pick<RosterEntry, 'name' | 'host' | 'pid'>): string => `${e.name}@${e.host}#${e.pid}`;
 
-/** A service's roster entry from its wiring and its sent counters. */
-export function rosterService(s: { name: string; kind: string; channel: string; config: Readonly<Record<string, unknown>> }, sent: SentByChannel): RosterService {
-  return { name: s.name, kind: s.kind, channel: s.channel, sends: sendsOf(s.kind, s.config).map((send) => ({ ...send, sent: sent.get(send.channel)?.n ?? 0 })) };
+/** A service's roster entry from its wiring, its sent counters and (for the sends it counts itself) its status. */
+export function rosterService(s: { name: string; kind: string; channel: string; config: Readonly<Record<string, unknown>>; status: () => Readonly<Record<string, unknown>> }, sent: SentByChannel): RosterService {
+  return { name: s.name, kind: s.kind, channel: s.channel, sends: sendCounts(s.kind, s.config, (channel) => sent.get(channel)?.n ?? 0, s.status) };
 }
 
 export class HiveRoster {

@@ -173,7 +173,7 @@ export class HiveNode {
         const host = access.host ?? '127.0.0.1';
         log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
       }
-      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => rosterService(s, node.sent.of(s.name))) }), log);
+      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => rosterService({ ...s, status: () => s.running.status() }, node.sent.of(s.name))) }), log);
       node.roster.start();
     } catch (e) {
       await node.stop(2_000);

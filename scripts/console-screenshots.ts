@@ -53,9 +53,10 @@ async function main(): Promise<void> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'ops', password: 'hivenode-console' } });
     const page = await context.newPage();
     await page.goto(`${base}/login`);
-    const shoot = async (path: string, file: string): Promise<void> => {
+    const shoot = async (path: string, file: string, prepare?: () => Promise<void>): Promise<void> => {
       await page.goto(`${base}${path}`);
       await sleep(300);
+      await prepare?.();
       await page.screenshot({ path: join(OUT, file) });
       log.info(`docs/console/${file} ← ${path}`);
     };
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(OUT, 'live-queues.png') });
     log.info('docs/console/live-queues.png ← / (the queue charts)');
     await shoot('/flow', 'flow.png');
-    await shoot('/queues/queue?state=dead', 'queue.png');
+    // the dead list with its last errors, one entry checked for a bulk action
+    await shoot('/queues/queue?state=dead', 'queue.png', () => page.check('#entries input.entry-key >> nth=0'));
     const key = await page.getAttribute('#entries tbody tr', 'data-key');
     await shoot(`/queues/queue/entries/${key}`, 'entry.png');
     await shoot('/journal?event=crash', 'journal.png');

@@ -24,10 +24,29 @@ function hiveMessage(v: unknown): Record<string, unknown> | undefined {
   return isRecord(v) && typeof v.Class === 'string' && isRecord(v.Data) ? v : undefined;
 }
 
+/** The hive message an actor message carries (a delivery's, or its own `message`), if any. */
+function carried(msg: unknown): { delivery: Record<string, unknown> | undefined; message: Record<string, unknown> | undefined } {
+  const delivery = isRecord(msg) && isRecord(msg.delivery) ? msg.delivery : undefined;
+  return { delivery, message: hiveMessage(delivery?.message) ?? (isRecord(msg) ? hiveMessage(msg.message) : undefined) };
+}
+
+/** A W3C traceparent's trace id (lower-case hex, not all zeros: README, Tracing). */
+const TRACE_ID = /^[\da-f]{2}-((?!0{32})[\da-f]{32})-[\da-f]{16}-[\da-f]{2}/;
+
+/**
+ * The trace of the message an actor was handling when it crashed (its Control traceparent): the crash
+ * happens outside the handling's trace scope, so the journal line takes it from the message, and the
+ * console links the line to its trace.
+ */
+export function crashTrace(msg: unknown): string | undefined {
+  const control = carried(msg).message?.Control;
+  const value = isRecord(control) && Array.isArray(control.traceparent) ? control.traceparent[0] : undefined;
+  return typeof value === 'string' ? TRACE_ID.exec(value)?.[1] : undefined;
+}
+
 export function crashCause(msg: unknown): string | undefined {
   if (msg === undefined) return undefined;
-  const delivery = isRecord(msg) && isRecord(msg.delivery) ? msg.delivery : undefined;
-  const message = hiveMessage(delivery?.message) ?? (isRecord(msg) ? hiveMessage(msg.message) : undefined);
+  const { delivery, message } = carried(msg);
   let text: string;
   if (message) {
     const where = typeof delivery?.channel === 'string' ? ` on '${delivery.channel}'` : '';

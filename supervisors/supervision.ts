@@ -12,7 +12,7 @@ import { JournalEvent, errorSummary } from './journal.js';
 import type { RestartPolicy } from './policies.js';
 import { Decision, RestartTracker } from './policies.js';
 import { failMessage } from './undelivered.js';
-import { crashCause } from './crash-cause.js';
+import { crashCause, crashTrace } from './crash-cause.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,7 +32,8 @@ export async function decideOwnCrash(site: CrashSite, cell: ActorCell<unknown, u
   const { path, journal } = site;
   const current = cell?.takeCurrent();
   const cause = crashCause(current);
-  journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error), ...(cause === undefined ? {} : { cause }) });
+  const trace = crashTrace(current);
+  journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error), ...(cause === undefined ? {} : { cause }), ...(trace === undefined ? {} : { trace_id: trace }) });
   if (cell) failMessage(current, new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
   const verdict = (cell?.tracker ?? new RestartTracker(policy)).onCrash(Date.now());
   const decision = verdict.decision === Decision.Escalate && site.topLevel ? Decision.Stop : verdict.decision;

@@ -62,7 +62,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     log: ctx.log,
     ...(auth ? { auth } : {}),
     ...(access ? { access } : {}),
-    counts: { unauthorized: 0, forbidden: 0, throttled: 0 },
+    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0 },
     forbiddenLines: new LogThrottle(),
     clientAuth,
     logUsers: debug,

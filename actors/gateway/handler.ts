@@ -36,8 +36,8 @@ export interface GatewayDeps {
   auth?: BasicAuth;
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
-  /** Requests answered 401 and 403 (in the service status, so in /metrics). */
-  counts: { unauthorized: number; forbidden: number; throttled: number };
+  /** Requests answered 401, 403 and 429, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
+  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number };
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
   /** Client certificates asked for by the HTTPS listener ('none' over plain HTTP). */
@@ -209,7 +209,12 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       sendJson(res, Code.Success, message);
       return;
     }
-    const channel = opts.routes.channelFor(message.Class, message.Operation, opts.outputChannel);
+    let channel = opts.routes.channelFor(message.Class, message.Operation, '');
+    if (channel === '') {
+      // counted apart: the console draws OUTPUTCHANNEL's arrow with this rate, not beside a route to the same channel
+      deps.counts.unrouted++;
+      channel = opts.outputChannel;
+    }
     const remaining = Math.max(1, deadline - Date.now());
     if (procedureOf(req) === 'execute') {
       const ack = await deps.hive.execute(channel, message, remaining);

@@ -94,6 +94,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           // (unless it is due beyond the horizon: then the store holds it until its page-in, as a parked entry)
           if (!e && msg.generation !== s.generation && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter)) s.entries.set(committed.key, (e = committed));
           if (e?.state !== EntryState.Pending) continue;
+          deps.stats.added++;
           if (isScheduled(e, now)) {
             // the retry scheduler's timer serves delayed entries too: one timer for every due time
             e.state = EntryState.Scheduled;

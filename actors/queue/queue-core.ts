@@ -90,9 +90,13 @@ export interface QueueDeps {
 export interface QueueStats {
   size: number;
   paused: boolean;
+  /** Entries added since start (committed to the store): the console's rate in. */
+  added: number;
   delivered: number;
   retried: number;
   deadLettered: number;
+  /** Entries that died since start, each death once (whatever became of its hand-over): the console's dead-letter rate. */
+  died: number;
   dropped: number;
   deliveringNow: number;
   /** Entries in the dead set (kept.ts), beside `dead` ones still being handed over. */
@@ -376,6 +380,7 @@ export class QueueCore {
     } else if (e.attempts > e.requeueCount || !this.worthRetrying(result)) {
       const notRetryable = e.attempts <= e.requeueCount;
       e.state = EntryState.Dead;
+      stats.died++;
       e.deadReason = notRetryable ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)` : `no success after ${e.attempts} attempt(s)`;
       e.endedAt = new Date().toISOString();
       if (e.deadLetter === '') {

@@ -5,9 +5,10 @@
  * which server.ts lets through only after the operator checks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NotFoundError } from '../../protocol/errors.js';
+import { BadInputError, NotFoundError } from '../../protocol/errors.js';
+import { Code } from '../../protocol/codes.js';
 import type { Result } from '../../protocol/message.js';
-import { resultFromError } from '../../protocol/message.js';
+import { emptyMap, resultFromError } from '../../protocol/message.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 import { sendJson } from './http.js';
 import { recentTraces, traceById } from '../../actors/observe/trace-ring.js';
@@ -22,6 +23,10 @@ import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import type { LiveHistory } from './history.js';
 import type { LiveStream } from './live-stream.js';
+
+/** The actions a list's checked entries may take at once, and how many keys one request may name (a page shows PAGE_SIZE). */
+const BULK_ACTIONS: ReadonlySet<string> = new Set(['replay', 'purge', 'delete', 'step']);
+const MAX_BULK_KEYS = 100;
 
 export class ConsoleApi {
   private readonly closers: Array<() => void> = [];
@@ -59,7 +64,7 @@ export class ConsoleApi {
     if (first === 'live' && name === 'stream' && parts.length === 2) return this.stream.open(req, res);
     if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
     if (first === 'queues') {
-      if (name === undefined) return sendJson(res, 200, await allSummaries(this.sources));
+      if (name === undefined) return sendJson(res, 200, (await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) })));
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
@@ -82,6 +87,8 @@ export class ConsoleApi {
   async act(queueName: string, action: string, input: ActionInput, user: string): Promise<Result> {
     if (!isQueueAction(action)) throw new NotFoundError(`unknown queue action '${action}'; actions: ${Object.keys(QUEUE_ACTIONS).join(', ')}`);
     const queue = queueNamed(this.sources, queueName);
+    const keys = input.control.key ?? [];
+    if (keys.length > 1) return this.actOnEach(queue.name, action, keys, input, user);
     let result: Result;
     try {
       result = await runAction(this.sources, queue, action, input);
@@ -94,5 +101,28 @@ export class ConsoleApi {
     const data = Object.keys(input.data).length ? ` Data fields ${Object.keys(input.data).join(',')}` : '';
     this.sources.journal.record({ event: JournalEvent.Action, path: `/node/${queue.name}`, user, action: `${action}${controls ? ` ${controls}` : ''}${data} → ${result.Code} ${result.Message}` });
     return result;
+  }
+
+  /**
+   * A bulk action (the checked entries of a list: several `key`s): the queue's command for each key in
+   * turn, each journalled as its own action, answered as one — 200 when every key was done, else the
+   * Code of the first refusal, with the keys done and those refused (and why) in Data.
+   */
+  private async actOnEach(queue: string, action: string, keys: readonly string[], input: ActionInput, user: string): Promise<Result> {
+    if (!BULK_ACTIONS.has(action)) throw new BadInputError(`${action} takes one key; several keys are taken by ${[...BULK_ACTIONS].join(', ')}`);
+    if (keys.length > MAX_BULK_KEYS) throw new BadInputError(`at most ${MAX_BULK_KEYS} keys at once, got ${keys.length}`);
+    if (new Set(keys).size !== keys.length) throw new BadInputError('a key is given twice');
+    const done: string[] = [];
+    const refused: Array<{ key: string; result: Result }> = [];
+    for (const key of keys) {
+      const result = await this.act(queue, action, { control: { ...input.control, key: [key] }, data: input.data }, user);
+      if (result.Code >= 200 && result.Code < 300) done.push(key);
+      else refused.push({ key, result });
+    }
+    const first = refused[0]?.result;
+    const Data = emptyMap();
+    if (done.length) Data.done = done;
+    if (refused.length) Data.refused = refused.map((r) => `${r.key} (${r.result.Code} ${r.result.Message})`);
+    return { Code: first ? first.Code : Code.Success, Message: `${action} of ${keys.length} entries: ${done.length} done${refused.length ? `, ${refused.length} refused` : ''}`, Data, List: null };
   }
 }

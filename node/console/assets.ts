@@ -47,6 +47,20 @@ figure{margin:0;border:1px solid var(--line);padding:.5rem} figcaption{font-weig
 .swatch{display:inline-block;width:.8rem;height:.8rem;border:1px solid #555;vertical-align:middle;margin-right:.3rem}
 .swatch.ok{background:#e6f4ea;border-color:#1b6e35} .swatch.warn{background:#fff4e0;border-color:#8a5300} .swatch.bad{background:#fde7ea;border-color:#b00020}
 .swatch.source{background:#eef2ff;border-color:#3949ab} .swatch.channel{background:#fff;border-style:dashed} .swatch.remote{background:#f1f8f6;border-color:#00695c;border-style:dashed}
+.strip{list-style:none;display:flex;flex-wrap:wrap;gap:.5rem;margin:.3rem 0 .6rem;padding:0}
+.strip li{border:1px solid var(--line);border-radius:4px;min-width:5.5rem;background:#fafafa}
+.strip .tile{display:block;padding:.25rem .55rem} .strip a.tile{text-decoration:none;color:var(--fg)} .strip a.tile:hover .tile-label{text-decoration:underline}
+.tile-value{display:block;font-size:1.1rem;font-weight:700;font-variant-numeric:tabular-nums} .tile-label{display:block;font-size:.8rem;color:var(--muted)}
+.live-grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:0 1.5rem;align-items:start}
+.live-grid h2:first-child,.live-side h2:first-child{margin-top:.4rem}
+.live-side .charts{grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:.6rem} .live-side figcaption{font-size:.85rem}
+.live-side h3{font-size:1rem;margin:.6rem 0 .3rem}
+td.figures div{display:inline;font-size:.85rem} td.figures div+div::before{content:" · ";color:var(--muted)}
+details.actors{margin:1rem 0} details.actors summary{cursor:pointer;font-weight:600;font-size:1.1rem}
+th.select,td.select{width:2rem;text-align:center} td.select input,th.select input{width:1.1rem;height:1.1rem;margin:0}
+.bulk{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
+td.last-error{max-width:28rem}
+@media (max-width:1100px){.live-grid{grid-template-columns:minmax(0,1fr)}}
 ${Array.from({ length: 9 }, (_, d) => `td.depth-${d}{padding-left:${(0.55 + d * 1.2).toFixed(2)}rem}`).join(' ')}
 @media (max-width:640px){.flow svg{max-width:none} main{padding:.6rem} td,th{padding:.25rem .35rem} .who{margin-left:0}}
 `;
@@ -54,10 +68,24 @@ ${Array.from({ length: 9 }, (_, d) => `td.depth-${d}{padding-left:${(0.55 + d * 
 export const CONSOLE_JS = `
 (function () {
   'use strict';
-  // destructive actions ask first (without the script the form is sent at once)
+  // destructive actions ask first (without the script the form is sent at once): the button's question, else the form's
   document.addEventListener('submit', function (ev) {
     var f = ev.target;
-    if (f && f.dataset && f.dataset.confirm && !window.confirm(f.dataset.confirm)) ev.preventDefault();
+    var b = ev.submitter;
+    var ask = (b && b.dataset && b.dataset.confirm) || (f && f.dataset && f.dataset.confirm);
+    if (ask && !window.confirm(ask)) ev.preventDefault();
+  });
+  // "select all" of a list with checkboxes (hidden without the script: the boxes work alone)
+  document.querySelectorAll('[data-select-all]').forEach(function (all) {
+    var boxes = function () { return document.querySelectorAll('input.' + all.getAttribute('data-select-all')); };
+    all.hidden = false;
+    all.addEventListener('change', function () { boxes().forEach(function (b) { b.checked = all.checked; }); });
+    document.addEventListener('change', function (ev) {
+      if (ev.target === all || !ev.target.classList || !ev.target.classList.contains(all.getAttribute('data-select-all'))) return;
+      var list = Array.prototype.slice.call(boxes());
+      all.checked = list.length > 0 && list.every(function (b) { return b.checked; });
+      all.indeterminate = !all.checked && list.some(function (b) { return b.checked; });
+    });
   });
   // live sections: the server renders them; the stream sends their new markup by id
   var live = document.querySelector('[data-stream]');

@@ -123,9 +123,9 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
       default:
         break;
     }
-    for (const send of sendsOf(s.kind, c)) toChannel(id, { node: '', service: s.name, channel: send.channel }, send.label, send.secondary);
+    for (const send of sendsOf(s.kind, c)) toChannel(id, { node: '', service: s.name, channel: send.channel, label: send.label }, send.label, send.secondary);
   }
-  for (const n of others) for (const r of n.services) for (const send of r.sends ?? []) toChannel(remoteId(n, r.name), { node: idOf(n), service: r.name, channel: send.channel }, send.label, send.secondary);
+  for (const n of others) for (const r of n.services) for (const send of r.sends ?? []) toChannel(remoteId(n, r.name), { node: idOf(n), service: r.name, channel: send.channel, label: send.label }, send.label, send.secondary);
   return { nodes: [...nodes.values()], edges };
 }
 

@@ -6,13 +6,38 @@
  */
 import elkModule from 'elkjs/lib/elk.bundled.js';
 import type { ElkEdgeSection, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk.bundled.js';
-import type { FlowGraph } from './flow-graph.js';
+import type { FlowGraph, FlowNode } from './flow-graph.js';
 
 export const NODE_HEIGHT = 46;
-const CHAR_WIDTH = 7.6;
-export const LABEL_CHAR_WIDTH = 6.4;
-/** What an edge label gains when it shows a rate: ` · 1234/s`. */
-export const RATE_ROOM = ' · 1234/s'.length;
+/** Left and right padding of a box's lines together. */
+export const BOX_PADDING = 20;
+/** The widest box: a longer name or second line is cut with an ellipsis (the whole in the box's title). */
+export const MAX_BOX_WIDTH = 280;
+/** A box's name and its second line (and the edge labels): font sizes in px. */
+export const NAME_FONT = { size: 13, bold: true } as const;
+export const LINE_FONT = { size: 11, bold: false } as const;
+
+/**
+ * How wide a line of system-ui sans-serif is at most, in px, from its characters' classes (narrow,
+ * wide, capitals, the rest), a little over what browsers draw: the server lays out and cuts lines
+ * without a font to measure with, and a count of characters times one width ran capitals and `m`/`w`
+ * out of their boxes.
+ */
+export function textWidth(text: string, font: { size: number; bold: boolean }): number {
+  let em = 0;
+  for (const c of text) {
+    if (/[ijlI.,:;'|!]/.test(c)) em += 0.3;
+    else if (/[ frt()\-/]/.test(c)) em += 0.4;
+    else if (/[mwMW@]/.test(c)) em += 0.95;
+    else if (/[A-Z]/.test(c)) em += 0.74;
+    else em += 0.6;
+  }
+  return em * font.size * (font.bold ? 1.08 : 1);
+}
+
+/** The text of an edge label grown by its live rate (` · 1234/s`), which its room is kept for. */
+export const HEALTH_ROOM = ' · restarting (99 in 15 min)';
+export const RATE_ROOM = ' · 1234/s';
 
 export interface Point {
   x: number;
@@ -26,7 +51,11 @@ export interface PlacedFlow {
   edges: Map<string, { points: Point[]; label?: { x: number; y: number; width: number; height: number } }>;
 }
 
-export const nodeWidth = (label: string, detail: string): number => Math.max(110, Math.ceil(Math.max(label.length * CHAR_WIDTH, detail.length * 6.4 + 50)) + 24);
+/** A box wide enough for its name and second line (with room for a service's health), within MAX_BOX_WIDTH. */
+export function nodeWidth(node: Pick<FlowNode, 'label' | 'detail' | 'kind'>): number {
+  const second = node.kind === 'service' ? `${node.detail}${HEALTH_ROOM}` : node.detail;
+  return Math.min(MAX_BOX_WIDTH, Math.max(110, Math.ceil(Math.max(textWidth(node.label, NAME_FONT), textWidth(second, LINE_FONT)) + BOX_PADDING)));
+}
 
 export async function layoutFlow(graph: FlowGraph): Promise<PlacedFlow> {
   // a CommonJS module: Node's import gives module.exports, whose `default` is the constructor too
@@ -43,8 +72,8 @@ export async function layoutFlow(graph: FlowGraph): Promise<PlacedFlow> {
       'elk.layered.edgeLabels.sideSelection': 'ALWAYS_UP',
       'elk.edgeLabels.inline': 'false',
     },
-    children: graph.nodes.map((n) => ({ id: n.id, width: nodeWidth(n.label, n.detail), height: NODE_HEIGHT })),
-    edges: graph.edges.map((e): ElkExtendedEdge => ({ id: e.id, sources: [e.from], targets: [e.to], labels: [{ text: e.label, width: (e.label.length + RATE_ROOM) * LABEL_CHAR_WIDTH, height: 14 }] })),
+    children: graph.nodes.map((n) => ({ id: n.id, width: nodeWidth(n), height: NODE_HEIGHT })),
+    edges: graph.edges.map((e): ElkExtendedEdge => ({ id: e.id, sources: [e.from], targets: [e.to], labels: [{ text: e.label, width: textWidth(`${e.label}${RATE_ROOM}`, LINE_FONT), height: 14 }] })),
   };
   const placed = await elk.layout(root);
   const nodes = new Map<string, { x: number; y: number; width: number; height: number }>();

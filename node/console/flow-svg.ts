@@ -8,6 +8,7 @@ import type { Html } from './html.js';
 import { html } from './html.js';
 import type { FlowEdge, FlowGraph, FlowNode } from './flow-graph.js';
 import type { PlacedFlow } from './flow-layout.js';
+import { BOX_PADDING, LINE_FONT, NAME_FONT, textWidth } from './flow-layout.js';
 import type { ServiceHealth } from './health.js';
 import { perSecond } from './pages/format.js';
 
@@ -43,12 +44,16 @@ export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string
 }
 
 /**
- * A box's second line cut to its width: the layout sizes a box by its kind before the health text is
- * known (a box is not laid out again when its health changes), and "restarting (3 in 15 min)" would
- * run out of it. The whole line stays in the box's title and its link's label.
+ * A line of a box cut to its width: the layout keeps room for a service's health (flow-layout.ts) but
+ * caps a box's width, so a very long name, node or health text would run out of it. The whole line
+ * stays in the box's title and its link's label.
  */
-function fitted(line: string, width: number): string {
-  return cut(line, Math.floor((width - 16) / 6.4));
+function fitted(line: string, width: number, font: { size: number; bold: boolean }): string {
+  const room = width - BOX_PADDING;
+  if (textWidth(line, font) <= room) return line;
+  let fits = line.length - 1;
+  while (fits > 1 && textWidth(`${line.slice(0, fits)}…`, font) > room) fits--;
+  return `${line.slice(0, fits)}…`;
 }
 
 /** A line of at most `fits` characters, its end replaced by an ellipsis when it is longer. */
@@ -67,8 +72,8 @@ function nodeSvg(n: FlowNode, at: { x: number; y: number; width: number; height:
   const detail = health ? `${n.detail} · ${health.text}` : n.kind === 'channel' ? channelDetail(n.label, live) : n.detail;
   const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
 <rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' || n.kind === 'remote' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : n.kind === 'remote' ? html` stroke-dasharray="8 2"` : ''}/>
-<text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${n.label}</text>
-<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${fitted(detail, at.width)}</text></g>`;
+<text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${fitted(n.label, at.width, NAME_FONT)}</text>
+<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${fitted(detail, at.width, LINE_FONT)}</text></g>`;
   const href = serviceHref(n, queues);
   return href ? html`<a href="${href}" aria-label="${n.label}: ${detail}">${body}</a>` : body;
 }
@@ -82,7 +87,7 @@ export function flowSvg(graph: FlowGraph, placed: PlacedFlow, live: FlowLive, qu
     if (!at || at.points.length < 2) return html``;
     const d = at.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)} ${p.y.toFixed(1)}`).join(' ');
     const label = edgeLabel(e, live);
-    return html`<g class="flow-edge" data-edge="${e.from}->${e.to}"><path d="${d}" fill="none" stroke="#555" stroke-width="1.4"${e.secondary ? html` stroke-dasharray="4 3"` : ''} marker-end="url(#arrow)"/>
+    return html`<g class="flow-edge" data-edge="${e.from}->${e.to}" data-label="${e.label}"><path d="${d}" fill="none" stroke="#555" stroke-width="1.4"${e.secondary ? html` stroke-dasharray="4 3"` : ''} marker-end="url(#arrow)"/>
 ${at.label ? html`<text x="${at.label.x}" y="${at.label.y + 11}" font-size="11" fill="#1a1a1a">${label}</text>` : ''}</g>`;
   });
   const nodes = graph.nodes.map((n) => {

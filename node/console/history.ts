@@ -9,6 +9,7 @@ import type { RequestCounts } from '../dashboard/request-stats.js';
 import { BUCKETS } from '../dashboard/request-stats.js';
 import type { ConsoleSources } from './sources.js';
 import { idOf } from '../hive-roster.js';
+import { figureAt, sendCounts } from '../wiring.js';
 
 export const SAMPLE_MS = 2_000;
 export const WINDOW_MS = 15 * 60_000;
@@ -20,14 +21,18 @@ export type DepthState = (typeof DEPTH_STATES)[number];
 /** A queue's entries per state at one sample. */
 export type QueueDepth = Record<DepthState, number>;
 
-/** Who sent on a channel: a service of this node (node '') or of another node of the hive (its roster id). */
+/**
+ * Who sent on a channel: a service of this node (node '') or of another node of the hive (its roster
+ * id), and which of its sends (its label: two sends may share a channel, node/wiring.ts).
+ */
 export interface Sender {
   node: string;
   service: string;
   channel: string;
+  label: string;
 }
 
-const sentKey = (s: Sender): string => `${s.node}\n${s.service}\n${s.channel}`;
+const sentKey = (s: Sender): string => `${s.node}\n${s.service}\n${s.channel}\n${s.label}`;
 
 /**
  * A counter of a service of this node that an edge without a hive sender is labelled by: a figure of
@@ -41,8 +46,11 @@ export interface CountedFigure {
 
 export const REQUESTS_FIGURE = '(requests)';
 
-/** The status figures sampled for such edges: the gateway's accepted requests, a syslog service's received and sent messages, an SQL poller's polls. */
-export const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls'] as const;
+/**
+ * The status figures sampled: for such edges the gateway's accepted requests, a syslog service's
+ * received and sent messages, an SQL poller's polls; a queue's entries in (added) and out (delivered, died).
+ */
+export const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls', 'added', 'delivered', 'died'] as const;
 
 const countedKey = (c: CountedFigure): string => `${c.service}\n${c.figure}`;
 
@@ -52,13 +60,6 @@ const countedKey = (c: CountedFigure): string => `${c.service}\n${c.figure}`;
  * beside thousands of accepted requests.
  */
 const FRONT_DOOR_FIGURE: Readonly<Record<string, CountedFigure['figure'] | undefined>> = { gateway: 'accepted' };
-
-/** A numeric figure at a dotted path of a status, if there is one. */
-function figureAt(status: Record<string, unknown>, path: string): number | undefined {
-  let v: unknown = status;
-  for (const part of path.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
 
 /** A sent count and when it was read (this node: the sample's time; another node: when it wrote its roster entry). */
 interface SentAt {
@@ -162,30 +163,32 @@ export class LiveHistory {
 
   sample(now = Date.now()): void {
     const services = this.sources.services();
+    // each status read once a sample: a queue's counts its states
+    const statuses = new Map(services.map((s) => [s.name, s.status()]));
     const queues = new Map<string, QueueDepth>();
-    for (const s of services) {
-      if (s.kind !== 'queue') continue;
-      queues.set(s.name, depthOf(s.status()));
-    }
+    for (const s of services) if (s.kind === 'queue') queues.set(s.name, depthOf(statuses.get(s.name)!));
     const restarts = new Map<string, number>();
     for (const a of this.sources.actorTotals()) {
       const service = a.path.split('/')[2];
       if (service !== undefined) restarts.set(service, (restarts.get(service) ?? 0) + a.restarts);
     }
     const sent = new Map<string, SentAt>();
-    for (const s of services) for (const [channel, c] of this.sources.sent(s.name)) sent.set(sentKey({ node: '', service: s.name, channel }), { t: now, n: c.n });
+    for (const s of services) {
+      const byChannel = this.sources.sent(s.name);
+      for (const send of sendCounts(s.kind, s.config, (channel) => byChannel.get(channel)?.n ?? 0, () => statuses.get(s.name)!)) sent.set(sentKey({ node: '', service: s.name, channel: send.channel, label: send.label }), { t: now, n: send.sent });
+    }
     for (const n of this.sources.nodes()) {
       if (n.self) continue;
       const t = Date.parse(n.seenAt);
-      for (const s of n.services) for (const send of s.sends ?? []) sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel }), { t, n: send.sent });
+      for (const s of n.services) for (const send of s.sends ?? []) sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel, label: send.label }), { t, n: send.sent });
     }
     const requests = new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r]));
     // a few figures of each service, whether or not the flow was drawn yet: an edge has its rate as soon as it is
     const counted = new Map<string, number>();
     for (const s of services) {
-      const status = s.kind === 'queue' ? undefined : s.status();
-      for (const figure of status ? COUNTED_FIGURES : []) {
-        const n = figureAt(status!, figure);
+      const status = statuses.get(s.name)!;
+      for (const figure of COUNTED_FIGURES) {
+        const n = figureAt(status, figure);
         if (n !== undefined) counted.set(countedKey({ service: s.name, figure }), n);
       }
       const handled = requests.get(s.name)?.count;
@@ -198,39 +201,27 @@ export class LiveHistory {
 
   series(): LiveSeries {
     const pairs = this.samples.slice(1).map((s, i) => [this.samples[i]!, s] as const);
+    /** Per second over each interval, of a count read from both ends (null where either is missing). */
+    const perInterval = (read: (s: Sample) => number | undefined): Point[] =>
+      pairs.map(([a, b]) => {
+        const x = read(a);
+        const y = read(b);
+        return x === undefined || y === undefined || b.t <= a.t ? null : ((y - x) * 1000) / (b.t - a.t);
+      });
     const services = this.sources.services().map((svc): ServiceSeries => {
-      const rate: Point[] = [];
-      const errors: Point[] = [];
-      const p99: Point[] = [];
       const door = FRONT_DOOR_FIGURE[svc.kind];
       if (door !== undefined) {
         // a front door takes its requests from outside the hive: its own count, not the hive's deliveries
         const key = countedKey({ service: svc.name, figure: door });
-        for (const [a, b] of pairs) {
-          const x = a.counted.get(key);
-          const y = b.counted.get(key);
-          const seconds = (b.t - a.t) / 1000;
-          rate.push(x === undefined || y === undefined || seconds <= 0 ? null : (y - x) / seconds);
-          errors.push(null);
-          p99.push(null);
-        }
-        return { name: svc.name, kind: svc.kind, rate, errors, p99 };
+        const none = pairs.map((): Point => null);
+        return { name: svc.name, kind: svc.kind, rate: perInterval((s) => s.counted.get(key)), errors: none, p99: none };
       }
-      for (const [a, b] of pairs) {
+      const p99 = pairs.map(([a, b]): Point => {
         const x = a.requests.get(svc.name);
         const y = b.requests.get(svc.name);
-        const seconds = (b.t - a.t) / 1000;
-        if (!x || !y || seconds <= 0) {
-          rate.push(null);
-          errors.push(null);
-          p99.push(null);
-          continue;
-        }
-        rate.push((y.count - x.count) / seconds);
-        errors.push((y.errors - x.errors) / seconds);
-        p99.push(quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))));
-      }
-      return { name: svc.name, kind: svc.kind, rate, errors, p99 };
+        return x && y ? quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) : null;
+      });
+      return { name: svc.name, kind: svc.kind, rate: perInterval((s) => s.requests.get(svc.name)?.count), errors: perInterval((s) => s.requests.get(svc.name)?.errors), p99 };
     });
     const queueNames = [...(this.samples.at(-1)?.queues.keys() ?? [])];
     return {
@@ -263,6 +254,15 @@ export class LiveHistory {
       const n = s.counted.get(key);
       return n === undefined ? undefined : { t: s.t, n };
     }, windowMs);
+  }
+
+  /** A queue's entries per second in (added) and out (delivered or died) over about the last `windowMs` (undefined before two samples). */
+  queueRates(queue: string, windowMs = 10_000): { in?: number; out?: number } {
+    const rate = (figure: string): number | undefined => this.countedRate({ service: queue, figure }, windowMs);
+    const added = rate('added');
+    const delivered = rate('delivered');
+    const died = rate('died');
+    return { ...(added === undefined ? {} : { in: added }), ...(delivered === undefined || died === undefined ? {} : { out: delivered + died }) };
   }
 
   /**

@@ -56,7 +56,28 @@ export function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** An action's body: its input, the CSRF token a form sent, where a form wants to go back to, and whether it came from a form. */
+/** An origin no request can name: a `back` that resolves against it to anywhere else leaves the console. */
+const OWN = 'http://console.invalid';
+
+/**
+ * The path, query and fragment `back` resolves to on the console's own origin, or undefined when it
+ * resolves elsewhere. Resolved as a browser resolves a Location (WHATWG URL): `//evil.example`,
+ * `/\evil.example/b` and `/\t/evil.example/c` are other hosts there, whatever a pattern of the text says.
+ */
+export function pathHere(back: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(back, `${OWN}/`);
+  } catch {
+    return undefined;
+  }
+  return url.origin === OWN ? `${url.pathname}${url.search}${url.hash}` : undefined;
+}
+
+/** Where to send the browser back to after signing in: `back` on the console, else `/`. */
+export const ownPath = (back: string): string => pathHere(back) ?? '/';
+
+/** An action's body: its input, the CSRF token a form sent, where a form wants to go back to (a path of the console: pathHere; none when it leads elsewhere), and whether it came from a form. */
 export interface ActionBody {
   input: ActionInput;
   csrf?: string;
@@ -89,9 +110,10 @@ export function parseActionBody(contentType: string | undefined, text: string): 
       if (k === CSRF_FIELD) csrf = v;
       else if (k === 'back') back = v;
       else if (k === 'Data') data = dataOf(v, 'Data');
-      else if (v.trim() !== '') control[k] = [v];
+      // a field given again (the checked entries of a list: key=a&key=b) keeps every value
+      else if (v.trim() !== '') control[k] = [...(control[k] ?? []), v];
     }
-    return { input: { control, data }, form: true, ...(csrf === undefined ? {} : { csrf }), ...(back && /^\/(?!\/)/.test(back) ? { back } : {}) };
+    return { input: { control, data }, form: true, ...(csrf === undefined ? {} : { csrf }), ...(back && pathHere(back) !== undefined ? { back: pathHere(back)! } : {}) };
   }
   if (type === 'application/json' || (type === '' && text.trim() === '')) {
     const body = text.trim() === '' ? {} : jsonOf(text, 'the body');

@@ -15,6 +15,7 @@ import type { LiveHistory } from './history.js';
 import type { Html } from './html.js';
 import { html } from './html.js';
 import { liveCharts, serviceCharts } from './pages/live-charts.js';
+import { queueGlanceOf, recent } from './pages/glance.js';
 import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
 import { serviceBody } from './pages/service.js';
 import { traceBody, tracesBody } from './pages/traces.js';
@@ -30,7 +31,20 @@ export class ConsolePages {
 
   /** The live page's sections (the page, and each event of its stream). */
   liveSections(): Record<string, Html> {
-    return liveSections(this.sources.status(), liveCharts(this.history.series()));
+    const status = this.sources.status();
+    const series = this.history.series();
+    const health = servicesHealth(this.sources, this.history);
+    const queues = status.services.filter((s) => s.kind === 'queue').map((s) => queueGlanceOf(s.name, s.status, this.history.queueRates(s.name)));
+    const failures = status.services.reduce((n, s) => n + (this.history.latest(s.name)?.failures ?? 0), 0);
+    const rates = new Map(series.services.map((s) => [s.name, recent(s.rate)]));
+    return liveSections({
+      status,
+      charts: liveCharts(series),
+      health,
+      rateOf: (name) => rates.get(name),
+      queues,
+      glance: { series, health, queues, failures, hive: { kind: String(status.hive.kind), connected: status.hive.connected === true } },
+    });
   }
 
   async build(parts: string[], url: URL, ctx: PageContext): Promise<Page> {
@@ -51,12 +65,12 @@ export class ConsolePages {
       return { title: `Service ${name}`, nav: '/flow', refreshSeconds: LIVE_REFRESH_SECONDS, body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), own ? serviceCharts(own, series.times) : html``) };
     }
     if (first === 'queues') {
-      if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody(await allSummaries(this.sources)) };
+      if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody((await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) }))) };
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
         const [summary, found, schedules, reasons] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : []]);
-        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, summary, found, schedules, reasons) };
+        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, schedules, reasons) };
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) {
         let entry;

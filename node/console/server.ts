@@ -14,7 +14,7 @@ import { allowedHosts, hostOf } from './hosts.js';
 import { html } from './html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { ConsoleApi } from './api.js';
-import { parseActionBody, readBody, redirect, send, sendError, sendHtml } from './http.js';
+import { ownPath, parseActionBody, readBody, redirect, send, sendError, sendHtml } from './http.js';
 import type { Page, PageContext } from './layout.js';
 import { renderPage } from './layout.js';
 import { CSRF_COOKIE, Operators, cookiesOf, newCsrfCookie } from './operators.js';
@@ -44,25 +44,6 @@ export interface RunningConsole {
 }
 
 const REALM = 'hivenode console';
-
-/** An origin no request can name: a `back` that resolves against it to anywhere else leaves the console. */
-const OWN = 'http://console.invalid';
-
-/**
- * Where to send the browser back to: the path, query and fragment `back` resolves to on the console's
- * own origin, or `/` when it resolves elsewhere. Resolved as a browser resolves a Location (WHATWG
- * URL): `/\evil.example/b` and `/\t/evil.example/c` are other hosts there, whatever a pattern of the
- * text says.
- */
-export function ownPath(back: string): string {
-  let url: URL;
-  try {
-    url = new URL(back, `${OWN}/`);
-  } catch {
-    return '/';
-  }
-  return url.origin === OWN ? `${url.pathname}${url.search}${url.hash}` : '/';
-}
 
 export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions): Promise<RunningConsole> {
   const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`), (m) => sources.log.warn(`console: ${m}`));
@@ -108,7 +89,7 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     operators.requireToken(req, body.csrf);
     const outcome = await api.act(queue, action, body.input, user);
     if (!body.form) return send(res, outcome.Code, 'application/json; charset=utf-8', JSON.stringify(outcome));
-    const back = body.back === undefined ? `/queues/${encodeURIComponent(queue)}` : ownPath(body.back);
+    const back = body.back ?? `/queues/${encodeURIComponent(queue)}`;
     const text = `${action}: ${outcome.Code === 200 ? 'done' : `refused (${outcome.Code})`} — ${outcome.Message}${Object.keys(outcome.Data).length ? ` · ${Object.entries(outcome.Data).map(([k, v]) => `${k} ${v.join(', ')}`).join(', ')}` : ''}`;
     redirect(res, `${back}${back.includes('?') ? '&' : '?'}${outcome.Code === 200 ? 'done' : 'failed'}=${encodeURIComponent(text.slice(0, 300))}`);
   };

@@ -9,9 +9,9 @@ import { html } from '../html.js';
 
 const SHOWN = 500;
 
-/** What a journal line says beyond its time, event and actor. */
+/** What a journal line says beyond its time, event and actor; the trace of the message it was about links to that trace (the Traces page says when the ring no longer holds it). */
 export function journalDetails(e: JournalEntry): Html {
-  return html`${e.error ? html`<span class="bad">${e.error.class}</span>: ${e.error.message}` : ''}${e.cause ? html`<br><span class="muted">while handling</span> <code class="cause">${e.cause}</code>` : ''}${e.decision ? ` decision ${e.decision}` : ''}${e.delayMs !== undefined ? ` after ${e.delayMs} ms` : ''}${e.restarts !== undefined ? ` (restart ${e.restarts} in the window)` : ''}${e.user ? html`<strong>${e.user}</strong>: ${e.action ?? ''}` : (e.action ?? '')}`;
+  return html`${e.error ? html`<span class="bad">${e.error.class}</span>: ${e.error.message}` : ''}${e.cause ? html`<br><span class="muted">while handling</span> <code class="cause">${e.cause}</code>` : ''}${e.decision ? ` decision ${e.decision}` : ''}${e.delayMs !== undefined ? ` after ${e.delayMs} ms` : ''}${e.restarts !== undefined ? ` (restart ${e.restarts} in the window)` : ''}${e.user ? html`<strong>${e.user}</strong>: ${e.action ?? ''}` : (e.action ?? '')}${e.trace_id ? html` <a class="trace" href="/traces?id=${encodeURIComponent(e.trace_id)}" aria-label="trace ${e.trace_id}">trace <code>${e.trace_id.slice(0, 8)}…</code></a>` : ''}`;
 }
 
 export function journalBody(entries: JournalEntry[], params: URLSearchParams, services: string[]): Html {

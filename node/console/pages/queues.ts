@@ -8,25 +8,70 @@ import type { Html } from '../html.js';
 import { html } from '../html.js';
 import type { PageContext } from '../layout.js';
 import { formFields } from '../layout.js';
-import type { EntryPage, EntrySearch, QueueSummary, ScheduleView } from '../queue-reads.js';
+import type { EntryPage, EntrySearch, EntryView, QueueSummary, ScheduleView } from '../queue-reads.js';
 import { ENTRY_STATES } from '../queue-reads.js';
-import { ago, count, valuesText } from './format.js';
+import { ago, count, perSecond, valuesText } from './format.js';
+import type { QueueGlance } from './glance.js';
+import { queueRows, queueTable } from './glance.js';
 
-export function queuesBody(queues: QueueSummary[]): Html {
+export function queuesBody(queues: ReadonlyArray<QueueSummary & Pick<QueueGlance, 'rates'>>): Html {
   return html`<h1>Queues</h1>
 ${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
-<div class="table-wrap" tabindex="0"><table id="queues"><caption class="muted">Entries per state; a queue's name opens its entries.</caption>
-<thead><tr><th scope="col">queue</th><th scope="col">listens on</th><th scope="col">delivers to</th><th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}</tr></thead>
-<tbody>${queues.map(
-    (q) => html`<tr data-queue="${q.name}"><th scope="row"><a href="/queues/${encodeURIComponent(q.name)}">${q.name}</a></th><td>${q.channel}</td><td>${q.target}</td><td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
-${ENTRY_STATES.map((s) => html`<td class="num${s === 'dead' && q.counts.dead > 0 ? ' bad' : ''}"><a href="/queues/${encodeURIComponent(q.name)}?state=${s}" aria-label="${q.name} ${s}: ${count(q.counts[s])}">${count(q.counts[s])}</a></td>`)}</tr>`,
-  )}</tbody></table></div>`;
+${queueTable(queueRows(queues, true), { id: 'queues', wiring: true, caption: "Entries per state, and per second in and out; a queue's name opens its entries." })}`;
 }
 
 /** An action form: a button posting one queue command (with hidden controls). */
 export function actionForm(ctx: PageContext, queue: string, action: string, label: string, controls: Record<string, string> = {}, confirm?: string, danger = false): Html {
   if (!ctx.actionsEnabled) return html``;
   return html`<form class="inline" method="post" action="/api/queues/${encodeURIComponent(queue)}/${action}"${confirm ? html` data-confirm="${confirm}"` : ''}>${formFields(ctx)}${Object.entries(controls).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? html` class="danger"` : ''}>${label}</button></form>`;
+}
+
+/** The bulk actions of a state's list: action, button, confirmation, whether it destroys. */
+const BULK: Record<string, Array<[string, string, string, boolean]>> = {
+  dead: [
+    ['replay', 'Replay selected', 'Replay the selected dead entries?', false],
+    ['purge', 'Purge selected', 'Remove the selected dead entries for good?', true],
+  ],
+  done: [['purge', 'Purge selected', 'Remove the selected delivered entries for good?', true]],
+  waiting: [['delete', 'Delete selected', 'Delete the selected entries?', true]],
+  scheduled: [
+    ['step', 'Deliver selected now', '', false],
+    ['delete', 'Delete selected', 'Delete the selected entries?', true],
+  ],
+  retrying: [
+    ['step', 'Deliver selected now', '', false],
+    ['delete', 'Delete selected', 'Delete the selected entries?', true],
+  ],
+};
+
+/** What a failed entry's last attempt answered (the dead-letter reason only says how many attempts there were). */
+function lastError(e: EntryView): string {
+  const last = e.history.at(-1);
+  return last && last.code >= 300 ? `${last.code} ${last.message}` : '';
+}
+
+/**
+ * The entries of the page, with a checkbox each and the state's bulk actions when the console takes
+ * actions: one form, each button posting the checked keys to its action (the queue's commands,
+ * through the same checks as every action). "Select all" needs the script; the boxes do not.
+ */
+function entriesTable(ctx: PageContext, queue: string, found: EntryPage): Html {
+  const s = found.search;
+  const base = `/queues/${encodeURIComponent(queue)}`;
+  const api = `/api/queues/${encodeURIComponent(queue)}`;
+  const bulk = ctx.actionsEnabled && found.entries.length > 0 ? (BULK[s.state] ?? []) : [];
+  const failed = s.state === 'dead' || s.state === 'retrying';
+  const table = html`<div class="table-wrap" tabindex="0"><table id="entries"><thead><tr>${bulk.length ? html`<th scope="col" class="select"><input type="checkbox" id="select-all" aria-label="Select every entry of this page" data-select-all="entry-key" hidden></th>` : ''}<th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th>${failed ? html`<th scope="col">last error</th>` : ''}<th scope="col">Data</th></tr></thead>
+<tbody>${found.entries.map(
+    (e) => html`<tr data-key="${e.key}" data-state="${e.state}">${bulk.length ? html`<td class="select"><input type="checkbox" name="key" value="${e.key}" class="entry-key" aria-label="Select entry ${e.key}"></td>` : ''}<td><a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a></td><td>${e.channel}</td><td class="num">${e.attempts}</td><td title="${e.created}">${ago(e.created)}</td>
+<td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td>${failed ? html`<td class="last-error bad">${lastError(e)}</td>` : ''}<td><code>${valuesText(e.data)}</code></td></tr>`,
+  )}</tbody></table></div>`;
+  if (!bulk.length) return table;
+  // replay and purge of kept entries name their state, as the entry page's do; delete and step take the key alone
+  const state = s.state === 'dead' || s.state === 'done' ? html`<input type="hidden" name="state" value="${s.state}">` : '';
+  return html`<form method="post" action="${api}/${bulk[0]![0]}" id="bulk-form" aria-label="Selected entries">${formFields(ctx)}${state}
+<div class="bulk" role="group" aria-label="Actions on the selected entries">${bulk.map(([action, label, confirm, danger]) => html`<button type="submit" formaction="${api}/${action}" data-action="${action}"${confirm ? html` data-confirm="${confirm}"` : ''}${danger ? html` class="danger"` : ''}>${label}</button>`)}<span class="muted">Check entries of this page, then act on them all.</span></div>
+${table}</form>`;
 }
 
 function searchQuery(s: EntrySearch, page: number): string {
@@ -45,12 +90,12 @@ function filterControls(s: EntrySearch): Record<string, string> {
   return c;
 }
 
-export function queueBody(ctx: PageContext, q: QueueSummary, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>): Html {
+export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>): Html {
   const s = found.search;
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
-<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries</p>
+<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries · <span id="queue-rates">in ${q.rates.in === undefined ? '—' : perSecond(q.rates.in)}, out ${q.rates.out === undefined ? '—' : perSecond(q.rates.out)}</span></p>
 <div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', 'Resume') : actionForm(ctx, q.name, 'pause', 'Pause')}
 ${actionForm(ctx, q.name, 'step', 'Step (deliver the next entry now)')}
 ${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, filterControls(s), `Replay ${count(found.total)} dead entries?`) : ''}
@@ -67,11 +112,7 @@ ${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx
 <button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a></form>
 ${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map((r, i) => html`${i ? ' · ' : ''}<a href="${base}?state=dead&amp;reason=${encodeURIComponent(r.reason)}">${r.reason}</a> (${count(r.count)})`)}</p>` : ''}
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
-<div class="table-wrap" tabindex="0"><table id="entries"><thead><tr><th scope="col">key</th><th scope="col">channel</th><th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th><th scope="col">Data</th></tr></thead>
-<tbody>${found.entries.map(
-    (e) => html`<tr data-key="${e.key}" data-state="${e.state}"><td><a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a></td><td>${e.channel}</td><td class="num">${e.attempts}</td><td title="${e.created}">${ago(e.created)}</td>
-<td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td><td><code>${valuesText(e.data)}</code></td></tr>`,
-  )}</tbody></table></div>
+${entriesTable(ctx, q.name, found)}
 ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
 <h2>Schedules</h2>
 ${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>

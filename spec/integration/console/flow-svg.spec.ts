@@ -1,7 +1,7 @@
 /** The flow's SVG (flow-svg.ts) drawn from a graph laid out by ELK: a box's second line stays inside the box. */
 import { expect } from 'chai';
 import type { FlowGraph } from '../../../node/console/flow-graph.js';
-import { layoutFlow } from '../../../node/console/flow-layout.js';
+import { BOX_PADDING, LINE_FONT, layoutFlow, textWidth } from '../../../node/console/flow-layout.js';
 import type { FlowLive } from '../../../node/console/flow-svg.js';
 import { flowSvg } from '../../../node/console/flow-svg.js';
 
@@ -16,7 +16,10 @@ describe('console flow SVG', () => {
     const lines = [...svg.matchAll(/<text[^>]*font-size="11"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
     expect(lines).to.have.length(1);
     expect(lines[0]).to.match(/^echo · restar.*…$/);
-    expect(lines[0]!.length * 6.4, 'the line fits the box').to.be.at.most(box.width);
+    expect(textWidth(lines[0]!, LINE_FONT), 'the line fits the box').to.be.at.most(box.width - BOX_PADDING);
     expect(svg).to.include(`<title>echo (echo · ${health})</title>`);
+    // the box keeps room for the usual health: shown whole
+    const usual = String(flowSvg(graph, placed, { ...live, health: new Map([['echo', { health: 'warn', text: 'restarting (12 in 15 min)' }]]) }, new Set()));
+    expect(usual).to.match(/>echo · restarting \(12 in 15 min\)<\/text>/);
   });
 });

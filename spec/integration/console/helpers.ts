@@ -29,7 +29,7 @@ export async function startConsoleNode(opts: { readOnly?: boolean; host?: string
     name: 'console-test',
     services: [
       { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'recorder'], ['RecordFile', record]] }] },
-      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h']] }] },
+      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['AllowedChannels', 'recorder,nobody-here,nobody-either'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h']] }] },
     ],
     dashboardPort: 0,
     dashboardAccess: { ...(opts.readOnly ? {} : { users }), ...(opts.host ? { host: opts.host } : {}), ...(opts.hosts ? { hosts: opts.hosts } : {}) },

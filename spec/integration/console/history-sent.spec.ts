@@ -9,7 +9,7 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 /** Sources with one local queue 'q' whose sent count on 'target' is `local.n`, and a remote node 'b' whose entry is `remote`. */
 function sources(local: { n: number | undefined }, remote: { entry: RosterEntry | undefined }): ConsoleSources {
   return {
-    services: () => [{ kind: 'queue', name: 'q', channel: 'q', config: {}, status: () => ({}) }],
+    services: () => [{ kind: 'queue', name: 'q', channel: 'q', config: { DefaultChannel: 'target' }, status: () => ({}) }],
     sent: () => new Map(local.n === undefined ? [] : [['target', { n: local.n }]]),
     nodes: () => (remote.entry ? [remote.entry] : []),
     actorTotals: () => [],
@@ -23,7 +23,7 @@ describe('console history: each arrow\'s rate from what its sender sent', () => 
   it('this node: a channel never sent on is 0/s, then the count over about the last 10 s', () => {
     const local = { n: undefined as number | undefined };
     const h = new LiveHistory(sources(local, { entry: undefined }));
-    const q = { node: '', service: 'q', channel: 'target' };
+    const q = { node: '', service: 'q', channel: 'target', label: 'delivers' };
     h.sample(T0);
     expect(h.sentRate(q), 'one sample: no interval yet').to.equal(undefined);
     h.sample(T0 + 2000);
@@ -42,7 +42,7 @@ describe('console history: each arrow\'s rate from what its sender sent', () => 
   it('another node: undefined until two of its entries were read, then their difference over the time between them', () => {
     const remote = { entry: entry(T0, 5) as RosterEntry | undefined };
     const h = new LiveHistory(sources({ n: undefined }, remote));
-    const r = { node: 'b@h#1', service: 'r', channel: 'target' };
+    const r = { node: 'b@h#1', service: 'r', channel: 'target', label: 'delivers' };
     h.sample(T0 + 1000);
     h.sample(T0 + 3000);
     expect(h.sentRate(r), 'the same entry read twice').to.equal(undefined);
@@ -54,6 +54,39 @@ describe('console history: each arrow\'s rate from what its sender sent', () => 
     remote.entry = undefined;
     h.sample(T0 + 7000);
     expect(h.sentRate(r)).to.equal(undefined);
+  });
+});
+
+describe('console history: an arrow its service counts itself', () => {
+  /** One service of this kind and wiring whose hive count per channel is `sent` and whose status is `status`. */
+  const one = (kind: string, config: Record<string, unknown>, sent: Map<string, { n: number }>, status: Record<string, unknown>): LiveHistory =>
+    new LiveHistory({ services: () => [{ kind, name: 's', channel: 's', config, status: () => status }], sent: () => sent, nodes: () => [], actorTotals: () => [], metrics: { requestCounts: () => [] } } as unknown as ConsoleSources);
+
+  it("a queue's dead letters: the entries that died, not each try of their hand-over", () => {
+    const sent = new Map([['dlq', { n: 0 }], ['target', { n: 0 }]]);
+    const status = { died: 0, states: {} };
+    const h = one('queue', { DefaultChannel: 'target', DefaultDeadLetterSlap: 'dlq' }, sent, status);
+    h.sample(T0);
+    // 2 entries died; their hand-overs were refused and tried 20 times
+    status.died = 2;
+    sent.get('dlq')!.n = 20;
+    sent.get('target')!.n = 8;
+    h.sample(T0 + 2000);
+    expect(h.sentRate({ node: '', service: 's', channel: 'dlq', label: 'dead letters' })).to.equal(1);
+    expect(h.sentRate({ node: '', service: 's', channel: 'target', label: 'delivers' })).to.equal(4);
+  });
+
+  it("a gateway whose OUTPUTCHANNEL is also a route's channel: what no route matched on its own arrow, the rest on the route's", () => {
+    const sent = new Map([['echo', { n: 0 }]]);
+    const status = { accepted: 0, unrouted: 0 };
+    const h = one('gateway', { Routes: 'echo=echo;sql/*=sql', OUTPUTCHANNEL: 'echo' }, sent, status);
+    h.sample(T0);
+    sent.get('echo')!.n = 10;
+    status.unrouted = 4;
+    h.sample(T0 + 2000);
+    expect(h.sentRate({ node: '', service: 's', channel: 'echo', label: 'echo' })).to.equal(3);
+    expect(h.sentRate({ node: '', service: 's', channel: 'echo', label: 'no route matched' })).to.equal(2);
+    expect(h.sentRate({ node: '', service: 's', channel: 'sql', label: 'sql/*' })).to.equal(0);
   });
 });
 

@@ -64,6 +64,10 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
       expect(await toDeliver.locator('svg').getAttribute('aria-label')).to.match(/now waiting 3 entries, scheduled 2 entries, retrying 0 entries; scale up to \d+ entries/);
       const text = (await page.textContent('main')) ?? '';
       expect(text).to.not.match(/\{"|":\s*\[/);
+      // the demo's page at a glance: its queue in the first screen, the whole page a few screens, not ten
+      const queues = (await page.locator('#queues-glance').boundingBox())!;
+      expect(queues.y + queues.height, 'the queues within the first 800 px').to.be.at.most(800);
+      expect(await page.evaluate('document.documentElement.scrollHeight'), 'the page height at 1280 px').to.be.at.most(3200);
       expect(await chart.locator('svg').getAttribute('aria-label')).to.match(/now requests [\d.,]+\/s, errors [\d.]+\/s; scale up to/);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'console-live.png') });
@@ -132,7 +136,7 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     while (!received.includes('\n\n', received.indexOf('event: sections'))) received += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     const data = JSON.parse(/event: sections\ndata: (.*)\n/.exec(received)![1]!) as Record<string, string>;
-    expect(Object.keys(data)).to.have.members(['charts', 'summary', 'services-body', 'actors-body', 'journal-body']);
+    expect(Object.keys(data)).to.have.members(['glance', 'charts', 'summary', 'queues-glance-body', 'services-body', 'actors-summary', 'actors-body', 'journal-body']);
     expect(data['services-body']).to.contain('data-service="echo"');
   });
 });

@@ -61,7 +61,8 @@ describe('supervision dashboard and metrics', function () {
     expect(html).to.contain('<title>Live · hivenode — demo</title>');
     expect(html).to.match(/<span class="brand">hivenode \S* — demo<\/span>/);
     expect(html).to.match(/<h1>Live — demo <span class="muted">\(pid \d+\)<\/span><\/h1>/);
-    const services = html.slice(html.indexOf('<table id="services">'), html.indexOf('</table>'));
+    const at = html.indexOf('<table id="services">');
+    const services = html.slice(at, html.indexOf('</table>', at));
     const sqlRow = services.slice(services.indexOf('data-service="sqlsel"'));
     expect(sqlRow.slice(0, sqlRow.indexOf('</tr>'))).to.match(/<div>pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting<\/div>/);
     // eta escapes quotes, so raw JSON would show as {&quot; (or a literal {")

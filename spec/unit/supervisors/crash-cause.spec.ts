@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { crashCause } from '../../../supervisors/crash-cause.js';
+import { crashCause, crashTrace } from '../../../supervisors/crash-cause.js';
 import { Journal, JournalEvent } from '../../../supervisors/journal.js';
 
 describe('crash cause and the journal mask', () => {
@@ -10,6 +10,15 @@ describe('crash cause and the journal mask', () => {
     expect(crashCause(42)).to.equal('actor message of type number');
     expect(crashCause(undefined)).to.equal(undefined);
     expect(crashCause({ type: 'delivery', delivery: { ...delivery, message: { ...delivery.message, Data: { big: ['x'.repeat(2000)] } } } })!.length).to.equal(600);
+  });
+
+  it("takes the trace of the message a crash happened on from its traceparent (none when absent or not a trace id)", () => {
+    const on = (traceparent?: string): unknown => ({ type: 'delivery', delivery: { mode: 'call', channel: 'e', message: { Class: 'c', Operation: 'o', Control: traceparent === undefined ? {} : { traceparent: [traceparent] }, Data: {} } } });
+    expect(crashTrace(on('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'))).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(crashTrace(on())).to.equal(undefined);
+    expect(crashTrace(on('00-00000000000000000000000000000000-00f067aa0ba902b7-01')), 'an all-zero id is no trace').to.equal(undefined);
+    expect(crashTrace(on('00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01')), 'upper case is invalid').to.equal(undefined);
+    expect(crashTrace({ type: 'tick' })).to.equal(undefined);
   });
 
   it('masks error messages and causes with the mask it is given, and leaves other entries alone', () => {
