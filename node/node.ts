@@ -30,7 +30,8 @@ import type { TracingHandle } from '../actors/observe/tracing.js';
 import { flushTracing, startTracing } from '../actors/observe/tracing.js';
 import type { TracingSettings } from '../config/tracing.js';
 import type { ActorRef } from '../supervisors/runtime.js';
-import { Runtime, installProcessGuards } from '../supervisors/runtime.js';
+import { ActorRuntime, installProcessGuards } from '../supervisors/runtime.js';
+import type { Runtime } from '../supervisors/runtime.js';
 import { Readiness } from '../actors/service/readiness.js';
 import type { CompiledService, RunningService } from '../actors/service/context.js';
 import { SERVICE_DEFINITIONS } from '../actors/index.js';
@@ -137,7 +138,7 @@ export class HiveNode {
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
     });
     installProcessGuards(journal);
-    const runtime = new Runtime(journal, nodeName);
+    const runtime = new ActorRuntime(journal, nodeName);
     const nodeActor = runtime.spawn<undefined, never>(runtime.root, {
       name: 'node',
       init: () => undefined,

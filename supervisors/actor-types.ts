@@ -1,10 +1,11 @@
 /**
  * The actor runtime's public types: typed references, the context a handler sees, how an actor is
- * specified, and what the dashboard reads of it. Apart from runtime.ts so that file holds the
- * runtime itself (and stays the only one that imports nact).
+ * specified, what the dashboard reads of it, and the runtime as everything above the kernel sees it.
+ * Apart from runtime.ts so that file holds the runtime itself (and stays the only one that imports
+ * nact), and so these types import nothing back from it.
  */
+import type { Journal } from './journal.js';
 import type { RestartPolicy } from './policies.js';
-import type { Runtime } from './runtime.js';
 
 declare const refBrand: unique symbol;
 
@@ -63,4 +64,19 @@ export interface ActorInfo {
   /** Messages told and not yet taken up by the handler. */
   mailbox: number;
   stopped: boolean;
+}
+
+/** The actor system as actors, services and the node use it; supervisors/runtime.ts (`ActorRuntime`) is it. */
+export interface Runtime {
+  readonly root: SystemRoot;
+  readonly journal: Journal;
+  /** The whole system is stopped: tells fail and no actor runs. */
+  readonly stopped: boolean;
+  /** Spawns a supervised stateful actor under `parent`. */
+  spawn<S, M>(parent: ParentRef, spec: ActorSpec<S, M>): ActorRef<M>;
+  tell<M>(ref: ActorRef<M>, msg: M): void;
+  ask<M extends object, R>(ref: ActorRef<M>, build: (reply: (r: R) => void) => M, timeoutMs: number): Promise<R>;
+  stop<M>(ref: ActorRef<M>): void;
+  actorInfos(): ActorInfo[];
+  shutdown(): void;
 }

@@ -20,7 +20,7 @@ import { ServiceFailureError, TimeoutError, UnavailableError } from '../protocol
 import { ActorCell } from './actor-cell.js';
 import type { CellHost } from './actor-cell.js';
 import { withFaultInjection } from './fault-injection.js';
-import type { ActorInfo, ActorRef, ActorSpec, ParentRef, SystemRoot } from './actor-types.js';
+import type { ActorInfo, ActorRef, ActorSpec, ParentRef, Runtime, SystemRoot } from './actor-types.js';
 import type { Journal } from './journal.js';
 import { JournalEvent, errorSummary } from './journal.js';
 import { DEFAULT_RESTART_POLICY, Decision, RestartTracker, validatePolicy } from './policies.js';
@@ -29,7 +29,7 @@ import { failMessage, onFailure, onUndelivered } from './undelivered.js';
 
 export { onUndelivered };
 
-export type { ActorContext, ActorInfo, ActorRef, ActorSpec, ChildDecision, ParentRef, SystemRoot } from './actor-types.js';
+export type { ActorContext, ActorInfo, ActorRef, ActorSpec, ChildDecision, ParentRef, Runtime, SystemRoot } from './actor-types.js';
 
 type Cell = ActorCell<unknown, unknown>;
 
@@ -45,7 +45,7 @@ function isRoot(p: ParentRef): p is SystemRoot {
 }
 
 /** One actor system with its journal and the registry the dashboard reads. */
-export class Runtime implements CellHost {
+export class ActorRuntime implements Runtime, CellHost {
   readonly root: SystemRoot;
   private readonly system: nact.Ref<never>;
   private readonly actors = new Map<string, Cell>();

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Dispatcher } from '../../../supervisors/dispatcher.js';
 import type { Runnable } from '../../../supervisors/dispatcher.js';
 import { Journal } from '../../../supervisors/journal.js';
-import { Runtime } from '../../../supervisors/runtime.js';
+import { ActorRuntime } from '../../../supervisors/runtime.js';
+import type { Runtime } from '../../../supervisors/runtime.js';
 import type { ActorRef } from '../../../supervisors/runtime.js';
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -93,7 +94,7 @@ describe('supervisors/runtime on the dispatcher', () => {
   type Hop = { n: number; done: (n: number) => void };
   let rt: Runtime;
   beforeEach(() => {
-    rt = new Runtime(new Journal(100), 'dispatch-test');
+    rt = new ActorRuntime(new Journal(100), 'dispatch-test');
   });
   afterEach(() => rt.shutdown());
 

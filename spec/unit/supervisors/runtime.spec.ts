@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Journal } from '../../../supervisors/journal.js';
-import { Runtime } from '../../../supervisors/runtime.js';
+import { ActorRuntime } from '../../../supervisors/runtime.js';
+import type { Runtime } from '../../../supervisors/runtime.js';
 import type { ActorRef } from '../../../supervisors/runtime.js';
 import { ServiceFailureError, TimeoutError, UnavailableError } from '../../../protocol/errors.js';
 
@@ -38,7 +39,7 @@ describe('supervisors/runtime', () => {
   let journal: Journal;
   beforeEach(() => {
     journal = new Journal(1000);
-    rt = new Runtime(journal, 'test');
+    rt = new ActorRuntime(journal, 'test');
   });
   afterEach(() => rt.shutdown());
 
