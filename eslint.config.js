@@ -27,6 +27,19 @@ const ROOM_ZONES = BASE_ROOMS.map((room, i) => ({
   from: ACTOR_ROOMS.filter((r) => !BASE_ROOMS.slice(0, i + 1).includes(r)).map((r) => `./actors/${r}`),
   message: `actors/${room}/ sits below ${BASE_ROOMS.slice(i + 1).map((r) => `actors/${r}/`).concat('the services').join(', ')}: it may import only ${BASE_ROOMS.slice(0, i).map((r) => `actors/${r}/`).join(', ') || 'protocol/ and config/'} (docs/ARCHITECTURE.md, Map of the house)`,
 }));
+/**
+ * The service kinds' rooms: none imports another (a name two services share moves down, to protocol/
+ * or a base room), save the flow, which keeps its runs in the queue's stores through their interface.
+ */
+const SERVICE_ROOMS = ['echo', 'exec', 'flow', 'gateway', 'httpclient', 'queue', 'sql', 'storage', 'syslog'];
+const QUEUE_STORES = ['./store.ts', './memory-store.ts', './sqlite-store.ts'];
+const SERVICE_ZONES = SERVICE_ROOMS.flatMap((room) => {
+  const message = `actors/${room}/ is a service: it imports no other service's room (move a shared name down to protocol/ or a base room; docs/ARCHITECTURE.md, Map of the house)`;
+  const others = SERVICE_ROOMS.filter((r) => r !== room && !(room === 'flow' && r === 'queue'));
+  const zones = [{ target: `./actors/${room}`, from: others.map((r) => `./actors/${r}`), message }];
+  if (room === 'flow') zones.push({ target: './actors/flow', from: './actors/queue', except: QUEUE_STORES, message: `${message}; of the queue only its stores (${QUEUE_STORES.join(', ')})` });
+  return zones;
+});
 const LAYER_ZONES = LAYERS.flatMap(({ layer, above }) => layer.map((target) => ({ target, from: above, message: `${target.slice(2)}/ sits below ${above.map((a) => a.slice(2)).join(', ')}: an import may not run back up the layers (docs/ARCHITECTURE.md)` })));
 
 export default tseslint.config(
@@ -44,7 +57,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import/no-cycle': ['error', { maxDepth: 10 }],
       'no-console': ['error', { allow: ['error'] }],
-      'import/no-restricted-paths': ['error', { zones: [...LAYER_ZONES, ...ROOM_ZONES] }],
+      'import/no-restricted-paths': ['error', { zones: [...LAYER_ZONES, ...ROOM_ZONES, ...SERVICE_ZONES] }],
       // nact is the runtime's business: everything else speaks the runtime's typed refs
       'no-restricted-imports': ['error', { paths: [{ name: 'nact', message: 'only supervisors/runtime.ts imports nact; use the Runtime (supervisors/runtime.ts).' }] }],
     },

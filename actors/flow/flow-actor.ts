@@ -16,7 +16,7 @@ import { commandOf, duplicateAnswer, runCommand } from './flow-commands.js';
 import type { FlowDeps } from './flow-core.js';
 import { FlowCore } from './flow-core.js';
 import type { FlowMsg } from './flow-messages.js';
-import { IDEMPOTENCY_KEY } from './step-send.js';
+import { IDEMPOTENCY_KEY } from '../../protocol/idempotency.js';
 
 interface FlowState {
   core: FlowCore;

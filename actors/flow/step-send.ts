@@ -5,6 +5,7 @@
  * is the step's failure (400, 413), a channel not allowed 403.
  */
 import { Code, SUCCESS_MESSAGE } from '../../protocol/codes.js';
+import { IDEMPOTENCY_KEY } from '../../protocol/idempotency.js';
 import { describeError } from '../../protocol/errors.js';
 import type { Message, Result, ValueMap } from '../../protocol/message.js';
 import { emptyMap, failure, makeMessage, resultFromError } from '../../protocol/message.js';
@@ -16,8 +17,6 @@ import { messageHop, withHop } from '../observe/trace-message.js';
 import type { RetryRule, SendSpec, TextMap } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 
-/** The idempotency control every step's message carries (the queue deduplicates by it). */
-export const IDEMPOTENCY_KEY = 'idempotency-key';
 
 /** A map of rendered texts: one value per template. */
 export function renderMap(map: TextMap, scope: FlowScope): ValueMap {

@@ -5,38 +5,13 @@
  * an entry already delivered is still a duplicate). The keys of the window are held in memory:
  * loaded at start, dropped once expired (docs/ARCHITECTURE.md, The life of one queue entry).
  */
-import { BadInputError } from '../../protocol/errors.js';
-import type { Message, ValueMap } from '../../protocol/message.js';
+import { idempotencyKeyOf } from '../../protocol/idempotency.js';
+import type { Message } from '../../protocol/message.js';
 import type { SeenRow, StoreOp } from './store.js';
 
-/** The control naming an enqueue's idempotency key. */
-export const IDEMPOTENCY_KEY = 'idempotency-key';
-/** Longest key accepted: room for a UUID plus a prefix, without letting keys bloat the store. */
-export const MAX_KEY_LENGTH = 200;
-/** Printable ASCII: keys come from HTTP headers, where anything else is mangled or refused on the way. */
-const PRINTABLE = /^[\x20-\x7e]+$/;
-
-/** Whether a queue accepts `key` as an idempotency key (what idempotencyKeyOf refuses otherwise). */
-export function fitsIdempotencyKey(key: string): boolean {
-  return key.length <= MAX_KEY_LENGTH && PRINTABLE.test(key);
-}
 /** Expired keys are swept at most this often (and at least once per window), so adds stay O(1) on average. */
 const SWEEP_EVERY_MS = 60_000;
 
-/**
- * The idempotency key of an enqueue, or undefined without the control. Throws BadInputError (400)
- * naming the control for an empty, overlong, unprintable or repeated key.
- */
-export function idempotencyKeyOf(controls: ValueMap): string | undefined {
-  if (!Object.hasOwn(controls, IDEMPOTENCY_KEY)) return undefined;
-  const values = controls[IDEMPOTENCY_KEY] ?? [];
-  if (values.length !== 1) throw new BadInputError(`control ${IDEMPOTENCY_KEY} takes one value, got ${values.length}`);
-  const key = values[0]!;
-  if (key === '') throw new BadInputError(`control ${IDEMPOTENCY_KEY} is empty; give a key of 1 to ${MAX_KEY_LENGTH} printable characters`);
-  if (key.length > MAX_KEY_LENGTH) throw new BadInputError(`control ${IDEMPOTENCY_KEY} is ${key.length} characters long; it may be at most ${MAX_KEY_LENGTH}`);
-  if (!PRINTABLE.test(key)) throw new BadInputError(`control ${IDEMPOTENCY_KEY} may hold printable ASCII characters only`);
-  return key;
-}
 
 /** A duplicate waiting for its first entry's write: the promise it got and how to settle it. */
 interface Waiter {

@@ -10,7 +10,7 @@ import { success } from '../../protocol/message.js';
 import type { QueueCommand } from './command-parser.js';
 import { entrySettings } from './command-parser.js';
 import { nextFiring } from './cron.js';
-import { idempotencyKeyOf } from './dedup.js';
+import { idempotencyKeyOf } from '../../protocol/idempotency.js';
 import { notBeforeOf } from './delay.js';
 import type { ActorRef } from '../../supervisors/runtime.js';
 import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';

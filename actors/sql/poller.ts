@@ -27,7 +27,7 @@ import type { Lease } from '../hive/lease.js';
 import { MarkMovedError } from './shared-mark.js';
 import type { TrackMemory, TrackValue } from './track-state.js';
 import { describeTrack, sameTrack, trackValue } from './track-state.js';
-import { IDEMPOTENCY_KEY, fitsIdempotencyKey } from '../queue/dedup.js';
+import { IDEMPOTENCY_KEY, fitsIdempotencyKey } from '../../protocol/idempotency.js';
 
 /** Data name the tracking condition's bound value is registered under (no message supplies it). */
 export const TRACK_PARAM = 'sql_track_last';

@@ -43,6 +43,12 @@ describe('the layer rules in eslint.config.js', function () {
     expect(await lint('actors/observe/trace-ring.ts', "import { Deadlines } from '../shared/deadlines.js';\nexport const x = Deadlines;\n"), 'a base room imports the rooms below it').to.deep.equal([]);
   });
 
+  it("refuse a service importing another service; the flow may use the queue's stores alone", async () => {
+    expect((await lint('actors/sql/poller.ts', "import { DedupKeys } from '../queue/dedup.js';\nexport const x = DedupKeys;\n")).join('\n')).to.match(/actors\/sql\/ is a service: it imports no other service's room/);
+    expect((await lint('actors/flow/run.ts', "import { DedupKeys } from '../queue/dedup.js';\nexport const x = DedupKeys;\n")).join('\n')).to.match(/of the queue only its stores/);
+    expect(await lint('actors/flow/run.ts', "import { MemoryStore } from '../queue/memory-store.js';\nexport const x = MemoryStore;\n")).to.deep.equal([]);
+  });
+
   it('let only the runtime import nact', async () => {
     expect((await lint('actors/hive/bridge.ts', "import nact from 'nact';\nexport const x = nact;\n")).join('\n')).to.match(/only supervisors\/runtime.ts imports nact/);
     expect(await lint('supervisors/runtime.ts', "import nact from 'nact';\nexport const x = nact;\n")).to.not.satisfy((m: string[]) => m.some((x) => x.includes('nact')));

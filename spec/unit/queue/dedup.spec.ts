@@ -5,7 +5,8 @@
  */
 import { expect } from 'chai';
 import { passedControls } from '../../../actors/queue/command-parser.js';
-import { DedupKeys, MAX_KEY_LENGTH, SeenKey, idempotencyKeyOf } from '../../../actors/queue/dedup.js';
+import { DedupKeys, SeenKey } from '../../../actors/queue/dedup.js';
+import { MAX_KEY_LENGTH, idempotencyKeyOf } from '../../../protocol/idempotency.js';
 import { BadInputError } from '../../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 
