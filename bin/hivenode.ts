@@ -47,6 +47,12 @@ function plainRun(argv: readonly string[]): { file: string; dashboardPort: strin
   return undefined;
 }
 
+/** The commands a service kind's word starts (see main); each takes exactly one argument. */
+const KIND_COMMANDS: ReadonlyArray<{ name: string; kinds: readonly string[]; arg: string; example: (kind: string) => string; run: (kind: string, arg: string) => Promise<void> }> = [
+  { name: 'check', kinds: ['flow'], arg: 'the definition (a YAML or JSON file)', example: () => 'examples/flows/order-intake.yaml', run: async (_kind, file) => (await import('./flow.js')).runFlowCheck(file) },
+  { name: 'salvage', kinds: ['queue', 'flow'], arg: "the store's directory (PersistPath/<NAME>)", example: (kind) => `/var/lib/hivenode/${kind}/orders`, run: async (kind, dir) => (await import('./salvage.js')).runSalvage(kind as 'queue' | 'flow', dir) },
+];
+
 async function main(argv: string[]): Promise<void> {
   const first = argv[0];
   const plain = plainRun(argv);
@@ -59,18 +65,15 @@ async function main(argv: string[]): Promise<void> {
     console.log(versionText());
     return;
   }
-  // `flow` is a service kind too: `hivenode flow -Definition=…` runs one, `hivenode flow check <file>` checks a definition
-  if (first === 'flow' && argv[1] === 'check' && argv.length === 3 && !argv.includes('--help')) {
-    (await import('./flow.js')).runFlowCheck(argv[2]!);
-    return;
-  }
-  // and so is `queue`: `hivenode queue salvage <dir>` (and `flow salvage`) recovers a damaged store
-  if ((first === 'queue' || first === 'flow') && argv[1] === 'salvage' && !argv.includes('--help')) {
+  // commands sharing their first word with a service kind (`hivenode flow -Definition=…` runs a flow):
+  // `hivenode flow check <file>`, `hivenode queue salvage <dir>` and `hivenode flow salvage <dir>`
+  const sub = first === undefined ? undefined : KIND_COMMANDS.find((c) => c.kinds.includes(first) && c.name === argv[1]);
+  if (first !== undefined && sub && !argv.includes('--help')) {
     if (argv.length !== 3 || argv[2]!.startsWith('-')) {
-      console.error(`hivenode: hivenode ${first} salvage needs one argument, the store's directory (PersistPath/<NAME>): hivenode ${first} salvage /var/lib/hivenode/${first}/orders`);
+      console.error(`hivenode: hivenode ${first} ${sub.name} needs one argument, ${sub.arg}: hivenode ${first} ${sub.name} ${sub.example(first)}`);
       process.exit(2);
     }
-    await (await import('./salvage.js')).runSalvage(first, argv[2]!);
+    await sub.run(first, argv[2]!);
     return;
   }
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {

@@ -55,5 +55,8 @@ describe('hivenode queue salvage', function () {
     expectRefused(run(['queue', 'salvage', dir]), dir, 'holds no queue store (queue.db)');
     expectRefused(run(['flow', 'salvage', dir]), 'holds no flow store');
     expectRefused(run(['queue', 'salvage']), 'hivenode queue salvage needs one argument');
+    // `flow check` the same way: with no file it says what it needs, not "unexpected argument 'check'"
+    expectRefused(run(['flow', 'check']), 'hivenode flow check needs one argument, the definition');
+    expectRefused(run(['flow', 'check', 'a.yaml', 'b.yaml']), 'hivenode flow check needs one argument');
   });
 });
