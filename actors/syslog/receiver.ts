@@ -13,6 +13,8 @@ import type { ListenAt } from '../shared/listen.js';
 import { bindOn, listenOn } from '../shared/listen.js';
 import type { Logger } from '../shared/logger.js';
 import type { ServerTls } from '../shared/server-tls.js';
+import { Code, isRetryableCode, isSuccessCode } from '../../protocol/codes.js';
+import type { Message } from '../../protocol/message.js';
 import { makeMessage } from '../../protocol/message.js';
 import { putMessageHop } from '../shared/trace-message.js';
 import { beginHop } from '../shared/tracing.js';
@@ -20,6 +22,8 @@ import type { AllowList } from './allow-from.js';
 import { sourceAddress } from './allow-from.js';
 import type { DecodeOptions } from './decode.js';
 import { decodeSyslog } from './decode.js';
+import type { HandoverAttempt, RelpCounters } from './relp-session.js';
+import { serveRelp } from './relp-session.js';
 import { SourceCounts } from './source-counts.js';
 import type { StreamCounters, StreamListener } from './stream-listener.js';
 import { streamListener } from './stream-listener.js';
@@ -42,6 +46,8 @@ export interface ReceiverOptions {
   channel: string;
   maxMessageBytes: number;
   maxConnections: number;
+  /** A RELP listener on its own port (TLS too when `tls` is given), with its window of frames in flight per connection. */
+  relp?: { port: number; window: number };
 }
 
 export interface ReceiverCounters extends StreamCounters {
@@ -53,13 +59,20 @@ export interface RunningReceiver {
   counters: ReceiverCounters;
   /** Sources refused by AllowFrom with their counts: the most refused ones, the rest as 'other'. */
   notAllowedFrom(): Record<string, number>;
+  /** The RELP listener's counters, when it is on. */
+  relpCounters?: RelpCounters;
   udpPort?: number;
   tcpPort?: number;
+  relpPort?: number;
   close(): Promise<void>;
 }
 
 /** How many ports the system may give UDP before a Port 0 receiver gives up finding one free over TCP too. */
 const EPHEMERAL_ATTEMPTS = 10;
+/** How long one RELP hand-over may wait for its acknowledgement before it counts as refused (504, tried again). */
+const HANDOVER_TIMEOUT_MS = 30_000;
+/** Distinct refusal reasons logged as warnings; past that, they are only counted. */
+const REASONS_LOGGED = 50;
 const portInUse = (e: unknown): boolean => ((e as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
 
 export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log: Logger): Promise<RunningReceiver> {
@@ -69,31 +82,57 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     refused.add(source);
     counters.notAllowed = refused.total;
   };
-  const handle = (bytes: Buffer, remoteAddress: string): void => {
+  /** One received message as the hive message to forward, with its trace hop; undefined when it does not decode. */
+  const received = (bytes: Buffer, remoteAddress: string): { message: Message; hop: ReturnType<typeof beginHop> } | undefined => {
     counters.received++;
     const decoded = decodeSyslog(bytes.length > opts.maxMessageBytes ? bytes.subarray(0, opts.maxMessageBytes) : bytes, { format: opts.format, decodeCEF: opts.decodeCEF, remoteAddress });
     if (!decoded.ok) {
       counters.invalid++;
-      return;
+      return undefined;
     }
     if (!decoded.expected) counters.invalid++;
     // every received message starts a trace of its own, carried in the forwarded message's Control
     const hop = beginHop(`${opts.name} receive`, opts.name, 'producer', undefined, undefined, { start: true, attributes: () => ({ 'hivenode.channel': opts.channel, 'client.address': remoteAddress }) });
     const message = makeMessage({ Class: opts.cls, Operation: opts.operation, Data: decoded.data });
     putMessageHop(message, hop);
-    void hive.emit(opts.channel, message).then((delivered) => {
-      hop?.end(delivered ? 200 : 404, delivered ? undefined : 'no listener');
+    return { message, hop };
+  };
+  const handle = (bytes: Buffer, remoteAddress: string): void => {
+    const r = received(bytes, remoteAddress);
+    if (!r) return;
+    void hive.emit(opts.channel, r.message).then((delivered) => {
+      r.hop?.end(delivered ? 200 : 404, delivered ? undefined : 'no listener');
       if (!delivered) counters.dropped++;
     });
+  };
+  /**
+   * A RELP frame's message, to be executed on the channel (tried again by the session while it is
+   * refused for a reason that may pass): acknowledged only once its listener accepted it — a
+   * durable queue once the entry is stored. A string: why the frame cannot be handed over at all.
+   */
+  const prepare = (bytes: Buffer, remoteAddress: string): HandoverAttempt | string => {
+    const r = received(bytes, remoteAddress);
+    if (!r) return 'not a syslog message (empty)';
+    let first = true;
+    return async () => {
+      const result = await hive.execute(opts.channel, r.message, HANDOVER_TIMEOUT_MS);
+      const ok = isSuccessCode(result.Code);
+      // the trace shows the first attempt: a refusal that passes is counted in relpRetries
+      if (first) r.hop?.end(result.Code, ok ? undefined : result.Message);
+      first = false;
+      if (ok) return { ok: true };
+      return { ok: false, retry: isRetryableCode(result.Code) || result.Code === Code.NotFound, reason: `${result.Code} ${result.Message}` };
+    };
   };
 
   let udp: Socket | undefined;
   let stream: StreamListener | undefined;
+  let relp: StreamListener | undefined;
   const result: RunningReceiver = {
     counters,
     notAllowedFrom: () => refused.snapshot(),
     close: async () => {
-      await Promise.all([udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined, stream?.close()]);
+      await Promise.all([udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined, stream?.close(), relp?.close()]);
     },
   };
   const at: ListenAt = { service: 'syslog', instance: opts.name, port: opts.port, host: opts.ip };
@@ -131,6 +170,26 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     }
     const address = stream.server.address();
     if (address && typeof address === 'object') result.tcpPort = address.port;
+  }
+  if (opts.relp) {
+    const relpCounters: RelpCounters = { relpAcknowledged: 0, relpRefused: 0, relpRetries: 0, relpInFlight: 0 };
+    const logged = new Set<string>();
+    const warnOnce = (reason: string, line: string): void => {
+      if (logged.has(reason) || logged.size >= REASONS_LOGGED) return log.debug(line);
+      logged.add(reason);
+      log.warn(line);
+    };
+    const session = { window: opts.relp.window, maxDataBytes: opts.maxMessageBytes, prepare, counters: relpCounters, invalid: () => void counters.invalid++, log, warnOnce };
+    relp = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, session: (socket, remote) => serveRelp(socket, remote, session) }, counters, log);
+    result.relpCounters = relpCounters;
+    try {
+      await listenOn(relp.server, { ...at, port: opts.relp.port, parameter: 'RELPPort' });
+    } catch (e) {
+      await result.close();
+      throw e;
+    }
+    const address = relp.server.address();
+    if (address && typeof address === 'object') result.relpPort = address.port;
   }
   return result;
 }

@@ -1,0 +1,150 @@
+import { expect } from 'chai';
+import { createServer, connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import type { HiveNode } from '../../node/node.js';
+import { ConfigError, ListenError } from '../../protocol/errors.js';
+import { makeMessage, mapOf } from '../../protocol/message.js';
+import { RelpDecoder, encodeRelpFrame } from '../../actors/syslog/relp-frame.js';
+import type { RelpFrame } from '../../actors/syslog/relp-frame.js';
+import { freePort } from '../adapters/ports.js';
+import { tempDir } from '../temp.js';
+import { startTestNode, until } from './helpers.js';
+import { recorded } from './queue/helpers.js';
+
+const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
+
+/** A raw RELP client: writes frames, collects the server's frames and whether it hung up. */
+async function rawClient(port: number): Promise<{ socket: Socket; got: RelpFrame[]; ended: () => boolean; send: (txnr: number, cmd: string, data?: string) => void }> {
+  const socket = connect({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const decoder = new RelpDecoder(1 << 20);
+  const got: RelpFrame[] = [];
+  let closed = false;
+  socket.on('data', (c: Buffer) => got.push(...decoder.push(c)));
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  return { socket, got, ended: () => closed, send: (txnr, cmd, data = '') => socket.write(encodeRelpFrame(txnr, cmd, data)) };
+}
+
+const text = (f: RelpFrame | undefined): string => f?.data.toString() ?? '';
+
+describe('syslog over RELP (receiver and sender, hivenode on both ends)', function () {
+  this.timeout(30_000);
+  let node: HiveNode | undefined;
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+
+  it('the RELP sender → the RELP receiver → a recorder: the caller is answered once the receiver acknowledged', async () => {
+    const dir = tempDir('hn-relp-loop-');
+    const port = await freePort();
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port, OUTPUTCHANNEL: 'sink' },
+      { service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: port, SendRELP: true, SendFormat: 'RFC5424' },
+    ]));
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ warn: [`n-${i}`] }) }), 10_000)));
+    expect(answers.map((a) => a.Code)).to.deep.equal(answers.map(() => 200));
+    // acknowledged means handed over: the recorder has every message already
+    const got = recorded(out).map((r) => r.message.Data.message![0]!);
+    expect(got.sort()).to.deep.equal(Array.from({ length: 50 }, (_, i) => `n-${i}`).sort());
+    expect(recorded(out)[0]!.message.Data.severity).to.deep.equal(['warning']);
+    const tx = node.services.find((s) => s.name === 'tx')!.running.status();
+    expect(tx).to.deep.include({ sent: 50, sendBuffered: 0, sendResent: 0 });
+  });
+
+  it('speaks RELP as librelp does: open answered with offers, syslog with 200, close with an empty rsp; a refusal that will not pass is 500', async () => {
+    const port = await freePort();
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink' },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port, OUTPUTCHANNEL: 'sink' },
+    ]));
+    const c = await rawClient(port);
+    c.send(1, 'open', OPEN);
+    c.send(2, 'syslog', '<14>Nov 24 08:05:02 host app: one');
+    c.send(3, 'syslog', '');
+    c.send(4, 'starttls');
+    c.send(5, 'close');
+    await until(() => c.ended(), 5000);
+    // each frame is answered when its hand-over ends: not necessarily in order, as librelp allows
+    expect(c.got.map((f) => `${f.txnr} ${f.command}`).sort()).to.deep.equal(['1 rsp', '2 rsp', '3 rsp', '4 rsp', '5 rsp']);
+    expect(c.got.at(-1)!.txnr, 'close is answered last').to.equal(5);
+    const byTxnr = new Map(c.got.map((f) => [f.txnr, text(f)]));
+    expect(byTxnr.get(1)).to.match(/^200 OK\nrelp_version=0\nrelp_software=hivenode\ncommands=syslog$/);
+    expect(byTxnr.get(2)).to.equal('200 OK');
+    expect(byTxnr.get(3)).to.match(/^500 not a syslog message/);
+    expect(byTxnr.get(4)).to.match(/^500 command 'starttls' is not supported/);
+    expect(byTxnr.get(5)).to.equal('');
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ relpAcknowledged: 1, relpRefused: 1 });
+  });
+
+  it('closes a connection that is not RELP: a frame before open, a transaction number out of order, bytes that are not a frame', async () => {
+    const port = await freePort();
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink' },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port, OUTPUTCHANNEL: 'sink' },
+    ]));
+    const before = await rawClient(port);
+    before.send(1, 'syslog', 'x');
+    const skipped = await rawClient(port);
+    skipped.send(1, 'open', OPEN);
+    skipped.send(3, 'syslog', 'x');
+    const garbage = await rawClient(port);
+    garbage.socket.write('<14>this is plain syslog\n');
+    const oldVersion = await rawClient(port);
+    oldVersion.send(1, 'open', 'relp_version=7\ncommands=syslog');
+    await until(() => before.ended() && skipped.ended() && garbage.ended() && oldVersion.ended(), 5000);
+    expect(skipped.got.map(text)).to.have.length(1); // the open's answer only
+    expect(oldVersion.got.map(text)[0]).to.match(/^500 relp_version 7 is not supported/);
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ invalid: 4, relpAcknowledged: 0 });
+  });
+
+  it('the RELP sender keeps messages while the server is away and answers the caller once it acknowledged them', async () => {
+    const dir = tempDir('hn-relp-late-');
+    const port = await freePort();
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([{ service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: port, SendRELP: true, SendBuffer: 10 }]));
+    const call = (i: number): Promise<number> => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`late-${i}`] }) }), 20_000).then((r) => r.Code);
+    const pending = Array.from({ length: 10 }, (_, i) => call(i));
+    // SendBuffer holds 10: the eleventh is refused at once, and counted
+    expect(await call(10)).to.equal(429);
+    const receiver = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port, OUTPUTCHANNEL: 'sink' },
+    ]);
+    try {
+      expect(await Promise.all(pending)).to.deep.equal(pending.map(() => 200));
+      expect(recorded(out)).to.have.length(10);
+      expect(node.services.find((s) => s.name === 'tx')!.running.status()).to.deep.include({ sent: 10, sendDropped: 1, sendBuffered: 0 });
+    } finally {
+      await receiver.node.stop(2000);
+    }
+  });
+
+  it('start errors name the parameter: RELPPort taken, RELPPort equal to Port, SendRELP without RemoteIP', async () => {
+    const held = createServer();
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    const port = (held.address() as { port: number }).port;
+    const failure = (services: Parameters<typeof startTestNode>[0]): Promise<unknown> =>
+      startTestNode(services).then(
+        ({ node: n }) => n.stop(1000).then(() => undefined),
+        (e: unknown) => e,
+      );
+    try {
+      const taken = await failure([{ service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port }]);
+      expect(taken).to.be.instanceOf(ListenError);
+      expect((taken as Error).message).to.equal(`syslog 'rx' cannot start: RELPPort ${port} is already in use (EADDRINUSE); choose a free RELPPort or stop the program that holds it`);
+    } finally {
+      held.close();
+    }
+    const same = await failure([{ service: 'syslog', NAME: 'rx', IP: '127.0.0.1', TCP: true, Port: 2600, RELP: true, RELPPort: 2600 }]);
+    expect(same).to.be.instanceOf(ConfigError);
+    expect((same as Error).message).to.match(/RELPPort 2600 is also Port, where the TCP receiver listens/);
+    const noRemote = await failure([{ service: 'syslog', NAME: 'tx', UDP: true, Port: 0, SendRELP: true }]);
+    expect(noRemote).to.be.instanceOf(ConfigError);
+    expect((noRemote as Error).message).to.match(/SendRELP is true but RemoteIP is not set/);
+  });
+});
