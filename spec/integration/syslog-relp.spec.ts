@@ -8,9 +8,11 @@ import { makeMessage, mapOf } from '../../protocol/message.js';
 import { RelpDecoder, encodeRelpFrame } from '../../actors/syslog/relp-frame.js';
 import type { RelpFrame } from '../../actors/syslog/relp-frame.js';
 import { freePort } from '../adapters/ports.js';
+import { certPath } from '../certs.js';
 import { tempDir } from '../temp.js';
 import { startTestNode, until } from './helpers.js';
 import { recorded } from './queue/helpers.js';
+import { status, tlsFiles } from './syslog-tls-peers.js';
 
 const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
 
@@ -48,12 +50,35 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     ]));
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ warn: [`n-${i}`] }) }), 10_000)));
     expect(answers.map((a) => a.Code)).to.deep.equal(answers.map(() => 200));
-    // acknowledged means handed over: the recorder has every message already
+    // acknowledged means handed over (the echo acknowledges an execute on receipt, then records it)
+    await until(() => recorded(out).length === 50, 5000);
     const got = recorded(out).map((r) => r.message.Data.message![0]!);
     expect(got.sort()).to.deep.equal(Array.from({ length: 50 }, (_, i) => `n-${i}`).sort());
     expect(recorded(out)[0]!.message.Data.severity).to.deep.equal(['warning']);
     const tx = node.services.find((s) => s.name === 'tx')!.running.status();
     expect(tx).to.deep.include({ sent: 50, sendBuffered: 0, sendResent: 0 });
+  });
+
+  it('RELP over TLS: the receiver with TLS true serves RELPPort over TLS (mutual TLS here), and the sender with SendTLS reaches it', async () => {
+    const dir = tempDir('hn-relp-tls-');
+    const [port, relpPort] = [await freePort(), await freePort()];
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', RELP: true, RELPPort: relpPort, OUTPUTCHANNEL: 'sink' },
+      { service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: relpPort, SendRELP: true, SendTLS: true, RemoteCA: certPath('ca.pem'), SendCert: certPath('client-alice.pem'), SendKey: certPath('client-alice.key') },
+      { service: 'syslog', NAME: 'stranger', RemoteIP: '127.0.0.1', RemotePort: relpPort, SendRELP: true, SendTLS: true, RemoteCA: certPath('ca.pem') },
+    ]));
+    const call = (channel: string, text: string): Promise<number> => node!.hive.call(channel, makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [text] }) }), 3_000).then((r) => r.Code);
+    expect(await call('tx', 'over RELP and TLS')).to.equal(200);
+    await until(() => recorded(out).length === 1, 5000);
+    expect(recorded(out).map((r) => r.message.Data.message![0])).to.deep.equal(['over RELP and TLS']);
+    // without a client certificate the handshake is refused: the message is kept, the caller not answered 200
+    expect(await call('stranger', 'refused')).to.equal(504);
+    await until(() => (status(node!, 'stranger').sendFailures as number) > 0, 5000);
+    expect(status(node, 'stranger')).to.deep.include({ sent: 0, sendBuffered: 1 });
+    expect((status(node, 'rx').tlsRefused as number) > 0).to.equal(true);
+    expect(recorded(out)).to.have.length(1);
   });
 
   it('speaks RELP as librelp does: open answered with offers, syslog with 200, close with an empty rsp; a refusal that will not pass is 500', async () => {
@@ -117,7 +142,7 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     ]);
     try {
       expect(await Promise.all(pending)).to.deep.equal(pending.map(() => 200));
-      expect(recorded(out)).to.have.length(10);
+      await until(() => recorded(out).length === 10, 5000);
       expect(node.services.find((s) => s.name === 'tx')!.running.status()).to.deep.include({ sent: 10, sendDropped: 1, sendBuffered: 0 });
     } finally {
       await receiver.node.stop(2000);

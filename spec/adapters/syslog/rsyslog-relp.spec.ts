@@ -5,6 +5,7 @@ import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { queueCall, recorded } from '../../integration/queue/helpers.js';
+import { certPath } from '../../certs.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { needRelpPeers, startRsyslog } from './peers.js';
@@ -46,6 +47,26 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     expect(got.length).to.equal(n);
     const status = node.services.find((s) => s.name === 'rx')!.running.status();
     expect(status).to.deep.include({ relpAcknowledged: n, relpRefused: 0, relpInFlight: 0 });
+  });
+
+  it('rsyslog omrelp over TLS (its certificate checked, ours required) → the RELP receiver with TLS true', async () => {
+    const dir = tempDir('hn-relp-tls-in-');
+    const [inPort, tlsPort, relpPort] = [await freePort(), await freePort(), await freePort()];
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: tlsPort, TLS: true, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', RELP: true, RELPPort: relpPort, OUTPUTCHANNEL: 'sink' },
+    ]));
+    const tls = `tls="on" tls.caCert="${certPath('ca.pem')}" tls.myCert="${certPath('client-alice.pem')}" tls.myPrivKey="${certPath('client-alice.key')}" tls.authMode="name" tls.permittedPeer="localhost"`;
+    rsyslog = startRsyslog(dir, omrelpConfig(inPort, relpPort, tls));
+    await waitForPort(inPort, 15_000, 'rsyslogd', rsyslog);
+    await feedRsyslog(
+      inPort,
+      Array.from({ length: 20 }, (_, i) => `<14>Nov 24 08:05:02 host app: t-${i}`),
+    );
+    await until(() => recorded(out).length >= 20, 30_000);
+    expect(new Set(recorded(out).map((r) => r.message.Data.message![0])).size).to.equal(20);
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ relpAcknowledged: 20, tlsRefused: 0 });
   });
 
   it('a full queue behind the receiver holds the sender back (its window fills), nothing is dropped, and the backlog drains when the queue runs again', async () => {
