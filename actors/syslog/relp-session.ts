@@ -67,13 +67,26 @@ export function serveRelp(socket: Socket, remote: string, opts: RelpSessionOptio
   const waiting: RelpFrame[] = [];
   let closing: number | undefined;
 
+  let corked = false;
   const write = (txnr: number, text: string): void => {
-    if (!closed) socket.write(encodeRelpFrame(txnr, 'rsp', text));
+    if (closed) return;
+    // answers finishing together (a group commit acknowledges many) go out in one write
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
+    socket.write(encodeRelpFrame(txnr, 'rsp', text));
   };
   const broken = (why: string): void => {
     opts.invalid();
     opts.log.warn(`syslog RELP from ${remote}: ${why}; connection closed`);
     closed = true;
+    // the answer that says why (an open refused) goes out before the connection closes
+    if (corked) socket.uncork();
     socket.destroy();
   };
 
