@@ -32,6 +32,8 @@ export interface RelpSenderOptions {
   buffer: number;
   /** The largest response accepted from the server. */
   maxDataBytes: number;
+  /** How long a session may go unanswered while messages wait (default ANSWER_TIMEOUT_MS). */
+  answerTimeoutMs?: number;
 }
 
 export interface RelpSenderCounters {
@@ -62,6 +64,13 @@ const BACKOFF_FIRST_MS = 100;
 const BACKOFF_LAST_MS = 10_000;
 /** How long close() waits for unanswered messages before it refuses them. */
 const CLOSE_WAIT_MS = 2_000;
+/**
+ * A session whose server answered nothing for this long while messages wait for answers is given up
+ * and opened again (librelp's default timeout): a server that hangs, or a peer gone without a FIN,
+ * would otherwise hold the messages until TCP keepalive noticed, hours later.
+ */
+const ANSWER_TIMEOUT_MS = 90_000;
+const ANSWER_CHECK_MS = 5_000;
 
 export class RelpSender {
   readonly counters: RelpSenderCounters = { sent: 0, dropped: 0, buffered: 0, resent: 0, refused: 0, failures: 0 };
@@ -74,12 +83,26 @@ export class RelpSender {
   private readonly unacked = new Map<number, Kept>();
   private backoffMs = BACKOFF_FIRST_MS;
   private idle: (() => void) | undefined;
+  /** When the server last answered, or when the first unanswered frame went out. */
+  private lastAnswer = Date.now();
+  private readonly watchdog: NodeJS.Timeout;
 
   constructor(
     private readonly opts: RelpSenderOptions,
     private readonly log: Logger,
   ) {
     this.connect();
+    const timeout = opts.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
+    this.watchdog = setInterval(
+      () => {
+        if (this.ready && this.unacked.size > 0 && Date.now() - this.lastAnswer > timeout) {
+          this.log.warn(`syslog RELP sender: ${this.target()} answered nothing for ${timeout / 1000} s with ${this.unacked.size} message(s) unanswered; opening a new session`);
+          this.socket?.destroy();
+        }
+      },
+      Math.min(ANSWER_CHECK_MS, timeout / 2),
+    );
+    this.watchdog.unref();
   }
 
   /** Sends the messages; resolves once the server answered every one 200. */
@@ -106,6 +129,7 @@ export class RelpSender {
     const socket = this.socket;
     if (!this.ready || !socket) return;
     if (this.unacked.size >= this.opts.window || this.waiting.length === 0) return;
+    if (this.unacked.size === 0) this.lastAnswer = Date.now();
     socket.cork();
     while (this.unacked.size < this.opts.window && this.waiting.length > 0) {
       const kept = this.waiting.shift()!;
@@ -185,6 +209,7 @@ export class RelpSender {
       this.pump();
       return;
     }
+    this.lastAnswer = Date.now();
     const kept = this.unacked.get(frame.txnr);
     if (!kept) throw new Error(`the server answered transaction ${frame.txnr}, which is not waiting for an answer`);
     this.unacked.delete(frame.txnr);
@@ -226,6 +251,7 @@ export class RelpSender {
       });
     }
     this.closed = true;
+    clearInterval(this.watchdog);
     const socket = this.socket;
     if (!socket) return this.refuseAll('the syslog sender stopped before the server acknowledged the message');
     await new Promise<void>((resolve) => {

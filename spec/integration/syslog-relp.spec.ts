@@ -6,6 +6,8 @@ import type { HiveNode } from '../../node/node.js';
 import { ConfigError, ListenError } from '../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import { RelpDecoder, encodeRelpFrame } from '../../actors/syslog/relp-frame.js';
+import { RelpSender } from '../../actors/syslog/relp-sender.js';
+import type { Logger } from '../../actors/shared/logger.js';
 import type { RelpFrame } from '../../actors/syslog/relp-frame.js';
 import { freePort } from '../adapters/ports.js';
 import { certPath } from '../certs.js';
@@ -171,5 +173,39 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const noRemote = await failure([{ service: 'syslog', NAME: 'tx', UDP: true, Port: 0, SendRELP: true }]);
     expect(noRemote).to.be.instanceOf(ConfigError);
     expect((noRemote as Error).message).to.match(/SendRELP is true but RemoteIP is not set/);
+  });
+});
+
+describe('RELP sender against a server that stops answering', function () {
+  this.timeout(10_000);
+
+  it('gives up a session that answers nothing while messages wait, and sends them again on a new one', async () => {
+    let sessions = 0;
+    const server = createServer((socket) => {
+      const session = ++sessions;
+      const decoder = new RelpDecoder(1 << 20);
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk: Buffer) => {
+        for (const f of decoder.push(chunk)) {
+          // the first session opens, then hangs; the second answers everything
+          if (f.command === 'open') socket.write(encodeRelpFrame(f.txnr, 'rsp', `200 OK\n${OPEN}`));
+          else if (session > 1) socket.write(encodeRelpFrame(f.txnr, 'rsp', '200 OK'));
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const logged: string[] = [];
+    const log = { warn: (m: string) => logged.push(m), info: () => undefined, debug: () => undefined } as unknown as Logger;
+    const sender = new RelpSender({ host: '127.0.0.1', port, window: 8, buffer: 100, maxDataBytes: 1 << 20, answerTimeoutMs: 300 }, log);
+    try {
+      expect(await sender.send(['one', 'two'])).to.equal(2);
+      expect(sessions).to.equal(2);
+      expect(sender.counters).to.deep.include({ sent: 2, resent: 2, buffered: 0 });
+      expect(logged.join('\n')).to.match(/answered nothing for 0\.3 s with 2 message\(s\) unanswered; opening a new session/);
+    } finally {
+      await sender.close();
+      server.close();
+    }
   });
 });
