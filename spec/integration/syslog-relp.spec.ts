@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createServer, connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import { buildFlow } from '../../node/console/flow-graph.js';
 import type { HiveNode } from '../../node/node.js';
 import { ConfigError, ListenError } from '../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
@@ -59,6 +60,10 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     expect(recorded(out)[0]!.message.Data.severity).to.deep.equal(['warning']);
     const tx = node.services.find((s) => s.name === 'tx')!.running.status();
     expect(tx).to.deep.include({ sent: 50, sendBuffered: 0, sendResent: 0 });
+    // the console draws both: the RELP source into rx, and tx's arrow to its server
+    const flow = buildFlow(node.services.map((s) => ({ kind: s.kind, name: s.name, channel: '', config: s.config, status: () => s.running.status() })));
+    expect(flow.nodes.find((n) => n.id === 'src:syslog:rx')?.label).to.equal(`syslog RELP :${port}`);
+    expect(flow.edges.some((e) => e.from === 'svc:tx' && e.to === 'ext:syslog:tx')).to.equal(true);
   });
 
   it('RELP over TLS: the receiver with TLS true serves RELPPort over TLS (mutual TLS here), and the sender with SendTLS reaches it', async () => {
