@@ -22,8 +22,11 @@ import type { AllowList } from './allow-from.js';
 import { sourceAddress } from './allow-from.js';
 import type { DecodeOptions } from './decode.js';
 import { decodeSyslog } from './decode.js';
-import type { HandoverAttempt, RelpCounters } from './relp-session.js';
+import type { HandoverAttempt, WindowCounters } from './handover-window.js';
+import type { RelpCounters } from './relp-session.js';
 import { serveRelp } from './relp-session.js';
+import type { TcpAckCounters } from './tcp-ack.js';
+import { serveTcpAck } from './tcp-ack.js';
 import { SourceCounts } from './source-counts.js';
 import type { StreamCounters, StreamListener } from './stream-listener.js';
 import { streamListener } from './stream-listener.js';
@@ -48,6 +51,8 @@ export interface ReceiverOptions {
   maxConnections: number;
   /** A RELP listener on its own port (TLS too when `tls` is given), with its window of frames in flight per connection. */
   relp?: { port: number; window: number };
+  /** TCPAck: the stream listener hands each message over acknowledged, at most `window` per connection at once. */
+  tcpAck?: { window: number };
 }
 
 export interface ReceiverCounters extends StreamCounters {
@@ -59,8 +64,8 @@ export interface RunningReceiver {
   counters: ReceiverCounters;
   /** Sources refused by AllowFrom with their counts: the most refused ones, the rest as 'other'. */
   notAllowedFrom(): Record<string, number>;
-  /** The RELP listener's counters, when it is on. */
-  relpCounters?: RelpCounters;
+  /** The acknowledged hand-overs' counters: RELP's and TCPAck's, when they are on. */
+  ackCounters(): Record<string, number>;
   udpPort?: number;
   tcpPort?: number;
   relpPort?: number;
@@ -106,9 +111,10 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     });
   };
   /**
-   * A RELP frame's message, to be executed on the channel (tried again by the session while it is
-   * refused for a reason that may pass): acknowledged only once its listener accepted it — a
-   * durable queue once the entry is stored. A string: why the frame cannot be handed over at all.
+   * A RELP (or TCPAck) message, to be executed on the channel (tried again by its connection's
+   * HandoverWindow while it is refused for a reason that may pass): acknowledged only once its
+   * listener accepted it — a durable queue once the entry is stored. A string: why the message
+   * cannot be handed over at all.
    */
   const prepare = (bytes: Buffer, remoteAddress: string): HandoverAttempt | string => {
     const r = received(bytes, remoteAddress);
@@ -117,7 +123,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     return async () => {
       const result = await hive.execute(opts.channel, r.message, HANDOVER_TIMEOUT_MS);
       const ok = isSuccessCode(result.Code);
-      // the trace shows the first attempt: a refusal that passes is counted in relpRetries
+      // the trace shows the first attempt: a refusal that passes is counted in relpRetries / tcpAckRetries
       if (first) r.hop?.end(result.Code, ok ? undefined : result.Message);
       first = false;
       if (ok) return { ok: true };
@@ -125,13 +131,32 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     };
   };
 
+  const logged = new Set<string>();
+  const warnOnce = (reason: string, line: string): void => {
+    if (logged.has(reason) || logged.size >= REASONS_LOGGED) return log.debug(line);
+    logged.add(reason);
+    log.warn(line);
+  };
+  const invalid = (): void => void counters.invalid++;
+  const relpCounters: RelpCounters = { relpAcknowledged: 0, relpRefused: 0 };
+  const relpWindow: WindowCounters = { inFlight: 0, retries: 0 };
+  const ackCounters: TcpAckCounters = { tcpAckRefused: 0 };
+  const ackWindow: WindowCounters = { inFlight: 0, retries: 0 };
+  /** Set by close(): TCPAck hand-overs of closed connections stop. */
+  let stopping = false;
+
   let udp: Socket | undefined;
   let stream: StreamListener | undefined;
   let relp: StreamListener | undefined;
   const result: RunningReceiver = {
     counters,
     notAllowedFrom: () => refused.snapshot(),
+    ackCounters: () => ({
+      ...(opts.relp ? { ...relpCounters, relpInFlight: relpWindow.inFlight, relpRetries: relpWindow.retries } : {}),
+      ...(opts.tcpAck && opts.tcp ? { ...ackCounters, tcpAckInFlight: ackWindow.inFlight, tcpAckRetries: ackWindow.retries } : {}),
+    }),
     close: async () => {
+      stopping = true;
       await Promise.all([udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined, stream?.close(), relp?.close()]);
     },
   };
@@ -149,7 +174,11 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   };
   if (opts.udp) await openUdp();
   if (opts.tcp) {
-    stream = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, frame: handle }, counters, log);
+    const base = { maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse };
+    const acked = opts.tcpAck
+      ? { window: opts.tcpAck.window, maxMessageBytes: opts.maxMessageBytes, prepare, counters: ackCounters, windowCounters: ackWindow, invalid, log, warnOnce, kind: opts.tls ? ('TLS' as const) : ('TCP' as const), running: () => !stopping }
+      : undefined;
+    stream = streamListener(acked ? { ...base, session: (socket, remote) => serveTcpAck(socket, remote, acked) } : { ...base, frame: handle }, counters, log);
     // Port 0 with both: TCP takes the port the system gave UDP, which a TCP socket (an outgoing
     // connection's end) may hold already; UDP is then bound again elsewhere, a few times
     for (let attempt = 1; ; attempt++) {
@@ -172,16 +201,8 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     if (address && typeof address === 'object') result.tcpPort = address.port;
   }
   if (opts.relp) {
-    const relpCounters: RelpCounters = { relpAcknowledged: 0, relpRefused: 0, relpRetries: 0, relpInFlight: 0 };
-    const logged = new Set<string>();
-    const warnOnce = (reason: string, line: string): void => {
-      if (logged.has(reason) || logged.size >= REASONS_LOGGED) return log.debug(line);
-      logged.add(reason);
-      log.warn(line);
-    };
-    const session = { window: opts.relp.window, maxDataBytes: opts.maxMessageBytes, prepare, counters: relpCounters, invalid: () => void counters.invalid++, log, warnOnce };
+    const session = { window: opts.relp.window, maxDataBytes: opts.maxMessageBytes, prepare, counters: relpCounters, windowCounters: relpWindow, invalid, log, warnOnce };
     relp = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, session: (socket, remote) => serveRelp(socket, remote, session) }, counters, log);
-    result.relpCounters = relpCounters;
     try {
       await listenOn(relp.server, { ...at, port: opts.relp.port, parameter: 'RELPPort' });
     } catch (e) {

@@ -45,6 +45,7 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
   if (c.SendRELP && !c.RemoteIP) throw new ConfigError('SendRELP is true but RemoteIP is not set: give the RELP server (rsyslog imrelp) to send to');
   if (c.SendTLS && c.SendFraming === 'lf' && !c.SendRELP) throw new ConfigError("SendFraming 'lf' cannot be used with SendTLS: syslog over TLS is octet-counted (RFC 5425)");
   if (c.RELP && (c.TCP || c.TLS) && c.RELPPort === c.Port && c.Port !== 0) throw new ConfigError(`RELPPort ${c.RELPPort} is also Port, where the ${c.TLS ? 'TLS' : 'TCP'} receiver listens: give RELP a port of its own`);
+  if (c.TCPAck && !c.TCP && !c.TLS) throw new ConfigError('TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false (RELP acknowledges always; UDP cannot)');
   const allow = AllowList.parse(c.AllowFrom);
   if (allow && !receiving) throw new ConfigError('AllowFrom limits the receiver, but UDP, TCP, TLS and RELP are all false');
   const sendTls = SendTls.fromConfig(c, ctx.log);
@@ -52,12 +53,13 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
   let receiver: RunningReceiver | undefined;
   if (receiving) {
     const relp = c.RELP ? { port: c.RELPPort, window: c.RELPWindow } : undefined;
+    const tcpAck = c.TCPAck ? { window: c.RELPWindow } : undefined;
     receiver = await startReceiver(
-      { name: ctx.name, ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP || c.TLS, tls, allow, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections, relp },
+      { name: ctx.name, ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP || c.TLS, tls, allow, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections, relp, tcpAck },
       ctx.hive,
       ctx.log,
     );
-    const streamName = tls ? `TLS${tls.clientAuth === 'none' ? '' : ` (client certificates: ${tls.clientAuth})`}` : 'TCP';
+    const streamName = `${tls ? `TLS${tls.clientAuth === 'none' ? '' : ` (client certificates: ${tls.clientAuth})`}` : 'TCP'}${c.TCPAck ? ' (TCPAck)' : ''}`;
     const limit = allow ? `, from ${allow.entries.join(', ')} only` : '';
     const relpText = receiver.relpPort !== undefined ? ` RELP${tls ? ' over TLS' : ''} ${receiver.relpPort} (window ${c.RELPWindow})` : '';
     ctx.log.info(`syslog receiver on ${c.IP}${receiver.udpPort !== undefined ? ` UDP ${receiver.udpPort}` : ''}${receiver.tcpPort !== undefined ? ` ${streamName} ${receiver.tcpPort}` : ''}${relpText}${limit}, forwarding to '${c.OUTPUTCHANNEL}'${relpText ? ' (RELP: acknowledged hand-over)' : ''}`);
@@ -69,7 +71,7 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
     c.RemoteIP && !relpSender ? new SyslogSender({ host: c.RemoteIP, port: c.RemotePort, tcp: c.SendTCP || c.SendTLS, tls: sendTls, ...format, framing: c.SendFraming as 'octet-counting' | 'lf', buffer: c.SendBuffer }, ctx.log) : undefined;
   const sent = sender?.counters ?? relpSender?.counters;
   const figures = (): Record<string, unknown> => ({
-    ...(receiver ? { ...receiver.counters, ...receiver.relpCounters, ...(allow ? { notAllowedFrom: receiver.notAllowedFrom() } : {}), udpPort: receiver.udpPort, [tls ? 'tlsPort' : 'tcpPort']: receiver.tcpPort, relpPort: receiver.relpPort } : {}),
+    ...(receiver ? { ...receiver.counters, ...receiver.ackCounters(), ...(allow ? { notAllowedFrom: receiver.notAllowedFrom() } : {}), udpPort: receiver.udpPort, [tls ? 'tlsPort' : 'tcpPort']: receiver.tcpPort, relpPort: receiver.relpPort } : {}),
     ...(sent ? { sent: sent.sent, sendDropped: sent.dropped, sendBuffered: sent.buffered, sendFailures: sent.failures, sendError: sent.error } : {}),
     ...(relpSender ? { sendResent: relpSender.counters.resent, sendRefused: relpSender.counters.refused } : {}),
   });

@@ -6,6 +6,7 @@ import { buildFlow } from '../../node/console/flow-graph.js';
 import type { HiveNode } from '../../node/node.js';
 import { ConfigError, ListenError } from '../../protocol/errors.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
+import { frameOctetCounted } from '../../actors/syslog/format.js';
 import { RelpDecoder, encodeRelpFrame } from '../../actors/syslog/relp-frame.js';
 import { RelpSender } from '../../actors/syslog/relp-sender.js';
 import type { Logger } from '../../actors/shared/logger.js';
@@ -14,7 +15,7 @@ import { freePort } from '../adapters/ports.js';
 import { certPath } from '../certs.js';
 import { tempDir } from '../temp.js';
 import { startTestNode, until } from './helpers.js';
-import { recorded } from './queue/helpers.js';
+import { queueCall, recorded } from './queue/helpers.js';
 import { status, tlsFiles } from './syslog-tls-peers.js';
 
 const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
@@ -156,6 +157,39 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     }
   });
 
+  it('TCPAck: a full queue behind a TCP receiver stops it reading (RELPWindow messages wait), nothing is dropped, and the backlog drains when the queue runs', async () => {
+    const dir = tempDir('hn-tcpack-');
+    const [acked, plain] = [await freePort(), await freePort()];
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'sink', StartPaused: true, Capacity: 10 },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: acked, TCP: true, TCPAck: true, RELPWindow: 4, OUTPUTCHANNEL: 'q' },
+      { service: 'syslog', NAME: 'rx-plain', IP: '127.0.0.1', Port: plain, TCP: true, OUTPUTCHANNEL: 'q' },
+    ]));
+    const write = async (port: number, prefix: string, n: number): Promise<void> => {
+      const socket = connect({ host: '127.0.0.1', port });
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      await new Promise<void>((resolve) => socket.end(Array.from({ length: n }, (_, i) => frameOctetCounted(`<14>Nov 24 08:05:02 host app: ${prefix}-${i}`)).join(''), resolve));
+    };
+    await write(acked, 'a', 50);
+    await until(() => status(node!, 'rx').tcpAckInFlight === 4, 5000);
+    await new Promise((r) => setTimeout(r, 500));
+    // 10 stored, 4 in hand-over (refused 507, tried again), the other 36 waiting their turn
+    expect(status(node, 'rx')).to.deep.include({ received: 14, tcpAckInFlight: 4, tcpAckRefused: 0 });
+    // the same over plain TCP: the full queue refuses what the receiver emits, and it is gone
+    await write(plain, 'p', 5);
+    await until(() => status(node!, 'rx-plain').received === 5, 5000);
+    expect((await queueCall(node, { command: ['unpause'] }, {}, 'q')).Code).to.equal(200);
+    await until(() => recorded(out).length >= 50, 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const got = recorded(out).map((r) => r.message.Data.message![0]!);
+    expect(got.filter((m) => m.startsWith('a-')).sort()).to.deep.equal(Array.from({ length: 50 }, (_, i) => `a-${i}`).sort());
+    expect(got.filter((m) => m.startsWith('p-'))).to.deep.equal([]);
+    expect(status(node, 'rx')).to.deep.include({ received: 50, tcpAckInFlight: 0, tcpAckRefused: 0 });
+    expect(status(node, 'rx').tcpAckRetries as number).to.be.greaterThan(0);
+  });
+
   it('start errors name the parameter: RELPPort taken, RELPPort equal to Port, SendRELP without RemoteIP', async () => {
     const held = createServer();
     await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
@@ -175,6 +209,9 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const same = await failure([{ service: 'syslog', NAME: 'rx', IP: '127.0.0.1', TCP: true, Port: 2600, RELP: true, RELPPort: 2600 }]);
     expect(same).to.be.instanceOf(ConfigError);
     expect((same as Error).message).to.match(/RELPPort 2600 is also Port, where the TCP receiver listens/);
+    const ackUdp = await failure([{ service: 'syslog', NAME: 'rx', UDP: true, Port: 0, TCPAck: true }]);
+    expect(ackUdp).to.be.instanceOf(ConfigError);
+    expect((ackUdp as Error).message).to.match(/TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false/);
     const noRemote = await failure([{ service: 'syslog', NAME: 'tx', UDP: true, Port: 0, SendRELP: true }]);
     expect(noRemote).to.be.instanceOf(ConfigError);
     expect((noRemote as Error).message).to.match(/SendRELP is true but RemoteIP is not set/);
