@@ -28,6 +28,7 @@ import { serveRelp } from './relp-session.js';
 import type { TcpAckCounters } from './tcp-ack.js';
 import { serveTcpAck } from './tcp-ack.js';
 import { SourceCounts } from './source-counts.js';
+import type { SourceRate } from './source-rate.js';
 import type { StreamCounters, StreamListener } from './stream-listener.js';
 import { streamListener } from './stream-listener.js';
 
@@ -51,6 +52,8 @@ export interface ReceiverOptions {
   maxConnections: number;
   /** A RELP listener on its own port (TLS too when `tls` is given), with its window of frames in flight per connection. */
   relp?: { port: number; window: number };
+  /** SourceRate: per-source limits (dropped over UDP and TCP, delayed over RELP and TCPAck). */
+  sourceRate?: SourceRate;
   /** TCPAck: the stream listener hands each message over acknowledged, at most `window` per connection at once. */
   tcpAck?: { window: number };
 }
@@ -64,6 +67,8 @@ export interface RunningReceiver {
   counters: ReceiverCounters;
   /** Sources refused by AllowFrom with their counts: the most refused ones, the rest as 'other'. */
   notAllowedFrom(): Record<string, number>;
+  /** SourceRate's counts, when it is set: rateLimited (dropped), rateLimitedFrom (per source), rateDelayed (RELP, TCPAck). */
+  rateFigures(): Record<string, number | Record<string, number>>;
   /** The acknowledged hand-overs' counters: RELP's and TCPAck's, when they are on. */
   ackCounters(): Record<string, number>;
   udpPort?: number;
@@ -102,7 +107,13 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     putMessageHop(message, hop);
     return { message, hop };
   };
+  const limited = new SourceCounts();
+  let rateDelayed = 0;
   const handle = (bytes: Buffer, remoteAddress: string): void => {
+    if (opts.sourceRate && !opts.sourceRate.take(remoteAddress)) {
+      limited.add(sourceAddress(remoteAddress));
+      return;
+    }
     const r = received(bytes, remoteAddress);
     if (!r) return;
     void hive.emit(opts.channel, r.message).then((delivered) => {
@@ -120,7 +131,11 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     const r = received(bytes, remoteAddress);
     if (!r) return 'not a syslog message (empty)';
     let first = true;
+    // over its SourceRate the message waits for its token: RELP and TCPAck promise no drops
+    const delay = opts.sourceRate?.reserve(remoteAddress) ?? 0;
+    if (delay > 0) rateDelayed++;
     return async () => {
+      if (first && delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       const result = await hive.execute(opts.channel, r.message, HANDOVER_TIMEOUT_MS);
       const ok = isSuccessCode(result.Code);
       // the trace shows the first attempt: a refusal that passes is counted in relpRetries / tcpAckRetries
@@ -151,6 +166,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   const result: RunningReceiver = {
     counters,
     notAllowedFrom: () => refused.snapshot(),
+    rateFigures: (): Record<string, number | Record<string, number>> => (opts.sourceRate ? { rateLimited: limited.total, rateLimitedFrom: limited.snapshot(), rateDelayed } : {}),
     ackCounters: () => ({
       ...(opts.relp ? { ...relpCounters, relpInFlight: relpWindow.inFlight, relpRetries: relpWindow.retries } : {}),
       ...(opts.tcpAck && opts.tcp ? { ...ackCounters, tcpAckInFlight: ackWindow.inFlight, tcpAckRetries: ackWindow.retries } : {}),

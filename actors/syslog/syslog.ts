@@ -22,6 +22,7 @@ import { startReceiver } from './receiver.js';
 import { SendTls } from './send-tls.js';
 import { RelpSender } from './relp-sender.js';
 import { SyslogSender, formatLines } from './sender.js';
+import { SourceRate } from './source-rate.js';
 
 type SyslogConfig = ConfigOf<typeof SYSLOG_PARAMS>;
 
@@ -48,6 +49,8 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
   if (c.TCPAck && !c.TCP && !c.TLS) throw new ConfigError('TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false (RELP acknowledges always; UDP cannot)');
   const allow = AllowList.parse(c.AllowFrom);
   if (allow && !receiving) throw new ConfigError('AllowFrom limits the receiver, but UDP, TCP, TLS and RELP are all false');
+  const sourceRate = SourceRate.parse(c.SourceRate);
+  if (sourceRate && !receiving) throw new ConfigError('SourceRate limits the receiver, but UDP, TCP, TLS and RELP are all false');
   const sendTls = SendTls.fromConfig(c, ctx.log);
   const tls = receiverTls(c, where, ctx);
   let receiver: RunningReceiver | undefined;
@@ -55,12 +58,12 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
     const relp = c.RELP ? { port: c.RELPPort, window: c.RELPWindow } : undefined;
     const tcpAck = c.TCPAck ? { window: c.RELPWindow } : undefined;
     receiver = await startReceiver(
-      { name: ctx.name, ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP || c.TLS, tls, allow, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections, relp, tcpAck },
+      { name: ctx.name, ip: c.IP, port: c.Port, udp: c.UDP, tcp: c.TCP || c.TLS, tls, allow, format: c.Format as InputFormatName, decodeCEF: c.DecodeCEF, cls: c.Class, operation: c.Operation, channel: c.OUTPUTCHANNEL, maxMessageBytes: c.MaxMessageBytes, maxConnections: c.MaxConnections, relp, tcpAck, sourceRate },
       ctx.hive,
       ctx.log,
     );
     const streamName = `${tls ? `TLS${tls.clientAuth === 'none' ? '' : ` (client certificates: ${tls.clientAuth})`}` : 'TCP'}${c.TCPAck ? ' (TCPAck)' : ''}`;
-    const limit = allow ? `, from ${allow.entries.join(', ')} only` : '';
+    const limit = `${allow ? `, from ${allow.entries.join(', ')} only` : ''}${sourceRate ? `, at most ${sourceRate.rules.map((r) => `${r.perSecond}/s per source in ${r.cidr}`).join(', ')}` : ''}`;
     const relpText = receiver.relpPort !== undefined ? ` RELP${tls ? ' over TLS' : ''} ${receiver.relpPort} (window ${c.RELPWindow})` : '';
     ctx.log.info(`syslog receiver on ${c.IP}${receiver.udpPort !== undefined ? ` UDP ${receiver.udpPort}` : ''}${receiver.tcpPort !== undefined ? ` ${streamName} ${receiver.tcpPort}` : ''}${relpText}${limit}, forwarding to '${c.OUTPUTCHANNEL}'${relpText ? ' (RELP: acknowledged hand-over)' : ''}`);
   }
@@ -71,7 +74,7 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
     c.RemoteIP && !relpSender ? new SyslogSender({ host: c.RemoteIP, port: c.RemotePort, tcp: c.SendTCP || c.SendTLS, tls: sendTls, ...format, framing: c.SendFraming as 'octet-counting' | 'lf', buffer: c.SendBuffer }, ctx.log) : undefined;
   const sent = sender?.counters ?? relpSender?.counters;
   const figures = (): Record<string, unknown> => ({
-    ...(receiver ? { ...receiver.counters, ...receiver.ackCounters(), ...(allow ? { notAllowedFrom: receiver.notAllowedFrom() } : {}), udpPort: receiver.udpPort, [tls ? 'tlsPort' : 'tcpPort']: receiver.tcpPort, relpPort: receiver.relpPort } : {}),
+    ...(receiver ? { ...receiver.counters, ...receiver.ackCounters(), ...receiver.rateFigures(), ...(allow ? { notAllowedFrom: receiver.notAllowedFrom() } : {}), udpPort: receiver.udpPort, [tls ? 'tlsPort' : 'tcpPort']: receiver.tcpPort, relpPort: receiver.relpPort } : {}),
     ...(sent ? { sent: sent.sent, sendDropped: sent.dropped, sendBuffered: sent.buffered, sendFailures: sent.failures, sendError: sent.error } : {}),
     ...(relpSender ? { sendResent: relpSender.counters.resent, sendRefused: relpSender.counters.refused } : {}),
   });

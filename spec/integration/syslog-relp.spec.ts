@@ -16,7 +16,7 @@ import { certPath } from '../certs.js';
 import { tempDir } from '../temp.js';
 import { startTestNode, until } from './helpers.js';
 import { queueCall, recorded } from './queue/helpers.js';
-import { status, tlsFiles } from './syslog-tls-peers.js';
+import { status, tlsFiles, udpFrom } from './syslog-tls-peers.js';
 
 const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
 
@@ -190,6 +190,34 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     expect(status(node, 'rx').tcpAckRetries as number).to.be.greaterThan(0);
   });
 
+  it('SourceRate: over UDP a source over its limit is dropped and counted per source, another is not limited; over RELP the messages wait instead', async () => {
+    const dir = tempDir('hn-rate-');
+    const [udpPort, relpPort] = [await freePort(), await freePort()];
+    const out = join(dir, 'out.jsonl');
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'sink', RecordFile: out },
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: udpPort, UDP: true, RELP: true, RELPPort: relpPort, SourceRate: '127.0.0.1/32=5/s', OUTPUTCHANNEL: 'sink' },
+    ]));
+    for (let i = 0; i < 20; i++) await udpFrom('127.0.0.1', udpPort, `<14>Nov 24 08:05:02 host app: one-${i}`);
+    for (let i = 0; i < 20; i++) await udpFrom('127.0.0.2', udpPort, `<14>Nov 24 08:05:02 host app: two-${i}`);
+    await until(() => (status(node!, 'rx').received as number) + (status(node!, 'rx').rateLimited as number) === 40, 5000);
+    const s = status(node, 'rx');
+    // a burst of 5 passes (plus what the second refilled while the datagrams went out)
+    expect(s.received as number).to.be.within(25, 27);
+    expect(s.rateLimited as number).to.equal(40 - (s.received as number));
+    expect(s.rateLimitedFrom).to.deep.equal({ '127.0.0.1': s.rateLimited });
+    // RELP promises no drops: 15 frames from the limited source go out at 5/s after a burst of 5
+    const c = await rawClient(relpPort);
+    const began = Date.now();
+    c.send(1, 'open', OPEN);
+    for (let i = 0; i < 15; i++) c.send(2 + i, 'syslog', `<14>Nov 24 08:05:02 host app: relp-${i}`);
+    await until(() => c.got.length === 16, 10_000);
+    expect(Date.now() - began).to.be.at.least(1500);
+    expect(c.got.map(text).filter((t) => t === '200 OK')).to.have.length(15);
+    expect(status(node, 'rx').rateDelayed as number).to.be.at.least(9);
+    c.socket.destroy();
+  });
+
   it('start errors name the parameter: RELPPort taken, RELPPort equal to Port, SendRELP without RemoteIP', async () => {
     const held = createServer();
     await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
@@ -212,6 +240,9 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const ackUdp = await failure([{ service: 'syslog', NAME: 'rx', UDP: true, Port: 0, TCPAck: true }]);
     expect(ackUdp).to.be.instanceOf(ConfigError);
     expect((ackUdp as Error).message).to.match(/TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false/);
+    const badRate = await failure([{ service: 'syslog', NAME: 'rx', UDP: true, Port: 0, SourceRate: '10.0.0.0/8=fast' }]);
+    expect(badRate).to.be.instanceOf(ConfigError);
+    expect((badRate as Error).message).to.match(/SourceRate rule '10\.0\.0\.0\/8=fast' is not 'cidr=N\/s'/);
     const noRemote = await failure([{ service: 'syslog', NAME: 'tx', UDP: true, Port: 0, SendRELP: true }]);
     expect(noRemote).to.be.instanceOf(ConfigError);
     expect((noRemote as Error).message).to.match(/SendRELP is true but RemoteIP is not set/);
