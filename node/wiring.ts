@@ -28,7 +28,7 @@ export interface ChannelSend {
 const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v)).trim();
 
 /** Whether a syslog service receives (and so forwards to OUTPUTCHANNEL). */
-export const syslogReceives = (c: Readonly<Record<string, unknown>>): boolean => c.UDP === true || c.TCP === true || c.TLS === true;
+export const syslogReceives = (c: Readonly<Record<string, unknown>>): boolean => c.UDP === true || c.TCP === true || c.TLS === true || c.RELP === true;
 
 export function sendsOf(kind: string, c: Readonly<Record<string, unknown>>): ChannelSend[] {
   const sends: ChannelSend[] = [];

@@ -23,7 +23,7 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'syslog-relp', 'startup', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
@@ -42,7 +42,8 @@ const TITLES: Record<string, string> = {
   'sql-batch': 'SQL service, SQL_BATCH — 10,000 rows in one message against the raw driver and single-row messages',
   httpclient: 'HTTP client — against raw undici and got',
   exec: 'Exec — against raw spawn',
-  syslog: 'Syslog receiver — against a raw node:dgram receiver',
+  syslog: 'Syslog receiver — UDP against a raw node:dgram receiver, TCP against rsyslogd',
+  'syslog-relp': 'Syslog over RELP — receive into a SQLite queue, each message answered once stored, against plain TCP into the same queue',
   startup: 'A whole node: start-up time and memory',
   template: 'Templates — against Go text/template',
 };

@@ -15,7 +15,7 @@ npx tsc -p tsconfig.json   # the benches run compiled, from dist/bench
 # tsc writes dist/bin/hivenode.js again: the bundle (launcher, cli.cjs, chunks) is what users run and what
 # bench/startup.ts and the tracing benches start
 node --import tsx scripts/bundle.ts
-bash scripts/ensure-packages.sh wrk:wrk nats-server:nats-server redis-server:redis-server go:golang-go valgrind:valgrind
+bash scripts/ensure-packages.sh wrk:wrk nats-server:nats-server redis-server:redis-server go:golang-go valgrind:valgrind rsyslogd:rsyslog
 bash scripts/sql-servers.sh >/dev/null
 export PATH="$PATH:/usr/sbin"
 peers=bench/peers

@@ -67,6 +67,8 @@ export class ServerTls {
   private readonly sources: Partial<Record<Part, Source>>;
   private current: SecureContextOptions;
   private watched: string[] = [];
+  /** The servers given to watch(): one listener may have several (the syslog receiver's TLS and RELP ports). */
+  private readonly servers: TlsServer[] = [];
   private settle: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -108,12 +110,13 @@ export class ServerTls {
     };
   }
 
-  /** Re-reads the files when they change and gives the server the new context, until close(). */
+  /** Re-reads the files when they change and gives the server (and every other server watched) the new context, until close(). */
   watch(server: TlsServer, log: Logger): void {
+    this.servers.push(server);
     const onChange = (now: Stats, before: Stats): void => {
       if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
       clearTimeout(this.settle);
-      this.settle = setTimeout(() => this.reload(server, log), SETTLE_MS);
+      this.settle = setTimeout(() => this.reload(log), SETTLE_MS);
       this.settle.unref();
     };
     for (const s of Object.values(this.sources)) {
@@ -127,13 +130,14 @@ export class ServerTls {
     clearTimeout(this.settle);
     for (const path of this.watched) unwatchFile(path);
     this.watched = [];
+    this.servers.length = 0;
   }
 
-  private reload(server: TlsServer, log: Logger): void {
+  private reload(log: Logger): void {
     try {
       const next = this.read((part, e) => new Error(`${part} ${this.describe(part)}: ${e}`));
       this.current = next;
-      server.setSecureContext(this.serverOptions());
+      for (const server of this.servers) server.setSecureContext(this.serverOptions());
       log.info(`${this.where}: TLS certificate reloaded (${this.subject()})`);
       this.warnIfExpiring(log);
     } catch (e) {

@@ -55,6 +55,12 @@ export interface SenderCounters {
   error?: string;
 }
 
+/** The syslog lines of one request's Data, in SendFormat (outgoing.ts: which messages, of which severity). */
+export function formatLines(data: ValueMap, opts: Pick<SenderOptions, 'format' | 'tag' | 'json'>, host: string, date = new Date()): string[] {
+  const fmt = (m: OutgoingMessage): string => (opts.format === 'RFC5424' ? formatRfc5424(m) : formatRfc3164(m));
+  return outgoingMessages(data, { hostname: host, tag: opts.tag, pid: process.pid }, opts.json, date).map(fmt);
+}
+
 export class SyslogSender {
   readonly counters: SenderCounters = { sent: 0, dropped: 0, buffered: 0, failures: 0 };
   private udp: UdpSocket | undefined;
@@ -75,8 +81,7 @@ export class SyslogSender {
 
   /** Lines for one message's Data (outgoing.ts: which messages, of which severity). */
   lines(data: ValueMap, date = new Date()): string[] {
-    const fmt = (m: OutgoingMessage): string => (this.opts.format === 'RFC5424' ? formatRfc5424(m) : formatRfc3164(m));
-    return outgoingMessages(data, { hostname: this.host, tag: this.opts.tag, pid: process.pid }, this.opts.json, date).map(fmt);
+    return formatLines(data, this.opts, this.host, date);
   }
 
   /** Sends the messages of one Data; resolves when handed to the socket (or buffered). */

@@ -34,16 +34,18 @@ export interface StreamCounters {
   tlsRefused: number;
 }
 
-export interface StreamListenerOptions {
+interface ListenerBase {
   maxMessageBytes: number;
   maxConnections: number;
   tls?: ServerTls;
   allow?: AllowList;
   /** A source refused by AllowFrom. */
   refuse(source: string): void;
-  /** One received frame. */
-  frame(bytes: Buffer, remoteAddress: string): void;
 }
+
+/** Either RFC 6587 frames, each handed to `frame`, or a connection served by `session` itself (RELP). */
+export type StreamListenerOptions = ListenerBase &
+  ({ frame(bytes: Buffer, remoteAddress: string): void; session?: undefined } | { session(socket: Socket, remoteAddress: string): void; frame?: undefined });
 
 export interface StreamListener {
   server: Server;
@@ -54,12 +56,14 @@ export function streamListener(opts: StreamListenerOptions, counters: StreamCoun
   const sockets = new Set<Socket>();
   const kind = opts.tls ? 'TLS' : 'TCP';
   const serve = (socket: Socket, remote: string): void => {
+    if (opts.session) return opts.session(socket, remote);
+    const frame = opts.frame;
     const decoder = new FrameDecoder(opts.maxMessageBytes);
     // a TLS socket is a second socket over the accepted one: its errors (a reset) need a listener too
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
       try {
-        for (const frame of decoder.push(chunk)) opts.frame(frame, remote);
+        for (const f of decoder.push(chunk)) frame(f, remote);
       } catch (e) {
         counters.invalid++;
         log.warn(`syslog ${kind} frame from ${remote} refused (${describeError(e)}); connection closed`);

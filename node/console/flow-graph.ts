@@ -108,9 +108,11 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
       case 'syslog':
         if (syslogReceives(c)) {
           const over = [c.UDP === true ? 'UDP' : '', c.TCP === true ? 'TCP' : '', c.TLS === true ? 'TLS' : ''].filter(Boolean).join('/');
-          fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}`, detail: 'senders' }, id, 'received', { service: s.name, figure: 'received' });
+          const relp = c.RELP === true ? `RELP :${text(status.relpPort ?? c.RELPPort)}` : '';
+          const label = [over ? `${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}` : '', relp].filter(Boolean).join(', ');
+          fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${label}`, detail: 'senders' }, id, 'received', { service: s.name, figure: 'received' });
         }
-        if (text(c.RemoteIP) && (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true)) {
+        if (text(c.RemoteIP) && (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true || c.SendRELP === true)) {
           edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:syslog:${s.name}`, kind: 'external', label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`, detail: 'syslog server' }), label: 'sends', counted: { service: s.name, figure: 'sent' } });
         }
         break;

@@ -70,7 +70,7 @@ export class NodeMetrics {
     });
     new Gauge({
       name: 'hivenode_service_figure_by_key',
-      help: "Every figure a service reports as numbers by key (notAllowedFrom: syslog sources refused by AllowFrom, bounded to the most refused plus 'other').",
+      help: "Every figure a service reports as numbers by key (notAllowedFrom: syslog sources refused by AllowFrom; rateLimitedFrom: syslog sources over their SourceRate; each bounded to the most counted plus 'other').",
       labelNames: ['service', 'kind', 'figure', 'key'],
       registers: [registry],
       collect() {

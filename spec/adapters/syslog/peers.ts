@@ -15,11 +15,16 @@ export function needPeers(ctx: Mocha.Context): void {
   }
 }
 
-/** Whether rsyslog's GnuTLS network stream driver (Debian rsyslog-gnutls) is installed. */
-export function haveGtls(): boolean {
+/** Whether rsyslog's modules of these names are installed (in /usr/lib/rsyslog or /usr/lib/<arch>/rsyslog). */
+function haveRsyslogModules(...modules: string[]): boolean {
   const lib = '/usr/lib';
   const dirs = [lib, ...readdirSync(lib).map((d) => join(lib, d))];
-  return dirs.some((d) => existsSync(join(d, 'rsyslog', 'lmnsd_gtls.so')));
+  return dirs.some((d) => modules.every((m) => existsSync(join(d, 'rsyslog', `${m}.so`))));
+}
+
+/** Whether rsyslog's GnuTLS network stream driver (Debian rsyslog-gnutls) is installed. */
+export function haveGtls(): boolean {
+  return haveRsyslogModules('lmnsd_gtls');
 }
 
 /** Like needPeers, and also rsyslog's gtls driver (scripts/servers.sh installs rsyslog-gnutls). */
@@ -42,4 +47,18 @@ export function startRsyslog(dir: string, config: string[]): ChildProcess {
   const conf = join(dir, 'rsyslog.conf');
   writeFileSync(conf, [`global(workDirectory="${dir}")`, ...config, ''].join('\n'));
   return spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: ['ignore', openSync(join(dir, 'rsyslogd.log'), 'a'), openSync(join(dir, 'rsyslogd.log'), 'a')] });
+}
+
+/** Whether rsyslog's RELP modules (Debian rsyslog-relp: imrelp, omrelp) are installed. */
+export function haveRelp(): boolean {
+  return haveRsyslogModules('imrelp', 'omrelp');
+}
+
+/** Like needPeers, and also rsyslog's RELP modules (scripts/servers.sh installs rsyslog-relp). */
+export function needRelpPeers(ctx: Mocha.Context): void {
+  needPeers(ctx);
+  if (!haveRelp()) {
+    if (process.env.CI) throw new Error("rsyslog's RELP modules are needed (scripts/servers.sh installs rsyslog-relp)");
+    ctx.skip();
+  }
 }

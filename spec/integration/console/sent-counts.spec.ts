@@ -70,6 +70,7 @@ describe('sent counts: each service counts what it sends, per channel', function
     expect(sendsOf('queue', { DefaultChannel: 'x', DefaultDeadLetterSlap: '' })).to.deep.equal([{ channel: 'x', label: 'delivers' }]);
     expect(sendsOf('syslog', { OUTPUTCHANNEL: 'logs', UDP: false, TCP: false, TLS: false })).to.deep.equal([]);
     expect(sendsOf('syslog', { OUTPUTCHANNEL: 'logs', UDP: true })).to.deep.equal([{ channel: 'logs', label: 'messages' }]);
+    expect(sendsOf('syslog', { OUTPUTCHANNEL: 'logs', RELP: true })).to.deep.equal([{ channel: 'logs', label: 'messages' }]);
     expect(sendsOf('sql', { OUTPUTCHANNEL: 'rows', SQL_POLLMODE: true, Template: 'hive://t', TemplateChannel: 'store' })).to.deep.equal([
       { channel: 'rows', label: 'polled rows' },
       { channel: 'store', label: 'templates', secondary: true },

@@ -105,6 +105,36 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
     }
   });
 
+  it('gives a changed certificate to every server it watches (the syslog receiver has a TLS port and a RELP port)', async () => {
+    const dir = tempDir();
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    copyFileSync(certPath('server.pem'), cert);
+    copyFileSync(certPath('server.key'), key);
+    const lines: string[] = [];
+    const log = recordingLogger(lines);
+    const tls = ServerTls.fromConfig({ ...off, TLSCert: cert, TLSKey: key }, 'syslog rx', log)!;
+    const servers = [createServer(tls.serverOptions(), (s) => s.end()), createServer(tls.serverOptions(), (s) => s.end())];
+    for (const server of servers) {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      tls.watch(server, log);
+    }
+    try {
+      // both files at once, so no half-written pair is read
+      copyFileSync(certPath('other-server.key'), key);
+      copyFileSync(certPath('other-server.pem'), cert);
+      await waitFor(() => lines.some((l) => /TLS certificate reloaded/.test(l)));
+      for (const server of servers) {
+        const served = await servedCN((server.address() as AddressInfo).port);
+        served.socket.destroy();
+        expect(served.cn).to.equal('not trusted CA');
+      }
+    } finally {
+      tls.close();
+      for (const server of servers) await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('names the user of a verified client certificate by its CN, and none for a certificate it could not verify', async () => {
     const tls = ServerTls.fromConfig({ TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSCA: certPath('ca.pem'), TLSClientAuth: 'request' }, 'gateway g1', recordingLogger([]))!;
     const users: (string | undefined)[] = [];

@@ -10,7 +10,7 @@ function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<ty
   return { log, text: async () => (await new Promise((r) => setTimeout(r, 20)), chunks.join('')) };
 }
 
-describe('actors/shared/logger', () => {
+describe('actors/observe/logger', () => {
   it('masks secrets and credentials unless LOGSENSITIVE', async () => {
     const masked = capture({ secrets: ['hunter2-secret'] });
     masked.log.info('connecting with hunter2-secret', { authorization: 'Basic YWxpY2U6cHc=', password: 'x' });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { TRACESTATE_MAX_LENGTH, boundTracestate, formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes, traceIdOf } from '../../../actors/observe/trace-context.js';
 
-describe('actors/shared/trace-context: W3C traceparent', () => {
+describe('actors/observe/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
   it('parses a valid traceparent (surrounding blanks) and formats it back; upper-case hex is invalid (HEXDIGLC), not continued', () => {

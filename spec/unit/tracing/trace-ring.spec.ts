@@ -14,7 +14,7 @@ const span = (traceId: string, spanId: string, extra: Partial<RingSpan> = {}): R
   ...extra,
 });
 
-describe('actors/shared/trace-ring: recent sampled traces for the console', () => {
+describe('actors/observe/trace-ring: recent sampled traces for the console', () => {
   it('groups spans by trace, earliest first, with the root, the services, the span and the error', () => {
     const ring = new TraceRing();
     ring.add(span('a'.repeat(32), 'child', { parentSpanId: 'root', start: 1005, duration: 20, service: 'queue', status: 'error', statusMessage: '502 upstream' }));
