@@ -108,7 +108,7 @@ describe('console on a NATS hive: every node sharing the hive, through its KV bu
     // the page draws edge-b's services as boxes with their node, and the arrow with its rate
     const page = await (await fetch(`${base}/flow`)).text();
     expect(page).to.match(/<g class="flow-node" data-node="remote:edge-b@[^"]+:edge-b-queue"[^>]*><title>edge-b-queue \(queue on edge-b\)<\/title>/);
-    expect(page).to.match(/<g class="flow-edge" data-edge="remote:edge-b@[^"]+:edge-b-queue->svc:echo-a">[\s\S]*?<text[^>]*>delivers · [\d.]+\/s<\/text>/);
+    expect(page).to.match(/<g class="flow-edge" data-edge="remote:edge-b@[^"]+:edge-b-queue->svc:echo-a"[^>]*>[\s\S]*?<text[^>]*>delivers · [\d.]+\/s<\/text>/);
     expect(page).to.match(/<tr><td>edge-b-queue on edge-b<\/td><td>echo-a<\/td><td>delivers · [\d.]+\/s<\/td><\/tr>/);
   });
 });
