@@ -58,7 +58,10 @@ export class NatsSharedLog implements SharedLog {
   private readonly prefix: string;
   readonly maxRecordBytes: number;
 
+  readonly servers: { version: string; persistMode?: string };
+
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     name: string,
@@ -68,6 +71,22 @@ export class NatsSharedLog implements SharedLog {
     this.prefix = `hivenode.log.${name}.`;
     // the publish carries a few headers beside the record
     this.maxRecordBytes = maxPayload - 1024;
+    this.servers = { version: nc.info?.version ?? '0.0.0' };
+  }
+
+  onReconnect(listener: () => void): () => void {
+    const status = this.nc.status();
+    let stopped = false;
+    void (async () => {
+      for await (const s of status) {
+        if (stopped) break;
+        if (s.type === 'reconnect') listener();
+      }
+    })();
+    return () => {
+      stopped = true;
+      (status as { stop?: () => void }).stop?.();
+    };
   }
 
   /**
@@ -80,7 +99,7 @@ export class NatsSharedLog implements SharedLog {
     const jsm = await jetstreamManager(nc).catch((e: unknown) => {
       throw new ConfigError(`JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`);
     });
-    const self = new NatsSharedLog(jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
+    const self = new NatsSharedLog(nc, jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
     const config: Partial<StreamConfig> & { name: string } = {
       name: self.stream,
       subjects: [`${self.prefix}>`],
@@ -102,6 +121,9 @@ export class NatsSharedLog implements SharedLog {
       const hint = /replicas|cluster|insufficient resources|peer/i.test(why) ? `; ${options.replicas} replicas need a JetStream cluster of at least ${options.replicas} servers (give Replicas 1 on a single server)` : '';
       throw new ConfigError(`JetStream refused the stream ${self.stream} (${why})${hint}`);
     }
+    // persist_mode exists from nats-server 2.12: 'async' acknowledges before writing
+    const persistMode = (existing?.config as { persist_mode?: string } | undefined)?.persist_mode;
+    if (persistMode) self.servers.persistMode = persistMode;
     return self;
   }
 
@@ -110,8 +132,8 @@ export class NatsSharedLog implements SharedLog {
    * finds no responder or times out; it is sent again, with the same message id, so a first try that
    * was stored after all is recognised by JetStream as a duplicate and stored once.
    */
-  async append(topic: string, data: Uint8Array, after?: number): Promise<number> {
-    const msgID = randomUUID();
+  async append(topic: string, data: Uint8Array, after?: number, id?: string): Promise<number> {
+    const msgID = id ?? randomUUID();
     const until = Date.now() + APPEND_RETRY_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
       try {

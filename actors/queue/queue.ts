@@ -61,7 +61,6 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
 
   const groups = groupLimitsOf(config);
   if (config.Store === 'jetstream') {
-    if (ctx.explicit.has('PersistPath')) ctx.log.warn('PersistPath is not used with Store jetstream: the entries are kept in the NATS hive');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, held }));
   }
 
