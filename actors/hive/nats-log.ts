@@ -59,6 +59,7 @@ export class NatsSharedLog implements SharedLog {
   readonly maxRecordBytes: number;
 
   readonly servers: { version: string; persistMode?: string };
+  identity = '';
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -111,8 +112,10 @@ export class NatsSharedLog implements SharedLog {
     };
     const existing = await jsm.streams.info(self.stream).catch(() => undefined);
     try {
-      if (!existing) await jsm.streams.add(config);
-      else if (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes) {
+      // the stream's creation time tells it apart from one deleted and made again under its name
+      if (!existing) self.identity = `${self.stream}@${(await jsm.streams.add(config)).created}`;
+      else self.identity = `${self.stream}@${existing.created}`;
+      if (existing && (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes)) {
         log.info(`stream ${self.stream}: replicas ${existing.config.num_replicas} → ${options.replicas}, max bytes ${existing.config.max_bytes} → ${config.max_bytes}`);
         await jsm.streams.update(self.stream, { ...existing.config, num_replicas: options.replicas, max_bytes: config.max_bytes });
       }

@@ -155,6 +155,8 @@ export interface SharedLog {
    * persist_mode (actors/queue/durability.ts). Absent on a log that is not a server's.
    */
   readonly servers?: { version: string; persistMode?: string };
+  /** Names this log apart from any other, one deleted and made again under the same name included. */
+  readonly identity?: string;
   /** Calls `listener` each time the connection to the servers comes back after a drop; returns the unsubscribe. */
   onReconnect?(listener: () => void): () => void;
   /** Hands the records matching the pattern from position `from` on, in order, to `onRecords` (in chunks, each awaited); ends at the last record that existed when the read began. */

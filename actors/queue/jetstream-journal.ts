@@ -17,7 +17,7 @@
  * take the first free slot; a node started later takes a dead node's slot with its records, and
  * publishes them again when it holds the queue.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -87,8 +87,12 @@ export class LogJournal {
     this.sweeper.unref();
   }
 
-  /** Opens the first free slot's journal under `base` (made when missing). */
-  static async open(base: string, holdMs: number, log: Logger, now: () => number = Date.now): Promise<LogJournal> {
+  /**
+   * Opens the first free slot's journal under `base` (made when missing) for the stream `identity`: a
+   * journal written for another stream (one deleted and made again, another hive on this PersistPath)
+   * is emptied, never published into this one.
+   */
+  static async open(base: string, identity: string, holdMs: number, log: Logger, now: () => number = Date.now): Promise<LogJournal> {
     for (let slot = 0; slot < SLOTS; slot++) {
       const dir = join(base, `journal-${slot}`);
       makeDirectory(dir, 'PersistPath');
@@ -99,9 +103,32 @@ export class LogJournal {
         if (e instanceof StoreHeldError && slot < SLOTS - 1) continue;
         throw e;
       }
-      return new LogJournal(dir, holdMs, lock, log, now);
+      const journal = new LogJournal(dir, holdMs, lock, log, now);
+      await journal.bind(identity);
+      return journal;
     }
     throw new UnavailableError('no free journal slot');
+  }
+
+  private async bind(identity: string): Promise<void> {
+    const file = join(this.dir, 'stream');
+    let was: string | undefined;
+    try {
+      was = readFileSync(file, 'utf8');
+    } catch {
+      was = undefined;
+    }
+    if (was === identity) return;
+    if (was !== undefined && this.segments.length > 0) this.log.warn(`queue journal ${this.dir} was written for ${was}, not ${identity}: its records are dropped`);
+    await this.discard();
+    writeFileSync(`${file}.tmp`, identity);
+    const fd = openSync(`${file}.tmp`, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(`${file}.tmp`, file);
   }
 
   /** Whether records from before this start (or not yet held long enough) are kept. */

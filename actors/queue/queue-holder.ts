@@ -78,7 +78,7 @@ export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: Run
   let journaled: JournaledLog | undefined;
   if (durability.level === Durability.Journal) {
     if (c.PersistPath === '') throw new ConfigError(`Durability ${durability.level} keeps a journal of the queue's writes in PersistPath, which is empty: give PersistPath a local directory, or give Durability replicated`);
-    journaled = new JournaledLog(log, await LogJournal.open(join(c.PersistPath, ctx.name), durability.holdMs, ctx.log), ctx.log, new Set([SNAPSHOT]));
+    journaled = new JournaledLog(log, await LogJournal.open(join(c.PersistPath, ctx.name), log.identity ?? log.servers?.version ?? '', durability.holdMs, ctx.log), ctx.log, new Set([SNAPSHOT]));
   } else if (ctx.explicit.has('PersistPath')) ctx.log.warn(`PersistPath is not used with Store jetstream and Durability ${durability.level}: the entries are kept in the NATS hive`);
   ctx.log.info(`queue '${ctx.name}' Durability ${durability.level}: ${durability.why}`);
   const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`);

@@ -75,7 +75,7 @@ describe('queue journal (Durability journal)', () => {
     for (const j of opened.splice(0)) await j.close();
   });
   const open = async (dir: string, holdMs = 60_000, now?: () => number): Promise<LogJournal> => {
-    const j = await LogJournal.open(dir, holdMs, log, now);
+    const j = await LogJournal.open(dir, 'HIVENODE_LOG_test@1', holdMs, log, now);
     opened.push(j);
     return j;
   };
@@ -140,6 +140,17 @@ describe('queue journal (Durability journal)', () => {
     expect(r.kept).to.equal(8 + 3);
     expect(stream.topic('log')).to.deep.equal(Array.from({ length: 8 }, (_, i) => `op ${i}`));
     expect(stream.records.filter((x) => x.topic.startsWith('kept.')).map(text)).to.deep.equal(['kept 0', 'kept 3', 'kept 6']);
+  });
+
+  it('a journal written for another stream (deleted and made again, another hive) is emptied, not published into this one', async () => {
+    const dir = tempDir('hn-jnl-');
+    const first = await open(dir);
+    await write(new JournaledLog(new LosingLog(), first, log, new Set(['snap'])), 0, 3, 0);
+    await first.close();
+    opened.splice(opened.indexOf(first), 1);
+    const other = await LogJournal.open(dir, 'HIVENODE_LOG_test@2', 60_000, log);
+    opened.push(other);
+    expect(other.kept()).to.deep.equal([]);
   });
 
   it('nodes sharing a PersistPath take journal slots of their own', async () => {
