@@ -21,12 +21,31 @@
  * published again); the store's compaction waits for the journal's hold before it purges (jetstream-store.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { describeError } from '../../protocol/errors.js';
+import { StorageFullError, describeError } from '../../protocol/errors.js';
 import type { LogRecord, SharedLog } from '../hive/transport.js';
 import { LogFencedError } from '../hive/transport.js';
 import type { Logger } from '../shared/logger.js';
 import type { JournalRecord, LogJournal } from './jetstream-journal.js';
-import { whileElecting } from './jetstream-store.js';
+
+/** How long publishing again waits for the stream to answer after its servers came back (a meta leader, then the stream's, are elected). */
+const RECOVER_WAIT_MS = 90_000;
+
+/**
+ * Runs `run` again on any failure but a fence or a full stream until RECOVER_WAIT_MS: servers coming
+ * back from a power cut answer "stream not found", "no responders" or time out for a while.
+ */
+async function untilAnswered<T>(run: () => Promise<T>, log: Logger, what: string): Promise<T> {
+  const until = Date.now() + RECOVER_WAIT_MS;
+  for (let tries = 0; ; tries++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (e instanceof LogFencedError || e instanceof StorageFullError || Date.now() > until) throw e;
+      if (tries % 10 === 0) log.warn(`queue journal: ${what} is not answered yet (${describeError(e)}); trying again`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -47,7 +66,7 @@ export class JournaledLog implements SharedLog {
   readonly servers: SharedLog['servers'];
   /** A recovery under way: appends wait for it. */
   private recovering: Promise<Recovery> | undefined;
-  /** JetStream publishes under way (a recovery starts once they settled). */
+  /** Journaled appends under way, until acknowledged or marked refused (a recovery starts once they are). */
   private readonly publishing = new Set<Promise<unknown>>();
   /** Position JetStream gave each journaled record, while it may still be published again. */
   private readonly positions = new Map<string, { seq: number; at: number }>();
@@ -74,20 +93,39 @@ export class JournaledLog implements SharedLog {
     const record: JournalRecord = { id: id ?? randomUUID(), topic, ...(fence === undefined ? {} : { after: fence }), data };
     const written = this.journal.write(record);
     const published = this.inner.append(topic, data, fence, record.id);
-    this.publishing.add(published);
-    const [w, p] = await Promise.allSettled([written, published]);
-    this.publishing.delete(published);
-    if (w.status === 'fulfilled' && p.status === 'fulfilled') return this.acknowledged(record.id, p.value);
-    if (w.status === 'fulfilled' && p.status === 'rejected' && p.reason instanceof LogFencedError) {
-      // the stream may have gone back (a power cut of its servers): then our record is published again
-      const again = await this.recover().then(
-        () => this.republished.get(record.id),
-        (e: unknown) => this.log.warn(`queue journal: publishing again failed (${describeError(e)})`),
-      );
-      if (again !== undefined) return this.acknowledged(record.id, again);
+    // settled once the append is acknowledged or its refusal marked in the journal: a recovery reading
+    // the journal before that would publish again a record whose append is being refused
+    let finished: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    this.publishing.add(done);
+    try {
+      const [w, p] = await Promise.allSettled([written, published]);
+      if (w.status === 'fulfilled' && p.status === 'fulfilled') {
+        // the store's fence now names a position JetStream just gave: the old positions are of no more use
+        // (kept, one could be taken for a new position that happens to have the same number)
+        if (fence !== undefined) this.moved.clear();
+        return this.acknowledged(record.id, p.value);
+      }
+      if (w.status === 'fulfilled' && p.status === 'rejected' && p.reason instanceof LogFencedError) {
+        // the stream may have gone back (a power cut of its servers): then our record is published again
+        this.publishing.delete(done);
+        finished();
+        const again = await this.recover().then(
+          () => this.republished.get(record.id),
+          (e: unknown) => this.log.warn(`queue journal: publishing again failed (${describeError(e)})`),
+        );
+        if (again !== undefined) {
+          // the store is given a new position: any old one it might name next is one it got before
+          this.moved.clear();
+          return this.acknowledged(record.id, again);
+        }
+      }
+      if (w.status === 'fulfilled') await this.journal.drop(record.id);
+      throw p.status === 'rejected' ? p.reason : (w as PromiseRejectedResult).reason;
+    } finally {
+      this.publishing.delete(done);
+      finished();
     }
-    if (w.status === 'fulfilled') await this.journal.drop(record.id);
-    throw p.status === 'rejected' ? p.reason : (w as PromiseRejectedResult).reason;
   }
 
   private acknowledged(id: string, seq: number): number {
@@ -100,6 +138,12 @@ export class JournaledLog implements SharedLog {
       this.positions.delete(key);
     }
     return seq;
+  }
+
+  /** A new store reads the stream from its start: no position it names needs moving. */
+  newTerm(): void {
+    this.moved.clear();
+    this.positions.clear();
   }
 
   /** Publishes again what the journal keeps and the stream lost (one recovery at a time; appends wait). */
@@ -122,27 +166,31 @@ export class JournaledLog implements SharedLog {
     for (const topic of new Set(records.filter((r) => r.after !== undefined).map((r) => r.topic))) {
       const chain = records.map((r, i) => ({ r, i })).filter((x) => x.r.topic === topic && x.r.after !== undefined);
       const start = chain[0]!.r.after!;
-      const last = await whileElecting(() => this.inner.last(topic), this.log);
+      const last = await untilAnswered(() => this.inner.last(topic), this.log, 'reading the stream');
       // the stream's newest record is our newest: everything before it survived too
       if (last && sameBytes(last.data, chain[chain.length - 1]!.r.data)) {
         survivedUpTo = Math.max(survivedUpTo, chain[chain.length - 1]!.i);
         continue;
       }
       const stream: LogRecord[] = [];
-      await whileElecting(async () => {
-        stream.length = 0;
-        await this.inner.read(topic, (rs) => void stream.push(...rs), start + 1);
-      }, this.log);
+      await untilAnswered(
+        async () => {
+          stream.length = 0;
+          await this.inner.read(topic, (rs) => void stream.push(...rs), start + 1);
+        },
+        this.log,
+        'reading the stream',
+      );
       let k = 0;
       while (k < chain.length && k < stream.length && sameBytes(stream[k]!.data, chain[k]!.r.data)) k++;
       if (k > 0) survivedUpTo = Math.max(survivedUpTo, chain[k - 1]!.i);
       if (k === chain.length) continue;
       if (k < stream.length) {
+        // kept, not published: they leave the journal as they are held long enough
         result.abandoned = chain.length - k;
         this.log.error(
           `queue journal: the stream lost ${chain.length - k} record(s) of this node's that another node wrote after; they cannot be published again without undoing its writes (docs/ARCHITECTURE.md, The journal)`,
         );
-        await this.journal.discard();
         return result;
       }
       let at = k > 0 ? stream[k - 1]!.seq : start;
@@ -162,7 +210,7 @@ export class JournaledLog implements SharedLog {
       const chain = r.after === undefined ? undefined : chains.get(r.topic);
       // a fenced record before its chain's first lost one survived, as did an unfenced one before the last survivor
       if (r.after !== undefined ? !chain || i < chain.firstLost : i <= survivedUpTo) continue;
-      const seq = await whileElecting(() => this.inner.append(r.topic, r.data, chain?.at, r.id), this.log);
+      const seq = await untilAnswered(() => this.inner.append(r.topic, r.data, chain?.at, r.id), this.log, 'publishing again');
       if (chain) {
         const old = this.positions.get(r.id);
         if (old) this.moved.set(old.seq, seq);

@@ -174,6 +174,7 @@ class QueueHolder implements RunningService {
     try {
       // before the stream is read: what this node wrote and the stream lost (a power cut of every
       // server, this node's own restart) is put back first (docs/ARCHITECTURE.md, The journal)
+      this.journaled?.newTerm();
       const recovered = await this.journaled?.recover();
       if (recovered && recovered.kept > 0) this.ctx.log.info(`queue '${this.ctx.name}' journal: ${recovered.kept} record(s) kept, ${recovered.republished} published again`);
       this.term = { queue: await this.run(parent, store, held), parent };
