@@ -13,7 +13,9 @@
  * must be more than none (nats-server 2.9 fsyncs every 60 s: the cut loses what it acknowledged since),
  * or this test could not catch a journal that does nothing.
  * The streams are made a sync interval before the first cut: a stream made less than that before a
- * power cut of every server is lost whole (measured on 2.9.10), a limit the journal does not lift.
+ * power cut of every server is lost whole (measured on 2.9.10), a limit the journal does not lift. At
+ * full scale the run outlasts the journal's hold (240 s on 2.9), so the cuts also test that what the
+ * journal released was durable on the servers.
  * Scaled: 2 cycles; full (HIVENODE_CHAOS=full): 10 cycles.
  */
 import { expect } from 'chai';
@@ -40,7 +42,10 @@ const CYCLES = byScale(2, 10);
 const PER_CYCLE = byScale(300, 500);
 /** Enqueues in flight at once per queue. */
 const CONCURRENCY = 8;
-/** nats-server 2.9's background sync interval plus a margin: the streams are older than it before the first cut. */
+/**
+ * The streams are this old before the first cut: one made less than a sync interval (60 s on 2.9)
+ * before a power cut of every server is lost whole, its configuration too (measured on 2.9.10).
+ */
 const STREAMS_SETTLE_MS = 75_000;
 const QUEUES = ['jq', 'rq'] as const;
 type QueueName = (typeof QUEUES)[number];

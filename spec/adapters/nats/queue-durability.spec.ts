@@ -43,7 +43,7 @@ describe('queue on JetStream: Durability checked against the server', function (
     try {
       const until = Date.now() + 20_000;
       while (!/Durability journal/.test(node.output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      expect(node.output()).to.match(/queue 'dq' Durability journal: the default; nats-server [\d.]+ fsyncs only every 60 s and cannot fsync before acknowledging; records stay in the journal 75 s/);
+      expect(node.output()).to.match(/queue 'dq' Durability journal: the default; nats-server [\d.]+ fsyncs only every 60 s and cannot fsync before acknowledging; records stay in the journal 240 s/);
     } finally {
       await node.kill('SIGTERM');
     }
