@@ -216,6 +216,7 @@ export class JournaledLog implements SharedLog {
         if (old) this.moved.set(old.seq, seq);
         chain.at = seq;
       }
+      this.positions.set(r.id, { seq, at: Date.now() });
       this.republished.set(r.id, seq);
       result.republished++;
     }
