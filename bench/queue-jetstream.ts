@@ -5,14 +5,16 @@
  * its acknowledgement) to a file stream, and a pull consumer takes and acknowledges each. Also
  * against BullMQ on redis with appendfsync always (bench/peers), as bench/bullmq.ts runs it. The
  * hivenode side is a node on the NATS hive: an enqueue is a hive call to the queue, answered once
- * JetStream acknowledged it; delivery is a hive call to an echo service, DeliveryConcurrency 32.
- * All alternate in each round; medians.
+ * JetStream acknowledged it (Durability replicated) or once JetStream acknowledged it and the node
+ * fsynced it to its journal (Durability journal, the default on nats-server 2.9); delivery is a hive
+ * call to an echo service, DeliveryConcurrency 32. All alternate in each round; medians.
  */
 import { PassThrough } from 'node:stream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { HiveNode } from '../node/node.js';
+import { tempDir } from '../spec/temp.js';
 import { natsCluster } from '../spec/adapters/nats/cluster.js';
 import { natsServer, natsServerAvailable } from '../spec/adapters/nats/server.js';
 import { fmt, interleavedAll, report } from './lib.js';
@@ -36,8 +38,11 @@ interface Hive {
 
 let rounds = 0;
 
+type Durability = 'journal' | 'replicated';
+const DURABILITIES: readonly Durability[] = ['journal', 'replicated'];
+
 /** One hivenode round on a fresh queue NAME (a fresh stream): entries per second from the first enqueue to the last delivery. */
-async function queueRound(hive: Hive): Promise<number> {
+async function queueRound(hive: Hive, durability: Durability): Promise<number> {
   const name = `jq${Date.now()}${rounds++}`;
   const common: Array<[string, string]> = [
     ['SERVERHOST', hive.url],
@@ -47,7 +52,7 @@ async function queueRound(hive: Hive): Promise<number> {
     logStream: new PassThrough(),
     services: [
       { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'target'], ...common] }] },
-      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['Store', 'jetstream'], ['Replicas', String(hive.replicas)], ['DefaultChannel', 'target'], ['DeliveryConcurrency', String(CONSUMER_CONCURRENCY)], ...common] }] },
+      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['Store', 'jetstream'], ['Replicas', String(hive.replicas)], ['DefaultChannel', 'target'], ['DeliveryConcurrency', String(CONSUMER_CONCURRENCY)], ['Durability', durability], ['PersistPath', tempDir('hn-bench-journal-')], ...common] }] },
     ],
   });
   const q = node.services.find((s) => s.kind === 'queue')!;
@@ -104,28 +109,35 @@ const hives: Hive[] = [
 try {
   console.log(`records ${RECORDS}, producers ${PRODUCERS}, consumer concurrency ${CONSUMER_CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`);
   let bull: number | undefined;
-  const ours: number[] = [];
+  const ours: Array<Record<Durability, number>> = [];
   for (const hive of hives) {
     const nc = await connect({ servers: hive.url.split(','), ...(hive.auth ? { token: hive.auth } : {}) });
     // warm-up: JIT, the streams' first writes, the cluster's leaders elected
-    await queueRound(hive);
+    for (const d of DURABILITIES) await queueRound(hive, d);
     await bareRound(nc, hive.replicas);
-    const runs = [() => queueRound(hive), () => bareRound(nc, hive.replicas), ...(peers && redis && bull === undefined ? [() => bullRound(peers, redis, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY)] : [])];
-    const [queue, bare, bullRate] = await interleavedAll(ROUNDS, runs);
+    const runs = [...DURABILITIES.map((d) => () => queueRound(hive, d)), () => bareRound(nc, hive.replicas), ...(peers && redis && bull === undefined ? [() => bullRound(peers, redis, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY)] : [])];
+    const [journal, replicated, bare, bullRate] = await interleavedAll(ROUNDS, runs);
     await nc.close();
     if (bullRate !== undefined) bull = bullRate;
-    ours.push(queue!);
+    const rates: Record<Durability, number> = { journal: journal!, replicated: replicated! };
+    ours.push(rates);
     const where = hive.replicas === 1 ? 'R1, one nats-server' : 'R3, three-server cluster';
-    console.log(`hivenode queue Store jetstream, ${where}: ${fmt(queue!)} entries/s`);
-    console.log(`bare nats.js JetStream publish + consume, ${where}: ${fmt(bare!)} messages/s  (hivenode/bare ${(queue! / bare!).toFixed(2)})`);
-    report({ figure: `queue Store jetstream enqueue+deliver, ${where}, ${PRODUCERS} producers, delivery concurrency ${CONSUMER_CONCURRENCY}`, hivenode: queue!, unit: 'entries/s', baseline: `bare nats.js JetStream publish (acknowledged) + pull consume (acknowledged), ${where}`, baselineValue: bare!, target: '≥ 0.7', met: queue! / bare! >= 0.7 });
+    for (const d of DURABILITIES) {
+      console.log(`hivenode queue Store jetstream, Durability ${d}, ${where}: ${fmt(rates[d])} entries/s  (hivenode/bare ${(rates[d] / bare!).toFixed(2)})`);
+      report({ figure: `queue Store jetstream Durability ${d} enqueue+deliver, ${where}, ${PRODUCERS} producers, delivery concurrency ${CONSUMER_CONCURRENCY}`, hivenode: rates[d], unit: 'entries/s', baseline: `bare nats.js JetStream publish (acknowledged) + pull consume (acknowledged), ${where}`, baselineValue: bare!, target: '≥ 0.7', met: rates[d] / bare! >= 0.7 });
+    }
+    console.log(`bare nats.js JetStream publish + consume, ${where}: ${fmt(bare!)} messages/s`);
   }
   if (bull !== undefined && redis) {
     const name = `BullMQ ${peerVersion('bullmq')} on ${redis.name}`;
+    console.log(`${name}: ${fmt(bull)} jobs/s`);
     for (const [i, hive] of hives.entries()) {
       const where = hive.replicas === 1 ? 'R1' : 'R3';
-      console.log(`${name}: ${fmt(bull)} jobs/s  (hivenode ${where}/BullMQ ${(ours[i]! / bull).toFixed(2)})`);
-      report({ figure: `queue Store jetstream enqueue+deliver (${where}), ${PRODUCERS} producers, consumer concurrency ${CONSUMER_CONCURRENCY}`, hivenode: ours[i]!, unit: 'entries/s', baseline: name, baselineValue: bull, peer: true, target: '≥ 1', met: ours[i]! / bull >= 1 });
+      for (const d of DURABILITIES) {
+        console.log(`  hivenode ${where} Durability ${d}/BullMQ ${(ours[i]![d] / bull).toFixed(2)}`);
+        // journal is the level that survives what appendfsync always survives (a power cut): it must keep up; replicated is shown for its cost
+        report({ figure: `queue Store jetstream Durability ${d} enqueue+deliver (${where}), ${PRODUCERS} producers, consumer concurrency ${CONSUMER_CONCURRENCY}`, hivenode: ours[i]![d], unit: 'entries/s', baseline: name, baselineValue: bull, peer: true, ...(d === 'journal' ? { target: '≥ 1', met: ours[i]![d] / bull >= 1 } : {}) });
+      }
     }
   } else {
     console.log('BullMQ figures skipped: needs bench/peers installed and redis-server');

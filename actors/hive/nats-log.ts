@@ -58,7 +58,11 @@ export class NatsSharedLog implements SharedLog {
   private readonly prefix: string;
   readonly maxRecordBytes: number;
 
+  readonly servers: { version: string; persistMode?: string };
+  identity = '';
+
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     name: string,
@@ -68,6 +72,22 @@ export class NatsSharedLog implements SharedLog {
     this.prefix = `hivenode.log.${name}.`;
     // the publish carries a few headers beside the record
     this.maxRecordBytes = maxPayload - 1024;
+    this.servers = { version: nc.info?.version ?? '0.0.0' };
+  }
+
+  onReconnect(listener: () => void): () => void {
+    const status = this.nc.status();
+    let stopped = false;
+    void (async () => {
+      for await (const s of status) {
+        if (stopped) break;
+        if (s.type === 'reconnect') listener();
+      }
+    })();
+    return () => {
+      stopped = true;
+      (status as { stop?: () => void }).stop?.();
+    };
   }
 
   /**
@@ -80,7 +100,7 @@ export class NatsSharedLog implements SharedLog {
     const jsm = await jetstreamManager(nc).catch((e: unknown) => {
       throw new ConfigError(`JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`);
     });
-    const self = new NatsSharedLog(jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
+    const self = new NatsSharedLog(nc, jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
     const config: Partial<StreamConfig> & { name: string } = {
       name: self.stream,
       subjects: [`${self.prefix}>`],
@@ -92,8 +112,10 @@ export class NatsSharedLog implements SharedLog {
     };
     const existing = await jsm.streams.info(self.stream).catch(() => undefined);
     try {
-      if (!existing) await jsm.streams.add(config);
-      else if (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes) {
+      // the stream's creation time tells it apart from one deleted and made again under its name
+      if (!existing) self.identity = `${self.stream}@${(await jsm.streams.add(config)).created}`;
+      else self.identity = `${self.stream}@${existing.created}`;
+      if (existing && (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes)) {
         log.info(`stream ${self.stream}: replicas ${existing.config.num_replicas} → ${options.replicas}, max bytes ${existing.config.max_bytes} → ${config.max_bytes}`);
         await jsm.streams.update(self.stream, { ...existing.config, num_replicas: options.replicas, max_bytes: config.max_bytes });
       }
@@ -102,6 +124,9 @@ export class NatsSharedLog implements SharedLog {
       const hint = /replicas|cluster|insufficient resources|peer/i.test(why) ? `; ${options.replicas} replicas need a JetStream cluster of at least ${options.replicas} servers (give Replicas 1 on a single server)` : '';
       throw new ConfigError(`JetStream refused the stream ${self.stream} (${why})${hint}`);
     }
+    // persist_mode exists from nats-server 2.12: 'async' acknowledges before writing
+    const persistMode = (existing?.config as { persist_mode?: string } | undefined)?.persist_mode;
+    if (persistMode) self.servers.persistMode = persistMode;
     return self;
   }
 
@@ -110,8 +135,8 @@ export class NatsSharedLog implements SharedLog {
    * finds no responder or times out; it is sent again, with the same message id, so a first try that
    * was stored after all is recognised by JetStream as a duplicate and stored once.
    */
-  async append(topic: string, data: Uint8Array, after?: number): Promise<number> {
-    const msgID = randomUUID();
+  async append(topic: string, data: Uint8Array, after?: number, id?: string): Promise<number> {
+    const msgID = id ?? randomUUID();
     const until = Date.now() + APPEND_RETRY_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
       try {

@@ -150,9 +150,20 @@ export interface SharedLog {
   /**
    * Appends a record; resolves with its position once the log holds it at its replication. With
    * `after`, only if the topic's last record is at that position (0: the topic has none): else it
-   * rejects with a LogFencedError, and nothing is appended — what keeps a second writer out.
+   * rejects with a LogFencedError, and nothing is appended — what keeps a second writer out. `id`
+   * (Nats-Msg-Id) makes an append sent again within the servers' duplicate window a no-op answering the
+   * first one's position (a random one when not given).
    */
-  append(topic: string, data: Uint8Array, after?: number): Promise<number>;
+  append(topic: string, data: Uint8Array, after?: number, id?: string): Promise<number>;
+  /**
+   * What the servers show a client about their durability: the version in INFO and the stream's
+   * persist_mode (actors/queue/durability.ts). Absent on a log that is not a server's.
+   */
+  readonly servers?: { version: string; persistMode?: string };
+  /** Names this log apart from any other, one deleted and made again under the same name included. */
+  readonly identity?: string;
+  /** Calls `listener` each time the connection to the servers comes back after a drop; returns the unsubscribe. */
+  onReconnect?(listener: () => void): () => void;
   /** Hands the records matching the pattern from position `from` on, in order, to `onRecords` (in chunks, each awaited); ends at the last record that existed when the read began. */
   read(pattern: string, onRecords: (records: LogRecord[]) => void | Promise<void>, from?: number): Promise<void>;
   /** How many records match the pattern. */

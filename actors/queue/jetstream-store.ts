@@ -28,8 +28,8 @@ import { LogState, encodeOp, packLines } from './log-records.js';
 import type { QueueStore, ScheduleRow, SeenRow, StoreOp, StoredRow } from './store.js';
 
 /** The topic of the queue's writes, and of its snapshots. */
-const LOG = 'log';
-const SNAPSHOT = 'snap';
+export const LOG = 'log';
+export const SNAPSHOT = 'snap';
 /** A snapshot record begins with this line: #<tab>id<tab>asOf<tab>part<tab>'end' on its last part. */
 const SNAPSHOT_MARK = '#';
 /**
@@ -51,7 +51,7 @@ const START_WAIT_MS = 60_000;
  * link is down): a node taking a queue over after a lost machine meets exactly that. A fenced
  * write is not retried: it means another node holds the queue.
  */
-async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
+export async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
   const until = Date.now() + START_WAIT_MS;
   for (;;) {
     try {
@@ -68,6 +68,12 @@ export interface JetStreamStoreOptions {
   /** Log bytes and records appended since the last snapshot that start a compaction (tests make them small). */
   compactBytes?: number;
   compactRecords?: number;
+  /**
+   * Awaited before a compaction purges what its snapshot covers: with Durability journal, until the
+   * servers surely fsynced the snapshot (a purge reaches their disks at once, the snapshot only with
+   * their next sync: a power cut in between would leave neither).
+   */
+  beforePurge?: () => Promise<void>;
   /** Told once when an append finds another writer's record: this store's state is stale from then on. */
   onFenced?: (error: LogFencedError) => void;
 }
@@ -116,7 +122,12 @@ export class JetStreamStore implements QueueStore {
     this.compactBytes = options.compactBytes ?? COMPACT_BYTES;
     this.compactRecords = options.compactRecords ?? COMPACT_RECORDS;
     this.onFenced = options.onFenced;
+    this.beforePurge = options.beforePurge;
   }
+
+  private readonly beforePurge: (() => Promise<void>) | undefined;
+  private closeNow: () => void = () => undefined;
+  private readonly closing = new Promise<void>((resolve) => (this.closeNow = resolve));
 
   private readonly onFenced: ((error: LogFencedError) => void) | undefined;
 
@@ -266,6 +277,9 @@ export class JetStreamStore implements QueueStore {
     // a write through the queue's own order of writes, fenced as they are: a node that lost the
     // queue meanwhile purges nothing (another node's snapshot may cover more than this one)
     await this.write([{ type: 'meta', name: 'compacted', value: id }]);
+    // a close does not wait for the servers' sync: the next holder's compaction purges instead
+    if (this.beforePurge) await Promise.race([this.beforePurge(), this.closing]);
+    if (this.closed || this.fenced) return;
     // the record at `tail` stays: the next fenced append expects the log topic's last record
     await this.log.purge(LOG, tail);
     await this.log.purge(SNAPSHOT, first);
@@ -274,6 +288,7 @@ export class JetStreamStore implements QueueStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closeNow();
     await this.commits.idle();
     await this.compacting;
   }

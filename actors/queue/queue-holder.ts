@@ -21,7 +21,12 @@ import type { ChannelHold, SharedBucket, SharedLog } from '../hive/transport.js'
 import { sharedNameWord } from '../hive/transport.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import { Lease, leaseNote } from '../hive/lease.js';
-import { JetStreamStore } from './jetstream-store.js';
+import { join } from 'node:path';
+import { JetStreamStore, SNAPSHOT } from './jetstream-store.js';
+import type { DurabilityChoice } from './durability.js';
+import { Durability, chooseDurability } from './durability.js';
+import { LogJournal } from './jetstream-journal.js';
+import { JournaledLog } from './journaled-log.js';
 import type { QueueConfig } from './command-parser.js';
 import type { QueueStats } from './queue-actor.js';
 
@@ -69,9 +74,21 @@ export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: Run
   if (!REPLICAS.includes(c.Replicas)) throw new ConfigError(`Replicas is ${c.Replicas}; give 1, 3 or 5 (a majority of the copies must answer each write)`);
   const word = sharedNameWord(ctx.name);
   const log = await openShared(ctx.hive.sharedLog(`queue_${word}`, { replicas: c.Replicas, maxBytes: c.MaxStoreBytes }), `the stream of queue '${ctx.name}'`);
+  const durability = chooseDurability(c.Durability, log.servers ?? { version: '0.0.0' });
+  let journaled: JournaledLog | undefined;
+  if (durability.level === Durability.Journal) {
+    if (c.PersistPath === '') throw new ConfigError(`Durability ${durability.level} keeps a journal of the queue's writes in PersistPath, which is empty: give PersistPath a local directory, or give Durability replicated`);
+    journaled = new JournaledLog(log, await LogJournal.open(join(c.PersistPath, ctx.name), log.identity ?? log.servers?.version ?? '', durability.holdMs, ctx.log), ctx.log, new Set([SNAPSHOT]));
+  } else if (ctx.explicit.has('PersistPath')) ctx.log.warn(`PersistPath is not used with Store jetstream and Durability ${durability.level}: the entries are kept in the NATS hive`);
+  ctx.log.info(`queue '${ctx.name}' Durability ${durability.level}: ${durability.why}`);
   const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`);
-  const holder = new QueueHolder(ctx, log, bucket, word, run);
-  await holder.start();
+  const holder = new QueueHolder(ctx, log, bucket, word, run, durability, journaled);
+  try {
+    await holder.start();
+  } catch (e) {
+    await journaled?.journal.close();
+    throw e;
+  }
   return holder;
 }
 
@@ -87,6 +104,7 @@ class QueueHolder implements RunningService {
   private changing: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly where: string;
+  private readonly unwatch: (() => void) | undefined;
 
   constructor(
     private readonly ctx: ServiceContext<QueueConfig>,
@@ -95,7 +113,12 @@ class QueueHolder implements RunningService {
     /** The NAME as a word of the stream's name and the lease's key. */
     word: string,
     private readonly run: RunQueue,
+    private readonly durability: DurabilityChoice,
+    /** Durability journal: the log through the node's journal (journaled-log.ts). */
+    private readonly journaled: JournaledLog | undefined,
   ) {
+    // a NATS outage may have been a power cut of every server: what the journal keeps is published again
+    this.unwatch = journaled ? log.onReconnect?.(() => this.recoverAfterOutage()) : undefined;
     this.where = `JetStream stream HIVENODE_LOG_queue_${word} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;
     this.hold = ctx.hive.holdChannel(ctx.inputChannel);
     this.lease = new Lease(bucket, `holder.${word}`, HOLDER_LEASE_MS, ctx.log, {
@@ -127,6 +150,12 @@ class QueueHolder implements RunningService {
     if (!this.stopped && !this.term) this.ctx.log.info(`queue '${this.ctx.name}' is served by another node`);
   }
 
+  private recoverAfterOutage(): void {
+    const journaled = this.journaled;
+    if (!journaled || !this.term || this.stopped) return;
+    journaled.recover().catch((e: unknown) => this.ctx.log.error(`queue '${this.ctx.name}': publishing the journal again after the outage failed (${describeError(e)}); the next write or takeover tries again`));
+  }
+
   private change(step: () => Promise<void>): void {
     this.changing = this.changing.then(step).catch((e: unknown) => this.ctx.log.error(`queue holder: ${describeError(e)}`));
   }
@@ -136,11 +165,18 @@ class QueueHolder implements RunningService {
     if (this.stopped || this.term) return;
     const n = ++this.terms;
     const parent = this.ctx.runtime.spawn<undefined, never>(this.ctx.supervisor, { name: `term-${n}`, init: () => undefined, receive: (s) => s });
-    const store = new JetStreamStore(this.log, this.ctx.log, this.where, {
+    const journal = this.journaled?.journal;
+    const store = new JetStreamStore(this.journaled ?? this.log, this.ctx.log, this.where, {
       onFenced: () => this.change(() => this.stepDown('another node wrote the queue')),
+      ...(journal ? { beforePurge: () => journal.held() } : {}),
     });
     const held = heldEntries(previous, this.ctx.config.AckWait);
     try {
+      // before the stream is read: what this node wrote and the stream lost (a power cut of every
+      // server, this node's own restart) is put back first (docs/ARCHITECTURE.md, The journal)
+      this.journaled?.newTerm();
+      const recovered = await this.journaled?.recover();
+      if (recovered && recovered.kept > 0) this.ctx.log.info(`queue '${this.ctx.name}' journal: ${recovered.kept} record(s) kept, ${recovered.republished} published again`);
       this.term = { queue: await this.run(parent, store, held), parent };
     } catch (e) {
       this.ctx.runtime.stop(parent);
@@ -166,6 +202,8 @@ class QueueHolder implements RunningService {
     const term = this.term;
     this.term = undefined;
     if (term) await term.queue.service.drain(deadlineMs);
+    this.unwatch?.();
+    await this.journaled?.journal.close();
     // given up after the store is closed: the next holder reads everything this one wrote
     await this.lease.stop();
     this.hold?.release();
@@ -173,8 +211,9 @@ class QueueHolder implements RunningService {
 
   status(): Record<string, unknown> {
     const store = this.where;
-    if (this.term) return { ...this.term.queue.service.status(), holder: 'this node', store };
-    return { channel: this.ctx.inputChannel, status: 'standing by', holder: 'another node', store };
+    const durability = { durability: this.durability.level, durabilityWhy: this.durability.why };
+    if (this.term) return { ...this.term.queue.service.status(), holder: 'this node', store, ...durability };
+    return { channel: this.ctx.inputChannel, status: 'standing by', holder: 'another node', store, ...durability };
   }
 }
 

@@ -62,7 +62,6 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
 
   const groups = groupLimitsOf(config);
   if (config.Store === 'jetstream') {
-    if (ctx.explicit.has('PersistPath')) ctx.log.warn('PersistPath is not used with Store jetstream: the entries are kept in the NATS hive');
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, held }));
   }

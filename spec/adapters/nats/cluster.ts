@@ -31,7 +31,12 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-export async function natsCluster(size = 3): Promise<NatsCluster> {
+export interface NatsClusterOptions {
+  /** Where a server keeps its JetStream store (default: under the cluster's temp directory); a power-cut test puts each on a filesystem of its own. */
+  storeDir?: (name: string) => string;
+}
+
+export async function natsCluster(size = 3, opts: NatsClusterOptions = {}): Promise<NatsCluster> {
   const token = `t-${Math.random().toString(36).slice(2)}`;
   const dir = tempDir('hn-nats-cluster-');
   const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort() })));
@@ -44,7 +49,7 @@ export async function natsCluster(size = 3): Promise<NatsCluster> {
         `server_name: ${name}`,
         `listen: "127.0.0.1:${p.client}"`,
         `authorization { token: "${token}" }`,
-        `jetstream { store_dir: "${join(dir, name)}" }`,
+        `jetstream { store_dir: "${opts.storeDir?.(name) ?? join(dir, name)}" }`,
         `cluster { name: hivenode-test, listen: "127.0.0.1:${p.route}", routes: [${ports.map((q) => `"nats-route://127.0.0.1:${q.route}"`).join(', ')}] }`,
       ].join('\n'),
     );
