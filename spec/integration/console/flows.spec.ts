@@ -14,6 +14,7 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
 import { launchChromium } from '../../browser.js';
 import { OPERATOR, basicHeader, csrfOf } from './helpers.js';
+import { violations } from './axe.js';
 
 /** insert (records) → ship (calls the carrier the Input names: 'refuser' answers 422, 'shipper' 200). */
 const ORDERS = {
@@ -175,5 +176,29 @@ describe('console: the Flows pages', function () {
     const run = (await (await fetch(`${c.base}/api/flows/orders/runs/${encodeURIComponent(key)}`)).json()) as { state: string; attempts: unknown[] };
     expect(run.state).to.equal('succeeded');
     expect(run.attempts).to.have.length(3);
+  });
+
+  it('the Flows pages pass axe and fit 1280×800 and a narrow window, the run page with its forms', async function () {
+    c = await flowConsole();
+    await c.node.hive.call('orders', makeMessage({ Data: mapOf({ id: ['o-10'], carrier: ['refuser'] }) }), 5000);
+    const key = (await command(c.node, 'orders', 'list', { state: ['failed'] })).Data.objects![0]!;
+    const holding = (await c.node.hive.execute('holder', makeMessage({}), 5000)).Data.key![0]!;
+    const browser = await launchChromium(this);
+    try {
+      const context = await browser.newContext({ bypassCSP: true, httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } });
+      const page = await context.newPage();
+      await page.goto(`${c.base}/login`);
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: width === 1280 ? 800 : 844 });
+        for (const path of ['/flows', '/flows/orders', '/flows/orders?state=succeeded&field=id&value=none', `/flows/orders/runs/${key}`, `/flows/holder/runs/${holding}`]) {
+          await page.goto(`${c.base}${path}`);
+          expect(await violations(page), `${path} at ${width}px`).to.deep.equal([]);
+          expect((await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number, `${path} scrolls sideways at ${width}px`).to.be.at.most(0);
+          expect(await page.locator('h1').count(), path).to.equal(1);
+        }
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });
