@@ -178,6 +178,24 @@ describe('console: the Flows pages', function () {
     expect(run.attempts).to.have.length(3);
   });
 
+  it('the runs are paged 20 at a time in list order and found by an Input Data field; a bad search is 400 naming it', async () => {
+    c = await flowConsole();
+    for (let i = 0; i < 25; i++) await c.node.hive.call('orders', makeMessage({ Data: mapOf({ id: [`p-${i}`], carrier: ['refuser'] }) }), 5000);
+    const page = async (q: string): Promise<{ total: number; pages: number; runs: Array<{ input: { Data: Record<string, string[]> } }> }> => (await (await fetch(`${c!.base}/api/flows/orders?${q}`)).json()) as never;
+    const second = await page('state=failed&page=2');
+    expect([second.total, second.pages]).to.deep.equal([25, 2]);
+    expect(second.runs.map((r) => r.input.Data.id![0])).to.deep.equal(['p-20', 'p-21', 'p-22', 'p-23', 'p-24']);
+    const one = await page('state=failed&field=id&value=p-7');
+    expect(one.runs.map((r) => r.input.Data.id![0])).to.deep.equal(['p-7']);
+    const html = await (await fetch(`${c.base}/flows/orders?state=failed`)).text();
+    expect(html).to.contain('25 failed runs · page 1 of 2');
+    expect(html).to.contain('href="/flows/orders?state=failed&amp;page=2" rel="next"');
+    const bad = await fetch(`${c.base}/api/flows/orders?state=lost`);
+    expect(bad.status).to.equal(400);
+    expect(((await bad.json()) as { Message: string }).Message).to.contain("state must be one of running, waiting, succeeded, failed, cancelled, got 'lost'");
+    expect((await fetch(`${c.base}/api/flows/nope`)).status).to.equal(404);
+  });
+
   it('the Flows pages pass axe and fit 1280×800 and a narrow window, the run page with its forms', async function () {
     c = await flowConsole();
     await c.node.hive.call('orders', makeMessage({ Data: mapOf({ id: ['o-10'], carrier: ['refuser'] }) }), 5000);
