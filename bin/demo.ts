@@ -49,11 +49,12 @@ async function showCalls(node: HiveNode): Promise<void> {
     const post = curlThrough(port, 'demo:hivenode-demo');
     console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${(await post('/sql/select', { name: ['A%'] })).shown}\n${(await post('/sql/raw', { city: ['%'] })).shown}`);
     await showQueue(post);
+    await showFlow(post);
     const viewer = curlThrough(port, 'viewer:viewer-demo');
     console.log(`\nAuthorization per route (Access, Groups): user viewer may read, not write:\n${(await viewer('/sql/select', { name: ['A%'] })).shown}\n${(await viewer('/sql/insert', { data_name: ['Eve'], data_city: ['Oslo'] })).shown}`);
   }
   if (node.dashboard) {
-    console.log(`\nThe operator console (in a browser): http://127.0.0.1:${node.dashboard.port}/ — live charts; /flow the wiring above as a graph; /queues/queue the entries by state (search, replay a dead one with edited Data, purge, pause); /journal crashes and actions. Sign in as ops, password hivenode-console, to act.`);
+    console.log(`\nThe operator console (in a browser): http://127.0.0.1:${node.dashboard.port}/ — live charts; /flow the wiring above as a graph; /queues/queue the entries by state (search, replay a dead one with edited Data, purge, pause); /flows/orders the flow's runs, each run's steps as a waterfall (replay a failed one with edited Input, cancel); /journal crashes and actions. Sign in as ops, password hivenode-console, to act.`);
   }
   const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
   if (syslog?.udpPort !== undefined) {
@@ -104,6 +105,29 @@ async function showQueue(post: GatewayPost): Promise<void> {
   console.log(`\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a channel outside AllowedChannels refused, a cron schedule, per-state counts:\n${shown.join('\n')}`);
 }
 
+/**
+ * The flow `orders` through the gateway: a run sent to the carrier that refuses fails at step ship,
+ * is found by `list`, replayed with its Input edited to another carrier, and succeeds from ship on
+ * (check is not run again: its kept Result stands).
+ */
+async function showFlow(post: GatewayPost): Promise<void> {
+  const shown: string[] = [];
+  const call = async (body: Record<string, string[]>): Promise<Record<string, string[]>> => {
+    const r = await post('/flow/run', body);
+    shown.push(r.shown);
+    return r.data;
+  };
+  const order = `o-${Date.now().toString(36)}`;
+  await call({ order: [order], carrier: ['carrier-down'] });
+  const failed = await call({ _command: ['list'], _state: ['failed'], _field: ['order'], _value: [order] });
+  const key = failed.objects ?? [];
+  await call({ _command: ['replay'], _key: key, carrier: ['echo'] });
+  // the replay answers at once; the run goes on from ship (at most 3 s here)
+  for (let tries = 0; tries < 30 && (await post('/flow/run', { _command: ['fetch'], _key: key })).data.state?.[0] !== 'succeeded'; tries++) await new Promise((r) => setTimeout(r, 100));
+  await call({ _command: ['fetch'], _key: key });
+  console.log(`\nA flow (steps check → ship, every Result kept): a run whose carrier refuses fails at ship, is listed, replayed with its Input edited and succeeds from ship on:\n${shown.join('\n')}`);
+}
+
 /** The variables examples/demo.yaml takes its ports from, and their defaults. */
 const PORT_VARIABLES = { gateway: ['HIVENODE_DEMO_PORT', '8080'], syslog: ['HIVENODE_SYSLOG_PORT', '10514'], dashboard: ['HIVENODE_DASHBOARD_PORT', '8099'] } as const;
 
@@ -126,6 +150,7 @@ export async function runDemo(once: boolean, fresh = false): Promise<void> {
       HIVENODE_DEMO_DB: join(DEMO_DIR, 'demo.sqlite'),
       HIVENODE_DEMO_SYSLOG_FILE: DEMO_SYSLOG_FILE,
       HIVENODE_DEMO_QUEUE: join(DEMO_DIR, 'queue'),
+      HIVENODE_DEMO_FLOW: join(DEMO_DIR, 'flows'),
       ...process.env,
     });
   } catch (e) {

@@ -11,7 +11,7 @@ const ROOT = new URL('../', import.meta.url).pathname;
 
 /** With `access` the console takes the demo file's dashboard Host and Users (else it is read-only). */
 export async function startDemo(opts: { access?: boolean } = {}): Promise<HiveNode> {
-  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: String(await freePort()), HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(await freePort()), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl'), HIVENODE_DEMO_QUEUE: tempDir('hn-dash-queue-') });
+  const file = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: String(await freePort()), HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(await freePort()), HIVENODE_DEMO_DB: join(tempDir('hn-dash-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-dash-syslog-'), 'syslog.jsonl'), HIVENODE_DEMO_QUEUE: tempDir('hn-dash-queue-'), HIVENODE_DEMO_FLOW: tempDir('hn-dash-flow-') });
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {

@@ -9,7 +9,7 @@ import { BadInputError, NotFoundError } from '../../protocol/errors.js';
 import { Code } from '../../protocol/codes.js';
 import type { Result } from '../../protocol/message.js';
 import { emptyMap, resultFromError } from '../../protocol/message.js';
-import { JournalEvent } from '../../supervisors/journal.js';
+import { journalAction } from './action-journal.js';
 import { sendJson } from './http.js';
 import { recentTraces, traceById } from '../../actors/observe/trace-ring.js';
 import { tracingMode } from '../../actors/observe/tracing.js';
@@ -23,6 +23,7 @@ import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import type { LiveHistory } from './history.js';
 import type { LiveStream } from './live-stream.js';
+import { flowJson } from './flow-routes.js';
 
 /** The actions a list's checked entries may take at once, and how many keys one request may name (a page shows PAGE_SIZE). */
 const BULK_ACTIONS: ReadonlySet<string> = new Set(['replay', 'purge', 'delete', 'step']);
@@ -74,6 +75,7 @@ export class ConsoleApi {
       if (sub === 'entries' && key !== undefined && parts.length === 4) return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
       if (sub === 'schedules' && parts.length === 3) return sendJson(res, 200, await schedulesOf(this.sources, queue));
     }
+    if (first === 'flows') return sendJson(res, 200, await flowJson(this.sources, parts, url));
     if (first === 'traces' && parts.length === 1) return sendJson(res, 200, { mode: tracingMode(), traces: recentTraces(Number(url.searchParams.get('limit') ?? 50) || 50) });
     if (first === 'traces' && name !== undefined && parts.length === 2) {
       const trace = traceById(name.toLowerCase());
@@ -95,11 +97,7 @@ export class ConsoleApi {
     } catch (e) {
       result = resultFromError(e);
     }
-    const controls = Object.entries(input.control)
-      .map(([k, v]) => `${k}=${v[0] ?? ''}`)
-      .join(' ');
-    const data = Object.keys(input.data).length ? ` Data fields ${Object.keys(input.data).join(',')}` : '';
-    this.sources.journal.record({ event: JournalEvent.Action, path: `/node/${queue.name}`, user, action: `${action}${controls ? ` ${controls}` : ''}${data} → ${result.Code} ${result.Message}` });
+    journalAction(this.sources, queue.name, action, input, result, user);
     return result;
   }
 

@@ -11,6 +11,7 @@ export const NAV = [
   { path: '/', label: 'Live' },
   { path: '/flow', label: 'Flow' },
   { path: '/queues', label: 'Queues' },
+  { path: '/flows', label: 'Flows' },
   { path: '/journal', label: 'Journal' },
   { path: '/traces', label: 'Traces' },
 ] as const;

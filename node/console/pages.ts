@@ -19,6 +19,7 @@ import { queueGlanceOf, recent } from './pages/glance.js';
 import { FLOW_REFRESH_SECONDS, flowBody } from './pages/flow.js';
 import { serviceBody } from './pages/service.js';
 import { traceBody, tracesBody } from './pages/traces.js';
+import { flowPage } from './flow-routes.js';
 import { recentTraces, traceById } from '../../actors/observe/trace-ring.js';
 import { tracingMode } from '../../actors/observe/tracing.js';
 
@@ -85,6 +86,7 @@ export class ConsolePages {
         return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, entry) };
       }
     }
+    if (first === 'flows') return flowPage(this.sources, parts, url, ctx);
     if (first === 'journal' && parts.length === 1) {
       const query = journalQueryOf(url.searchParams);
       return { title: 'Journal', nav: '/journal', body: journalBody(selectJournal(this.sources.journal.entries(), query), url.searchParams, this.sources.services().map((s) => s.name)) };

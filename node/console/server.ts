@@ -21,6 +21,7 @@ import { CSRF_COOKIE, Operators, cookiesOf, newCsrfCookie } from './operators.js
 import { ConsolePages } from './pages.js';
 import type { ConsoleSources } from './sources.js';
 import { NodeFlow } from './flow.js';
+import { flowAct } from './flow-reads.js';
 import { LiveHistory } from './history.js';
 import { LiveStream } from './live-stream.js';
 
@@ -81,15 +82,15 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     sendHtml(res, 200, renderPage(ctx, await build(ctx)));
   };
 
-  /** POST /api/queues/<name>/<action>: checks in order (operator, origin, token), then the queue's command. */
-  const act = async (req: IncomingMessage, res: ServerResponse, queue: string, action: string): Promise<void> => {
+  /** POST /api/queues/<name>/<action> (and /api/flows/…): checks in order (operator, origin, token), then the queue's command. */
+  const act = async (req: IncomingMessage, res: ServerResponse, queue: string, action: string, kind: 'queues' | 'flows' = 'queues'): Promise<void> => {
     const user = await operators.requireOperator(req);
     operators.requireSameOrigin(req);
     const body = parseActionBody(req.headers['content-type'], await readBody(req));
     operators.requireToken(req, body.csrf);
-    const outcome = await api.act(queue, action, body.input, user);
+    const outcome = kind === 'flows' ? await flowAct(sources, queue, action, body.input, user) : await api.act(queue, action, body.input, user);
     if (!body.form) return send(res, outcome.Code, 'application/json; charset=utf-8', JSON.stringify(outcome));
-    const back = body.back ?? `/queues/${encodeURIComponent(queue)}`;
+    const back = body.back ?? `/${kind}/${encodeURIComponent(queue)}`;
     const text = `${action}: ${outcome.Code === 200 ? 'done' : `refused (${outcome.Code})`} — ${outcome.Message}${Object.keys(outcome.Data).length ? ` · ${Object.entries(outcome.Data).map(([k, v]) => `${k} ${v.join(', ')}`).join(', ')}` : ''}`;
     redirect(res, `${back}${back.includes('?') ? '&' : '?'}${outcome.Code === 200 ? 'done' : 'failed'}=${encodeURIComponent(text.slice(0, 300))}`);
   };
@@ -106,8 +107,8 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
       throw new BadInputError(`the path ${path.slice(0, 100)} is not valid percent-encoding`);
     }
     if (req.method === 'POST') {
-      if (parts[0] === 'api' && parts[1] === 'queues' && parts.length === 4) return act(req, res, parts[2]!, parts[3]!);
-      throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action>`);
+      if (parts[0] === 'api' && (parts[1] === 'queues' || parts[1] === 'flows') && parts.length === 4) return act(req, res, parts[2]!, parts[3]!, parts[1]);
+      throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action> and /api/flows/<name>/<action>`);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'GET or POST only', { allow: 'GET, HEAD, POST' });
     if (path === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS, { 'cache-control': 'max-age=300' });

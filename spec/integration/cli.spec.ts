@@ -260,6 +260,10 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.match(/"_command":\["replay"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replayed":\["1"\]/);
     expect(r.stdout).to.match(/"_command":\["schedule"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replaced":\["false"\]/);
     expect(r.stdout).to.match(/"_command":\["status"\][^\n]*\n {2}→ HTTP 200 [^\n]*"waiting":\["\d+"\],"scheduled":\["\d+"\],"retrying":\["\d+"\],"dead":\["\d+"\],"done":\["\d+"\]/);
+    // a flow run fails at its refusing carrier, is listed, replayed with its Input edited, and succeeds from the failed step
+    expect(r.stdout).to.match(/\/flow\/run -d '\{"order":\["o-[^\n]*"carrier":\["carrier-down"\]\}'\n {2}→ HTTP 422 /);
+    expect(r.stdout).to.match(/\/flow\/run -d '\{"_command":\["replay"\][^\n]*"carrier":\["echo"\]\}'\n {2}→ HTTP 200 [^\n]*"step":\["ship"\],"replayed":\["1"\]/);
+    expect(r.stdout).to.match(/\/flow\/run -d '\{"_command":\["fetch"\][^\n]*\n {2}→ HTTP 200 [^\n]*"state":\["succeeded"\][^\n]*"attempts":\[\{"step":"check"[^\n]*"code":422[^\n]*"code":200/);
     // authorization per route: the viewer reads through sql/select, and its insert is refused 403
     expect(r.stdout).to.match(/curl -u viewer:viewer-demo \S+\/sql\/select[^\n]*\n {2}→ HTTP 200 /);
     expect(r.stdout).to.match(/curl -u viewer:viewer-demo \S+\/sql\/insert[^\n]*\n {2}→ HTTP 403 \{"Code":403,"Message":"route 'sql\/insert' is not allowed for user 'viewer'"/);

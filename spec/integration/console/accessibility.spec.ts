@@ -1,26 +1,9 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
 import { launchChromium } from '../../browser.js';
+import { violations } from './axe.js';
 import { queueCall } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { OPERATOR, startConsoleNode } from './helpers.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** axe-core's WCAG 2 A and AA rules (landmarks, labels, names, contrast, …) on the page as it is. */
-async function violations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  const found = (await page.evaluate("axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } }).then((r) => r.violations)")) as AxeViolation[];
-  return found.map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 describe('console HTML and accessibility: every page passes axe (landmarks, labels, contrast), fits 1280×800 and a narrow window, and asks nothing of another host', function () {
   this.timeout(90_000);

@@ -1,0 +1,13 @@
+/** An operator's action as one line of the supervision journal (README, Console, Safety): who, on which service, what was sent and what it answered. */
+import type { Result } from '../../protocol/message.js';
+import { JournalEvent } from '../../supervisors/journal.js';
+import type { ActionInput } from './queue-commands.js';
+import type { ConsoleSources } from './sources.js';
+
+export function journalAction(sources: ConsoleSources, service: string, action: string, input: ActionInput, result: Result, user: string): void {
+  const controls = Object.entries(input.control)
+    .map(([k, v]) => `${k}=${v[0] ?? ''}`)
+    .join(' ');
+  const data = Object.keys(input.data).length ? ` Data fields ${Object.keys(input.data).join(',')}` : '';
+  sources.journal.record({ event: JournalEvent.Action, path: `/node/${service}`, user, action: `${action}${controls ? ` ${controls}` : ''}${data} → ${result.Code} ${result.Message}` });
+}
