@@ -19,6 +19,7 @@ import type { TlsClientAuth } from '../../config/tls.js';
 import type { Authorizer } from './access.js';
 import type { BasicAuth } from './auth.js';
 import { authenticate } from './auth.js';
+import type { BearerAuth } from './bearer.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -34,12 +35,16 @@ export interface GatewayDeps {
   opts: GatewayOptions;
   hive: HiveClient;
   auth?: BasicAuth;
+  /** Set with JWKS or JWTSecret (bearer.ts). */
+  bearer?: BearerAuth;
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
   /** Requests answered 401, 403 and 429, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
   counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number };
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
+  /** The lines of refused Bearer tokens: one per client address a minute. */
+  unauthorizedLines: LogThrottle;
   /** Client certificates asked for by the HTTPS listener ('none' over plain HTTP). */
   clientAuth: TlsClientAuth;
   /** LOGLEVEL is debug or trace: each request's user is logged (checked once, not per request). */
@@ -124,9 +129,9 @@ const REDIRECTING_CONTROLS = ['channel', 'deadletter_slap'] as const;
  * (OUTPUTCHANNEL, or one of no route at all) is reached only by a user whom Access allows `*`. On a
  * refusal the 403 is answered and logged here (user, route, command or channel; nothing else).
  */
-function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
+function authorized(access: Authorizer, user: string | undefined, groups: ReadonlySet<string> | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
   const command = message.Control.command?.[0];
-  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command);
+  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command, groups);
   if (!decision.allowed) {
     const what = command === undefined ? `route '${decision.route.slice(0, 200)}'` : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
     refuse(deps, res, hop, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
@@ -134,7 +139,7 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
   }
   for (const name of REDIRECTING_CONTROLS) {
     for (const channel of message.Control[name] ?? []) {
-      if (reachable(access, user!, channel, deps)) continue;
+      if (reachable(access, user!, groups, channel, deps)) continue;
       refuse(deps, res, hop, user, `channel '${channel.slice(0, 200)}' (control '${name}')`, 'no route to it that the user may use');
       return false;
     }
@@ -143,14 +148,14 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
 }
 
 /** Whether `user` may use some route whose channel is `channel`, or the `*` route. */
-function reachable(access: Authorizer, user: string, channel: string, deps: GatewayDeps): boolean {
+function reachable(access: Authorizer, user: string, groups: ReadonlySet<string> | undefined, channel: string, deps: GatewayDeps): boolean {
   const routes = deps.opts.routes.entries.filter((e) => e.value === channel);
   for (const r of routes) {
     const [cls, op] = r.pattern === '*' ? ['*', '*'] : (r.pattern.split('/') as [string, string | undefined]);
-    if (access.decide(user, cls, op ?? '*').allowed) return true;
+    if (access.decide(user, cls, op ?? '*', DEFAULT_COMMAND, groups).allowed) return true;
   }
   // OUTPUTCHANNEL, or a channel no route names: what only a user allowed every route (`*`) may reach
-  return access.decide(user, '*', '*').allowed;
+  return access.decide(user, '*', '*', DEFAULT_COMMAND, groups).allowed;
 }
 
 /** Answers 403 naming what was refused, and logs it once a minute per user and thing refused. */
@@ -164,13 +169,30 @@ function refuse(deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined, us
   sendError(res, new ForbiddenError(`${what} is not allowed for user '${user ?? ''}'`));
 }
 
+/**
+ * The challenge of a 401 (RFC 7235: one per scheme the gateway accepts). A Bearer token that was sent
+ * and refused gets `error="invalid_token"` (RFC 6750 3.1), and a log line with the reason, never the
+ * token; one line a minute per client address and reason, so a client retrying a dead token does not flood the log.
+ */
+function challenge(deps: GatewayDeps, req: IncomingMessage, bearerRefused: boolean, reason: string): Record<string, string> {
+  const sent = /^Bearer\s/i.test(req.headers.authorization ?? '');
+  if (bearerRefused && sent) {
+    deps.unauthorizedLines.note(`${req.socket.remoteAddress ?? ''}\n${reason}`, (suppressed) =>
+      deps.log.warn(`401: Bearer token from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`),
+    );
+    return { 'www-authenticate': 'Bearer error="invalid_token"' };
+  }
+  const schemes = [...(deps.auth ? ['Basic realm="hivenode", charset="UTF-8"'] : []), ...(deps.bearer ? ['Bearer realm="hivenode"'] : [])];
+  return schemes.length === 0 ? {} : { 'www-authenticate': schemes.join(', ') };
+}
+
 /** Handles one request below the base path (health checks are answered before this). */
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
-    const outcome = deps.auth || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth) : undefined;
+    const outcome = deps.auth || deps.bearer || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer) : undefined;
     if (outcome && !outcome.ok) {
       req.resume();
       if (outcome.retryAfter !== undefined) {
@@ -180,11 +202,12 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
         return;
       }
       deps.counts.unauthorized++;
-      sendError(res, new UnauthorizedError(outcome.reason), deps.auth ? { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' } : {});
+      sendError(res, new UnauthorizedError(outcome.reason), challenge(deps, req, outcome.bearer === true, outcome.reason));
       return;
     }
     const user = outcome?.ok ? outcome.user : undefined;
-    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${req.headers.authorization ? 'Basic' : 'client certificate'})`));
+    const groups = outcome?.ok ? outcome.groups : undefined;
+    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
     const body = await readBody(req, opts.maxBodySize);
     const httpRequest = opts.strict ? '' : describeRequest(req);
     let message: Message;
@@ -204,7 +227,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     }
     message = finishMessage(message, req, opts);
     putMessageHop(message, hop);
-    if (deps.access && !authorized(deps.access, user, message, deps, res, hop)) return;
+    if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
     if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
       sendJson(res, Code.Success, message);
       return;
