@@ -31,7 +31,7 @@ export function groupsOf(claim: unknown): ReadonlySet<string> {
 /** Why verification failed, in words fit for a log line and a 401 (jose's messages never quote the token). */
 function reasonOf(e: unknown): string {
   if (e instanceof errors.JWTExpired) return 'the token has expired';
-  if (e instanceof errors.JWTClaimValidationFailed) return e.claim === 'nbf' ? 'the token is not valid yet' : `the token's "${e.claim}" claim is not accepted (${e.reason})`;
+  if (e instanceof errors.JWTClaimValidationFailed) return e.claim === 'nbf' ? 'the token is not valid yet' : `the token's "${e.claim}" claim is not accepted (${e.message})`;
   if (e instanceof errors.JOSEAlgNotAllowed) return "the token's signature algorithm is not accepted (JWTAlgorithms)";
   if (e instanceof errors.JWKSNoMatchingKey) return 'the token was signed by a key the JWKS does not hold';
   if (e instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
