@@ -27,6 +27,7 @@ import { proxyRoutes } from '../net/proxy-routes.js';
 import { openAccess } from './access.js';
 import { BasicAuth } from './auth.js';
 import { openBearer } from './bearer.js';
+import { Webhooks } from './webhooks.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
@@ -53,6 +54,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m), onThrottled: (m) => ctx.log.warn(m) }) : undefined;
   const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log, undefined, opts.bearer?.groupsClaim !== undefined && opts.bearer.groupsClaim !== '') : undefined;
   const bearer = opts.bearer ? await openBearer(opts.bearer, (m) => ctx.log.error(m)) : undefined;
+  const webhooks = opts.webhooks ? new Webhooks(opts.webhooks, opts.webhookToleranceMs, (m) => ctx.log.error(m)) : undefined;
   if (!auth && !bearer && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
   if (!auth && !bearer && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
   if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
@@ -64,6 +66,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     log: ctx.log,
     ...(auth ? { auth } : {}),
     ...(bearer ? { bearer } : {}),
+    ...(webhooks ? { webhooks } : {}),
     ...(access ? { access } : {}),
     counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0 },
     forbiddenLines: new LogThrottle(),
@@ -167,7 +170,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
   const port = (server.address() as AddressInfo).port;
   const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
-  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
     async drain(deadlineMs) {

@@ -20,6 +20,7 @@ import type { Authorizer } from './access.js';
 import type { BasicAuth } from './auth.js';
 import { authenticate } from './auth.js';
 import type { BearerAuth } from './bearer.js';
+import type { Webhook, Webhooks } from './webhooks.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   opts: GatewayOptions;
   hive: HiveClient;
   auth?: BasicAuth;
+  /** Set with Webhooks: their routes are authenticated by signature (webhooks.ts). */
+  webhooks?: Webhooks;
   /** Set with JWKS or JWTSecret (bearer.ts). */
   bearer?: BearerAuth;
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
@@ -66,9 +69,10 @@ function describeRequest(req: IncomingMessage): string {
   return JSON.stringify({ method: req.method, url: req.url, path: q < 0 ? req.url : req.url!.slice(0, q), headers });
 }
 
-/** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers. */
-function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions): Message {
-  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), controlsFromHeaders(req.headersDistinct, opts));
+/** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers (a webhook's: only those). */
+function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions, signedOnly = false): Message {
+  // a webhook's signature covers its body, not its headers: controls come from the signed body alone
+  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), signedOnly ? emptyMap() : controlsFromHeaders(req.headersDistinct, opts));
   const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix, opts);
   return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
 }
@@ -192,6 +196,11 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
+    const hook = deps.webhooks?.forPath(subPath);
+    if (hook) {
+      await handleWebhook(req, res, subPath, hook, deps, deadline, hop);
+      return;
+    }
     const outcome = deps.auth || deps.bearer || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer) : undefined;
     if (outcome && !outcome.ok) {
       req.resume();
@@ -209,49 +218,90 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     const groups = outcome?.ok ? outcome.groups : undefined;
     if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
     const body = await readBody(req, opts.maxBodySize);
-    const httpRequest = opts.strict ? '' : describeRequest(req);
-    let message: Message;
-    if (opts.strict) {
-      if (req.method !== 'POST') {
-        sendError(res, new BadInputError(`strict mode accepts POST only, not ${req.method}`), { allow: 'POST' });
-        return;
-      }
-      message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
-    } else {
-      const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
-      if (!('Data' in before)) {
-        send(res, before.status, before.text, 'text/plain; charset=utf-8');
-        return;
-      }
-      message = before;
-    }
-    message = finishMessage(message, req, opts);
-    putMessageHop(message, hop);
-    if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
-    if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
-      sendJson(res, Code.Success, message);
-      return;
-    }
-    let channel = opts.routes.channelFor(message.Class, message.Operation, '');
-    if (channel === '') {
-      // counted apart: the console draws OUTPUTCHANNEL's arrow with this rate, not beside a route to the same channel
-      deps.counts.unrouted++;
-      channel = opts.outputChannel;
-    }
-    const remaining = Math.max(1, deadline - Date.now());
-    if (procedureOf(req) === 'execute') {
-      const ack = await deps.hive.execute(channel, message, remaining);
-      // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
-      sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
-      return;
-    }
-    const result = await deps.hive.call(channel, message, remaining);
-    if (opts.strict) sendResult(res, result);
-    else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
+    await handleMessage(req, res, subPath, body, { user, groups }, deps, deadline, hop);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     // the gateway's lines about a request carry its trace
     if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
   }
+}
+
+/** What authentication established: the user and groups, or the webhook whose signature was checked. */
+interface Who {
+  user: string | undefined;
+  groups: ReadonlySet<string> | undefined;
+  hook?: Webhook;
+}
+
+/**
+ * A request to a Webhooks route: its body read and its signature checked over the exact bytes before
+ * anything reaches the hive (401 otherwise, logged once a minute per route and reason); its user is
+ * `webhook:<route>` and Access does not apply (README, Signed webhooks).
+ */
+async function handleWebhook(req: IncomingMessage, res: ServerResponse, subPath: string, hook: Webhook, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+  const body = await readBody(req, deps.opts.maxBodySize);
+  const verdict = hook.verify(req, body);
+  if (!verdict.ok) {
+    deps.counts.unauthorized++;
+    deps.unauthorizedLines.note(`webhook\n${hook.route}\n${verdict.reason}`, (suppressed) =>
+      logIn(hop, () => deps.log.warn(`401: webhook route '${hook.route}' from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${verdict.reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`)),
+    );
+    sendError(res, new UnauthorizedError(`webhook signature refused: ${verdict.reason}`));
+    return;
+  }
+  const user = `webhook:${hook.route}`;
+  if (deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${deps.opts.basePath}${subPath}: user ${user} (webhook signature)`));
+  await handleMessage(req, res, subPath, body, { user, groups: undefined, hook }, deps, deadline, hop);
+}
+
+/** The request once its sender is known: the message, controls, authorization, then preview, hand-over or call. */
+async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath: string, body: Buffer, who: Who, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+  const { opts } = deps;
+  const { user, groups } = who;
+  const httpRequest = opts.strict ? '' : describeRequest(req);
+  let message: Message;
+  if (opts.strict) {
+    if (req.method !== 'POST') {
+      sendError(res, new BadInputError(`strict mode accepts POST only, not ${req.method}`), { allow: 'POST' });
+      return;
+    }
+    message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
+  } else {
+    const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
+    if (!('Data' in before)) {
+      send(res, before.status, before.text, 'text/plain; charset=utf-8');
+      return;
+    }
+    message = before;
+  }
+  message = finishMessage(message, req, opts, who.hook !== undefined);
+  putMessageHop(message, hop);
+  if (who.hook) {
+    // the route the signature was checked for is the route used: an interceptor may not turn a webhook into another
+    if (!deps.webhooks!.owns(who.hook, message.Class, message.Operation)) {
+      refuse(deps, res, hop, user, `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`, `webhook route '${who.hook.route}' may not reach another route`);
+      return;
+    }
+  } else if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
+  if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
+    sendJson(res, Code.Success, message);
+    return;
+  }
+  let channel = opts.routes.channelFor(message.Class, message.Operation, '');
+  if (channel === '') {
+    // counted apart: the console draws OUTPUTCHANNEL's arrow with this rate, not beside a route to the same channel
+    deps.counts.unrouted++;
+    channel = opts.outputChannel;
+  }
+  const remaining = Math.max(1, deadline - Date.now());
+  if (procedureOf(req) === 'execute') {
+    const ack = await deps.hive.execute(channel, message, remaining);
+    // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
+    sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
+    return;
+  }
+  const result = await deps.hive.call(channel, message, remaining);
+  if (opts.strict) sendResult(res, result);
+  else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
 }

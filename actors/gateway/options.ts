@@ -15,6 +15,9 @@ import { parseRoutes } from './routes.js';
 import { TRACEPARENT } from '../observe/trace-context.js';
 import type { BearerConfig } from './bearer-config.js';
 import { compileBearer } from './bearer-config.js';
+import type { PatternTable } from './route-patterns.js';
+import type { WebhookRule } from './webhooks.js';
+import { parseWebhooks } from './webhooks.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 
@@ -47,6 +50,9 @@ export interface GatewayOptions {
   groupsFile: string;
   maxBodySize: number;
   maxInFlight: number;
+  /** Webhooks when it has entries (webhooks.ts). */
+  webhooks: PatternTable<WebhookRule> | undefined;
+  webhookToleranceMs: number;
   /** Bearer tokens, when JWKS or JWTSecret is set (bearer.ts). */
   bearer: BearerConfig | undefined;
 }
@@ -98,6 +104,12 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   } catch (e) {
     throw new ConfigError(`Routes: ${describeError(e)}`);
   }
+  let webhooks: PatternTable<WebhookRule>;
+  try {
+    webhooks = parseWebhooks(c.Webhooks);
+  } catch (e) {
+    throw new ConfigError(`Webhooks: ${describeError(e)}`);
+  }
   const bearer = compileBearer(c);
   const access = compileAccess(c, bearer);
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
@@ -128,6 +140,8 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     groupsFile: c.Groups,
     maxBodySize: c.MaxBodySize,
     maxInFlight: c.MaxInFlight,
+    webhooks: webhooks.entries.length === 0 ? undefined : webhooks,
+    webhookToleranceMs: c.WebhookTolerance,
     bearer,
   };
 }
