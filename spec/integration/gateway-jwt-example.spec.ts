@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import type { RunningExample } from './example-node.js';
-import { startExample } from './example-node.js';
+import { headerShell, startExample } from './example-node.js';
 import { until } from './helpers.js';
 
 const EXAMPLES = new URL('../../examples/gateway/', import.meta.url).pathname;
@@ -20,13 +20,8 @@ describe('examples/gateway/jwt.yaml (Bearer tokens)', function () {
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
     example = await startExample(`${EXAMPLES}jwt.yaml`, 'G', 8085, (text) => text.replace(/Port: 8085/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
-    const { text, run } = example;
-    const header = [...text.matchAll(/^# {3}(.*)$/gm)].map((m) => m[1]!);
-    const setup = header.filter((l) => !l.startsWith('$G') && !l.startsWith('G=')).join('\n').replace(/examples\/gateway\//g, EXAMPLES);
-    const lines = header.flatMap((l) => {
-      const m = /^(\$G\S* .*?)\s+# (\d{3}): (.*)$/.exec(l);
-      return m ? [{ line: m[1]!, code: Number(m[2]), comment: m[3]! }] : [];
-    });
+    const { run } = example;
+    const { setup, lines } = headerShell(example.text, 'G', (t) => t.replace(/examples\/gateway\//g, EXAMPLES));
     expect(lines.length).to.equal(6);
     for (const { line, code, comment } of lines) {
       const answer = run(`${setup}\n${line}`);

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import type { ExampleAnswer, RunningExample } from './example-node.js';
-import { startExample } from './example-node.js';
+import { headerShell, startExample } from './example-node.js';
 import { until } from './helpers.js';
 
 const EXAMPLES = new URL('../../examples/gateway/', import.meta.url).pathname;
@@ -21,12 +21,7 @@ describe('examples/gateway/webhooks.yaml (signed webhooks)', function () {
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
     example = await startExample(`${EXAMPLES}webhooks.yaml`, 'G', 8086, (text) => text.replace(/Port: 8086/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
-    const header = [...example.text.matchAll(/^# {3}(.*)$/gm)].map((m) => m[1]!);
-    const setup = header.filter((l) => !l.startsWith('$G') && !l.startsWith('G=')).join('\n').replace(/examples\/gateway\//g, EXAMPLES);
-    const lines = header.flatMap((l) => {
-      const m = /^(\$G\S* .*?)\s+# (\d{3}): (.*)$/.exec(l);
-      return m ? [{ line: m[1]!, code: Number(m[2]), comment: m[3]! }] : [];
-    });
+    const { setup, lines } = headerShell(example.text, 'G', (t) => t.replace(/examples\/gateway\//g, EXAMPLES));
     expect(lines.length).to.equal(5);
     // one bash for all: the replay line repeats the very request (same T) the line before it sent
     const url = /^# {3}G="(.*)"$/m.exec(example.text)![1]!.replace('8086', String(example.node.port));
