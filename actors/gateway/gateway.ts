@@ -28,6 +28,7 @@ import { openAccess } from './access.js';
 import { BasicAuth } from './auth.js';
 import { openBearer } from './bearer.js';
 import { Webhooks } from './webhooks.js';
+import { RateLimiter } from './rate-limits.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
@@ -67,8 +68,9 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     ...(auth ? { auth } : {}),
     ...(bearer ? { bearer } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(opts.rateLimits ? { rateLimiter: new RateLimiter(opts.rateLimits) } : {}),
     ...(access ? { access } : {}),
-    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0 },
+    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0, rateLimited: 0 },
     forbiddenLines: new LogThrottle(),
     unauthorizedLines: new LogThrottle(),
     clientAuth,

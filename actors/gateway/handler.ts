@@ -21,6 +21,7 @@ import type { BasicAuth } from './auth.js';
 import { authenticate } from './auth.js';
 import type { BearerAuth } from './bearer.js';
 import type { Webhook, Webhooks } from './webhooks.js';
+import type { RateLimiter } from './rate-limits.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -43,7 +44,9 @@ export interface GatewayDeps {
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
   /** Requests answered 401, 403 and 429, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
-  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number };
+  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number; rateLimited: number };
+  /** Set with RateLimits (rate-limits.ts). */
+  rateLimiter?: RateLimiter;
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
   /** The lines of refused Bearer tokens: one per client address a minute. */
@@ -227,6 +230,22 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
   }
 }
 
+/**
+ * Takes a token of the route's rate limit (after authorization, so refused requests spend none); its
+ * RateLimit headers go on whatever the answer is. Without a token: 429 with Retry-After.
+ */
+function admitted(limiter: RateLimiter, message: Message, user: string | undefined, req: IncomingMessage, res: ServerResponse, deps: GatewayDeps): boolean {
+  const verdict = limiter.take(message.Class, message.Operation, user, req.socket.remoteAddress ?? '');
+  if (!verdict) return true;
+  if (verdict.allowed) {
+    for (const name of Object.keys(verdict.headers)) res.setHeader(name, verdict.headers[name]!);
+    return true;
+  }
+  deps.counts.rateLimited++;
+  sendError(res, new OverloadedError(`the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  return false;
+}
+
 /** What authentication established: the user and groups, or the webhook whose signature was checked. */
 interface Who {
   user: string | undefined;
@@ -284,6 +303,7 @@ async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath:
       return;
     }
   } else if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
+  if (deps.rateLimiter && !admitted(deps.rateLimiter, message, user, req, res, deps)) return;
   if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
     sendJson(res, Code.Success, message);
     return;

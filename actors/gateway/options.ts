@@ -18,6 +18,8 @@ import { compileBearer } from './bearer-config.js';
 import type { PatternTable } from './route-patterns.js';
 import type { WebhookRule } from './webhooks.js';
 import { parseWebhooks } from './webhooks.js';
+import type { RateRule } from './rate-limits.js';
+import { parseRateLimits } from './rate-limits.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 
@@ -53,6 +55,8 @@ export interface GatewayOptions {
   /** Webhooks when it has entries (webhooks.ts). */
   webhooks: PatternTable<WebhookRule> | undefined;
   webhookToleranceMs: number;
+  /** RateLimits when it has entries (rate-limits.ts). */
+  rateLimits: PatternTable<RateRule> | undefined;
   /** Bearer tokens, when JWKS or JWTSecret is set (bearer.ts). */
   bearer: BearerConfig | undefined;
 }
@@ -104,12 +108,8 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   } catch (e) {
     throw new ConfigError(`Routes: ${describeError(e)}`);
   }
-  let webhooks: PatternTable<WebhookRule>;
-  try {
-    webhooks = parseWebhooks(c.Webhooks);
-  } catch (e) {
-    throw new ConfigError(`Webhooks: ${describeError(e)}`);
-  }
+  const webhooks = parsedParam('Webhooks', () => parseWebhooks(c.Webhooks));
+  const rateLimits = parsedParam('RateLimits', () => parseRateLimits(c.RateLimits));
   const bearer = compileBearer(c);
   const access = compileAccess(c, bearer);
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
@@ -142,8 +142,18 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     maxInFlight: c.MaxInFlight,
     webhooks: webhooks.entries.length === 0 ? undefined : webhooks,
     webhookToleranceMs: c.WebhookTolerance,
+    rateLimits: rateLimits.entries.length === 0 ? undefined : rateLimits,
     bearer,
   };
+}
+
+/** A table parameter parsed: its parse error becomes a ConfigError naming the parameter. */
+function parsedParam<T>(param: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new ConfigError(`${param}: ${describeError(e)}`);
+  }
 }
 
 /** Access parsed and checked against Users and Groups: each refusal is one line naming the parameters and the way out. */

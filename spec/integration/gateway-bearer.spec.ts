@@ -18,7 +18,7 @@ import { passwdLine } from '../../actors/gateway/auth.js';
 import { certPath, certText } from '../certs.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';
-import { startGateway } from './gateway-harness.js';
+import { startError, startGateway } from './gateway-harness.js';
 
 const ISSUER = 'https://idp.example';
 const AUDIENCE = 'orders-api';
@@ -251,15 +251,9 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
       [{ JWKS: jwksFile([]), Access: 'orders=buyers' }, /Access names 'buyers' but Groups is not set; .*JWTGroupsClaim/],
     ];
     for (const [params, message] of refused) {
-      let error: unknown;
-      try {
-        gw = await startGateway(params);
-      } catch (e) {
-        error = e;
-      }
+      const error = await startError(params);
       expect(String(error), JSON.stringify(params)).to.match(message);
-      expect((error as { name?: string }).name, JSON.stringify(params)).to.equal('ConfigError');
+      expect(error?.name, JSON.stringify(params)).to.equal('ConfigError');
     }
-    gw = undefined;
   });
 });
