@@ -5,6 +5,7 @@
  * its groups the JWTGroupsClaim claim, which feed Access as the groups file does. A refusal's reason is
  * jose's account of what failed: never the token itself, which is a credential.
  */
+import { createHash } from 'node:crypto';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { errors, jwtVerify } from 'jose';
 import { describeError } from '../../protocol/errors.js';
@@ -17,7 +18,7 @@ export interface BearerSettings extends Omit<BearerConfig, 'jwks' | 'jwksCa'> {
   keys: KeySource | undefined;
 }
 
-export type BearerOutcome = { ok: true; user: string; groups: ReadonlySet<string> } | { ok: false; reason: string };
+export type BearerOutcome = { ok: true; user: string; groups: ReadonlySet<string>; exp?: number } | { ok: false; reason: string };
 
 const NO_GROUPS: ReadonlySet<string> = new Set();
 
@@ -39,11 +40,38 @@ function reasonOf(e: unknown): string {
   return `the token is not valid: ${describeError(e)}`;
 }
 
+/** Verified tokens kept: a signature check per request would cost more than the rest of it. */
+const CACHE_TTL_MS = 5 * 60_000;
+const CACHE_MAX = 10_000;
+
 export class BearerAuth {
+  /** Verified tokens by SHA-256 (the token itself is not kept), until their exp (+ skew) or 5 min. */
+  private readonly cache = new Map<string, { outcome: BearerOutcome; until: number }>();
+  /** The key set the cache was filled from: another one (refetched, file changed) empties it. */
+  private cachedFrom: unknown;
+
   constructor(private readonly s: BearerSettings) {}
 
-  /** Verifies a token (the Authorization header after `Bearer `). */
+  /** Verifies a token (the Authorization header after `Bearer `); a token verified before is answered from the cache. */
   async check(token: string): Promise<BearerOutcome> {
+    const keys = this.s.keys ? await this.s.keys.keys() : undefined;
+    if (keys !== this.cachedFrom) {
+      this.cache.clear();
+      this.cachedFrom = keys;
+    }
+    const digest = createHash('sha256').update(token).digest('base64');
+    const now = Date.now();
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > now) return hit.outcome;
+    const outcome = await this.verified(token);
+    if (outcome.ok && typeof outcome.exp === 'number') {
+      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(digest, { outcome, until: Math.min(now + CACHE_TTL_MS, (outcome.exp + this.s.clockSkewS) * 1000) });
+    }
+    return outcome;
+  }
+
+  private async verified(token: string): Promise<BearerOutcome & { exp?: number }> {
     let payload: JWTPayload;
     try {
       payload = await this.verify(token);
@@ -58,7 +86,7 @@ export class BearerAuth {
     }
     const user = payload[this.s.userClaim];
     if (typeof user !== 'string' || user === '') return { ok: false, reason: `the token has no "${this.s.userClaim}" claim naming its user (JWTUserClaim)` };
-    return { ok: true, user, groups: this.s.groupsClaim === '' ? NO_GROUPS : groupsOf(payload[this.s.groupsClaim]) };
+    return { ok: true, user, groups: this.s.groupsClaim === '' ? NO_GROUPS : groupsOf(payload[this.s.groupsClaim]), ...(payload.exp === undefined ? {} : { exp: payload.exp }) };
   }
 
   private async verify(token: string): Promise<JWTPayload> {
