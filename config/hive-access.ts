@@ -85,7 +85,7 @@ export function parseHiveAuth(value: string): HiveAuth {
 }
 
 /** A PEM parameter: PEM text as it is, else a path (`file://` optional) whose text is read. */
-function pem(value: string, param: string, what: string): string | undefined {
+export function pem(value: string, param: string, what: string): string | undefined {
   if (value.trim() === '') return undefined;
   if (value.includes('-----BEGIN ')) return value;
   const path = value.startsWith('file://') ? value.slice('file://'.length) : value;

@@ -116,19 +116,22 @@ export class Authorizer {
    * when the request has none) on the route class/operation. The entries that apply are those without
    * a command part and those naming the command; the most specific pattern among them decides, and
    * where a plain entry and a command entry share that pattern, either's groups allow it.
+   * `tokenGroups` are the groups of a Bearer token's groups claim, counted as the file's are.
    */
-  decide(user: string, cls: string, operation: string, command: string = DEFAULT_COMMAND): AccessDecision {
+  decide(user: string, cls: string, operation: string, command: string = DEFAULT_COMMAND, tokenGroups?: ReadonlySet<string>): AccessDecision {
     const wanted = canonicalCommand(command);
     const plain = this.table.plain.match(cls, operation);
     const named = this.table.byCommand.get(wanted)?.match(cls, operation);
     const level = Math.max(plain ? specificity(plain.pattern) : 0, named ? specificity(named.pattern) : 0);
     const deciding = [plain, named].filter((e): e is PatternEntry<AccessRule> => e !== undefined && specificity(e.pattern) === level);
-    if (deciding.some((e) => this.member(user, e.value.groups))) return { allowed: true };
+    if (deciding.some((e) => this.member(user, e.value.groups, tokenGroups))) return { allowed: true };
     return { allowed: false, route: `${cls}/${operation}`, command: wanted, entry: deciding[0] };
   }
 
-  private member(user: string, groups: readonly string[]): boolean {
+  /** A member through the groups file or through the groups its Bearer token's claim names (JWTGroupsClaim). */
+  private member(user: string, groups: readonly string[], tokenGroups: ReadonlySet<string> | undefined): boolean {
     if (groups.includes(ANY_USER)) return true;
+    if (tokenGroups !== undefined && groups.some((g) => tokenGroups.has(g))) return true;
     const mine = this.groups?.get().ofUser.get(user);
     return mine !== undefined && groups.some((g) => mine.has(g));
   }
@@ -140,7 +143,7 @@ export class Authorizer {
  * such a group is taken (it is the authority on membership) with a warning, and a bad one is logged
  * and the groups read before are kept.
  */
-export function openAccess(table: AccessTable, groupsFile: string, log: Logger, recheckMs?: number): Authorizer {
+export function openAccess(table: AccessTable, groupsFile: string, log: Logger, recheckMs?: number, tokenGroups = false): Authorizer {
   const named = namedGroups(table);
   if (groupsFile === '') return new Authorizer(table, undefined);
   let started = false;
@@ -148,7 +151,8 @@ export function openAccess(table: AccessTable, groupsFile: string, log: Logger, 
     groupsFile,
     (text, file) => {
       const parsed = parseGroups(text, file);
-      const missing = named.filter((g) => !parsed.names.has(g));
+      // with groups from Bearer tokens (JWTGroupsClaim) a group the file lacks may still have members
+      const missing = tokenGroups ? [] : named.filter((g) => !parsed.names.has(g));
       if (missing.length > 0) {
         const what = `Access names ${missing.map((g) => `'${g}'`).join(', ')}, which groups file '${file}' does not define`;
         if (!started) throw new ConfigError(`${what}; define ${missing.length === 1 ? 'it' : 'them'} there (a group with no members denies everyone) or correct Access`);

@@ -17,6 +17,7 @@ import type { TLSSocket } from 'node:tls';
 import type { TlsClientAuth } from '../../config/tls.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { LogThrottle } from '../observe/log-throttle.js';
+import type { BearerAuth } from './bearer.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { VerifyPool } from './verify-pool.js';
 import { certificateUser } from '../net/server-tls.js';
@@ -32,7 +33,9 @@ const DUMMY_HASH = '$2b$10$.jfqggLdagdiDTNVXLOgCeY.PaLU1gSXyY5jOTZRCBTtjdqkSU69y
  * refusal with `retryAfter` is a throttled attempt (429 with Retry-After), or verification that could
  * not be done now (`unavailable`: 503); otherwise 401.
  */
-export type AuthOutcome = { ok: true; user: string } | { ok: false; reason: string; retryAfter?: number; unavailable?: true };
+export type AuthOutcome =
+  | { ok: true; user: string; groups?: ReadonlySet<string>; via?: 'Bearer' }
+  | { ok: false; reason: string; retryAfter?: number; unavailable?: true; bearer?: true };
 
 /** Parses users-file text; throws a ConfigError naming the bad line. */
 export function parseUsers(text: string, file: string): Map<string, string> {
@@ -138,6 +141,9 @@ export class BasicAuth {
   }
 }
 
+/** `Bearer <token>` (RFC 6750: the b64token characters). */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
 /** The user each connection's verified client certificate names ('' for none): read once per connection, not per request. */
 const connectionUsers = new WeakMap<Socket, string>();
 
@@ -152,17 +158,27 @@ function userOfConnection(socket: Socket): string | undefined {
 
 /**
  * The user of a request, in the outcome shape of Basic authentication so that what is checked next
- * (authorization) composes with either: Basic credentials when the request carries them and a users
- * file is set; else the CN of the client certificate the TLS handshake verified against TLSCA (the
+ * (authorization) composes with either: a Bearer token when the request carries one and JWKS or
+ * JWTSecret is set (bearer.ts; its groups come along); Basic credentials when the request carries them
+ * and a users file is set; else the CN of the client certificate the TLS handshake verified against TLSCA (the
  * CA vouches for the name, so the users file need not list it). Undefined when the gateway
  * authenticates nobody: no users file, and no verified certificate on the connection. With
  * TLSClientAuth require every connection carries a verified certificate, so every request has a user.
  */
-export async function authenticate(req: IncomingMessage, basic: BasicAuth | undefined, clientAuth: TlsClientAuth): Promise<AuthOutcome | undefined> {
+export async function authenticate(req: IncomingMessage, basic: BasicAuth | undefined, clientAuth: TlsClientAuth, bearer?: BearerAuth): Promise<AuthOutcome | undefined> {
   const header = req.headers.authorization;
+  if (bearer && header !== undefined) {
+    const m = BEARER.exec(header);
+    if (m) {
+      const outcome = await bearer.check(m[1]!);
+      return outcome.ok ? { ok: true, user: outcome.user, groups: outcome.groups, via: 'Bearer' } : { ok: false, reason: outcome.reason, bearer: true };
+    }
+    if (!basic) return { ok: false, reason: 'only Bearer tokens are accepted', bearer: true };
+  }
   if (basic && header) return basic.check(header, req.socket.remoteAddress ?? '');
   const user = clientAuth === 'none' ? undefined : userOfConnection(req.socket);
   if (user !== undefined) return { ok: true, user };
+  if (bearer && !basic) return { ok: false, reason: 'a Bearer token is required', bearer: true };
   if (basic) return { ok: false, reason: clientAuth === 'none' ? 'credentials are required' : 'credentials are required (Basic, or a client certificate)' };
   if (clientAuth === 'require') return { ok: false, reason: 'the client certificate names no user (its subject has no CN)' };
   return undefined;

@@ -26,6 +26,9 @@ import { proxySettings } from '../net/proxy.js';
 import { proxyRoutes } from '../net/proxy-routes.js';
 import { openAccess } from './access.js';
 import { BasicAuth } from './auth.js';
+import { openBearer } from './bearer.js';
+import { Webhooks } from './webhooks.js';
+import { RateLimiter } from './rate-limits.js';
 import type { GatewayDeps } from './handler.js';
 import { handleRequest } from './handler.js';
 import { healthOf } from './health.js';
@@ -50,9 +53,11 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   // read once: a debug line built per request or handshake costs its formatting even when not written
   const debug = /^(debug|trace)$/i.test(ctx.config.LOGLEVEL);
   const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m), onThrottled: (m) => ctx.log.warn(m) }) : undefined;
-  const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log) : undefined;
-  if (!auth && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
-  if (!auth && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
+  const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log, undefined, opts.bearer?.groupsClaim !== undefined && opts.bearer.groupsClaim !== '') : undefined;
+  const bearer = opts.bearer ? await openBearer(opts.bearer, (m) => ctx.log.error(m)) : undefined;
+  const webhooks = opts.webhooks ? new Webhooks(opts.webhooks, opts.webhookToleranceMs, (m) => ctx.log.error(m)) : undefined;
+  if (!auth && !bearer && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
+  if (!auth && !bearer && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
   if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
   // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
   const proxies = opts.interceptProxy ? proxyRoutes(proxySettings('', process.env, (line) => ctx.log.warn(line)), { connections: 64 }) : undefined;
@@ -61,9 +66,13 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     hive: ctx.hive,
     log: ctx.log,
     ...(auth ? { auth } : {}),
+    ...(bearer ? { bearer } : {}),
+    ...(webhooks ? { webhooks } : {}),
+    ...(opts.rateLimits ? { rateLimiter: new RateLimiter(opts.rateLimits) } : {}),
     ...(access ? { access } : {}),
-    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0 },
+    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0, rateLimited: 0 },
     forbiddenLines: new LogThrottle(),
+    unauthorizedLines: new LogThrottle(),
     clientAuth,
     logUsers: debug,
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
@@ -163,7 +172,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
   const port = (server.address() as AddressInfo).port;
   const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
-  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
     async drain(deadlineMs) {
@@ -175,7 +184,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       tls?.close();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), ...(bearer ? { jwksFetches: bearer.jwksFetches } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
   };
 }
 

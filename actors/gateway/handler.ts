@@ -19,6 +19,9 @@ import type { TlsClientAuth } from '../../config/tls.js';
 import type { Authorizer } from './access.js';
 import type { BasicAuth } from './auth.js';
 import { authenticate } from './auth.js';
+import type { BearerAuth } from './bearer.js';
+import type { Webhook, Webhooks } from './webhooks.js';
+import type { RateLimiter } from './rate-limits.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -34,12 +37,20 @@ export interface GatewayDeps {
   opts: GatewayOptions;
   hive: HiveClient;
   auth?: BasicAuth;
+  /** Set with Webhooks: their routes are authenticated by signature (webhooks.ts). */
+  webhooks?: Webhooks;
+  /** Set with JWKS or JWTSecret (bearer.ts). */
+  bearer?: BearerAuth;
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
   /** Requests answered 401, 403 and 429, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
-  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number };
+  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number; rateLimited: number };
+  /** Set with RateLimits (rate-limits.ts). */
+  rateLimiter?: RateLimiter;
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
+  /** The lines of refused Bearer tokens: one per client address a minute. */
+  unauthorizedLines: LogThrottle;
   /** Client certificates asked for by the HTTPS listener ('none' over plain HTTP). */
   clientAuth: TlsClientAuth;
   /** LOGLEVEL is debug or trace: each request's user is logged (checked once, not per request). */
@@ -61,9 +72,10 @@ function describeRequest(req: IncomingMessage): string {
   return JSON.stringify({ method: req.method, url: req.url, path: q < 0 ? req.url : req.url!.slice(0, q), headers });
 }
 
-/** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers. */
-function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions): Message {
-  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), controlsFromHeaders(req.headersDistinct, opts));
+/** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers (a webhook's: only those). */
+function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions, signedOnly = false): Message {
+  // a webhook's signature covers its body, not its headers: controls come from the signed body alone
+  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), signedOnly ? emptyMap() : controlsFromHeaders(req.headersDistinct, opts));
   const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix, opts);
   return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
 }
@@ -124,9 +136,9 @@ const REDIRECTING_CONTROLS = ['channel', 'deadletter_slap'] as const;
  * (OUTPUTCHANNEL, or one of no route at all) is reached only by a user whom Access allows `*`. On a
  * refusal the 403 is answered and logged here (user, route, command or channel; nothing else).
  */
-function authorized(access: Authorizer, user: string | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
+function authorized(access: Authorizer, user: string | undefined, groups: ReadonlySet<string> | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
   const command = message.Control.command?.[0];
-  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command);
+  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command, groups);
   if (!decision.allowed) {
     const what = command === undefined ? `route '${decision.route.slice(0, 200)}'` : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
     refuse(deps, res, hop, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
@@ -134,7 +146,7 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
   }
   for (const name of REDIRECTING_CONTROLS) {
     for (const channel of message.Control[name] ?? []) {
-      if (reachable(access, user!, channel, deps)) continue;
+      if (reachable(access, user!, groups, channel, deps)) continue;
       refuse(deps, res, hop, user, `channel '${channel.slice(0, 200)}' (control '${name}')`, 'no route to it that the user may use');
       return false;
     }
@@ -143,14 +155,14 @@ function authorized(access: Authorizer, user: string | undefined, message: Messa
 }
 
 /** Whether `user` may use some route whose channel is `channel`, or the `*` route. */
-function reachable(access: Authorizer, user: string, channel: string, deps: GatewayDeps): boolean {
+function reachable(access: Authorizer, user: string, groups: ReadonlySet<string> | undefined, channel: string, deps: GatewayDeps): boolean {
   const routes = deps.opts.routes.entries.filter((e) => e.value === channel);
   for (const r of routes) {
     const [cls, op] = r.pattern === '*' ? ['*', '*'] : (r.pattern.split('/') as [string, string | undefined]);
-    if (access.decide(user, cls, op ?? '*').allowed) return true;
+    if (access.decide(user, cls, op ?? '*', DEFAULT_COMMAND, groups).allowed) return true;
   }
   // OUTPUTCHANNEL, or a channel no route names: what only a user allowed every route (`*`) may reach
-  return access.decide(user, '*', '*').allowed;
+  return access.decide(user, '*', '*', DEFAULT_COMMAND, groups).allowed;
 }
 
 /** Answers 403 naming what was refused, and logs it once a minute per user and thing refused. */
@@ -164,13 +176,35 @@ function refuse(deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined, us
   sendError(res, new ForbiddenError(`${what} is not allowed for user '${user ?? ''}'`));
 }
 
+/**
+ * The challenge of a 401 (RFC 7235: one per scheme the gateway accepts). A Bearer token that was sent
+ * and refused gets `error="invalid_token"` (RFC 6750 3.1), and a log line with the reason, never the
+ * token; one line a minute per client address and reason, so a client retrying a dead token does not flood the log.
+ */
+function challenge(deps: GatewayDeps, req: IncomingMessage, bearerRefused: boolean, reason: string): Record<string, string> {
+  const sent = /^Bearer\s/i.test(req.headers.authorization ?? '');
+  if (bearerRefused && sent) {
+    deps.unauthorizedLines.note(`${req.socket.remoteAddress ?? ''}\n${reason}`, (suppressed) =>
+      deps.log.warn(`401: Bearer token from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`),
+    );
+    return { 'www-authenticate': 'Bearer error="invalid_token"' };
+  }
+  const schemes = [...(deps.auth ? ['Basic realm="hivenode", charset="UTF-8"'] : []), ...(deps.bearer ? ['Bearer realm="hivenode"'] : [])];
+  return schemes.length === 0 ? {} : { 'www-authenticate': schemes.join(', ') };
+}
+
 /** Handles one request below the base path (health checks are answered before this). */
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
-    const outcome = deps.auth || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth) : undefined;
+    const hook = deps.webhooks?.forPath(subPath);
+    if (hook) {
+      await handleWebhook(req, res, subPath, hook, deps, deadline, hop);
+      return;
+    }
+    const outcome = deps.auth || deps.bearer || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer) : undefined;
     if (outcome && !outcome.ok) {
       req.resume();
       if (outcome.retryAfter !== undefined) {
@@ -180,55 +214,114 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
         return;
       }
       deps.counts.unauthorized++;
-      sendError(res, new UnauthorizedError(outcome.reason), deps.auth ? { 'www-authenticate': 'Basic realm="hivenode", charset="UTF-8"' } : {});
+      sendError(res, new UnauthorizedError(outcome.reason), challenge(deps, req, outcome.bearer === true, outcome.reason));
       return;
     }
     const user = outcome?.ok ? outcome.user : undefined;
-    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${req.headers.authorization ? 'Basic' : 'client certificate'})`));
+    const groups = outcome?.ok ? outcome.groups : undefined;
+    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
     const body = await readBody(req, opts.maxBodySize);
-    const httpRequest = opts.strict ? '' : describeRequest(req);
-    let message: Message;
-    if (opts.strict) {
-      if (req.method !== 'POST') {
-        sendError(res, new BadInputError(`strict mode accepts POST only, not ${req.method}`), { allow: 'POST' });
-        return;
-      }
-      message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
-    } else {
-      const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
-      if (!('Data' in before)) {
-        send(res, before.status, before.text, 'text/plain; charset=utf-8');
-        return;
-      }
-      message = before;
-    }
-    message = finishMessage(message, req, opts);
-    putMessageHop(message, hop);
-    if (deps.access && !authorized(deps.access, user, message, deps, res, hop)) return;
-    if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
-      sendJson(res, Code.Success, message);
-      return;
-    }
-    let channel = opts.routes.channelFor(message.Class, message.Operation, '');
-    if (channel === '') {
-      // counted apart: the console draws OUTPUTCHANNEL's arrow with this rate, not beside a route to the same channel
-      deps.counts.unrouted++;
-      channel = opts.outputChannel;
-    }
-    const remaining = Math.max(1, deadline - Date.now());
-    if (procedureOf(req) === 'execute') {
-      const ack = await deps.hive.execute(channel, message, remaining);
-      // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
-      sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
-      return;
-    }
-    const result = await deps.hive.call(channel, message, remaining);
-    if (opts.strict) sendResult(res, result);
-    else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
+    await handleMessage(req, res, subPath, body, { user, groups }, deps, deadline, hop);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     // the gateway's lines about a request carry its trace
     if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
   }
+}
+
+/**
+ * Takes a token of the route's rate limit (after authorization, so refused requests spend none); its
+ * RateLimit headers go on whatever the answer is. Without a token: 429 with Retry-After.
+ */
+function admitted(limiter: RateLimiter, message: Message, user: string | undefined, req: IncomingMessage, res: ServerResponse, deps: GatewayDeps): boolean {
+  const verdict = limiter.take(message.Class, message.Operation, user, req.socket.remoteAddress ?? '');
+  if (!verdict) return true;
+  if (verdict.allowed) {
+    for (const name of Object.keys(verdict.headers)) res.setHeader(name, verdict.headers[name]!);
+    return true;
+  }
+  deps.counts.rateLimited++;
+  sendError(res, new OverloadedError(`the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  return false;
+}
+
+/** What authentication established: the user and groups, or the webhook whose signature was checked. */
+interface Who {
+  user: string | undefined;
+  groups: ReadonlySet<string> | undefined;
+  hook?: Webhook;
+}
+
+/**
+ * A request to a Webhooks route: its body read and its signature checked over the exact bytes before
+ * anything reaches the hive (401 otherwise, logged once a minute per route and reason); its user is
+ * `webhook:<route>` and Access does not apply (README, Signed webhooks).
+ */
+async function handleWebhook(req: IncomingMessage, res: ServerResponse, subPath: string, hook: Webhook, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+  const body = await readBody(req, deps.opts.maxBodySize);
+  const verdict = hook.verify(req, body);
+  if (!verdict.ok) {
+    deps.counts.unauthorized++;
+    deps.unauthorizedLines.note(`webhook\n${hook.route}\n${verdict.reason}`, (suppressed) =>
+      logIn(hop, () => deps.log.warn(`401: webhook route '${hook.route}' from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${verdict.reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`)),
+    );
+    sendError(res, new UnauthorizedError(`webhook signature refused: ${verdict.reason}`));
+    return;
+  }
+  const user = `webhook:${hook.route}`;
+  if (deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${deps.opts.basePath}${subPath}: user ${user} (webhook signature)`));
+  await handleMessage(req, res, subPath, body, { user, groups: undefined, hook }, deps, deadline, hop);
+}
+
+/** The request once its sender is known: the message, controls, authorization, then preview, hand-over or call. */
+async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath: string, body: Buffer, who: Who, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+  const { opts } = deps;
+  const { user, groups } = who;
+  const httpRequest = opts.strict ? '' : describeRequest(req);
+  let message: Message;
+  if (opts.strict) {
+    if (req.method !== 'POST') {
+      sendError(res, new BadInputError(`strict mode accepts POST only, not ${req.method}`), { allow: 'POST' });
+      return;
+    }
+    message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
+  } else {
+    const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
+    if (!('Data' in before)) {
+      send(res, before.status, before.text, 'text/plain; charset=utf-8');
+      return;
+    }
+    message = before;
+  }
+  message = finishMessage(message, req, opts, who.hook !== undefined);
+  putMessageHop(message, hop);
+  if (who.hook) {
+    // the route the signature was checked for is the route used: an interceptor may not turn a webhook into another
+    if (!deps.webhooks!.owns(who.hook, message.Class, message.Operation)) {
+      refuse(deps, res, hop, user, `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`, `webhook route '${who.hook.route}' may not reach another route`);
+      return;
+    }
+  } else if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
+  if (deps.rateLimiter && !admitted(deps.rateLimiter, message, user, req, res, deps)) return;
+  if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
+    sendJson(res, Code.Success, message);
+    return;
+  }
+  let channel = opts.routes.channelFor(message.Class, message.Operation, '');
+  if (channel === '') {
+    // counted apart: the console draws OUTPUTCHANNEL's arrow with this rate, not beside a route to the same channel
+    deps.counts.unrouted++;
+    channel = opts.outputChannel;
+  }
+  const remaining = Math.max(1, deadline - Date.now());
+  if (procedureOf(req) === 'execute') {
+    const ack = await deps.hive.execute(channel, message, remaining);
+    // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
+    sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
+    return;
+  }
+  const result = await deps.hive.call(channel, message, remaining);
+  if (opts.strict) sendResult(res, result);
+  else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
 }

@@ -13,6 +13,13 @@ import { namedGroups, parseAccess } from './access.js';
 import type { RouteTable } from './routes.js';
 import { parseRoutes } from './routes.js';
 import { TRACEPARENT } from '../observe/trace-context.js';
+import type { BearerConfig } from './bearer-config.js';
+import { compileBearer } from './bearer-config.js';
+import type { PatternTable } from './route-patterns.js';
+import type { WebhookRule } from './webhooks.js';
+import { parseWebhooks } from './webhooks.js';
+import type { RateRule } from './rate-limits.js';
+import { parseRateLimits } from './rate-limits.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 
@@ -45,6 +52,13 @@ export interface GatewayOptions {
   groupsFile: string;
   maxBodySize: number;
   maxInFlight: number;
+  /** Webhooks when it has entries (webhooks.ts). */
+  webhooks: PatternTable<WebhookRule> | undefined;
+  webhookToleranceMs: number;
+  /** RateLimits when it has entries (rate-limits.ts). */
+  rateLimits: PatternTable<RateRule> | undefined;
+  /** Bearer tokens, when JWKS or JWTSecret is set (bearer.ts). */
+  bearer: BearerConfig | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -94,7 +108,10 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   } catch (e) {
     throw new ConfigError(`Routes: ${describeError(e)}`);
   }
-  const access = compileAccess(c);
+  const webhooks = parsedParam('Webhooks', () => parseWebhooks(c.Webhooks));
+  const rateLimits = parsedParam('RateLimits', () => parseRateLimits(c.RateLimits));
+  const bearer = compileBearer(c);
+  const access = compileAccess(c, bearer);
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
   const basePath = trimmed === '' ? '/' : `/${trimmed}/`;
   const health = c.HealthcheckPath.replace(/^\/+/, '');
@@ -123,11 +140,24 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     groupsFile: c.Groups,
     maxBodySize: c.MaxBodySize,
     maxInFlight: c.MaxInFlight,
+    webhooks: webhooks.entries.length === 0 ? undefined : webhooks,
+    webhookToleranceMs: c.WebhookTolerance,
+    rateLimits: rateLimits.entries.length === 0 ? undefined : rateLimits,
+    bearer,
   };
 }
 
+/** A table parameter parsed: its parse error becomes a ConfigError naming the parameter. */
+function parsedParam<T>(param: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw new ConfigError(`${param}: ${describeError(e)}`);
+  }
+}
+
 /** Access parsed and checked against Users and Groups: each refusal is one line naming the parameters and the way out. */
-function compileAccess(c: GatewayConfig): AccessTable | undefined {
+function compileAccess(c: GatewayConfig, bearer: BearerConfig | undefined): AccessTable | undefined {
   let table: AccessTable;
   try {
     table = parseAccess(c.Access);
@@ -139,12 +169,13 @@ function compileAccess(c: GatewayConfig): AccessTable | undefined {
     return undefined;
   }
   // with client certificates required every request has a user (its certificate's CN): no users file needed
-  if (c.Users === '' && c.TLSClientAuth !== 'require') {
-    throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), require client certificates (TLSClientAuth require), or remove Access");
+  if (c.Users === '' && c.TLSClientAuth !== 'require' && !bearer) {
+    throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access");
   }
   const named = namedGroups(table);
-  if (named.length > 0 && c.Groups === '') {
-    throw new ConfigError(`Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines) or allow any authenticated user with '*'`);
+  // groups may come from the tokens' groups claim instead of (or besides) a groups file
+  if (named.length > 0 && c.Groups === '' && !bearer?.groupsClaim) {
+    throw new ConfigError(`Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines), JWTGroupsClaim (groups from Bearer tokens), or allow any authenticated user with '*'`);
   }
   return table;
 }

@@ -41,3 +41,24 @@ export async function startExample(path: string, variable: string, port: number,
     run: (line) => JSON.parse(execFileSync('bash', ['-c', `${variable}="${url}"; ${line}`], { encoding: 'utf8' })) as ExampleAnswer,
   };
 }
+
+export interface HeaderLine {
+  line: string;
+  code: number;
+  comment: string;
+}
+
+/**
+ * The shell of an example's header: `setup`, its lines other than the curl variable and the `$X …`
+ * lines (helpers, signed bodies), with `paths` applied; and each `$X …` line with the Code and the
+ * comment it promises (`# 401: <Message>`).
+ */
+export function headerShell(text: string, variable: string, paths: (s: string) => string): { setup: string; lines: HeaderLine[] } {
+  const header = [...text.matchAll(/^# {3}(.*)$/gm)].map((m) => m[1]!);
+  const setup = paths(header.filter((l) => !l.startsWith(`$${variable}`) && !l.startsWith(`${variable}=`)).join('\n'));
+  const lines = header.flatMap((l) => {
+    const m = new RegExp(`^(\\$${variable}\\S* .*?)\\s+# (\\d{3}): (.*)$`).exec(l);
+    return m ? [{ line: m[1]!, code: Number(m[2]), comment: m[3]! }] : [];
+  });
+  return { setup, lines };
+}

@@ -122,7 +122,7 @@ describe('gateway authorization per route (Access, Groups)', function () {
     expect(r.status, r.stderr).to.equal(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).to.have.length(1);
-    expect(lines[0]).to.contain("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), require client certificates (TLSClientAuth require), or remove Access");
+    expect(lines[0]).to.contain("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access");
   });
 
   it('re-reads both files on change: a group membership and a removed user take effect within the reload interval (5 s)', async () => {

@@ -87,3 +87,14 @@ export function rawExchange(port: number, request: string | Buffer | Array<strin
     });
   });
 }
+
+/** The error a gateway start with `gateway` fails with (a running one is stopped and undefined returned: the caller's expectation then fails). */
+export async function startError(gateway: Params): Promise<{ name?: string; message?: string } | undefined> {
+  try {
+    const gw = await startGateway(gateway);
+    await gw.stop();
+    return undefined;
+  } catch (e) {
+    return e as { name?: string; message?: string };
+  }
+}
