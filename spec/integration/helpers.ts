@@ -21,9 +21,10 @@ export async function startTestNode(services: Array<{ service: ServiceKind } & R
   return { node, logs: () => chunks.join('') };
 }
 
-export const until = async (cond: () => boolean, ms = 5000): Promise<void> => {
+/** Waits until `cond` holds (a condition that reads asynchronously is awaited: a Promise is never taken for true). */
+export const until = async (cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> => {
   const end = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -14,6 +14,7 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
 import { launchChromium } from '../../browser.js';
 import { OPERATOR, basicHeader, csrfOf } from './helpers.js';
+import { until } from '../helpers.js';
 import { violations } from './axe.js';
 
 /** insert (records) → ship (calls the carrier the Input names: 'refuser' answers 422, 'shipper' 200). */
@@ -42,15 +43,6 @@ async function flowConsole(readOnly = false): Promise<{ node: HiveNode; base: st
     logStream: new PassThrough(),
   });
   return { node, base: `http://127.0.0.1:${node.dashboard!.port}` };
-}
-
-/** Waits (5 s at most) until an async condition holds. */
-async function until(cond: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const command = (node: HiveNode, flow: string, name: string, control: Record<string, string[]> = {}) => node.hive.call(flow, makeMessage({ Control: mapOf({ command: [name], ...control }) }), 5000);
