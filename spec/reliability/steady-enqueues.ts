@@ -17,7 +17,7 @@ export interface SteadyEnqueues {
   readonly statuses: Map<number, number>;
   /** When each acknowledged item was first sent and when it was acknowledged (ms since the epoch). */
   readonly served: Array<{ sent: number; answered: number }>;
-  /** Stops sending new items and waits for those under way. */
+  /** Stops sending new items and waits for those under way (once; a second call waits for the first). */
   stop(): Promise<void>;
 }
 
@@ -55,6 +55,7 @@ export function steadyEnqueues(opts: { prefix: string; everyMs: number; via: () 
     failed.push(item);
   };
   let running = true;
+  let stopping: Promise<void> | undefined;
   const underWay: Promise<void>[] = [];
   const pacing = (async () => {
     for (let k = 1; running; k++) {
@@ -67,11 +68,14 @@ export function steadyEnqueues(opts: { prefix: string; everyMs: number; via: () 
     failed,
     statuses,
     served,
-    async stop() {
+    stop() {
       running = false;
-      await pacing;
-      await Promise.all(underWay);
-      await agent.close();
+      stopping ??= (async () => {
+        await pacing;
+        await Promise.all(underWay);
+        await agent.close();
+      })();
+      return stopping;
     },
   };
 }
