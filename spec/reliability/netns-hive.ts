@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { recorded } from '../integration/queue/helpers.js';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
 import type { NetnsLab } from '../support/netns.js';
-import { netnsLab, netnsUnavailable } from '../support/netns.js';
-import { netnsNatsCluster } from '../support/netns-nats.js';
-import { natsServerAvailable } from '../adapters/nats/server.js';
+import { netnsLab } from '../support/netns.js';
+import { netnsNatsCluster, netnsNatsUnavailable } from '../support/netns-nats.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
@@ -44,9 +43,8 @@ export interface NetnsHive {
 
 /** Skips (or fails in CI) where network namespaces or nats-server are missing. */
 export function requireNetns(skip: Skip): void {
-  const why = netnsUnavailable();
+  const why = netnsNatsUnavailable();
   requireInstalled(why === undefined, why ?? '', skip);
-  requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
 }
 
 /**

@@ -14,6 +14,8 @@ import { serverProcess, startCluster } from '../adapters/nats/cluster.js';
 import { waitForPort } from '../adapters/ports.js';
 import { tempDir } from '../temp.js';
 import type { NetnsLab } from './netns.js';
+import { netnsUnavailable } from './netns.js';
+import { natsServerAvailable } from '../adapters/nats/server.js';
 
 export const NATS_CLIENT_PORT = 4222;
 const ROUTE_PORT = 6222;
@@ -31,6 +33,7 @@ export async function netnsNatsCluster(lab: NetnsLab): Promise<NatsCluster> {
         `listen: "${host.address}:${NATS_CLIENT_PORT}"`,
         `authorization { token: "${token}" }`,
         `jetstream { store_dir: "${join(dir, host.name)}" }`,
+        `log_file: "${join(dir, `${host.name}.log`)}"`,
         'ping_interval: "1s"',
         'ping_max: 3',
         `cluster { name: hivenode-netns, listen: "${host.address}:${ROUTE_PORT}", routes: [${lab.hosts.map((h) => `"nats-route://${h.address}:${ROUTE_PORT}"`).join(', ')}] }`,
@@ -41,4 +44,18 @@ export async function netnsNatsCluster(lab: NetnsLab): Promise<NatsCluster> {
     );
   });
   return startCluster(servers, token);
+}
+
+/** Why the hosts and their servers cannot run here (no root, no `ip`, no nats-server), or undefined. */
+export function netnsNatsUnavailable(): string | undefined {
+  return netnsUnavailable() ?? (natsServerAvailable() ? undefined : 'nats-server is not installed (scripts/servers.sh installs it)');
+}
+
+/** In a mocha before(): skips the suite with the reason where it cannot run (fails in CI, where it must). */
+export function skipWithoutNetns(ctx: Mocha.Context): void {
+  const why = netnsNatsUnavailable();
+  if (!why) return;
+  if (process.env.CI) throw new Error(why);
+  console.log(`      skipped: ${why}`);
+  ctx.skip();
 }

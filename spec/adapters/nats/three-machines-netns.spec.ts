@@ -14,10 +14,10 @@ import { recorded } from '../../integration/queue/helpers.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { GATEWAY_READY, startNodeProcess } from '../../reliability/node-process.js';
 import type { NetnsLab } from '../../support/netns.js';
-import { netnsLab, netnsUnavailable } from '../../support/netns.js';
+import { netnsLab } from '../../support/netns.js';
+import { skipWithoutNetns } from '../../support/netns-nats.js';
 import { tempDir } from '../../temp.js';
 import { waitForPort } from '../ports.js';
-import { natsServerAvailable } from './server.js';
 
 const EXAMPLE = new URL('../../../examples/three-machines/', import.meta.url).pathname;
 const MACHINES = ['a', 'b', 'c'] as const;
@@ -29,12 +29,7 @@ describe('examples/three-machines as three hosts (network namespaces)', function
   let lab: NetnsLab | undefined;
   const nodes: NodeProcess[] = [];
   before(function () {
-    const why = netnsUnavailable() ?? (natsServerAvailable() ? undefined : 'nats-server is not installed (scripts/servers.sh installs it)');
-    if (why) {
-      if (process.env.CI) throw new Error(why);
-      console.log(`      skipped: ${why}`);
-      this.skip();
-    }
+    skipWithoutNetns(this);
   });
   after(async () => {
     await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
