@@ -6,6 +6,8 @@
  * logged, what the workers recorded and who wrote the queue's stream.
  */
 import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { recorded } from '../integration/queue/helpers.js';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
 import type { NetnsLab } from '../support/netns.js';
@@ -30,8 +32,8 @@ export interface NetnsHive {
   readonly nodes: readonly NodeProcess[];
   /** The enqueue address of host i's gateway. */
   gateway(i: number): string;
-  /** The host whose node serves the queue now (its last holding line not followed by a step-down), or -1. */
-  holder(): number;
+  /** Whether host i's node serves the queue now, as its log says (its last holding line not followed by a step-down). */
+  serving(i: number): boolean;
   /** How many times host i's node took the queue. */
   holdings(i: number): number;
   /** How many of host i's writes the stream refused since `from` characters of its output (the fence). */
@@ -98,7 +100,10 @@ export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: st
     cluster,
     nodes,
     gateway: (i) => `http://${lab.hosts[i]!.address}:8080/${QUEUE}/action`,
-    holder: () => nodes.findIndex((n) => n.child.exitCode === null && n.child.signalCode === null && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED)),
+    serving: (i) => {
+      const n = nodes[i]!;
+      return n.child.exitCode === null && n.child.signalCode === null && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
+    },
     holdings: (i) => count(nodes[i]!.output(), HOLDING),
     fenced: (i, from = 0) => count(nodes[i]!.output().slice(from), FENCED),
     delivered: () => lab.hosts.flatMap((h) => recorded(join(dir, `work-${h.name}.jsonl`)).map((r) => String(r.message.Data.item?.[0]))),
@@ -113,19 +118,39 @@ export async function awaitTakeover(hive: NetnsHive, not: number, before: readon
   for (;;) {
     const taker = hive.nodes.findIndex((_, i) => i !== not && hive.holdings(i) > before[i]!);
     if (taker >= 0) return taker;
-    if (Date.now() > until) throw new Error(`no other node took the queue over within ${ms} ms`);
+    if (Date.now() > until) {
+      const lease = await leaseHolder(hive).catch((e: unknown) => `unreadable (${(e as Error).message})`);
+      throw new Error(`no other node took the queue over within ${ms} ms (the lease names node ${lease}; serving by their logs: ${hive.nodes.map((_, i) => hive.serving(i)).join(', ')})`);
+    }
     await sleep(20);
   }
 }
 
-/** Waits until one node holds the queue: which one. */
+/** The node the queue's lease names (its value begins host:pid:…, actors/hive/lease.ts), or -1. */
+async function leaseHolder(hive: NetnsHive): Promise<number> {
+  const nc = await connect({ servers: hive.cluster.servers.map((s) => s.url), token: hive.cluster.token, timeout: 2_000 });
+  try {
+    const kv = await new Kvm(nc).open('hivenode_queues');
+    const value = (await kv.get(`holder.${QUEUE}`))?.string() ?? '';
+    const pid = Number(value.split('\n')[0]!.split(':')[1]);
+    return hive.nodes.findIndex((n) => n.child.pid === pid);
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Waits until one node holds the queue — the lease names it and it serves — and returns which. A node
+ * that lost the queue while cut off may not have logged its step-down yet: its log alone could name two.
+ */
 export async function awaitHolder(hive: NetnsHive, ms = 60_000): Promise<number> {
   const until = Date.now() + ms;
   for (;;) {
-    const h = hive.holder();
-    if (h >= 0) return h;
+    const h = await leaseHolder(hive).catch(() => -1);
+    const serving = hive.nodes.map((_, i) => hive.serving(i));
+    if (h >= 0 && serving.every((yes, i) => yes === (i === h))) return h;
     if (Date.now() > until) throw new Error(`no node held the queue within ${ms} ms`);
-    await sleep(50);
+    await sleep(200);
   }
 }
 
