@@ -81,6 +81,7 @@ async function pauseHolders(pauses: number, figures: Figures, env?: NodeJS.Proce
   const writers = await streamWriters(hive.cluster, QUEUE);
   figures['stream records checked'] = writers.records;
   figures['records of a second writer'] = writers.breaks.length;
+  figures['records after a record the servers no longer hold'] = writers.gaps.length;
   return { hive, load, fenced, writers };
 }
 
