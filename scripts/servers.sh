@@ -8,7 +8,7 @@ had_squid=no
 { command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ]; } && had_squid=yes
 bash scripts/ensure-packages.sh nats-server:nats-server logger:bsdutils rsyslogd:rsyslog "/usr/lib/*/rsyslog/lmnsd_gtls.so:rsyslog-gnutls" \
   "/usr/lib/*/rsyslog/imrelp.so:rsyslog-relp" \
-  /usr/lib/python3/dist-packages/fusepy.py:python3-fusepy fusermount:fuse3 "$@"
+  /usr/lib/python3/dist-packages/fusepy.py:python3-fusepy fusermount:fuse3 ip:iproute2 "$@"
 # Debian's squid package starts a system squid on port 3128 when it is installed; the proxy tests run
 # their own on a free port, so one started by this install is stopped (one that was there before is left alone)
 if [ "$had_squid" = no ] && { command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ]; }; then

@@ -73,11 +73,25 @@ export class Lease {
   async start(): Promise<void> {
     await this.step();
     const every = Math.max(100, Math.floor(this.ttlMs / 3));
-    this.timer = setInterval(() => this.stepSoon(), every);
+    this.timer = setInterval(() => {
+      this.expire();
+      this.stepSoon();
+    }, every);
     // a holder that stops removes the lease: a follower told so contends at once, not at its next poll
     this.unwatch = this.bucket.onRemoved?.(this.key, () => {
       if (this.revision === undefined) this.stepSoon();
     });
+  }
+
+  /**
+   * A holder whose renewals did not get through for a whole lease (its bucket unreachable: cut off from
+   * the network, or the process was paused) has lost it, whether or not another instance took it yet:
+   * it stops its work now — a queue holder cut off would otherwise go on delivering entries whose
+   * outcomes it can no longer store, and the next holder would deliver them again. Checked on the
+   * timer, not after a renewal, which may itself wait for its timeout.
+   */
+  private expire(): void {
+    if (this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
   }
 
   private stepSoon(): void {
@@ -108,7 +122,11 @@ export class Lease {
     const sent = Date.now();
     try {
       if (this.revision !== undefined) {
-        const next = await this.bucket.update(this.key, this.value(), this.revision);
+        const held = this.revision;
+        const next = await this.bucket.update(this.key, this.value(), held);
+        // ran out while the renewal was on its way (expire): the work has stopped; the lease it wrote
+        // is left to run out, and this instance contends again like any other
+        if (this.revision !== held) return;
         if (next === undefined) this.lost(`another ${this.role.name} took the lease over`);
         else this.renewed(next, sent);
       } else {

@@ -6,6 +6,7 @@
  * records one by one; a count goes through a short-lived consumer of its own (its pending count).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
+import { headers } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager, StreamConfig } from '@nats-io/jetstream';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +25,22 @@ const LOG_NAME = /^[A-Za-z0-9_-]{1,200}$/;
 function isWrongSequence(e: unknown): boolean {
   return /wrong last sequence|10071/i.test(describeError(e));
 }
+
+/**
+ * The header each fenced record carries: the position it was appended after. The server checks that
+ * position (the expected last subject sequence) and does not keep the check with the record; this
+ * header keeps it, so a reader can tell that the records of a topic form one chain, each after the one
+ * before it — one writer at a time (spec/reliability/stream-writers.ts reads it).
+ */
+export const AFTER_HEADER = 'Hivenode-After';
+
+/**
+ * TEST ONLY: the partition and pause tests (spec/reliability/pause.spec.ts) set
+ * HIVENODE_TEST_BROKEN_NO_FENCING=1 to build the log deliberately broken — appends no longer ask the
+ * server to check the position they follow — and show that their test then sees two writers in one
+ * stream; nothing else may set it.
+ */
+const FENCING = process.env.HIVENODE_TEST_BROKEN_NO_FENCING !== '1';
 
 /** How long an append is tried again while the stream has no leader. */
 const APPEND_RETRY_MS = 15_000;
@@ -51,6 +68,13 @@ function notFound(e: unknown): null {
 
 function isFull(e: unknown): boolean {
   return /maximum bytes|insufficient (storage )?resources|10047|storage limit/i.test(describeError(e));
+}
+
+/** The publish options of an append after `after`: the server refuses it unless the topic's last record is there. */
+function fenced(after: number): { expect?: { lastSubjectSequence: number }; headers: ReturnType<typeof headers> } {
+  const h = headers();
+  h.set(AFTER_HEADER, String(after));
+  return FENCING ? { expect: { lastSubjectSequence: after }, headers: h } : { headers: h };
 }
 
 export class NatsSharedLog implements SharedLog {
@@ -140,7 +164,7 @@ export class NatsSharedLog implements SharedLog {
     const until = Date.now() + APPEND_RETRY_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
       try {
-        const ack = await this.js.publish(this.prefix + topic, data, { msgID, ...(after === undefined ? {} : { expect: { lastSubjectSequence: after } }) });
+        const ack = await this.js.publish(this.prefix + topic, data, { msgID, ...(after === undefined ? {} : fenced(after)) });
         return ack.seq;
       } catch (e) {
         if (after !== undefined && isWrongSequence(e)) throw new LogFencedError(`another writer appended to ${topic} after position ${after}`);

@@ -122,7 +122,11 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         const line = (): void => log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
         if (one) inMessageTrace(one.message, line);
         else line();
-        msg.reply(codeOf(msg.error) === Code.InsufficientStorage ? resultFromError(msg.error) : failure(Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
+        // a full store (507) and a store that cannot answer now (503: its stream has no leader, or
+        // another node holds the queue — a fenced write) tell the client what to do: try again later or
+        // elsewhere, nothing was stored; anything else is the queue's own failure (500)
+        const code = codeOf(msg.error);
+        msg.reply(failure(code === Code.InsufficientStorage || code === Code.Unavailable ? code : Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
       }
       case 'outcome':

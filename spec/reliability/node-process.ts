@@ -3,7 +3,7 @@
  * it (SIGKILL at a random point), measure its memory (RSS from /proc) or keep load generators off its
  * CPU. Started with tsx from the sources, so no build step is needed.
  */
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,10 +26,13 @@ export interface NodeProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** Starts a command for startNodeProcess: the test's own spawn, or one inside a host of a netns lab (spec/support/netns.ts). */
+export type Spawner = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
 /** Starts `hivenode run <file>` and resolves once its output matches `ready` (the gateway line by default). */
-export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<NodeProcess> {
+export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner } = {}): Promise<NodeProcess> {
   const ready = opts.ready ?? GATEWAY_READY;
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const child = (opts.spawner ?? spawn)(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

@@ -53,26 +53,38 @@ export async function natsCluster(size = 3, opts: NatsClusterOptions = {}): Prom
         `cluster { name: hivenode-test, listen: "127.0.0.1:${p.route}", routes: [${ports.map((q) => `"nats-route://127.0.0.1:${q.route}"`).join(', ')}] }`,
       ].join('\n'),
     );
-    let child: ChildProcess | undefined;
-    return {
-      name,
-      url: `nats://127.0.0.1:${p.client}`,
-      running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
-      async start() {
-        child = spawn('nats-server', ['-c', conf], { stdio: 'ignore' });
-        await waitForPort(p.client, 10_000, `nats-server ${name}`, child);
-      },
-      async kill() {
-        const c = child;
-        child = undefined;
-        if (!c || c.exitCode !== null || c.signalCode !== null) return;
-        await new Promise<void>((resolve) => {
-          c.once('exit', () => resolve());
-          c.kill('SIGKILL');
-        });
-      },
-    };
+    return serverProcess(name, `nats://127.0.0.1:${p.client}`, () => spawn('nats-server', ['-c', conf], { stdio: 'ignore' }), (child) =>
+      waitForPort(p.client, 10_000, `nats-server ${name}`, child),
+    );
   });
+  return startCluster(servers, token);
+}
+
+/** A server of a cluster: `launch` starts its process, `listening` resolves once it accepts clients. */
+export function serverProcess(name: string, url: string, launch: () => ChildProcess, listening: (child: ChildProcess) => Promise<void>): ClusterServer {
+  let child: ChildProcess | undefined;
+  return {
+    name,
+    url,
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+    async start() {
+      child = launch();
+      await listening(child);
+    },
+    async kill() {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.kill('SIGKILL');
+      });
+    },
+  };
+}
+
+/** Starts every server and resolves once their JetStream is ready; stops them all when that fails. */
+export async function startCluster(servers: ClusterServer[], token: string): Promise<NatsCluster> {
   const cluster: NatsCluster = {
     servers,
     token,

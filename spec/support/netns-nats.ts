@@ -1,0 +1,61 @@
+/**
+ * A nats-server cluster across the hosts of a netns lab (spec/support/netns.ts): one server per host at
+ * the host's own address (clients 4222, routes 6222), JetStream on each, one token. It is a NatsCluster
+ * as the loopback one is (spec/adapters/nats/cluster.ts), so the node helpers (clusterHive) take it.
+ *
+ * The servers ping their routes and clients every second and give one up after three missed pings: a
+ * host cut off is dropped from the others' interest within seconds (the default, 2 minutes × 2, would
+ * keep routing requests to a queue holder that can no longer answer for minutes).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterServer, NatsCluster } from '../adapters/nats/cluster.js';
+import { serverProcess, startCluster } from '../adapters/nats/cluster.js';
+import { waitForPort } from '../adapters/ports.js';
+import { tempDir } from '../temp.js';
+import type { NetnsLab } from './netns.js';
+import { netnsUnavailable } from './netns.js';
+import { natsServerAvailable } from '../adapters/nats/server.js';
+
+export const NATS_CLIENT_PORT = 4222;
+const ROUTE_PORT = 6222;
+
+/** Starts a server on every host of `lab`; resolves once their JetStream makes a three-replica bucket. */
+export async function netnsNatsCluster(lab: NetnsLab): Promise<NatsCluster> {
+  const token = `t-${Math.random().toString(36).slice(2)}`;
+  const dir = tempDir('hn-netns-nats-');
+  const servers = lab.hosts.map((host): ClusterServer => {
+    const conf = join(dir, `${host.name}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `server_name: nats-${host.name}`,
+        `listen: "${host.address}:${NATS_CLIENT_PORT}"`,
+        `authorization { token: "${token}" }`,
+        `jetstream { store_dir: "${join(dir, host.name)}" }`,
+        `log_file: "${join(dir, `${host.name}.log`)}"`,
+        'ping_interval: "1s"',
+        'ping_max: 3',
+        `cluster { name: hivenode-netns, listen: "${host.address}:${ROUTE_PORT}", routes: [${lab.hosts.map((h) => `"nats-route://${h.address}:${ROUTE_PORT}"`).join(', ')}] }`,
+      ].join('\n'),
+    );
+    return serverProcess(`nats-${host.name}`, `nats://${host.address}:${NATS_CLIENT_PORT}`, () => lab.spawn(host, 'nats-server', ['-c', conf], { stdio: 'ignore' }), (child) =>
+      waitForPort(NATS_CLIENT_PORT, 10_000, `nats-server on host ${host.name}`, child, host.address),
+    );
+  });
+  return startCluster(servers, token);
+}
+
+/** Why the hosts and their servers cannot run here (no root, no `ip`, no nats-server), or undefined. */
+export function netnsNatsUnavailable(): string | undefined {
+  return netnsUnavailable() ?? (natsServerAvailable() ? undefined : 'nats-server is not installed (scripts/servers.sh installs it)');
+}
+
+/** In a mocha before(): skips the suite with the reason where it cannot run (fails in CI, where it must). */
+export function skipWithoutNetns(ctx: Mocha.Context): void {
+  const why = netnsNatsUnavailable();
+  if (!why) return;
+  if (process.env.CI) throw new Error(why);
+  console.log(`      skipped: ${why}`);
+  ctx.skip();
+}
