@@ -43,6 +43,9 @@ import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
 import { annotateSpan } from '../observe/trace-scope.js';
 import { statementAttributes } from './trace-attributes.js';
+import { changeNames, prepareChanges } from './change-setup.js';
+import { checkChangesEngine, startChanges } from './changes.js';
+import type { DatabaseOptions } from './connection-options.js';
 
 /**
  * What must happen once the database first answers, before any statement: SQL_INITFILE (which may
@@ -110,6 +113,7 @@ function preloadOnceReady(ctx: ServiceContext<SqlConfig>, db: Database): void {
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
+  if (c.SQL_CHANGES) return startChangeStream(ctx, databaseOptions(c));
   const db = new Database(databaseOptions(c));
   const checker = new NameChecker(db.dialect, new Catalog(db));
   let planner: Planner | undefined;
@@ -153,6 +157,35 @@ async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans:
       await db.close();
     },
     status: () => ({ mode: 'poll', database: db.describe(), channel: c.OUTPUTCHANNEL, poller: poller.status(), pool: db.pool() }),
+  };
+}
+
+/**
+ * A change stream (README, Change streams): only reads the slot and emits; it neither polls nor
+ * listens. The set-up is checked at start when the database answers (a refusal is a ConfigError);
+ * when it does not, the reader tries again until it does.
+ */
+async function startChangeStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOptions): Promise<RunningService> {
+  const c = ctx.config;
+  checkChangesEngine(db.engine);
+  for (const [set, name] of [[c.SQL_POLLMODE, 'SQL_POLLMODE'], [c.SQL_RAWMODE, 'SQL_RAWMODE'], [c.SQL_BATCH, 'SQL_BATCH']] as const) {
+    if (set) throw new ConfigError(`SQL_CHANGES streams the changes of SQL_TABLE; it cannot be combined with ${name}`);
+  }
+  if (c.SQL_INITFILE.trim() !== '') throw new ConfigError('SQL_CHANGES reads an existing table; SQL_INITFILE is not run in this mode (create the tables with a statement-mode service or beforehand)');
+  const names = changeNames(c, ctx.name);
+  try {
+    await prepareChanges(db, names);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
+  }
+  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs: c.SQL_TIMEOUT > 0 ? c.SQL_TIMEOUT : 30_000 });
+  ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (slot ${names.slot}, publication ${names.publication}) to channel '${c.OUTPUTCHANNEL}'`);
+  return {
+    async drain() {
+      await reader.stop();
+    },
+    status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, changes: reader.status() }),
   };
 }
 
