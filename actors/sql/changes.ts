@@ -49,6 +49,8 @@ export interface ChangeOptions {
   cls: string;
   /** Longest wait for one acknowledged hand-over before it is tried again. */
   handoverTimeoutMs: number;
+  /** Whether the slot and publication were checked at start (else the reader does it first). */
+  prepared: boolean;
 }
 
 export interface RunningChanges {
@@ -73,7 +75,6 @@ interface OpenTx {
   rows: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
 export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions): RunningChanges {
   const { names } = opts;
@@ -81,8 +82,21 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
   const tables = new Set(status.tables);
   let stopped = false;
   let service: LogicalReplicationService | undefined;
-  let prepared = false;
+  let connecting: Promise<void> = Promise.resolve();
+  let prepared = opts.prepared;
   let failures = 0;
+  /** Waits that end early when the reader stops, so a drain never waits out a back-off. */
+  const waking = new Set<() => void>();
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        waking.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waking.add(done);
+    });
 
   const confirm = (svc: LogicalReplicationService, lsn: string): void => {
     const v = lsnValue(lsn);
@@ -117,9 +131,15 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       prepared = true;
       if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
     }
+    // stopped while preparing: no replication connection is opened any more
+    if (stopped) return;
     const plugin = new CountingPlugin({ protoVersion: 1, publicationNames: [names.publication] });
     const svc = new LogicalReplicationService(pgClientConfig(opts.db, true) as ConstructorParameters<typeof LogicalReplicationService>[0], { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     service = svc;
+    // settles once the connection streams or has failed: a stop waits for it, since ending a client
+    // that is still connecting leaves its connect unsettled (and the reader with it)
+    let settle = (): void => undefined;
+    connecting = new Promise<void>((resolve) => (settle = resolve));
     let handled = 0;
     let tx: OpenTx | undefined;
     let failure: unknown;
@@ -127,6 +147,9 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       failure ??= e;
     });
     svc.on('start', () => {
+      // stopped while connecting: the stop's destroy found no connection yet
+      settle();
+      if (stopped) void svc.destroy();
       status.connected = true;
       if (failures > 0) ctx.log.info(`change stream: reading slot ${names.slot} again after ${failures} failed attempt${failures === 1 ? '' : 's'}`);
       failures = 0;
@@ -166,6 +189,7 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
     } catch (e) {
       failure ??= e;
     }
+    settle();
     status.connected = false;
     await svc.destroy().catch(() => undefined);
     if (!stopped && failure !== undefined) throw failure;
@@ -201,6 +225,8 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
     status: () => ({ ...status }),
     async stop() {
       stopped = true;
+      for (const wake of [...waking]) wake();
+      await connecting;
       await service?.destroy().catch(() => undefined);
       await running;
     },

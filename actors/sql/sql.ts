@@ -173,13 +173,16 @@ async function startChangeStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOpt
   }
   if (c.SQL_INITFILE.trim() !== '') throw new ConfigError('SQL_CHANGES reads an existing table; SQL_INITFILE is not run in this mode (create the tables with a statement-mode service or beforehand)');
   const names = changeNames(c, ctx.name);
+  let prepared = false;
   try {
-    await prepareChanges(db, names);
+    const { created } = await prepareChanges(db, names);
+    prepared = true;
+    if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
   }
-  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs: c.SQL_TIMEOUT > 0 ? c.SQL_TIMEOUT : 30_000 });
+  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs: c.SQL_TIMEOUT > 0 ? c.SQL_TIMEOUT : 30_000, prepared });
   ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (slot ${names.slot}, publication ${names.publication}) to channel '${c.OUTPUTCHANNEL}'`);
   return {
     async drain() {

@@ -5,6 +5,7 @@
  * reading back, a restart of the node resuming without a gap; refusals at start in one line.
  */
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import type { Message } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
@@ -134,6 +135,18 @@ describe('sql change stream on postgres (adapter)', function () {
     await startStream();
     await until(() => received.length >= 1, 10_000);
     expect(ops()).to.deep.equal(['insert:public.items:70']);
+  });
+
+  it('hivenode changes drop <NAME> removes the slot a removed stream left behind, and says when there is none', async () => {
+    await startStream();
+    await stopNode();
+    const bin = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
+    const drop = () => spawnSync(process.execPath, ['--import', 'tsx', bin, 'changes', 'drop', 'orders-feed', ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`)], { encoding: 'utf8', timeout: 30_000 });
+    const first = drop();
+    expect(first.stderr).to.equal('');
+    expect(first.stdout.trim()).to.equal('dropped replication slot hivenode_orders_feed');
+    expect(await db.rows("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'")).to.deep.equal([]);
+    expect(drop().stdout.trim()).to.equal("no replication slot hivenode_orders_feed in database 'postgres': nothing to drop");
   });
 
   it('refuses at start in one line: another engine, a missing table, a bad slot name, and a combination with SQL_POLLMODE', async () => {
