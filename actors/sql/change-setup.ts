@@ -118,6 +118,18 @@ export async function prepareChanges(o: DatabaseOptions, names: ChangeNames): Pr
   return { created };
 }
 
+/** The slot's confirmed_flush_lsn (where reading resumes), or undefined when it has none yet. */
+export async function slotPosition(o: DatabaseOptions, slot: string): Promise<string | undefined> {
+  const client = new pg.Client(pgClientConfig(o));
+  await client.connect();
+  try {
+    const row = (await client.query<{ lsn: string | null }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1', [slot])).rows[0];
+    return row?.lsn ?? undefined;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Drops a replication slot (hivenode changes drop); false when there was none. */
 export async function dropSlot(o: DatabaseOptions, slot: string): Promise<boolean> {
   const client = new pg.Client(pgClientConfig(o));

@@ -20,7 +20,7 @@ import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { ServiceContext } from '../service/context.js';
 import type { DatabaseOptions } from './connection-options.js';
 import type { ChangeNames } from './change-setup.js';
-import { pgClientConfig, prepareChanges } from './change-setup.js';
+import { pgClientConfig, prepareChanges, slotPosition } from './change-setup.js';
 import type { ChangeOperation } from './change-message.js';
 import { changeMessage, lsnText, lsnValue } from './change-message.js';
 
@@ -56,15 +56,6 @@ export interface ChangeOptions {
 export interface RunningChanges {
   status(): ChangeStatus;
   stop(): Promise<void>;
-}
-
-/** Counts the XLogData messages as they arrive (the library queues them before the handler runs). */
-class CountingPlugin extends PgoutputPlugin {
-  received = 0;
-  override parse(buffer: Buffer): Pgoutput.Message {
-    this.received++;
-    return super.parse(buffer);
-  }
 }
 
 /** The transaction being read: its rows so far and its commit position. */
@@ -131,16 +122,17 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       prepared = true;
       if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
     }
+    // where the slot stands: reading resumes there, and keepalives are answered with it
+    status.confirmed ??= await slotPosition(opts.db, names.slot);
     // stopped while preparing: no replication connection is opened any more
     if (stopped) return;
-    const plugin = new CountingPlugin({ protoVersion: 1, publicationNames: [names.publication] });
+    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [names.publication] });
     const svc = new LogicalReplicationService(pgClientConfig(opts.db, true) as ConstructorParameters<typeof LogicalReplicationService>[0], { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     service = svc;
     // settles once the connection streams or has failed: a stop waits for it, since ending a client
     // that is still connecting leaves its connect unsettled (and the reader with it)
     let settle = (): void => undefined;
     connecting = new Promise<void>((resolve) => (settle = resolve));
-    let handled = 0;
     let tx: OpenTx | undefined;
     let failure: unknown;
     svc.on('error', (e: Error) => {
@@ -154,10 +146,10 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       if (failures > 0) ctx.log.info(`change stream: reading slot ${names.slot} again after ${failures} failed attempt${failures === 1 ? '' : 's'}`);
       failures = 0;
     });
-    svc.on('heartbeat', (lsn: string, _ts: number, shouldRespond: boolean) => {
-      // nothing received is still waiting: everything up to the keepalive's position was handed over
-      if (tx === undefined && handled === plugin.received) confirm(svc, lsn);
-      else if (shouldRespond && status.confirmed) confirm(svc, status.confirmed);
+    svc.on('heartbeat', (_lsn: string, _ts: number, shouldRespond: boolean) => {
+      // the server ends a connection that leaves its keepalives unanswered for wal_sender_timeout;
+      // the answer repeats the confirmed position (never the keepalive's: rows before it may still wait)
+      if (shouldRespond && status.confirmed) void svc.acknowledge(lsnText(lsnValue(status.confirmed) - 1n)).catch(() => undefined);
     });
     svc.on('data', async (lsn: string, log: Pgoutput.Message) => {
       if (stopped) return;
@@ -180,8 +172,10 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
           // a TRUNCATE is no row change: it is logged, not emitted (README, Change streams)
           ctx.log.warn(`change stream: TRUNCATE of ${log.relations.map((r) => `${r.schema}.${r.name}`).join(', ')} (tx ${tx?.xid ?? '?'}) is not emitted: it removes rows without a change per row`);
         }
-      } finally {
-        handled++;
+      } catch (e) {
+        // a row that cannot be made a message stops reading here (the library would go on to the next)
+        failure ??= e;
+        void svc.destroy();
       }
     });
     try {
