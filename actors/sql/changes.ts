@@ -10,8 +10,8 @@
  * handed over; the server stops sending when its buffers fill). A lost connection, a database restart
  * or a restart of the node start reading again at confirmed_flush_lsn: the rows of a transaction not
  * yet confirmed come again, under the same idempotency-key (change-message.ts) — at least once, in
- * order, no gap. While nothing is pending, a keepalive's position is confirmed, so a slot whose tables
- * are quiet does not hold back the WAL of the others.
+ * order, no gap. Keepalives are answered with the confirmed position, never the keepalive's own (rows
+ * before it may still wait in the socket).
  */
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication';
 import type { Pgoutput } from 'pg-logical-replication';
