@@ -43,9 +43,8 @@ import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
 import { annotateSpan } from '../observe/trace-scope.js';
 import { statementAttributes } from './trace-attributes.js';
-import { changeNames, prepareChanges } from './change-setup.js';
-import { checkChangesEngine, startChanges } from './changes.js';
 import type { DatabaseOptions } from './connection-options.js';
+import { importModule } from '../../protocol/import-module.js';
 
 /**
  * What must happen once the database first answers, before any statement: SQL_INITFILE (which may
@@ -167,6 +166,11 @@ async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans:
  */
 async function startChangeStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOptions): Promise<RunningService> {
   const c = ctx.config;
+  // loaded only in this mode: pg and the replication decoder are not needed by any other SQL service
+  const [{ changeNames, prepareChanges }, { checkChangesEngine, startChanges }] = await Promise.all([
+    importModule(import.meta.url, './change-setup.js', () => import('./change-setup.js')),
+    importModule(import.meta.url, './changes.js', () => import('./changes.js')),
+  ]);
   checkChangesEngine(db.engine);
   for (const [set, name] of [[c.SQL_POLLMODE, 'SQL_POLLMODE'], [c.SQL_RAWMODE, 'SQL_RAWMODE'], [c.SQL_BATCH, 'SQL_BATCH']] as const) {
     if (set) throw new ConfigError(`SQL_CHANGES streams the changes of SQL_TABLE; it cannot be combined with ${name}`);
