@@ -192,7 +192,8 @@ async function startChangeStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOpt
     async drain() {
       await reader.stop();
     },
-    status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, changes: reader.status() }),
+    // the figures at the top level: /metrics exports each number as hivenode_service_figure (lagMs, emitted, refusals, …)
+    status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, ...reader.status() }),
   };
 }
 

@@ -81,6 +81,10 @@ describe('sql change stream on postgres (adapter)', function () {
     expect(del.Data.id).to.deep.equal(['1']);
     expect(del.Data.note).to.deep.equal([]);
     expect(new Set(received.map((m) => m.Control['idempotency-key']![0])).size).to.equal(3);
+    // the status figures /metrics exports (hivenode_service_figure): rows handed over and the lag of the last
+    const status = node!.services.find((x) => x.name === 'orders-feed')!.running.status() as Record<string, unknown>;
+    expect(status).to.include({ mode: 'changes', emitted: 3, transactions: 3, slot: 'hivenode_orders_feed', connected: true });
+    expect(status.lagMs).to.be.a('number').and.to.be.at.least(0);
   });
 
   it('emits one message per row of a transaction in commit order, nothing for a rolled-back one, and logs a TRUNCATE without emitting it', async () => {
