@@ -89,6 +89,10 @@ async function main(argv: string[]): Promise<void> {
     await runNode({ services: [plan], ...(dashboardPort === undefined ? {} : { dashboardPort }) });
     return;
   }
+  if (first === 'changes' && !argv.includes('--help')) {
+    await (await import('./changes.js')).runChanges(argv.slice(1));
+    return;
+  }
   if (first === 'interceptor' && !argv.includes('--help')) {
     await (await import('./tools.js')).runInterceptor(argv.slice(1));
     return;
@@ -177,6 +181,7 @@ async function main(argv: string[]): Promise<void> {
       (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'the store directory' }),
       async (args) => (await import('./salvage.js')).runSalvage('queue', args.dir),
     )
+    .command('changes drop <name>', 'drop the PostgreSQL replication slot a change stream (SQL_CHANGES) of this NAME left behind; the database as -SQL_…=… parameters (or environment)')
     .command(
       'status',
       "print a running node's services and actor tree (from its dashboard)",

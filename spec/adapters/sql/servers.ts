@@ -5,7 +5,7 @@
  * the same port and data) by the tests themselves; `remove()` deletes the directory.
  *
  * As root (CI), initdb refuses to run, so PostgreSQL runs as the `postgres` user of the Debian package;
- * MariaDB runs as root with `--user=root`. `scripts/sql-servers.sh` installs the packages.
+ * MariaDB runs as root with `--user=root`. PostgreSQL runs with wal_level=logical, for the change-stream tests. `scripts/sql-servers.sh` installs the packages.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
@@ -136,7 +136,7 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
     dir,
     logFile,
     async start() {
-      const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=60'];
+      const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=60', '-c', 'wal_level=logical'];
       if (logFile) args.push('-c', 'log_statement=all', '-c', 'log_min_duration_statement=-1', '-c', 'log_line_prefix=');
       const out = logFile ? openSync(logFile, 'a') : 'ignore';
       child = track(spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', out], ...(ids ?? {}) }));
