@@ -26,7 +26,7 @@ describe('the demo node file receives syslog and records it where the README say
   it("logger's default (RFC 5424) and --rfc3164, over UDP and TCP, land in HIVENODE_DEMO_SYSLOG_FILE, none counted invalid", async () => {
     const port = await freePort();
     const file = join(tempDir('hn-demo-syslog-'), 'syslog.jsonl');
-    const demo = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(port), HIVENODE_DEMO_DB: '', HIVENODE_DEMO_SYSLOG_FILE: file, HIVENODE_DEMO_QUEUE: '' });
+    const demo = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(port), HIVENODE_DEMO_DB: '', HIVENODE_DEMO_SYSLOG_FILE: file, HIVENODE_DEMO_QUEUE: '', HIVENODE_DEMO_FLOW: '' });
     // only the demo's syslog service and what it forwards to, as the node file wires them
     const wiring = { ...demo, services: demo.services.filter((s) => s.kind === 'syslog' || s.layer.values.some(([k, v]) => k === 'NAME' && v === 'syslog-received')) };
     expect(wiring.services).to.have.length(2);
