@@ -46,32 +46,20 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
   if (settings.servers.length === 0) return { route: () => undefined, close: async () => {} };
   // only with a proxy: a gateway without interceptors need not load undici (load-undici.ts)
   const undici = loadUndici();
-  const agents = new Map<string, ProxyAgent>();
   const ca = options.ca ? { ca: options.ca } : undefined;
-  const agentOf = (server: ProxyServer): ProxyAgent => {
-    let agent = agents.get(server.url.href);
-    if (!agent) {
-      agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(ca ? { requestTls: ca, proxyTls: ca } : {}) });
-      agents.set(server.url.href, agent);
-    }
-    return agent;
-  };
+  // one connector per proxy server (as many as the settings name, never closed before the end)
+  const agents = agentCache(Infinity);
+  const agentOf = (server: ProxyServer): ProxyAgent =>
+    agents.get(server.url.href, () => new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(ca ? { requestTls: ca, proxyTls: ca } : {}) }));
   // undici's ProxyAgent takes the upstream's TLS name from requestTls when it has one (a CAFile), not
-  // from the request: a tunnel to an address needs a connector that names the host itself
-  const pinned = new Map<string, ProxyAgent>();
+  // from the request: a tunnel to an address needs a connector that names the host itself — one per
+  // proxy, scheme and name, bounded since the names come from requests
+  const pinned = agentCache(PINNED_LIMIT);
   const pinnedOf = (server: ProxyServer, url: URL): ProxyAgent => {
     const https = url.protocol === 'https:';
-    const key = `${server.url.href} ${https ? url.hostname : 'http'}`;
-    let agent = pinned.get(key);
-    if (agent) return agent;
-    if (pinned.size >= PINNED_LIMIT) {
-      const [oldest, old] = pinned.entries().next().value!;
-      pinned.delete(oldest);
-      void old.close().catch(() => undefined);
-    }
-    agent = new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: true, connections: options.connections, ...(https ? { requestTls: { ...ca, servername: url.hostname } } : {}), ...(ca ? { proxyTls: ca } : {}) });
-    pinned.set(key, agent);
-    return agent;
+    return pinned.get(`${server.url.href} ${https ? url.hostname : 'http'}`, () =>
+      new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: true, connections: options.connections, ...(https ? { requestTls: { ...ca, servername: url.hostname } } : {}), ...(ca ? { proxyTls: ca } : {}) }),
+    );
   };
   /** Scheme and host → route; null remembers 'direct'. */
   const memo = new Map<string, Route | null>();
@@ -87,7 +75,27 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
       }
       return route ?? undefined;
     },
-    close: () => Promise.all([...agents.values(), ...pinned.values()].map((a) => a.close())).then(() => undefined),
+    close: () => Promise.all([...agents.all(), ...pinned.all()].map((a) => a.close())).then(() => undefined),
+  };
+}
+
+/** ProxyAgents by key, each made on its first use; past `limit` the oldest is closed and forgotten. */
+function agentCache(limit: number): { get(key: string, make: () => ProxyAgent): ProxyAgent; all(): ProxyAgent[] } {
+  const agents = new Map<string, ProxyAgent>();
+  return {
+    get: (key, make) => {
+      let agent = agents.get(key);
+      if (agent) return agent;
+      if (agents.size >= limit) {
+        const [oldest, old] = agents.entries().next().value!;
+        agents.delete(oldest);
+        void old.close().catch(() => undefined);
+      }
+      agent = make();
+      agents.set(key, agent);
+      return agent;
+    },
+    all: () => [...agents.values()],
   };
 }
 
