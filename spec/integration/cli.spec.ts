@@ -8,16 +8,15 @@ import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { COMMANDS } from '../../bin/usage.js';
 import { tempDir } from '../temp.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 // resolved here, so a child run in another working directory still finds it
-const TSX = import.meta.resolve('tsx');
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
 // Below Linux's ephemeral range (32768–60999): a port taken from there could be the local end of any outgoing
 // connection on the machine at that moment (CI once met EADDRINUSE for the syslog port so). Two disjoint halves.
 const demoEnv = (): NodeJS.ProcessEnv => ({ HIVENODE_DEMO_PORT: String(10000 + Math.floor(Math.random() * 11000)), HIVENODE_SYSLOG_PORT: String(21000 + Math.floor(Math.random() * 11000)), HIVENODE_DEMO_DB: join(tempDir('hn-cli-db-'), 'demo.sqlite'), HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-cli-syslog-'), 'syslog.jsonl'), HIVENODE_DEMO_QUEUE: tempDir('hn-cli-queue-'), TMPDIR: tempDir('hn-cli-tmp-') });
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) =>
-  spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
+  spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], { encoding: 'utf8', env: { ...cleanEnv(), ...demoEnv(), ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) });
 
 /** Holds a TCP port on every interface (as a service listening on all of them would need it). */
 function holdTcp(): Promise<Server> {
@@ -111,7 +110,7 @@ describe('hivenode CLI', function () {
 
   it('a bare boolean still means true', async () => {
     // Strict bare = true: without it the gateway refuses to start for lack of interceptors
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...HIVENODE_ARGS, 'gateway', '-NAME=gw', '-Port=0', '-Strict'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -273,7 +272,7 @@ describe('hivenode CLI', function () {
 
   /** `hivenode echo` as a process, once it says it runs: its output so far, and its exit code when it ends. */
   const runningEcho = async (): Promise<{ child: ReturnType<typeof spawn>; out: () => string; exited: Promise<number | null>; until: (text: string) => Promise<void> }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...HIVENODE_ARGS, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

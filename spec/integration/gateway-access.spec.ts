@@ -15,9 +15,8 @@ import type { RunningGateway } from './gateway-harness.js';
 import { startGateway } from './gateway-harness.js';
 import { ACCESS, MATRIX, PASSWORD, basic, cells, writeMatrixFiles } from './access-matrix.js';
 import { tempDir } from '../temp.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function post(url: string, headers: Record<string, string> = {}, body = '{"a":["1"]}'): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -118,7 +117,7 @@ describe('gateway authorization per route (Access, Groups)', function () {
   });
 
   it('Access without Users is refused at start: exit 2, one line naming both parameters and the fix', () => {
-    const r = spawnSync(process.execPath, ['--import', TSX, BIN, 'gateway', '-Strict=true', '-Port=0', '-Access=*=*'], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'gateway', '-Strict=true', '-Port=0', '-Access=*=*'], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status, r.stderr).to.equal(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).to.have.length(1);
@@ -163,7 +162,7 @@ describe('gateway authorization per route (Access, Groups)', function () {
     const groups = join(dir, 'groups');
     writeFileSync(groups, '# who may do what\nadmins: alice\n\nops: oscar\n');
     writeFileSync(users, `${await passwdLine('alice', PASSWORD, 4)}\n`, { mode: 0o640 });
-    const passwd = (...args: string[]) => spawnSync(process.execPath, ['--import', TSX, BIN, 'passwd', ...args], { input: 'pw-of-nina-1\n', encoding: 'utf8', timeout: 30_000 });
+    const passwd = (...args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, 'passwd', ...args], { input: 'pw-of-nina-1\n', encoding: 'utf8', timeout: 30_000 });
     const ok = passwd('nina', '--file', users, '--group', 'ops', '--group', 'readers,admins', '--groups-file', groups);
     expect(ok.status, ok.stderr).to.equal(0);
     expect(ok.stdout).to.contain(`user 'nina' is in 'ops', 'readers', 'admins' in ${groups}`);

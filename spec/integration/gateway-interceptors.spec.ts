@@ -5,6 +5,7 @@ import type { InterceptorFunction, RunningInterceptor } from '../../actors/inter
 import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/server.js';
 import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
 const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
 
@@ -124,8 +125,7 @@ describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor con
   });
 
   it('`hivenode interceptor <module> -Port=N` serves a mapping function as a process', async () => {
-    const bin = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
-    const child = spawn(process.execPath, ['--import', 'tsx', bin, 'interceptor', `${examples}json-after.mjs`, '-Port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...HIVENODE_ARGS, 'interceptor', `${examples}json-after.mjs`, '-Port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));

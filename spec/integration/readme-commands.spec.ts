@@ -8,9 +8,9 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/hivenode.ts', import.meta.url));
 
 interface Documented {
   line: string;
@@ -43,7 +43,7 @@ describe('README: the template dry runs run as written', () => {
 
   for (const r of renders) {
     it(r.line.replace(/\s+#.*$/, ''), () => {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', BIN, ...r.args], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync(process.execPath, [...HIVENODE_ARGS, ...r.args], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
       expect(run.status, run.stderr).to.equal(0);
       const printed = run.stdout.split('\n');
       expect(r.shownOutput, 'the README shows what the command prints under it').not.to.deep.equal([]);

@@ -17,8 +17,8 @@ import type { NodeProcess } from './node-process.js';
 import { runNodeToExit, startNodeProcess, writeNodeFile } from './node-process.js';
 import type { Figures } from './record.js';
 import { reliabilityTest } from './record.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 const ENTRIES = 300;
 const PAGE = 4096;
 
@@ -145,7 +145,7 @@ describe('a damaged queue store at the start of a node process', function () {
       expect(refused.stderr).to.contain(`hivenode queue salvage ${q.storeDir}`);
       figures['start on the damaged store'] = `exit ${refused.code}, one line naming 'hivenode queue salvage <dir>'`;
 
-      const salvage = spawnSync(process.execPath, ['--import', 'tsx', BIN, 'queue', 'salvage', q.storeDir], { encoding: 'utf8', timeout: 30_000 });
+      const salvage = spawnSync(process.execPath, [...HIVENODE_ARGS, 'queue', 'salvage', q.storeDir], { encoding: 'utf8', timeout: 30_000 });
       expect(salvage.status, salvage.stderr + salvage.stdout).to.equal(0);
       const entriesLine = salvage.stdout.split('\n').find((l) => l.trim().startsWith('entries'));
       expect(entriesLine, salvage.stdout).to.contain(`${ENTRIES - q.onDamagedPages} rows recovered`).and.to.contain(`${q.onDamagedPages} rows lost`);

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { tempDir } from '../temp.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
 const TRAFFIC_S = byScale(10, 600);
 /** The demo gateway's user (examples/demo.htpasswd). */
 const AUTH = `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`;
@@ -45,7 +44,7 @@ describe('reliability: the demo under light traffic', () => {
         HIVENODE_DEMO_SYSLOG_FILE: join(tempDir('hn-demo-log-syslog-'), 'syslog.jsonl'),
         TMPDIR: tempDir('hn-demo-log-tmp-'),
       };
-      const child = spawn(process.execPath, ['--import', TSX, BIN, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...HIVENODE_ARGS, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => (out += c.toString()));

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const BIN = new URL('../../bin/hivenode.ts', import.meta.url).pathname;
 
 /** The line a node with a gateway prints once it serves; its number is the port. */
 export const GATEWAY_READY = /serves HTTPS? on port (\d+)/;
@@ -32,7 +32,7 @@ export type Spawner = (command: string, args: readonly string[], options: SpawnO
 /** Starts `hivenode run <file>` and resolves once its output matches `ready` (the gateway line by default). */
 export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner } = {}): Promise<NodeProcess> {
   const ready = opts.ready ?? GATEWAY_READY;
-  const child = (opts.spawner ?? spawn)(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const child = (opts.spawner ?? spawn)(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -68,7 +68,7 @@ export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: Nod
 
 /** Runs `hivenode run <file>` expecting it to exit by itself (a refused start): its exit code and output. */
 export function runNodeToExit(file: string, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -7,8 +7,8 @@ import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
 import { suiteNatsServer } from './server.js';
 import { tempDir } from '../../temp.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
 describe('hivenode send and hivenode template on a NATS hive', function () {
   this.timeout(60_000);
@@ -22,7 +22,7 @@ describe('hivenode send and hivenode template on a NATS hive', function () {
   // asynchronous: the echo service answering the CLI lives in this very process
   const cli = (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args, '--server', server.url, '--auth', server.token]);
+      const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args, '--server', server.url, '--auth', server.token]);
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -7,12 +7,12 @@ import { recorded } from '../../integration/queue/helpers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
 import { tempDir } from '../../temp.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
 /** Starts `hivenode run` on a node file and resolves once it prints what runs. */
 function run(file: string): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

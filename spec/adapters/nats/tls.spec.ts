@@ -15,9 +15,9 @@ import { makeOperator } from './jwt.js';
 import type { NatsServer, NatsServerOptions } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
 import { nkeys } from '@nats-io/transport-node';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin', 'hivenode.ts');
 type Params = Record<string, string>;
 
 /** The TLS block of a server with the test CA's server certificate; `verify` asks for client certificates. */
@@ -32,7 +32,7 @@ const clientCert = (who: string): Params => ({ SERVERCA: certPath('ca.pem'), SER
 /** Runs the CLI; resolves with its exit status and output. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

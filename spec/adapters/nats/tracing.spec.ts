@@ -8,8 +8,8 @@ import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
 import type { Upstream } from '../../integration/tracing-scenario.js';
 import { checkOneTrace, clientService, complete, frontServices, sendRequest, startOtlpReceiver, startUpstream } from '../../integration/tracing-scenario.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
 
 interface Running {
   child: ChildProcess;
@@ -19,7 +19,7 @@ interface Running {
 
 /** `hivenode run` on a node file; resolves once it prints what runs. */
 function run(file: string): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

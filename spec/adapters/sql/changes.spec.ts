@@ -12,6 +12,7 @@ import { startTestNode, until } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
 describe('sql change stream on postgres (adapter)', function () {
   this.timeout(60_000);
@@ -172,8 +173,7 @@ describe('sql change stream on postgres (adapter)', function () {
   it('hivenode changes drop <NAME> removes the slot a removed stream left behind, and says when there is none', async () => {
     await startStream();
     await stopNode();
-    const bin = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
-    const drop = () => spawnSync(process.execPath, ['--import', 'tsx', bin, 'changes', 'drop', 'orders-feed', ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`)], { encoding: 'utf8', timeout: 30_000 });
+    const drop = () => spawnSync(process.execPath, [...HIVENODE_ARGS, 'changes', 'drop', 'orders-feed', ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`)], { encoding: 'utf8', timeout: 30_000 });
     const first = drop();
     expect(first.stderr).to.equal('');
     expect(first.stdout.trim()).to.equal('dropped replication slot hivenode_orders_feed');

@@ -16,16 +16,15 @@ import type { EngineHarness, TestEngine } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
 import { tempDir } from '../../temp.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
 
 describe('sql raw transactions: start failures (adapter)', function () {
   this.timeout(60_000);
   /** Starts `hivenode sql` with the parameters: the exit status and what it wrote to stderr. */
   const start = (params: Record<string, string>): { status: number | null; stderr: string } => {
     const args = Object.entries({ NAME: 'tx', SQL_DATABASE: join(tempDir('hn-sqltx-'), 't.db'), ...params }).map(([k, v]) => `-${k}=${v}`);
-    return spawnSync(process.execPath, ['--import', TSX, BIN, 'sql', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
+    return spawnSync(process.execPath, [...HIVENODE_ARGS, 'sql', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
   };
   const expectOneLine = (r: { status: number | null; stderr: string }, text: string): void => {
     expect(r.status, r.stderr).to.equal(2);

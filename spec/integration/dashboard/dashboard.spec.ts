@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { launchChromium } from '../../browser.js';
 import { startDemo } from '../../demo-node.js';
 import { promisify } from 'node:util';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -68,8 +69,7 @@ describe('supervision dashboard and metrics', function () {
     // eta escapes quotes, so raw JSON would show as {&quot; (or a literal {")
     expect(services).to.not.match(/\{&quot;|\{"/);
 
-    const bin = join(ROOT, 'bin', 'hivenode.ts');
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', bin, 'status', '--url', base], { timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [...HIVENODE_ARGS, 'status', '--url', base], { timeout: 30_000 });
     expect(stdout).to.match(/^hivenode \S* — demo \(pid \d+\), up \d+ s/);
     const sqlLine = stdout.split('\n').find((l) => l.trimStart().startsWith('sqlsel '))!;
     expect(sqlLine).to.match(/pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting/);

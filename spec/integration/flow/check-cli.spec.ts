@@ -4,10 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flowDir } from './helpers.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: flowDir() }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: flowDir() }, timeout: 30_000 });
 
 describe('hivenode flow check', function () {
   this.timeout(60_000);

@@ -15,9 +15,8 @@ import { makeMessage } from '../../../protocol/message.js';
 import { JournalEvent } from '../../../supervisors/journal.js';
 import { recorded, sleep } from '../queue/helpers.js';
 import { flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
 const RUNS = 120;
 const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '1500ms' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };
 
@@ -71,7 +70,7 @@ describe('a damaged flow store', function () {
     expect(refused).to.be.instanceOf(ConfigError);
     expect((refused as Error).message).to.contain('the flow store').and.to.contain(`hivenode flow salvage ${storeDir}`).and.not.contain('\n');
 
-    const r = spawnSync(process.execPath, ['--import', TSX, BIN, 'flow', 'salvage', storeDir], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'flow', 'salvage', storeDir], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout).to.contain(`${RUNS - lost} rows recovered`).and.to.contain(`${lost} rows lost`);
 

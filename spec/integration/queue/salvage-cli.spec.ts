@@ -11,10 +11,9 @@ import { join } from 'node:path';
 import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
 import { silentLogger } from '../../../actors/observe/logger.js';
 import { tempDir } from '../../temp.js';
+import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const BIN = new URL('../../../bin/hivenode.ts', import.meta.url).pathname;
-const TSX = import.meta.resolve('tsx');
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
+const run = (args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
 
 /** A refusal: exit 2, one line on stderr holding every text given, no stack trace. */
 function expectRefused(r: ReturnType<typeof run>, ...texts: string[]): void {
