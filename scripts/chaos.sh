@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/servers.sh wrk:wrk gcc:gcc
 bash scripts/sql-servers.sh
+# the partition row runs on nats-server 2.10 (Debian trixie's package, verified and unpacked into .servers/)
+HIVENODE_NATS_SERVER_2_10="$(bash scripts/nats-server-2.10.sh)"
+export HIVENODE_NATS_SERVER_2_10
 export PATH="$PATH:/usr/sbin"
 export HIVENODE_CHAOS=full
 export HIVENODE_RELIABILITY_RECORDS="$PWD/test-artifacts/reliability-full.jsonl"

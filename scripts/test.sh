@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 echo "== packages the tests need"
 bash scripts/servers.sh chromium:chromium wrk:wrk squid:squid openssl:openssl curl:curl
 bash scripts/sql-servers.sh
+# the partition row runs on nats-server 2.10 (Debian trixie's package, verified and unpacked into .servers/)
+HIVENODE_NATS_SERVER_2_10="$(bash scripts/nats-server-2.10.sh)"
+export HIVENODE_NATS_SERVER_2_10
 export PATH="$PATH:/usr/sbin"
 # the tests talk to servers of their own on 127.0.0.1: a proxy set in this shell would reroute the HTTP
 # client's requests there (the proxy tests set their own variables on the processes they start)

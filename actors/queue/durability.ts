@@ -55,6 +55,16 @@ export function syncIntervalMs(version: string): number {
 }
 
 /**
+ * A warning for servers that lost acknowledged entries of a replicated stream when one of them was cut
+ * off from the others and healed (2.9.10 in the partition row of RELIABILITY.md; 2.10.27 held them in
+ * the same run), or undefined. A client can do nothing about it but say so.
+ */
+export function partitionWarning(version: string, replicas: number): string | undefined {
+  if (replicas < 3 || atLeast210(version)) return undefined;
+  return `nats-server ${version} lost acknowledged entries of a replicated stream when a server was cut off and healed (RELIABILITY.md, the partition row); run nats-server 2.10 or later`;
+}
+
+/**
  * The level for `asked` ('' = the default) on servers showing `facts`. `fsync` needs a server that can
  * fsync before acknowledging (2.10 and later, sync_interval: always) and a stream not written in
  * persist_mode async; sync_interval itself is server configuration no client can read, so `fsync` is

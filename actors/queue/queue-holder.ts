@@ -24,7 +24,7 @@ import { Lease, leaseNote } from '../hive/lease.js';
 import { join } from 'node:path';
 import { JetStreamStore, SNAPSHOT } from './jetstream-store.js';
 import type { DurabilityChoice } from './durability.js';
-import { Durability, chooseDurability } from './durability.js';
+import { Durability, chooseDurability, partitionWarning } from './durability.js';
 import { LogJournal } from './jetstream-journal.js';
 import { JournaledLog } from './journaled-log.js';
 import type { QueueConfig } from './command-parser.js';
@@ -81,6 +81,8 @@ export async function holdSharedQueue(ctx: ServiceContext<QueueConfig>, run: Run
     journaled = new JournaledLog(log, await LogJournal.open(join(c.PersistPath, ctx.name), log.identity ?? log.servers?.version ?? '', durability.holdMs, ctx.log), ctx.log, new Set([SNAPSHOT]));
   } else if (ctx.explicit.has('PersistPath')) ctx.log.warn(`PersistPath is not used with Store jetstream and Durability ${durability.level}: the entries are kept in the NATS hive`);
   ctx.log.info(`queue '${ctx.name}' Durability ${durability.level}: ${durability.why}`);
+  const servers = partitionWarning(log.servers?.version ?? '0.0.0', c.Replicas);
+  if (servers) ctx.log.warn(`queue '${ctx.name}': ${servers}`);
   const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`);
   const holder = new QueueHolder(ctx, log, bucket, word, run, durability, journaled);
   try {

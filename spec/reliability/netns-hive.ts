@@ -12,7 +12,7 @@ import { recorded } from '../integration/queue/helpers.js';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
 import type { NetnsLab } from '../support/netns.js';
 import { netnsLab } from '../support/netns.js';
-import { netnsNatsCluster, netnsNatsUnavailable } from '../support/netns-nats.js';
+import { natsServer210, netnsNatsCluster, netnsNatsUnavailable } from '../support/netns-nats.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
@@ -49,11 +49,18 @@ export function requireNetns(skip: Skip): void {
   requireInstalled(why === undefined, why ?? '', skip);
 }
 
+/** The nats-server 2.10 binary, or the test skipped (failed in CI) naming the script that provides it. */
+export function requireNatsServer210(skip: Skip): string {
+  const bin = natsServer210();
+  requireInstalled(bin !== undefined, 'nats-server 2.10 is not unpacked here: run bash scripts/nats-server-2.10.sh (make test and make chaos run it)', skip);
+  return bin!;
+}
+
 /**
  * Starts the hosts, their servers and their nodes. `env` goes to the nodes (a deliberately broken build);
- * `queue` adds parameters to the queue's line.
+ * `queue` adds parameters to the queue's line; `natsServer` is the servers' binary (Debian's by default).
  */
-export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: string } = {}): Promise<NetnsHive> {
+export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: string; natsServer?: string } = {}): Promise<NetnsHive> {
   const lab = netnsLab(['a', 'b', 'c']);
   const nodes: NodeProcess[] = [];
   let cluster: NatsCluster | undefined;
@@ -64,7 +71,7 @@ export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: st
     await lab.destroy();
   };
   try {
-    cluster = await netnsNatsCluster(lab);
+    cluster = await netnsNatsCluster(lab, opts.natsServer);
     const files = lab.hosts.map((h, i) =>
       writeNodeFile(
         dir,

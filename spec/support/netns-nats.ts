@@ -7,8 +7,9 @@
  * host cut off is dropped from the others' interest within seconds (the default, 2 minutes × 2, would
  * keep routing requests to a queue holder that can no longer answer for minutes).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ClusterServer, NatsCluster } from '../adapters/nats/cluster.js';
 import { serverProcess, startCluster } from '../adapters/nats/cluster.js';
 import { waitForPort } from '../adapters/ports.js';
@@ -20,8 +21,11 @@ import { natsServerAvailable } from '../adapters/nats/server.js';
 export const NATS_CLIENT_PORT = 4222;
 const ROUTE_PORT = 6222;
 
-/** Starts a server on every host of `lab`; resolves once their JetStream makes a three-replica bucket. */
-export async function netnsNatsCluster(lab: NetnsLab): Promise<NatsCluster> {
+/**
+ * Starts a server on every host of `lab`; resolves once their JetStream makes a three-replica bucket.
+ * `binary` is Debian's nats-server on the PATH unless another is given (natsServer210()).
+ */
+export async function netnsNatsCluster(lab: NetnsLab, binary = 'nats-server'): Promise<NatsCluster> {
   const token = `t-${Math.random().toString(36).slice(2)}`;
   const dir = tempDir('hn-netns-nats-');
   const servers = lab.hosts.map((host): ClusterServer => {
@@ -39,7 +43,7 @@ export async function netnsNatsCluster(lab: NetnsLab): Promise<NatsCluster> {
         `cluster { name: hivenode-netns, listen: "${host.address}:${ROUTE_PORT}", routes: [${lab.hosts.map((h) => `"nats-route://${h.address}:${ROUTE_PORT}"`).join(', ')}] }`,
       ].join('\n'),
     );
-    return serverProcess(`nats-${host.name}`, `nats://${host.address}:${NATS_CLIENT_PORT}`, () => lab.spawn(host, 'nats-server', ['-c', conf], { stdio: 'ignore' }), (child) =>
+    return serverProcess(`nats-${host.name}`, `nats://${host.address}:${NATS_CLIENT_PORT}`, () => lab.spawn(host, binary, ['-c', conf], { stdio: 'ignore' }), (child) =>
       waitForPort(NATS_CLIENT_PORT, 10_000, `nats-server on host ${host.name}`, child, host.address),
     );
   });
@@ -58,4 +62,17 @@ export function skipWithoutNetns(ctx: Mocha.Context): void {
   if (process.env.CI) throw new Error(why);
   console.log(`      skipped: ${why}`);
   ctx.skip();
+}
+
+/** Where scripts/nats-server-2.10.sh puts the binary it unpacks. */
+const UNPACKED_2_10 = fileURLToPath(new URL('../../.servers/nats-server-trixie/nats-server', import.meta.url));
+
+/**
+ * The path of a nats-server 2.10 (HIVENODE_NATS_SERVER_2_10, which `make test` and `make chaos` set from
+ * scripts/nats-server-2.10.sh, or that script's earlier unpacking), or undefined where there is none.
+ */
+export function natsServer210(): string | undefined {
+  const given = process.env.HIVENODE_NATS_SERVER_2_10;
+  if (given) return given;
+  return existsSync(UNPACKED_2_10) ? UNPACKED_2_10 : undefined;
 }

@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chooseDurability } from '../../../actors/queue/durability.js';
+import { chooseDurability, partitionWarning } from '../../../actors/queue/durability.js';
 import { LogJournal } from '../../../actors/queue/jetstream-journal.js';
 import { JournaledLog } from '../../../actors/queue/journaled-log.js';
 import type { LogRecord, SharedLog } from '../../../actors/hive/transport.js';
@@ -208,5 +208,12 @@ describe('queue journal (Durability journal)', () => {
     expect(chooseDurability('fsync', { version: '2.10.4' }).level).to.equal('fsync');
     expect(() => chooseDurability('fsync', { version: '2.12.1', persistMode: 'async' })).to.throw(ConfigError, /persist_mode: async/);
     expect(chooseDurability('replicated', { version: '2.9.10' }).level).to.equal('replicated');
+  });
+
+  it('warns of servers before 2.10 under a replicated stream: 2.9.10 lost acknowledged entries in the partition row', () => {
+    expect(partitionWarning('2.9.10', 3)).to.match(/^nats-server 2\.9\.10 lost acknowledged entries .* run nats-server 2\.10 or later$/);
+    expect(partitionWarning('2.9.10', 1), 'one copy: no partition between copies').to.equal(undefined);
+    expect(partitionWarning('2.10.27', 3)).to.equal(undefined);
+    expect(partitionWarning('2.12.1', 5)).to.equal(undefined);
   });
 });
