@@ -21,6 +21,8 @@ import type { AgeFilter } from './kept.js';
 import type { ListPage } from './responses.js';
 import type { KeptCommand } from './kept-commands.js';
 import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
+import type { BreakerCommand } from './breaker-request.js';
+import { parseBreakerCommand } from './breaker-request.js';
 import { MAX_REQUEUE_COUNT, MAX_REQUEUE_SECONDS, selector, wholeInRange } from './control-ranges.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
@@ -43,13 +45,15 @@ export type QueueCommand =
   | { type: 'unschedule'; name: string }
   /** Add the schedule's message now, as a firing would, when its overlap rule allows (schedule-firing.ts). */
   | { type: 'run_schedule'; name: string }
-  | KeptCommand;
+  | KeptCommand
+  /** Open, close or show the circuit breakers (breaker-commands.ts). */
+  | BreakerCommand;
 
 /** The queue's command names (protocol/commands.ts, shared with the gateway's Access so an alias cannot walk around it). */
 const ALIASES = Object.fromEntries(Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command])) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', ...SCHEDULE_CONTROLS]);
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', 'breaker', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
 export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
@@ -120,6 +124,8 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
       return { type: kind };
     case 'schedule':
       return { type: 'schedule', request: parseScheduleRequest(message) };
+    case 'breaker':
+      return parseBreakerCommand(c);
     case 'schedules':
       return Object.hasOwn(c, 'schedule_name') ? { type: 'schedules', name: scheduleNameOf(c) } : { type: 'schedules' };
     case 'unschedule':

@@ -22,6 +22,7 @@ export const QUEUE_ACTIONS = {
   delete: { controls: ['key'], required: ['key'], data: false },
   purge: { controls: ['key', ...FILTERS], required: [], data: false },
   run: { controls: ['schedule_name'], required: ['schedule_name'], data: false },
+  breaker: { controls: ['breaker', 'channel'], required: ['breaker', 'channel'], data: false },
 } as const satisfies Record<string, { controls: readonly string[]; required: readonly string[]; data: boolean }>;
 export type QueueAction = keyof typeof QUEUE_ACTIONS;
 
