@@ -26,6 +26,7 @@ import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
 import { exchange } from './exchange.js';
 import { LazyAgent } from './lazy-agent.js';
+import { signerOf } from './signing.js';
 
 type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
 
@@ -108,6 +109,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
+  // read now, so a bad scheme or secret stops the start; a secret file turning bad later keeps the key read before
+  const signer = signerOf(c.Signing, (line) => ctx.log.warn(line));
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
   const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
@@ -154,7 +157,10 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     // unless the headers already name a trace
     addTraceHeaders(headers, trace, (v) => [v]);
     const upper = method.toUpperCase();
-    const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
+    const sent = upper === 'GET' || upper === 'HEAD' ? undefined : body;
+    // signed last, over the very bytes sent, after the before interceptor had its say on headers and body
+    signer?.sign(headers, sent, message.Control);
+    const request: OutboundRequest = { method: upper, url: target, headers, body: sent };
     const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
     const type = responseType(res.headers['content-type']?.[0]);
     if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);
@@ -198,7 +204,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     },
     close: () => Promise.all([before?.close(), after?.close(), dispatcher.close(), routes.close()]).then(() => undefined),
   });
-  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
+  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${signer ? `, signing (${signer.scheme})` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
   return running;
 }
 
