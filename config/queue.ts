@@ -25,6 +25,7 @@ const QUEUE_OWN = [
   { name: 'AckWait', type: 'duration', default: '30s', beyondSpec: true, description: 'Store jetstream: when the node holding the queue dies, the entries it was delivering are delivered again by the node taking over once this long has passed since it last reported them.' },
   { name: 'PersistPath', type: 'string', default: '<OS temp directory>/platform_queue', description: 'Local storage path for persistence; empty means no persistence.' },
   { name: 'DefaultRequeueTime', type: 'int', default: '30', min: 0, max: 31_622_400, description: 'Seconds to wait before a failed entry is retried.' },
+  { name: 'DefaultRequeueSchedule', type: 'string', default: '', beyondSpec: true, description: "Waits between attempts, one per retry, separated by commas (5s,5m,30m,2h,5h,10h,10h: Svix's schedule); an entry failing past the last is dead. Used for entries that give none of requeue_schedule, requeue_timer and requeue_count; empty: DefaultRequeueTime and DefaultRequeueCount." },
   { name: 'DefaultRequeueCount', type: 'int', default: '3', min: 0, max: 1_000_000, description: 'Retries after which the entry becomes a dead letter.' },
   { name: 'Template', type: 'string', default: '', description: "Queue template to use: 'file://<path>', 'hive://<name>' or an inline string." },
   { name: 'StartPaused', type: 'bool', default: 'false', description: 'Queue starts paused.' },

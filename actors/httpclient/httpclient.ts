@@ -24,7 +24,7 @@ import { proxySettings } from '../net/proxy.js';
 import { proxyRoutes } from '../net/proxy-routes.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
-import { exchange } from './exchange.js';
+import { exchange, retryAfterMs } from './exchange.js';
 import { LazyAgent } from './lazy-agent.js';
 import { signerOf } from './signing.js';
 
@@ -81,7 +81,19 @@ function plainResult(res: InboundResponse): Result {
   // its status is the Code, so a queue with RetryOn retryable retries exactly what is worth retrying.
   // As 502 it was retried until dead. Anything else (5xx, a stray 1xx/3xx) is the upstream failing: 502.
   const code = res.status >= 400 && res.status < 500 ? res.status : Code.UpstreamError;
-  return failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
+  return withRetryAfter(failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data), res);
+}
+
+/**
+ * A failed Result of a response that said when to come back (Retry-After, seconds or a date) gets
+ * Data `retry_after` in whole seconds from now, unless it has one: a queue in front does not try
+ * again before that (README, The queue, Retry schedules).
+ */
+function withRetryAfter(result: Result, res: InboundResponse): Result {
+  if (isSuccessCode(result.Code) || result.Data.retry_after !== undefined) return result;
+  const ms = retryAfterMs(res.headers['retry-after']?.[0]);
+  if (ms !== undefined) result.Data.retry_after = [String(Math.ceil(ms / 1000))];
+  return result;
 }
 
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
@@ -190,7 +202,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       trace,
     );
     if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
-    return validateResult(reply.data, 'after interceptor data');
+    return withRetryAfter(validateResult(reply.data, 'after interceptor data'), res);
   };
 
   const running = await serve(ctx, {

@@ -39,7 +39,7 @@ import { stateCounts } from './state-counts.js';
 import type { QueueStore, StoreOp, StoredRow } from './store.js';
 import type { PageNeed } from './backlog.js';
 import { Backlog } from './backlog.js';
-import { MAX_RETRY_WAIT_MS } from './control-ranges.js';
+import { retryWaitMs } from './requeue-schedule.js';
 import type { Breakers, Release } from './breaker.js';
 
 /** Renders the queue template for one request: the entries it adds. */
@@ -425,11 +425,8 @@ export class QueueCore {
     } else {
       e.state = EntryState.Retrying;
       stats.retried++;
-      const exponential = config.RequeueBackoff === 'exponential';
-      const grown = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
-      // capped: doubling a long timer over many attempts passes any date (a due time must stay a time)
-      const wait = Math.min(MAX_RETRY_WAIT_MS, grown);
-      e.dueAt = Date.now() + Math.round(wait);
+      // requeue_timer, doubled or not, or the requeue_schedule's step; a target's Retry-After when later
+      e.dueAt = Date.now() + retryWaitMs(e, result, config.RequeueBackoff === 'exponential');
       this.persist([putOp(e)]);
       this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
     }

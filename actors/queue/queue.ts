@@ -35,6 +35,7 @@ import { durationParamProblem } from './control-ranges.js';
 import type { BreakerOptions } from './breaker.js';
 import { BreakerState, Breakers } from './breaker.js';
 import { breakerOptionsOf } from './breaker-request.js';
+import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 
 async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
@@ -66,6 +67,11 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
 
   const groups = groupLimitsOf(config);
   const breaker = breakerOptionsOf(config);
+  try {
+    defaultRequeueSchedule(config.DefaultRequeueSchedule);
+  } catch (e) {
+    throw new ConfigError(describeError(e));
+  }
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
