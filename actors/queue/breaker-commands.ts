@@ -14,7 +14,7 @@ import { statusData } from './responses.js';
 
 /** A breaker never opened: closed, holding nothing. */
 function closedView(channel: string): BreakerView {
-  return { channel, state: BreakerState.Closed, held: 0, reason: '', opened: '', until: '', probes: 0, opens: 0 };
+  return { channel, state: BreakerState.Closed, held: 0, reason: '', opened: '', until: '', probes: 0, opens: 0, failingSince: '' };
 }
 
 /** The answer: one value per breaker in each field (channel order), and the breakers in List. */
@@ -28,6 +28,7 @@ function breakersResult(core: QueueCore, s: QueueState, views: BreakerView[]): R
     opened: field((v) => v.opened),
     until: field((v) => v.until),
     opens: field((v) => String(v.opens)),
+    failing_since: field((v) => v.failingSince),
   });
   return success(data, views);
 }

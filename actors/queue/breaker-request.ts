@@ -27,7 +27,7 @@ export interface BreakerCommand {
 const MAX_OPEN_FOR_MS = 24 * 86_400_000;
 
 /** The breaker options of a configuration, read once at start: an expression it cannot read stops the start naming it. */
-export function breakerOptionsOf(config: Pick<QueueConfig, 'Breaker' | 'BreakerOpenFor' | 'BreakerProbes'>): Omit<BreakerOptions, 'changed'> {
+export function breakerOptionsOf(config: Pick<QueueConfig, 'Breaker' | 'BreakerOpenFor' | 'BreakerProbes' | 'DisableAfter'>): Omit<BreakerOptions, 'changed'> {
   let rules;
   try {
     rules = parseBreaker(config.Breaker);
@@ -36,7 +36,7 @@ export function breakerOptionsOf(config: Pick<QueueConfig, 'Breaker' | 'BreakerO
   }
   if (config.BreakerOpenFor < 1) throw new ConfigError('BreakerOpenFor is 0; an open breaker needs a time before it half-opens, such as 30s');
   if (config.BreakerOpenFor > MAX_OPEN_FOR_MS) throw new ConfigError(`BreakerOpenFor is ${config.BreakerOpenFor} ms; it may be at most 24d`);
-  return { rules, openForMs: config.BreakerOpenFor, probes: config.BreakerProbes };
+  return { rules, openForMs: config.BreakerOpenFor, probes: config.BreakerProbes, disableAfterMs: config.DisableAfter };
 }
 
 export function parseBreakerCommand(c: ValueMap): BreakerCommand {

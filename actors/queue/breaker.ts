@@ -18,11 +18,11 @@ import type { BreakerRule } from './breaker-rules.js';
 import type { QueueEntry } from './entry.js';
 import { MinHeap } from './heap.js';
 
-export const BreakerState = { Closed: 'closed', Open: 'open', HalfOpen: 'half-open' } as const;
+export const BreakerState = { Closed: 'closed', Open: 'open', HalfOpen: 'half-open', Disabled: 'disabled' } as const;
 export type BreakerState = (typeof BreakerState)[keyof typeof BreakerState];
 
 /** The `breakers` status figure (and /metrics) gives each state as a number. */
-const STATE_NUMBER: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };
+const STATE_NUMBER: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2, disabled: 3 };
 
 /** Tenths of a window: outcomes are counted per tenth, so a window slides a tenth at a time. */
 const SLOTS = 10;
@@ -102,6 +102,8 @@ export interface BreakerView {
   probes: number;
   /** Times it opened since the queue started. */
   opens: number;
+  /** Since when every delivery to the channel failed (RFC 3339), '' while the last one did not. */
+  failingSince: string;
 }
 
 class Breaker {
@@ -118,6 +120,8 @@ class Breaker {
   /** When it half-opens; 0: not open, or open until an operator closes it. */
   until = 0;
   opens = 0;
+  /** When the current run of failures began (DisableAfter); 0 while the last outcome was not a failure. */
+  failingSince = 0;
   timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -149,7 +153,7 @@ class Breaker {
 
   view(): BreakerView {
     const iso = (t: number): string => (t > 0 ? new Date(t).toISOString() : '');
-    return { channel: this.channel, state: this.state, held: this.held.size, reason: this.reason, opened: iso(this.openedAt), until: this.state === BreakerState.Open ? iso(this.until) : '', probes: this.probesOk, opens: this.opens };
+    return { channel: this.channel, state: this.state, held: this.held.size, reason: this.reason, opened: iso(this.openedAt), until: this.state === BreakerState.Open ? iso(this.until) : '', probes: this.probesOk, opens: this.opens, failingSince: iso(this.failingSince) };
   }
 }
 
@@ -160,6 +164,10 @@ export interface BreakerOptions {
   probes: number;
   /** A state change, for the log and the journal (one line). */
   changed: (channel: string, state: BreakerState, line: string) => void;
+  /** DisableAfter: failing this long without a break disables the channel (0: never). */
+  disableAfterMs?: number;
+  /** The channel was disabled (DisableAfter): the queue sends its one alert (AlertChannel). */
+  disabled?: (view: BreakerView) => void;
 }
 
 /**
@@ -235,9 +243,12 @@ export class Breakers {
   record(key: string, channel: string | undefined, result: Result, durationMs: number, release: Release, now = Date.now()): void {
     const failed = isTargetError(result);
     const probed = this.probeOf(key);
+    const disables = (this.opts.disableAfterMs ?? 0) > 0;
+    const b = probed ?? (channel !== undefined && (this.opts.rules.length > 0 || disables) ? this.breakerOf(channel) : undefined);
+    if (!b) return;
+    if (disables && this.failingTooLong(b, failed, result, now)) return;
     if (probed) return this.probeAnswered(probed, failed, result, release, now);
-    if (channel === undefined || this.opts.rules.length === 0) return;
-    const b = this.breakerOf(channel);
+    if (this.opts.rules.length === 0) return;
     // outcomes of deliveries that went out before it opened say nothing the probes will not
     if (b.state !== BreakerState.Closed) return;
     for (const w of b.windows) w.add(now, failed, durationMs);
@@ -247,6 +258,31 @@ export class Breakers {
       const why = w.tripped(now);
       if (why) return this.open(b, why, now, true);
     }
+  }
+
+  /**
+   * DisableAfter: a run of failures to the channel (every outcome a target error, probes included)
+   * lasting that long disables it — held like an open breaker, but until an operator resumes it
+   * (`resume` with `channel`, or `breaker close`), with one alert. True when it was disabled now.
+   */
+  private failingTooLong(b: Breaker, failed: boolean, result: Result, now: number): boolean {
+    if (!failed) {
+      b.failingSince = 0;
+      return false;
+    }
+    if (b.failingSince === 0) b.failingSince = now;
+    if (b.state === BreakerState.Disabled || now - b.failingSince < this.opts.disableAfterMs!) return false;
+    if (b.state === BreakerState.Closed) this.notClosed++;
+    b.stopTimer();
+    b.state = BreakerState.Disabled;
+    b.probe = undefined;
+    b.until = 0;
+    b.openedAt = now;
+    b.opens++;
+    b.reason = `disabled after ${Math.round((now - b.failingSince) / 1000)} s of failures (DisableAfter), the last ${result.Code} ${result.Message}`;
+    this.opts.changed(b.channel, BreakerState.Disabled, `${b.reason}; held until resumed`);
+    this.opts.disabled?.(b.view());
+    return true;
   }
 
   /** The `breaker` command's `open`: held until an operator closes it (no timer half-opens it). */
@@ -355,6 +391,7 @@ export class Breakers {
     b.probe = undefined;
     b.probesOk = 0;
     b.until = 0;
+    b.failingSince = 0;
     for (const w of b.windows) w.reset();
     let released = 0;
     for (let key = b.popHeld(); key !== undefined; key = b.popHeld()) if (release(key)) released++;

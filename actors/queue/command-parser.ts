@@ -34,8 +34,9 @@ export type QueueCommand =
   | { type: 'status' }
   | { type: 'clear' }
   | { type: 'delete'; key: string }
-  | { type: 'pause' }
-  | { type: 'resume' }
+  /** With `channel`: that channel only (its breaker opened or closed by hand, breaker-commands.ts). */
+  | { type: 'pause'; channel?: string }
+  | { type: 'resume'; channel?: string }
   | ({ type: 'list'; groupBy?: string; value?: string; state?: string; page?: ListPage } & AgeFilter)
   | { type: 'fetch'; key?: string }
   | { type: 'step'; key?: string }
@@ -119,9 +120,12 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
     case 'replay':
     case 'purge':
       return parseKeptCommand(kind, message, Date.now());
-    case 'status':
     case 'pause':
-    case 'resume':
+    case 'resume': {
+      const channel = selector(c, 'channel', 'the channel to pause or resume');
+      return channel === undefined ? { type: kind } : { type: kind, channel };
+    }
+    case 'status':
       return { type: kind };
     case 'schedule':
       return { type: 'schedule', request: parseScheduleRequest(message) };

@@ -66,6 +66,8 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     }
     case 'pause':
     case 'resume':
+      // one channel: its breaker, opened by hand or closed (a channel DisableAfter disabled is resumed so)
+      if (cmd.channel !== undefined) return runBreakerCommand(core, s, { type: 'breaker', action: cmd.type === 'pause' ? 'open' : 'close', channel: cmd.channel }, core.deps.gate, respond);
       s.paused = cmd.type === 'pause';
       return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () => statusResult(core.view(s)));
     case 'list':

@@ -32,7 +32,8 @@ import type { HeldEntries, RunningQueue } from './queue-holder.js';
 import { holdSharedQueue } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
 import { durationParamProblem } from './control-ranges.js';
-import type { BreakerOptions } from './breaker.js';
+import type { BreakerOptions, BreakerView } from './breaker.js';
+import { makeMessage, mapOf } from '../../protocol/message.js';
 import { BreakerState, Breakers } from './breaker.js';
 import { breakerOptionsOf } from './breaker-request.js';
 import { defaultRequeueSchedule } from './requeue-schedule.js';
@@ -127,6 +128,7 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
       else ctx.log.info(text);
       ctx.journal.record({ event: JournalEvent.Breaker, path: `/node/${ctx.name}`, action: text });
     },
+    disabled: (view) => sendAlert(ctx, view),
   });
   const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held, breakers }, (read) => (counts = read));
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
@@ -145,6 +147,20 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}), ...breakers.figures() }) });
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
   return { service, stats, inFlight };
+}
+
+/**
+ * The one message about a channel DisableAfter disabled, to AlertChannel (any service), acknowledged
+ * (execute); a refusal is logged, not retried: the WARN line and the journal event stand anyway.
+ */
+function sendAlert(ctx: ServiceContext<QueueConfig>, view: BreakerView): void {
+  const to = ctx.config.AlertChannel;
+  if (to === '') return;
+  const data = mapOf({ queue: [ctx.name], channel: [view.channel], reason: [view.reason], held: [String(view.held)], failing_since: [view.failingSince], disabled: [view.opened] });
+  const message = makeMessage({ Class: 'queue', Operation: 'alert', Data: data });
+  void ctx.hive.execute(to, message, ctx.config.CallTimeout).then((r) => {
+    if (r.Code >= 300) ctx.log.error(`AlertChannel '${to}' refused the alert that channel '${view.channel}' was disabled: ${r.Code} ${r.Message}`);
+  });
 }
 
 export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);

@@ -116,7 +116,7 @@ ${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map(
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
 ${entriesTable(ctx, q.name, found)}
 ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
-${breakersSection(breakers, (label, controls, confirm, danger) => actionForm(ctx, q.name, 'breaker', label, controls, confirm, danger))}
+${breakersSection(breakers, (action, label, controls, confirm, danger) => actionForm(ctx, q.name, action, label, controls, confirm, danger))}
 <h2>Schedules</h2>
 ${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
 <tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', 'Run now', { schedule_name: sc.name })}</td></tr>`)}</tbody></table></div>`}`;

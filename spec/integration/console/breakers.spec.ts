@@ -10,6 +10,7 @@ import { queueCall, recorded, sleep } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
 import { until } from '../helpers.js';
+import { mapOf } from '../../../protocol/message.js';
 
 describe('console circuit breakers: listed on the queue page, opened and closed by an operator', function () {
   this.timeout(30_000);
@@ -59,5 +60,40 @@ describe('console circuit breakers: listed on the queue page, opened and closed 
     const bad = await postAction(c.base, 'breaker', { Control: { breaker: ['flip'], channel: ['recorder'] } }, headers);
     expect(bad.status).to.equal(400);
     expect(bad.json.Message).to.match(/control breaker is 'flip'/);
+  });
+
+  it('a channel DisableAfter disabled is listed with Resume and replay dead: one click releases what it held and replays its dead entries', async () => {
+    c = await startConsoleNode({ queue: [['AllowedChannels', 'recorder,flaky'], ['DisableAfter', '300ms']] });
+    const code = { now: 503 };
+    const got: string[] = [];
+    await c.node.hive.listen('flaky', (d) => {
+      got.push(d.message.Data.item?.[0] ?? '');
+      d.respond({ Code: code.now, Message: code.now < 300 ? 'Success' : 'down', Data: mapOf({}), List: [] });
+    });
+    const dead = async (): Promise<number> => Number((await queueCall(c!.node, { command: ['status'] }, {}, 'jobs')).Data.dead![0]);
+    // no retries (DefaultRequeueCount 0): each failure is a dead entry; the second, 400 ms into the run, disables the channel
+    await queueCall(c.node, { channel: ['flaky'] }, { item: ['a'] }, 'jobs');
+    await until(async () => (await dead()) === 1, 5000);
+    await sleep(400);
+    await queueCall(c.node, { channel: ['flaky'] }, { item: ['b'] }, 'jobs');
+    await until(async () => (await dead()) === 2, 5000);
+    await queueCall(c.node, { channel: ['flaky'] }, { item: ['c'] }, 'jobs');
+    await sleep(200);
+    expect(got).to.deep.equal(['a', 'b']);
+
+    const page = await (await fetch(`${c.base}/queues/jobs`, { headers: { authorization: basicHeader() } })).text();
+    expect(page).to.match(/<tr data-channel="flaky" data-breaker="disabled">/);
+    expect(page).to.match(/action="\/api\/queues\/jobs\/resume_channel"[^>]*>.*<input type="hidden" name="channel" value="flaky">.*Resume and replay dead \(1 held\)/);
+
+    code.now = 200;
+    const { cookie, token } = await csrfOf(c.base);
+    const resumed = await postAction(c.base, 'resume_channel', { Control: { channel: ['flaky'] } }, { cookie, 'x-csrf-token': token, authorization: basicHeader() });
+    expect(resumed.status).to.equal(200);
+    expect(resumed.json.Data!.breaker).to.deep.equal(['closed']);
+    expect(resumed.json.Data!.replayed).to.deep.equal(['2']);
+    await until(() => got.length === 5, 5000);
+    expect(got.slice(2).sort()).to.deep.equal(['a', 'b', 'c']);
+    const journal = (await (await fetch(`${c.base}/api/journal?service=jobs&event=action`)).json()) as Array<{ user: string; action: string }>;
+    expect(journal.map((e) => `${e.user}: ${e.action}`)).to.include('ops: resume_channel channel=flaky → 200 Success');
   });
 });

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { parseBreaker } from '../../../actors/queue/breaker-rules.js';
 import { breakerOptionsOf, parseBreakerCommand } from '../../../actors/queue/breaker-request.js';
-import type { BreakerState } from '../../../actors/queue/breaker.js';
+import type { BreakerState, BreakerView } from '../../../actors/queue/breaker.js';
 import { Breakers, isTargetError } from '../../../actors/queue/breaker.js';
 import type { QueueEntry } from '../../../actors/queue/entry.js';
 import { EntryState } from '../../../actors/queue/entry.js';
@@ -44,7 +44,7 @@ describe('queue Breaker expressions', () => {
     it(`refuses '${text}' at start, naming it`, () => {
       const e = (() => {
         try {
-          breakerOptionsOf({ Breaker: `latency.p90>1s/1m;${text}`, BreakerOpenFor: 30_000, BreakerProbes: 3 });
+          breakerOptionsOf({ Breaker: `latency.p90>1s/1m;${text}`, BreakerOpenFor: 30_000, BreakerProbes: 3, DisableAfter: 0 });
         } catch (x) {
           return x;
         }
@@ -56,8 +56,8 @@ describe('queue Breaker expressions', () => {
   }
 
   it('refuses a BreakerOpenFor of 0 or beyond a timer', () => {
-    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 0, BreakerProbes: 1 })).to.throw(ConfigError, /BreakerOpenFor is 0/);
-    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 30 * 86_400_000, BreakerProbes: 1 })).to.throw(ConfigError, /at most 24d/);
+    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 0, BreakerProbes: 1, DisableAfter: 0 })).to.throw(ConfigError, /BreakerOpenFor is 0/);
+    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 30 * 86_400_000, BreakerProbes: 1, DisableAfter: 0 })).to.throw(ConfigError, /at most 24d/);
   });
 
   it('reads the breaker command: status by default, open and close, a bad action or empty channel is 400', () => {
@@ -82,8 +82,10 @@ class Fixture {
   readonly breakers: Breakers;
   private seq = 0;
 
-  constructor(rules: string, openForMs = 30_000, probes = 2) {
-    this.breakers = new Breakers({ rules: parseBreaker(rules), openForMs, probes, changed: (channel, state, line) => this.changes.push({ channel, state, line }) });
+  readonly alerts: BreakerView[] = [];
+
+  constructor(rules: string, openForMs = 30_000, probes = 2, disableAfterMs = 0) {
+    this.breakers = new Breakers({ rules: parseBreaker(rules), openForMs, probes, changed: (channel, state, line) => this.changes.push({ channel, state, line }), disableAfterMs, disabled: (v) => this.alerts.push(v) });
     this.breakers.setWake((c) => this.woken.push(c));
   }
 
@@ -260,5 +262,38 @@ describe('queue circuit breakers', () => {
     expect(f.breakers.admit(k1)).to.equal(true);
     expect(f.breakers.holds(e)).to.equal(true);
     f.breakers.stop();
+  });
+
+  it('DisableAfter: failures without a break that long disable the channel once, through open and failed probes; a success ends the run', () => {
+    const f = new Fixture('errors>50%/10s,min=1', 30_000, 1, 3_600_000);
+    f.add();
+    f.outcome(f.pump()[0]!, err503, T);
+    expect(f.state()).to.equal('open');
+    f.breakers.halfOpen('hooks', f.release, T + 30_000);
+    f.outcome(f.pump()[0]!, err503, T + 1_800_000);
+    expect(f.state()).to.equal('open'); // half an hour of failures
+    f.breakers.halfOpen('hooks', f.release, T + 1_830_000);
+    f.outcome(f.pump()[0]!, failure(500, 'still down'), T + 3_600_000);
+    expect(f.state()).to.equal('disabled');
+    expect(f.alerts).to.have.length(1);
+    expect(f.alerts[0]).to.include({ channel: 'hooks', state: 'disabled', failingSince: new Date(T).toISOString(), reason: 'disabled after 3600 s of failures (DisableAfter), the last 500 still down' });
+    // no timer half-opens it; entries are held; only resuming (close) lets them out
+    f.breakers.halfOpen('hooks', f.release, T + 9_000_000);
+    expect(f.pump()).to.deep.equal([]);
+    expect(f.breakers.figures().breakers).to.deep.equal({ hooks: 3 });
+    f.breakers.close('hooks', f.release);
+    expect(f.pump()).to.deep.equal(['k1']);
+    expect(f.breakers.view('hooks')!.failingSince).to.equal('');
+  });
+
+  it('DisableAfter without Breaker rules: a 2xx or a 400 about the entry ends the run of failures', () => {
+    const f = new Fixture('', 30_000, 1, 1000);
+    for (let i = 0; i < 3; i++) f.add();
+    const [a, b, c] = f.pump();
+    f.outcome(a!, err503, T);
+    f.outcome(b!, failure(400, 'bad entry'), T + 600);
+    f.outcome(c!, err503, T + 1200);
+    expect(f.state()).to.equal('closed');
+    expect(f.alerts).to.have.length(0);
   });
 });
