@@ -26,6 +26,14 @@ const HTTPCLIENT_OWN = [
     description: "Proxy of every request, 'http(s)://[user:password@]host:port'; overrides HTTP_PROXY, HTTPS_PROXY and NO_PROXY (read, lower case first, when it is empty). https goes through a CONNECT tunnel.",
   },
   INTERCEPT_PROXY_PARAM,
+  {
+    name: 'Signing',
+    type: 'string',
+    default: '',
+    secret: true,
+    beyondSpec: true,
+    description: "Signs every request sent, over the body sent, as 'scheme:secret': 'standard' (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature v1,<base64 HMAC-SHA256 of id.timestamp.body>; secret whsec_<base64>), 'github' (X-Hub-Signature-256) or 'stripe' (Stripe-Signature t=…,v1=…). Two secrets separated by ',' sign with both during a rotation (github: with the first). A secret is inline (masked in logs) or file://<path> (re-read when it changes); webhook-id is the message's webhook-id control, else a new msg_<uuid>.",
+  },
   { name: 'MaxInFlight', type: 'int', default: '256', min: 1, beyondSpec: true, description: 'Messages handled at once; more are answered 429.' },
 ] as const satisfies ParamTable;
 

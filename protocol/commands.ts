@@ -31,6 +31,7 @@ export const COMMAND_ALIASES: Readonly<Record<string, string>> = {
   run_schedule: 'run_schedule',
   replay: 'replay',
   purge: 'purge',
+  breaker: 'breaker',
 };
 
 /** The command a request without a `command` control runs: the queue's DefaultCommand ('queue'), adding an entry. */

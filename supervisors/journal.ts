@@ -18,6 +18,8 @@ export const JournalEvent = {
   Action: 'action',
   /** A damaged store salvaged at a service's start (StoreRecovery: salvage), with its counts. */
   Salvage: 'salvage',
+  /** A queue's circuit breaker opened, half-opened or closed (actors/queue/breaker.ts), with why. */
+  Breaker: 'breaker',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 

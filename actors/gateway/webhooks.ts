@@ -4,16 +4,19 @@
  * signature alone: an HMAC-SHA256 over the exact bytes received (never a re-encoding), compared in
  * constant time, with each of the route's secrets (several while one is rotated; each a file re-read
  * when it changes). Stripe's signature also covers a timestamp: one further from now than
- * WebhookTolerance is refused, and so is a signature seen before within that time (a replay).
+ * WebhookTolerance is refused, and so is a signature seen before within that time (a replay); so does
+ * Standard Webhooks' (`standard`). What each scheme signs is shared with the HTTP client's Signing
+ * (../net/webhook-signing.ts).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ConfigError } from '../../protocol/errors.js';
 import { WatchedFile } from '../net/watched-file.js';
+import { hmacSha256 as hmac, secretKey, standardSignature } from '../net/webhook-signing.js';
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
 
-export type WebhookScheme = { kind: 'github' } | { kind: 'stripe' } | { kind: 'shopify' } | { kind: 'hmac-sha256'; header: string };
+export type WebhookScheme = { kind: 'github' } | { kind: 'stripe' } | { kind: 'shopify' } | { kind: 'standard' } | { kind: 'hmac-sha256'; header: string };
 
 export interface WebhookRule {
   scheme: WebhookScheme;
@@ -21,7 +24,7 @@ export interface WebhookRule {
   files: readonly string[];
 }
 
-const FORM = "route=scheme:file://<secret>[,file://<secret>…] (scheme: github, stripe, shopify or hmac-sha256:<Header>)";
+const FORM = "route=scheme:file://<secret>[,file://<secret>…] (scheme: github, stripe, shopify, standard or hmac-sha256:<Header>)";
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Stripe signatures remembered against replays, at most: the oldest go first beyond it. */
 const MAX_SEEN = 100_000;
@@ -40,7 +43,7 @@ function parseRule(raw: string): WebhookRule {
   } else {
     const colon = raw.indexOf(':');
     const kind = colon < 0 ? raw : raw.slice(0, colon).trim().toLowerCase();
-    if (kind !== 'github' && kind !== 'stripe' && kind !== 'shopify') throw new Error(`'${kind.slice(0, 40)}' is not a webhook scheme (github, stripe, shopify or hmac-sha256:<Header>)`);
+    if (kind !== 'github' && kind !== 'stripe' && kind !== 'shopify' && kind !== 'standard') throw new Error(`'${kind.slice(0, 40)}' is not a webhook scheme (github, stripe, shopify, standard or hmac-sha256:<Header>)`);
     scheme = { kind };
     rest = colon < 0 ? '' : raw.slice(colon + 1);
   }
@@ -71,12 +74,6 @@ export function pathRoute(subPath: string): [string, string] {
 }
 
 export type WebhookOutcome = { ok: true } | { ok: false; reason: string };
-
-const hmac = (secret: Buffer, ...parts: Buffer[]): Buffer => {
-  const h = createHmac('sha256', secret);
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
 
 /** Whether `given` equals one of the MACs, in constant time for equal lengths. */
 function matchesAny(given: Buffer | undefined, macs: Buffer[]): boolean {
@@ -110,9 +107,12 @@ export class Webhook {
         new WatchedFile(
           f,
           (text, file) => {
-            const secret = Buffer.from(text.trim(), 'utf8');
-            if (secret.length === 0) throw new ConfigError(`Webhooks: secret file '${file}' of route '${route}' is empty`);
-            return secret;
+            if (text.trim() === '') throw new ConfigError(`Webhooks: secret file '${file}' of route '${route}' is empty`);
+            try {
+              return secretKey(rule.scheme.kind, text);
+            } catch (e) {
+              throw new ConfigError(`Webhooks: secret file '${file}' of route '${route}': ${(e as Error).message}`);
+            }
           },
           { param: 'Webhooks', kind: `secret file of route '${route}'`, onReloadError },
         ),
@@ -146,7 +146,22 @@ export class Webhook {
       }
       case 'stripe':
         return this.verifyStripe(req, body, now);
+      case 'standard':
+        return this.verifyStandard(req, body, now);
     }
+  }
+
+  /** Standard Webhooks: `webhook-signature` `v1,<base64>` (several, space-separated) over `<webhook-id>.<webhook-timestamp>.<body>`. */
+  private verifyStandard(req: IncomingMessage, body: Buffer, now: number): WebhookOutcome {
+    const id = headerOf(req, 'webhook-id');
+    const t = headerOf(req, 'webhook-timestamp');
+    const h = headerOf(req, 'webhook-signature');
+    if (id === undefined || id === '' || h === undefined) return { ok: false, reason: 'the webhook-id or webhook-signature header is missing' };
+    if (t === undefined || !/^\d{1,12}$/.test(t)) return { ok: false, reason: 'the webhook-timestamp header is missing or not unix seconds' };
+    const macs = this.keys().map((k) => Buffer.from(standardSignature(k, id, Number(t), body), 'base64'));
+    const match = h.split(' ').find((sig) => sig.startsWith('v1,') && matchesAny(base64(sig.slice(3)), macs));
+    if (match === undefined) return this.outcome(false, 'webhook-signature');
+    return this.fresh(`${t}:${match.slice(3)}`, Number(t) * 1000, now, 'webhook-timestamp', 'webhook');
   }
 
   private outcome(ok: boolean, header: string): WebhookOutcome {
@@ -164,12 +179,15 @@ export class Webhook {
     const macs = this.keys().map((k) => hmac(k, signed, body));
     const match = fields.filter((f) => f.startsWith('v1=')).find((f) => matchesAny(hex(f.slice(3)), macs));
     if (match === undefined) return this.outcome(false, 'Stripe-Signature');
-    const at = Number(t) * 1000;
-    if (Math.abs(now - at) > this.toleranceMs) return { ok: false, reason: `the Stripe-Signature timestamp is ${Math.round((now - at) / 1000)} s from now, beyond WebhookTolerance (a replay, or a clock far off)` };
+    return this.fresh(`${t}:${match.slice(3).toLowerCase()}`, Number(t) * 1000, now, 'Stripe-Signature', 'Stripe event');
+  }
+
+  /** A signature with its time: refused beyond WebhookTolerance, and when seen before within it (a replay). */
+  private fresh(key: string, at: number, now: number, header: string, what: string): WebhookOutcome {
+    if (Math.abs(now - at) > this.toleranceMs) return { ok: false, reason: `the ${header} timestamp is ${Math.round((now - at) / 1000)} s from now, beyond WebhookTolerance (a replay, or a clock far off)` };
     // within the tolerance a captured request could be sent again: each signature is accepted once
     this.forget(now);
-    const key = `${t}:${match.slice(3).toLowerCase()}`;
-    if (this.seen.has(key)) return { ok: false, reason: 'this Stripe event signature was received before (a replay)' };
+    if (this.seen.has(key)) return { ok: false, reason: `this ${what} signature was received before (a replay)` };
     if (this.seen.size >= MAX_SEEN) this.seen.delete(this.seen.keys().next().value as string);
     this.seen.set(key, at + this.toleranceMs);
     return { ok: true };

@@ -24,8 +24,9 @@ import { proxySettings } from '../net/proxy.js';
 import { proxyRoutes } from '../net/proxy-routes.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
-import { exchange } from './exchange.js';
+import { exchange, retryAfterMs } from './exchange.js';
 import { LazyAgent } from './lazy-agent.js';
+import { signerOf } from './signing.js';
 
 type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
 
@@ -80,7 +81,19 @@ function plainResult(res: InboundResponse): Result {
   // its status is the Code, so a queue with RetryOn retryable retries exactly what is worth retrying.
   // As 502 it was retried until dead. Anything else (5xx, a stray 1xx/3xx) is the upstream failing: 502.
   const code = res.status >= 400 && res.status < 500 ? res.status : Code.UpstreamError;
-  return failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
+  return withRetryAfter(failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data), res);
+}
+
+/**
+ * A failed Result of a response that said when to come back (Retry-After, seconds or a date) gets
+ * Data `retry_after` in whole seconds from now, unless it has one: a queue in front does not try
+ * again before that (README, The queue, Retry schedules).
+ */
+function withRetryAfter(result: Result, res: InboundResponse): Result {
+  if (isSuccessCode(result.Code) || result.Data.retry_after !== undefined) return result;
+  const ms = retryAfterMs(res.headers['retry-after']?.[0]);
+  if (ms !== undefined) result.Data.retry_after = [String(Math.ceil(ms / 1000))];
+  return result;
 }
 
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
@@ -108,6 +121,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
+  // read now, so a bad scheme or secret stops the start; a secret file turning bad later keeps the key read before
+  const signer = signerOf(c.Signing, (line) => ctx.log.warn(line));
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
   const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
@@ -154,7 +169,10 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     // unless the headers already name a trace
     addTraceHeaders(headers, trace, (v) => [v]);
     const upper = method.toUpperCase();
-    const request: OutboundRequest = { method: upper, url: target, headers, body: upper === 'GET' || upper === 'HEAD' ? undefined : body };
+    const sent = upper === 'GET' || upper === 'HEAD' ? undefined : body;
+    // signed last, over the very bytes sent, after the before interceptor had its say on headers and body
+    signer?.sign(headers, sent, message.Control);
+    const request: OutboundRequest = { method: upper, url: target, headers, body: sent };
     const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
     const type = responseType(res.headers['content-type']?.[0]);
     if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);
@@ -184,7 +202,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       trace,
     );
     if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
-    return validateResult(reply.data, 'after interceptor data');
+    return withRetryAfter(validateResult(reply.data, 'after interceptor data'), res);
   };
 
   const running = await serve(ctx, {
@@ -198,7 +216,7 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     },
     close: () => Promise.all([before?.close(), after?.close(), dispatcher.close(), routes.close()]).then(() => undefined),
   });
-  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
+  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${signer ? `, signing (${signer.scheme})` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
   return running;
 }
 

@@ -21,6 +21,9 @@ import type { AgeFilter } from './kept.js';
 import type { ListPage } from './responses.js';
 import type { KeptCommand } from './kept-commands.js';
 import { ageFilterOf, parseKeptCommand } from './kept-commands.js';
+import type { BreakerCommand } from './breaker-request.js';
+import { parseBreakerCommand } from './breaker-request.js';
+import { defaultRequeueSchedule, parseRequeueSchedule } from './requeue-schedule.js';
 import { MAX_REQUEUE_COUNT, MAX_REQUEUE_SECONDS, selector, wholeInRange } from './control-ranges.js';
 
 export type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
@@ -31,8 +34,9 @@ export type QueueCommand =
   | { type: 'status' }
   | { type: 'clear' }
   | { type: 'delete'; key: string }
-  | { type: 'pause' }
-  | { type: 'resume' }
+  /** With `channel`: that channel only (its breaker opened or closed by hand, breaker-commands.ts). */
+  | { type: 'pause'; channel?: string }
+  | { type: 'resume'; channel?: string }
   | ({ type: 'list'; groupBy?: string; value?: string; state?: string; page?: ListPage } & AgeFilter)
   | { type: 'fetch'; key?: string }
   | { type: 'step'; key?: string }
@@ -43,13 +47,15 @@ export type QueueCommand =
   | { type: 'unschedule'; name: string }
   /** Add the schedule's message now, as a firing would, when its overlap rule allows (schedule-firing.ts). */
   | { type: 'run_schedule'; name: string }
-  | KeptCommand;
+  | KeptCommand
+  /** Open, close or show the circuit breakers (breaker-commands.ts). */
+  | BreakerCommand;
 
 /** The queue's command names (protocol/commands.ts, shared with the gateway's Access so an alias cannot walk around it). */
 const ALIASES = Object.fromEntries(Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command])) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', ...SCHEDULE_CONTROLS]);
+export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'older_than', 'newer_than', 'list_offset', 'list_limit', 'breaker', 'requeue_schedule', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
 export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
@@ -114,12 +120,17 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
     case 'replay':
     case 'purge':
       return parseKeptCommand(kind, message, Date.now());
-    case 'status':
     case 'pause':
-    case 'resume':
+    case 'resume': {
+      const channel = selector(c, 'channel', 'the channel to pause or resume');
+      return channel === undefined ? { type: kind } : { type: kind, channel };
+    }
+    case 'status':
       return { type: kind };
     case 'schedule':
       return { type: 'schedule', request: parseScheduleRequest(message) };
+    case 'breaker':
+      return parseBreakerCommand(c);
     case 'schedules':
       return Object.hasOwn(c, 'schedule_name') ? { type: 'schedules', name: scheduleNameOf(c) } : { type: 'schedules' };
     case 'unschedule':
@@ -136,6 +147,8 @@ export interface EntrySettings {
   mode: DeliveryMode;
   requeueTimerMs: number;
   requeueCount: number;
+  /** The waits of a requeue_schedule (or DefaultRequeueSchedule), ms; requeueCount is then its length. */
+  requeueSchedule?: number[];
   deadLetter: string;
 }
 
@@ -148,6 +161,8 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig, gate: Channe
   if (mode !== 'call' && mode !== 'execute') throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
   const timer = control(controls, 'requeue_timer');
   const count = control(controls, 'requeue_count');
+  const schedule = requeueScheduleOf(controls, cfg, timer !== undefined || count !== undefined);
+  if (schedule) return { channel, mode, requeueTimerMs: 0, requeueCount: schedule.length, requeueSchedule: schedule, deadLetter };
   return {
     channel,
     mode,
@@ -155,6 +170,18 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig, gate: Channe
     requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeInRange(count, 'requeue_count', 0, MAX_REQUEUE_COUNT, 'retries'),
     deadLetter,
   };
+}
+
+/**
+ * The entry's requeue_schedule: the control, else DefaultRequeueSchedule unless the entry gives its
+ * own requeue_timer or requeue_count (`timed`); both the control and those at once is 400.
+ */
+function requeueScheduleOf(controls: ValueMap, cfg: QueueConfig, timed: boolean): number[] | undefined {
+  if (Object.hasOwn(controls, 'requeue_schedule')) {
+    if (timed) throw new BadInputError('control requeue_schedule sets the waits and the number of retries: give it without requeue_timer and requeue_count');
+    return parseRequeueSchedule(controls.requeue_schedule?.[0] ?? '', 'control requeue_schedule');
+  }
+  return timed ? undefined : defaultRequeueSchedule(cfg.DefaultRequeueSchedule);
 }
 
 /**

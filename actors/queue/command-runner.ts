@@ -14,6 +14,7 @@ import { runScheduleCommand } from './schedule-commands.js';
 import { fetchResult, statusResult } from './responses.js';
 import { fetchKept, listEntries, purge, replay } from './dead-set.js';
 import { assertNever } from '../../protocol/never.js';
+import { runBreakerCommand } from './breaker-commands.js';
 
 /** Entries `step key` may deliver now: waiting ones, and those waiting for a time (their timer then finds them delivered). */
 function steppable(state: EntryState): boolean {
@@ -47,6 +48,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.ready.clear();
       s.delivering = 0;
       s.groups?.clear();
+      core.deps.breakers?.forgetHeld();
       core.runtime.tell(core.deps.retry(), { type: 'clear' });
       core.runtime.tell(core.deps.deadLetter(), { type: 'cancel-all' });
       return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
@@ -57,12 +59,15 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (!e) return notLive(core, cmd.key);
       if (e?.state === EntryState.Delivering) s.delivering--;
       s.groups?.finished(cmd.key);
+      core.deps.breakers?.forget(cmd.key);
       s.entries.delete(cmd.key);
       if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
       return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }));
     }
     case 'pause':
     case 'resume':
+      // one channel: its breaker, opened by hand or closed (a channel DisableAfter disabled is resumed so)
+      if (cmd.channel !== undefined) return runBreakerCommand(core, s, { type: 'breaker', action: cmd.type === 'pause' ? 'open' : 'close', channel: cmd.channel }, core.deps.gate, respond);
       s.paused = cmd.type === 'pause';
       return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () => statusResult(core.view(s)));
     case 'list':
@@ -81,6 +86,8 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (!steppable(e.state)) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
       s.stepWaiters.set(e.key, respond);
       s.groups?.stepped(e);
+      // an operator's step delivers it now, breaker or not (as it does past group limits)
+      core.deps.breakers?.forget(e.key);
       e.state = EntryState.Waiting;
       return core.start(s, e, self);
     }
@@ -91,6 +98,8 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       return runScheduleCommand(core, s, cmd, respond, self);
     case 'replay':
       return replay(core, s, cmd, respond);
+    case 'breaker':
+      return runBreakerCommand(core, s, cmd, core.deps.gate, respond);
     case 'purge':
       return purge(core, s, cmd, respond);
     default:

@@ -45,6 +45,8 @@ export interface QueueEntry {
   mode: DeliveryMode;
   requeueTimerMs: number;
   requeueCount: number;
+  /** requeue_schedule: the wait after each failed attempt, ms (requeue-schedule.ts); requeueCount is its length. */
+  requeueSchedule?: number[];
   /** Dead-letter channel; '' drops dead entries. */
   deadLetter: string;
   attempts: number;

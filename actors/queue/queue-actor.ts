@@ -174,6 +174,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         if (e?.state === EntryState.Dead) core.sendDeadLetter(e, self);
         break;
       }
+      case 'breaker-due':
+        deps.breakers?.halfOpen(msg.channel, core.release(s));
+        break;
       case 'pump':
         break;
       case 'flush':
@@ -211,6 +214,9 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
       const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, config.PageHorizon, groups);
+      // a fresh state reloads every entry as waiting: what the breakers held is found again as it comes up
+      deps.breakers?.forgetHeld();
+      deps.breakers?.setWake((channel) => runtime.tell(ctx.self, { type: 'breaker-due', channel }));
       countsReader?.(() => stateCounts(s.entries, deps.stats));
       return s;
     },

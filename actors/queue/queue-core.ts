@@ -39,7 +39,8 @@ import { stateCounts } from './state-counts.js';
 import type { QueueStore, StoreOp, StoredRow } from './store.js';
 import type { PageNeed } from './backlog.js';
 import { Backlog } from './backlog.js';
-import { MAX_RETRY_WAIT_MS } from './control-ranges.js';
+import { retryWaitMs } from './requeue-schedule.js';
+import type { Breakers, Release } from './breaker.js';
 
 /** Renders the queue template for one request: the entries it adds. */
 export type FanOut = (request: Message, define: string) => Promise<Message[]>;
@@ -60,6 +61,8 @@ export type QueueMsg =
   | { type: 'pump' }
   /** Answered once every earlier message is handled (the store is loaded): drain waits for it. */
   | { type: 'flush'; reply: () => void }
+  /** A circuit breaker's BreakerOpenFor is over: half-open it (breaker.ts). */
+  | { type: 'breaker-due'; channel: string }
   /** The schedules' timer went off: fire the schedules that are due (schedule-firing.ts). */
   | { type: 'schedule-due' }
   /** Remove kept entries past their retention (retention.ts). */
@@ -83,6 +86,8 @@ export interface QueueDeps {
   groups?: GroupLimits | undefined;
   /** The keys being delivered now, kept up to date for the holder's lease (Store jetstream: queue-holder.ts). */
   inFlight?: Set<string> | undefined;
+  /** The circuit breakers per target channel (breaker.ts); they outlive a restart of the queue actor. */
+  breakers?: Breakers | undefined;
   /** Entries the previous holder of the queue was delivering: not delivered again before `until` (queue-holder.ts). */
   held?: { keys: readonly string[]; until: number } | undefined;
 }
@@ -139,6 +144,7 @@ export class QueueCore {
   /** Whether dead / delivered entries are kept (DeadRetention, DoneRetention above 0), else removed. */
   readonly keepsDead: boolean;
   private readonly keepsDone: boolean;
+  private released: { state: QueueState; fn: Release } | undefined;
 
   constructor(
     readonly runtime: Runtime,
@@ -335,19 +341,40 @@ export class QueueCore {
       const key = s.ready.pop()!;
       const e = s.entries.get(key);
       if (!e || e.state !== EntryState.Waiting) continue;
+      if (this.deps.breakers && !this.deps.breakers.admit(e)) continue;
       this.start(s, e, self);
     }
   }
 
+  /** Puts a key a breaker held back into the ready heap, in its FIFO place, if its entry still waits (made once per state: every outcome passes it). */
+  release(s: QueueState): Release {
+    if (this.released?.state !== s) {
+      const fn: Release = (key) => {
+        const e = s.entries.get(key);
+        if (e?.state !== EntryState.Waiting) return false;
+        s.ready.push(e.seq, key);
+        return true;
+      };
+      this.released = { state: s, fn };
+    }
+    return this.released.fn;
+  }
+
   /** With group limits the gate picks each entry, setting aside those of groups at their limit (groups.ts). */
   private pumpGroups(s: QueueState, gate: GroupGate, self: ActorRef<QueueMsg>): void {
+    const { breakers } = this.deps;
+    // an entry an open breaker holds is taken out of the gate's reach (breaker.ts): its group never sees it until released
     const waiting = (key: string): QueueEntry | undefined => {
       const e = s.entries.get(key);
-      return e?.state === EntryState.Waiting ? e : undefined;
+      return e?.state === EntryState.Waiting && !breakers?.holds(e) ? e : undefined;
     };
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency) {
       const e = gate.take(s.ready, waiting);
       if (!e) return;
+      if (breakers && !breakers.admit(e)) {
+        gate.finished(e.key); // a half-open breaker's probe went out meanwhile: held, its group's room given back
+        continue;
+      }
       this.start(s, e, self);
     }
   }
@@ -364,6 +391,8 @@ export class QueueCore {
     const { config, log, stats } = this.deps;
     this.deps.inFlight?.delete(key);
     const e = s.entries.get(key);
+    // counted before anything else: a probe's outcome counts even if its entry was deleted while out
+    this.deps.breakers?.record(key, e?.state === EntryState.Delivering ? e.channel : undefined, result, durationMs, this.release(s));
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
     s.groups?.finished(key);
@@ -396,11 +425,8 @@ export class QueueCore {
     } else {
       e.state = EntryState.Retrying;
       stats.retried++;
-      const exponential = config.RequeueBackoff === 'exponential';
-      const grown = exponential ? e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4) : e.requeueTimerMs;
-      // capped: doubling a long timer over many attempts passes any date (a due time must stay a time)
-      const wait = Math.min(MAX_RETRY_WAIT_MS, grown);
-      e.dueAt = Date.now() + Math.round(wait);
+      // requeue_timer, doubled or not, or the requeue_schedule's step; a target's Retry-After when later
+      e.dueAt = Date.now() + retryWaitMs(e, result, config.RequeueBackoff === 'exponential');
       this.persist([putOp(e)]);
       this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: e.dueAt });
     }

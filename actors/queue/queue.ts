@@ -32,6 +32,12 @@ import type { HeldEntries, RunningQueue } from './queue-holder.js';
 import { holdSharedQueue } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
 import { durationParamProblem } from './control-ranges.js';
+import type { BreakerOptions, BreakerView } from './breaker.js';
+import { makeMessage, mapOf } from '../../protocol/message.js';
+import { BreakerState, Breakers } from './breaker.js';
+import { breakerOptionsOf } from './breaker-request.js';
+import { defaultRequeueSchedule } from './requeue-schedule.js';
+import { JournalEvent } from '../../supervisors/journal.js';
 
 async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
@@ -61,9 +67,15 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
     : undefined;
 
   const groups = groupLimitsOf(config);
+  const breaker = breakerOptionsOf(config);
+  try {
+    defaultRequeueSchedule(config.DefaultRequeueSchedule);
+  } catch (e) {
+    throw new ConfigError(describeError(e));
+  }
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
-    return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, held }));
+    return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
   }
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
@@ -75,18 +87,20 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
     store = new MemoryStore(config.Capacity, ctx.log, (state) => {
       if (counts.stats) counts.stats[state === 'dead' ? 'deadKept' : 'doneKept']--;
     });
-    const running = await runQueue(ctx, ctx.supervisor, store, { fanOut, groups });
+    const running = await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker });
     counts.stats = running.stats;
     return running.service;
   }
   store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
-  return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups })).service;
+  return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker })).service;
 }
 
 /** What a queue runs with beside its store. */
 interface QueueExtras {
   fanOut: FanOut | undefined;
   groups: GroupLimits | undefined;
+  /** The Breaker parameters, read at start (breaker-commands.ts). */
+  breaker: Omit<BreakerOptions, 'changed'>;
   /** Store jetstream: entries the previous holder was delivering, held back until the given time (queue-holder.ts). */
   held?: HeldEntries | undefined;
 }
@@ -105,12 +119,24 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
   const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries }, ctx.log, queueRef);
   let counts: (() => StateCounts) | undefined;
-  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held }, (read) => (counts = read));
+  // every change of a breaker is one log line and one journal event (console /journal?event=breaker)
+  const breakers = new Breakers({
+    ...extras.breaker,
+    changed: (channel, state, line) => {
+      const text = `breaker of channel '${channel}' ${line}`;
+      if (state === BreakerState.Open) ctx.log.warn(text);
+      else ctx.log.info(text);
+      ctx.journal.record({ event: JournalEvent.Breaker, path: `/node/${ctx.name}`, action: text });
+    },
+    disabled: (view) => sendAlert(ctx, view),
+  });
+  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held, breakers }, (read) => (counts = read));
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;
     stopSweeps();
+    breakers.stop();
     // a start that fails right after ours stops us at once: let the store load finish before
     // closing it, so the queue actor never reads a closed store
     await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
@@ -118,9 +144,23 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
     await store.close();
   };
   // `states`: the entries per state (waiting, scheduled, retrying, dead, done), counted when read
-  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}) }) });
+  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}), ...breakers.figures() }) });
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
   return { service, stats, inFlight };
+}
+
+/**
+ * The one message about a channel DisableAfter disabled, to AlertChannel (any service), acknowledged
+ * (execute); a refusal is logged, not retried: the WARN line and the journal event stand anyway.
+ */
+function sendAlert(ctx: ServiceContext<QueueConfig>, view: BreakerView): void {
+  const to = ctx.config.AlertChannel;
+  if (to === '') return;
+  const data = mapOf({ queue: [ctx.name], channel: [view.channel], reason: [view.reason], held: [String(view.held)], failing_since: [view.failingSince], disabled: [view.opened] });
+  const message = makeMessage({ Class: 'queue', Operation: 'alert', Data: data });
+  void ctx.hive.execute(to, message, ctx.config.CallTimeout).then((r) => {
+    if (r.Code >= 300) ctx.log.error(`AlertChannel '${to}' refused the alert that channel '${view.channel}' was disabled: ${r.Code} ${r.Message}`);
+  });
 }
 
 export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);

@@ -1,7 +1,7 @@
 /**
  * The JSON API the pages are built from, for scripts too (README, Console): GET /api/status,
  * /api/flow, /api/live (and its stream /api/live/stream), /api/csrf, /api/queues, /api/queues/<name> (the query of the queue page), /api/queues/<name>/entries/<key>,
- * /api/queues/<name>/schedules, /api/journal, /api/traces (?limit=), /api/traces/<trace id>; and the actions, POST /api/queues/<name>/<action>,
+ * /api/queues/<name>/schedules, /api/queues/<name>/breakers, /api/journal, /api/traces (?limit=), /api/traces/<trace id>; and the actions, POST /api/queues/<name>/<action>,
  * which server.ts lets through only after the operator checks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,7 +18,7 @@ import type { Operators } from './operators.js';
 import { CSRF_COOKIE, cookiesOf, newCsrfCookie } from './operators.js';
 import type { ActionInput } from './queue-commands.js';
 import { QUEUE_ACTIONS, isQueueAction, queueNamed, runAction } from './queue-commands.js';
-import { allSummaries, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import { allSummaries, breakersOf, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import type { LiveHistory } from './history.js';
@@ -74,6 +74,7 @@ export class ConsoleApi {
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
       if (sub === 'schedules' && parts.length === 3) return sendJson(res, 200, await schedulesOf(this.sources, queue));
+      if (sub === 'breakers' && parts.length === 3) return sendJson(res, 200, await breakersOf(this.sources, queue));
     }
     if (first === 'flows') return sendJson(res, 200, await flowJson(this.sources, parts, url));
     if (first === 'traces' && parts.length === 1) return sendJson(res, 200, { mode: tracingMode(), traces: recentTraces(Number(url.searchParams.get('limit') ?? 50) || 50) });

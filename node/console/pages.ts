@@ -7,7 +7,7 @@ import { journalBody } from './pages/journal.js';
 import { LIVE_REFRESH_SECONDS, liveBody, liveSections } from './pages/live.js';
 import { queueBody, queuesBody } from './pages/queues.js';
 import { queueNamed } from './queue-commands.js';
-import { allSummaries, deadReasons, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import { allSummaries, breakersOf, deadReasons, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import { servicesHealth } from './health.js';
@@ -70,8 +70,8 @@ export class ConsolePages {
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
-        const [summary, found, schedules, reasons] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : []]);
-        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, schedules, reasons) };
+        const [summary, found, schedules, reasons, breakers] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : [], breakersOf(this.sources, queue)]);
+        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, schedules, reasons, breakers) };
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) {
         let entry;

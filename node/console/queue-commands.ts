@@ -22,6 +22,8 @@ export const QUEUE_ACTIONS = {
   delete: { controls: ['key'], required: ['key'], data: false },
   purge: { controls: ['key', ...FILTERS], required: [], data: false },
   run: { controls: ['schedule_name'], required: ['schedule_name'], data: false },
+  breaker: { controls: ['breaker', 'channel'], required: ['breaker', 'channel'], data: false },
+  resume_channel: { controls: ['channel'], required: ['channel'], data: false },
 } as const satisfies Record<string, { controls: readonly string[]; required: readonly string[]; data: boolean }>;
 export type QueueAction = keyof typeof QUEUE_ACTIONS;
 
@@ -71,8 +73,23 @@ export function checkedControls(action: QueueAction, input: ActionInput): Record
   return out;
 }
 
+/**
+ * A channel disabled by DisableAfter, resumed and its dead entries replayed in one click: `resume`
+ * with `channel` (its breaker closes, the held entries go out), then `replay` of the channel's dead
+ * entries; the answer is the resume's with `replayed` added (a failed replay is the answer instead).
+ */
+async function resumeAndReplay(sources: ConsoleSources, queue: ConsoleService, channel: string): Promise<Result> {
+  const resumed = await queueCommand(sources, queue, 'resume', { channel });
+  if (resumed.Code >= 300) return resumed;
+  const replayed = await queueCommand(sources, queue, 'replay', { state: 'dead', groupby: 'channel', list: channel });
+  if (replayed.Code >= 300) return replayed;
+  resumed.Data.replayed = replayed.Data.replayed ?? ['0'];
+  return resumed;
+}
+
 /** Runs an action: the queue's command (`run` is the queue's `run_schedule`, which obeys the schedule's overlap rule). */
-export function runAction(sources: ConsoleSources, queue: ConsoleService, action: QueueAction, input: ActionInput): Promise<Result> {
+export async function runAction(sources: ConsoleSources, queue: ConsoleService, action: QueueAction, input: ActionInput): Promise<Result> {
   const controls = checkedControls(action, input);
+  if (action === 'resume_channel') return resumeAndReplay(sources, queue, controls.channel!);
   return queueCommand(sources, queue, action === 'run' ? 'run_schedule' : action, controls, action === 'replay' ? input.data : emptyMap());
 }

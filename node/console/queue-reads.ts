@@ -8,6 +8,7 @@
 import { BadInputError, HiveError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import type { Attempt } from '../../actors/queue/entry.js';
+import type { BreakerView } from '../../actors/queue/breaker.js';
 import type { ConsoleService, ConsoleSources } from './sources.js';
 import { queueCommand, queueNames, queueNamed } from './queue-commands.js';
 
@@ -181,4 +182,10 @@ export interface ScheduleView {
 export async function schedulesOf(sources: ConsoleSources, queue: ConsoleService): Promise<ScheduleView[]> {
   const r = ok(await queueCommand(sources, queue, 'schedules'), `schedules of queue ${queue.name}`);
   return (r.List ?? []) as ScheduleView[];
+}
+
+/** The queue's circuit breakers (its `breaker` command, `status`): every channel's that has one. */
+export async function breakersOf(sources: ConsoleSources, queue: ConsoleService): Promise<BreakerView[]> {
+  const r = ok(await queueCommand(sources, queue, 'breaker', { breaker: 'status' }), `breakers of queue ${queue.name}`);
+  return (r.List ?? []) as BreakerView[];
 }

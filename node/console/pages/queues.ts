@@ -13,6 +13,8 @@ import { ENTRY_STATES } from '../queue-reads.js';
 import { ago, count, perSecond, valuesText } from './format.js';
 import type { QueueGlance } from './glance.js';
 import { queueRows, queueTable } from './glance.js';
+import type { BreakerView } from '../../../actors/queue/breaker.js';
+import { breakersSection } from './breakers.js';
 
 export function queuesBody(queues: ReadonlyArray<QueueSummary & Pick<QueueGlance, 'rates'>>): Html {
   return html`<h1>Queues</h1>
@@ -90,7 +92,7 @@ function filterControls(s: EntrySearch): Record<string, string> {
   return c;
 }
 
-export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>): Html {
+export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>, breakers: readonly BreakerView[] = []): Html {
   const s = found.search;
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
@@ -114,6 +116,7 @@ ${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map(
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
 ${entriesTable(ctx, q.name, found)}
 ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
+${breakersSection(breakers, (action, label, controls, confirm, danger) => actionForm(ctx, q.name, action, label, controls, confirm, danger))}
 <h2>Schedules</h2>
 ${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
 <tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', 'Run now', { schedule_name: sc.name })}</td></tr>`)}</tbody></table></div>`}`;

@@ -18,9 +18,10 @@ export interface ConsoleNode {
 
 /**
  * A node: echo 'recorder' (RecordFile), queue 'jobs' delivering to it (no retries, done entries kept
- * an hour), and the console with a users file holding OPERATOR unless `readOnly`.
+ * an hour), and the console with a users file holding OPERATOR unless `readOnly`; `queue` adds or
+ * overrides parameters of the queue.
  */
-export async function startConsoleNode(opts: { readOnly?: boolean; host?: string; hosts?: string; keepDone?: boolean } = {}): Promise<ConsoleNode> {
+export async function startConsoleNode(opts: { readOnly?: boolean; host?: string; hosts?: string; keepDone?: boolean; queue?: Array<[string, string]> } = {}): Promise<ConsoleNode> {
   const dir = tempDir('hn-console-');
   const record = join(dir, 'record.jsonl');
   const users = join(dir, 'users');
@@ -29,7 +30,7 @@ export async function startConsoleNode(opts: { readOnly?: boolean; host?: string
     name: 'console-test',
     services: [
       { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'recorder'], ['RecordFile', record]] }] },
-      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['AllowedChannels', 'recorder,nobody-here,nobody-either'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h']] }] },
+      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['AllowedChannels', 'recorder,nobody-here,nobody-either'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h'], ...(opts.queue ?? [])] }] },
     ],
     dashboardPort: 0,
     dashboardAccess: { ...(opts.readOnly ? {} : { users }), ...(opts.host ? { host: opts.host } : {}), ...(opts.hosts ? { hosts: opts.hosts } : {}) },
