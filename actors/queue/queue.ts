@@ -11,7 +11,8 @@ import type { QueueConfig } from './command-parser.js';
 import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import type { RunningService, ServiceContext } from '../service/context.js';
+import type { RequestShape, RunningService, ServiceContext } from '../service/context.js';
+import { COMMAND_ALIASES } from '../../protocol/commands.js';
 import { defineService } from '../service/context.js';
 import { serveActor } from '../service/serve.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
@@ -33,7 +34,7 @@ import { holdSharedQueue } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
 import { durationParamProblem } from './control-ranges.js';
 
-async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
   const tooLong = durationParamProblem(config);
   if (tooLong) throw new ConfigError(tooLong);
@@ -121,6 +122,28 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}) }) });
   ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
   return { service, stats, inFlight };
+}
+
+/** The controls a request to a queue may carry (README, The queue), for a front door's description of its routes. */
+const QUEUE_CONTROLS: RequestShape['controls'] = [
+  { name: 'command', description: 'what to do: add an entry (the DefaultCommand), or another command', values: Object.keys(COMMAND_ALIASES) },
+  { name: 'channel', description: "the channel the entry is delivered to (else DefaultChannel; within AllowedChannels)" },
+  { name: 'mode', description: 'delivery: call (a 2xx Code) or execute (acknowledged)', values: ['call', 'execute'] },
+  { name: 'requeue_timer', description: 'seconds between delivery attempts' },
+  { name: 'requeue_count', description: 'delivery attempts before the entry is dead' },
+  { name: 'deadletter_slap', description: 'the channel a dead entry is sent to' },
+  { name: 'delay', description: 'a duration to wait before the first delivery' },
+  { name: 'idempotency-key', description: 'an add with a key seen within DedupWindow adds nothing' },
+  { name: 'template_define', description: 'the template definition that fans the request out' },
+  { name: 'schedule_name', description: 'the schedule a schedule command names' },
+  { name: 'cron', description: "a schedule's cron expression" },
+  { name: 'state', description: 'list, delete or replay: the entries of this state' },
+];
+
+async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+  const running = await startQueue(ctx);
+  running.describe = () => ({ fields: [], controls: QUEUE_CONTROLS });
+  return running;
 }
 
 export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);
