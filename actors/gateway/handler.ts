@@ -10,7 +10,7 @@ import { BadInputError, ForbiddenError, OverloadedError, UnauthorizedError, Unav
 import { DEFAULT_COMMAND } from '../../protocol/commands.js';
 import type { LogThrottle } from '../observe/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { emptyMap, validateMessage } from '../../protocol/message.js';
+import { emptyMap, failure, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
 import type { Logger } from '../observe/logger.js';
 import type { HiveClient } from '../hive/client.js';
@@ -262,7 +262,9 @@ function admitted(limiter: RateLimiter, message: Message, user: string | undefin
     return true;
   }
   deps.counts.rateLimited++;
-  sendError(res, new OverloadedError(`the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  // the Result written directly, not through an error: a route at its limit answers most requests so,
+  // and an Error's stack trace is most of what such an answer would cost
+  sendResult(res, failure(Code.TooManyRequests, `the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
   return false;
 }
 
