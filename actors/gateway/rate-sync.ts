@@ -9,7 +9,7 @@
  *
  * The approximation: a token refilled is seen by every gateway at once and may be spent on several
  * before they hear of each other, so over any window the hive admits at most the limit plus
- * burst + (N − 1) × limit × D (N gateways, D the time one takes to hear of another's tokens: SYNC_MS
+ * burst + (G − 1) × limit × D (G gateways, D the time one takes to hear of another's tokens: SYNC_MS
  * plus a KV round trip); the debt is then charged, so over time the rate is the limit
  * (spec/adapters/nats/gateway-rate-limits.spec.ts measures it on two nodes). A gateway not heard
  * from for STALE_MS (stopped, cut off) is dropped from the key; one cut off from the hive counts on
