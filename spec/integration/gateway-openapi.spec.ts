@@ -97,6 +97,10 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
     expect(res.statusCode).to.equal(200);
     const doc = (await res.body.json()) as Json;
 
+    // the validator can fail: a response without its description is refused
+    const broken = structuredClone(doc) as { paths: Record<string, { post: { responses: Json } }> };
+    broken.paths['/people/select']!.post.responses['200'] = { content: {} };
+    expect((await new Validator().validate(broken)).valid, 'a response without a description').to.equal(false);
     const validation = await new Validator().validate(doc);
     expect(validation.errors, JSON.stringify(validation.errors)).to.equal(undefined);
     expect(validation.valid).to.equal(true);
