@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { passwdLine } from '../../actors/gateway/auth.js';
+import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/server.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';
 import { startError, startGateway } from './gateway-harness.js';
@@ -103,6 +104,22 @@ describe('gateway request validation (Schemas)', function () {
     expect((await post(gw, 'other/x', { x: ['1'] }, ann)).status).to.equal(403);
     expect((await post(gw, 'echo/x', { x: ['1'] }, ann)).status).to.equal(400);
     expect((await post(gw, 'echo/x', { id: ['1'] }, ann)).status).to.equal(200);
+  });
+
+  it('interceptor mode: the Data the before interceptor made is checked', async () => {
+    const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
+    const [before, after] = await Promise.all([serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0), serveInterceptor(await loadInterceptor(`${examples}json-after.mjs`), 0)]);
+    try {
+      gw = await startGateway({ Strict: false, InterceptBefore: `http://127.0.0.1:${before.port}/`, InterceptAfter: `http://127.0.0.1:${after.port}/`, Schemas: `orders=file://${join(dir, 'any.json')}` });
+      const bad = await post(gw, 'orders/create', { x: ['1'] });
+      expect(bad.status).to.equal(400);
+      expect(bad.json.Data.errors).to.deep.equal(['/id: is required']);
+      expect((await post(gw, 'orders/create', { id: ['42'] })).status).to.equal(200);
+    } finally {
+      await gw?.stop();
+      gw = undefined;
+      await Promise.all([before.close(), after.close()]);
+    }
   });
 
   it('the start refuses, in one line naming the file and the entry, a schema that is missing, not JSON or does not compile', async () => {
