@@ -208,6 +208,7 @@ export class HiveNode {
       inputChannel,
       record: this.metrics.recorder(name, info.kind),
       readiness: this.readiness,
+      siblings: () => this.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, ...(s.running.describe ? { describe: () => s.running.describe!() } : {}) })),
     });
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running });

@@ -13,7 +13,7 @@ import { GATEWAY_PARAMS } from '../../config/gateway.js';
 import type { ConfigOf } from '../../config/params.js';
 import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
-import { NotFoundError, UnavailableError } from '../../protocol/errors.js';
+import { NotFoundError, UnavailableError, describeError } from '../../protocol/errors.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
 import type { ReadinessView } from '../service/readiness.js';
 import { defineService } from '../service/context.js';
@@ -29,8 +29,12 @@ import { BasicAuth } from './auth.js';
 import { openBearer } from './bearer.js';
 import { Webhooks } from './webhooks.js';
 import { RateLimiter } from './rate-limits.js';
+import { RATE_BUCKET, RateSync } from './rate-sync.js';
+import { RequestSchemas } from './schemas.js';
+import { Cors } from './cors.js';
+import { openApiDocument } from './openapi.js';
 import type { GatewayDeps } from './handler.js';
-import { handleRequest } from './handler.js';
+import { handleRequest, serveOpenApi } from './handler.js';
 import { healthOf } from './health.js';
 import { countHandshakes } from './https.js';
 import { compileGatewayOptions } from './options.js';
@@ -58,7 +62,11 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   const webhooks = opts.webhooks ? new Webhooks(opts.webhooks, opts.webhookToleranceMs, (m) => ctx.log.error(m)) : undefined;
   if (!auth && !bearer && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
   if (!auth && !bearer && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
-  if (opts.devMode) ctx.log.warn('DevMode is on: every control passes and CORS is wide open; do not use this in production');
+  if (opts.devMode) ctx.log.warn(`DevMode is on: every control passes and CORS is wide open${opts.cors ? ' (Cors is not applied)' : ''}; do not use this in production`);
+  // compiled before anything is started, so a schema that does not compile leaves nothing running
+  const schemas = opts.schemas ? new RequestSchemas(opts.schemas) : undefined;
+  const rateLimiter = opts.rateLimits ? new RateLimiter(opts.rateLimits, ctx.hive.kind === 'nats') : undefined;
+  const rateSync = rateLimiter ? await shareRateLimits(ctx, rateLimiter) : undefined;
   // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
   const proxies = opts.interceptProxy ? proxyRoutes(proxySettings('', process.env, (line) => ctx.log.warn(line)), { connections: 64 }) : undefined;
   const deps: GatewayDeps = {
@@ -68,9 +76,10 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     ...(auth ? { auth } : {}),
     ...(bearer ? { bearer } : {}),
     ...(webhooks ? { webhooks } : {}),
-    ...(opts.rateLimits ? { rateLimiter: new RateLimiter(opts.rateLimits) } : {}),
+    ...(rateLimiter ? { rateLimiter } : {}),
+    ...(schemas ? { schemas } : {}),
     ...(access ? { access } : {}),
-    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0, rateLimited: 0 },
+    counts: { unauthorized: 0, forbidden: 0, throttled: 0, unrouted: 0, rateLimited: 0, invalid: 0 },
     forbiddenLines: new LogThrottle(),
     unauthorizedLines: new LogThrottle(),
     clientAuth,
@@ -78,7 +87,22 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
   };
-  const closeInterceptors = () => Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close(), auth?.close()]);
+  // DevMode keeps its meaning: every origin on every route, so the Cors entries would only narrow what it opens
+  const cors = opts.cors && !opts.devMode ? new Cors(opts.cors, { strict: opts.strict, controlHeaders: opts.allowed, anyHeader: opts.allowAll }, () => deps.counts.forbidden++) : undefined;
+  // built on first asking, and kept once every service of the node has started (each declares its requests when it starts)
+  let openApiText: string | undefined;
+  const openApi = (): string => {
+    if (openApiText !== undefined) return openApiText;
+    const text = JSON.stringify(openApiDocument({ opts, name: ctx.name, release: ctx.info.release, basic: auth !== undefined, bearer: bearer !== undefined, clientAuth, schemas, siblings: ctx.siblings?.() ?? [] }));
+    if (ctx.readiness.ready) openApiText = text;
+    return text;
+  };
+  if (opts.openApiPath !== '' && !opts.openApiPublic) deps.openApi = { subPath: opts.openApiPath.slice(opts.basePath.length), document: openApi };
+  if (ctx.explicit.has('OpenAPIPath') && ctx.config.OpenAPIPath !== '' && !opts.strict) ctx.log.warn('OpenAPIPath is not served in interceptor mode (Strict false): the interceptors make the messages, so the gateway cannot describe its routes');
+  const closeInterceptors = () => {
+    rateSync?.stop();
+    return Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close(), auth?.close()]);
+  };
   const inFlight = new InFlight();
   let accepted = 0;
   let refused = 0;
@@ -129,6 +153,14 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       sendError(res, new NotFoundError(`path '${path}' is outside the base path '${base}'`));
       return;
     }
+    const subPath = path.slice(base.length);
+    // CORS before admission: a browser's preflight carries no credentials, and a page must be able to read a 503 too
+    if (cors && ((req.method === 'OPTIONS' && cors.preflight(req, res, subPath)) || !cors.admit(req, res, subPath))) return;
+    if (opts.openApiPublic && path === opts.openApiPath) {
+      req.resume();
+      serveOpenApi(req, res, openApi);
+      return;
+    }
     if (draining || inFlight.size >= opts.maxInFlight || !ctx.readiness.ready) {
       refused++;
       req.resume();
@@ -137,7 +169,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
     }
     accepted++;
     inFlight.begin();
-    const msg: RequestMsg = { type: 'request', req, res, subPath: path.slice(base.length) };
+    const msg: RequestMsg = { type: 'request', req, res, subPath };
     ctx.runtime.tell(
       worker,
       onFailure(msg, (e) => {
@@ -172,7 +204,7 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
   const port = (server.address() as AddressInfo).port;
   const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
-  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
     async drain(deadlineMs) {
@@ -184,8 +216,27 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
       tls?.close();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), ...(bearer ? { jwksFetches: bearer.jwksFetches } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
+    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), ...(bearer ? { jwksFetches: bearer.jwksFetches } : {}), ...(rateSync ? { rateSyncs: rateSync.rounds } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
   };
+}
+
+/**
+ * On a NATS hive, the gateways of one NAME share their rate limits (rate-sync.ts) through a JetStream
+ * KV bucket; a hive that refuses the bucket (no JetStream) leaves each gateway counting on its own,
+ * said at start. Undefined on the embedded hive (one process: nothing to share).
+ */
+async function shareRateLimits(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>, limiter: RateLimiter): Promise<RateSync | undefined> {
+  const opening = ctx.hive.sharedBucket(RATE_BUCKET);
+  if (!opening) return undefined;
+  try {
+    const sync = new RateSync(limiter, await opening, ctx.name, ctx.log);
+    await sync.round();
+    sync.start();
+    return sync;
+  } catch (e) {
+    ctx.log.warn(`RateLimits: the JetStream KV bucket '${RATE_BUCKET}' the gateways share their limits through was refused (${describeError(e)}): each gateway counts on its own, so the hive admits the limit once per gateway; enable JetStream in the nats-server configuration`);
+    return undefined;
+  }
 }
 
 /**

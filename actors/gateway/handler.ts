@@ -10,7 +10,7 @@ import { BadInputError, ForbiddenError, OverloadedError, UnauthorizedError, Unav
 import { DEFAULT_COMMAND } from '../../protocol/commands.js';
 import type { LogThrottle } from '../observe/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { emptyMap, validateMessage } from '../../protocol/message.js';
+import { emptyMap, failure, validateMessage } from '../../protocol/message.js';
 import { parseJson } from '../../protocol/wire.js';
 import type { Logger } from '../observe/logger.js';
 import type { HiveClient } from '../hive/client.js';
@@ -22,6 +22,7 @@ import { authenticate } from './auth.js';
 import type { BearerAuth } from './bearer.js';
 import type { Webhook, Webhooks } from './webhooks.js';
 import type { RateLimiter } from './rate-limits.js';
+import type { RequestSchemas } from './schemas.js';
 import { bodyType, readBody } from './body.js';
 import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
@@ -43,10 +44,14 @@ export interface GatewayDeps {
   bearer?: BearerAuth;
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
-  /** Requests answered 401, 403 and 429, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
-  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number; rateLimited: number };
+  /** Requests answered 401, 403, 429 and 400 for Data its route's schema refused, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
+  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number; rateLimited: number; invalid: number };
   /** Set with RateLimits (rate-limits.ts). */
   rateLimiter?: RateLimiter;
+  /** Set with Schemas (schemas.ts). */
+  schemas?: RequestSchemas;
+  /** The OpenAPI document when it needs authentication (OpenAPIPath, openapi.ts): its path below the base path. */
+  openApi?: { subPath: string; document: () => string };
   /** The 403 log lines: one per user and route a minute. */
   forbiddenLines: LogThrottle;
   /** The lines of refused Bearer tokens: one per client address a minute. */
@@ -199,7 +204,8 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
   const deadline = Date.now() + opts.requestTimeoutMs;
   try {
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
-    const hook = deps.webhooks?.forPath(subPath);
+    const docs = deps.openApi !== undefined && subPath === deps.openApi.subPath;
+    const hook = docs ? undefined : deps.webhooks?.forPath(subPath);
     if (hook) {
       await handleWebhook(req, res, subPath, hook, deps, deadline, hop);
       return;
@@ -217,6 +223,11 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       sendError(res, new UnauthorizedError(outcome.reason), challenge(deps, req, outcome.bearer === true, outcome.reason));
       return;
     }
+    if (docs) {
+      req.resume();
+      serveOpenApi(req, res, deps.openApi!.document);
+      return;
+    }
     const user = outcome?.ok ? outcome.user : undefined;
     const groups = outcome?.ok ? outcome.groups : undefined;
     if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
@@ -228,6 +239,15 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
   }
+}
+
+/** Answers a request for the OpenAPI document (GET only: 405 otherwise). */
+export function serveOpenApi(req: IncomingMessage, res: ServerResponse, document: () => string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    send(res, 405, JSON.stringify({ Code: 405, Message: `the OpenAPI document is read with GET, not ${req.method}`, Data: {}, List: null }), 'application/json; charset=utf-8', { allow: 'GET' });
+    return;
+  }
+  send(res, Code.Success, document(), 'application/json; charset=utf-8');
 }
 
 /**
@@ -242,7 +262,24 @@ function admitted(limiter: RateLimiter, message: Message, user: string | undefin
     return true;
   }
   deps.counts.rateLimited++;
-  sendError(res, new OverloadedError(`the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  // the Result written directly, not through an error: a route at its limit answers most requests so,
+  // and an Error's stack trace is most of what such an answer would cost
+  sendResult(res, failure(Code.TooManyRequests, `the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  return false;
+}
+
+/**
+ * Checks the message's Data against its route's schema (after authorization and the rate limit: an
+ * unauthorized client learns nothing of the schema, and a flood of bad bodies spends its tokens).
+ * Refused: 400 naming each failing field, the list also in Data's `errors`.
+ */
+function conforms(schemas: RequestSchemas, message: Message, res: ServerResponse, deps: GatewayDeps): boolean {
+  const refusal = schemas.check(message.Class, message.Operation, message.Data);
+  if (!refusal) return true;
+  deps.counts.invalid++;
+  const more = refusal.more > 0 ? `; ${refusal.more} more` : '';
+  const route = `${message.Class}/${message.Operation}`.slice(0, 200);
+  sendResult(res, { Code: Code.BadRequest, Message: `Data does not match the schema of route '${route}': ${refusal.problems.join('; ')}${more}`, Data: { errors: refusal.problems }, List: null });
   return false;
 }
 
@@ -304,6 +341,7 @@ async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath:
     }
   } else if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
   if (deps.rateLimiter && !admitted(deps.rateLimiter, message, user, req, res, deps)) return;
+  if (deps.schemas && !conforms(deps.schemas, message, res, deps)) return;
   if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
     sendJson(res, Code.Success, message);
     return;

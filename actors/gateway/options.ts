@@ -20,6 +20,10 @@ import type { WebhookRule } from './webhooks.js';
 import { parseWebhooks } from './webhooks.js';
 import type { RateRule } from './rate-limits.js';
 import { parseRateLimits } from './rate-limits.js';
+import type { SchemaRule } from './schemas.js';
+import type { CorsRule } from './cors.js';
+import { parseCors } from './cors.js';
+import { parseSchemas } from './schemas.js';
 
 export type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
 
@@ -57,6 +61,13 @@ export interface GatewayOptions {
   webhookToleranceMs: number;
   /** RateLimits when it has entries (rate-limits.ts). */
   rateLimits: PatternTable<RateRule> | undefined;
+  /** Schemas when it has entries (schemas.ts compiles them at start). */
+  schemas: PatternTable<SchemaRule> | undefined;
+  /** Full path of the OpenAPI document (basePath + OpenAPIPath); '' when off or not in strict mode. */
+  openApiPath: string;
+  openApiPublic: boolean;
+  /** Cors when it has entries (cors.ts); DevMode, when on, opens every route instead. */
+  cors: PatternTable<CorsRule> | undefined;
   /** Bearer tokens, when JWKS or JWTSecret is set (bearer.ts). */
   bearer: BearerConfig | undefined;
 }
@@ -110,15 +121,22 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   }
   const webhooks = parsedParam('Webhooks', () => parseWebhooks(c.Webhooks));
   const rateLimits = parsedParam('RateLimits', () => parseRateLimits(c.RateLimits));
+  const schemas = parsedParam('Schemas', () => parseSchemas(c.Schemas));
+  const cors = parsedParam('Cors', () => parseCors(c.Cors));
   const bearer = compileBearer(c);
   const access = compileAccess(c, bearer);
   const trimmed = c.BasePath.replace(/^\/+|\/+$/g, '');
   const basePath = trimmed === '' ? '/' : `/${trimmed}/`;
   const health = c.HealthcheckPath.replace(/^\/+/, '');
+  const openApi = c.OpenAPIPath.replace(/^\/+/, '');
+  if (openApi !== '' && openApi === health) throw new ConfigError(`OpenAPIPath '${c.OpenAPIPath}' is the health check's path (HealthcheckPath); give it another, or '' to serve no document`);
   return {
     port: c.Port,
     basePath,
     healthPath: `${basePath}${health}`,
+    // with interceptors the paths and bodies are theirs: the gateway cannot describe them
+    openApiPath: openApi === '' || !c.Strict ? '' : `${basePath}${openApi}`,
+    openApiPublic: c.OpenAPIPublic,
     strict: c.Strict,
     devMode: c.DevMode,
     requestTimeoutMs: c.RequestTimeout,
@@ -143,6 +161,8 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     webhooks: webhooks.entries.length === 0 ? undefined : webhooks,
     webhookToleranceMs: c.WebhookTolerance,
     rateLimits: rateLimits.entries.length === 0 ? undefined : rateLimits,
+    schemas: schemas.entries.length === 0 ? undefined : schemas,
+    cors: cors.entries.length === 0 ? undefined : cors,
     bearer,
   };
 }

@@ -4,8 +4,9 @@
  * or per minute. A request takes one token; with none left it is answered 429 with Retry-After (the
  * seconds until a token is back). Every answer of a limited route carries the IETF RateLimit-Policy
  * and RateLimit headers (draft-ietf-httpapi-ratelimit-headers: quota and window, remaining and the
- * seconds until the bucket is full again). Buckets live in this node: on a hive of several gateways
- * each admits its own limit.
+ * seconds until the bucket is full again). Buckets live in this node; on a NATS hive the gateways of
+ * one NAME tell each other what they took (rate-sync.ts), and each charges its buckets with what the
+ * others took, so the limit holds for the whole hive within a bounded error (README, Rate limits).
  */
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
@@ -60,12 +61,25 @@ export interface RateVerdict {
 interface Bucket {
   tokens: number;
   at: number;
+  readonly rule: RateRule;
 }
+
+/** Tokens a bucket may owe at most (what other gateways took before this one heard of it), in bursts. */
+const MAX_DEBT_BURSTS = 4;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  /** With `counting`: tokens taken here per bucket key since the start, and when last (what rate-sync.ts tells the other gateways). */
+  readonly taken = new Map<string, { n: number; at: number }>();
+  private readonly rules = new Map<string, RateRule>();
 
-  constructor(private readonly table: PatternTable<RateRule>) {}
+  constructor(
+    private readonly table: PatternTable<RateRule>,
+    /** Count the tokens taken per bucket (the limit is shared through the hive). */
+    private readonly counting = false,
+  ) {
+    for (const e of table.entries) this.rules.set(e.pattern, e.value);
+  }
 
   /** Takes a token for a request to route cls/operation from `user` at `ip`; undefined when no entry limits the route. */
   take(cls: string, operation: string, user: string | undefined, ip: string, now = Date.now()): RateVerdict | undefined {
@@ -74,20 +88,43 @@ export class RateLimiter {
     const rule = entry.value;
     const key = `${entry.pattern}\n${rule.by === 'route' ? `${cls.toLowerCase()}/${operation.toLowerCase()}` : rule.by === 'user' ? `u:${user ?? ''}` : `i:${ip}`}`;
     const perMs = rule.limit / (rule.windowS * 1000);
-    const bucket = this.bucket(key, rule, now);
-    bucket.tokens = Math.min(rule.burst, bucket.tokens + (now - bucket.at) * perMs);
-    bucket.at = now;
+    const bucket = this.refilled(key, rule, now);
     const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
+    if (allowed) {
+      bucket.tokens -= 1;
+      if (this.counting) {
+        const t = this.taken.get(key);
+        if (t) {
+          t.n++;
+          t.at = now;
+        } else this.taken.set(key, { n: 1, at: now });
+      }
+    }
     return { allowed, headers: this.headers(entry, bucket.tokens, perMs, allowed) };
   }
 
-  private bucket(key: string, rule: RateRule, now: number): Bucket {
+  /**
+   * Charges a bucket with `n` tokens another gateway of the hive took (rate-sync.ts). The bucket may
+   * go below zero — the tokens were spent twice, here and there — and admits again once refilled past
+   * one, so what the hive admits over time stays the limit; the debt is bounded so a burst of news
+   * about an old past does not lock a route for long.
+   */
+  charge(key: string, n: number, now = Date.now()): void {
+    const rule = this.rules.get(key.slice(0, key.indexOf('\n')));
+    if (!rule) return;
+    const bucket = this.refilled(key, rule, now);
+    bucket.tokens = Math.max(-MAX_DEBT_BURSTS * rule.burst, bucket.tokens - n);
+  }
+
+  private refilled(key: string, rule: RateRule, now: number): Bucket {
     let b = this.buckets.get(key);
-    if (b) return b;
-    if (this.buckets.size >= MAX_BUCKETS) this.evict(now);
-    b = { tokens: rule.burst, at: now };
-    this.buckets.set(key, b);
+    if (!b) {
+      if (this.buckets.size >= MAX_BUCKETS) this.evict(now);
+      b = { tokens: rule.burst, at: now, rule };
+      this.buckets.set(key, b);
+    }
+    b.tokens = Math.min(rule.burst, b.tokens + Math.max(0, now - b.at) * (rule.limit / (rule.windowS * 1000)));
+    b.at = now;
     return b;
   }
 
@@ -108,7 +145,7 @@ export class RateLimiter {
     const full = Math.ceil((burst - tokens) / perMs / 1000);
     const headers: Record<string, string> = {
       'ratelimit-policy': `"${name}";q=${limit};w=${windowS}${burst === limit ? '' : `;burst=${burst}`}`,
-      ratelimit: `"${name}";r=${Math.floor(tokens)};t=${full}`,
+      ratelimit: `"${name}";r=${Math.max(0, Math.floor(tokens))};t=${full}`,
     };
     if (!allowed) headers['retry-after'] = String(Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)));
     return headers;

@@ -11,7 +11,8 @@ import type { QueueConfig } from './command-parser.js';
 import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
-import type { RunningService, ServiceContext } from '../service/context.js';
+import type { RequestShape, RunningService, ServiceContext } from '../service/context.js';
+import { COMMAND_ALIASES } from '../../protocol/commands.js';
 import { defineService } from '../service/context.js';
 import { serveActor } from '../service/serve.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
@@ -39,7 +40,7 @@ import { breakerOptionsOf } from './breaker-request.js';
 import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 
-async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
   const tooLong = durationParamProblem(config);
   if (tooLong) throw new ConfigError(tooLong);
@@ -161,6 +162,30 @@ function sendAlert(ctx: ServiceContext<QueueConfig>, view: BreakerView): void {
   void ctx.hive.execute(to, message, ctx.config.CallTimeout).then((r) => {
     if (r.Code >= 300) ctx.log.error(`AlertChannel '${to}' refused the alert that channel '${view.channel}' was disabled: ${r.Code} ${r.Message}`);
   });
+}
+
+/** The controls a request to a queue may carry (README, The queue), for a front door's description of its routes. */
+const QUEUE_CONTROLS: RequestShape['controls'] = [
+  { name: 'command', description: 'what to do: add an entry (the DefaultCommand), or another command', values: Object.keys(COMMAND_ALIASES) },
+  { name: 'channel', description: "the channel the entry is delivered to (else DefaultChannel; within AllowedChannels)" },
+  { name: 'mode', description: 'delivery: call (a 2xx Code) or execute (acknowledged)', values: ['call', 'execute'] },
+  { name: 'requeue_timer', description: 'seconds between delivery attempts' },
+  { name: 'requeue_count', description: 'delivery attempts before the entry is dead' },
+  { name: 'requeue_schedule', description: 'the waits before each next attempt (5s,5m,30m,…); past the last the entry is dead' },
+  { name: 'deadletter_slap', description: 'the channel a dead entry is sent to' },
+  { name: 'delay', description: 'a duration to wait before the first delivery' },
+  { name: 'idempotency-key', description: 'an add with a key seen within DedupWindow adds nothing' },
+  { name: 'template_define', description: 'the template definition that fans the request out' },
+  { name: 'schedule_name', description: 'the schedule a schedule command names' },
+  { name: 'cron', description: "a schedule's cron expression" },
+  { name: 'state', description: 'list, delete or replay: the entries of this state' },
+  { name: 'breaker', description: "the breaker command: open, close or status of a channel's circuit breaker" },
+];
+
+async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+  const running = await startQueue(ctx);
+  running.describe = () => ({ fields: [], controls: QUEUE_CONTROLS });
+  return running;
 }
 
 export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);

@@ -31,6 +31,27 @@ export interface NodeFacilities {
   readonly record: (code: number, seconds: number) => void;
   /** Whether every service of the node has started (a health check answers 503 until then). */
   readonly readiness: ReadinessView;
+  /** The node's services started so far, with what each declares of its requests (the gateway's OpenAPI document). */
+  readonly siblings?: () => ReadonlyArray<SiblingService>;
+}
+
+/**
+ * What a service declares of the requests it takes (README, OpenAPI): the Data fields it reads
+ * (the SQL service's placeholders) and the controls it understands (the queue's), so a front door
+ * can describe its routes without knowing the kind.
+ */
+export interface RequestShape {
+  readonly fields: ReadonlyArray<{ readonly name: string; readonly required: boolean; readonly description: string }>;
+  readonly controls: ReadonlyArray<{ readonly name: string; readonly description: string; readonly values?: readonly string[] }>;
+}
+
+/** A service of the same node as another sees it. */
+export interface SiblingService {
+  readonly kind: string;
+  readonly name: string;
+  /** Its input channel ('' for services that do not listen). */
+  readonly channel: string;
+  readonly describe?: () => RequestShape;
 }
 
 /** A service's start context: the node's facilities and the service's own compiled configuration. */
@@ -47,6 +68,8 @@ export interface RunningService {
   drain(deadlineMs: number): Promise<void>;
   /** Live figures for the status page. */
   status(): Record<string, unknown>;
+  /** What the service declares of its requests (RequestShape), when it declares anything. */
+  describe?(): RequestShape;
   /**
    * Resolves when the service can serve, when that comes after its start: a queue on JetStream standing
    * by is ready once a node of the hive serves it. The node is ready (health 200) once every service is.

@@ -18,7 +18,7 @@ import { SQL_PARAMS } from '../../config/sql.js';
 import { Code } from '../../protocol/codes.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
-import type { RunningService, ServiceContext } from '../service/context.js';
+import type { RequestShape, RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import type { Answer, Handler } from '../service/serve.js';
 import { serve } from '../service/serve.js';
@@ -35,6 +35,7 @@ import type { RunningPoller } from './poller.js';
 import { startPoller } from './poller.js';
 import { sharedPolling } from './shared-polling.js';
 import { bindValues, displaySql } from './placeholders.js';
+import type { ParamSource } from './placeholders.js';
 import type { RowsChunk } from './batch.js';
 import { rowsChunks } from './batch.js';
 import { transactionResult } from './raw-transaction.js';
@@ -299,8 +300,22 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
   const configured = planner.configured;
   const batch = c.SQL_BATCH && configured?.rows ? `; SQL_BATCH: up to ${c.SQL_MAXBATCH} rows a message, ${configured.rows.maxRows} a statement` : '';
+  // the configured statement's placeholders are the Data it reads (a request's controls may build another)
+  running.describe = () => ({ fields: describeParams(configured?.params ?? []), controls: [] });
   ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}${batch}`);
   return running;
+}
+
+/** Each Data field a statement's placeholders read, once, with the parameters that use it. */
+function describeParams(params: readonly ParamSource[]): RequestShape['fields'] {
+  const uses = new Map<string, { uses: Set<string>; count: boolean }>();
+  for (const p of params) {
+    const seen = uses.get(p.name) ?? { uses: new Set<string>(), count: false };
+    seen.uses.add(p.use);
+    seen.count ||= p.kind === 'count';
+    uses.set(p.name, seen);
+  }
+  return [...uses].map(([name, u]) => ({ name, required: true, description: `${u.count ? 'a whole number ' : ''}bound to the placeholder of ${[...u.uses].join(', ')}` }));
 }
 
 export const sqlService = defineService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), start);
