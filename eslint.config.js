@@ -32,7 +32,7 @@ const ROOM_ZONES = BASE_ROOMS.map((room, i) => ({
  * or a base room), save the flow, which keeps its runs in the queue's stores through their interface.
  */
 const SERVICE_ROOMS = ['echo', 'exec', 'flow', 'gateway', 'httpclient', 'queue', 'sql', 'storage', 'syslog'];
-const QUEUE_STORES = ['./store.ts', './memory-store.ts', './sqlite-store.ts'];
+const QUEUE_STORES = ['./store.ts', './memory-store.ts', './sqlite-store.ts', './store-paging.ts'];
 const SERVICE_ZONES = SERVICE_ROOMS.flatMap((room) => {
   const message = `actors/${room}/ is a service: it imports no other service's room (move a shared name down to protocol/ or a base room; docs/ARCHITECTURE.md, Map of the house)`;
   const others = SERVICE_ROOMS.filter((r) => r !== room && !(room === 'flow' && r === 'queue'));

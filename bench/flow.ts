@@ -1,10 +1,12 @@
 /**
  * Flow throughput (README, Flows): runs per second of a 3-step flow (call, call, emit, on echo
- * services; every step's Result written and fsynced before the next step starts) against the same three
- * messages sent in sequence by a client of the hive (no durability: the baseline of what the steps
- * cost on the hive alone), both from CONCURRENCY callers at once, interleaved rounds, paired ratios
- * (target ≥ 0.5). Then the memory of RUNS_WAITING runs held in a durable wait: RSS above the same node
- * with an empty store (target ≤ 200 MiB). Not here yet: BullMQ's FlowProducer as a peer.
+ * services; every step's Result written and fsynced before the next step starts) against (a) the same
+ * three messages sent in sequence by a client of the hive (no durability: the baseline of what the
+ * steps cost on the hive alone; target ≥ 0.5) and (b) BullMQ's FlowProducer, a parent with two
+ * children, on redis with appendfsync always (the peer; target ≥ 2), all from CONCURRENCY callers
+ * waiting for their run's end, interleaved rounds, paired ratios. Then the memory of RUNS_WAITING
+ * runs held in a durable wait: RSS above the same node with an empty store (target ≤ 200 MiB).
+ * bench-timeout: 600
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,10 @@ import { PassThrough } from 'node:stream';
 import { makeMessage, mapOf } from '../protocol/message.js';
 import { HiveNode } from '../node/node.js';
 import { drive, fmt, interleavedSamples, median, pairedRatio, report, rssMiB } from './lib.js';
+import { bullFlowRound } from './support/bull-flow-round.js';
+import { loadPeers, peerVersion } from './support/peers.js';
+import type { Redis } from './support/redis.js';
+import { redisInstalled, startRedis } from './support/redis.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -63,13 +69,29 @@ async function clientRound(dir: string): Promise<number> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'hn-bench-flow-'));
+const peers = await loadPeers();
+let redis: Redis | undefined;
+if (peers && redisInstalled()) redis = await startRedis('always');
+else console.log('BullMQ FlowProducer skipped: needs bench/peers installed and redis-server (apt-get install redis-server)');
 try {
-  const [flow, client] = await interleavedSamples(ROUNDS, [() => flowRound(dir), () => clientRound(dir)]);
+  const rounds: Array<() => Promise<number>> = [() => flowRound(dir), () => clientRound(dir)];
+  if (redis) {
+    // warm-up: JIT, redis' scripts loaded
+    await bullFlowRound(peers!, redis, Math.min(RUNS, 2_000), CONCURRENCY);
+    rounds.push(() => bullFlowRound(peers!, redis!, RUNS, CONCURRENCY));
+  }
+  const [flow, client, bull] = await interleavedSamples(ROUNDS, rounds);
   const ratio = pairedRatio(flow!, client!);
   console.log(`runs ${RUNS}, callers ${CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`);
-  console.log(`flow call → call → emit, durable        : ${fmt(median(flow!))} runs/s`);
-  console.log(`client: the same three, in sequence     : ${fmt(median(client!))} runs/s  ratio ${ratio.toFixed(2)} (target >= 0.50)`);
+  console.log(`flow call → call → emit, durable        : ${fmt(median(flow!))} runs/s  (rounds: ${flow!.map(fmt).join(', ')})`);
+  console.log(`client: the same three, in sequence     : ${fmt(median(client!))} runs/s  ratio ${ratio.toFixed(2)} (target >= 0.50; rounds: ${flow!.map((f, i) => (f / client![i]!).toFixed(2)).join(', ')})`);
   report({ figure: `flow of 3 steps (call, call, emit) on echo services, ${CONCURRENCY} callers`, hivenode: median(flow!), unit: 'runs/s', baseline: 'the same three calls in sequence by a client of the hive', baselineValue: median(client!), ratio, target: '≥ 0.5', met: ratio >= 0.5 });
+  if (bull) {
+    const peerRatio = pairedRatio(flow!, bull);
+    const name = `BullMQ ${peerVersion('bullmq')} FlowProducer (a parent, two children) on ${redis!.name}`;
+    console.log(`${name}: ${fmt(median(bull))} flows/s  ratio ${peerRatio.toFixed(2)} (target >= 2; rounds: ${flow!.map((f, i) => (f / bull[i]!).toFixed(2)).join(', ')})`);
+    report({ figure: `flow of 3 steps against a BullMQ flow of 3 jobs, ${CONCURRENCY} callers waiting for the end`, hivenode: median(flow!), unit: 'runs/s', baseline: name, baselineValue: median(bull), peer: true, ratio: peerRatio, target: '≥ 2', met: peerRatio >= 2 });
+  }
 
   if (RUNS_WAITING > 0) {
     const store = join(dir, 'waiting');
@@ -80,15 +102,18 @@ try {
       const r = await node.hive.execute('flow', message(i++), 30_000);
       if (r.Code !== 200) throw new Error(`start failed: ${r.Code} ${r.Message}`);
     });
+    const starting = rssMiB() - empty;
     await node.stop(10_000);
     // a fresh start reads them back: what a node holding them costs, without the start-up's garbage
     node = await startNode(store, WAITING);
-    await node.hive.call('flow', makeMessage({ Control: mapOf({ command: ['status'] }) }), 60_000);
+    const status = await node.hive.call('flow', makeMessage({ Control: mapOf({ command: ['status'] }) }), 60_000);
+    if (status.Data.waiting?.[0] !== String(RUNS_WAITING)) throw new Error(`status counts ${status.Data.waiting?.[0]} runs waiting, not ${RUNS_WAITING}`);
     const held = rssMiB() - empty;
-    console.log(`${fmt(RUNS_WAITING)} runs waiting: ${held.toFixed(0)} MiB above an empty store (target <= 200)`);
+    console.log(`${fmt(RUNS_WAITING)} runs waiting: ${held.toFixed(0)} MiB above an empty store after a restart (target <= 200); ${starting.toFixed(0)} MiB in the process that started them`);
     report({ figure: `RSS of ${fmt(RUNS_WAITING)} flow runs waiting (durable wait)`, hivenode: held, unit: 'MiB', target: '≤ 200 MiB', met: held <= 200, lowerIsBetter: true });
     await node.stop(10_000);
   }
 } finally {
+  await redis?.stop();
   rmSync(dir, { recursive: true, force: true });
 }

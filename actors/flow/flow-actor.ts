@@ -6,7 +6,7 @@
  */
 import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { codeOf, describeError } from '../../protocol/errors.js';
-import type { Result } from '../../protocol/message.js';
+import type { Message, Result } from '../../protocol/message.js';
 import { failure, firstValue, mapOf, resultFromError, success } from '../../protocol/message.js';
 import { assertNever } from '../../protocol/never.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
@@ -16,11 +16,39 @@ import { commandOf, duplicateAnswer, runCommand } from './flow-commands.js';
 import type { FlowDeps } from './flow-core.js';
 import { FlowCore } from './flow-core.js';
 import type { FlowMsg } from './flow-messages.js';
+import type { ParkedNeed } from './parked-runs.js';
+import type { Run } from './run.js';
+import { RunState } from './run.js';
 import { IDEMPOTENCY_KEY } from '../../protocol/idempotency.js';
 
 interface FlowState {
   core: FlowCore;
   loaded: boolean;
+}
+
+/**
+ * The runs parked in the store (parked-runs.ts) a message needs before it is handled: the run its
+ * `key` control names (fetch, replay, cancel, purge), the run a start's idempotency key started, or
+ * every parked run for a list. None when no run is parked or the run is in memory.
+ */
+function parkedNeed(core: FlowCore, message: Message): ParkedNeed | undefined {
+  if (core.parked.count === 0) return undefined;
+  let command: string;
+  try {
+    command = commandOf(message);
+  } catch {
+    return undefined;
+  }
+  // every parked run is waiting: a list of another state needs none of them
+  if (command === 'list') return (firstValue(message.Control, 'state') ?? RunState.Waiting) === RunState.Waiting ? 'all' : undefined;
+  const key = command === 'start' ? core.seen.runOf(firstValue(message.Control, IDEMPOTENCY_KEY)) : firstValue(message.Control, 'key');
+  return key !== undefined && !core.runs.has(key) ? { keys: [key] } : undefined;
+}
+
+/** After every message: the paging timer follows the parked runs. */
+function settle(s: FlowState): FlowState {
+  s.core.armPaging();
+  return s;
 }
 
 /** Starts a run for a delivery, or answers the run its idempotency key started already. */
@@ -46,25 +74,35 @@ function start(core: FlowCore, delivery: Delivery): void {
 }
 
 export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, deps: FlowDeps, onCore: (core: FlowCore) => void): ActorRef<FlowMsg> {
-  const handle = (s: FlowState, msg: FlowMsg): FlowState => {
+  const handle = (s: FlowState, msg: FlowMsg): FlowState | Promise<FlowState> => {
     const core = s.core;
     switch (msg.type) {
       case 'delivery': {
         const { delivery, trace } = msg;
-        runInScope(trace, () => {
-          try {
-            const command = commandOf(delivery.message);
-            if (command === 'start') return start(core, delivery);
-            const r: Result = runCommand(core, command, delivery.message);
-            // an execute of a command is acknowledged by its success
-            if (delivery.mode === 'execute' && isSuccessCode(r.Code)) delivery.ack();
-            else delivery.respond(r);
-          } catch (e) {
-            if (codeOf(e) >= 500) deps.log.error(`flow command failed: ${describeError(e)}`);
-            delivery.respond(resultFromError(e));
-          }
-        });
-        break;
+        const serve = (parked: readonly Run[]): void =>
+          runInScope(trace, () => {
+            try {
+              const command = commandOf(delivery.message);
+              if (command === 'start') return start(core, delivery);
+              const r: Result = runCommand(core, command, delivery.message, parked);
+              // an execute of a command is acknowledged by its success
+              if (delivery.mode === 'execute' && isSuccessCode(r.Code)) delivery.ack();
+              else delivery.respond(r);
+            } catch (e) {
+              if (codeOf(e) >= 500) deps.log.error(`flow command failed: ${describeError(e)}`);
+              delivery.respond(resultFromError(e));
+            }
+          });
+        const need = parkedNeed(core, delivery.message);
+        if (!need) {
+          serve([]);
+          break;
+        }
+        // runs parked in the store that the command names (or a list) are read first, the actor held meanwhile
+        return core.readParked(need).then(serve, (e: unknown) => {
+          deps.log.error(`flow could not read runs from its store: ${describeError(e)}`);
+          delivery.respond(resultFromError(e));
+        }).then(() => settle(s));
       }
       case 'stored':
         core.stored(msg.key, msg.token, msg.then);
@@ -86,6 +124,8 @@ export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, 
       case 'due':
         core.due(msg.key);
         break;
+      case 'page-in':
+        return core.advanceHorizon().then(() => settle(s));
       case 'sweep':
         core.sweep();
         break;
@@ -95,7 +135,7 @@ export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, 
       default:
         assertNever(msg, 'flow message');
     }
-    return s;
+    return settle(s);
   };
 
   return runtime.spawn<FlowState, FlowMsg>(parent, {

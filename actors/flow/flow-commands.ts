@@ -29,6 +29,8 @@ export function commandOf(message: Message): FlowCommand {
 export function stateCounts(core: FlowCore): Record<RunState, number> {
   const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as Record<RunState, number>;
   for (const run of core.runs.values()) counts[visibleState(core, run)]++;
+  // the runs parked in the store are all waiting (parked-runs.ts)
+  counts.waiting += core.parked.count;
   return counts;
 }
 
@@ -71,8 +73,8 @@ function age(message: Message, name: string): number | undefined {
   }
 }
 
-/** `list`: run keys, oldest first, filtered by state, step, Code, age and an Input Data field; paged. */
-function list(core: FlowCore, message: Message): Result {
+/** `list`: run keys, oldest first, filtered by state, step, Code, age and an Input Data field; paged. `parked`: the runs held in the store only. */
+function list(core: FlowCore, message: Message, parked: readonly Run[]): Result {
   const c = message.Control;
   const state = firstValue(c, 'state');
   if (state !== undefined && !(RUN_STATES as readonly string[]).includes(state)) throw new BadInputError(`state '${state}' is not known; use one of ${RUN_STATES.join(', ')}`);
@@ -89,7 +91,7 @@ function list(core: FlowCore, message: Message): Result {
   const now = Date.now();
   const keys: string[] = [];
   let matched = 0;
-  const runs = [...core.runs.values()].sort((a, b) => a.seq - b.seq);
+  const runs = [...core.runs.values(), ...parked].sort((a, b) => a.seq - b.seq);
   for (const run of runs) {
     if (state !== undefined && visibleState(core, run) !== state) continue;
     if (step !== undefined && run.step !== step && run.failedStep !== step) continue;
@@ -113,13 +115,13 @@ function fetch(core: FlowCore, message: Message): Result {
   return success(statusData(core, data), [{ key: run.key, state: visibleState(core, run), input: run.input, step: run.step ?? null, failedStep: run.failedStep ?? null, attempts: run.attempts, steps: run.steps, result: run.result ?? null }]);
 }
 
-/** Runs one command; a start is the flow actor's (it needs the delivery). */
-export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'>, message: Message): Result {
+/** Runs one command; a start is the flow actor's (it needs the delivery). `parked`: for a list, the runs held in the store only. */
+export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'>, message: Message, parked: readonly Run[] = []): Result {
   switch (command) {
     case 'status':
       return success(statusData(core), []);
     case 'list':
-      return list(core, message);
+      return list(core, message, parked);
     case 'fetch':
       return fetch(core, message);
     case 'replay': {

@@ -7,26 +7,31 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Code, isSuccessCode } from '../../protocol/codes.js';
-import { parseDuration } from '../../config/values.js';
-import { BadInputError, describeError } from '../../protocol/errors.js';
+import { describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { failure, resultFromError, success } from '../../protocol/message.js';
+import { failure, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../observe/logger.js';
 import type { QueueStore, StoreOp } from '../queue/store.js';
-import type { FlowDefinition, MapStep, ParallelStep, SendStep, Step, WaitStep } from './definition.js';
+import type { ParkedNeed } from './parked-runs.js';
+import { ParkedRuns } from './parked-runs.js';
+import type { FlowDefinition, MapStep, ParallelStep, SendSpec, SendStep, Step } from './definition.js';
 import type { FlowScope } from './flow-text.js';
-import { holds } from './flow-text.js';
 import { fallThrough } from './graph.js';
+import { choose, dueOf, failResult, successAnswer } from './local-steps.js';
 import { Callers } from './callers.js';
 import { StartsSeen } from './starts-seen.js';
 import type { AfterStore, FlowMsg } from './flow-messages.js';
 import type { Run } from './run.js';
-import { RunState, isFinal, putOp, runOf, stepKey } from './run.js';
+import { RunState, isFinal, putOp, stepKey } from './run.js';
 import type { ChannelGate } from '../../config/allowed-channels.js';
-import { renderMap, retryDelay, sendStep, sendWithRetry } from './step-send.js';
-import { mapItems } from './map-items.js';
+import type { SendRequest } from './step-send.js';
+import { renderMap, retryDelay, sendStep } from './step-send.js';
+import type { FanHost } from './fan.js';
+import { fanDone, startFan } from './fan.js';
+import type { Live } from './live.js';
+import { newLive, nextToken } from './live.js';
 
 /** The figures a flow's status shows beside its runs per state. */
 export interface FlowStats {
@@ -52,35 +57,15 @@ export interface FlowDeps {
   readonly answerWithinMs: number;
   readonly runRetentionMs: number;
   readonly dedupWindowMs: number;
+  /** PageHorizon: runs waiting beyond it are held in the store only (0: every run in memory). */
+  readonly pageHorizonMs: number;
   readonly stats: FlowStats;
 }
-
-/** What a run is doing in this process (never stored: a restart begins each run afresh at its step). */
-interface Live {
-  /** Answers of `stored` and `step-done` from before this one are stale. */
-  token: number;
-  sending: boolean;
-  queued: boolean;
-  timer: NodeJS.Timeout | undefined;
-  cancelRequested: boolean;
-  /** A map or parallel under way: `fan-done` of an earlier one is stale; elements sending now; the next element to send. */
-  fanToken: number;
-  fanActive: number;
-  fanNext: number;
-  /** A new run's first write: its caller (execute) is answered with the key once it is durable. */
-  onStored: ((ok: boolean, error?: unknown) => void) | undefined;
-}
-
-/**
- * Tokens of writes and sends, unique in the process: a report from before an actor restart (an old
- * core's send answering late) never passes for one of the new core's.
- */
-let lastToken = 0;
 
 /** The longest one timer waits; a longer wait re-arms (Node's timers hold at most 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
 
-export class FlowCore {
+export class FlowCore implements FanHost {
   readonly runs = new Map<string, Run>();
   private readonly live = new Map<string, Live>();
   /** Runs in line for a place (MaxRuns), oldest first. */
@@ -98,38 +83,81 @@ export class FlowCore {
   draining = false;
   /** Writes submitted and not yet answered. */
   private writing = 0;
+  /** Runs waiting beyond the horizon, held in the store only (parked-runs.ts). */
+  readonly parked: ParkedRuns;
 
   constructor(readonly deps: FlowDeps) {
     this.callers = new Callers(deps.answerWithinMs);
     this.seen = new StartsSeen(deps.dedupWindowMs);
+    this.parked = new ParkedRuns(deps.store, deps.pageHorizonMs);
   }
 
-  /** Reads every stored run and the dedup window's keys; runs in progress go on. */
+  /** Reads the stored runs (those waiting beyond the horizon only counted) and the dedup window's keys; runs in progress go on. */
   async load(): Promise<void> {
     const rows: Run[] = [];
-    await this.deps.store.load((chunk) => {
-      for (const r of chunk) rows.push(runOf(r.doc));
-    });
-    for (const run of rows) {
-      this.runs.set(run.key, run);
-      this.seq = Math.max(this.seq, run.seq);
-    }
+    const { lastSeq, horizon } = await this.parked.load((run) => rows.push(run));
+    this.seq = Math.max(this.seq, lastSeq);
     if (this.seen.on) this.seen.load(await this.deps.store.loadSeen(Date.now() - this.deps.dedupWindowMs));
-    const resumed = rows.filter((r) => !isFinal(r.state));
-    if (resumed.length > 0) this.deps.log.info(`flow resumes ${resumed.length} run${resumed.length === 1 ? '' : 's'} in progress`);
-    for (const run of resumed) {
-      if (run.state === RunState.Waiting) this.arm(run);
-      else this.advance(run);
+    const resumed = rows.filter((r) => !isFinal(r.state)).length;
+    const parked = this.parked.count > 0 ? `; ${this.parked.count} waiting until after ${new Date(horizon!).toISOString()} stay in the store until then` : '';
+    if (resumed + this.parked.count > 0) this.deps.log.info(`flow resumes ${resumed} run${resumed === 1 ? '' : 's'} in progress${parked}`);
+    for (const run of rows) this.place(run);
+  }
+
+  /** Puts a run read from the store among the runs; one in progress goes on (a waiting one at its time). */
+  private place(run: Run): void {
+    this.runs.set(run.key, run);
+    if (run.state === RunState.Waiting) this.arm(run);
+    else if (!isFinal(run.state)) this.advance(run);
+  }
+
+  /**
+   * Reads the parked runs a command needs (after this core's earlier writes committed): those of
+   * `keys` come into memory and go on at their time; 'all' answers every parked run, not kept (a list).
+   */
+  async readParked(need: ParkedNeed): Promise<Run[]> {
+    const runs = await this.parked.read(need, (key) => this.runs.has(key));
+    if (need === 'all') return runs;
+    for (const run of runs) this.pageIn(run);
+    return [];
+  }
+
+  /** The `page-in` timer: the parked runs due before the new horizon come into memory. */
+  async advanceHorizon(): Promise<void> {
+    try {
+      for (const run of await this.parked.advance((key) => this.runs.has(key))) this.pageIn(run);
+    } catch (e) {
+      this.deps.log.error(`flow could not read runs due soon from its store: ${describeError(e)}; trying again in 5 s`);
     }
   }
 
-  private liveOf(key: string): Live {
+  private pageIn(run: Run): void {
+    this.parked.pagedIn();
+    this.place(run);
+  }
+
+  /** After every message: the timer that moves the horizon on, while runs are parked. */
+  armPaging(): void {
+    if (!this.stopped) this.parked.arm(() => this.tell({ type: 'page-in' }));
+  }
+
+  /** A waiting run just written leaves memory when it is due beyond the horizon (its store row holds it). */
+  private park(run: Run): boolean {
+    if (!this.parked.park(run)) return false;
+    const live = this.live.get(run.key);
+    if (live?.timer) clearTimeout(live.timer);
+    this.live.delete(run.key);
+    this.runs.delete(run.key);
+    return true;
+  }
+
+  liveOf(key: string): Live {
     let l = this.live.get(key);
-    if (!l) this.live.set(key, (l = { token: 0, sending: false, queued: false, timer: undefined, cancelRequested: false, onStored: undefined, fanToken: 0, fanActive: 0, fanNext: 0 }));
+    if (!l) this.live.set(key, (l = newLive()));
     return l;
   }
 
-  private tell(msg: FlowMsg): void {
+  tell(msg: FlowMsg): void {
     this.deps.runtime.tell(this.self!, msg);
   }
 
@@ -138,7 +166,7 @@ export class FlowCore {
     if (this.stopped) return;
     run.updated = Date.now();
     const live = this.liveOf(run.key);
-    const token = (live.token = ++lastToken);
+    const token = (live.token = nextToken());
     const ops = isFinal(run.state) && this.deps.runRetentionMs === 0 ? [{ type: 'remove', key: run.key } as const] : [putOp(run)];
     this.writing++;
     this.deps.store.write([...ops, ...extra]).then(
@@ -181,7 +209,8 @@ export class FlowCore {
     this.deps.stats.started++;
     const live = this.liveOf(run.key);
     live.onStored = (ok, error) => onStored(ok ? run : undefined, error);
-    this.persist(run, 'advance', this.seen.remember(idempotencyKey, run.key, now));
+    // its idempotency key goes in the run's first write, wherever its first steps lead (a send, a wait, its end)
+    this.advance(run, this.seen.remember(idempotencyKey, run.key, now));
     return run;
   }
 
@@ -199,7 +228,7 @@ export class FlowCore {
     onStored?.(true);
     if (then === 'advance') this.advance(run);
     else if (then === 'ended') this.answerWaiters(run);
-    else if (run.state === RunState.Waiting) this.arm(run);
+    else if (run.state === RunState.Waiting && !this.park(run)) this.arm(run);
   }
 
   /** A `store-failed` message: a new run is given up (its caller told), any other tries its write again. */
@@ -233,12 +262,19 @@ export class FlowCore {
     if (name !== undefined) run.visits[name] = (run.visits[name] ?? 0) + 1;
   }
 
-  /** Runs the run's steps that need no hive (choice, wait, succeed, fail) until one sends, waits or ends. */
-  advance(run: Run): void {
+  /**
+   * Runs the run's steps that need no hive (choice, wait, succeed, fail) until one sends, waits or
+   * ends. `unwritten`: the run changed since its last write (a new run, a step's Result kept, a catch,
+   * a cancel, a replay), with the store ops to write beside it: it is written once, where it stops —
+   * a sending step is sent once that write is durable (`stored`), a wait or an end is that write. The
+   * steps run before it send nothing, so "written before the next step starts" holds with one write
+   * where a write per step passed would be one fsync each.
+   */
+  advance(run: Run, unwritten?: StoreOp[]): void {
     for (let guard = 0; guard < 100_000; guard++) {
       if (isFinal(run.state)) return;
       const name = run.step;
-      if (name === undefined) return this.end(run, RunState.Succeeded, this.successAnswer(run));
+      if (name === undefined) return this.end(run, RunState.Succeeded, successAnswer(this.deps.def, run, this.scopeOf(run)), unwritten);
       const step = this.deps.def.byName.get(name)!;
       try {
         switch (step.kind) {
@@ -247,29 +283,24 @@ export class FlowCore {
           case 'emit':
           case 'map':
           case 'parallel':
-            return this.dispatch(run, step);
-          case 'choice': {
-            const scope = this.scopeOf(run);
-            const branch = step.branches.find((b) => holds(b.when.render(scope)));
-            this.moveTo(run, branch?.next ?? step.otherwise ?? fallThrough(this.deps.def, step));
+            return unwritten ? this.persist(run, 'advance', unwritten) : this.dispatch(run, step);
+          case 'choice':
+            this.moveTo(run, choose(this.deps.def, step, this.scopeOf(run)));
             continue;
-          }
           case 'succeed':
-            return this.end(run, RunState.Succeeded, this.successAnswer(run));
+            return this.end(run, RunState.Succeeded, successAnswer(this.deps.def, run, this.scopeOf(run)), unwritten);
           case 'fail': {
-            const scope = this.scopeOf(run);
-            const text = step.code.render(scope).trim();
-            const code = /^\d{3}$/.test(text) ? Number(text) : Code.ServiceError;
+            const result = failResult(step, this.scopeOf(run));
             run.failedStep = name;
-            return this.end(run, RunState.Failed, failure(code, step.message.render(scope)));
+            return this.end(run, RunState.Failed, result, unwritten);
           }
           case 'wait':
             if (run.dueAt === 0) {
-              const due = this.dueOf(run, step);
+              const due = dueOf(step, this.scopeOf(run));
               if (due > Date.now()) {
                 run.state = RunState.Waiting;
                 run.dueAt = due;
-                return this.persist(run, 'none');
+                return this.persist(run, 'none', unwritten);
               }
             }
             this.moveTo(run, fallThrough(this.deps.def, step));
@@ -279,36 +310,10 @@ export class FlowCore {
         // a condition, wait time or fail text that cannot render fails the run at that step
         run.failedStep = name;
         const r = resultFromError(e);
-        return this.end(run, RunState.Failed, failure(r.Code, `step '${name}': ${describeError(e)}`));
+        return this.end(run, RunState.Failed, failure(r.Code, `step '${name}': ${describeError(e)}`), unwritten);
       }
     }
     throw new Error(`flow run ${run.key} passed 100000 steps without sending or waiting`);
-  }
-
-  private dueOf(run: Run, step: WaitStep): number {
-    const now = Date.now();
-    if (step.forMs !== undefined) return now + step.forMs;
-    const scope = this.scopeOf(run);
-    if (step.forText) {
-      const text = step.forText.render(scope);
-      try {
-        return now + parseDuration(text);
-      } catch {
-        throw new BadInputError(`wait.for rendered '${text}', which is not a duration such as 5s, 10m or 2h`);
-      }
-    }
-    const text = step.until!.render(scope).trim();
-    const at = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text);
-    if (!Number.isFinite(at)) throw new BadInputError(`wait.until rendered '${text}', which is neither an RFC 3339 time nor epoch seconds`);
-    return at;
-  }
-
-  /** The answer of a run that succeeded: the flow's result template, else the last kept Result. */
-  private successAnswer(run: Run): Result {
-    const def = this.deps.def;
-    if (def.result) return success(renderMap(def.result, this.scopeOf(run)));
-    const last = run.last === undefined ? undefined : run.steps[run.last];
-    return last ?? success();
   }
 
   /** Sends the run's step now, or puts the run in line when MaxRuns runs are sending. */
@@ -322,87 +327,39 @@ export class FlowCore {
     }
     live.sending = true;
     this.sending++;
-    if (step.kind === 'map' || step.kind === 'parallel') return this.startFan(run, step, live);
+    if (step.kind === 'map' || step.kind === 'parallel') return startFan(this, run, step, live);
     run.attempt++;
-    const token = (live.token = ++lastToken);
+    const token = (live.token = nextToken());
     const at = Date.now();
-    this.deps.stats.stepsSent++;
-    void sendStep({ hive: this.deps.hive, service: this.deps.name, step, scope: this.scopeOf(run), key: stepKey(run, step.name), timeoutMs: step.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }).then((result) =>
+    this.countSent();
+    void sendStep(this.request(step, this.scopeOf(run), stepKey(run, step.name))).then((result) =>
       this.tell({ type: 'step-done', key: run.key, token, result, at, ms: Date.now() - at }),
     );
   }
 
-  /** A map's elements or a parallel's branches: the Results kept so far stay (a restart sends only the others). */
-  private startFan(run: Run, step: MapStep | ParallelStep, live: Live): void {
-    if (!run.fan) {
-      let items: unknown[];
-      try {
-        items = step.kind === 'map' ? mapItems(step.items.render(this.scopeOf(run))) : step.branches.map((b) => b.name);
-      } catch (e) {
-        this.release(live);
-        return this.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}'.map.items: ${describeError(e)}`));
-      }
-      run.fan = { items, results: items.map(() => null) };
-    }
-    live.fanToken = ++lastToken;
-    live.fanActive = 0;
-    live.fanNext = 0;
-    this.sendFan(run, step, live);
-  }
-
-  /** Sends the fan's next elements, up to its concurrency; ends the step once every element has its Result. */
-  private sendFan(run: Run, step: MapStep | ParallelStep, live: Live): void {
-    const fan = run.fan!;
-    const limit = step.kind === 'map' ? step.concurrency : fan.items.length;
-    const halted = (): boolean => this.stopped || this.draining || live.cancelRequested;
-    while (live.fanActive < limit && live.fanNext < fan.items.length && !halted()) {
-      const index = live.fanNext++;
-      if (fan.results[index] !== null) continue;
-      const item = fan.items[index];
-      const sub = step.kind === 'map' ? step.each : step.branches[index]!.sub;
-      const scope: FlowScope = step.kind === 'map' ? { ...this.scopeOf(run), Item: item, Index: index } : this.scopeOf(run);
-      const part = step.kind === 'map' ? `:${index}` : `.${sub.name}`;
-      const token = live.fanToken;
-      const at = Date.now();
-      live.fanActive++;
-      this.deps.stats.stepsSent++;
-      void sendWithRetry({ hive: this.deps.hive, service: this.deps.name, step: sub, scope, key: stepKey(run, step.name, part), timeoutMs: sub.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate }, sub.retry, halted).then(({ result, attempts }) =>
-        this.tell({ type: 'fan-done', key: run.key, token, index, result, attempts, at, ms: Date.now() - at }),
-      );
-    }
-    if (live.fanActive > 0) return;
-    this.release(live);
-    if (live.cancelRequested) return this.cancelNow(run);
-    if (fan.results.some((r) => r === null)) return; // halted: the run goes on at this step after the restart
-    const results = fan.results as Result[];
-    run.fan = undefined;
-    const failedAt = results.findIndex((r) => !isSuccessCode(r.Code));
-    if (step.kind === 'parallel') step.branches.forEach((b, i) => (run.steps[b.name] = results[i]!));
-    if (failedAt >= 0) {
-      const r = results[failedAt]!;
-      const which = step.kind === 'map' ? `element ${failedAt}` : `branch '${step.branches[failedAt]!.name}'`;
-      return this.failed(run, step, { ...r, Message: `step '${step.name}' ${which}: ${r.Message}` });
-    }
-    this.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: Object.create(null) as Record<string, string[]>, List: results });
-  }
-
-  /** One element of a fan ended: its Result kept (and written), the next one sent. */
+  /** One element of a fan ended (fan.ts). */
   fanDone(key: string, token: number, index: number, result: Result, attempts: number, at: number, ms: number): void {
     const run = this.runs.get(key);
     const live = this.live.get(key);
     if (!run?.fan || !live || live.fanToken !== token || !live.sending) return;
-    live.fanActive--;
-    const step = this.deps.def.byName.get(run.step!)! as MapStep | ParallelStep;
-    const name = step.kind === 'map' ? `${step.name}[${index}]` : `${step.name}.${step.branches[index]!.name}`;
-    run.attempts.push({ step: name, attempt: attempts, at, ms, code: result.Code, message: result.Message });
-    // a failed element is kept too: the step fails once the others ended (a replay sends the fan again)
-    run.fan.results[index] = result;
-    if (live.fanActive > 0 || live.fanNext < run.fan.items.length) this.persist(run, 'none');
-    this.sendFan(run, step, live);
+    fanDone(this, run, this.deps.def.byName.get(run.step!)! as MapStep | ParallelStep, live, index, result, attempts, at, ms);
+  }
+
+  /** A fan's host (fan.ts): no element starts once the service stops or drains. */
+  get halted(): boolean {
+    return this.stopped || this.draining;
+  }
+
+  request(spec: SendSpec & { readonly timeoutMs: number | undefined }, scope: FlowScope, key: string): SendRequest {
+    return { hive: this.deps.hive, service: this.deps.name, step: spec, scope, key, timeoutMs: spec.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate };
+  }
+
+  countSent(): void {
+    this.deps.stats.stepsSent++;
   }
 
   /** Gives up the run's place among the MaxRuns sending. */
-  private release(live: Live): void {
+  release(live: Live): void {
     if (!live.sending) return;
     live.sending = false;
     this.sending--;
@@ -444,7 +401,7 @@ export class FlowCore {
   }
 
   /** A step succeeded: its Result kept (shaped by its `result`), written, and the run goes on. */
-  private succeeded(run: Run, step: Step, result: Result): void {
+  succeeded(run: Run, step: Step, result: Result): void {
     let kept = result;
     if (step.result) {
       try {
@@ -456,27 +413,23 @@ export class FlowCore {
     run.steps[step.name] = kept;
     run.last = step.name;
     this.moveTo(run, fallThrough(this.deps.def, step));
-    // a run that ends here (the list's end, succeed, fail) is written once, by its end: no step is sent
-    // before that write, so the rule "written before the next step starts" holds with one fsync less
-    const next = run.step === undefined ? undefined : this.deps.def.byName.get(run.step);
-    if (next === undefined || next.kind === 'succeed' || next.kind === 'fail') this.advance(run);
-    else this.persist(run, 'advance');
+    this.advance(run, []);
   }
 
   /** A step failed for good: its `catch` leads on (the failure kept for the handler), else the run fails. */
-  private failed(run: Run, step: Step, result: Result): void {
+  failed(run: Run, step: Step, result: Result): void {
     const rule = step.catches.find((c) => c.codes === undefined || c.codes.has(result.Code));
     if (rule) {
       run.steps[step.name] = result;
       this.moveTo(run, rule.next);
-      return this.persist(run, 'advance');
+      return this.advance(run, []);
     }
     run.failedStep = step.name;
     this.end(run, RunState.Failed, result);
   }
 
   /** Ends the run: written, then its callers answered. A cancelled run whose on_cancel ran ends cancelled. */
-  end(run: Run, state: RunState, result: Result): void {
+  end(run: Run, state: RunState, result: Result, extra: StoreOp[] = []): void {
     const final = run.cancelling ? RunState.Cancelled : state;
     run.state = final;
     run.result = run.cancelling ? failure(Code.Conflict, `the run was cancelled${state === RunState.Failed ? `; on_cancel failed: ${result.Code} ${result.Message}` : ''}`) : result;
@@ -486,7 +439,7 @@ export class FlowCore {
     if (final === RunState.Succeeded) this.deps.stats.succeeded++;
     else if (final === RunState.Failed) this.deps.stats.failed++;
     else this.deps.stats.cancelled++;
-    this.persist(run, 'ended');
+    this.persist(run, 'ended', extra);
   }
 
   private answerWaiters(run: Run): void {
@@ -526,7 +479,7 @@ export class FlowCore {
     this.cancelNow(run);
   }
 
-  private cancelNow(run: Run): void {
+  cancelNow(run: Run): void {
     const live = this.liveOf(run.key);
     live.cancelRequested = false;
     if (live.timer) clearTimeout(live.timer);
@@ -542,7 +495,7 @@ export class FlowCore {
       run.cancelling = true;
       run.state = RunState.Running;
       this.moveTo(run, onCancel);
-      return this.persist(run, 'advance');
+      return this.advance(run, []);
     }
     run.cancelling = true;
     this.end(run, RunState.Cancelled, failure(Code.Conflict, 'the run was cancelled'));
@@ -557,7 +510,7 @@ export class FlowCore {
     run.failedStep = undefined;
     run.cancelling = false;
     this.moveTo(run, from);
-    this.persist(run, 'advance');
+    this.advance(run, []);
   }
 
   /** Drops finished runs: those ended before `before` (retention) or the given ones (purge). */
@@ -598,6 +551,7 @@ export class FlowCore {
   stop(): void {
     this.stopped = true;
     this.callers.stop();
+    this.parked.stop();
     for (const l of this.live.values()) {
       if (l.timer) clearTimeout(l.timer);
     }

@@ -17,6 +17,8 @@ export type FlowMsg =
   | { type: 'fan-done'; key: string; token: number; index: number; result: Result; attempts: number; at: number; ms: number }
   /** A waiting run's time came (a wait step, a retry's pause). */
   | { type: 'due'; key: string }
+  /** Runs parked in the store come near their time: the horizon moves on (parked-runs.ts). */
+  | { type: 'page-in' }
   /** RunRetention and DedupWindow. */
   | { type: 'sweep' }
   /** Answered once the store is loaded and every message before it handled (a drain waits for it). */

@@ -68,6 +68,7 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
       answerWithinMs: config.AnswerWithin,
       runRetentionMs: config.RunRetention,
       dedupWindowMs: config.DedupWindow,
+      pageHorizonMs: config.PageHorizon,
       stats,
     },
     (c) => (core = c),
@@ -87,7 +88,7 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
     core?.stop();
     await store.close();
   };
-  const service = await serveActor(ctx, actor, { close, status: () => ({ ...stats, steps: def.steps.length, durable: store.durable, ...(core ? { states: stateCounts(core) } : {}) }) });
+  const service = await serveActor(ctx, actor, { close, status: () => ({ ...stats, steps: def.steps.length, durable: store.durable, ...(core ? { states: stateCounts(core), parked: core.parked.count } : {}) }) });
   ctx.log.info(`flow listening on channel '${ctx.inputChannel}' with ${def.steps.length} steps${store.where ? `, store ${store.where}` : ''}`);
   return service;
 }

@@ -67,10 +67,17 @@ export interface Run {
   fan?: { items: unknown[]; results: Array<Result | null> } | undefined;
 }
 
-/** The store's write of a run. */
+/**
+ * The store's write of a run. A waiting run's row says 'scheduled' in the store's state column (its
+ * document keeps `waiting`): the queue store's timed rows, which it counts and pages by due time
+ * without reading documents (parked-runs.ts), are those of its states waiting for a time.
+ */
 export function putOp(run: Run): StoreOp {
-  return { type: 'put', key: run.key, seq: run.seq, state: run.state, dueAt: run.dueAt, doc: JSON.stringify(run) };
+  return { type: 'put', key: run.key, seq: run.seq, state: run.state === RunState.Waiting ? TIMED_ROW_STATE : run.state, dueAt: run.dueAt, doc: JSON.stringify(run) };
 }
+
+/** The store state column of a waiting run: one of the queue store's timed states (sqlite-schema.ts TIMED). */
+const TIMED_ROW_STATE = 'scheduled';
 
 /** A run read back from its stored document. */
 export function runOf(doc: string): Run {

@@ -37,8 +37,8 @@ import { keepOp } from './kept.js';
 import type { QueueView } from './responses.js';
 import { stateCounts } from './state-counts.js';
 import type { QueueStore, StoreOp, StoredRow } from './store.js';
-import type { PageNeed } from './backlog.js';
-import { Backlog } from './backlog.js';
+import type { PageNeed } from './store-paging.js';
+import { Backlog } from './store-paging.js';
 import { retryWaitMs } from './requeue-schedule.js';
 import type { Breakers, Release } from './breaker.js';
 

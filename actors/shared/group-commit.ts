@@ -16,7 +16,10 @@ export class GroupCommit<T> {
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      this.running ??= this.drain();
+      // the first commit after a pause starts once the code that submitted ends (a microtask), so the
+      // writes the same turn's work submits (an actor's pass of messages) share it, instead of the
+      // first going alone and the rest waiting a whole commit for the next one
+      this.running ??= Promise.resolve().then(() => this.drain());
     });
   }
 

@@ -27,13 +27,28 @@ export interface BullQueue {
 }
 
 export interface BullWorker {
-  on(event: 'completed', listener: () => void): void;
+  on(event: 'completed', listener: (job: { id?: string }) => void): void;
   waitUntilReady(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** One job of a BullMQ flow (FlowProducer.add): a parent, processed once its children completed. */
+export interface BullFlowJob {
+  name: string;
+  queueName: string;
+  data?: unknown;
+  opts?: { jobId?: string; removeOnComplete?: boolean; removeOnFail?: boolean };
+  children?: BullFlowJob[];
+}
+
+export interface BullFlowProducer {
+  add(flow: BullFlowJob): Promise<unknown>;
   close(): Promise<void>;
 }
 
 export interface Peers {
   got: Got;
+  FlowProducer: new (options: { connection: RedisConnection }) => BullFlowProducer;
   Queue: new (name: string, options: { connection: RedisConnection }) => BullQueue;
   Worker: new (name: string, processor: (job: { data: unknown }) => Promise<unknown>, options: { connection: RedisConnection; concurrency: number }) => BullWorker;
   /** Path of Node-RED's command-line entry point (red.js). */

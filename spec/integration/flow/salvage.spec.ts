@@ -18,7 +18,7 @@ import { flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
 const RUNS = 120;
-const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '1500ms' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };
+const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '5s' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };
 
 /** Overwrites two leaf pages of the runs' table (SQLite's dbstat) with noise; the runs they held. */
 async function damageRuns(file: string): Promise<number> {
@@ -43,7 +43,11 @@ describe('a damaged flow store', function () {
   beforeEach(() => (dir = flowDir()));
   afterEach(stopFlowNodes);
 
-  /** RUNS runs started, each past its first step and waiting, then the node stopped and two pages of the runs overwritten. */
+  /**
+   * RUNS runs started, each past its first step and waiting, then the node stopped and two pages of the
+   * runs overwritten. The wait is long enough that no run reaches its second step before the stop on a
+   * busy machine (1.5 s was not: starting 120 runs took longer, and a run done before the damage counted).
+   */
   async function damagedRuns(): Promise<{ storeDir: string; lost: number }> {
     ({ node } = await flowNode(dir, DEF, {}, [recordingEcho(dir, 'db')]));
     for (let n = 0; n < RUNS; n++) expect((await node.hive.execute('flow', makeMessage({ Data: { n: [String(n)] } }), 5000)).Code).to.equal(200);
