@@ -18,6 +18,8 @@ export const JournalEvent = {
   Action: 'action',
   /** A damaged store salvaged at a service's start (StoreRecovery: salvage), with its counts. */
   Salvage: 'salvage',
+  /** A reload of the node file, applied or refused, with who asked (signal, watch, console user) and the diff. */
+  Reload: 'reload',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 

@@ -83,8 +83,11 @@ function plainResult(res: InboundResponse): Result {
   return failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data);
 }
 
-async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
-  const c = ctx.config;
+/**
+ * The HTTP client's start-time checks: an interceptor, URL, Headers, CAFile read. The start runs them
+ * first; `hivenode check` and a reload run them alone.
+ */
+function check(c: HttpClientConfig): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined } {
   if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
   let configuredTarget: URL | undefined;
   if (c.URL) {
@@ -108,6 +111,12 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
+  return { configuredTarget, configuredHeaders, ca };
+}
+
+async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  const { configuredTarget, configuredHeaders, ca } = check(c);
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
   const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
@@ -202,4 +211,4 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   return running;
 }
 
-export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start);
+export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start, (c) => void check(c));

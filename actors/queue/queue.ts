@@ -15,6 +15,7 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { serveActor } from '../service/serve.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
+import type { HiveClient } from '../hive/client.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { spawnDeadLetter } from './dead-letter.js';
 import { spawnDelivery } from './delivery.js';
@@ -33,24 +34,31 @@ import { holdSharedQueue } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
 import { durationParamProblem } from './control-ranges.js';
 
-async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
-  const config = ctx.config;
+/**
+ * The queue's start-time checks: its durations, and its Template parsed when it is inline or a file
+ * (a hive:// template may live in a storage service that starts later, so it is fetched on first use).
+ * `hivenode check` and a reload run it alone; the start uses the template it parsed.
+ */
+async function check(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate | undefined> {
   const tooLong = durationParamProblem(config);
   if (tooLong) throw new ConfigError(tooLong);
-  // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
-  // template may live in a storage service that starts later, so it is fetched on first use
-  let template: FanOutTemplate | undefined;
-  const load = async (): Promise<FanOutTemplate> => {
-    const text = await resolveTemplateSource(config.Template, { hive: ctx.hive, templateChannel: config.TemplateChannel });
-    return new FanOutTemplate(text, `queue ${ctx.name}`, templateBudget(config));
-  };
-  if (config.Template && !config.Template.startsWith('hive://')) {
-    try {
-      template = await load();
-    } catch (e) {
-      throw new ConfigError(`Template: ${describeError(e)}`);
-    }
+  if (!config.Template || config.Template.startsWith('hive://')) return undefined;
+  try {
+    return await loadTemplate(config, name, hive);
+  } catch (e) {
+    throw new ConfigError(`Template: ${describeError(e)}`);
   }
+}
+
+async function loadTemplate(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate> {
+  const text = await resolveTemplateSource(config.Template, { ...(hive ? { hive } : {}), templateChannel: config.TemplateChannel });
+  return new FanOutTemplate(text, `queue ${name}`, templateBudget(config));
+}
+
+async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+  const config = ctx.config;
+  let template = await check(config, ctx.name, ctx.hive);
+  const load = (): Promise<FanOutTemplate> => loadTemplate(config, ctx.name, ctx.hive);
   const fanOut: FanOut | undefined = config.Template
     ? async (request, define) => {
         template ??= await load();
@@ -123,4 +131,4 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   return { service, stats, inFlight };
 }
 
-export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);
+export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start, async (config, name) => void (await check(config, name)));
