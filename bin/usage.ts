@@ -2,7 +2,7 @@
 import { SERVICES, isServiceKind } from '../config/registry.js';
 
 /** The commands bin/hivenode.ts registers with yargs (a test keeps this list and `--help` identical). */
-export const COMMANDS = ['run', 'check', 'demo', 'interceptor', 'passwd', 'send', 'template', 'flow', 'queue', 'changes', 'status', 'params'] as const;
+export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'flow', 'queue', 'changes', 'status', 'params', 'check'] as const;
 
 /** What a command without its positional argument needs, said with an example. */
 const MISSING_ARGUMENT: Readonly<Record<string, string>> = {
