@@ -12,6 +12,7 @@ import { HiveNode as Node } from '../../node/node.js';
 import { PassThrough } from 'node:stream';
 import { freePort } from '../adapters/ports.js';
 import { until } from './helpers.js';
+import { runStatus } from '../../bin/status.js';
 
 const plans = (entries: Array<Record<string, string>>): ServicePlan[] =>
   entries.map(({ service, ...rest }, i) => ({ kind: service as ServicePlan['kind'], layers: [{ source: `n.yaml services[${i}]`, values: Object.entries(rest) }], where: `n.yaml services[${i}]` }));
@@ -23,13 +24,29 @@ describe('HiveNode.reload', () => {
     await node?.stop(2_000);
     node = undefined;
   });
-  const start = async (entries: Array<Record<string, string>>): Promise<HiveNode> => {
+  const start = async (entries: Array<Record<string, string>>, dashboardPort?: number): Promise<HiveNode> => {
     const stream = new PassThrough();
     logs = '';
     stream.on('data', (c: Buffer) => (logs += c.toString()));
-    node = await Node.start({ logStream: stream, services: plans(entries), source: { file: 'n.yaml', hash: 'a'.repeat(64) } });
+    node = await Node.start({ logStream: stream, services: plans(entries), source: { file: 'n.yaml', hash: 'a'.repeat(64) }, ...(dashboardPort === undefined ? {} : { dashboardPort }) });
     return node;
   };
+
+  it('hivenode status shows the node file, its hash and when it was last applied, and the reload in the journal', async () => {
+    const n = await start([{ service: 'echo', NAME: 'e' }], 0);
+    await n.reload(plans([{ service: 'echo', NAME: 'e', ReplyCode: '202' }]), 'SIGHUP', 'c'.repeat(64));
+    const lines: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => void lines.push(args.join(' '));
+    try {
+      await runStatus(`http://127.0.0.1:${n.dashboard!.port}`);
+    } finally {
+      console.log = log;
+    }
+    const text = lines.join('\n');
+    expect(text).to.match(new RegExp(`node file n\\.yaml sha256 ${'c'.repeat(16)}, applied ${n.status().source!.appliedAt} \\(1 reload\\)`));
+    expect(text).to.match(/reload \/node by SIGHUP applied: changed e \(ReplyCode\)/);
+  });
 
   it('applies a diff by NAME, journals it with who asked, and leaves unchanged services untouched', async () => {
     const n = await start([
