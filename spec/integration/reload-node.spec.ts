@@ -122,6 +122,33 @@ describe('HiveNode.reload', () => {
     }
   });
 
+  it('a gateway whose Port changed opens the new port before the old one closes', async () => {
+    const [a, b] = [await freePort(), await freePort()];
+    const gw = (port: number): Record<string, string> => ({ service: 'gateway', NAME: 'gw', Port: String(port), Strict: 'true', Routes: 'a=e' });
+    const n = await start([{ service: 'echo', NAME: 'e' }, gw(a)]);
+    const post = async (port: number): Promise<number | string> => {
+      try {
+        const res = await request(`http://127.0.0.1:${port}/a/x`, { method: 'POST', body: '{}' });
+        await res.body.dump();
+        return res.statusCode;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code ?? 'error';
+      }
+    };
+    let done = false;
+    const reloaded = n.reload(plans([{ service: 'echo', NAME: 'e' }, gw(b)]), 'SIGHUP').finally(() => (done = true));
+    // while the reload runs, a request finds one port or the other open, never neither
+    const neither: number[] = [];
+    for (let i = 0; !done || i < 3; i++) {
+      const [onA, onB] = await Promise.all([post(a), post(b)]);
+      if (onA !== 200 && onB !== 200) neither.push(i);
+    }
+    expect((await reloaded).applied).to.equal(true);
+    expect(neither, 'rounds with neither port answering').to.deep.equal([]);
+    expect(await post(b)).to.equal(200);
+    expect(await post(a)).to.equal('ECONNREFUSED');
+  });
+
   it('undoes a reload whose start fails: the old gateway serves on', async () => {
     const port = await freePort();
     const taken = await freePort();
