@@ -18,32 +18,38 @@ function versionText(): string {
   return lines.join('\n');
 }
 
-/** `hivenode run <file> [--dashboard-port N]`: the node file's services, the option over the file's dashboard.Port. */
-async function runFile(path: string, dashboardPortText: string | undefined): Promise<void> {
-  const [{ loadNodeFile, parseDashboardPort }, { plansOf }, { compileTracing }] = await Promise.all([import('../config/node-file.js'), import('./plans.js'), import('../config/tracing.js')]);
-  let file, dashboardPort, tracing;
+/** `hivenode run <file> [--dashboard-port N] [--watch]`: the node file's services, the option over the file's dashboard.Port; SIGHUP (and with --watch a change of the file) reloads it. */
+async function runFile(path: string, dashboardPortText: string | undefined, watch = false): Promise<void> {
+  const [{ parseDashboardPort }, { plansOf }, { compileTracing }, { readNodeFile, reloadOnSignal }] = await Promise.all([import('../config/node-file.js'), import('./plans.js'), import('../config/tracing.js'), import('./reload.js')]);
+  let read, dashboardPort, tracing;
   try {
-    file = loadNodeFile(path);
-    dashboardPort = dashboardPortText === undefined ? file.dashboardPort : parseDashboardPort(dashboardPortText, '--dashboard-port');
-    tracing = compileTracing(process.env, file.tracing, `${file.name} tracing`);
+    read = readNodeFile(path);
+    dashboardPort = dashboardPortText === undefined ? read.file.dashboardPort : parseDashboardPort(dashboardPortText, '--dashboard-port');
+    tracing = compileTracing(process.env, read.file.tracing, `${read.file.name} tracing`);
   } catch (e) {
     exitOnConfigError(e);
   }
-  await runNode({ name: file.name, services: plansOf(file), tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) });
+  const { file, hash } = read;
+  await runNode(
+    { name: file.name, services: plansOf(file), tracing, source: { file: path, hash }, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) },
+    { onHangup: (node) => reloadOnSignal(node, path, file, watch) },
+  );
 }
 
 /**
- * The file and port text of `run <file>`, `run <file> --dashboard-port N` or `--dashboard-port=N`, the
- * shapes a node is started with; undefined for any other (yargs then parses it, with its help and its
- * refusals). Loading yargs and its parser was a tenth of a node's start-up time and 10 MiB of its memory.
+ * The file, port text and --watch of `run <file>`, `run <file> --dashboard-port N` or
+ * `--dashboard-port=N`, each optionally with `--watch`, the shapes a node is started with; undefined
+ * for any other (yargs then parses it, with its help and its refusals). Loading yargs and its parser
+ * was a tenth of a node's start-up time and 10 MiB of its memory.
  */
-function plainRun(argv: readonly string[]): { file: string; dashboardPort: string | undefined } | undefined {
-  const [command, file, option, value, ...rest] = argv;
+function plainRun(argv: readonly string[]): { file: string; dashboardPort: string | undefined; watch: boolean } | undefined {
+  const watch = argv.includes('--watch');
+  const [command, file, option, value, ...rest] = argv.filter((a) => a !== '--watch');
   if (command !== 'run' || file === undefined || file === '' || file.startsWith('-') || rest.length > 0) return undefined;
-  if (option === undefined) return { file, dashboardPort: undefined };
+  if (option === undefined) return { file, dashboardPort: undefined, watch };
   const joined = /^--dashboard-port=(\d+)$/.exec(option);
-  if (joined && value === undefined) return { file, dashboardPort: joined[1] };
-  if (option === '--dashboard-port' && value !== undefined && /^\d+$/.test(value)) return { file, dashboardPort: value };
+  if (joined && value === undefined) return { file, dashboardPort: joined[1], watch };
+  if (option === '--dashboard-port' && value !== undefined && /^\d+$/.test(value)) return { file, dashboardPort: value, watch };
   return undefined;
 }
 
@@ -57,7 +63,11 @@ async function main(argv: string[]): Promise<void> {
   const first = argv[0];
   const plain = plainRun(argv);
   if (plain) {
-    await runFile(plain.file, plain.dashboardPort);
+    await runFile(plain.file, plain.dashboardPort, plain.watch);
+    return;
+  }
+  if (first === 'check' && argv.length === 2 && !argv[1]!.startsWith('-')) {
+    await (await import('./reload.js')).runCheck(argv[1]!);
     return;
   }
   if (argv.length === 1 && first === '--version') {
@@ -108,8 +118,15 @@ async function main(argv: string[]): Promise<void> {
         y
           .positional('file', { type: 'string', demandOption: true, describe: 'node file' })
           // a string, parsed below: yargs would turn a bare or malformed port into NaN, not an error
-          .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' }),
-      (args) => runFile(args.file, args.dashboardPort),
+          .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' })
+          .option('watch', { type: 'boolean', default: false, describe: 'reload the node file whenever it changes (as SIGHUP does)' }),
+      (args) => runFile(args.file, args.dashboardPort, args.watch),
+    )
+    .command(
+      'check <file>',
+      'compile a node file completely (every service, template, definition, TLS file) without running it; every error one line, exit 0 or 2',
+      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'node file' }),
+      async (args) => (await import('./reload.js')).runCheck(args.file),
     )
     .command(
       'demo',

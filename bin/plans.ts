@@ -7,7 +7,7 @@ import type { ServicePlan } from '../node/node.js';
 
 /** Node file: table default < the file's hive section < the service's entry. */
 export function plansOf(file: NodeFile): ServicePlan[] {
-  return file.services.map((s) => ({ kind: s.kind, layers: [file.hive, s.layer] }));
+  return file.services.map((s) => ({ kind: s.kind, layers: [file.hive, s.layer], where: s.where }));
 }
 
 /** One service: table default < environment (upper case) < command line. */

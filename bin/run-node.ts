@@ -37,6 +37,8 @@ export interface RunOptions {
   onStarted?: (node: HiveNode) => Promise<void>;
   /** A better hint for a listener that cannot open, where the caller knows where its port came from. */
   listenHint?: (e: ListenError) => string | undefined;
+  /** Installs what SIGHUP does (a node run from a file re-reads it: bin/reload.ts); returns its removal. */
+  onHangup?: (node: HiveNode) => () => void;
 }
 
 /** Starts a node and keeps it running until a signal; resolves with the node once started. */
@@ -66,8 +68,10 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   // SIGHUP's default action ends the process at once, without a drain or a word: an operator who sends
-  // it (as to nginx or Vector) expects a reload, which this version does not do, so say so and keep going
-  process.on('SIGHUP', () => console.error('hivenode: SIGHUP received: this version does not re-read its node file; the node keeps running what it started with (restart it to apply a change)'));
+  // it (as to nginx or Vector) expects a reload. Until the node runs (and for a service started from
+  // the command line, which has no file to re-read) it is said so and the node keeps going.
+  const noReload = (): void => console.error(`hivenode: SIGHUP received: ${run.onHangup ? 'the node is still starting; send it again once it runs' : 'a service started from the command line has no node file to re-read; run it from a node file (hivenode run <file>) to reload it'}`);
+  process.on('SIGHUP', noReload);
   try {
     // imported here: the command line's other commands never load the node and its actors; the
     // standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
@@ -80,6 +84,12 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   if (signalled) {
     shutdown(signalled);
     return node;
+  }
+  if (run.onHangup) {
+    process.off('SIGHUP', noReload);
+    const stopReloads = run.onHangup(node);
+    process.once('SIGTERM', stopReloads);
+    process.once('SIGINT', stopReloads);
   }
   console.log(describeNode(node));
   if (run.onStarted) await run.onStarted(node);

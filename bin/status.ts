@@ -18,6 +18,7 @@ export async function runStatus(url: string): Promise<void> {
   }
   const n = status.node;
   console.log(`hivenode ${n.version} — ${n.name} (pid ${n.pid}), up ${n.uptimeSeconds} s, ${Math.round(n.rssBytes / 1048576)} MiB`);
+  if (status.source) console.log(`node file ${status.source.file} sha256 ${status.source.hash.slice(0, 16)}, applied ${status.source.appliedAt}${status.source.reloads ? ` (${status.source.reloads} reload${status.source.reloads === 1 ? '' : 's'})` : ''}`);
   console.log(`hive ${String(status.hive.kind)} ${status.hive.connected ? 'connected' : 'DISCONNECTED'}, calls ${String(status.hive.calls)}, failures ${String(status.hive.failures)}`);
   console.log('\nservices');
   for (const s of status.services) {
@@ -29,7 +30,7 @@ export async function runStatus(url: string): Promise<void> {
   const recent = status.journal.filter((e) => e.event !== 'start').slice(-10);
   if (recent.length) {
     console.log('\nlatest supervision events');
-    for (const e of recent) console.log(`  ${e.time} ${e.event} ${e.path}${e.error ? ` ${e.error.class}: ${e.error.message}` : ''}${e.decision ? ` → ${e.decision}` : ''}`);
+    for (const e of recent) console.log(`  ${e.time} ${e.event} ${e.path}${e.error ? ` ${e.error.class}: ${e.error.message}` : ''}${e.decision ? ` → ${e.decision}` : ''}${e.user ? ` by ${e.user}` : ''}${e.action ? ` ${e.action}` : ''}`);
   }
 }
 

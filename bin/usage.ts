@@ -2,11 +2,12 @@
 import { SERVICES, isServiceKind } from '../config/registry.js';
 
 /** The commands bin/hivenode.ts registers with yargs (a test keeps this list and `--help` identical). */
-export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'flow', 'queue', 'changes', 'status', 'params'] as const;
+export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'flow', 'queue', 'changes', 'status', 'params', 'check'] as const;
 
 /** What a command without its positional argument needs, said with an example. */
 const MISSING_ARGUMENT: Readonly<Record<string, string>> = {
   run: 'hivenode run needs a node file (YAML or JSON): hivenode run node.yaml',
+  check: 'hivenode check needs a node file (YAML or JSON): hivenode check node.yaml',
   passwd: 'hivenode passwd needs a user name: hivenode passwd alice --file users.htpasswd',
   send: 'hivenode send needs a channel: hivenode send echo --data \'{"name":["world"]}\'',
   template: 'hivenode template needs an action (render, put, get, list, delete): hivenode template render file.tmpl',

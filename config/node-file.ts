@@ -100,7 +100,8 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   try {
     doc = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
-    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${describeError(e)}`);
+    // the parser's first line says what and where; the lines after it (a code frame) would break the one-line message
+    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${describeError(e).split('\n')[0]!.replace(/:$/, '')}`);
   }
   if (!isObject(doc)) throw new ConfigError(`${name}: expected an object with a 'services' list`);
   for (const key of Object.keys(doc)) {
@@ -161,13 +162,16 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(dashboardAccess === undefined ? {} : { dashboardAccess }) };
 }
 
-/** Reads and parses a node file. */
-export function loadNodeFile(file: string, env: NodeJS.ProcessEnv = process.env): NodeFile {
-  let text: string;
+/** A node file's text; a file that cannot be read is a ConfigError naming it. */
+export function readNodeText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError(`cannot read node file '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
   }
-  return parseNodeFile(text, file, env);
+}
+
+/** Reads and parses a node file. */
+export function loadNodeFile(file: string, env: NodeJS.ProcessEnv = process.env): NodeFile {
+  return parseNodeFile(readNodeText(file), file, env);
 }

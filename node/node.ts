@@ -10,12 +10,11 @@ import { MemoryTransport } from '../actors/hive/memory.js';
 import type { HiveTransport } from '../actors/hive/transport.js';
 import { CHANNEL_RULE, isValidChannel } from '../actors/hive/transport.js';
 import type { ServiceKind } from '../config/registry.js';
-import type { Layer } from '../config/resolve.js';
 import type { HiveAccessValues } from '../config/hive-access.js';
 import { hiveAccess } from '../config/hive-access.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { importModule } from '../protocol/import-module.js';
-import { Journal } from '../supervisors/journal.js';
+import { Journal, JournalEvent } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
 import { HiveRoster, rosterService } from './hive-roster.js';
@@ -34,13 +33,12 @@ import { ActorRuntime, installProcessGuards } from '../supervisors/runtime.js';
 import type { Runtime } from '../supervisors/runtime.js';
 import { Readiness } from '../actors/service/readiness.js';
 import type { CompiledService, RunningService } from '../actors/service/context.js';
-import { SERVICE_DEFINITIONS } from '../actors/index.js';
+import type { PlannedService, ServicePlan } from './node-plan.js';
+import { compileNode, compilePlans } from './node-plan.js';
+import { HIVE_PARAMS, describeDiff, diffServices, refusal, swapsInPlace } from './reload-diff.js';
+import type { ReloadDiff } from './reload-diff.js';
 
-/** One service instance to run: its kind and its configuration layers (earliest first). */
-export interface ServicePlan {
-  kind: ServiceKind;
-  layers: Layer[];
-}
+export type { ServicePlan } from './node-plan.js';
 
 export interface NodeOptions {
   services: ServicePlan[];
@@ -54,6 +52,8 @@ export interface NodeOptions {
   dashboardAccess?: DashboardAccess;
   /** Package version shown on the dashboard. */
   version?: string;
+  /** The node file it runs and its text's hash, for status and reloads (bin/reload.ts). */
+  source?: { file: string; hash: string };
   /**
    * The process's tracing (config/tracing.ts), set before the services start and shut down (its
    * batch exported) when the node stops; when absent, the tracing already set stays as it is.
@@ -70,9 +70,25 @@ export interface NodeService {
   /** Its compiled parameters, for the console's flow. */
   config: Readonly<Record<string, unknown>>;
   running: RunningService;
+  /** Its compiled configuration: what a failed reload starts again (a queue swapped in place). */
+  compiled: CompiledService;
+  /** Its supervisor actor, stopped when a reload replaces or removes it. */
+  supervisor: ActorRef<never>;
 }
 
-const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+/** What the node runs from, as status shows it: the node file's hash and when it was last applied. */
+export interface NodeSource {
+  file: string;
+  hash: string;
+  appliedAt: string;
+  reloads: number;
+}
+
+/** What a reload did: applied (with its diff) or refused (with the reason, one line per error). */
+export type ReloadOutcome = { applied: true; diff: ReloadDiff; summary: string } | { applied: false; reason: string };
+
+/** How long a reload lets a replaced or removed service finish what it had accepted. */
+const RELOAD_DRAIN_MS = 10_000;
 
 /** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'), reached with the access the other SERVER* parameters give. */
 export async function transportFor(values: HiveAccessValues & { readonly SERVERHOST: string }, name: string, log: Logger): Promise<HiveTransport> {
@@ -97,6 +113,15 @@ export class HiveNode {
   private name = 'node';
   private version = '';
   private tracing: TracingHandle | undefined;
+  private nodeActor!: ActorRef<never>;
+  private secrets: string[] = [];
+  private logStream: NodeJS.WritableStream | undefined;
+  /** The hive section's values the node started with: a reload may not change them. */
+  private hiveValues: Record<string, unknown> = {};
+  /** The node file and when it was last applied (undefined for a node not run from a file). */
+  source: NodeSource | undefined;
+  /** Reloads run one after another: a signal during a reload waits for it. */
+  private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly hive: HiveClient,
@@ -111,20 +136,8 @@ export class HiveNode {
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
   static async start(opts: NodeOptions): Promise<HiveNode> {
-    const compiled = opts.services.map((plan, i) => {
-      const service = SERVICE_DEFINITIONS[plan.kind].compile(plan.layers);
-      const name = service.common.NAME || `${plan.kind}-${i + 1}`;
-      if (!ACTOR_NAME.test(name)) throw new ConfigError(`NAME '${name}' is not valid: use 1 to 100 of A-Z a-z 0-9 _ . -`);
-      return { service, name };
-    });
-    const names = new Set<string>();
-    for (const s of compiled) {
-      if (names.has(s.name)) throw new ConfigError(`two services are named '${s.name}'; give each a distinct NAME`);
-      names.add(s.name);
-    }
+    const compiled = compilePlans(opts.services);
     const nodeName = opts.name ?? (compiled.length === 1 ? compiled[0]!.name : 'node');
-    const hosts = new Set(compiled.map((s) => s.service.common.SERVERHOST.trim().toLowerCase().replace(/^embedded$/, '')));
-    if (hosts.size > 1) throw new ConfigError(`the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`);
     const first = compiled[0]?.service.common;
     const secrets = compiled.flatMap((s) => s.service.secrets);
     const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
@@ -152,6 +165,11 @@ export class HiveNode {
     node.name = nodeName;
     node.version = opts.version ?? '';
     node.tracing = tracing;
+    node.nodeActor = nodeActor;
+    node.secrets = secrets;
+    node.logStream = opts.logStream;
+    node.hiveValues = Object.fromEntries(HIVE_PARAMS.map((k) => [k, first?.[k] ?? '']));
+    if (opts.source) node.source = { ...opts.source, appliedAt: node.startedAt.toISOString(), reloads: 0 };
     node.metrics.attach({
       hive: () => ({ ...hive.stats() }),
       services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, status: s.running.status() })),
@@ -162,7 +180,7 @@ export class HiveNode {
     // before it start; they still start one after another, in the file's order
     for (const s of compiled) void s.service.preload();
     try {
-      for (const s of compiled) await node.startService(s.service, s.name, nodeActor, secrets, opts.logStream);
+      for (const s of compiled) node.services.push(await node.startService(s.service, s.name, { initial: true }));
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
         // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
@@ -183,38 +201,159 @@ export class HiveNode {
     return node;
   }
 
-  private async startService(service: CompiledService, name: string, nodeActor: ActorRef<never>, secrets: string[], logStream?: NodeJS.WritableStream): Promise<void> {
+  private async startService(service: CompiledService, name: string, how: { initial: boolean; predecessor?: NodeService }): Promise<NodeService> {
     const { info, common: v } = service;
     const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
     // checked here, not when the bridge subscribes: a bad name is the user's, so one line and exit 2, no stack
     if (info.defaultInputChannel !== '' && !isValidChannel(inputChannel)) {
       throw new ConfigError(`${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: ${CHANNEL_RULE}`);
     }
-    const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets, ...(logStream ? { stream: logStream } : {}) }).child({ service: name });
-    const supervisor = this.runtime.spawn<undefined, never>(nodeActor, {
-      name,
+    const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets: this.secrets, ...(this.logStream ? { stream: this.logStream } : {}) }).child({ service: name });
+    const supervisor = this.runtime.spawn<undefined, never>(this.nodeActor, {
+      name: this.supervisorName(name),
       init: () => undefined,
       receive: (s) => s,
       policy: { onExhausted: 'escalate' },
       childPolicy: { initialMs: 50, factor: 2, maxMs: 5_000, maxRestarts: 10, withinMs: 60_000, onExhausted: 'escalate' },
     });
-    const running = await service.start({
-      name,
-      runtime: this.runtime,
-      supervisor,
-      hive: this.sent.hiveFor(name),
-      log,
-      journal: this.journal,
-      inputChannel,
-      record: this.metrics.recorder(name, info.kind),
-      readiness: this.readiness,
-      siblings: () => this.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, ...(s.running.describe ? { describe: () => s.running.describe!() } : {}) })),
-    });
+    let running: RunningService;
+    try {
+      running = await service.start({
+        name,
+        runtime: this.runtime,
+        supervisor,
+        hive: this.sent.hiveFor(name),
+        log,
+        journal: this.journal,
+        inputChannel,
+        record: this.metrics.recorder(name, info.kind),
+        readiness: this.readiness,
+        siblings: () => this.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, ...(s.running.describe ? { describe: () => s.running.describe!() } : {}) })),
+        ...(how.predecessor ? { predecessor: how.predecessor.running } : {}),
+      });
+    } catch (e) {
+      // a reload's failed start leaves no supervisor behind (at start the node stops as a whole)
+      if (!how.initial) this.runtime.stop(supervisor);
+      throw e;
+    }
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
-    this.services.push({ kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running });
     // a service ready only after its start (RunningService.ready) keeps the node 'starting' until then
-    if (running.ready) void running.ready.then(() => this.readiness.started(name), (e: unknown) => log.error(`not ready: ${describeError(e)}`));
-    else this.readiness.started(name);
+    if (how.initial) {
+      if (running.ready) void running.ready.then(() => this.readiness.started(name), (e: unknown) => log.error(`not ready: ${describeError(e)}`));
+      else this.readiness.started(name);
+    }
+    return { kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running, compiled: service, supervisor };
+  }
+
+  /**
+   * The supervisor's actor name: the service's NAME, or while an instance of that name still runs
+   * beside it during a reload, `NAME.2`, `NAME.3`, … (actor names are unique under the node).
+   */
+  private supervisorName(name: string): string {
+    const taken = new Set(this.runtime.actorInfos().map((a) => a.path));
+    const base = `${this.nodeActor.path}/`;
+    if (!taken.has(`${base}${name}`)) return name;
+    let n = 2;
+    while (taken.has(`${base}${name}.${n}`)) n++;
+    return `${name}.${n}`;
+  }
+
+  /** Drains a service that a reload replaced or removed, then stops its actors. */
+  private async retire(s: NodeService, deadlineMs: number): Promise<void> {
+    try {
+      await s.running.drain(deadlineMs);
+    } catch (e) {
+      this.log.error(`draining ${s.name} failed: ${describeError(e)}`);
+    }
+    this.runtime.stop(s.supervisor);
+  }
+
+  /**
+   * Applies newly compiled plans to the running node (docs/ARCHITECTURE.md, Reloading a node): the
+   * whole compile first, and on any error nothing changes. Services are compared by NAME: unchanged
+   * ones are left alone; a changed one starts beside the old, which is drained once the new serves
+   * (a queue or flow, which holds a store, and a syslog receiver are swapped in place); a removed one is drained and
+   * stopped; a new one is started. A failed start undoes what the reload had started. `who` is the
+   * signal or the console user, for the journal; `hash` is the new file's.
+   */
+  reload(plans: readonly ServicePlan[], who: string, hash?: string): Promise<ReloadOutcome> {
+    const run = this.reloading.then(() => this.applyReload(plans, who, hash));
+    this.reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Logs a refused reload (one line per error: "reload refused: <file>: <what and where>") and journals it. */
+  refuseReload(reason: string, who: string): ReloadOutcome {
+    const file = this.source?.file ?? this.name;
+    for (const line of reason.split('\n')) this.log.error(`reload refused: ${file}: ${line}`);
+    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `refused: ${reason.replace(/\n/g, '; ')}` });
+    return { applied: false, reason };
+  }
+
+  private async applyReload(plans: readonly ServicePlan[], who: string, hash: string | undefined): Promise<ReloadOutcome> {
+    const refuse = (reason: string): ReloadOutcome => this.refuseReload(reason, who);
+    if (this.stopping) return refuse('the node is stopping');
+    let next: PlannedService[];
+    try {
+      next = await compileNode(plans);
+    } catch (e) {
+      return refuse(describeError(e));
+    }
+    const diff = diffServices(this.services, next);
+    const refused = refusal(this.services, next, diff, this.hiveValues);
+    if (refused) return refuse(refused);
+    // the loggers and the journal mask by this array: the new file's secrets are masked from now on
+    for (const secret of next.flatMap((s) => s.service.secrets)) if (!this.secrets.includes(secret)) this.secrets.push(secret);
+
+    const byName = new Map(this.services.map((s) => [s.name, s]));
+    const changed = new Set(diff.changed.map((c) => c.name));
+    const started = new Map<string, NodeService>();
+    /** Services stopped in place (a queue's store handed over) whose new instance did not start. */
+    const swappedOut: NodeService[] = [];
+    const undo = async (): Promise<void> => {
+      for (const s of [...started.values()].reverse()) {
+        s.running.giveBack?.();
+        await this.retire(s, 2_000);
+      }
+      for (const old of swappedOut) {
+        try {
+          const again = await this.startService(old.compiled, old.name, { initial: false });
+          this.services[this.services.indexOf(old)] = again;
+        } catch (e) {
+          this.log.error(`reload: '${old.name}' could not be started again with its previous configuration: ${describeError(e)}`);
+        }
+      }
+    };
+    try {
+      // beside the old: what is new, and what changed without holding a store
+      for (const s of next) {
+        const old = byName.get(s.name);
+        if (old && (!changed.has(s.name) || swapsInPlace(old.kind))) continue;
+        started.set(s.name, await this.startService(s.service, s.name, { initial: false, ...(old ? { predecessor: old } : {}) }));
+      }
+      // in place: the old instance closes its store before the new one opens it
+      for (const s of next) {
+        const old = byName.get(s.name);
+        if (!old || !changed.has(s.name) || !swapsInPlace(old.kind)) continue;
+        await this.retire(old, RELOAD_DRAIN_MS);
+        swappedOut.push(old);
+        started.set(s.name, await this.startService(s.service, s.name, { initial: false }));
+        swappedOut.pop();
+      }
+    } catch (e) {
+      await undo();
+      return refuse(describeError(e));
+    }
+    // the new instances serve: the replaced and removed ones finish what they accepted, then stop
+    const retired = this.services.filter((s) => (changed.has(s.name) && !swapsInPlace(s.kind)) || diff.removed.includes(s.name));
+    this.services.splice(0, this.services.length, ...next.map((s) => started.get(s.name) ?? byName.get(s.name)!));
+    await Promise.all(retired.map((s) => this.retire(s, RELOAD_DRAIN_MS)));
+
+    const summary = describeDiff(diff);
+    if (this.source) this.source = { ...this.source, ...(hash ? { hash } : {}), appliedAt: new Date().toISOString(), reloads: this.source.reloads + 1 };
+    this.log.info(`reload applied: ${this.source?.file ?? this.name}: ${summary} (asked by ${who})`);
+    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `applied: ${summary}` });
+    return { applied: true, diff, summary };
   }
 
   /** Drains every service (newest first, so front doors close before what they call), then stops. */
@@ -247,6 +386,7 @@ export class HiveNode {
       services: this.services.map((s) => ({ kind: s.kind, name: s.name, release: s.release, channel: s.channel, status: s.running.status() })),
       actors: actorTree(this.runtime.actorInfos().map((a) => ({ ...a, ...this.journal.totalsOf(a.path) }))),
       journal: this.journal.entries(),
+      ...(this.source ? { source: { ...this.source } } : {}),
     };
   }
 }

@@ -23,7 +23,7 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'syslog-relp', 'startup', 'template'];
+const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'syslog-relp', 'startup', 'reload', 'template'];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
@@ -45,6 +45,7 @@ const TITLES: Record<string, string> = {
   syslog: 'Syslog receiver — UDP against a raw node:dgram receiver, TCP against rsyslogd',
   'syslog-relp': 'Syslog over RELP — receive into a SQLite queue, each message answered once stored, against plain TCP into the same queue',
   startup: 'A whole node: start-up time and memory',
+  reload: 'Reloading a node under load — p99 latency during reloads against the same load without',
   template: 'Templates — against Go text/template',
 };
 

@@ -20,6 +20,8 @@ export const JournalEvent = {
   Salvage: 'salvage',
   /** A queue's circuit breaker opened, half-opened or closed (actors/queue/breaker.ts), with why. */
   Breaker: 'breaker',
+  /** A reload of the node file, applied or refused, with who asked (signal, watch, console user) and the diff. */
+  Reload: 'reload',
 } as const;
 export type JournalEvent = (typeof JournalEvent)[keyof typeof JournalEvent];
 

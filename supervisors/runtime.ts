@@ -203,6 +203,13 @@ export class ActorRuntime implements Runtime, CellHost {
   stop<M>(ref: ActorRef<M>): void {
     this.markStopped(ref.path);
     nact.stop((ref as unknown as Cell).inner as nact.Ref<M>);
+    // nact runs afterStop for the actor stopped, not for its children: without this they would stay
+    // in the actor tree for good (a reload stops a replaced service's supervisor, node/node.ts)
+    for (const [p, cell] of this.actors) {
+      if (!p.startsWith(`${ref.path}/`)) continue;
+      this.actors.delete(p);
+      this.failQueued(cell);
+    }
   }
 
   /** Marks an actor and its descendants stopped at once, so tells fail instead of vanishing. */

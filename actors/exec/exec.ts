@@ -21,6 +21,7 @@ import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
 import { ExecTemplate } from '../../template/dialects/exec.js';
 import { pathLikeTemplateWarning, resolveTemplateSource } from '../hive/template-source.js';
+import type { HiveClient } from '../hive/client.js';
 import type { CommandOutcome, CommandRun } from './run-command.js';
 import { startCommand } from './run-command.js';
 import { Slots } from './slots.js';
@@ -49,27 +50,41 @@ function resultOf(command: string, o: CommandOutcome): Result {
   return failure(Code.UpstreamError, o.signal ? `${command} was killed by ${o.signal}` : `${command} exited with ${o.exitCode}`, data);
 }
 
-async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
-  const c = ctx.config;
-  const allowed = new Set(splitList(c.AllowedCommands));
-  for (const a of allowed) if (!isAbsolute(a)) throw new ConfigError(`AllowedCommands: '${a}' is not an absolute path`);
+/** The environment variables EnvAllowList lets the template read. */
+function allowedEnv(c: ExecConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of splitList(c.EnvAllowList)) {
     const v = process.env[name];
     if (v !== undefined) env[name] = v;
   }
-  let template: ExecTemplate | undefined;
-  const load = async (): Promise<ExecTemplate> => new ExecTemplate(await resolveTemplateSource(c.Template, { hive: ctx.hive, templateChannel: c.TemplateChannel }), { name: ctx.name, env, ...templateBudget(c) });
+  return env;
+}
+
+const loadTemplate = async (c: ExecConfig, name: string, hive?: HiveClient): Promise<ExecTemplate> =>
+  new ExecTemplate(await resolveTemplateSource(c.Template, { ...(hive ? { hive } : {}), templateChannel: c.TemplateChannel }), { name, env: allowedEnv(c), ...templateBudget(c) });
+
+/**
+ * The exec service's start-time checks: AllowedCommands, and a file:// or inline Template parsed
+ * (hive:// ones are fetched on first use). `hivenode check` and a reload run it alone.
+ */
+async function check(c: ExecConfig, name: string, hive?: HiveClient): Promise<ExecTemplate | undefined> {
+  for (const a of splitList(c.AllowedCommands)) if (!isAbsolute(a)) throw new ConfigError(`AllowedCommands: '${a}' is not an absolute path`);
+  if (c.Template.startsWith('hive://')) return undefined;
+  try {
+    return await loadTemplate(c, name, hive);
+  } catch (e) {
+    throw new ConfigError(`Template: ${describeError(e)}`);
+  }
+}
+
+async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
+  const c = ctx.config;
   const pathLike = pathLikeTemplateWarning('Template', c.Template);
   if (pathLike !== undefined) ctx.log.warn(pathLike);
-  // file:// and inline templates are checked now; hive:// ones are fetched on first use
-  if (!c.Template.startsWith('hive://')) {
-    try {
-      template = await load();
-    } catch (e) {
-      throw new ConfigError(`Template: ${describeError(e)}`);
-    }
-  }
+  let template = await check(c, ctx.name, ctx.hive);
+  const allowed = new Set(splitList(c.AllowedCommands));
+  const env = allowedEnv(c);
+  const load = (): Promise<ExecTemplate> => loadTemplate(c, ctx.name, ctx.hive);
   const slots = new Slots(c.MaxConcurrent, c.MaxWaiting);
   let ran = 0;
   // runs whose processes may still be alive: node shutdown, and even a hard exit, kills what is left
@@ -137,4 +152,4 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
   return running;
 }
 
-export const execService = defineService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), start);
+export const execService = defineService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), start, async (c, name) => void (await check(c, name)));

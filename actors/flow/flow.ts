@@ -13,6 +13,7 @@ import { compilerFor } from '../../config/resolve.js';
 import { channelGate } from '../../config/allowed-channels.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
+import type { HiveClient } from '../hive/client.js';
 import { MemoryStore } from '../queue/memory-store.js';
 import { SqliteStore, storeRecovery } from '../queue/sqlite-store.js';
 import type { QueueStore } from '../queue/store.js';
@@ -29,16 +30,24 @@ import { publishFlowSends } from './sends.js';
 
 type FlowConfig = ConfigOf<typeof FLOW_PARAMS>;
 
-async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
-  const config = ctx.config;
+/**
+ * The flow's start-time checks: its Store, and its Definition read and checked (a hive:// one is
+ * fetched at start). `hivenode check` and a reload run it alone; the start uses the definition it read.
+ */
+async function check(config: FlowConfig, hive?: HiveClient): Promise<FlowDefinition | undefined> {
   if (config.Store === 'jetstream') throw new ConfigError('Store: jetstream is not available for flows yet; use Store sqlite (runs in PersistPath, one process)');
-  let def: FlowDefinition;
+  if (!hive && config.Definition.startsWith('hive://')) return undefined;
   try {
-    const text = await resolveTemplateSource(config.Definition, { hive: ctx.hive, templateChannel: config.TemplateChannel });
-    def = parseDefinition(text, templateBudget(config));
+    const text = await resolveTemplateSource(config.Definition, { ...(hive ? { hive } : {}), templateChannel: config.TemplateChannel });
+    return parseDefinition(text, templateBudget(config));
   } catch (e) {
     throw new ConfigError(`Definition: ${describeError(e)}`);
   }
+}
+
+async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
+  const config = ctx.config;
+  const def = (await check(config, ctx.hive))!;
   // AllowedChannels' default: the definition's literal channels plus INPUTCHANNEL and OUTPUTCHANNEL
   const gate = channelGate(config.AllowedChannels, [...def.literalChannels, ctx.inputChannel, config.OUTPUTCHANNEL]);
   publishFlowSends(config.Definition, literalSends(def));
@@ -93,4 +102,4 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   return service;
 }
 
-export const flowService = defineService(SERVICES.flow, compilerFor('flow', FLOW_PARAMS), start);
+export const flowService = defineService(SERVICES.flow, compilerFor('flow', FLOW_PARAMS), start, async (config) => void (await check(config)));

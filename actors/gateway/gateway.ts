@@ -50,9 +50,41 @@ interface RequestMsg {
   subPath: string;
 }
 
-async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Promise<RunningService> {
+type GatewayConfig = ConfigOf<typeof GATEWAY_PARAMS>;
+
+/** The gateway's start-time checks without a start: its options compiled, its TLS files read and matched. */
+function check(config: GatewayConfig, name: string): void {
+  compileGatewayOptions(config);
+  ServerTls.fromConfig(config, `gateway ${name}`);
+}
+
+/**
+ * A gateway's listening socket as its successor of a reload may take it over (docs/ARCHITECTURE.md,
+ * Reloading a node): when Port and the TLS parameters are the same, the new gateway swaps its own
+ * request handler in, so no connection is refused and keep-alive connections carry on; the old one
+ * then only waits for the requests it had accepted.
+ */
+export class GatewayListener {
+  /** Set once a successor took the socket over: the old gateway's drain must not close it. */
+  adopted = false;
+  constructor(
+    readonly server: Server | HttpsServer,
+    /** Port and TLS settings as configured: a successor takes the socket over only when its key is the same. */
+    readonly key: string,
+    readonly port: number,
+    readonly tls: ServerTls | undefined,
+    readonly handshakes: ReturnType<typeof countHandshakes> | undefined,
+    readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  ) {}
+}
+
+const listenerKey = (c: GatewayConfig): string => JSON.stringify([c.Port, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSClientAuth]);
+
+async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService> {
   const opts = compileGatewayOptions(ctx.config);
-  const tls = ServerTls.fromConfig(ctx.config, `gateway ${ctx.name}`, ctx.log);
+  const previous = ctx.predecessor?.handOver;
+  const inherited = previous instanceof GatewayListener && !previous.adopted && previous.key === listenerKey(ctx.config) ? previous : undefined;
+  const tls = inherited ? inherited.tls : ServerTls.fromConfig(ctx.config, `gateway ${ctx.name}`, ctx.log);
   const clientAuth = tls?.clientAuth ?? 'none';
   // read once: a debug line built per request or handshake costs its formatting even when not written
   const debug = /^(debug|trace)$/i.test(ctx.config.LOGLEVEL);
@@ -182,32 +214,63 @@ async function start(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>): Prom
   // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): check often
   // enough that a slow client is cut off close to ClientTimeout
   const httpOptions: ServerOptions = { ServerResponse: GatewayResponse, requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
-  // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
-  // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
-  const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;
-  const server: Server | HttpsServer = httpsServer ?? createServer(httpOptions, onRequest);
-  const handshakes = httpsServer ? countHandshakes(httpsServer, `gateway ${ctx.name}`, ctx.log, debug) : undefined;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
-    if (!socket.writable) return;
-    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    const body = JSON.stringify({ Code: Number(status.slice(0, 3)), Message: `malformed request: ${err.code ?? err.message}`, Data: {}, List: null });
-    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  });
-  try {
-    await listenOn(server, { service: ctx.info.kind, instance: ctx.name, port: opts.port });
-  } catch (e) {
-    // the interceptor connections are already open: close them, or they would hold the process
-    await closeInterceptors();
-    throw e;
+  let server: Server | HttpsServer;
+  let handshakes: ReturnType<typeof countHandshakes> | undefined;
+  let port: number;
+  if (inherited) {
+    // a reload with the same Port and TLS: the predecessor's socket, its handler swapped for ours in
+    // one synchronous step, so no request finds the port closed or without a handler
+    server = inherited.server;
+    handshakes = inherited.handshakes;
+    port = inherited.port;
+    server.requestTimeout = opts.clientTimeoutMs;
+    server.headersTimeout = Math.min(opts.clientTimeoutMs, 60_000);
+    server.removeListener('request', inherited.onRequest);
+    server.on('request', onRequest);
+    inherited.adopted = true;
+  } else {
+    // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
+    // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
+    const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;
+    server = httpsServer ?? createServer(httpOptions, onRequest);
+    handshakes = httpsServer ? countHandshakes(httpsServer, `gateway ${ctx.name}`, ctx.log, debug) : undefined;
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
+      if (!socket.writable) return;
+      const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      const body = JSON.stringify({ Code: Number(status.slice(0, 3)), Message: `malformed request: ${err.code ?? err.message}`, Data: {}, List: null });
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+    try {
+      await listenOn(server, { service: ctx.info.kind, instance: ctx.name, port: opts.port });
+    } catch (e) {
+      // the interceptor connections are already open: close them, or they would hold the process
+      await closeInterceptors();
+      throw e;
+    }
+    if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
+    port = (server.address() as AddressInfo).port;
   }
-  if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
-  const port = (server.address() as AddressInfo).port;
+  const handOver = new GatewayListener(server, listenerKey(ctx.config), port, tls, handshakes, onRequest);
   const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
-  ctx.log.info(`gateway listening on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  ctx.log.info(`gateway ${inherited ? 'took over the listener' : 'listening'} on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 
   return {
+    handOver,
+    giveBack() {
+      if (!inherited || handOver.adopted) return;
+      server.removeListener('request', onRequest);
+      server.on('request', inherited.onRequest);
+      inherited.adopted = false;
+      handOver.adopted = true;
+    },
     async drain(deadlineMs) {
+      if (handOver.adopted) {
+        // a successor serves the socket now: only what this gateway accepted is left to finish
+        await inFlight.idle(deadlineMs);
+        await closeInterceptors();
+        return;
+      }
       draining = true;
       server.close();
       server.closeIdleConnections();
@@ -250,4 +313,4 @@ function refusal(draining: boolean, readiness: ReadinessView): string {
   return 'too many requests in flight; retry shortly';
 }
 
-export const gatewayService = defineService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), start);
+export const gatewayService = defineService(SERVICES.gateway, compilerFor('gateway', GATEWAY_PARAMS), start, check);

@@ -11,7 +11,8 @@ import { readTemplateFile } from '../../template/template-file.js';
 import type { HiveClient } from './client.js';
 
 export interface TemplateSourceOptions {
-  hive: HiveClient;
+  /** Absent for a check without a hive (`hivenode check`, a reload's compile): hive:// is then not fetched. */
+  hive?: HiveClient;
   /** Channel of the storage service (queue: TemplateChannel, default 'DefaultStorageChannel'). */
   templateChannel: string;
   timeoutMs?: number;
@@ -32,6 +33,7 @@ export async function resolveTemplateSource(value: string, opts: TemplateSourceO
   if (value.startsWith('file://')) return readTemplateFile(value.slice('file://'.length));
   if (value.startsWith('hive://')) {
     const name = value.slice('hive://'.length);
+    if (!opts.hive) throw new TemplateSourceError(`template 'hive://${name}' is fetched from the hive at start, not checked here`, 503);
     const bucket = opts.hive.templateBucket(opts.templateChannel);
     if (bucket) {
       const content = await (await bucket).get(name);

@@ -96,9 +96,14 @@ function withRetryAfter(result: Result, res: InboundResponse): Result {
   return result;
 }
 
-async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
-  const c = ctx.config;
+/**
+ * The HTTP client's start-time checks: an interceptor, URL, Headers, CAFile read. The start runs them
+ * first; `hivenode check` and a reload run them alone.
+ */
+function check(c: HttpClientConfig): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined } {
   if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
+  // a bad scheme or secret (its file read too) is refused by `hivenode check` and a reload as at a start
+  signerOf(c.Signing, () => undefined);
   let configuredTarget: URL | undefined;
   if (c.URL) {
     try {
@@ -121,6 +126,12 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
+  return { configuredTarget, configuredHeaders, ca };
+}
+
+async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  const { configuredTarget, configuredHeaders, ca } = check(c);
   // read now, so a bad scheme or secret stops the start; a secret file turning bad later keeps the key read before
   const signer = signerOf(c.Signing, (line) => ctx.log.warn(line));
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
@@ -220,4 +231,4 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   return running;
 }
 
-export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start);
+export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start, (c) => void check(c));

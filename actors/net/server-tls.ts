@@ -89,13 +89,13 @@ export class ServerTls {
   readonly clientAuth: TlsClientAuth;
 
   /** The listener's TLS when its configuration turns TLS on (TLSCert or TLSKey given), else undefined. */
-  static fromConfig(config: TlsConfig, where: string, log: Logger): ServerTls | undefined {
+  static fromConfig(config: TlsConfig, where: string, log?: Logger): ServerTls | undefined {
     if (config.TLSCert.trim() === '' && config.TLSKey.trim() === '') {
       if (config.TLSCA.trim() !== '' || config.TLSClientAuth !== 'none') throw new ConfigError(`${where}: TLSCA and TLSClientAuth need TLSCert and TLSKey (TLS is off without them)`);
       return undefined;
     }
     const tls = new ServerTls(config, where);
-    tls.warnIfExpiring(log);
+    if (log) tls.warnIfExpiring(log);
     return tls;
   }
 

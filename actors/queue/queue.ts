@@ -16,6 +16,7 @@ import { COMMAND_ALIASES } from '../../protocol/commands.js';
 import { defineService } from '../service/context.js';
 import { serveActor } from '../service/serve.js';
 import type { ActorRef, ParentRef } from '../../supervisors/runtime.js';
+import type { HiveClient } from '../hive/client.js';
 import { resolveTemplateSource } from '../hive/template-source.js';
 import { spawnDeadLetter } from './dead-letter.js';
 import { spawnDelivery } from './delivery.js';
@@ -40,24 +41,38 @@ import { breakerOptionsOf } from './breaker-request.js';
 import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 
-async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
-  const config = ctx.config;
+/**
+ * The queue's start-time checks: its durations, group limits, Breaker and retry schedule, and its Template parsed when it is inline or a file
+ * (a hive:// template may live in a storage service that starts later, so it is fetched on first use).
+ * `hivenode check` and a reload run it alone; the start uses the template it parsed.
+ */
+async function check(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate | undefined> {
   const tooLong = durationParamProblem(config);
   if (tooLong) throw new ConfigError(tooLong);
-  // file:// and inline templates are parsed now, so a broken template stops the start; a hive://
-  // template may live in a storage service that starts later, so it is fetched on first use
-  let template: FanOutTemplate | undefined;
-  const load = async (): Promise<FanOutTemplate> => {
-    const text = await resolveTemplateSource(config.Template, { hive: ctx.hive, templateChannel: config.TemplateChannel });
-    return new FanOutTemplate(text, `queue ${ctx.name}`, templateBudget(config));
-  };
-  if (config.Template && !config.Template.startsWith('hive://')) {
-    try {
-      template = await load();
-    } catch (e) {
-      throw new ConfigError(`Template: ${describeError(e)}`);
-    }
+  groupLimitsOf(config);
+  breakerOptionsOf(config);
+  try {
+    defaultRequeueSchedule(config.DefaultRequeueSchedule);
+  } catch (e) {
+    throw new ConfigError(describeError(e));
   }
+  if (!config.Template || config.Template.startsWith('hive://')) return undefined;
+  try {
+    return await loadTemplate(config, name, hive);
+  } catch (e) {
+    throw new ConfigError(`Template: ${describeError(e)}`);
+  }
+}
+
+async function loadTemplate(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate> {
+  const text = await resolveTemplateSource(config.Template, { ...(hive ? { hive } : {}), templateChannel: config.TemplateChannel });
+  return new FanOutTemplate(text, `queue ${name}`, templateBudget(config));
+}
+
+async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
+  const config = ctx.config;
+  let template = await check(config, ctx.name, ctx.hive);
+  const load = (): Promise<FanOutTemplate> => loadTemplate(config, ctx.name, ctx.hive);
   const fanOut: FanOut | undefined = config.Template
     ? async (request, define) => {
         template ??= await load();
@@ -69,11 +84,6 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
 
   const groups = groupLimitsOf(config);
   const breaker = breakerOptionsOf(config);
-  try {
-    defaultRequeueSchedule(config.DefaultRequeueSchedule);
-  } catch (e) {
-    throw new ConfigError(describeError(e));
-  }
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
@@ -188,4 +198,4 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
   return running;
 }
 
-export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start);
+export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start, async (config, name) => void (await check(config, name)));

@@ -33,6 +33,12 @@ export interface NodeFacilities {
   readonly readiness: ReadinessView;
   /** The node's services started so far, with what each declares of its requests (the gateway's OpenAPI document). */
   readonly siblings?: () => ReadonlyArray<SiblingService>;
+  /**
+   * On a reload (docs/ARCHITECTURE.md, Reloading a node): the running instance of the same NAME this
+   * one replaces, still serving. A kind that can take over what it holds (the gateway its listening
+   * socket) reads the predecessor's `handOver`; any other ignores it.
+   */
+  readonly predecessor?: RunningService;
 }
 
 /**
@@ -75,6 +81,16 @@ export interface RunningService {
    * by is ready once a node of the hive serves it. The node is ready (health 200) once every service is.
    */
   readonly ready?: Promise<void>;
+  /**
+   * What a successor of the same kind may take over on a reload (the gateway's listening socket);
+   * opaque to the node, which only passes it on as the successor's `predecessor`.
+   */
+  readonly handOver?: unknown;
+  /**
+   * A reload that fails after this instance took over its predecessor's `handOver` gives it back
+   * before draining this one, so the predecessor serves on as it did and this drain leaves it alone.
+   */
+  giveBack?(): void;
 }
 
 /** The common parameters (README, Services) the node reads from every compiled configuration. */
@@ -106,6 +122,12 @@ export interface CompiledService {
    * failure is left to `start`, which meets the same import and reports it where it always did.
    */
   preload(): Promise<void>;
+  /**
+   * The rest of the compile: what the kind checks at start that the parameter table cannot (templates
+   * parsed, definitions read, TLS files read and matched), without starting anything or opening a
+   * store. `hivenode check` and a reload run it before anything changes; `name` is the instance's.
+   */
+  check(name: string): Promise<void>;
 }
 
 /** A service kind's implementation, as the registry (actors/index.ts) holds it. */
@@ -118,10 +140,12 @@ export interface ServiceDefinition {
 /** A service kind's definition with its start, typed by its configuration (what `defineService` returns). */
 export interface TypedServiceDefinition<C> extends ServiceDefinition {
   start(ctx: ServiceContext<C>): Promise<RunningService>;
+  /** The kind's start-time checks alone (CompiledService.check). */
+  check?(config: C, name: string): Promise<void> | void;
 }
 
 /** One instance's compiled configuration, bound to the start that runs it. */
-function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, load?: () => Promise<unknown>): CompiledService {
+function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, check: (config: C, name: string) => Promise<void>, load?: () => Promise<unknown>): CompiledService {
   return {
     info,
     common: c.values,
@@ -129,6 +153,7 @@ function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start:
     values: c.values as unknown as Readonly<Record<string, unknown>>,
     start: (facilities) => start({ ...facilities, info, config: c.values, explicit: c.explicit }),
     preload: async () => void (await load?.().catch(() => undefined)),
+    check: (name) => check(c.values, name),
   };
 }
 
@@ -137,8 +162,9 @@ function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start:
  * table's, checked here against the common parameters, and travels to `start` inside the compiled
  * service: the registry holds every kind alike without erasing it.
  */
-export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>): TypedServiceDefinition<C> {
-  return { info, start, compile: (layers) => bound(info, compile(layers), start) };
+export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, check?: (config: C, name: string) => Promise<void> | void): TypedServiceDefinition<C> {
+  const checked = async (config: C, name: string): Promise<void> => void (await check?.(config, name));
+  return { info, start, ...(check ? { check } : {}), compile: (layers) => bound(info, compile(layers), start, checked) };
 }
 
 /**
@@ -149,7 +175,8 @@ export function defineService<C extends CommonValues>(info: ServiceInfo, compile
  * gateway alone never pays for Sequelize, undici or sqlite3.
  */
 export function lazyService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, load: () => Promise<TypedServiceDefinition<C>>): ServiceDefinition {
-  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx), load) };
+  const check = async (config: C, name: string): Promise<void> => void (await (await load()).check?.(config, name));
+  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx), check, load) };
 }
 
 /** The message an actor gets for a hive delivery. */

@@ -250,6 +250,10 @@ async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: 
           resolve();
         });
       });
+      // deliveries told to the actor before the subscription closed wait in its mailbox, not yet in
+      // flight: a service replaced by a reload (docs/ARCHITECTURE.md, Reloading a node) has its actors
+      // stopped after this drain, which would answer them 503
+      while (Date.now() < until && (ctx.runtime.actorInfos().find((a) => a.path === ref.path)?.mailbox ?? 0) > 0) await new Promise((r) => setTimeout(r, 5));
       await inFlight?.idle(Math.max(0, until - Date.now()));
       await opts.close?.(Math.max(0, until - Date.now()));
     },

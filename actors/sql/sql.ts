@@ -111,6 +111,14 @@ function preloadOnceReady(ctx: ServiceContext<SqlConfig>, db: Database): void {
   void ctx.readiness.whenReady().then(() => setTimeout(() => db.preload(), PRELOAD_AFTER_READY_MS).unref());
 }
 
+/** The modes that cannot be combined (a change stream checks its own): the start runs it, and so do `hivenode check` and a reload. */
+function checkModes(c: SqlConfig): void {
+  if (c.SQL_CHANGES) return;
+  if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
+  if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+  if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
+}
+
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
   if (c.SQL_CHANGES) return startChangeStream(ctx, databaseOptions(c));
@@ -119,9 +127,7 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   let planner: Planner | undefined;
   let pollPlans: ReturnType<typeof pollerPlans> | undefined;
   try {
-    if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
-    if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
-    if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
+    checkModes(c);
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
     else planner = new Planner(c, db.dialect, checker);
     const first = pollPlans?.first;
@@ -318,4 +324,4 @@ function describeParams(params: readonly ParamSource[]): RequestShape['fields'] 
   return [...uses].map(([name, u]) => ({ name, required: true, description: `${u.count ? 'a whole number ' : ''}bound to the placeholder of ${[...u.uses].join(', ')}` }));
 }
 
-export const sqlService = defineService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), start);
+export const sqlService = defineService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), start, checkModes);

@@ -15,6 +15,7 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
 import { ServerTls } from '../net/server-tls.js';
+import type { Logger } from '../observe/logger.js';
 import { AllowList } from './allow-from.js';
 import type { InputFormatName } from './decode.js';
 import type { RunningReceiver } from './receiver.js';
@@ -27,8 +28,8 @@ import { SourceRate } from './source-rate.js';
 type SyslogConfig = ConfigOf<typeof SYSLOG_PARAMS>;
 
 /** The receiver's TLS: TLS true needs TLSCert and TLSKey, and TLS files without TLS true are refused as ambiguous. */
-function receiverTls(c: SyslogConfig, where: string, ctx: ServiceContext<SyslogConfig>): ServerTls | undefined {
-  const tls = ServerTls.fromConfig(c, where, ctx.log);
+function receiverTls(c: SyslogConfig, where: string, log?: Logger): ServerTls | undefined {
+  const tls = ServerTls.fromConfig(c, where, log);
   if (c.TLS && !tls) throw new ConfigError(`${where}: TLS true needs TLSCert and TLSKey (the receiver's certificate and key, PEM; 'make certs' makes test ones)`);
   if (!c.TLS && tls) {
     tls.close();
@@ -37,9 +38,11 @@ function receiverTls(c: SyslogConfig, where: string, ctx: ServiceContext<SyslogC
   return tls;
 }
 
-async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService> {
-  const c = ctx.config;
-  const where = `syslog '${ctx.name}'`;
+/**
+ * The syslog service's start-time checks: what it is to do, its limits, and the receiver's TLS files
+ * read and matched. The start runs them first; `hivenode check` and a reload run them alone.
+ */
+function check(c: SyslogConfig): { allow: AllowList | undefined; sourceRate: SourceRate | undefined; receiving: boolean } {
   const receiving = c.UDP || c.TCP || c.TLS || c.RELP;
   if (!c.RemoteIP && !receiving) throw new ConfigError('the syslog service needs RemoteIP (to send) and/or UDP, TCP, TLS or RELP true (to receive)');
   if (c.RemoteIP && !c.SendTCP && !c.SendUDP && !c.SendTLS && !c.SendRELP) throw new ConfigError('RemoteIP is set but none of SendTCP, SendUDP, SendTLS and SendRELP is true');
@@ -51,8 +54,15 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
   if (allow && !receiving) throw new ConfigError('AllowFrom limits the receiver, but UDP, TCP, TLS and RELP are all false');
   const sourceRate = SourceRate.parse(c.SourceRate);
   if (sourceRate && !receiving) throw new ConfigError('SourceRate limits the receiver, but UDP, TCP, TLS and RELP are all false');
+  return { allow, sourceRate, receiving };
+}
+
+async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService> {
+  const c = ctx.config;
+  const where = `syslog '${ctx.name}'`;
+  const { allow, sourceRate, receiving } = check(c);
   const sendTls = SendTls.fromConfig(c, ctx.log);
-  const tls = receiverTls(c, where, ctx);
+  const tls = receiverTls(c, where, ctx.log);
   let receiver: RunningReceiver | undefined;
   if (receiving) {
     const relp = c.RELP ? { port: c.RELPPort, window: c.RELPWindow } : undefined;
@@ -92,4 +102,7 @@ async function start(ctx: ServiceContext<SyslogConfig>): Promise<RunningService>
   return running;
 }
 
-export const syslogService = defineService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), start);
+export const syslogService = defineService(SERVICES.syslog, compilerFor('syslog', SYSLOG_PARAMS), start, (c, name) => {
+  check(c);
+  receiverTls(c, `syslog '${name}'`)?.close();
+});

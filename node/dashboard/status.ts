@@ -16,6 +16,8 @@ export interface NodeStatus {
   services: Array<{ kind: string; name: string; release: string; channel: string; status: Record<string, unknown> }>;
   actors: ActorNode[];
   journal: JournalEntry[];
+  /** The node file it runs: its text's hash, when it was last applied, how many reloads applied. */
+  source?: { file: string; hash: string; appliedAt: string; reloads: number };
 }
 
 /** Nests actors by path: `/node/q/queue` under `/node/q` under `/node`. */

@@ -296,10 +296,10 @@ describe('hivenode CLI', function () {
     expect(Date.now() - started).to.be.below(10_000);
   });
 
-  it('a SIGHUP does not end the node: it says it does not reload and keeps serving', async () => {
+  it('a SIGHUP does not end a service started from the command line: it says there is no node file to re-read and keeps serving', async () => {
     const { child, out, exited, until } = await runningEcho();
     child.kill('SIGHUP');
-    await until('does not re-read its node file');
+    await until('has no node file to re-read');
     await new Promise((r) => setTimeout(r, 300));
     expect(child.exitCode, out()).to.equal(null);
     child.kill('SIGTERM');

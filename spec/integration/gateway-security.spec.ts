@@ -22,6 +22,7 @@ import { rawExchange, startGateway } from './gateway-harness.js';
 import { prng } from '../prng.js';
 import { until } from './helpers.js';
 import { tempDir } from '../temp.js';
+import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -293,7 +294,7 @@ describe('gateway security and limits', function () {
 
     it('as a process: header injection in -ResponseHeaders exits with code 2; a valid multi-header value starts', async () => {
       const run = (responseHeaders: string): { exit: Promise<number | null>; output: () => string; stop: () => void } => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'bin/hivenode.ts', 'gateway', '-Port=0', '-Strict=true', `-ResponseHeaders=${responseHeaders}`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [...HIVENODE_ARGS, 'gateway', '-Port=0', '-Strict=true', `-ResponseHeaders=${responseHeaders}`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         child.stdout.on('data', (c: Buffer) => (out += c.toString()));
         child.stderr.on('data', (c: Buffer) => (out += c.toString()));

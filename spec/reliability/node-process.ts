@@ -30,9 +30,9 @@ export interface NodeProcess {
 export type Spawner = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
 /** Starts `hivenode run <file>` and resolves once its output matches `ready` (the gateway line by default). */
-export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner } = {}): Promise<NodeProcess> {
+export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner; args?: string[] } = {}): Promise<NodeProcess> {
   const ready = opts.ready ?? GATEWAY_READY;
-  const child = (opts.spawner ?? spawn)(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const child = (opts.spawner ?? spawn)(process.execPath, [...HIVENODE_ARGS, 'run', file, ...(opts.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

@@ -57,7 +57,7 @@ export function liveSections(input: LiveInput): Record<string, Html> {
   return {
     glance: glanceStrip(input.glance),
     charts: input.charts,
-    summary: html`up ${status.node.uptimeSeconds} s · memory ${bytes(status.node.rssBytes)} · hive ${String(h.kind)} <span class="${h.connected ? 'ok' : 'bad'}">${h.connected ? 'connected' : 'disconnected'}</span> · calls ${String(h.calls)} · failures ${String(h.failures)} · dropped emits ${String(h.dropped)}`,
+    summary: html`up ${status.node.uptimeSeconds} s · memory ${bytes(status.node.rssBytes)} · hive ${String(h.kind)} <span class="${h.connected ? 'ok' : 'bad'}">${h.connected ? 'connected' : 'disconnected'}</span> · calls ${String(h.calls)} · failures ${String(h.failures)} · dropped emits ${String(h.dropped)}${status.source ? html` · node file <span title="${status.source.hash}">${status.source.hash.slice(0, 12)}</span> applied ${status.source.appliedAt}${status.source.reloads ? ` (${status.source.reloads} reload${status.source.reloads === 1 ? '' : 's'})` : ''}` : ''}`,
     'queues-glance-body': queueRows(input.queues, false),
     'services-body': html`${status.services.map((s) => {
       const health = input.health.get(s.name);

@@ -17,6 +17,7 @@ import { GATEWAY_READY, startNodeProcess } from '../../reliability/node-process.
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { natsServerAvailable } from './server.js';
+import { HIVENODE_COMMAND } from '../../support/hivenode-bin.js';
 
 const EXAMPLE = new URL('../../../examples/three-machines/', import.meta.url).pathname;
 const MACHINES = ['a', 'b', 'c'] as const;
@@ -109,7 +110,7 @@ describe('examples/three-machines on loopback', function () {
   it('loopback.sh, as README shows it: three servers and three nodes on 127.0.0.1, each gateway enqueues, SIGTERM stops all and cleans up', async () => {
     // below Linux's ephemeral range, as the CLI spec's demo ports: the script takes base+0 … base+22
     const base = 10000 + Math.floor(Math.random() * 20000);
-    const hivenode = `${process.execPath} --import tsx ${new URL('../../../bin/hivenode.ts', import.meta.url).pathname}`;
+    const hivenode = HIVENODE_COMMAND;
     const script = spawn('bash', [join(EXAMPLE, 'loopback.sh')], { env: { ...process.env, ...env, LOOPBACK_BASE_PORT: String(base), HIVENODE: hivenode }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     script.stdout!.on('data', (c: Buffer) => (out += c.toString()));
