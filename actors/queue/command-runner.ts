@@ -47,6 +47,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.ready.clear();
       s.delivering = 0;
       s.groups?.clear();
+      s.live.clear();
       core.runtime.tell(core.deps.retry(), { type: 'clear' });
       core.runtime.tell(core.deps.deadLetter(), { type: 'cancel-all' });
       return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
@@ -58,6 +59,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (e?.state === EntryState.Delivering) s.delivering--;
       s.groups?.finished(cmd.key);
       s.entries.delete(cmd.key);
+      core.attemptEnded(s, cmd.key);
       if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
       return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }));
     }

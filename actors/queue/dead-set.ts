@@ -21,6 +21,7 @@ import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
 import { ListedKeys, attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
 import type { StoreOp, StoredRow } from './store.js';
+import { rankOf } from './priority.js';
 
 type ListCommand = Extract<QueueCommand, { type: 'list' }>;
 
@@ -153,7 +154,7 @@ async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[]
   if (fromStore) stats.deadKept -= entries.length;
   for (const e of entries) {
     s.entries.set(e.key, e);
-    s.ready.push(e.seq, e.key);
+    s.ready.push(rankOf(e), e.key);
   }
 }
 

@@ -1,0 +1,112 @@
+/**
+ * Queue flow control measured (README, Priorities and fairness): the wait of a small group's entries
+ * behind a flood of another group. A store is seeded with FLOOD waiting entries of tenant `big`;
+ * the queue (GroupBy tenant, DeliveryConcurrency 32) starts delivering them to an echo target that
+ * records each delivery, and once it is under way SMALL entries of tenant `small` are enqueued one
+ * every few ms. Each one's wait is its delivery time (the echo's record) less its enqueue time;
+ * the figure is their p99 with Fairness weighted, against Fairness fifo (today's oldest-first order,
+ * where they wait for the whole flood) in the same run. Target: ≤ 1 s.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { QueueEntry } from '../actors/queue/entry.js';
+import { putOp } from '../actors/queue/entry.js';
+import { SqliteStore } from '../actors/queue/sqlite-store.js';
+import { silentLogger } from '../actors/observe/logger.js';
+import { HiveNode } from '../node/node.js';
+import { makeMessage, mapOf } from '../protocol/message.js';
+import { fmt, report } from './lib.js';
+
+const FLOOD = Number(process.env.BENCH_FLOOD ?? 100_000);
+const SMALL = Number(process.env.BENCH_SMALL ?? 50);
+const DELIVERY = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 32);
+/** How many of the flood are delivered before the small group's entries come. */
+const UNDER_WAY = Math.min(2_000, Math.floor(FLOOD / 10));
+const TARGET_MS = 1000;
+
+const job = (tenant: string, i: number): ReturnType<typeof makeMessage> => makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ tenant: [tenant], id: [`${tenant}-${i}`], payload: ['some payload of a typical job'] }) });
+
+/** The flood, written straight into the store of queue `name` as waiting entries. */
+async function seed(dir: string, name: string): Promise<void> {
+  const store = await SqliteStore.open(join(dir, name), silentLogger());
+  for (let start = 0; start < FLOOD; start += 20_000) {
+    const ops = [];
+    for (let i = start; i < Math.min(FLOOD, start + 20_000); i++) {
+      const e: QueueEntry = { key: `big-${i}`, seq: i + 1, message: job('big', i), channel: 'target', mode: 'call', requeueTimerMs: 30_000, requeueCount: 3, deadLetter: '', attempts: 0, state: 'waiting', dueAt: 0, createdAt: new Date().toISOString(), history: [] };
+      ops.push(putOp(e));
+    }
+    await store.write(ops);
+  }
+  await store.close();
+}
+
+const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * p) - 1)]!;
+
+/** One round: the small group's waits (ms) behind the flood with `fairness`. */
+async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<number[]> {
+  const name = `q-${fairness}`;
+  await seed(dir, name);
+  const record = join(dir, `${name}.jsonl`);
+  const node = await HiveNode.start({
+    logStream: new PassThrough(),
+    services: [
+      { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'target'], ['RecordFile', record]] }] },
+      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['PersistPath', dir], ['DefaultChannel', 'target'], ['DeliveryConcurrency', String(DELIVERY)], ['GroupBy', 'tenant'], ['Fairness', fairness]] }] },
+    ],
+  });
+  try {
+    const q = node.services.find((s) => s.kind === 'queue')!;
+    const delivered = (): number => q.running.status().delivered as number;
+    while (delivered() < UNDER_WAY) await new Promise((r) => setTimeout(r, 5));
+    const sent = new Map<string, number>();
+    for (let i = 0; i < SMALL; i++) {
+      const id = `small-${i}`;
+      sent.set(id, Date.now());
+      const r = await node.hive.call(q.channel, job('small', i), 30_000);
+      if (r.Code !== 200) throw new Error(`enqueue failed: ${r.Code} ${r.Message}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const waits = new Map<string, number>();
+    const end = Date.now() + 600_000;
+    while (waits.size < SMALL && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 100));
+      const lines = readFileSync(record, 'utf8').split('\n');
+      lines.pop(); // a line being written
+      for (const line of lines) {
+        if (!line.includes('"small"')) continue;
+        const d = JSON.parse(line) as { time: string; message: { Data: { id: string[] } } };
+        const id = d.message.Data.id[0]!;
+        if (sent.has(id)) waits.set(id, Date.parse(d.time) - sent.get(id)!);
+      }
+    }
+    if (waits.size < SMALL) throw new Error(`only ${waits.size} of ${SMALL} small entries were delivered`);
+    return [...waits.values()];
+  } finally {
+    await node.stop(2_000);
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'hn-bench-queue-flow-'));
+try {
+  const weighted = await round(dir, 'weighted');
+  const fifo = await round(dir, 'fifo');
+  const p99 = percentile(weighted, 0.99);
+  const fifoP99 = percentile(fifo, 0.99);
+  console.log(`flood ${fmt(FLOOD)} entries of one group, ${SMALL} entries of another enqueued once ${fmt(UNDER_WAY)} were delivered, DeliveryConcurrency ${DELIVERY}`);
+  console.log(`Fairness weighted: the small group's wait p50 ${fmt(percentile(weighted, 0.5))} ms, p99 ${fmt(p99)} ms (target <= ${TARGET_MS} ms)`);
+  console.log(`Fairness fifo    : the small group's wait p50 ${fmt(percentile(fifo, 0.5))} ms, p99 ${fmt(fifoP99)} ms`);
+  report({
+    figure: `queue p99 wait of a small group behind a ${fmt(FLOOD)}-entry flood in another, Fairness weighted, DeliveryConcurrency ${DELIVERY}`,
+    hivenode: p99,
+    unit: 'ms',
+    baseline: 'the same with Fairness fifo (oldest first)',
+    baselineValue: fifoP99,
+    target: `≤ ${TARGET_MS} ms`,
+    met: p99 <= TARGET_MS,
+    lowerIsBetter: true,
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
