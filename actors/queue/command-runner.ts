@@ -58,6 +58,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (!e) return notLive(core, cmd.key);
       if (e?.state === EntryState.Delivering) s.delivering--;
       s.groups?.finished(cmd.key);
+      s.groups?.release(cmd.key);
       s.entries.delete(cmd.key);
       core.attemptEnded(s, cmd.key);
       if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
@@ -92,9 +93,9 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     case 'run_schedule':
       return runScheduleCommand(core, s, cmd, respond, self);
     case 'replay':
-      return replay(core, s, cmd, respond);
+      return replay(core, s, cmd, respond).then(() => core.refreshHolds(s));
     case 'purge':
-      return purge(core, s, cmd, respond);
+      return purge(core, s, cmd, respond).then(() => core.refreshHolds(s));
     default:
       assertNever(cmd, 'queue command');
   }

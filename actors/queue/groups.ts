@@ -30,6 +30,8 @@ import { attributeOf } from './responses.js';
 import { rankOf } from './priority.js';
 import type { GroupWeights } from './group-weights.js';
 import { GROUP_WEIGHTS_FORM, parseGroupWeights, weightOf } from './group-weights.js';
+import type { GroupOrder } from './group-order.js';
+import { GroupHolds, groupOrderOf } from './group-order.js';
 
 /** The compiled limits; undefined (no gate at all) when GroupBy is '' or neither limit is set. */
 export interface GroupLimits {
@@ -40,6 +42,8 @@ export interface GroupLimits {
   rate: GroupRate | undefined;
   /** Fairness weighted: the weights of the groups; undefined: fifo. */
   weights?: GroupWeights | undefined;
+  /** GroupOrder (group-order.ts): one entry of a group at a time, in arrival order, held while one retries. */
+  order?: GroupOrder | undefined;
 }
 
 /**
@@ -47,7 +51,7 @@ export interface GroupLimits {
  * without GroupBy, or GroupBy `state` (which changes with delivery) stop the start with a
  * ConfigError naming the parameter and what it accepts.
  */
-export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights'>): GroupLimits | undefined {
+export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'>): GroupLimits | undefined {
   let rate: GroupRate | undefined;
   try {
     rate = parseGroupRate(config.GroupRate);
@@ -62,14 +66,16 @@ export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcur
     throw new ConfigError(`GroupWeights: ${describeError(e)}; expected ${GROUP_WEIGHTS_FORM}`);
   }
   if (!weighted && config.GroupWeights.trim() !== '') throw new ConfigError("GroupWeights weighs the groups only with Fairness weighted; set Fairness: weighted, or leave GroupWeights out");
+  const order = groupOrderOf(config);
   const groupBy = config.GroupBy.trim();
   if (groupBy === '') {
     if (config.GroupConcurrency > 0 || rate || weighted) throw new ConfigError(`${weighted ? 'Fairness weighted shares deliveries among groups' : rate ? 'GroupRate limits groups' : 'GroupConcurrency limits groups'}, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`);
     return undefined;
   }
   if (groupBy === 'state') throw new ConfigError("GroupBy: 'state' changes while an entry is delivered; expected an entry attribute (channel, mode, class, operation) or a Data field");
-  if (config.GroupConcurrency === 0 && !rate && !weighted) return undefined;
-  return { groupBy, concurrency: config.GroupConcurrency, rate, ...(weights ? { weights } : {}) };
+  if (config.GroupConcurrency === 0 && !rate && !weighted && !order) return undefined;
+  // strict order is one entry of a group at a time
+  return { groupBy, concurrency: order ? 1 : config.GroupConcurrency, rate, ...(weights ? { weights } : {}), ...(order ? { order } : {}) };
 }
 
 /** Not in the free heap. */
@@ -109,11 +115,16 @@ export class GroupGate {
   /** Fairness weighted: the pass of the group served last, where a group back from idle starts. */
   private vtime = 0;
 
+  /** GroupOrder: the groups held by an entry that retries or is dead (group-order.ts). */
+  readonly holds: GroupHolds | undefined;
+
   /** `wake` asks the queue actor to pump again (when a starved group's token is due). */
   constructor(
     readonly limits: GroupLimits,
     private readonly wake: () => void,
-  ) {}
+  ) {
+    this.holds = limits.order ? new GroupHolds(limits.order) : undefined;
+  }
 
   /** Groups known now (with entries, in flight, or their rate bucket not full yet). */
   get size(): number {
@@ -128,8 +139,8 @@ export class GroupGate {
   take(ready: MinHeap<string>, waitingEntry: (key: string) => QueueEntry | undefined, now = Date.now()): QueueEntry | undefined {
     this.feedStarved(now);
     this.retireIdle(now);
-    if (this.limits.weights) {
-      // turns are among groups: every ready entry joins its group first
+    if (this.limits.weights || this.holds) {
+      // turns are among groups, and strict order is within each group: every ready entry joins its group first
       while (ready.size > 0) {
         const e = waitingEntry(ready.pop()!);
         if (e) this.admit(e, now);
@@ -171,6 +182,32 @@ export class GroupGate {
     this.count(this.groupOf(e, now), e.key, now);
   }
 
+  /**
+   * GroupOrder: a failed entry holds its group (retrying; dead with strict). Told before finished(),
+   * so the group is not listed again in between.
+   */
+  failed(e: QueueEntry, dead: boolean): void {
+    this.holds?.failed(e.key, attributeOf(e, this.limits.groupBy), dead);
+  }
+
+  /** GroupOrder: the entry holds its group no more (deleted, replayed, dropped): the group goes on. */
+  release(key: string, now = Date.now()): void {
+    const group = this.holds?.release(key);
+    const g = group === undefined ? undefined : this.groups.get(group);
+    if (g) this.offer(g, now);
+  }
+
+  /** GroupOrder: a dead entry moved to the dead set holds its group from there (strict). */
+  kept(key: string): void {
+    this.holds?.kept(key);
+  }
+
+  /** GroupOrder strict: the dead set's entries per group, counted in the store; every group is looked at again. */
+  setDeadKept(counts: Map<string, number>, now = Date.now()): void {
+    this.holds?.setDeadKept(counts);
+    for (const g of [...this.groups.values()]) this.offer(g, now);
+  }
+
   /** An entry's delivery ended (outcome, or the entry was deleted): its group has room again. */
   finished(key: string, now = Date.now()): void {
     const g = this.delivering.get(key);
@@ -183,6 +220,7 @@ export class GroupGate {
   /** `clear`: every entry is gone, so is every group (deliveries still out are nobody's now). */
   clear(): void {
     this.groups.clear();
+    this.holds?.clear();
     this.free.clear();
     this.starved.clear();
     this.retiring.clear();
@@ -195,7 +233,9 @@ export class GroupGate {
   /** Puts a ready entry into its group (the GroupBy value is read here, once per time it is ready). */
   private admit(e: QueueEntry, now: number): void {
     const g = this.groupOf(e, now);
-    g.waiting.push(rankOf(e), e.key);
+    // a retrying entry due again: its group goes on with it, its oldest entry
+    this.holds?.release(e.key);
+    g.waiting.push(this.holds ? e.seq : rankOf(e), e.key);
     this.offer(g, now);
   }
 
@@ -230,6 +270,7 @@ export class GroupGate {
       return;
     }
     if (this.limits.concurrency > 0 && g.inFlight >= this.limits.concurrency) return;
+    if (this.holds?.holds(g.name)) return;
     if (g.bucket && !g.bucket.has(now)) {
       if (!g.starved) {
         g.starved = true;

@@ -167,6 +167,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           s.entries.delete(msg.key);
           deps.stats.deadLettered++;
           core.persist([core.retire(e, EntryState.Dead)]);
+          core.deadLeft(s, msg.key);
         }
         break;
       }
@@ -214,7 +215,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       runtime.tell(ctx.self, { type: 'pump' });
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
-      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, config.PageHorizon, groups);
+      // GroupOrder holds a group by its retrying entries, so every one of them is in memory: no paging
+      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, deps.groups?.order ? 0 : config.PageHorizon, groups);
       countsReader?.(() => stateCounts(s.entries, deps.stats));
       return s;
     },

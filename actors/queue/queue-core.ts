@@ -226,6 +226,7 @@ export class QueueCore {
       this.persist([{ type: 'forget-seen', before }]);
     }
     if (this.deps.held) this.holdBack(s, this.deps.held);
+    await this.refreshHolds(s);
     const missed = s.schedules.load(await store.loadSchedules(), Date.now(), log);
     if (missed.length > 0) this.persist(missed);
     // a schedule's overlap counts its entries still in the queue by key: those are in memory
@@ -245,6 +246,11 @@ export class QueueCore {
     if (row.doc.includes('"dedupKey":')) {
       const e = s.entries.get(row.key);
       if (e) s.live.opened(e);
+    }
+    // GroupOrder: an entry that retries or is dead holds its group (read now, for its group)
+    if (s.groups?.holds && (row.state === EntryState.Retrying || row.state === EntryState.Dead)) {
+      const e = s.entries.get(row.key);
+      if (e) s.groups.failed(e, row.state === EntryState.Dead);
     }
     if (row.state === EntryState.Waiting) s.ready.push(rank(row.seq, storedPriority(row.doc)), row.key);
     else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
@@ -440,6 +446,8 @@ export class QueueCore {
     const e = s.entries.get(key);
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
+    // GroupOrder: a failure holds the group before its room is given back (groups.ts, failed)
+    if (!isSuccessCode(result.Code)) s.groups?.failed(e, e.attempts > e.requeueCount || !this.worthRetrying(result));
     s.groups?.finished(key);
     e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message });
     if (isSuccessCode(result.Code)) {
@@ -462,6 +470,7 @@ export class QueueCore {
         // without a target a dead entry goes to the dead set when it keeps any: only otherwise is it dropped
         if (!this.keepsDead) stats.dropped++;
         this.persist([this.retire(e, EntryState.Dead)]);
+        this.deadLeft(s, key);
         log.warn(`entry ${key} for '${e.channel}' ${this.keepsDead ? 'kept in the dead set' : 'dropped'} after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
       } else {
         this.persist([putOp(e)]);
@@ -516,8 +525,32 @@ export class QueueCore {
     if (this.keepsDead) {
       s.entries.delete(key);
       this.persist([this.retire(e, EntryState.Dead)]);
+      this.deadLeft(s, key);
     }
     this.deps.log.warn(`dead-letter target '${e.deadLetter}' refused entry ${key} ${tries} time(s), last ${last}; no more tries: it stays dead${this.keepsDead ? ' in the dead set (list, replay or purge it there)' : ' in the queue until the next start'}`);
+  }
+
+  /**
+   * GroupOrder: a dead entry left the live entries; kept in the dead set it holds its group from
+   * there (strict), dropped it holds it no more (nothing is left to replay or purge).
+   */
+  deadLeft(s: QueueState, key: string): void {
+    if (this.keepsDead) s.groups?.kept(key);
+    else s.groups?.release(key);
+  }
+
+  /**
+   * GroupOrder strict: counts the dead set's entries per group in the store, and lets go of the
+   * holds of entries no longer retrying or dead (at load, after a replay or purge).
+   */
+  async refreshHolds(s: QueueState): Promise<void> {
+    const gate = s.groups;
+    if (!gate?.holds) return;
+    gate.setDeadKept(gate.holds.order === 'strict' ? await this.deps.store.kept.group({ state: EntryState.Dead }, gate.limits.groupBy) : new Map());
+    for (const key of gate.holds.keys()) {
+      const e = s.entries.get(key);
+      if (e?.state !== EntryState.Retrying && e?.state !== EntryState.Dead) gate.release(key);
+    }
   }
 
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {
