@@ -109,6 +109,8 @@ export interface QueueStats {
   doneKept: number;
   /** Idempotency keys held for the DedupWindow. */
   idempotencyKeys: number;
+  /** Waiting entries a later add of their key replaces (dedup_mode replace / keep-last-if-active: debounce.ts). */
+  replaceable: number;
 }
 
 export interface QueueState {
@@ -196,6 +198,7 @@ export class QueueCore {
     stats.paused = s.paused;
     stats.deliveringNow = s.delivering;
     stats.idempotencyKeys = s.dedup.size;
+    stats.replaceable = s.live.size;
   }
 
   /**

@@ -58,7 +58,10 @@ describe('queue debounce and dedup_mode', function () {
     }
     const last = Date.now();
     expect(await size(n)).to.equal('1');
+    const status = (): Record<string, unknown> => n.services.find((s) => s.kind === 'queue')!.running.status();
+    expect(status().replaceable, 'the status figure of entries a later add replaces').to.equal(1);
     await until(() => deliveries().length === 1, 5000);
+    expect(status().replaceable).to.equal(0);
     expect(Date.parse(deliveries()[0]!.time) - last, 'due a debounce after the last enqueue').to.be.at.least(600);
     expect(items()).to.deep.equal(['999']);
     expect(deliveries()[0]!.message.Control, 'the queue keeps its controls').to.deep.equal({});
