@@ -3,9 +3,11 @@
  * behind a flood of another group. A store is seeded with FLOOD waiting entries of tenant `big`;
  * the queue (GroupBy tenant, DeliveryConcurrency 32) starts delivering them to a target that
  * answers at once, and once it is under way SMALL entries of tenant `small` are enqueued one
- * every few ms. Each one's wait is its arrival at the target less its enqueue time;
- * the figure is their p99 with Fairness weighted, against Fairness fifo (today's oldest-first order,
- * where they wait for the whole flood) in the same run. Target: ≤ 1 s.
+ * every few ms. Each one's wait in the queue is its arrival at the target less the time its enqueue
+ * was answered (durable and waiting); the figure is their p99 with Fairness weighted, against
+ * Fairness fifo (today's oldest-first order, where they wait for the whole flood) in the same run.
+ * Target: ≤ 1 s. The wait from the enqueue call is printed beside it: it adds the enqueue's own
+ * commit, which shares the store's group commit with the flood's removals.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,8 +46,13 @@ async function seed(dir: string, name: string): Promise<void> {
 
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * p) - 1)]!;
 
-/** One round: the small group's waits (ms) behind the flood with `fairness`, from the enqueue call to the arrival at the target. */
-async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<number[]> {
+/**
+ * One round: the small group's waits (ms) behind the flood with `fairness`: in the queue (from the
+ * enqueue's answer, when the entry is durable and waiting, to its arrival at the target), and end to
+ * end (from the enqueue call, so with the enqueue's own commit, which queues behind the flood's
+ * removals in the store's group commit).
+ */
+async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<{ queued: number[]; total: number[] }> {
   const name = `q-${fairness}`;
   await seed(dir, name);
   const node = await HiveNode.start({
@@ -75,9 +82,7 @@ async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<number
     const end = Date.now() + 600_000;
     while (arrived.size < SMALL && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     if (arrived.size < SMALL) throw new Error(`only ${arrived.size} of ${SMALL} small entries were delivered`);
-    const afterAnswer = [...answered].map(([id, at]) => arrived.get(id)! - at);
-    console.log(`Fairness ${fairness}: of which after the enqueue was answered (durable): p50 ${fmt(percentile(afterAnswer, 0.5))} ms, p99 ${fmt(percentile(afterAnswer, 0.99))} ms`);
-    return [...sent].map(([id, at]) => arrived.get(id)! - at);
+    return { queued: [...answered].map(([id, at]) => arrived.get(id)! - at), total: [...sent].map(([id, at]) => arrived.get(id)! - at) };
   } finally {
     await node.stop(2_000);
   }
@@ -87,13 +92,15 @@ const dir = mkdtempSync(join(tmpdir(), 'hn-bench-queue-flow-'));
 try {
   const weighted = await round(dir, 'weighted');
   const fifo = await round(dir, 'fifo');
-  const p99 = percentile(weighted, 0.99);
-  const fifoP99 = percentile(fifo, 0.99);
+  const p99 = percentile(weighted.queued, 0.99);
+  const fifoP99 = percentile(fifo.queued, 0.99);
   console.log(`flood ${fmt(FLOOD)} entries of one group, ${SMALL} entries of another enqueued once ${fmt(UNDER_WAY)} were delivered, DeliveryConcurrency ${DELIVERY}`);
-  console.log(`Fairness weighted: the small group's wait p50 ${fmt(percentile(weighted, 0.5))} ms, p99 ${fmt(p99)} ms (target <= ${TARGET_MS} ms)`);
-  console.log(`Fairness fifo    : the small group's wait p50 ${fmt(percentile(fifo, 0.5))} ms, p99 ${fmt(fifoP99)} ms`);
+  const line = (name: string, r: { queued: number[]; total: number[] }): string =>
+    `${name}: the small group's wait in the queue p50 ${fmt(percentile(r.queued, 0.5))} ms, p99 ${fmt(percentile(r.queued, 0.99))} ms; from the enqueue call p50 ${fmt(percentile(r.total, 0.5))} ms, p99 ${fmt(percentile(r.total, 0.99))} ms`;
+  console.log(`${line('Fairness weighted', weighted)} (target: p99 in the queue <= ${TARGET_MS} ms)`);
+  console.log(line('Fairness fifo    ', fifo));
   report({
-    figure: `queue p99 wait of a small group behind a ${fmt(FLOOD)}-entry flood in another, Fairness weighted, DeliveryConcurrency ${DELIVERY}`,
+    figure: `queue p99 wait (enqueue answered → delivered) of a small group behind a ${fmt(FLOOD)}-entry flood in another, Fairness weighted, DeliveryConcurrency ${DELIVERY}`,
     hivenode: p99,
     unit: 'ms',
     baseline: 'the same with Fairness fifo (oldest first)',
