@@ -158,7 +158,8 @@ export class QueueCore {
     this.retriesEveryFailure = deps.config.RetryOn === RetryOn.Any;
     this.keepsDead = deps.config.DeadRetention > 0;
     this.keepsDone = deps.config.DoneRetention > 0;
-    const pages = deps.store.paging !== undefined && deps.config.PageHorizon > 0;
+    // GroupOrder turns paging off (queue-actor.ts): then nothing is parked
+    const pages = deps.store.paging !== undefined && deps.config.PageHorizon > 0 && !deps.groups?.order;
     this.maxDebounceMs = pages ? Math.min(deps.config.PageHorizon, MAX_SCHEDULE_MS) : MAX_SCHEDULE_MS;
     this.debounceLimit = pages ? `at most the queue's PageHorizon (${deps.config.PageHorizon} ms)` : 'at most 366 days';
   }

@@ -136,6 +136,22 @@ describe('queue debounce and dedup_mode', function () {
     expect(Date.parse(deliveries()[3]!.time) - Date.parse(deliveries()[2]!.time)).to.be.below(900);
   });
 
+  it('fan-out entries with one key and dedup_mode replace collapse to one entry with the last Data; a later add replaces it', async () => {
+    const keyed = '[[ define "keyed" ]][[ range .Data.item ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "idempotency-key" "cart" ]][[ addValue $c "dedup_mode" "replace" ]][[ setRequestControl $r $c ]][[ addValue (getRequestData $r) "item" . ]][[ addEntry $r ]][[ end ]][[ end ]]';
+    const n = await start({ Template: keyed, StartPaused: true });
+    const r = await queueCall(n, { template_define: ['keyed'] }, { item: ['a', 'b', 'c'] });
+    expect(r.Code, r.Message).to.equal(200);
+    expect(r.Data.queuesize, 'one entry made').to.deep.equal(['1']);
+    expect(new Set(r.Data.keys)).to.have.property('size', 1);
+    const again = await queueCall(n, { template_define: ['keyed'] }, { item: ['d'] });
+    expect(again.Data.keys).to.deep.equal([r.Data.keys![0]]);
+    expect(again.Data.replaced).to.deep.equal(['1']);
+    await queueCall(n, { command: ['resume'] });
+    await until(() => deliveries().length === 1);
+    await sleep(200);
+    expect(items()).to.deep.equal(['d']);
+  });
+
   describe('across a SIGKILL', () => {
     let killed: NodeProcess | undefined;
     after(async () => {
