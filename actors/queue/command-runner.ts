@@ -49,6 +49,7 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.delivering = 0;
       s.groups?.clear();
       core.deps.breakers?.forgetHeld();
+      s.live.clear();
       core.runtime.tell(core.deps.retry(), { type: 'clear' });
       core.runtime.tell(core.deps.deadLetter(), { type: 'cancel-all' });
       return core.durably([{ type: 'clear' }], respond, () => statusResult(core.view(s), { cleared: [String(n)] }));
@@ -60,7 +61,9 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       if (e?.state === EntryState.Delivering) s.delivering--;
       s.groups?.finished(cmd.key);
       core.deps.breakers?.forget(cmd.key);
+      s.groups?.release(cmd.key);
       s.entries.delete(cmd.key);
+      core.attemptEnded(s, cmd.key);
       if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
       return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }));
     }
@@ -97,11 +100,11 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
     case 'run_schedule':
       return runScheduleCommand(core, s, cmd, respond, self);
     case 'replay':
-      return replay(core, s, cmd, respond);
+      return replay(core, s, cmd, respond).then(() => core.refreshHolds(s));
     case 'breaker':
       return runBreakerCommand(core, s, cmd, core.deps.gate, respond);
     case 'purge':
-      return purge(core, s, cmd, respond);
+      return purge(core, s, cmd, respond).then(() => core.refreshHolds(s));
     default:
       assertNever(cmd, 'queue command');
   }

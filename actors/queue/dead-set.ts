@@ -21,6 +21,7 @@ import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
 import { ListedKeys, attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
 import type { StoreOp, StoredRow } from './store.js';
+import { rankOf } from './priority.js';
 
 type ListCommand = Extract<QueueCommand, { type: 'list' }>;
 
@@ -146,14 +147,15 @@ async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[]
   const now = Date.now();
   // a dead entry still in memory may be being handed to its dead-letter target: replayed, it is not
   if (!fromStore) core.cancelDeadLetter(...entries.map((e) => e.key));
-  for (const e of entries) revive(e, s.nextSeq++, now, edits);
+  // GroupOrder: a replayed entry keeps its place in its group's order (it held the group)
+  for (const e of entries) revive(e, core.deps.groups?.order ? e.seq : s.nextSeq++, now, edits);
   const ops: StoreOp[] = entries.map(putOp);
   if (fromStore) ops.push({ type: 'unkeep', keys: entries.map((e) => e.key) });
   await store.write(ops);
   if (fromStore) stats.deadKept -= entries.length;
   for (const e of entries) {
     s.entries.set(e.key, e);
-    s.ready.push(e.seq, e.key);
+    s.ready.push(rankOf(e), e.key);
   }
 }
 

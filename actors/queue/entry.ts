@@ -40,6 +40,8 @@ export interface QueueEntry {
   key: string;
   /** FIFO position; increases with every entry ever added. */
   seq: number;
+  /** 0 to 9, higher delivered first (priority.ts); absent: 0. Written right after seq, where a start reads it unparsed. */
+  priority?: number;
   message: Message;
   channel: string;
   mode: DeliveryMode;
@@ -61,6 +63,9 @@ export interface QueueEntry {
   endedAt?: string;
   /** When the entry was replayed from the dead set, oldest first (its history runs on across replays). */
   replayedAt?: string[];
+  /** dedup_mode replace / keep-last-if-active: the idempotency key whose later adds replace this entry while it waits (debounce.ts). */
+  dedupKey?: string;
+  dedupMode?: 'replace' | 'keep-last-if-active';
 }
 
 /**

@@ -10,7 +10,15 @@
  * each group keeps its entries in a heap by seq, and the groups free to start are in one heap keyed
  * by their oldest entry's seq. Taking the smaller of the ready heap's head and that heap's head
  * keeps delivery FIFO across free groups, and strictly FIFO within a group when
- * DeliveryConcurrency is 1 (docs/ARCHITECTURE.md, The life of one queue entry).
+ * DeliveryConcurrency is 1 (docs/ARCHITECTURE.md, The life of one queue entry). The heaps are keyed
+ * by rank (priority.ts): a higher priority goes first, seq order within one priority.
+ *
+ * Fairness weighted (README, Priorities and fairness) keys the free heap by each group's pass
+ * instead (stride scheduling): a delivery adds 1/weight to its group's pass and the group with the
+ * lowest pass goes next, so busy groups take turns in proportion to GroupWeights whatever their
+ * backlog. A group that comes back from idle starts at the pass of the last group served: time
+ * idle earns no credit. Every ready entry is admitted to its group at once, as the turns are taken
+ * among groups, not among entries.
  */
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { QueueConfig } from './command-parser.js';
@@ -19,6 +27,11 @@ import type { GroupRate } from './group-rate.js';
 import { GROUP_RATE_FORM, TokenBucket, parseGroupRate } from './group-rate.js';
 import { MinHeap } from './heap.js';
 import { attributeOf } from './responses.js';
+import { rankOf } from './priority.js';
+import type { GroupWeights } from './group-weights.js';
+import { GROUP_WEIGHTS_FORM, parseGroupWeights, weightOf } from './group-weights.js';
+import type { GroupOrder } from './group-order.js';
+import { GroupHolds, groupOrderOf } from './group-order.js';
 
 /** The compiled limits; undefined (no gate at all) when GroupBy is '' or neither limit is set. */
 export interface GroupLimits {
@@ -27,6 +40,10 @@ export interface GroupLimits {
   /** Entries of one group delivered at once; 0 = unlimited. */
   concurrency: number;
   rate: GroupRate | undefined;
+  /** Fairness weighted: the weights of the groups; undefined: fifo. */
+  weights?: GroupWeights | undefined;
+  /** GroupOrder (group-order.ts): one entry of a group at a time, in arrival order, held while one retries. */
+  order?: GroupOrder | undefined;
 }
 
 /**
@@ -34,21 +51,31 @@ export interface GroupLimits {
  * without GroupBy, or GroupBy `state` (which changes with delivery) stop the start with a
  * ConfigError naming the parameter and what it accepts.
  */
-export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate'>): GroupLimits | undefined {
+export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'>): GroupLimits | undefined {
   let rate: GroupRate | undefined;
   try {
     rate = parseGroupRate(config.GroupRate);
   } catch (e) {
     throw new ConfigError(`GroupRate: ${describeError(e)}; expected ${GROUP_RATE_FORM}`);
   }
+  const weighted = config.Fairness === 'weighted';
+  let weights: GroupWeights | undefined;
+  try {
+    weights = weighted ? parseGroupWeights(config.GroupWeights) : undefined;
+  } catch (e) {
+    throw new ConfigError(`GroupWeights: ${describeError(e)}; expected ${GROUP_WEIGHTS_FORM}`);
+  }
+  if (!weighted && config.GroupWeights.trim() !== '') throw new ConfigError("GroupWeights weighs the groups only with Fairness weighted; set Fairness: weighted, or leave GroupWeights out");
+  const order = groupOrderOf(config);
   const groupBy = config.GroupBy.trim();
   if (groupBy === '') {
-    if (config.GroupConcurrency > 0 || rate) throw new ConfigError(`${rate ? 'GroupRate' : 'GroupConcurrency'} limits groups, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`);
+    if (config.GroupConcurrency > 0 || rate || weighted) throw new ConfigError(`${weighted ? 'Fairness weighted shares deliveries among groups' : rate ? 'GroupRate limits groups' : 'GroupConcurrency limits groups'}, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`);
     return undefined;
   }
   if (groupBy === 'state') throw new ConfigError("GroupBy: 'state' changes while an entry is delivered; expected an entry attribute (channel, mode, class, operation) or a Data field");
-  if (config.GroupConcurrency === 0 && !rate) return undefined;
-  return { groupBy, concurrency: config.GroupConcurrency, rate };
+  if (config.GroupConcurrency === 0 && !rate && !weighted && !order) return undefined;
+  // strict order is one entry of a group at a time
+  return { groupBy, concurrency: order ? 1 : config.GroupConcurrency, rate, ...(weights ? { weights } : {}), ...(order ? { order } : {}) };
 }
 
 /** Not in the free heap. */
@@ -62,10 +89,14 @@ class Group {
   listed = UNLISTED;
   /** In the starved heap, waiting for a rate token. */
   starved = false;
+  /** Fairness weighted: the virtual time of the group's next turn (1/weight more per delivery). */
+  pass = 0;
 
   constructor(
     readonly name: string,
     readonly bucket: TokenBucket | undefined,
+    /** Fairness weighted: what one delivery adds to `pass`. */
+    readonly stride: number,
   ) {}
 }
 
@@ -81,12 +112,19 @@ export class GroupGate {
   private readonly delivering = new Map<string, Group>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = 0;
+  /** Fairness weighted: the pass of the group served last, where a group back from idle starts. */
+  private vtime = 0;
+
+  /** GroupOrder: the groups held by an entry that retries or is dead (group-order.ts). */
+  readonly holds: GroupHolds | undefined;
 
   /** `wake` asks the queue actor to pump again (when a starved group's token is due). */
   constructor(
     readonly limits: GroupLimits,
     private readonly wake: () => void,
-  ) {}
+  ) {
+    this.holds = limits.order ? new GroupHolds(limits.order) : undefined;
+  }
 
   /** Groups known now (with entries, in flight, or their rate bucket not full yet). */
   get size(): number {
@@ -101,6 +139,13 @@ export class GroupGate {
   take(ready: MinHeap<string>, waitingEntry: (key: string) => QueueEntry | undefined, now = Date.now()): QueueEntry | undefined {
     this.feedStarved(now);
     this.retireIdle(now);
+    if (this.limits.weights || this.holds) {
+      // turns are among groups, and strict order is within each group: every ready entry joins its group first
+      while (ready.size > 0) {
+        const e = waitingEntry(ready.pop()!);
+        if (e) this.admit(e, now);
+      }
+    }
     for (;;) {
       const readySeq = ready.peekPriority();
       const freeSeq = this.free.peekPriority();
@@ -123,6 +168,10 @@ export class GroupGate {
         continue;
       }
       this.count(g, e.key, now);
+      if (this.limits.weights) {
+        this.vtime = Math.max(this.vtime, g.pass);
+        g.pass += g.stride;
+      }
       this.offer(g, now);
       return e;
     }
@@ -131,6 +180,32 @@ export class GroupGate {
   /** A `step` delivers its entry now, limits or not (an operator's action), but it counts in its group. */
   stepped(e: QueueEntry, now = Date.now()): void {
     this.count(this.groupOf(e, now), e.key, now);
+  }
+
+  /**
+   * GroupOrder: a failed entry holds its group (retrying; dead with strict). Told before finished(),
+   * so the group is not listed again in between.
+   */
+  failed(e: QueueEntry, dead: boolean): void {
+    this.holds?.failed(e.key, attributeOf(e, this.limits.groupBy), dead);
+  }
+
+  /** GroupOrder: the entry holds its group no more (deleted, replayed, dropped): the group goes on. */
+  release(key: string, now = Date.now()): void {
+    const group = this.holds?.release(key);
+    const g = group === undefined ? undefined : this.groups.get(group);
+    if (g) this.offer(g, now);
+  }
+
+  /** GroupOrder: a dead entry moved to the dead set holds its group from there (strict). */
+  kept(key: string): void {
+    this.holds?.kept(key);
+  }
+
+  /** GroupOrder strict: the dead set's entries per group, counted in the store; every group is looked at again. */
+  setDeadKept(counts: Map<string, number>, now = Date.now()): void {
+    this.holds?.setDeadKept(counts);
+    for (const g of [...this.groups.values()]) this.offer(g, now);
   }
 
   /** An entry's delivery ended (outcome, or the entry was deleted): its group has room again. */
@@ -145,10 +220,12 @@ export class GroupGate {
   /** `clear`: every entry is gone, so is every group (deliveries still out are nobody's now). */
   clear(): void {
     this.groups.clear();
+    this.holds?.clear();
     this.free.clear();
     this.starved.clear();
     this.retiring.clear();
     this.delivering.clear();
+    this.vtime = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -156,7 +233,9 @@ export class GroupGate {
   /** Puts a ready entry into its group (the GroupBy value is read here, once per time it is ready). */
   private admit(e: QueueEntry, now: number): void {
     const g = this.groupOf(e, now);
-    g.waiting.push(e.seq, e.key);
+    // a retrying entry due again: its group goes on with it, its oldest entry
+    this.holds?.release(e.key);
+    g.waiting.push(this.holds ? e.seq : rankOf(e), e.key);
     this.offer(g, now);
   }
 
@@ -164,7 +243,7 @@ export class GroupGate {
     const name = attributeOf(e, this.limits.groupBy);
     let g = this.groups.get(name);
     if (!g) {
-      g = new Group(name, this.limits.rate ? new TokenBucket(this.limits.rate, now) : undefined);
+      g = new Group(name, this.limits.rate ? new TokenBucket(this.limits.rate, now) : undefined, this.limits.weights ? 1 / weightOf(this.limits.weights, name) : 0);
       this.groups.set(name, g);
     }
     return g;
@@ -191,6 +270,7 @@ export class GroupGate {
       return;
     }
     if (this.limits.concurrency > 0 && g.inFlight >= this.limits.concurrency) return;
+    if (this.holds?.holds(g.name)) return;
     if (g.bucket && !g.bucket.has(now)) {
       if (!g.starved) {
         g.starved = true;
@@ -199,9 +279,16 @@ export class GroupGate {
       }
       return;
     }
-    if (g.listed === head) return;
-    g.listed = head;
-    this.free.push(head, g);
+    let key = head;
+    if (this.limits.weights) {
+      // listed by its pass, which changes only when it is served (then it is unlisted)
+      if (g.listed !== UNLISTED) return;
+      g.pass = Math.max(g.pass, this.vtime);
+      key = g.pass;
+    }
+    if (g.listed === key) return;
+    g.listed = key;
+    this.free.push(key, g);
   }
 
   /** Starved groups whose token is due are offered again. */

@@ -27,6 +27,7 @@ import { sweepKept } from './retention.js';
 import type { StateCounts } from './state-counts.js';
 import { stateCounts } from './state-counts.js';
 import { pageNeedOf } from './backlog.js';
+import { rankOf } from './priority.js';
 import { inMessageTrace, runInScope } from '../observe/trace-scope.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
@@ -88,11 +89,14 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       }
       case 'committed': {
         const now = Date.now();
-        for (const committed of msg.entries) {
+        const adopt = msg.adopt ?? [];
+        for (const committed of adopt.length > 0 ? msg.entries.concat(adopt) : msg.entries) {
           let e = s.entries.get(committed.key);
           // added before a restart, committed after the store was reloaded: it is durable, so it is ours
-          // (unless it is due beyond the horizon: then the store holds it until its page-in, as a parked entry)
-          if (!e && msg.generation !== s.generation && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter)) s.entries.set(committed.key, (e = committed));
+          // (unless it is due beyond the horizon: then the store holds it until its page-in, as a parked
+          // entry); so is a replaced entry whose first write failed but whose replacement is stored
+          const ours = msg.generation !== s.generation || (committed.state === EntryState.Pending && adopt.includes(committed));
+          if (!e && ours && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter)) s.entries.set(committed.key, (e = committed));
           if (e?.state !== EntryState.Pending) continue;
           deps.stats.added++;
           if (isScheduled(e, now)) {
@@ -101,7 +105,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
             runtime.tell(deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
           } else {
             e.state = EntryState.Waiting;
-            s.ready.push(e.seq, e.key);
+            s.ready.push(rankOf(e), e.key);
           }
         }
         for (const seen of msg.seen) {
@@ -150,7 +154,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           }
           // paused or not, it waits now; a paused queue delivers it on resume
           e.state = EntryState.Waiting;
-          s.ready.push(e.seq, key);
+          s.ready.push(rankOf(e), key);
         }
         break;
       }
@@ -163,6 +167,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           s.entries.delete(msg.key);
           deps.stats.deadLettered++;
           core.persist([core.retire(e, EntryState.Dead)]);
+          core.deadLeft(s, msg.key);
         }
         break;
       }
@@ -213,7 +218,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       runtime.tell(ctx.self, { type: 'pump' });
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
-      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, config.PageHorizon, groups);
+      // GroupOrder holds a group by its retrying entries, so every one of them is in memory: no paging
+      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, deps.groups?.order ? 0 : config.PageHorizon, groups);
       // a fresh state reloads every entry as waiting: what the breakers held is found again as it comes up
       deps.breakers?.forgetHeld();
       deps.breakers?.setWake((channel) => runtime.tell(ctx.self, { type: 'breaker-due', channel }));

@@ -20,7 +20,11 @@ import type { QueueConfig } from './command-parser.js';
 import { entrySettings, passedControls } from './command-parser.js';
 import type { SeenKey } from './dedup.js';
 import { DedupKeys } from './dedup.js';
-import { notBeforeOf } from './delay.js';
+import { MAX_SCHEDULE_MS, notBeforeOf } from './delay.js';
+import { priorityOf, rank, rankOf, storedPriority } from './priority.js';
+import type { ReplaceMode } from './debounce.js';
+import { LiveKeys, keyedAddOf } from './debounce.js';
+import { applyKeyed, newKeyedEntries, splitKeyed } from './keyed-add.js';
 import type { DeadLetterMsg, DeadLetteredMsg } from './dead-letter.js';
 import type { DeliverMsg, OutcomeMsg } from './delivery.js';
 import { deliver } from './delivery.js';
@@ -54,7 +58,7 @@ export type QueueMsg =
   /** A dead-letter hand-over could not even be started (the dead-letter actor failed): try again later. */
   | { type: 'dead-letter-failed'; key: string }
   /** Writes of added entries are durable: make them visible and answer the caller. */
-  | { type: 'committed'; entries: QueueEntry[]; seen: SeenKey[]; generation: number; reply: () => void }
+  | { type: 'committed'; entries: QueueEntry[]; seen: SeenKey[]; generation: number; reply: () => void; adopt?: QueueEntry[] }
   /** Writes of added entries failed: forget them (and their idempotency keys) and answer the caller with the error. */
   | { type: 'commit-failed'; keys: string[]; seen: SeenKey[]; error: unknown; reply: (r: Result) => void }
   /** Start deliveries if there is room (sent at start and whenever something may have become due). */
@@ -110,6 +114,8 @@ export interface QueueStats {
   doneKept: number;
   /** Idempotency keys held for the DedupWindow. */
   idempotencyKeys: number;
+  /** Waiting entries a later add of their key replaces (dedup_mode replace / keep-last-if-active: debounce.ts). */
+  replaceable: number;
 }
 
 export interface QueueState {
@@ -131,11 +137,13 @@ export interface QueueState {
   groups: GroupGate | undefined;
   /** Which timed entries are left in the store (backlog.ts). */
   backlog: Backlog;
+  /** The idempotency keys of replace-mode entries (debounce.ts). */
+  live: LiveKeys;
 }
 
 export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs) };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys() };
 }
 
 export class QueueCore {
@@ -145,6 +153,9 @@ export class QueueCore {
   readonly keepsDead: boolean;
   private readonly keepsDone: boolean;
   private released: { state: QueueState; fn: Release } | undefined;
+  /** The longest `debounce` (debounce.ts) and how the 400 says it: within PageHorizon when the store pages, as a restart parks entries due beyond it. */
+  private readonly maxDebounceMs: number;
+  private readonly debounceLimit: string;
 
   constructor(
     readonly runtime: Runtime,
@@ -153,6 +164,10 @@ export class QueueCore {
     this.retriesEveryFailure = deps.config.RetryOn === RetryOn.Any;
     this.keepsDead = deps.config.DeadRetention > 0;
     this.keepsDone = deps.config.DoneRetention > 0;
+    // GroupOrder turns paging off (queue-actor.ts): then nothing is parked
+    const pages = deps.store.paging !== undefined && deps.config.PageHorizon > 0 && !deps.groups?.order;
+    this.maxDebounceMs = pages ? Math.min(deps.config.PageHorizon, MAX_SCHEDULE_MS) : MAX_SCHEDULE_MS;
+    this.debounceLimit = pages ? `at most the queue's PageHorizon (${deps.config.PageHorizon} ms)` : 'at most 366 days';
   }
 
   /** The view of status and list answers: with the entries per state. */
@@ -190,6 +205,7 @@ export class QueueCore {
     stats.paused = s.paused;
     stats.deliveringNow = s.delivering;
     stats.idempotencyKeys = s.dedup.size;
+    stats.replaceable = s.live.size;
   }
 
   /**
@@ -220,6 +236,7 @@ export class QueueCore {
       this.persist([{ type: 'forget-seen', before }]);
     }
     if (this.deps.held) this.holdBack(s, this.deps.held);
+    await this.refreshHolds(s);
     const missed = s.schedules.load(await store.loadSchedules(), Date.now(), log);
     if (missed.length > 0) this.persist(missed);
     // a schedule's overlap counts its entries still in the queue by key: those are in memory
@@ -235,12 +252,22 @@ export class QueueCore {
     const stored = new StoredEntry(row.key, row.seq, row.state as EntryState, row.dueAt ?? 0, row.doc);
     if (paged) s.entries.pageIn(stored);
     else s.entries.setStored(stored);
-    if (row.state === EntryState.Waiting) s.ready.push(row.seq, row.key);
+    // a replace-mode entry is read now, for its key (debounce.ts); every other stays unparsed
+    if (row.doc.includes('"dedupKey":')) {
+      const e = s.entries.get(row.key);
+      if (e) s.live.opened(e);
+    }
+    // GroupOrder: an entry that retries or is dead holds its group (read now, for its group)
+    if (s.groups?.holds && (row.state === EntryState.Retrying || row.state === EntryState.Dead)) {
+      const e = s.entries.get(row.key);
+      if (e) s.groups.failed(e, row.state === EntryState.Dead);
+    }
+    if (row.state === EntryState.Waiting) s.ready.push(rank(row.seq, storedPriority(row.doc)), row.key);
     else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
     else {
       // dead entries are handed over now, and rows without a state column must be read to know theirs
       const e = s.entries.get(row.key);
-      if (e?.state === EntryState.Waiting) s.ready.push(e.seq, e.key);
+      if (e?.state === EntryState.Waiting) s.ready.push(rankOf(e), e.key);
       else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
       else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
     }
@@ -277,14 +304,21 @@ export class QueueCore {
     if (n > 0) this.deps.log.info(`${n} entr${n === 1 ? 'y' : 'ies'} the previous holder was delivering wait until ${new Date(held.until).toISOString()} (AckWait) before being delivered again`);
   }
 
-  /** `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of their own. */
-  private newEntry(s: QueueState, message: Message, now: number, inherited: number | undefined): QueueEntry {
+  /**
+   * `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of
+   * their own. `keyed`: the idempotency key and mode of a replace-mode entry (debounce.ts).
+   */
+  private newEntry(s: QueueState, message: Message, now: number, inherited: number | undefined, keyed?: { key: string; mode: ReplaceMode; debounceMs: number | undefined }): QueueEntry {
     const settings = entrySettings(message.Control, this.deps.config, this.deps.gate);
-    const notBefore = notBeforeOf(message.Control, now) ?? inherited;
+    // a debounce is a delay counted from this add (drop mode: the control is read here; replace modes: by the caller)
+    const debounceMs = keyed ? keyed.debounceMs : keyedAddOf(message.Control, this.maxDebounceMs, this.debounceLimit)?.debounceMs;
+    const notBefore = debounceMs !== undefined ? now + debounceMs : (notBeforeOf(message.Control, now) ?? inherited);
     const seq = s.nextSeq++;
+    const priority = priorityOf(message.Control, this.deps.config.DefaultPriority);
     return {
       key: randomUUID(),
       seq,
+      ...(priority !== 0 ? { priority } : {}),
       message: { Class: message.Class, Operation: message.Operation, Control: passedControls(message.Control), Data: message.Data },
       ...settings,
       attempts: 0,
@@ -292,46 +326,94 @@ export class QueueCore {
       dueAt: notBefore ?? now,
       createdAt: new Date(now).toISOString(),
       history: [],
+      ...(keyed ? { dedupKey: keyed.key, dedupMode: keyed.mode } : {}),
     };
   }
 
   /**
    * Adds entries: stored first, visible (waiting, or scheduled until their time) and answered once
    * durable. An enqueue repeating an idempotency key of the window creates nothing (dedup.ts); its
-   * answer waits until the first entry is durable. `alsoWrite` gets the entry key of each message
-   * (a duplicate's: the first entry's) and returns writes for the same transaction (a schedule's firing).
+   * answer waits until the first entry is durable. A replace-mode enqueue (debounce.ts) replaces the
+   * waiting entry of its key instead, answered once the new document is durable. `alsoWrite` gets
+   * the entry key of each message (a duplicate's: the first entry's) and returns writes for the same
+   * transaction (a schedule's firing).
    */
   add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number, alsoWrite?: (keys: string[]) => StoreOp[]): void {
     const { config, log, store } = this.deps;
     const now = Date.now();
-    const plan = s.dedup.plan(messages, now);
-    if (s.entries.size + plan.fresh.length > config.Capacity) {
-      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${plan.fresh.length} would exceed the capacity`);
+    const split = splitKeyed(messages, this.maxDebounceMs, this.debounceLimit);
+    // a replace-mode message's other controls are read before anything changes, as a new entry's are (400)
+    if (split) for (const { message } of split.keyed) this.checkControls(message, now);
+    const plan = s.dedup.plan(split ? split.rest : messages, now);
+    const entry = (key: string): QueueEntry | undefined => s.entries.get(key);
+    const adding = plan.fresh.length + (split ? newKeyedEntries(split, s.live, entry) : 0);
+    if (s.entries.size + adding > config.Capacity) {
+      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${adding} would exceed the capacity`);
     }
     const created = plan.fresh.map((f) => this.newEntry(s, f.message, now, inheritedNotBefore));
     for (const e of created) s.entries.set(e.key, e);
     const entryKeys = created.map((e) => e.key);
     const seen = s.dedup.remember(plan, entryKeys, now);
     const swept = s.dedup.sweep(now);
+    const firsts = s.dedup.firsts(plan, entryKeys, now);
+    const { repeated } = firsts;
+    let keys = firsts.keys;
+    let replaced: QueueEntry[] = [];
+    if (split) {
+      const make = (message: Message, key: string, mode: ReplaceMode, debounceMs: number | undefined): QueueEntry => {
+        const e = this.newEntry(s, message, now, inheritedNotBefore, { key, mode, debounceMs });
+        s.entries.set(e.key, e);
+        return e;
+      };
+      const keyed = applyKeyed(split, s.live, entry, make, (e, before) => this.reschedule(e, before), now);
+      created.push(...keyed.created);
+      replaced = keyed.replaced;
+      const all = new Array<string>(messages.length);
+      split.restAt.forEach((at, i) => (all[at] = keys[i]!));
+      for (const [at, key] of keyed.keysAt) all[at] = key;
+      keys = all;
+    }
     const ops: StoreOp[] = created.map(putOp);
+    for (const e of replaced) ops.push(putOp(e));
     for (const k of seen) ops.push(k);
     if (swept) ops.push(swept);
-    const { keys, repeated } = s.dedup.firsts(plan, entryKeys, now);
     if (alsoWrite) ops.push(...alsoWrite(keys));
     const answer = (): Result =>
       !fannedOut && created.length === 0
-        ? statusResult(this.view(s), { key: keys, duplicate: ['true'] })
-        : statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys, ...(repeated.length > 0 ? { duplicates: [String(repeated.length)] } : {}) });
+        ? statusResult(this.view(s), { key: keys, ...(replaced.length > 0 ? { replaced: ['true'] } : { duplicate: ['true'] }) })
+        : statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys, ...(repeated.length > 0 ? { duplicates: [String(repeated.length)] } : {}), ...(replaced.length > 0 ? { replaced: [String(replaced.length)] } : {}) });
     const reply = (): void => void Promise.all(repeated.map((r) => r.durable)).then(() => respond(answer()), (e: unknown) => respond(resultFromError(e)));
     if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
-    if (created.length === 0) {
+    // a replaced entry whose own first write was still under way: should that write fail, this one
+    // stored it, so it is taken back in once this write is committed (queue-actor.ts, committed)
+    const adopt = replaced.filter((e) => e.state === EntryState.Pending);
+    if (created.length === 0 && replaced.length === 0) {
       if (ops.length > 0) this.persist(ops);
       return reply();
     }
     store.write(ops).then(
-      () => this.runtime.tell(self, { type: 'committed', entries: created, seen, generation: s.generation, reply }),
-      (error: unknown) => this.runtime.tell(self, { type: 'commit-failed', keys: entryKeys, seen, error, reply: respond }),
+      () => this.runtime.tell(self, { type: 'committed', entries: created, seen, generation: s.generation, reply, ...(adopt.length > 0 ? { adopt } : {}) }),
+      (error: unknown) => (created.length > 0 ? this.runtime.tell(self, { type: 'commit-failed', keys: created.map((e) => e.key), seen, error, reply: respond }) : respond(resultFromError(error))),
     );
+  }
+
+  /** Reads an entry's controls as newEntry does, for their 400 only. */
+  private checkControls(message: Message, now: number): void {
+    entrySettings(message.Control, this.deps.config, this.deps.gate);
+    notBeforeOf(message.Control, now);
+    priorityOf(message.Control, this.deps.config.DefaultPriority);
+  }
+
+  /**
+   * A replaced entry's due time moved (debounce): a waiting one waits for it again. The retry
+   * scheduler is told only when the time came nearer or the entry was waiting: a timer set for an
+   * earlier time finds the entry not due yet and sets itself again (queue-actor.ts, due), so a burst
+   * of replacements leaves one timer, not one per replacement.
+   */
+  private reschedule(e: QueueEntry, dueBefore: number): void {
+    const wasWaiting = e.state === EntryState.Waiting;
+    if (wasWaiting) e.state = EntryState.Scheduled;
+    if (e.state === EntryState.Scheduled && (wasWaiting || e.dueAt < dueBefore)) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
   }
 
   /** Starts deliveries while the queue runs and there is room. */
@@ -340,19 +422,19 @@ export class QueueCore {
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency && s.ready.size > 0) {
       const key = s.ready.pop()!;
       const e = s.entries.get(key);
-      if (!e || e.state !== EntryState.Waiting) continue;
+      if (!e || e.state !== EntryState.Waiting || s.live.holds(e)) continue;
       if (this.deps.breakers && !this.deps.breakers.admit(e)) continue;
       this.start(s, e, self);
     }
   }
 
-  /** Puts a key a breaker held back into the ready heap, in its FIFO place, if its entry still waits (made once per state: every outcome passes it). */
+  /** Puts a key a breaker held back into the ready heap, in its place by priority and arrival, if its entry still waits (made once per state: every outcome passes it). */
   release(s: QueueState): Release {
     if (this.released?.state !== s) {
       const fn: Release = (key) => {
         const e = s.entries.get(key);
         if (e?.state !== EntryState.Waiting) return false;
-        s.ready.push(e.seq, key);
+        s.ready.push(rankOf(e), key);
         return true;
       };
       this.released = { state: s, fn };
@@ -366,7 +448,7 @@ export class QueueCore {
     // an entry an open breaker holds is taken out of the gate's reach (breaker.ts): its group never sees it until released
     const waiting = (key: string): QueueEntry | undefined => {
       const e = s.entries.get(key);
-      return e?.state === EntryState.Waiting && !breakers?.holds(e) ? e : undefined;
+      return e?.state === EntryState.Waiting && !breakers?.holds(e) && !s.live.holds(e) ? e : undefined;
     };
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency) {
       const e = gate.take(s.ready, waiting);
@@ -384,17 +466,21 @@ export class QueueCore {
     e.attempts++;
     s.delivering++;
     this.deps.inFlight?.add(e.key);
+    s.live.started(e);
     deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message, attempt: e.attempts });
   }
 
   outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0): void {
     const { config, log, stats } = this.deps;
     this.deps.inFlight?.delete(key);
+    this.attemptEnded(s, key);
     const e = s.entries.get(key);
     // counted before anything else: a probe's outcome counts even if its entry was deleted while out
     this.deps.breakers?.record(key, e?.state === EntryState.Delivering ? e.channel : undefined, result, durationMs, this.release(s));
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
+    // GroupOrder: a failure holds the group before its room is given back (groups.ts, failed)
+    if (!isSuccessCode(result.Code)) s.groups?.failed(e, e.attempts > e.requeueCount || !this.worthRetrying(result));
     s.groups?.finished(key);
     e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message });
     if (isSuccessCode(result.Code)) {
@@ -417,6 +503,7 @@ export class QueueCore {
         // without a target a dead entry goes to the dead set when it keeps any: only otherwise is it dropped
         if (!this.keepsDead) stats.dropped++;
         this.persist([this.retire(e, EntryState.Dead)]);
+        this.deadLeft(s, key);
         log.warn(`entry ${key} for '${e.channel}' ${this.keepsDead ? 'kept in the dead set' : 'dropped'} after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
       } else {
         this.persist([putOp(e)]);
@@ -435,6 +522,13 @@ export class QueueCore {
       s.stepWaiters.delete(key);
       waiter(statusResult(this.view(s), { key: [key], result_code: [String(result.Code)], result_message: [result.Message] }));
     }
+  }
+
+  /** An attempt ended (outcome, or its entry deleted): a keep-last-if-active entry held behind it is ready again (debounce.ts). */
+  attemptEnded(s: QueueState, key: string): void {
+    const next = s.live.ended(key);
+    const e = next === undefined ? undefined : s.entries.get(next);
+    if (e?.state === EntryState.Waiting) s.ready.push(rankOf(e), e.key);
   }
 
   /**
@@ -461,8 +555,32 @@ export class QueueCore {
     if (this.keepsDead) {
       s.entries.delete(key);
       this.persist([this.retire(e, EntryState.Dead)]);
+      this.deadLeft(s, key);
     }
     this.deps.log.warn(`dead-letter target '${e.deadLetter}' refused entry ${key} ${tries} time(s), last ${last}; no more tries: it stays dead${this.keepsDead ? ' in the dead set (list, replay or purge it there)' : ' in the queue until the next start'}`);
+  }
+
+  /**
+   * GroupOrder: a dead entry left the live entries; kept in the dead set it holds its group from
+   * there (strict), dropped it holds it no more (nothing is left to replay or purge).
+   */
+  deadLeft(s: QueueState, key: string): void {
+    if (this.keepsDead) s.groups?.kept(key);
+    else s.groups?.release(key);
+  }
+
+  /**
+   * GroupOrder strict: counts the dead set's entries per group in the store, and lets go of the
+   * holds of entries no longer retrying or dead (at load, after a replay or purge).
+   */
+  async refreshHolds(s: QueueState): Promise<void> {
+    const gate = s.groups;
+    if (!gate?.holds) return;
+    gate.setDeadKept(gate.holds.order === 'strict' ? await this.deps.store.kept.group({ state: EntryState.Dead }, gate.limits.groupBy) : new Map());
+    for (const key of gate.holds.keys()) {
+      const e = s.entries.get(key);
+      if (e?.state !== EntryState.Retrying && e?.state !== EntryState.Dead) gate.release(key);
+    }
   }
 
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {

@@ -122,7 +122,7 @@ interface QueueExtras {
  */
 async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, store: QueueStore, extras: QueueExtras): Promise<RunningQueue> {
   const config = ctx.config;
-  const stats: QueueStats = { size: 0, paused: config.StartPaused, added: 0, delivered: 0, retried: 0, deadLettered: 0, died: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0 };
+  const stats: QueueStats = { size: 0, paused: config.StartPaused, added: 0, delivered: 0, retried: 0, deadLettered: 0, died: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0, replaceable: 0 };
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;

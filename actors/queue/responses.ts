@@ -123,6 +123,8 @@ export function fetchResult(entry: QueueEntry, view: QueueView): Result {
     attempts: [String(entry.attempts)],
     created: [entry.createdAt],
     due: [new Date(entry.dueAt).toISOString()],
+    ...(entry.priority !== undefined ? { priority: [String(entry.priority)] } : {}),
+    ...(entry.dedupKey !== undefined ? { idempotency_key: [entry.dedupKey], dedup_mode: [entry.dedupMode!] } : {}),
     ...(entry.endedAt !== undefined ? { ended: [entry.endedAt] } : {}),
     ...(entry.deadReason !== undefined ? { deadletter_reason: [entry.deadReason] } : {}),
   });

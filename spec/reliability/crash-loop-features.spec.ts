@@ -1,7 +1,9 @@
 /**
  * Crash loops with the queue's operations on: the same kill loop as crash-loop.spec.ts, on a queue
- * that deduplicates every enqueue (idempotency-key), delays some entries (delay), limits its groups
- * (GroupBy, GroupConcurrency) and fires a cron schedule every second. Every acknowledged entry must
+ * that deduplicates every enqueue (idempotency-key), delays some entries (delay), debounces others
+ * (debounce, dedup_mode replace), gives every entry a priority, limits its groups (GroupBy,
+ * GroupConcurrency) in strict order with weighted fairness (GroupOrder, Fairness, GroupWeights) and
+ * fires a cron schedule every second. Every acknowledged entry must
  * be delivered in the end; a repeated idempotency key, sent again after kills, must answer with its
  * first entry's key and create nothing; the schedule must survive the kills and keep firing.
  * Scaled: 5 kills × 1,000 entries; full (HIVENODE_CHAOS=full): 20 kills × 5,000 entries.
@@ -36,7 +38,7 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
     `${KILLS} SIGKILLs during delivery of ${ENTRIES} deduplicated, grouped entries and a schedule: nothing acknowledged is lost, no repeated key makes an entry`,
     {
       suite: 'crash loops',
-      load: `${ENTRIES} entries with an idempotency-key each (every 10th delayed 1 s) in ${GROUPS} groups (GroupConcurrency 1) through the gateway, a schedule firing every second, repeated keys sent after kills`,
+      load: `${ENTRIES} entries with an idempotency-key and a priority each (every 10th delayed 1 s, every 7th debounced 500 ms) in ${GROUPS} groups (GroupConcurrency 1, GroupOrder strict, Fairness weighted) through the gateway, a schedule firing every second, repeated keys sent after kills`,
       faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into delivery, restart on the same store`,
     },
     byScale(240_000, 1_500_000),
@@ -46,8 +48,8 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       const record = join(dir, 'delivered.jsonl');
       const file = writeNodeFile(dir, 'node', [
         `{service: echo, NAME: target, Delay: 5ms, RecordFile: "${record}"}`,
-        `{service: queue, NAME: q, PersistPath: "${join(dir, 'store')}", DefaultChannel: target, DeliveryConcurrency: 4, StartPaused: true, GroupBy: g, GroupConcurrency: 1}`,
-        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: q, ControlAllowList: "command,idempotency-key,delay,schedule_name,cron,overlap"}',
+        `{service: queue, NAME: q, PersistPath: "${join(dir, 'store')}", DefaultChannel: target, DeliveryConcurrency: 4, StartPaused: true, GroupBy: g, GroupConcurrency: 1, GroupOrder: strict, Fairness: weighted, GroupWeights: "0=3;*=1"}`,
+        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: q, ControlAllowList: "command,idempotency-key,delay,debounce,priority,schedule_name,cron,overlap"}',
       ]);
       node = await startNodeProcess(file);
       const post = async (port: number, headers: Record<string, string>, data: Record<string, string[]>): Promise<Answer> => {
@@ -59,7 +61,9 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
 
       // an entry counts only once its 200 (stored and fsynced) answer came back
       const firstKey = new Map<string, string>();
-      const enqueue = (n: number) => ({ headers: { 'idempotency-key': `entry-${n}`, ...(n % 10 === 0 ? { delay: '1s' } : {}) }, data: { i: [String(n)], g: [String(n % GROUPS)] } });
+      // every 10th delayed, every 7th (not delayed) debounced: its key is its own, so it is never replaced, only held 500 ms
+      const debounced = (n: number): boolean => n % 7 === 3 && n % 10 !== 0;
+      const enqueue = (n: number) => ({ headers: { 'idempotency-key': `entry-${n}`, priority: String(n % 10), ...(n % 10 === 0 ? { delay: '1s' } : {}), ...(debounced(n) ? { debounce: '500ms' } : {}) }, data: { i: [String(n)], g: [String(n % GROUPS)] } });
       // a new entry answers its key in `keys`, a duplicate (none here: every key is new) in `key`
       await enqueueAll<Answer>(node.port, ENTRIES, enqueue, (n, answer) => firstKey.set(String(n), (answer.Data.keys ?? answer.Data.key)![0]!));
       figures['entries acknowledged'] = firstKey.size;
@@ -73,7 +77,10 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       let repeats = 0;
       const repeat = async (port: number): Promise<void> => {
         for (let r = 0; r < 10; r++) {
-          const i = String(Math.floor(rnd() * ENTRIES));
+          let n = Math.floor(rnd() * ENTRIES);
+          // a debounced key is in replace mode: a repeat would replace or add, not answer a duplicate
+          if (debounced(n)) n = (n + 1) % ENTRIES;
+          const i = String(n);
           const answer = await post(port, { 'idempotency-key': `entry-${i}` }, { i: [i], g: ['0'] });
           expect(answer.Code).to.equal(200);
           expect(answer.Data.duplicate, `repeated key entry-${i}`).to.deep.equal(['true']);

@@ -242,7 +242,7 @@ describe('queue GroupRate and group parameters', () => {
   });
 
   it('the start checks: GroupRate unreadable, limits without GroupBy, GroupBy state; no limit means no gate', () => {
-    const cfg = (GroupBy: string, GroupConcurrency: number, GroupRate: string): GroupLimits | undefined => groupLimitsOf({ GroupBy, GroupConcurrency, GroupRate });
+    const cfg = (GroupBy: string, GroupConcurrency: number, GroupRate: string): GroupLimits | undefined => groupLimitsOf({ GroupBy, GroupConcurrency, GroupRate, Fairness: 'fifo', GroupWeights: '', GroupOrder: '' });
     expect(cfg('', 0, '')).to.equal(undefined);
     expect(cfg('tenant', 0, ''), 'GroupBy alone limits nothing').to.equal(undefined);
     expect(cfg(' tenant ', 2, '10/s')).to.deep.equal({ groupBy: 'tenant', concurrency: 2, rate: { count: 10, windowMs: 1000 } });
