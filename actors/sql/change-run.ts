@@ -1,0 +1,132 @@
+/**
+ * What the change-stream readers (PostgreSQL's changes.ts, MariaDB's binlog-changes.ts) share
+ * (README, Change streams): the acknowledged hand-over of one row, offered again with back-off while
+ * the hive refuses or times out (reading holds meanwhile: nothing is skipped), the reconnect loop
+ * around one reading session, and waits that end at once when the reader stops, so a drain never
+ * waits out a back-off.
+ */
+import { Code } from '../../protocol/codes.js';
+import { ConfigError, describeError } from '../../protocol/errors.js';
+import type { Message } from '../../protocol/message.js';
+import type { ServiceContext } from '../service/context.js';
+import type { DatabaseOptions } from './connection-options.js';
+import type { ChangeNames } from './change-names.js';
+
+const MAX_BACKOFF_MS = 5_000;
+
+/** The figures both readers report (status, /metrics as hivenode_service_figure). */
+export interface ChangeFigures {
+  connected: boolean;
+  emitted: number;
+  transactions: number;
+  refusals: number;
+  reconnects: number;
+  /** The last position kept as acknowledged (PostgreSQL: commit end LSN; MariaDB: binlog file:position). */
+  confirmed?: string;
+  lastError?: string;
+  /** Milliseconds from the last emitted row's commit to its acknowledged hand-over. */
+  lagMs?: number;
+}
+
+/** What both readers are started with. */
+export interface ChangeOptions {
+  db: DatabaseOptions;
+  names: ChangeNames;
+  channel: string;
+  cls: string;
+  /** Longest wait for one acknowledged hand-over before it is tried again. */
+  handoverTimeoutMs: number;
+  /** Whether the set-up was checked at start (else the reader does it first). */
+  prepared: boolean;
+}
+
+/** A reader as the service holds it. */
+export interface RunningChanges {
+  status(): Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+export class ChangeRun {
+  stopped = false;
+  /** Failed reading sessions in a row (0 once one streams). */
+  failures = 0;
+  private readonly waking = new Set<() => void>();
+
+  constructor(
+    private readonly ctx: ServiceContext<unknown>,
+    private readonly channel: string,
+    private readonly handoverTimeoutMs: number,
+    readonly status: ChangeFigures,
+  ) {}
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waking.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waking.add(done);
+    });
+  }
+
+  /** Stops: every wait ends now, and no hand-over is offered again. */
+  stop(): void {
+    this.stopped = true;
+    for (const wake of [...this.waking]) wake();
+  }
+
+  /** Hands one row over until the hive acknowledges it; false when the reader stopped first. */
+  async handOver(message: Message, commitTime: Date): Promise<boolean> {
+    let failures = 0;
+    while (!this.stopped) {
+      const r = await this.ctx.hive.execute(this.channel, message, this.handoverTimeoutMs);
+      if (r.Code === Code.Success) {
+        if (failures > 0) this.ctx.log.info(`change stream: channel '${this.channel}' took the change again after ${failures} refusal${failures === 1 ? '' : 's'}; reading resumes`);
+        this.status.emitted++;
+        this.status.lagMs = Math.max(0, Date.now() - commitTime.getTime());
+        return true;
+      }
+      failures++;
+      this.status.refusals++;
+      this.status.lastError = `hand-over to '${this.channel}' answered ${r.Code}: ${r.Message}`;
+      if (failures === 1) this.ctx.log.warn(`change stream: ${this.status.lastError}; reading holds at ${message.Control.position?.[0] ?? '?'} and the change is offered again until it is taken`);
+      await this.sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(failures, 10)));
+    }
+    return false;
+  }
+
+  /** A reading session streams: said once after failed attempts. */
+  streaming(what: string): void {
+    if (this.failures > 0) this.ctx.log.info(`change stream: reading ${what} again after ${this.failures} failed attempt${this.failures === 1 ? '' : 's'}`);
+    this.failures = 0;
+  }
+
+  /**
+   * Runs reading sessions until the reader stops: a session that fails is started again with
+   * back-off from where the position stands (`resumeAt` names it for the log); a ConfigError (the
+   * server cannot stream, found after an outage at start) is said once and tried again slowly.
+   */
+  async loop(readOnce: () => Promise<void>, resumeAt: () => string): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await readOnce();
+      } catch (e) {
+        if (this.stopped) break;
+        if (e instanceof ConfigError) {
+          if (this.status.lastError !== e.message) this.ctx.log.error(e.message);
+          this.status.lastError = e.message;
+          await this.sleep(MAX_BACKOFF_MS * 6);
+          continue;
+        }
+        this.failures++;
+        this.status.reconnects++;
+        this.status.lastError = describeError(e);
+        if (this.failures === 1) this.ctx.log.warn(`change stream: ${this.status.lastError}; reading again from ${resumeAt()} with back-off`);
+        else this.ctx.log.debug(`change stream attempt ${this.failures} failed: ${this.status.lastError}`);
+        await this.sleep(Math.min(MAX_BACKOFF_MS, 200 * 2 ** Math.min(this.failures, 10)));
+      }
+    }
+  }
+}
