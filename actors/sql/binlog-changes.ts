@@ -24,6 +24,7 @@ import type { ChangeFigures, ChangeOptions, RunningChanges } from './change-run.
 import { ChangeRun } from './change-run.js';
 import { binlogEnd, binlogFailure, mysqlConfig, parsePosition, positionText, prepareBinlog } from './binlog-setup.js';
 import type { PositionMemory } from './binlog-position.js';
+import { binlogSnapshot } from './change-snapshot.js';
 import { PositionKeeper } from './binlog-position.js';
 
 /** Events read ahead of the hand-over before the binlog connection is paused, and resumed at. */
@@ -74,9 +75,20 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
   for (const t of names.tables) (schemas[t.schema] ??= []).push(t.name);
 
   /** Where reading starts: the position kept, else the binlog's end now (kept first, so nothing after it is missed). */
-  const startPosition = async (): Promise<string> => {
+  const startPosition = async (): Promise<string | undefined> => {
     const kept = keeper.current ?? (await opts.memory.load());
     if (kept !== undefined) return kept;
+    if (opts.snapshot) {
+      // a new stream: the rows first, then the changes after them (change-snapshot.ts)
+      let at = '';
+      const { onRow, rows } = run.snapshotRows(opts.cls, names.slot, () => at);
+      const taken = await binlogSnapshot(opts.db, names, (p) => (at = positionText(p)), onRow);
+      if (taken === undefined) return undefined;
+      keeper.advance(at);
+      await keeper.flushed();
+      ctx.log.info(`change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; the stream goes on from ${at} (kept in ${opts.memory.where})`);
+      return at;
+    }
     const end = positionText(await binlogEnd(opts.db));
     keeper.advance(end);
     await keeper.flushed();
@@ -91,6 +103,8 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
     }
     keeper.retry();
     const from = await startPosition();
+    // stopped during the snapshot: nothing is kept, the next start takes it again
+    if (from === undefined) return;
     const start = parsePosition(from);
     if (!start) throw new ConfigError(`${opts.memory.where} holds '${from}', which is no binlog position (file:position): remove it to start at the current end of the binlog`);
     status.confirmed = from;

@@ -20,6 +20,8 @@ export function mysqlConfig(o: DatabaseOptions): ConnectionOptions {
     password: o.password,
     ...(o.database.trim() !== '' ? { database: o.database } : {}),
     timezone: 'Z',
+    // BIGINT beyond 2^53 as an exact string (a snapshot's rows; the binlog decoder does the same)
+    supportBigNumbers: true,
     connectTimeout: 10_000,
   };
 }

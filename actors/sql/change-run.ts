@@ -8,6 +8,7 @@
 import { Code } from '../../protocol/codes.js';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
+import { changeMessage } from './change-message.js';
 import type { ServiceContext } from '../service/context.js';
 import type { DatabaseOptions } from './connection-options.js';
 import type { ChangeNames } from './change-names.js';
@@ -38,6 +39,8 @@ export interface ChangeOptions {
   handoverTimeoutMs: number;
   /** Whether the set-up was checked at start (else the reader does it first). */
   prepared: boolean;
+  /** SQL_CHANGESNAPSHOT: a new stream first emits the tables' rows as `read`. */
+  snapshot: boolean;
 }
 
 /** A reader as the service holds it. */
@@ -95,6 +98,25 @@ export class ChangeRun {
       await this.sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(failures, 10)));
     }
     return false;
+  }
+
+  /**
+   * The hand-over of a snapshot's rows (change-snapshot.ts), all under one position: a row's key names
+   * the snapshot's position, its table and its place in the table. Returns the row handler and a
+   * count of the rows.
+   */
+  snapshotRows(cls: string, stream: string, position: () => string): { onRow: (table: { qualified: string }, row: Record<string, unknown>, index: number) => Promise<boolean>; rows: () => number } {
+    const taken = new Date();
+    let rows = 0;
+    return {
+      onRow: async (table, row, index) => {
+        const message = changeMessage(cls, stream, { operation: 'read', table: table.qualified, position: position(), txPosition: `snapshot:${position()}:${table.qualified}`, index, commitTime: taken, tx: 'snapshot', values: row, before: null });
+        const handed = await this.handOver(message, taken);
+        if (handed) rows++;
+        return handed;
+      },
+      rows: () => rows,
+    };
   }
 
   /** A reading session streams: said once after failed attempts. */

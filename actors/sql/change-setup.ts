@@ -28,7 +28,7 @@ function refusal(step: string, e: unknown): Error {
  * missing. A ConfigError (one line, naming the setting, privilege or table) when the server cannot
  * stream; other errors (the server does not answer) are thrown as they are, for a retry.
  */
-export async function prepareChanges(o: DatabaseOptions, names: ChangeNames): Promise<{ created: string[] }> {
+export async function prepareChanges(o: DatabaseOptions, names: ChangeNames, createSlot = true): Promise<{ created: string[] }> {
   const client = new pg.Client(pgClientConfig(o));
   await client.connect();
   const created: string[] = [];
@@ -56,14 +56,15 @@ export async function prepareChanges(o: DatabaseOptions, names: ChangeNames): Pr
       if (missing.length > 0) throw new ConfigError(`SQL_CHANGEPUBLICATION: publication '${names.publication}' does not publish ${missing.map((t) => t.qualified).join(', ')}: ALTER PUBLICATION ${names.publication} ADD TABLE ${missing.map((t) => t.qualified).join(', ')}`);
     }
     const slot = (await client.query<{ plugin: string; database: string }>('SELECT plugin, database FROM pg_replication_slots WHERE slot_name = $1', [names.slot])).rows[0];
-    if (slot === undefined) {
+    // with SQL_CHANGESNAPSHOT the slot is made by the snapshot (change-snapshot.ts), at its exported view
+    if (slot === undefined && createSlot) {
       try {
         await client.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [names.slot]);
       } catch (e) {
         throw refusal(`creating the replication slot ${names.slot}`, e);
       }
       created.push(`replication slot ${names.slot}`);
-    } else if (slot.plugin !== 'pgoutput' || slot.database !== o.database) {
+    } else if (slot !== undefined && (slot.plugin !== 'pgoutput' || slot.database !== o.database)) {
       throw new ConfigError(`SQL_CHANGESLOT: slot '${names.slot}' exists for plugin '${slot.plugin}' in database '${slot.database}'; a change stream needs a pgoutput slot of database '${o.database}': name another slot or drop that one`);
     }
   } finally {

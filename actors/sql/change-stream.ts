@@ -38,14 +38,14 @@ async function startSlotStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOptio
   const names = changeNames(c, ctx.name);
   let prepared = false;
   try {
-    const { created } = await prepareChanges(db, names);
+    const { created } = await prepareChanges(db, names, !c.SQL_CHANGESNAPSHOT);
     prepared = true;
     if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
   }
-  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared });
+  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT });
   ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (slot ${names.slot}, publication ${names.publication}) to channel '${c.OUTPUTCHANNEL}'`);
   return {
     async drain() {
@@ -75,7 +75,7 @@ async function startBinlogStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOpt
     ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
   }
   const serverId = binlogServerId(ctx.name);
-  const reader = startBinlogChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, memory, serverId });
+  const reader = startBinlogChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT, memory, serverId });
   ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (the binlog, as replica ${serverId}; position in ${memory.where}) to channel '${c.OUTPUTCHANNEL}'`);
   return {
     async drain() {

@@ -19,6 +19,7 @@ import type { ServiceContext } from '../service/context.js';
 import { pgClientConfig, prepareChanges, slotPosition } from './change-setup.js';
 import type { ChangeOperation } from './change-message.js';
 import { changeMessage, lsnText, lsnValue } from './change-message.js';
+import { pgSnapshot } from './change-snapshot.js';
 import type { ChangeFigures, ChangeOptions, RunningChanges } from './change-run.js';
 import { ChangeRun } from './change-run.js';
 
@@ -55,12 +56,21 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
 
   const readOnce = async (): Promise<void> => {
     if (!prepared) {
-      const { created } = await prepareChanges(opts.db, names);
+      const { created } = await prepareChanges(opts.db, names, !opts.snapshot);
       prepared = true;
       if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
     }
     // where the slot stands: reading resumes there, and keepalives are answered with it
     status.confirmed ??= await slotPosition(opts.db, names.slot);
+    if (status.confirmed === undefined && opts.snapshot) {
+      // a new stream: the rows first, then the changes after them (change-snapshot.ts)
+      let lsn = '';
+      const { onRow, rows } = run.snapshotRows(opts.cls, names.slot, () => lsn);
+      const at = await pgSnapshot(opts.db, names, (l) => (lsn = l), onRow);
+      if (at === undefined) return;
+      status.confirmed = at;
+      ctx.log.info(`change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; slot ${names.slot} created at ${at}`);
+    }
     // stopped while preparing: no replication connection is opened any more
     if (run.stopped) return;
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [names.publication] });

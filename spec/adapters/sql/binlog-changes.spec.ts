@@ -10,7 +10,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
 import { startTestNode, until } from '../../integration/helpers.js';
-import { StreamHarness, databaseRestarted, refusedThenResumed, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
+import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import { tempDir } from '../../temp.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
@@ -109,6 +109,10 @@ describe('sql change stream on mariadb (adapter)', function () {
 
   it('reads on after a server restart, from the kept position', async () => {
     await databaseRestarted(s, db, 'hive.items', /reading the binlog at \S+ again after \d+ failed attempt/);
+  });
+
+  it('SQL_CHANGESNAPSHOT: a new stream first emits the rows as read, consistent with its start, and only once', async () => {
+    await snapshotFirst(s, db, 'hive.items', { SQL_STATEFILE: join(dir, 'snap.json') });
   });
 
   it('refuses at start in one line: no SQL_STATEFILE, a slot name, a missing table, a state file of something else, binlog_format not ROW', async () => {

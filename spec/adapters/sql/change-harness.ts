@@ -15,12 +15,14 @@ export class StreamHarness {
   readonly received: Message[] = [];
   /** How many of the next messages the listener refuses. */
   refuse = 0;
+  private name = 'orders-feed';
 
   constructor(private readonly params: () => Record<string, string | number | boolean>) {}
 
-  /** Starts the node with the stream (the given parameters over the harness's) and listens; waits until it reads. */
-  async start(extra: Record<string, string | number | boolean> = {}): Promise<void> {
-    const started = await startTestNode([{ service: 'sql', NAME: 'orders-feed', SQL_CHANGES: true, OUTPUTCHANNEL: 'changes', SQL_POLLCLASS: 'cdc', ...this.params(), ...extra }]);
+  /** Starts the node with the stream (the given parameters over the harness's) and listens; waits until it reads unless told not to. */
+  async start(extra: Record<string, string | number | boolean> = {}, wait = true): Promise<void> {
+    this.name = String(extra.NAME ?? 'orders-feed');
+    const started = await startTestNode([{ service: 'sql', NAME: this.name, SQL_CHANGES: true, OUTPUTCHANNEL: 'changes', SQL_POLLCLASS: 'cdc', ...this.params(), ...extra }]);
     this.node = started.node;
     this.logs = started.logs;
     await this.node.hive.listen('changes', (d) => {
@@ -31,7 +33,7 @@ export class StreamHarness {
       this.received.push(d.message);
       d.ack();
     });
-    await until(() => this.status().connected === true, 20_000);
+    if (wait) await until(() => this.status().connected === true, 20_000);
   }
 
   async stop(): Promise<void> {
@@ -45,7 +47,7 @@ export class StreamHarness {
   }
 
   status(): Record<string, unknown> {
-    return (this.node?.services.find((x) => x.name === 'orders-feed')?.running.status() ?? {}) as Record<string, unknown>;
+    return (this.node?.services.find((x) => x.name === this.name)?.running.status() ?? {}) as Record<string, unknown>;
   }
 
   /** operation:table:id of every message received. */
@@ -120,4 +122,38 @@ export async function databaseRestarted(s: StreamHarness, db: EngineHarness, ite
   await until(() => s.received.length >= 2, 30_000);
   expect(s.ops()).to.deep.equal([`insert:${items}:80`, `insert:${items}:81`]);
   expect(s.logs()).to.match(resumed);
+}
+
+/**
+ * SQL_CHANGESNAPSHOT on a new stream of `items` holding rows 1-3: they come first as `read`, in the
+ * view of the stream's start — a row inserted and one updated while the snapshot is held back (the
+ * hive refusing) come after it as changes, and the snapshot shows the old value. A restart takes no
+ * second snapshot.
+ */
+export async function snapshotFirst(s: StreamHarness, db: EngineHarness, items: string, extra: Record<string, string | boolean> = {}): Promise<void> {
+  await db.exec('DELETE FROM items');
+  await db.exec("INSERT INTO items VALUES (1, 'one'), (2, 'two'), (3, 'three')");
+  const params = { NAME: 'snap-feed', SQL_TABLE: 'items', SQL_CHANGESNAPSHOT: true, ...extra };
+  s.refuse = 1_000_000;
+  await s.start(params, false);
+  await until(() => s.logs().includes('reading holds at'), 20_000);
+  await db.exec("INSERT INTO items VALUES (4, 'during')");
+  await db.exec("UPDATE items SET name = 'changed' WHERE id = 2");
+  s.refuse = 0;
+  await until(() => s.received.length >= 5, 20_000);
+  const ops = s.ops();
+  expect(ops.slice(0, 3).sort()).to.deep.equal([`read:${items}:1`, `read:${items}:2`, `read:${items}:3`]);
+  expect(ops.slice(3)).to.deep.equal([`insert:${items}:4`, `update:${items}:2`]);
+  const two = s.received.find((m) => m.Operation === 'read' && m.Data.id?.[0] === '2')!;
+  expect(two.Data.name).to.deep.equal(['two']);
+  expect(two.Control.tx).to.deep.equal(['snapshot']);
+  expect(two.Control['idempotency-key']![0]).to.match(new RegExp(`^sql-change:hivenode_snap_feed:snapshot:.+:${items.replace('.', '\\.')}:\\d$`));
+  expect(s.logs()).to.match(/snapshot of 3 rows of \S+ emitted/);
+  await s.stop();
+  s.reset();
+  await s.start(params);
+  await db.exec("INSERT INTO items VALUES (5, 'after')");
+  await until(() => s.received.length >= 1, 10_000);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(s.ops()).to.deep.equal([`insert:${items}:5`]);
 }

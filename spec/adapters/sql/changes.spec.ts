@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import type { Message } from '../../../protocol/message.js';
 import { startTestNode, until } from '../../integration/helpers.js';
-import { StreamHarness, databaseRestarted, refusedThenResumed, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
+import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
@@ -113,6 +113,10 @@ describe('sql change stream on postgres (adapter)', function () {
     expect(first.stdout.trim()).to.equal('dropped replication slot hivenode_orders_feed');
     expect(await db.rows("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'")).to.deep.equal([]);
     expect(drop().stdout.trim()).to.equal("no replication slot hivenode_orders_feed in database 'postgres': nothing to drop");
+  });
+
+  it('SQL_CHANGESNAPSHOT: a new stream first emits the rows as read, consistent with its start, and only once', async () => {
+    await snapshotFirst(s, db, 'public.items');
   });
 
   it('refuses at start in one line: an engine without a change stream, a missing table, a bad slot name, and a combination with SQL_POLLMODE', async () => {
