@@ -26,6 +26,7 @@ import { binlogEnd, binlogFailure, mysqlConfig, parsePosition, positionText, pre
 import type { PositionMemory } from './binlog-position.js';
 import { binlogSnapshot } from './change-snapshot.js';
 import { PositionKeeper } from './binlog-position.js';
+import { MarkMovedError } from './shared-mark.js';
 
 /** Events read ahead of the hand-over before the binlog connection is paused, and resumed at. */
 const QUEUE_HIGH = 512;
@@ -66,7 +67,7 @@ interface OpenTx {
 export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOptions): RunningChanges {
   const { names } = opts;
   const status: BinlogStatus = { tables: names.tables.map((t) => t.qualified), serverId: opts.serverId, positionIn: opts.memory.where, connected: false, emitted: 0, transactions: 0, refusals: 0, reconnects: 0 };
-  const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status);
+  const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status, opts.lease);
   const tables = new Set(status.tables);
   const keeper = new PositionKeeper(opts.memory);
   let prepared = opts.prepared;
@@ -76,7 +77,10 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
 
   /** Where reading starts: the position kept, else the binlog's end now (kept first, so nothing after it is missed). */
   const startPosition = async (): Promise<string | undefined> => {
-    const kept = keeper.current ?? (await opts.memory.load());
+    // what is kept now, read again: on a NATS hive another node's reader may have moved it meanwhile
+    await keeper.flushed().catch(() => undefined);
+    keeper.reset();
+    const kept = await opts.memory.load();
     if (kept !== undefined) return kept;
     if (opts.snapshot) {
       // a new stream: the rows first, then the changes after them (change-snapshot.ts)
@@ -101,7 +105,6 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
       for (const note of (await prepareBinlog(opts.db, names)).notes) ctx.log.warn(`change stream: ${note}`);
       prepared = true;
     }
-    keeper.retry();
     const from = await startPosition();
     // stopped during the snapshot: nothing is kept, the next start takes it again
     if (from === undefined) return;
@@ -123,6 +126,7 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
       wake?.();
     };
     wakeSession = () => end();
+    run.session(() => end());
     const push = (item: Item): void => {
       queue.push(item);
       wake?.();
@@ -215,7 +219,11 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
           // a TRUNCATE is no row change: it is logged, not emitted (README, Change streams)
           ctx.log.warn(`change stream: '${item.statement.slice(0, 200)}' is not emitted: a TRUNCATE removes rows without a change per row`);
         }
-        if (keeper.failed !== undefined) throw keeper.failed;
+        if (keeper.failed !== undefined) {
+          // another node's reader kept a position meanwhile: this one no longer holds the NAME
+          if (keeper.failed instanceof MarkMovedError) run.lease?.lost(keeper.failed.message);
+          throw keeper.failed;
+        }
       }
     } finally {
       status.connected = false;

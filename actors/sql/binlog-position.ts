@@ -92,10 +92,11 @@ export class PositionKeeper {
     return this.failure;
   }
 
-  /** A new reading session writes again after a failed write (the file may be writable again). */
-  retry(): void {
+  /** Forgets what it kept (a new reading session reads the kept position again) and a failed write. */
+  reset(): void {
     this.failure = undefined;
-    if (this.latest !== this.written) this.writing ??= this.drain();
+    this.latest = undefined;
+    this.written = undefined;
   }
 
   private async drain(): Promise<void> {

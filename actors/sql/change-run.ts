@@ -10,6 +10,7 @@ import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { Message } from '../../protocol/message.js';
 import { changeMessage } from './change-message.js';
 import type { ServiceContext } from '../service/context.js';
+import type { Lease } from '../hive/lease.js';
 import type { DatabaseOptions } from './connection-options.js';
 import type { ChangeNames } from './change-names.js';
 
@@ -27,6 +28,8 @@ export interface ChangeFigures {
   lastError?: string;
   /** Milliseconds from the last emitted row's commit to its acknowledged hand-over. */
   lagMs?: number;
+  /** On a NATS hive with a lease: whether this node's reader is the active one of its NAME. */
+  active?: boolean;
 }
 
 /** What both readers are started with. */
@@ -41,6 +44,8 @@ export interface ChangeOptions {
   prepared: boolean;
   /** SQL_CHANGESNAPSHOT: a new stream first emits the tables' rows as `read`. */
   snapshot: boolean;
+  /** On a NATS hive (SQL_POLLLEASE): read only while holding the NAME's lease. */
+  lease: Lease | undefined;
 }
 
 /** A reader as the service holds it. */
@@ -49,8 +54,15 @@ export interface RunningChanges {
   stop(): Promise<void>;
 }
 
+/** The lease of the stream's NAME went to another node (or ran out): this reader stops reading and stands by. */
+export class LeaseLost extends Error {}
+
 export class ChangeRun {
   stopped = false;
+  /** On a NATS hive: the one reader per NAME reads only while it holds this (README, Change streams). */
+  lease: Lease | undefined;
+  /** Ends the reading session under way (its connection): the lease was lost. */
+  private abortSession: (() => void) | undefined;
   /** Failed reading sessions in a row (0 once one streams). */
   failures = 0;
   private readonly waking = new Set<() => void>();
@@ -60,7 +72,10 @@ export class ChangeRun {
     private readonly channel: string,
     private readonly handoverTimeoutMs: number,
     readonly status: ChangeFigures,
-  ) {}
+    lease?: Lease,
+  ) {
+    this.lease = lease;
+  }
 
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -80,10 +95,17 @@ export class ChangeRun {
     for (const wake of [...this.waking]) wake();
   }
 
-  /** Hands one row over until the hive acknowledges it; false when the reader stopped first. */
+  /** What ends the reading session under way, for a lost lease. */
+  session(abort: () => void): void {
+    this.abortSession = abort;
+  }
+
+  /** Hands one row over until the hive acknowledges it; false when the reader stopped first; LeaseLost when the lease went. */
   async handOver(message: Message, commitTime: Date): Promise<boolean> {
     let failures = 0;
     while (!this.stopped) {
+      // a reader that lost its lease hands nothing more over: the one that took over reads from the kept position
+      if (this.lease && !this.lease.holds()) throw new LeaseLost('the lease of this NAME went to another reader');
       const r = await this.ctx.hive.execute(this.channel, message, this.handoverTimeoutMs);
       if (r.Code === Code.Success) {
         if (failures > 0) this.ctx.log.info(`change stream: channel '${this.channel}' took the change again after ${failures} refusal${failures === 1 ? '' : 's'}; reading resumes`);
@@ -131,11 +153,25 @@ export class ChangeRun {
    * server cannot stream, found after an outage at start) is said once and tried again slowly.
    */
   async loop(readOnce: () => Promise<void>, resumeAt: () => string): Promise<void> {
+    const lease = this.lease;
     while (!this.stopped) {
+      if (lease && !lease.holds()) {
+        // standing by: another node's reader holds the NAME; look again every third of the lease
+        this.status.active = false;
+        await this.sleep(Math.max(100, Math.floor(lease.ttlMs / 3)));
+        continue;
+      }
+      if (lease) this.status.active = true;
+      const watch = lease ? setInterval(() => !lease.holds() && this.abortSession?.(), Math.max(100, Math.floor(lease.ttlMs / 3))) : undefined;
       try {
         await readOnce();
       } catch (e) {
         if (this.stopped) break;
+        if (lease && (e instanceof LeaseLost || !lease.holds())) {
+          this.status.active = false;
+          this.ctx.log.info(`change stream: no longer the active reader of '${this.ctx.name}'; standing by (reading resumes at ${resumeAt()} wherever the lease goes)`);
+          continue;
+        }
         if (e instanceof ConfigError) {
           if (this.status.lastError !== e.message) this.ctx.log.error(e.message);
           this.status.lastError = e.message;
@@ -148,6 +184,9 @@ export class ChangeRun {
         if (this.failures === 1) this.ctx.log.warn(`change stream: ${this.status.lastError}; reading again from ${resumeAt()} with back-off`);
         else this.ctx.log.debug(`change stream attempt ${this.failures} failed: ${this.status.lastError}`);
         await this.sleep(Math.min(MAX_BACKOFF_MS, 200 * 2 ** Math.min(this.failures, 10)));
+      } finally {
+        clearInterval(watch);
+        this.abortSession = undefined;
       }
     }
   }

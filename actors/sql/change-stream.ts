@@ -12,7 +12,21 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import type { DatabaseOptions } from './connection-options.js';
 import type { SqlConfig } from './planner.js';
 import { changeNames } from './change-names.js';
-import { FilePosition } from './binlog-position.js';
+import type { PositionMemory } from './binlog-position.js';
+import { FilePosition, POSITION_LABEL, SharedPosition } from './binlog-position.js';
+import { sharedLease } from './shared-polling.js';
+import { SharedMark } from './shared-mark.js';
+import type { Mark } from './track-state.js';
+import { TrackState } from './track-state.js';
+
+/** How the lease names a change stream's reader in the log. */
+const READER = { name: 'change stream reader' };
+
+/** The position SQL_STATEFILE holds, where a stream moved onto a NATS hive starts ({} when none). */
+function seedMark(file: string): Mark {
+  const state = new TrackState(file, POSITION_LABEL);
+  return state.load() === undefined ? state.current() : {};
+}
 
 /** The engines with a change stream here; ConfigError naming the others. */
 export function changeEngine(engine: string): 'postgres' | 'mariadb' {
@@ -45,11 +59,13 @@ async function startSlotStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOptio
     if (e instanceof ConfigError) throw e;
     ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
   }
-  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT });
+  const shared = await sharedLease(ctx, READER);
+  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT, lease: shared?.lease });
   ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (slot ${names.slot}, publication ${names.publication}) to channel '${c.OUTPUTCHANNEL}'`);
   return {
     async drain() {
       await reader.stop();
+      await shared?.lease.stop();
     },
     // the figures at the top level: /metrics exports each number as hivenode_service_figure (lagMs, emitted, refusals, …)
     status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, ...reader.status() }),
@@ -61,11 +77,13 @@ async function startBinlogStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOpt
   if (db.database.trim() === '' && c.SQL_TABLE.split(',').some((t) => !t.includes('.'))) throw new ConfigError("SQL_CHANGES on MariaDB/MySQL: give SQL_DATABASE, or name every SQL_TABLE with its database ('shop.orders')");
   const names = changeNames(c, ctx.name, 'mariadb', db.database);
   const file = c.SQL_STATEFILE.trim();
-  if (file === '') throw new ConfigError("SQL_CHANGES on MariaDB/MySQL keeps its binlog position in SQL_STATEFILE (the server keeps none for a binlog reader): give a file, e.g. SQL_STATEFILE=/var/lib/hivenode/orders-feed.position");
-  const memory = new FilePosition(file);
+  const shared = await sharedLease(ctx, READER);
+  if (file === '' && !shared) throw new ConfigError("SQL_CHANGES on MariaDB/MySQL keeps its binlog position in SQL_STATEFILE (the server keeps none for a binlog reader): give a file, e.g. SQL_STATEFILE=/var/lib/hivenode/orders-feed.position (on a NATS hive with SQL_POLLLEASE the hive keeps it)");
+  // on a NATS hive the readers of the NAME share the position in the lease's bucket; SQL_STATEFILE's, if any, is where it starts
+  const memory: PositionMemory = shared ? new SharedPosition(new SharedMark(shared.bucket, `mark.${shared.name}`, POSITION_LABEL, file === '' ? {} : seedMark(file), ctx.log), `the hive's bucket hivenode_pollers (mark.${shared.name})`) : new FilePosition(file);
   const [{ prepareBinlog, binlogServerId }, { startBinlogChanges }] = await Promise.all([importModule(import.meta.url, './binlog-setup.js', () => import('./binlog-setup.js')), importModule(import.meta.url, './binlog-changes.js', () => import('./binlog-changes.js'))]);
   // what is kept must be a position before anything is read: a wrong file is refused now
-  await memory.load();
+  if (!shared) await memory.load();
   let prepared = false;
   try {
     for (const note of (await prepareBinlog(db, names)).notes) ctx.log.warn(`change stream: ${note}`);
@@ -75,11 +93,12 @@ async function startBinlogStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOpt
     ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
   }
   const serverId = binlogServerId(ctx.name);
-  const reader = startBinlogChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT, memory, serverId });
+  const reader = startBinlogChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs, prepared, snapshot: c.SQL_CHANGESNAPSHOT, lease: shared?.lease, memory, serverId });
   ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (the binlog, as replica ${serverId}; position in ${memory.where}) to channel '${c.OUTPUTCHANNEL}'`);
   return {
     async drain() {
       await reader.stop();
+      await shared?.lease.stop();
     },
     status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, ...reader.status() }),
   };

@@ -40,7 +40,7 @@ interface OpenTx {
 export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions): RunningChanges {
   const { names } = opts;
   const status: ChangeStatus = { slot: names.slot, publication: names.publication, tables: names.tables.map((t) => t.qualified), connected: false, emitted: 0, transactions: 0, refusals: 0, reconnects: 0 };
-  const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status);
+  const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status, opts.lease);
   const tables = new Set(status.tables);
   let service: LogicalReplicationService | undefined;
   let connecting: Promise<void> = Promise.resolve();
@@ -49,7 +49,7 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
   const confirm = (svc: LogicalReplicationService, lsn: string): void => {
     const v = lsnValue(lsn);
     // a stopping reader confirms nothing more: a row it gave up handing over is read again at the next start
-    if (v === 0n || run.stopped) return;
+    if (v === 0n || run.stopped || (run.lease && !run.lease.holds())) return;
     void svc.acknowledge(lsnText(v - 1n)).catch(() => undefined);
     status.confirmed = lsnText(v);
   };
@@ -76,6 +76,7 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [names.publication] });
     const svc = new LogicalReplicationService(pgClientConfig(opts.db, true) as ConstructorParameters<typeof LogicalReplicationService>[0], { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     service = svc;
+    run.session(() => void svc.destroy());
     // settles once the connection streams or has failed: a stop waits for it, since ending a client
     // that is still connecting leaves its connect unsettled (and the reader with it)
     let settle = (): void => undefined;
