@@ -12,6 +12,7 @@ import type { Message } from '../../../protocol/message.js';
 import { startTestNode, until } from '../../integration/helpers.js';
 import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import { tempDir } from '../../temp.js';
+import { buildFlow } from '../../../node/console/flow-graph.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { mariadbRoot, requireServer } from './servers.js';
@@ -83,6 +84,11 @@ describe('sql change stream on mariadb (adapter)', function () {
     expect(status).to.include({ mode: 'changes', emitted: 3, transactions: 3, connected: true });
     expect(status.confirmed).to.equal(kept());
     expect(status.lagMs).to.be.a('number').and.to.be.at.least(0);
+    // the console's flow draws the stream as a source (its rate: the rows handed over) into the service, and the service's sends to its channel
+    const flow = buildFlow(s.node!.services.map((x) => ({ kind: x.kind, name: x.name, channel: '', config: x.config, status: () => x.running.status() })));
+    expect(flow.nodes.find((n) => n.id === 'src:changes:orders-feed')).to.include({ kind: 'source', label: 'binlog: orders, hive.items', detail: 'change stream' });
+    expect(flow.edges.find((e) => e.from === 'src:changes:orders-feed')).to.deep.include({ to: 'svc:orders-feed', counted: { service: 'orders-feed', figure: 'emitted' } });
+    expect(flow.edges.some((e) => e.from === 'svc:orders-feed' && e.channel === 'changes')).to.equal(true);
   });
 
   it('emits one message per row of a transaction in commit order, nothing for a rolled-back one or another table, and logs a TRUNCATE without emitting it', async () => {
