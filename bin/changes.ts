@@ -8,7 +8,8 @@ import { SQL_PARAMS } from '../config/sql.js';
 import { commandLineLayer, compileConfig, environmentLayer } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
 import { databaseOptions } from '../actors/sql/connection-options.js';
-import { changeNames, dropSlot } from '../actors/sql/change-setup.js';
+import { changeNames } from '../actors/sql/change-names.js';
+import { dropSlot } from '../actors/sql/change-setup.js';
 import { exitOnConfigError } from './run-node.js';
 
 const USAGE = 'hivenode changes drop <NAME> -SQL_ENGINE=postgres -SQL_SERVER=… -SQL_DATABASE=… -SQL_USERNAME=… -SQL_PASSWORD=… [-SQL_CHANGESLOT=…]';

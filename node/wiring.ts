@@ -52,6 +52,7 @@ export function sendsOf(kind: string, c: Readonly<Record<string, unknown>>): Cha
       break;
     case 'sql':
       if (c.SQL_POLLMODE === true) add(text(c.OUTPUTCHANNEL), 'polled rows');
+      if (c.SQL_CHANGES === true) add(text(c.OUTPUTCHANNEL), 'changes');
       break;
     case 'flow':
       // each step's channel, labelled with the step (README, Flows), as the running flow published them

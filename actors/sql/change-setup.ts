@@ -8,53 +8,7 @@ import pg from 'pg';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import type { DatabaseOptions } from './connection-options.js';
 import { quoteName } from './dialect.js';
-import { parseTable } from './identifiers.js';
-
-/** PostgreSQL names (slots, publications) are at most NAMEDATALEN - 1 bytes. */
-const MAX_NAME = 63;
-/** What PostgreSQL accepts as a replication slot name. */
-const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
-
-export interface ChangeTable {
-  schema: string;
-  name: string;
-  /** schema.name, as the messages' `table` control carries it. */
-  qualified: string;
-}
-
-export interface ChangeNames {
-  slot: string;
-  publication: string;
-  tables: ChangeTable[];
-}
-
-/** hivenode_<NAME> in the characters a slot name may hold. */
-export function defaultChangeName(serviceName: string): string {
-  return `hivenode_${serviceName.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, MAX_NAME);
-}
-
-/** The slot, publication and tables of a configuration; ConfigError naming the parameter otherwise. */
-export function changeNames(c: { SQL_CHANGESLOT: string; SQL_CHANGEPUBLICATION: string; SQL_TABLE: string }, serviceName: string): ChangeNames {
-  const slot = c.SQL_CHANGESLOT.trim() || defaultChangeName(serviceName);
-  if (!SLOT_NAME.test(slot)) throw new ConfigError(`SQL_CHANGESLOT: '${slot}' is not a replication slot name (1 to 63 lower-case letters, digits and _)`);
-  const publication = c.SQL_CHANGEPUBLICATION.trim() || defaultChangeName(serviceName);
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(publication)) throw new ConfigError(`SQL_CHANGEPUBLICATION: '${publication}' is not a publication name (letters, digits and _, at most 63)`);
-  const texts = c.SQL_TABLE.split(',').map((t) => t.trim());
-  if (texts.length === 0 || texts.some((t) => t === '')) throw new ConfigError("SQL_CHANGES needs SQL_TABLE: the table (or comma-separated tables) whose changes are streamed, e.g. 'orders' or 'public.orders, public.items'");
-  const tables = texts.map((text) => {
-    let t;
-    try {
-      t = parseTable(text);
-      quoteName('postgres', t.schema === undefined ? t.name : `${t.schema}.${t.name}`);
-    } catch (e) {
-      throw new ConfigError(`SQL_TABLE: '${text}': ${describeError(e)}`);
-    }
-    if (t.alias !== undefined) throw new ConfigError(`SQL_TABLE: '${text}' has an alias; a change stream names tables only`);
-    const schema = t.schema ?? 'public';
-    return { schema, name: t.name, qualified: `${schema}.${t.name}` };
-  });
-  return { slot, publication, tables };
-}
+import type { ChangeNames } from './change-names.js';
 
 /** pg client options of the service's database (a replication connection when asked). */
 export function pgClientConfig(o: DatabaseOptions, replication = false): pg.ClientConfig {
@@ -74,7 +28,7 @@ function refusal(step: string, e: unknown): Error {
  * missing. A ConfigError (one line, naming the setting, privilege or table) when the server cannot
  * stream; other errors (the server does not answer) are thrown as they are, for a retry.
  */
-export async function prepareChanges(o: DatabaseOptions, names: ChangeNames): Promise<{ created: string[] }> {
+export async function prepareChanges(o: DatabaseOptions, names: ChangeNames, createSlot = true): Promise<{ created: string[] }> {
   const client = new pg.Client(pgClientConfig(o));
   await client.connect();
   const created: string[] = [];
@@ -102,14 +56,15 @@ export async function prepareChanges(o: DatabaseOptions, names: ChangeNames): Pr
       if (missing.length > 0) throw new ConfigError(`SQL_CHANGEPUBLICATION: publication '${names.publication}' does not publish ${missing.map((t) => t.qualified).join(', ')}: ALTER PUBLICATION ${names.publication} ADD TABLE ${missing.map((t) => t.qualified).join(', ')}`);
     }
     const slot = (await client.query<{ plugin: string; database: string }>('SELECT plugin, database FROM pg_replication_slots WHERE slot_name = $1', [names.slot])).rows[0];
-    if (slot === undefined) {
+    // with SQL_CHANGESNAPSHOT the slot is made by the snapshot (change-snapshot.ts), at its exported view
+    if (slot === undefined && createSlot) {
       try {
         await client.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [names.slot]);
       } catch (e) {
         throw refusal(`creating the replication slot ${names.slot}`, e);
       }
       created.push(`replication slot ${names.slot}`);
-    } else if (slot.plugin !== 'pgoutput' || slot.database !== o.database) {
+    } else if (slot !== undefined && (slot.plugin !== 'pgoutput' || slot.database !== o.database)) {
       throw new ConfigError(`SQL_CHANGESLOT: slot '${names.slot}' exists for plugin '${slot.plugin}' in database '${slot.database}'; a change stream needs a pgoutput slot of database '${o.database}': name another slot or drop that one`);
     }
   } finally {

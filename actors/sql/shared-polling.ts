@@ -9,11 +9,39 @@ import { sharedNameWord } from '../hive/transport.js';
 import type { ServiceContext } from '../service/context.js';
 import type { SqlConfig } from './planner.js';
 import type { PollPlans } from './poll-plans.js';
+import type { LeaseRole } from '../hive/lease.js';
 import { Lease } from '../hive/lease.js';
 import { SharedMark } from './shared-mark.js';
 
-/** The bucket the pollers of a NATS hive share: their leases and high-water marks. */
+/** The bucket the pollers (and change-stream readers) of a NATS hive share: their leases and positions. */
 const POLLERS_BUCKET = 'hivenode_pollers';
+
+/**
+ * On a NATS hive with SQL_POLLLEASE above 0: the lease the instances of this NAME contend for (the
+ * pollers; a change stream's readers, README, Change streams), in the shared bucket. Undefined on the
+ * embedded hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
+ */
+export async function sharedLease(ctx: ServiceContext<SqlConfig>, role: LeaseRole): Promise<{ lease: Lease; bucket: SharedBucket; name: string } | undefined> {
+  const c = ctx.config;
+  if (c.SQL_POLLLEASE === 0) return undefined;
+  const opening = ctx.hive.sharedBucket(POLLERS_BUCKET);
+  if (!opening) return undefined;
+  const every = role.name === 'poller' ? 'poll on every node' : 'read on every node';
+  if (c.SQL_POLLLEASE < 1_000) throw new ConfigError(`SQL_POLLLEASE is ${c.SQL_POLLLEASE} ms; give at least 1s (or 0 to ${every})`);
+  let bucket: SharedBucket;
+  try {
+    bucket = await opening;
+  } catch (e) {
+    throw new ConfigError(
+      `SQL_POLLLEASE: the ${role.name}s of one NAME elect one active ${role.name} in the JetStream KV bucket '${POLLERS_BUCKET}', which the NATS hive refused (${describeError(e)}); enable JetStream in the nats-server configuration, or set SQL_POLLLEASE=0 to ${every}`,
+    );
+  }
+  const name = sharedNameWord(ctx.name);
+  const lease = new Lease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log, role);
+  await lease.start();
+  ctx.log.info(`${role.name} lease: ${lease.holds() ? 'active' : 'standing by'} among the ${role.name}s named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
+  return { lease, bucket, name };
+}
 
 /**
  * On a NATS hive with SQL_POLLLEASE above 0: the lease this poller contends for and, with
@@ -21,24 +49,9 @@ const POLLERS_BUCKET = 'hivenode_pollers';
  * hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
  */
 export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollPlans): Promise<{ lease: Lease; mark?: SharedMark } | undefined> {
-  const c = ctx.config;
-  if (c.SQL_POLLLEASE === 0) return undefined;
-  const opening = ctx.hive.sharedBucket(POLLERS_BUCKET);
-  if (!opening) return undefined;
-  if (c.SQL_POLLLEASE < 1_000) throw new ConfigError(`SQL_POLLLEASE is ${c.SQL_POLLLEASE} ms; give at least 1s (or 0 to poll on every node)`);
-  let bucket: SharedBucket;
-  try {
-    bucket = await opening;
-  } catch (e) {
-    throw new ConfigError(
-      `SQL_POLLLEASE: the pollers of one NAME elect one active poller in the JetStream KV bucket '${POLLERS_BUCKET}', which the NATS hive refused (${describeError(e)}); enable JetStream in the nats-server configuration, or set SQL_POLLLEASE=0 to poll on every node`,
-    );
-  }
-  const name = sharedNameWord(ctx.name);
-  const lease = new Lease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log);
-  await lease.start();
-  ctx.log.info(`poller lease: ${lease.holds() ? 'active' : 'standing by'} among the pollers named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
+  const shared = await sharedLease(ctx, { name: 'poller' });
+  if (!shared) return undefined;
+  const { lease, bucket, name } = shared;
   if (!plans.tracking) return { lease };
   return { lease, mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.current(), ctx.log) };
 }
-

@@ -44,7 +44,6 @@ import type { PlanKind } from './statement.js';
 import type { TransactionStep } from './transaction.js';
 import { annotateSpan } from '../observe/trace-scope.js';
 import { statementAttributes } from './trace-attributes.js';
-import type { DatabaseOptions } from './connection-options.js';
 import { importModule } from '../../protocol/import-module.js';
 
 /**
@@ -121,7 +120,11 @@ function checkModes(c: SqlConfig): void {
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
-  if (c.SQL_CHANGES) return startChangeStream(ctx, databaseOptions(c));
+  if (c.SQL_CHANGES) {
+    // loaded only in this mode: the replication clients and decoders are not needed by any other SQL service
+    const { startChangeStream } = await importModule(import.meta.url, './change-stream.js', () => import('./change-stream.js'));
+    return startChangeStream(ctx, databaseOptions(c));
+  }
   const db = new Database(databaseOptions(c));
   const checker = new NameChecker(db.dialect, new Catalog(db));
   let planner: Planner | undefined;
@@ -163,44 +166,6 @@ async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans:
       await db.close();
     },
     status: () => ({ mode: 'poll', database: db.describe(), channel: c.OUTPUTCHANNEL, poller: poller.status(), pool: db.pool() }),
-  };
-}
-
-/**
- * A change stream (README, Change streams): only reads the slot and emits; it neither polls nor
- * listens. The set-up is checked at start when the database answers (a refusal is a ConfigError);
- * when it does not, the reader tries again until it does.
- */
-async function startChangeStream(ctx: ServiceContext<SqlConfig>, db: DatabaseOptions): Promise<RunningService> {
-  const c = ctx.config;
-  // loaded only in this mode: pg and the replication decoder are not needed by any other SQL service
-  const [{ changeNames, prepareChanges }, { checkChangesEngine, startChanges }] = await Promise.all([
-    importModule(import.meta.url, './change-setup.js', () => import('./change-setup.js')),
-    importModule(import.meta.url, './changes.js', () => import('./changes.js')),
-  ]);
-  checkChangesEngine(db.engine);
-  for (const [set, name] of [[c.SQL_POLLMODE, 'SQL_POLLMODE'], [c.SQL_RAWMODE, 'SQL_RAWMODE'], [c.SQL_BATCH, 'SQL_BATCH']] as const) {
-    if (set) throw new ConfigError(`SQL_CHANGES streams the changes of SQL_TABLE; it cannot be combined with ${name}`);
-  }
-  if (c.SQL_INITFILE.trim() !== '') throw new ConfigError('SQL_CHANGES reads an existing table; SQL_INITFILE is not run in this mode (create the tables with a statement-mode service or beforehand)');
-  const names = changeNames(c, ctx.name);
-  let prepared = false;
-  try {
-    const { created } = await prepareChanges(db, names);
-    prepared = true;
-    if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    ctx.log.warn(`${describeError(e)}: the database does not answer now; the change stream starts reading once it does`);
-  }
-  const reader = startChanges(ctx, { db, names, channel: c.OUTPUTCHANNEL, cls: c.SQL_POLLCLASS, handoverTimeoutMs: c.SQL_TIMEOUT > 0 ? c.SQL_TIMEOUT : 30_000, prepared });
-  ctx.log.info(`change stream of ${names.tables.map((t) => t.qualified).join(', ')} (slot ${names.slot}, publication ${names.publication}) to channel '${c.OUTPUTCHANNEL}'`);
-  return {
-    async drain() {
-      await reader.stop();
-    },
-    // the figures at the top level: /metrics exports each number as hivenode_service_figure (lagMs, emitted, refusals, …)
-    status: () => ({ mode: 'changes', channel: c.OUTPUTCHANNEL, ...reader.status() }),
   };
 }
 

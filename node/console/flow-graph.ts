@@ -3,7 +3,7 @@
  * other nodes of a NATS hive publish (hive-roster.ts): every service's sends (node/wiring.ts:
  * gateway routes and OUTPUTCHANNEL, each queue's DefaultChannel and dead-letter target, OUTPUTCHANNEL
  * of the syslog receiver and the SQL poller, templates fetched over the hive), the HTTP client's
- * upstream, HTTP, syslog and poll timers as sources. An edge ends at the service that listens on its
+ * upstream, HTTP, syslog, poll timers and change streams' logs as sources. An edge ends at the service that listens on its
  * channel — on this node if one does, else on the other nodes that do — or at a channel box when no
  * service of the hive does. Each edge names its sender, so its label shows what that sender sent.
  */
@@ -118,6 +118,8 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
         break;
       case 'sql':
         if (c.SQL_POLLMODE === true) fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls', { service: s.name, figure: 'poller.polls' });
+        // a change stream's source is the database's change log; its rate is the rows handed over (their lag is in the status and /metrics)
+        if (c.SQL_CHANGES === true) fromSource({ id: `src:changes:${s.name}`, kind: 'source', label: `${c.SQL_ENGINE === 'postgres' ? 'PostgreSQL WAL' : 'binlog'}: ${text(c.SQL_TABLE)}`, detail: 'change stream' }, id, 'changes', { service: s.name, figure: 'emitted' });
         break;
       case 'httpclient':
         if (text(c.URL)) edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:http:${originOf(text(c.URL))}`, kind: 'external', label: originOf(text(c.URL)), detail: 'HTTP server' }), label: text(c.Method) || 'requests', counted: { service: s.name, figure: REQUESTS_FIGURE } });

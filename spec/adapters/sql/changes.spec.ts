@@ -7,8 +7,8 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import type { Message } from '../../../protocol/message.js';
-import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../../integration/helpers.js';
+import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
@@ -17,29 +17,7 @@ import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 describe('sql change stream on postgres (adapter)', function () {
   this.timeout(60_000);
   let db: EngineHarness;
-  let node: HiveNode | undefined;
-  let logs: () => string = () => '';
-  const received: Message[] = [];
-  let refuse = 0;
-
-  const startStream = async (extra: Record<string, string | number | boolean> = {}): Promise<void> => {
-    const started = await startTestNode([{ service: 'sql', NAME: 'orders-feed', ...db.params, SQL_CHANGES: true, SQL_TABLE: 'orders, public.items', OUTPUTCHANNEL: 'changes', SQL_POLLCLASS: 'cdc', ...extra }]);
-    node = started.node;
-    logs = started.logs;
-    await node.hive.listen('changes', (d) => {
-      if (refuse > 0) {
-        refuse--;
-        throw new Error('not now');
-      }
-      received.push(d.message);
-      d.ack();
-    });
-  };
-  const stopNode = async (): Promise<void> => {
-    await node?.stop(5000);
-    node = undefined;
-  };
-  const ops = (): string[] => received.map((m) => `${m.Operation}:${m.Control.table?.[0]}:${m.Data.id?.[0]}`);
+  const s = new StreamHarness(() => ({ ...db.params, SQL_TABLE: 'orders, public.items' }));
 
   before(async function () {
     requireServer(this, engineAvailable('postgres'), 'postgres');
@@ -49,24 +27,23 @@ describe('sql change stream on postgres (adapter)', function () {
     await db.exec('ALTER TABLE orders REPLICA IDENTITY FULL');
   });
   beforeEach(() => {
-    received.length = 0;
-    refuse = 0;
+    s.reset();
   });
-  afterEach(stopNode);
+  afterEach(() => s.stop());
   after(async () => {
     await db?.close();
   });
 
   it('creates the publication and slot, and emits inserts, updates and deletes with their controls and types', async () => {
-    await startStream();
+    await s.start();
     const slots = await db.rows<{ slot_name: string; plugin: string }>("SELECT slot_name, plugin FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'");
     expect(slots).to.deep.equal([{ slot_name: 'hivenode_orders_feed', plugin: 'pgoutput' }]);
     await db.exec("INSERT INTO orders VALUES (1, 'first', 12.345, '2026-01-02T03:04:05+02:00', '{\"a\": [1, 2]}', '\\x00ff10'::bytea)");
     await db.exec("UPDATE orders SET note = NULL, amount = 99999999.999 WHERE id = 1");
     await db.exec('DELETE FROM orders WHERE id = 1');
-    await until(() => received.length >= 3, 10_000);
-    expect(ops()).to.deep.equal(['insert:public.orders:1', 'update:public.orders:1', 'delete:public.orders:1']);
-    const [ins, upd, del] = received as [Message, Message, Message];
+    await until(() => s.received.length >= 3, 10_000);
+    expect(s.ops()).to.deep.equal(['insert:public.orders:1', 'update:public.orders:1', 'delete:public.orders:1']);
+    const [ins, upd, del] = s.received as [Message, Message, Message];
     expect(ins.Class).to.equal('cdc');
     expect({ ...ins.Data }).to.deep.equal({ id: ['1'], note: ['first'], amount: ['12.345'], at: ['2026-01-02T01:04:05.000Z'], doc: ['{"a":[1,2]}'], blob: [Buffer.from([0, 255, 16]).toString('base64')] });
     expect(ins.Control.position![0]).to.match(/^[0-9A-F]+\/[0-9A-F]+$/);
@@ -81,89 +58,46 @@ describe('sql change stream on postgres (adapter)', function () {
     expect(upd.Control.before_amount).to.deep.equal(['12.345']);
     expect(del.Data.id).to.deep.equal(['1']);
     expect(del.Data.note).to.deep.equal([]);
-    expect(new Set(received.map((m) => m.Control['idempotency-key']![0])).size).to.equal(3);
+    expect(new Set(s.received.map((m) => m.Control['idempotency-key']![0])).size).to.equal(3);
     // the status figures /metrics exports (hivenode_service_figure): rows handed over and the lag of the last
-    const status = node!.services.find((x) => x.name === 'orders-feed')!.running.status() as Record<string, unknown>;
+    const status = s.status();
     expect(status).to.include({ mode: 'changes', emitted: 3, transactions: 3, slot: 'hivenode_orders_feed', connected: true });
     expect(status.lagMs).to.be.a('number').and.to.be.at.least(0);
   });
 
   it('emits one message per row of a transaction in commit order, nothing for a rolled-back one, and logs a TRUNCATE without emitting it', async () => {
-    await startStream();
-    // two interleaved transactions: the one that commits first comes first
-    const a = await db.direct.transaction();
-    const b = await db.direct.transaction();
-    await db.direct.query('INSERT INTO items VALUES (10, \'a1\')', { transaction: a });
-    await db.direct.query('INSERT INTO items VALUES (20, \'b1\'), (21, \'b2\')', { transaction: b });
-    await db.direct.query('INSERT INTO orders (id) VALUES (11)', { transaction: a });
-    await b.commit();
-    await a.commit();
-    const r = await db.direct.transaction();
-    await db.direct.query('INSERT INTO items VALUES (30, \'gone\')', { transaction: r });
-    await r.rollback();
-    await db.exec('TRUNCATE items');
-    await db.exec("INSERT INTO items VALUES (40, 'after')");
-    await until(() => received.length >= 5, 10_000);
+    await s.start();
+    await writeInterleaved(db);
+    await until(() => s.received.length >= 5, 10_000);
     await new Promise((res) => setTimeout(res, 300));
-    expect(ops()).to.deep.equal(['insert:public.items:20', 'insert:public.items:21', 'insert:public.items:10', 'insert:public.orders:11', 'insert:public.items:40']);
-    expect(received[0]!.Control.tx).to.deep.equal(received[1]!.Control.tx);
-    expect(received[2]!.Control.tx).to.deep.equal(received[3]!.Control.tx);
-    expect(logs()).to.contain('TRUNCATE of public.items');
+    expect(s.ops()).to.deep.equal(['insert:public.items:20', 'insert:public.items:21', 'insert:public.items:10', 'insert:public.orders:11', 'insert:public.items:40']);
+    expect(s.received[0]!.Control.tx).to.deep.equal(s.received[1]!.Control.tx);
+    expect(s.received[2]!.Control.tx).to.deep.equal(s.received[3]!.Control.tx);
+    expect(s.logs()).to.contain('TRUNCATE of public.items');
   });
 
   it('holds reading while the hive refuses, and resumes at the acknowledged position after a restart (at least once, no gap)', async () => {
-    await startStream();
-    refuse = 3;
-    await db.exec("INSERT INTO items VALUES (50, 'x'), (51, 'y')");
-    await until(() => received.length >= 2, 20_000);
-    expect(ops()).to.deep.equal(['insert:public.items:50', 'insert:public.items:51']);
-    expect(logs()).to.contain('reading holds at');
-    await stopNode();
-    // written while no node reads: the slot keeps them
-    await db.exec("INSERT INTO items VALUES (60, 'while down')");
-    await db.exec("UPDATE items SET name = 'changed' WHERE id = 50");
-    received.length = 0;
-    await startStream();
-    await until(() => received.some((m) => m.Operation === 'update'), 10_000);
-    const seen = ops();
-    // what was acknowledged before the stop does not come again; what followed comes in order
-    expect(seen).to.deep.equal(['insert:public.items:60', 'update:public.items:50']);
+    await refusedThenResumed(s, db, 'public.items');
   });
 
   it('never skips a change the hive did not take: stopped while refusing, the next start emits it', async () => {
-    await startStream();
-    refuse = 1_000_000;
-    await db.exec("INSERT INTO items VALUES (70, 'refused')");
-    await until(() => logs().includes('reading holds at'), 10_000);
-    await stopNode();
-    refuse = 0;
-    await startStream();
-    await until(() => received.length >= 1, 10_000);
-    expect(ops()).to.deep.equal(['insert:public.items:70']);
+    await stoppedWhileRefusing(s, db, 'public.items');
   });
 
   it('reads on after a database restart, from the confirmed position', async () => {
-    await startStream();
-    await db.exec("INSERT INTO items VALUES (80, 'before restart')");
-    await until(() => received.length >= 1, 10_000);
-    await db.server!.stop();
-    await db.server!.start();
-    await db.exec("INSERT INTO items VALUES (81, 'after restart')");
-    await until(() => received.length >= 2, 20_000);
-    expect(ops()).to.deep.equal(['insert:public.items:80', 'insert:public.items:81']);
-    expect(logs()).to.match(/reading slot hivenode_orders_feed again after \d+ failed attempt/);
+    await databaseRestarted(s, db, 'public.items', /reading slot hivenode_orders_feed again after \d+ failed attempt/);
   });
 
   it('answers the server\'s keepalives: an idle stream is not cut off by wal_sender_timeout', async () => {
     await db.exec("ALTER SYSTEM SET wal_sender_timeout = '1s'");
     await db.exec('SELECT pg_reload_conf()');
     try {
-      await startStream();
+      await s.start();
       await new Promise((res) => setTimeout(res, 4_000));
-      expect(logs()).not.to.contain('reading again');
+      expect(s.logs()).not.to.contain('reading again');
       await db.exec("INSERT INTO items VALUES (90, 'after idle')");
-      await until(() => received.length >= 1, 10_000);
-      expect(ops()).to.deep.equal(['insert:public.items:90']);
+      await until(() => s.received.length >= 1, 10_000);
+      expect(s.ops()).to.deep.equal(['insert:public.items:90']);
     } finally {
       await db.exec('ALTER SYSTEM RESET wal_sender_timeout');
       await db.exec('SELECT pg_reload_conf()');
@@ -171,8 +105,8 @@ describe('sql change stream on postgres (adapter)', function () {
   });
 
   it('hivenode changes drop <NAME> removes the slot a removed stream left behind, and says when there is none', async () => {
-    await startStream();
-    await stopNode();
+    await s.start();
+    await s.stop();
     const drop = () => spawnSync(process.execPath, [...HIVENODE_ARGS, 'changes', 'drop', 'orders-feed', ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`)], { encoding: 'utf8', timeout: 30_000 });
     const first = drop();
     expect(first.stderr).to.equal('');
@@ -181,7 +115,11 @@ describe('sql change stream on postgres (adapter)', function () {
     expect(drop().stdout.trim()).to.equal("no replication slot hivenode_orders_feed in database 'postgres': nothing to drop");
   });
 
-  it('refuses at start in one line: another engine, a missing table, a bad slot name, and a combination with SQL_POLLMODE', async () => {
+  it('SQL_CHANGESNAPSHOT: a new stream first emits the rows as read, consistent with its start, and only once', async () => {
+    await snapshotFirst(s, db, 'public.items');
+  });
+
+  it('refuses at start in one line: an engine without a change stream, a missing table, a bad slot name, and a combination with SQL_POLLMODE', async () => {
     const refused = async (params: Record<string, string | boolean>): Promise<string> => {
       try {
         await startTestNode([{ service: 'sql', NAME: 'bad', SQL_CHANGES: true, SQL_TABLE: 'orders', ...params }]);
@@ -191,7 +129,6 @@ describe('sql change stream on postgres (adapter)', function () {
       throw new Error('started');
     };
     expect(await refused({ SQL_ENGINE: 'sqlite' })).to.match(/SQL_CHANGES: sqlite publishes no change stream/);
-    expect(await refused({ ...db.params, SQL_ENGINE: 'mariadb' })).to.match(/not yet built/);
     expect(await refused({ ...db.params, SQL_TABLE: 'nosuch' })).to.match(/table 'public.nosuch' does not exist/);
     expect(await refused({ ...db.params, SQL_CHANGESLOT: 'Bad-Slot' })).to.match(/SQL_CHANGESLOT: 'Bad-Slot' is not a replication slot name/);
     expect(await refused({ ...db.params, SQL_POLLMODE: true })).to.match(/cannot be combined with SQL_POLLMODE/);

@@ -37,7 +37,7 @@ export function engineAvailable(engine: TestEngine): boolean {
   return true;
 }
 
-export async function openEngine(engine: TestEngine, opts: { logStatements?: boolean } = {}): Promise<EngineHarness> {
+export async function openEngine(engine: TestEngine, opts: { logStatements?: boolean; binlog?: boolean } = {}): Promise<EngineHarness> {
   const tmp = tempDir('hn-sql-');
   let server: DbServer | undefined;
   let params: Record<string, string>;
@@ -49,7 +49,7 @@ export async function openEngine(engine: TestEngine, opts: { logStatements?: boo
     direct = new Sequelize({ dialect: 'sqlite', storage: file, logging: false });
     serial = 'id INTEGER PRIMARY KEY AUTOINCREMENT';
   } else {
-    server = engine === 'postgres' ? await postgresServer(opts) : await mariadbServer();
+    server = engine === 'postgres' ? await postgresServer(opts) : await mariadbServer(opts);
     // the PostgreSQL password comes from a file:// secret, the MariaDB one inline
     const pwfile = join(tmp, 'password');
     writeFileSync(pwfile, `${server.password}\n`);

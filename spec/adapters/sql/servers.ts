@@ -5,7 +5,8 @@
  * the same port and data) by the tests themselves; `remove()` deletes the directory.
  *
  * As root (CI), initdb refuses to run, so PostgreSQL runs as the `postgres` user of the Debian package;
- * MariaDB runs as root with `--user=root`. PostgreSQL runs with wal_level=logical, for the change-stream tests. `scripts/sql-servers.sh` installs the packages.
+ * MariaDB runs as root with `--user=root`. PostgreSQL runs with wal_level=logical and MariaDB with the
+ * row-based binlog (log_bin, binlog_format=ROW; the user may read it), for the change-stream tests. `scripts/sql-servers.sh` installs the packages.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
@@ -154,7 +155,14 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
   return server;
 }
 
-export async function mariadbServer(): Promise<DbServer> {
+/** Runs SQL as MariaDB's root (over the server's socket): what the test user may not (SET GLOBAL, CREATE USER). */
+export function mariadbRoot(server: DbServer, sql: string): void {
+  const r = spawnSync(which('mariadb')!, ['--no-defaults', `--socket=${join(server.dir, 'sock')}`, '-uroot', '-e', sql], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`mariadb as root: ${r.stderr}`);
+}
+
+/** `binlog: false` starts it without the binary log (what a server without log_bin answers). */
+export async function mariadbServer(opts: { binlog?: boolean } = {}): Promise<DbServer> {
   const dir = mkdtempSync(join(tmpdir(), 'hn-maria-'));
   const data = join(dir, 'data');
   const socket = join(dir, 'sock');
@@ -173,12 +181,12 @@ export async function mariadbServer(): Promise<DbServer> {
     dir,
     logFile: '',
     async start() {
-      const args = ['--no-defaults', '--user=root', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${socket}`, `--pid-file=${join(dir, 'pid')}`, '--skip-log-bin', '--innodb-buffer-pool-size=16M', '--innodb-flush-log-at-trx-commit=0', '--innodb-doublewrite=0', '--performance-schema=0', `--log-error=${join(dir, 'error.log')}`];
+      const args = ['--no-defaults', '--user=root', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${socket}`, `--pid-file=${join(dir, 'pid')}`, ...(opts.binlog === false ? ['--skip-log-bin'] : ['--log-bin=mariadb-bin', '--binlog-format=ROW', '--server-id=1', '--log-bin-trust-function-creators=1']), '--innodb-buffer-pool-size=16M', '--innodb-flush-log-at-trx-commit=0', '--innodb-doublewrite=0', '--performance-schema=0', `--log-error=${join(dir, 'error.log')}`];
       child = track(spawn(which('mariadbd')!, args, { stdio: 'ignore' }));
       await waitForPort(port, 30_000, 'mariadbd', child);
       if (!created) {
         // root logs in over the socket without a password; the tests use a password user over TCP
-        const sql = `CREATE DATABASE hive; CREATE USER 'hive'@'%' IDENTIFIED BY '${password}'; GRANT ALL ON hive.* TO 'hive'@'%'; GRANT PROCESS ON *.* TO 'hive'@'%';`;
+        const sql = `CREATE DATABASE hive; CREATE USER 'hive'@'%' IDENTIFIED BY '${password}'; GRANT ALL ON hive.* TO 'hive'@'%'; GRANT PROCESS, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'hive'@'%';`;
         const r = spawnSync(which('mariadb')!, ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', sql], { encoding: 'utf8' });
         if (r.status !== 0) throw new Error(`creating the MariaDB user failed: ${r.stderr}`);
         created = true;
