@@ -88,7 +88,11 @@ describe('reliability: a PostgreSQL change stream under SIGKILL and a database r
         const outOfOrder = ['public.ta', 'public.tb'].filter((t) => {
           const firsts: number[] = [];
           const had = new Set<number>();
-          for (const x of seen) if (x.table === t && !had.has(x.id)) (had.add(x.id), firsts.push(x.id));
+          for (const x of seen) {
+            if (x.table !== t || had.has(x.id)) continue;
+            had.add(x.id);
+            firsts.push(x.id);
+          }
           return firsts.some((id, i) => i > 0 && id < firsts[i - 1]!);
         });
         figures['changes committed'] = written;
