@@ -10,7 +10,7 @@ import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { parseDuration } from '../../config/values.js';
 import { BadInputError, describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { failure, resultFromError, success } from '../../protocol/message.js';
+import { emptyMap, emptyRecord, failure, resultFromError, success } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../observe/logger.js';
@@ -168,7 +168,7 @@ export class FlowCore {
       attempt: 0,
       visits: { [first]: 1 },
       dueAt: 0,
-      steps: Object.create(null) as Record<string, Result>,
+      steps: emptyRecord<Result>(),
       last: undefined,
       attempts: [],
       result: undefined,
@@ -383,7 +383,7 @@ export class FlowCore {
       const which = step.kind === 'map' ? `element ${failedAt}` : `branch '${step.branches[failedAt]!.name}'`;
       return this.failed(run, step, { ...r, Message: `step '${step.name}' ${which}: ${r.Message}` });
     }
-    this.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: Object.create(null) as Record<string, string[]>, List: results });
+    this.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: emptyMap(), List: results });
   }
 
   /** One element of a fan ended: its Result kept (and written), the next one sent. */
