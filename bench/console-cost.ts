@@ -5,7 +5,7 @@
  * 2 s) and the flow page (fetched again every 5 s) open, with an operator signed in.
  * Both in one node in this process, the console on its dashboard port. Target: with the console
  * open ≥ 0.95× without (it costs the gateway < 5%), judged by the median of the rounds' own ratios
- * (pairedRatio), each pair's two sides run in turn first: on the shared 2-core machine a round's
+ * (pairedRatio) of sliced rounds (bench/lib.ts, slicedRounds): on the shared 2-core machine a round's
  * rate swings by half with other work's load, so the ratio of the two sides' medians took them from
  * rounds under different load (0.83 to 1.19 in three runs of one commit), and with one side always
  * first a rising load fell on the other side of every pair. The gateway is checked to answer 200
@@ -19,11 +19,15 @@ import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 import { passwdLine } from '../actors/gateway/auth.js';
 import { HiveNode } from '../node/node.js';
-import { fmt, pairedRatio, report } from './lib.js';
+import { fmt, pairedRatio, report, slicedRounds } from './lib.js';
 import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
 import type { WrkResult } from './support/wrk.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+// sliced rounds (bench/lib.ts, slicedRounds): 2 slices of 2 s a side a round, the time under load of
+// one run of 4 s; a slice of the open console takes its 2 s push, each side's page is put up before
+// its slice and left 1 s to settle (not counted)
+const SLICE_SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const SLICES = Number(process.env.BENCH_SLICES ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TARGET = 0.95;
@@ -78,38 +82,38 @@ async function blank(): Promise<void> {
 }
 
 await wrk(url, { connections: CONNECTIONS, seconds: 1, script }); // warm-up, not counted
-const without: WrkResult[] = [];
-const withConsole: WrkResult[] = [];
-let pushed = 0;
-console.log(`wrk -t1, ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} round pairs, each side first in turn; node in this process, wrk and chromium children; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`);
-async function roundWithout(): Promise<void> {
-  await blank();
-  without.push(await wrk(url, { connections: CONNECTIONS, seconds: SECONDS, script }));
-}
-
-async function roundWith(): Promise<void> {
-  await showConsole();
-  const before = Number(await live.getAttribute('[data-stream]', 'data-updates'));
-  withConsole.push(await wrk(url, { connections: CONNECTIONS, seconds: SECONDS, script }));
-  // the page must have kept receiving while the load ran: otherwise nothing was measured
-  const updates = Number(await live.getAttribute('[data-stream]', 'data-updates')) - before;
-  if (updates <= 0) throw new Error('the live page received no update during the round');
-  pushed += updates;
-}
-
+/** The live page's updates in each slice with the console open, in order. */
+const updatesPerSlice: number[] = [];
+console.log(`wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a side, each slice both sides in turn; node in this process, wrk and chromium children; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`);
+const sliced = await slicedRounds<WrkResult>(
+  [
+    { prepare: blank, load: (seconds) => wrk(url, { connections: CONNECTIONS, seconds, script }) },
+    {
+      prepare: showConsole,
+      load: async (seconds) => {
+        const before = Number(await live.getAttribute('[data-stream]', 'data-updates'));
+        const r = await wrk(url, { connections: CONNECTIONS, seconds, script });
+        updatesPerSlice.push(Number(await live.getAttribute('[data-stream]', 'data-updates')) - before);
+        return r;
+      },
+    },
+  ],
+  { rounds: ROUNDS, slices: SLICES, sliceSeconds: SLICE_SECONDS },
+);
+// the page must have kept receiving while the load ran, in every round: otherwise nothing was measured
 for (let i = 0; i < ROUNDS; i++) {
-  // each side first in every other pair, so a load that rises (or falls) during a pair is not
-  // always charged to the same side
-  for (const round of i % 2 === 0 ? [roundWithout, roundWith] : [roundWith, roundWithout]) await round();
+  if (updatesPerSlice.slice(i * SLICES, (i + 1) * SLICES).reduce((a, b) => a + b, 0) <= 0) throw new Error(`the live page received no update during round ${i + 1}`);
 }
+const pushed = updatesPerSlice.reduce((a, b) => a + b, 0);
+const [without, withConsole] = sliced.slices as [WrkResult[], WrkResult[]];
 const a = summarize(without);
 const b = summarize(withConsole);
-for (const [label, s, rounds] of [['gateway strict, chromium on blank pages', a, without], ['gateway strict, console live + flow open in chromium', b, withConsole]] as const) {
-  console.log(`${label.padEnd(54)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${rounds.map((x) => fmt(x.rps)).join(' / ')})`);
+for (const [label, s, rounds] of [['gateway strict, chromium on blank pages', a, sliced.rps[0]!], ['gateway strict, console live + flow open in chromium', b, sliced.rps[1]!]] as const) {
+  console.log(`${label.padEnd(54)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${rounds.map(fmt).join(' / ')})`);
 }
-const ratio = pairedRatio(withConsole.map((x) => x.rps), without.map((x) => x.rps));
+const ratio = pairedRatio(sliced.rps[1]!, sliced.rps[0]!);
 console.log(`the live page took ${pushed} pushed updates during the ${ROUNDS} rounds with it open; ratio of the two medians ${(b.rps / a.rps).toFixed(3)}`);
-console.log(`target with console / without >= ${TARGET} (median of the ${ROUNDS} round pairs' ratios): ${ratio.toFixed(3)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`);
+console.log(`target with console / without >= ${TARGET} (median of the ${ROUNDS} rounds' ratios): ${ratio.toFixed(3)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`);
 if (a.errors + b.errors > 0) console.log('WARNING: non-2xx responses or socket errors: the figures include failures');
 report({ figure: `gateway strict → hive → echo, ${CONNECTIONS} connections, with the console's live and flow pages open in chromium`, hivenode: b.rps, unit: 'req/s', baseline: 'the same gateway, chromium on blank pages', baselineValue: a.rps, ratio, target: `≥ ${TARGET}`, met: ratio >= TARGET });
 

@@ -19,7 +19,7 @@
  * costs the process stays what tracing adds; req/s ratios are printed beside. The other target, off ≥
  * 0.98× bypassed, is judged in instructions by gateway-tracing-instructions.ts; the CPU figure of
  * off/bypassed is still printed.
- * A round is SLICES slices of SLICE_SECONDS each, and in every slice each mode is loaded once, in an
+ * A round is SLICES slices of SLICE_SECONDS each (bench/lib.ts, slicedRounds), and in every slice each mode is loaded once, in an
  * order that turns from slice to slice; a mode's figure for the round is its CPU summed over its
  * slices over the requests answered in them. So the two sides of a ratio take turns every second and
  * meet the same load, where a round of one 4-second run per mode let the machine's other work fall
@@ -36,13 +36,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeOtlp } from '../spec/otlp-decode.js';
-import { REPO, median, pairedRatio, report } from './lib.js';
+import { REPO, median, pairedRatio, report, slicedRounds } from './lib.js';
 import type { WrkResult } from './support/wrk.js';
 import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
 
@@ -120,11 +120,6 @@ s.listen(0, '127.0.0.1', () => console.log('serves HTTP on port ' + s.address().
 
 const children: ChildProcess[] = [];
 const pids: Record<string, number> = {};
-/** CPU seconds a process has used (utime + stime, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 /** Starts a process and resolves with the URL of the port it prints. */
 function started(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_PROPAGATORS: '', OTEL_TRACES_SAMPLER: '', ...env } });
@@ -149,46 +144,18 @@ const targets: Array<Mode | 'raw'> = ['raw', 'control', 'bypassed', 'off', 'expo
 const urls: Record<string, string> = { raw: await started(['-e', RAW], {}) };
 for (const mode of ['bypassed', 'off', 'exported', 'control'] as const) urls[mode] = await started([cli, 'run', file], { ...SETTINGS[mode], mode });
 for (const t of targets) await check(t, urls[t]!, t === 'raw' ? undefined : t !== 'bypassed' && t !== 'control');
-/**
- * One slice: each target loaded for SLICE_SECONDS, in turn from the `first`-th (the order turns, so no
- * target always runs right after the same other one); `seen` gets each one's result and the CPU
- * seconds its process used meanwhile.
- */
-async function slice(first: number, seen?: (t: Mode | 'raw', r: WrkResult, cpuUsed: number) => void): Promise<void> {
-  for (let j = 0; j < targets.length; j++) {
-    const t = targets[(first + j) % targets.length]!;
-    const before = cpuSeconds(pids[t]!);
-    const r = await wrk(urls[t]!, { connections: CONNECTIONS, seconds: SLICE_SECONDS, script });
-    seen?.(t, r, cpuSeconds(pids[t]!) - before);
-  }
-}
+const load = loadavg()[0]!;
 // the warm-up, not counted: 3 s of load for each mode, in slices as the rounds take them. After 1 s
 // the first rounds still paid for V8 compiling the hot paths (on its own threads, counted in the
 // process's CPU) and read exported/off 0.87, where the rounds after settled at 0.90 to 0.93
-for (let k = 0; k < WARMUP_SLICES; k++) await slice(k);
-
-const load = loadavg()[0]!;
-/** Every slice's wrk result, per target. */
-const slices: Record<string, WrkResult[]> = Object.fromEntries(targets.map((k) => [k, []]));
-/** Requests a second over a round's slices, per round. */
-const roundRps: Record<string, number[]> = Object.fromEntries(targets.map((k) => [k, []]));
-/** Microseconds of the server process's CPU per request answered, per round. */
-const cpu: Record<string, number[]> = Object.fromEntries(targets.map((k) => [k, []]));
-for (let i = 0; i < ROUNDS; i++) {
-  // a mode's CPU seconds and requests answered over the round's slices
-  const ofRound = Object.fromEntries(targets.map((k) => [k, { cpu: 0, requests: 0 }]));
-  for (let k = 0; k < SLICES; k++) {
-    await slice(i * SLICES + k, (t, r, cpuUsed) => {
-      slices[t]!.push(r);
-      ofRound[t]!.cpu += cpuUsed;
-      ofRound[t]!.requests += r.requests;
-    });
-  }
-  for (const t of targets) {
-    cpu[t]!.push((ofRound[t]!.cpu * 1e6) / ofRound[t]!.requests);
-    roundRps[t]!.push(ofRound[t]!.requests / (SLICES * SLICE_SECONDS));
-  }
-}
+const sliced = await slicedRounds(
+  targets.map((t) => ({ pid: pids[t]!, load: (seconds: number) => wrk(urls[t]!, { connections: CONNECTIONS, seconds, script }) })),
+  { rounds: ROUNDS, slices: SLICES, sliceSeconds: SLICE_SECONDS, warmupSlices: WARMUP_SLICES },
+);
+/** Every slice's wrk result, requests a second per round, and microseconds of the server process's CPU per request per round, per target. */
+const slices: Record<string, WrkResult[]> = Object.fromEntries(targets.map((k, i) => [k, sliced.slices[i]!]));
+const roundRps: Record<string, number[]> = Object.fromEntries(targets.map((k, i) => [k, sliced.rps[i]!]));
+const cpu: Record<string, number[]> = Object.fromEntries(targets.map((k, i) => [k, sliced.cpuPerRequest[i]!]));
 for (const c of children) c.kill('SIGTERM');
 const s: Record<string, WrkResult> = Object.fromEntries(targets.map((k) => [k, summarize(slices[k]!)]));
 console.log(`wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a mode, each slice every mode in turn (req/s and latencies: medians over the slices); each mode its own hivenode run process, the OTLP receiver in this one; load average ${load.toFixed(2)} on 2 shared cores at start`);

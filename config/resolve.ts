@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, describeError } from '../protocol/errors.js';
+import { emptyRecord } from '../protocol/message.js';
 import type { ConfigOf, ParamSpec, ParamTable } from './params.js';
 import { ParamType, expandCtrl } from './params.js';
 import { parseBool, parseDuration, parseInt10 } from './values.js';
@@ -110,7 +111,7 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
       chosen.set(spec.name, { text: text ?? 'true', source: layer.source });
     }
   }
-  const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  const values = emptyRecord<unknown>();
   const secrets: string[] = [];
   for (const p of specs) {
     const given = chosen.get(p.name);

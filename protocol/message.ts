@@ -1,16 +1,16 @@
 /**
  * The protocol message and result (README, Services; docs/ARCHITECTURE.md, Codes and errors) and the
- * validation of untrusted shapes. Every map built here has a null prototype, so a key such as
- * "toString" is plain data; the keys "__proto__", "constructor" and "prototype" are refused
- * outright because other code (templates, JSON consumers in other languages) may still treat them
- * specially.
+ * validation of untrusted shapes. No map built here has Object.prototype on its chain (see
+ * emptyMap), so a key such as "toString" is plain data; the keys "__proto__", "constructor" and
+ * "prototype" are refused outright because other code (templates, JSON consumers in other languages)
+ * may still treat them specially.
  */
 import { BadInputError, TooLargeError, codeOf, describeError } from './errors.js';
 import { Code, SUCCESS_MESSAGE } from './codes.js';
 
 /** Every Data and Control value is a list of strings. */
 export type Values = string[];
-/** A name → list-of-strings map with a null prototype. */
+/** A name → list-of-strings map with no Object.prototype on its chain (emptyMap). */
 export type ValueMap = Record<string, Values>;
 
 /** A protocol message (README, Services). */
@@ -55,15 +55,40 @@ export function isForbiddenKey(key: string): boolean {
   return FORBIDDEN_KEYS.has(key);
 }
 
-/** A new empty value map with a null prototype. */
+/**
+ * The prototype of every value map: empty, frozen, itself with a null prototype. A map of
+ * `Object.create(null)` starts in V8's dictionary mode — a hash table, every read and write a lookup
+ * the inline caches cannot keep — while a map made from this shared prototype is a fast object: maps
+ * of the same keys share a hidden class, so the gateway's, the hive's and every service's reads of
+ * `Control.x` or `Data.y` are cached loads (docs/ARCHITECTURE.md, Conventions). The chain still holds
+ * no Object.prototype, so "toString", "hasOwnProperty" or "__proto__" read from a map are its own
+ * data or undefined, as with a null prototype; and the prototype is frozen, so no code can add
+ * a key every map would then seem to hold.
+ */
+const MAP_PROTOTYPE: object = Object.freeze(Object.create(null) as object);
+
+/** A new empty value map (see MAP_PROTOTYPE). */
 export function emptyMap(): ValueMap {
-  return Object.create(null) as ValueMap;
+  return Object.create(MAP_PROTOTYPE) as ValueMap;
 }
 
 /**
- * A copy of a value map (the same value arrays, a new map): key by key, because Object.assign from
- * one null-prototype map into another takes V8's generic slow path, about three times the loop.
+ * An empty record with a value map's prototype (see MAP_PROTOTYPE), for the maps other than value
+ * maps whose keys come from outside: header and option maps, a flow's step results, a CEF header.
  */
+export function emptyRecord<T>(): Record<string, T> {
+  return Object.create(MAP_PROTOTYPE) as Record<string, T>;
+}
+
+/**
+ * True when `proto` is one a JSON-shaped object may have: Object.prototype (a literal, JSON.parse),
+ * null, or a value map's (emptyMap).
+ */
+export function isPlainPrototype(proto: unknown): boolean {
+  return proto === Object.prototype || proto === MAP_PROTOTYPE || proto === null;
+}
+
+/** A copy of a value map (the same value arrays, a new map), key by key. */
 export function copyMap(map: ValueMap): ValueMap {
   const copy = emptyMap();
   const keys = Object.keys(map);
@@ -139,8 +164,7 @@ function typeName(v: unknown): string {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
+  return isPlainPrototype(Object.getPrototypeOf(v));
 }
 
 /** Validates one name → list-of-strings map from untrusted input; `where` names it in errors. */

@@ -46,9 +46,14 @@ async function start(ctx: ServiceContext<EchoConfig>): Promise<RunningService> {
     return { Code: code, Message: isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`, Data: message.Data, List: [] };
   };
   const answer = handleAsync(reply);
+  // nothing to record and no delay: the answer is given at once, without a promise and its two callbacks per message
+  const atOnce = !record && !(config.Delay > 0);
+  const code = config.ReplyCode;
+  const text = isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`;
   const handle: Handler = (delivery, a) => {
     if (delivery.message.Control.echo_crash?.[0] === 'true') throw new CrashRequestedError('crash requested by the echo_crash control');
-    answer(delivery, a);
+    if (atOnce) a.result({ Code: code, Message: text, Data: delivery.message.Data, List: [] });
+    else answer(delivery, a);
   };
 
   const running = await serve(ctx, { worker: 'worker', handle, close: () => record?.close(), status: () => ({ replyCode: config.ReplyCode }) });

@@ -4,7 +4,7 @@
  */
 import { Code } from '../../protocol/codes.js';
 import type { Result } from '../../protocol/message.js';
-import { failure, mapOf } from '../../protocol/message.js';
+import { copyMap, failure, mapOf } from '../../protocol/message.js';
 import type { Run } from './run.js';
 import { isFinal } from './run.js';
 
@@ -16,7 +16,7 @@ interface Waiter {
 /** The answer of an ended run: its result (the flow's result, else its last step's kept Result). */
 export function answerOf(run: Run): Result {
   const r = run.result ?? failure(Code.ServiceError, 'the run has no result');
-  return { ...r, Data: Object.assign(Object.create(null) as Record<string, string[]>, r.Data) };
+  return { ...r, Data: copyMap(r.Data) };
 }
 
 export class Callers {

@@ -8,7 +8,7 @@
 import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { describeError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
-import { failure, resultFromError } from '../../protocol/message.js';
+import { emptyMap, failure, resultFromError } from '../../protocol/message.js';
 import type { MapStep, ParallelStep, SendSpec, Step } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 import type { AfterStore, FlowMsg } from './flow-messages.js';
@@ -87,7 +87,7 @@ function sendFan(host: FanHost, run: Run, step: MapStep | ParallelStep, live: Li
     const which = step.kind === 'map' ? `element ${failedAt}` : `branch '${step.branches[failedAt]!.name}'`;
     return host.failed(run, step, { ...r, Message: `step '${step.name}' ${which}: ${r.Message}` });
   }
-  host.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: Object.create(null) as Record<string, string[]>, List: results });
+  host.succeeded(run, step, { Code: Code.Success, Message: 'Success', Data: emptyMap(), List: results });
 }
 
 /** One element of a fan ended: its Result kept (and written), the next one sent. */

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Code, isSuccessCode } from '../../protocol/codes.js';
 import { describeError } from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
-import { failure, resultFromError } from '../../protocol/message.js';
+import { emptyRecord, failure, resultFromError } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../observe/logger.js';
@@ -196,7 +196,7 @@ export class FlowCore implements FanHost {
       attempt: 0,
       visits: { [first]: 1 },
       dueAt: 0,
-      steps: Object.create(null) as Record<string, Result>,
+      steps: emptyRecord<Result>(),
       last: undefined,
       attempts: [],
       result: undefined,

@@ -4,6 +4,7 @@
  * entry row: key, seq, state, due time, document) before the run's next step starts.
  */
 import type { Message, Result } from '../../protocol/message.js';
+import { emptyRecord } from '../../protocol/message.js';
 import type { StoreOp } from '../queue/store.js';
 
 /** A run's states; `running` and `waiting` are in progress, the others final. */
@@ -92,7 +93,7 @@ export function runOf(doc: string): Run {
 }
 
 function nullProto<T>(o: Record<string, T>): Record<string, T> {
-  return Object.assign(Object.create(null) as Record<string, T>, o);
+  return Object.assign(emptyRecord<T>(), o);
 }
 
 /**

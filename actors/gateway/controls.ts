@@ -3,7 +3,7 @@
  * header with '*' / DevMode), then Data fields starting with ControlPrefix, which override a header
  * of the same control. Credentials never become controls, whatever the allow list says.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { ValueMap } from '../../protocol/message.js';
 import { emptyMap, isForbiddenKey } from '../../protocol/message.js';
 import { ForbiddenError } from '../../protocol/errors.js';
@@ -22,16 +22,43 @@ export interface ControlPolicy {
   controlPrefix: string;
 }
 
-/** Controls taken from allowed headers; names are lower case, each value a list. */
-export function controlsFromHeaders(headers: NodeJS.Dict<string[]> | IncomingHttpHeaders, policy: ControlPolicy): ValueMap {
-  const out = emptyMap();
-  for (const [name, raw] of Object.entries(headers)) {
-    if (raw === undefined || NEVER.has(name.toLowerCase()) || isForbiddenKey(name)) continue;
-    const allowed = policy.allowed.has(name.toLowerCase()) || (policy.allowAll && !TRANSPORT.has(name.toLowerCase()));
-    if (!allowed) continue;
-    out[name] = Array.isArray(raw) ? raw : [raw];
+/** Whether a control of this lower-case name passes the policy (a header's or a message's). */
+function passes(lower: string, policy: ControlPolicy): boolean {
+  if (NEVER.has(lower)) return false;
+  return policy.allowed.has(lower) || (policy.allowAll && !TRANSPORT.has(lower));
+}
+
+/**
+ * Adds the controls of a message's own Control map that the policy allows to `out` (names as
+ * written, each value a list); with no allow list none passes.
+ */
+export function addMessageControls(out: ValueMap, control: ValueMap, policy: ControlPolicy): void {
+  if (!policy.allowAll && policy.allowed.size === 0) return;
+  const names = Object.keys(control);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const raw = control[name];
+    if (raw === undefined || isForbiddenKey(name) || !passes(name.toLowerCase(), policy)) continue;
+    out[name] = raw;
   }
-  return out;
+}
+
+/**
+ * Adds the controls of a request's allowed headers to `out`, after (so over) those already there; a
+ * repeated header is one control of several values. Node gives the names in lower case, and builds
+ * headersDistinct only when asked: with no allow list (the default) no header can pass, and none is
+ * looked at.
+ */
+export function addHeaderControls(out: ValueMap, req: IncomingMessage, policy: ControlPolicy): void {
+  if (!policy.allowAll && policy.allowed.size === 0) return;
+  const headers = req.headersDistinct;
+  const names = Object.keys(headers);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const values = headers[name];
+    if (values === undefined || isForbiddenKey(name) || !passes(name, policy)) continue;
+    out[name] = values;
+  }
 }
 
 /**

@@ -23,8 +23,8 @@ import type { BearerAuth } from './bearer.js';
 import type { Webhook, Webhooks } from './webhooks.js';
 import type { RateLimiter } from './rate-limits.js';
 import type { RequestSchemas } from './schemas.js';
-import { bodyType, readBody } from './body.js';
-import { controlIsTrue, controlsFromHeaders, splitPrefixedControls } from './controls.js';
+import { bodyIfArrived, bodyType, readBody } from './body.js';
+import { addHeaderControls, addMessageControls, controlIsTrue, splitPrefixedControls } from './controls.js';
 import type { GatewayOptions } from './options.js';
 import type { GatewayResponse } from './respond.js';
 import { send, sendError, sendJson, sendResult } from './respond.js';
@@ -63,6 +63,8 @@ export interface GatewayDeps {
   before?: Interceptor;
   after?: Interceptor;
   log: Logger;
+  /** Called once per request handleRequest took, when it has been answered or failed (in its own finally: no promise more per request). */
+  finished(res: ServerResponse, hop: Hop | undefined): void;
 }
 
 const PREVIEW_CONTROL = 'platform-break';
@@ -80,7 +82,9 @@ function describeRequest(req: IncomingMessage): string {
 /** Applies controls and defaults to a message. Controls in the message itself pass the same allow list as headers (a webhook's: only those). */
 function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOptions, signedOnly = false): Message {
   // a webhook's signature covers its body, not its headers: controls come from the signed body alone
-  const controls = Object.assign(emptyMap(), controlsFromHeaders(message.Control, opts), signedOnly ? emptyMap() : controlsFromHeaders(req.headersDistinct, opts));
+  const controls = emptyMap();
+  addMessageControls(controls, message.Control, opts);
+  if (!signedOnly) addHeaderControls(controls, req, opts);
   const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix, opts);
   return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
 }
@@ -198,7 +202,7 @@ function challenge(deps: GatewayDeps, req: IncomingMessage, bearerRefused: boole
   return schemes.length === 0 ? {} : { 'www-authenticate': schemes.join(', ') };
 }
 
-/** Handles one request below the base path (health checks are answered before this). */
+/** Handles one request below the base path (health checks are answered before this); never rejects, and calls deps.finished at its end. */
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
   const deadline = Date.now() + opts.requestTimeoutMs;
@@ -231,13 +235,15 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     const user = outcome?.ok ? outcome.user : undefined;
     const groups = outcome?.ok ? outcome.groups : undefined;
     if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
-    const body = await readBody(req, opts.maxBodySize);
+    const body = bodyIfArrived(req, opts.maxBodySize) ?? (await readBody(req, opts.maxBodySize));
     await handleMessage(req, res, subPath, body, { user, groups }, deps, deadline, hop);
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     // the gateway's lines about a request carry its trace
     if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
+  } finally {
+    deps.finished(res, hop);
   }
 }
 

@@ -10,6 +10,7 @@
 import type { Dispatcher } from 'undici';
 import { isRetryableCode } from '../../protocol/codes.js';
 import { BadInputError, HiveError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { emptyRecord } from '../../protocol/message.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { readCapped } from '../shared/read-capped.js';
 import { RequestSignal } from '../shared/request-signal.js';
@@ -51,7 +52,7 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorizat
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
 function headerValues(raw: Record<string, string | string[] | undefined>): Record<string, string[]> {
-  const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  const out = emptyRecord<string[]>();
   for (const k of Object.keys(raw)) {
     const v = raw[k];
     if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v : [v];

@@ -4,6 +4,7 @@
  * saves one HTTP round trip per message. Both answer in the same wire shapes and fail the same way.
  */
 import { ConfigError, TimeoutError, UpstreamError, describeError } from '../../protocol/errors.js';
+import { isPlainPrototype } from '../../protocol/message.js';
 import { Deadlines } from '../shared/deadlines.js';
 import { isThenable } from '../../supervisors/thenable.js';
 import type { Routes } from '../net/proxy-routes.js';
@@ -29,7 +30,7 @@ export function copyJsonValue(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJsonValue);
   const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  if (!isPlainPrototype(proto)) return structuredClone(value);
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
     const v = copyJsonValue((value as Record<string, unknown>)[k]);

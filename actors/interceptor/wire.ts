@@ -5,7 +5,7 @@
  * kit.
  */
 import { BadInputError } from '../../protocol/errors.js';
-import { isForbiddenKey } from '../../protocol/message.js';
+import { emptyRecord, isForbiddenKey } from '../../protocol/message.js';
 
 /** What an interceptor receives. */
 export interface InterceptorRequest {
@@ -28,7 +28,7 @@ export interface InterceptorReply {
 }
 
 function stringMap(v: unknown, where: string): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
+  const out = emptyRecord<string>();
   if (v === undefined || v === null) return out;
   if (typeof v !== 'object' || Array.isArray(v)) throw new BadInputError(`${where} must be an object of name -> text`);
   for (const [k, val] of Object.entries(v as Record<string, unknown>)) {

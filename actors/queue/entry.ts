@@ -4,6 +4,7 @@
  * stored as JSON documents.
  */
 import type { Message } from '../../protocol/message.js';
+import { copyMap } from '../../protocol/message.js';
 
 /** Where an entry is in its life (README, The queue leaves them open; these are ours). */
 export const EntryState = {
@@ -97,14 +98,8 @@ export function putOp(e: QueueEntry): { type: 'put'; key: string; seq: number; s
 export function fromStored(text: string): QueueEntry {
   const e = JSON.parse(text) as QueueEntry;
   if (typeof e.key !== 'string' || typeof e.seq !== 'number' || typeof e.message !== 'object' || e.message === null) throw new Error('stored entry is malformed');
-  e.message.Control = nullPrototype(e.message.Control);
-  e.message.Data = nullPrototype(e.message.Data);
+  // JSON.parse gives Object.prototype: the maps get a value map's prototype back, as every protocol map has
+  e.message.Control = copyMap(e.message.Control);
+  e.message.Data = copyMap(e.message.Data);
   return e;
-}
-
-/** The same map with a null prototype, as every protocol map has. */
-function nullPrototype(map: Record<string, string[]>): Record<string, string[]> {
-  const out = Object.create(null) as Record<string, string[]>;
-  for (const k of Object.keys(map)) out[k] = map[k]!;
-  return out;
 }

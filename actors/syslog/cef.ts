@@ -6,6 +6,7 @@
  * next ` key=` (an unescaped `=` preceded by a key and a space); values unescape `\=`, `\\`, `\n`,
  * `\r`. Any other backslash sequence is kept literally, as the CEF guide asks.
  */
+import { emptyRecord } from '../../protocol/message.js';
 
 /** The Data key suffixes of the header, in header order (`cef_version`, `cef_vendor`, …). */
 export const CEF_HEADER_KEYS = ['version', 'vendor', 'product', 'device_version', 'signature_id', 'name', 'severity'] as const;
@@ -72,7 +73,7 @@ export function parseCef(text: string): CefParse {
   if (fields.length === 6 && i >= text.length) fields.push(current);
   if (fields.length < 7) return { ok: false, reason: `CEF header has ${fields.length + 1} of 8 fields` };
   if (!/^\d{1,3}$/.test(fields[0]!)) return { ok: false, reason: `CEF version '${fields[0]!.slice(0, 20)}' is not a number` };
-  const header = Object.create(null) as Record<CefHeaderKey, string>;
+  const header = emptyRecord<string>() as Record<CefHeaderKey, string>;
   CEF_HEADER_KEYS.forEach((key, k) => (header[key] = fields[k]!));
   return { ok: true, event: { header, extension: parseExtension(text.slice(i)) } };
 }

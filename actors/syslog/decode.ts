@@ -41,7 +41,7 @@ export interface DecodeOptions {
 export type Decoded =
   | {
       ok: true;
-      /** The Data of the message to emit (null prototype, every value a one-element list except repeated cef_* keys). */
+      /** The Data of the message to emit (a value map, emptyMap: every value a one-element list except repeated cef_* keys). */
       data: ValueMap;
       record: SyslogRecord;
       /** True when the message is of the configured Format. */

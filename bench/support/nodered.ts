@@ -16,6 +16,8 @@ export interface NodeRed {
   url: string;
   /** 'Node-RED 4.1.15', for naming the peer in the figures. */
   name: string;
+  /** Its process, whose CPU it costs. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -47,5 +49,5 @@ export async function startNodeRed(script: string, path: string, body: string): 
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r).kill('SIGTERM'));
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url, name: `Node-RED ${peerVersion('node-red')}`, stop };
+  return { url, name: `Node-RED ${peerVersion('node-red')}`, pid: child.pid!, stop };
 }

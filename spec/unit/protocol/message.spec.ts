@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
-import { copyMap, mapOf, validateMessage, validateResult, resultFromError, success } from '../../../protocol/message.js';
+import { copyMap, emptyMap, mapOf, validateMessage, validateResult, validateValueMap, resultFromError, success } from '../../../protocol/message.js';
 import { decodeMessage } from '../../../protocol/wire.js';
 
 const codeOf = (f: () => unknown): number | string => {
@@ -21,14 +22,44 @@ const messageOf = (f: () => unknown): string => {
 };
 
 describe('protocol/message', () => {
-  it('copies a value map: a new null-prototype map holding the same values', () => {
+  it('copies a value map: a new value map holding the same values', () => {
     const map = mapOf({ a: ['1'], b: ['2', '3'] });
     const copy = copyMap(map);
     expect(copy).to.not.equal(map);
-    expect(Object.getPrototypeOf(copy)).to.equal(null);
+    expect(copy instanceof Object, 'Object.prototype on the chain').to.equal(false);
     expect({ ...copy }).to.deep.equal({ a: ['1'], b: ['2', '3'] });
     copy.c = ['4'];
     expect(Object.hasOwn(map, 'c')).to.equal(false);
+  });
+
+  it('gives every value map one shared, frozen, empty prototype with a null prototype: keys such as toString are plain data', () => {
+    const a = emptyMap();
+    const b = validateValueMap({ toString: ['x'] }, 'w');
+    const proto = Object.getPrototypeOf(a) as object;
+    expect(Object.getPrototypeOf(b)).to.equal(proto);
+    expect(Object.getPrototypeOf(proto)).to.equal(null);
+    expect(Object.isFrozen(proto)).to.equal(true);
+    expect(Object.getOwnPropertyNames(proto)).to.deep.equal([]);
+    expect('toString' in a).to.equal(false);
+    expect(a.hasOwnProperty).to.equal(undefined);
+    expect(b.toString).to.deep.equal(['x']);
+    // no code can give every map a key through the shared prototype
+    expect(() => Object.defineProperty(proto, 'x', { value: ['y'] })).to.throw(TypeError);
+    // "__proto__" assigned to a map is its own key, not its prototype
+    a['__proto__'] = ['p'];
+    expect(Object.getPrototypeOf(a)).to.equal(proto);
+    expect(Object.keys(a)).to.deep.equal(['__proto__']);
+  });
+
+  it('makes value maps that V8 keeps as fast objects, not dictionaries (Object.create(null) gives a dictionary)', function () {
+    this.timeout(20_000);
+    const module = new URL('../../../protocol/message.ts', import.meta.url).href;
+    const script = `import { emptyMap, mapOf, validateMessage } from ${JSON.stringify(module)};
+const m = emptyMap(); m.a = ['1']; m.b = ['2'];
+const v = validateMessage({ Class: 'c', Data: { id: ['42'], name: ['x'] }, Control: { channel: ['q'] } });
+console.log(JSON.stringify([%HasFastProperties(m), %HasFastProperties(mapOf({ a: ['1'] })), %HasFastProperties(v.Data), %HasFastProperties(v.Control)]));`;
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).to.deep.equal([true, true, true, true]);
   });
 
   it('accepts a well-formed message and fills missing parts', () => {
@@ -37,7 +68,7 @@ describe('protocol/message', () => {
     expect(m.Operation).to.equal('');
     expect({ ...m.Data }).to.deep.equal({ id: ['1', '2'] });
     expect(Object.keys(m.Control)).to.have.length(0);
-    expect(Object.getPrototypeOf(m.Data)).to.equal(null);
+    expect(m.Data instanceof Object, 'Object.prototype on the chain').to.equal(false);
   });
 
   it('names the field that is wrong', () => {

@@ -48,8 +48,8 @@ describe('queue dialect', () => {
     expect(e.Operation).to.equal('select');
     expect({ ...e.Data }).to.deep.equal({ id: ['7'] });
     expect({ ...e.Control }).to.deep.equal({ channel: ['db'] });
-    expect(Object.getPrototypeOf(e.Data)).to.equal(null);
-    expect(Object.getPrototypeOf(e.Control)).to.equal(null);
+    expect(e.Data instanceof Object, 'Object.prototype on the chain').to.equal(false);
+    expect(e.Control instanceof Object, 'Object.prototype on the chain').to.equal(false);
     expect(failure(() => render('[[setRequestClass .Data "x"]]')).message).to.match(/setRequestClass: argument is not a request/);
     expect(failure(() => render('[[setRequestData newRequest "x"]]')).message).to.match(/setRequestData: argument is not a map/);
   });
