@@ -15,8 +15,11 @@ build: install
 	npx tsc -p tsconfig.json
 	node --import tsx scripts/bundle.ts
 
+# eslint (the layers and conventions of docs/ARCHITECTURE.md), then knip: no export that nothing imports
+# (knip.json: the entry points are the command line, the package's index, and every spec, bench and script)
 lint: install
 	npx eslint .
+	npx knip --no-progress
 
 test: install
 	bash scripts/test.sh

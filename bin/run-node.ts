@@ -12,7 +12,7 @@ const DRAIN_MS = 8_000;
 const HARD_EXIT_MS = 10_000;
 
 /** Prints the services of a started node. */
-export function describeNode(node: HiveNode): string {
+function describeNode(node: HiveNode): string {
   const lines = [`hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`];
   for (const s of node.services) {
     const { port, tls } = s.running.status();

@@ -20,7 +20,7 @@ import { SERVICES, isServiceKind } from './registry.js';
 const HIVE_KEYS = ['SERVERHOST', 'SERVERAUTH', 'SERVERCA', 'SERVERCERT', 'SERVERKEY'] as const;
 
 /** One service instance of a node file, as layers ready for compileConfig. */
-export interface ServiceEntry {
+interface ServiceEntry {
   kind: ServiceKind;
   /** Position in the file, for messages: `node.yaml services[2]`. */
   where: string;
@@ -65,7 +65,7 @@ export function parseDashboardPort(text: string | undefined, what: string): numb
 }
 
 /** Expands `${VAR}` from `env`; an unset variable is an error naming it. */
-export function expandVariables(text: string, env: NodeJS.ProcessEnv, where: string): string {
+function expandVariables(text: string, env: NodeJS.ProcessEnv, where: string): string {
   return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string | undefined) => {
     if (whole === '$$') return '$';
     const v = env[name!];

@@ -68,11 +68,6 @@ type CtrlNames<T extends ParamTable> = T[number] extends infer P ? (P extends { 
 /** The compiled, typed configuration of a table: one member per parameter and `_CTRL` companion. */
 export type ConfigOf<T extends ParamTable> = { readonly [P in T[number] as P['name']]: ValueOfSpec<P> } & { readonly [K in CtrlNames<T>]: string };
 
-/** Joins tables; later tables may not redeclare a name (checked by `checkTable`). */
-export function table<const T extends ParamTable>(...parts: readonly ParamTable[]): T {
-  return parts.flat() as unknown as T;
-}
-
 /** The table with every `_CTRL` companion spelled out as its own String parameter. */
 export function expandCtrl(t: ParamTable): ParamSpec[] {
   const out: ParamSpec[] = [];

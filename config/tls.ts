@@ -5,7 +5,7 @@
  */
 import type { ParamTable } from './params.js';
 
-export const TLS_CLIENT_AUTH = ['none', 'request', 'require'] as const;
+const TLS_CLIENT_AUTH = ['none', 'request', 'require'] as const;
 export type TlsClientAuth = (typeof TLS_CLIENT_AUTH)[number];
 
 export const TLS_PARAMS = [

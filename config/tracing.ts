@@ -6,10 +6,10 @@
  */
 import { ConfigError } from '../protocol/errors.js';
 
-export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 /** The OTLP/HTTP encodings (OTEL_EXPORTER_OTLP_PROTOCOL); protobuf is the specification's default. */
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 export interface TracingSettings {

@@ -13,7 +13,7 @@ export interface RunningEntry {
   config: Readonly<Record<string, unknown>>;
 }
 
-export interface ServiceChange {
+interface ServiceChange {
   name: string;
   kind: string;
   /** Names of the parameters whose compiled value changed ('service' when the kind did). */
@@ -37,7 +37,7 @@ export const HIVE_PARAMS = ['SERVERHOST', 'SERVERAUTH', 'SERVERCA', 'SERVERCERT'
  */
 const STORE_KINDS: ReadonlySet<string> = new Set(['queue', 'flow']);
 
-export const holdsStore = (kind: string): boolean => STORE_KINDS.has(kind);
+const holdsStore = (kind: string): boolean => STORE_KINDS.has(kind);
 
 /**
  * Kinds swapped in place on a reload: those holding a store, and the syslog receiver, whose UDP, TCP

@@ -18,8 +18,10 @@ npx tsc -p tsconfig.json
 # the processes the tests start run this build, not the sources through tsx: about a second less each
 # (spec/support/hivenode-bin.ts)
 export HIVENODE_TEST_BUILD=dist
-echo "== lint (eslint)"
+echo "== lint (eslint, knip)"
 npx eslint .
+# no export that nothing imports (knip.json)
+npx knip --no-progress
 echo "== tests (mocha)"
 # .mocharc.json names no files, so `npx mocha spec/x.spec.ts` runs that file alone (with the files in the
 # config, mocha ran them all as well); every suite is named in spec/all.mocharc.json

@@ -22,7 +22,7 @@ export interface CellHost {
 }
 
 /** Messages an actor handles per run before others get their turn (ActorSpec.batch). */
-export const DEFAULT_BATCH = 256;
+const DEFAULT_BATCH = 256;
 
 export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   readonly info: ActorInfo;

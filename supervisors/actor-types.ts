@@ -35,9 +35,6 @@ export interface ActorContext<M> {
   readonly runtime: Runtime;
 }
 
-/** Decision of a supervisor about a child whose own restarts are exhausted. */
-export type ChildDecision = 'restart-child' | 'stop-child' | 'escalate';
-
 /** How to create an actor. */
 export interface ActorSpec<S, M> {
   name: string;

@@ -28,7 +28,7 @@ export interface Runnable {
 }
 
 /** Messages after which a pass leaves the remaining actors to an immediate. */
-export const PASS_BUDGET = 16;
+const PASS_BUDGET = 16;
 
 export class Dispatcher {
   private readonly queue = new Fifo<Runnable>();

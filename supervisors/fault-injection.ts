@@ -26,7 +26,7 @@ export const Fault = {
 export type Fault = (typeof Fault)[keyof typeof Fault];
 
 /** The crash the hook causes; its name makes injected crashes easy to tell apart in the journal. */
-export class InjectedFaultError extends HiveError {
+class InjectedFaultError extends HiveError {
   override readonly name = 'InjectedFaultError';
 }
 
@@ -36,7 +36,7 @@ type Receive<S, M, C> = (state: S, msg: M, ctx: C) => S | Promise<S>;
 let announced = false;
 
 /** True when the process environment enables fault injection. */
-export function faultInjectionEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+function faultInjectionEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return env[FAULT_INJECTION_ENV] === '1';
 }
 

@@ -29,7 +29,7 @@ import { failMessage, onFailure, onUndelivered } from './undelivered.js';
 
 export { onUndelivered };
 
-export type { ActorContext, ActorInfo, ActorRef, ActorSpec, ChildDecision, ParentRef, Runtime, SystemRoot } from './actor-types.js';
+export type { ActorInfo, ActorRef, ActorSpec, ParentRef, Runtime, SystemRoot } from './actor-types.js';
 
 type Cell = ActorCell<unknown, unknown>;
 

@@ -42,7 +42,7 @@ export type FuncMap = Record<string, TemplateFunc>;
 /** Thrown by a function to fail the call with "error calling NAME: message". */
 export class FuncError extends Error {}
 
-export function isFuncSpec(f: TemplateFunc): f is FuncSpec {
+function isFuncSpec(f: TemplateFunc): f is FuncSpec {
   return typeof f === 'object' && f !== null && typeof f.fn === 'function';
 }
 

@@ -17,7 +17,6 @@ const SINGLE: ReadonlyMap<string, Tok> = new Map<string, Tok>([
   ['|', Tok.Pipe],
 ]);
 
-export { describeRune };
 
 class Lexer extends LexStream {
   private parenDepth = 0;

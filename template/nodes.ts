@@ -40,7 +40,7 @@ export interface ListNode extends Base {
   type: typeof NodeType.List;
   nodes: Node[];
 }
-export interface TextNode extends Base {
+interface TextNode extends Base {
   type: typeof NodeType.Text;
   text: string;
 }
@@ -57,19 +57,19 @@ export interface BranchNode<T extends string> extends Base {
   list: ListNode;
   elseList: ListNode | null;
 }
-export type IfNode = BranchNode<typeof NodeType.If>;
+type IfNode = BranchNode<typeof NodeType.If>;
 export type RangeNode = BranchNode<typeof NodeType.Range>;
-export type WithNode = BranchNode<typeof NodeType.With>;
+type WithNode = BranchNode<typeof NodeType.With>;
 export interface TemplateNode extends Base {
   type: typeof NodeType.Template;
   line: number;
   name: string;
   pipe: PipeNode | null;
 }
-export interface BreakNode extends Base {
+interface BreakNode extends Base {
   type: typeof NodeType.Break;
 }
-export interface ContinueNode extends Base {
+interface ContinueNode extends Base {
   type: typeof NodeType.Continue;
 }
 export interface EndNode extends Base {
@@ -109,13 +109,13 @@ export interface IdentifierNode extends Base {
   type: typeof NodeType.Identifier;
   name: string;
 }
-export interface DotNode extends Base {
+interface DotNode extends Base {
   type: typeof NodeType.Dot;
 }
-export interface NilNode extends Base {
+interface NilNode extends Base {
   type: typeof NodeType.Nil;
 }
-export interface BoolNode extends Base {
+interface BoolNode extends Base {
   type: typeof NodeType.Bool;
   value: boolean;
 }
@@ -128,7 +128,7 @@ export interface NumberNode extends Base {
   /** An unsigned constant beyond int64: evaluating it fails with "overflows int". */
   overflows: boolean;
 }
-export interface StringNode extends Base {
+interface StringNode extends Base {
   type: typeof NodeType.String;
   /** Source text with quotes. */
   quoted: string;

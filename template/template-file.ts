@@ -11,7 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { BadInputError, TooLargeError, describeError } from '../protocol/errors.js';
 
 /** Largest template file read: 16 MiB, the size of a render's default character budget. */
-export const MAX_TEMPLATE_FILE_BYTES = 16 * 1024 * 1024;
+const MAX_TEMPLATE_FILE_BYTES = 16 * 1024 * 1024;
 
 const CHUNK = 64 * 1024;
 

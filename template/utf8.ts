@@ -41,12 +41,6 @@ export function fromBytes(b: Uint8Array): string {
   return decoder.decode(b);
 }
 
-/** The code points of `s` (lone surrogates stay as their own value). */
-export function codePoints(s: string): number[] {
-  const out: number[] = [];
-  for (const ch of s) out.push(ch.codePointAt(0) ?? 0xfffd);
-  return out;
-}
 
 /** Number of code points (Go's utf8.RuneCountInString), used by width and precision of %s. */
 export function runeCount(s: string): number {

@@ -106,14 +106,6 @@ export function typeName(v: unknown): string {
 }
 
 
-/** The numeric value of an int/uint/float kind value. */
-export function numberValue(v: unknown): number {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'bigint') return Number(v);
-  if (v instanceof TypedNumber) return v.value;
-  return NaN;
-}
-
 /** Elements of a slice value. */
 export function sliceItems(v: unknown): readonly unknown[] {
   if (Array.isArray(v)) return v;

@@ -24,7 +24,7 @@ import type { ProcessEntry } from './processes.js';
 import { environHas, readProcess, readProcessTable, runMembers, sharedScan } from './processes.js';
 
 /** The environment variable that marks every process of a run. */
-export const RUN_COOKIE_VARIABLE = 'HIVENODE_EXEC_RUN';
+const RUN_COOKIE_VARIABLE = 'HIVENODE_EXEC_RUN';
 
 /** Re-scans while the grace runs: late forks get their SIGTERM too, and an empty scan ends it early. */
 const TERM_POLL_MS = 100;

@@ -14,7 +14,7 @@ interface Waiter {
 }
 
 /** The answer of an ended run: its result (the flow's result, else its last step's kept Result). */
-export function answerOf(run: Run): Result {
+function answerOf(run: Run): Result {
   const r = run.result ?? failure(Code.ServiceError, 'the run has no result');
   return { ...r, Data: copyMap(r.Data) };
 }

@@ -11,13 +11,13 @@ import type { BudgetOptions } from '../../template/budget.js';
 import { FlowText } from './flow-text.js';
 
 /** The hive's three verbs a step may send with. */
-export const SEND_KINDS = ['call', 'execute', 'emit'] as const;
-export type SendKind = (typeof SEND_KINDS)[number];
+const SEND_KINDS = ['call', 'execute', 'emit'] as const;
+type SendKind = (typeof SEND_KINDS)[number];
 const STEP_KINDS = [...SEND_KINDS, 'choice', 'succeed', 'fail', 'wait', 'map', 'parallel'] as const;
-export type StepKind = (typeof STEP_KINDS)[number];
+type StepKind = (typeof STEP_KINDS)[number];
 
 /** Codes a step retries when its `retry` names none: the retryable ones of README, Flows. */
-export const DEFAULT_RETRY_ON: readonly number[] = [429, 500, 502, 503, 504];
+const DEFAULT_RETRY_ON: readonly number[] = [429, 500, 502, 503, 504];
 
 /** A step's retry rule. */
 export interface RetryRule {
@@ -31,7 +31,7 @@ export interface RetryRule {
 }
 
 /** Where a failure with one of `codes` (any failure when undefined) goes. */
-export interface CatchRule {
+interface CatchRule {
   readonly codes: ReadonlySet<number> | undefined;
   readonly next: string;
 }
@@ -67,7 +67,7 @@ export interface SendStep extends StepBase, SendSpec {
   readonly kind: SendKind;
 }
 /** A map's or a parallel's sub-step: what it sends, with its own timeout and retry (retried in place). */
-export interface SubStep extends SendSpec {
+interface SubStep extends SendSpec {
   readonly timeoutMs: number | undefined;
   readonly retry: RetryRule | undefined;
 }
@@ -90,7 +90,7 @@ export interface ChoiceStep extends StepBase {
   /** Where to go when no branch holds; undefined: on in the list. */
   readonly otherwise: string | undefined;
 }
-export interface SucceedStep extends StepBase {
+interface SucceedStep extends StepBase {
   readonly kind: 'succeed';
 }
 export interface FailStep extends StepBase {

@@ -12,7 +12,7 @@ import type { FlowCore } from './flow-core.js';
 import type { Run } from './run.js';
 import { RUN_STATES, RunState, isFinal } from './run.js';
 
-export const FLOW_COMMANDS = ['start', 'status', 'list', 'fetch', 'replay', 'cancel', 'purge'] as const;
+const FLOW_COMMANDS = ['start', 'status', 'list', 'fetch', 'replay', 'cancel', 'purge'] as const;
 export type FlowCommand = (typeof FLOW_COMMANDS)[number];
 
 /** The largest page of keys one `list` answers. */

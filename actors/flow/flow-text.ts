@@ -29,7 +29,7 @@ export interface FlowScope {
 const FLOW_FUNCS: FuncMap = { json: { fn: (v: unknown) => marshalJSON(v), params: [Param.Any] } };
 
 /** A definition's text that cannot be parsed: names where it is. */
-export class FlowTextError extends Error {
+class FlowTextError extends Error {
   override readonly name = 'FlowTextError';
 }
 

@@ -10,7 +10,7 @@ import { DefinitionError, readDefinition, sendsOf } from './definition.js';
 import type { FlowSend } from './sends.js';
 
 /** One edge: the step it leads to and why (for the printed graph). */
-export interface Edge {
+interface Edge {
   readonly to: string;
   readonly label: string;
 }
@@ -24,7 +24,7 @@ export function fallThrough(def: FlowDefinition, step: Step): string | undefined
 }
 
 /** Every step `step` can lead to. */
-export function edgesOf(def: FlowDefinition, step: Step): Edge[] {
+function edgesOf(def: FlowDefinition, step: Step): Edge[] {
   const edges: Edge[] = [];
   if (step.kind === 'choice') {
     for (const b of step.branches) edges.push({ to: b.next, label: `when ${b.when.source}` });
@@ -39,7 +39,7 @@ export function edgesOf(def: FlowDefinition, step: Step): Edge[] {
 }
 
 /** Throws a DefinitionError naming the first step whose graph is wrong. */
-export function checkGraph(def: FlowDefinition): void {
+function checkGraph(def: FlowDefinition): void {
   for (const s of def.steps) {
     for (const e of edgesOf(def, s)) if (!def.byName.has(e.to)) throw new DefinitionError(`step '${s.name}': ${e.label === 'next' ? 'next' : e.label} names step '${e.to}', which is not in the definition`);
   }

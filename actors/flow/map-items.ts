@@ -2,7 +2,7 @@
 import { BadInputError } from '../../protocol/errors.js';
 
 /** The most elements one map step sends. */
-export const MAX_MAP_ITEMS = 100_000;
+const MAX_MAP_ITEMS = 100_000;
 
 export function mapItems(rendered: string): unknown[] {
   const text = rendered.trim();

@@ -26,7 +26,7 @@ export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
 }
 
 /** The message a step sends for a run (throws the template engine's errors). */
-export function stepMessage(step: SendSpec, scope: FlowScope, key: string): Message {
+function stepMessage(step: SendSpec, scope: FlowScope, key: string): Message {
   const control = renderMap(step.control, scope);
   control[IDEMPOTENCY_KEY] = [key];
   return makeMessage({ Class: step.class?.render(scope) ?? '', Operation: step.operation?.render(scope) ?? '', Control: control, Data: renderMap(step.data, scope) });

@@ -16,13 +16,13 @@ import { parsePatternTable } from './route-patterns.js';
 import { DEFAULT_COMMAND, canonicalCommand } from '../../protocol/commands.js';
 
 /** Access's group meaning any authenticated user. */
-export const ANY_USER = '*';
+const ANY_USER = '*';
 const GROUP = /^[^\s:#,;=]+$/;
 /** An entry's key: a route pattern, then `:` and the commands it grants (optional). */
 const KEY = /^\s*([^:=;]+?)\s*(?::\s*([A-Za-z0-9_,\s-]*?))?\s*=(.*)$/;
 const COMMAND = /^[a-z0-9_-]+$/;
 
-export interface AccessRule {
+interface AccessRule {
   /** The groups named, `*` included when written. */
   readonly groups: readonly string[];
 }

@@ -38,7 +38,7 @@ export type AuthOutcome =
   | { ok: false; reason: string; retryAfter?: number; unavailable?: true; bearer?: true };
 
 /** Parses users-file text; throws a ConfigError naming the bad line. */
-export function parseUsers(text: string, file: string): Map<string, string> {
+function parseUsers(text: string, file: string): Map<string, string> {
   const users = new Map<string, string>();
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();

@@ -23,7 +23,7 @@ export type BearerOutcome = { ok: true; user: string; groups: ReadonlySet<string
 const NO_GROUPS: ReadonlySet<string> = new Set();
 
 /** The groups a claim holds: a list of strings or one space-separated string; anything else holds none. */
-export function groupsOf(claim: unknown): ReadonlySet<string> {
+function groupsOf(claim: unknown): ReadonlySet<string> {
   if (typeof claim === 'string') return new Set(claim.split(/\s+/).filter((g) => g !== ''));
   if (Array.isArray(claim)) return new Set(claim.filter((g): g is string => typeof g === 'string' && g !== ''));
   return NO_GROUPS;

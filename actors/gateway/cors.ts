@@ -30,7 +30,7 @@ const FORM = "pattern=origin1 origin2|*[,credentials] (an origin is scheme://hos
 const ORIGIN = /^(https?):\/\/([a-z0-9.-]+|\[[0-9a-f:.]+\])(:\d{1,5})?$/;
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 /** How long a browser may keep a preflight's answer (Chromium holds it two hours at most). */
-export const CORS_MAX_AGE_S = 600;
+const CORS_MAX_AGE_S = 600;
 /** Headers a browser page may send besides the safelisted ones: credentials, the body's type, a trace, the procedure. */
 const BASE_HEADERS = ['authorization', 'content-type', 'traceparent', 'tracestate', 'platform-procedure'];
 /** Headers of the gateway's answers a page may read (beyond the safelisted ones). */

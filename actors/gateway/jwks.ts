@@ -12,13 +12,13 @@ import { createLocalJWKSet } from 'jose';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 import { WatchedFile } from '../net/watched-file.js';
 
-export type KeyGetter = ReturnType<typeof createLocalJWKSet>;
+type KeyGetter = ReturnType<typeof createLocalJWKSet>;
 
 const DEFAULT_MAX_AGE_MS = 5 * 60_000;
 const MAX_MAX_AGE_MS = 60 * 60_000;
 const MIN_MAX_AGE_MS = 2_000;
 /** Refetches caused by an unknown key id: at most one per this period. */
-export const UNKNOWN_KID_REFETCH_MS = 60_000;
+const UNKNOWN_KID_REFETCH_MS = 60_000;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_JWKS_BYTES = 1 << 20;
 
@@ -35,7 +35,7 @@ export interface KeySource {
 }
 
 /** Parses JWKS text: a JSON object with a `keys` array; throws naming the source. */
-export function parseJwks(text: string, source: string): KeyGetter {
+function parseJwks(text: string, source: string): KeyGetter {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -51,7 +51,7 @@ export function parseJwks(text: string, source: string): KeyGetter {
 }
 
 /** How long an answer with this Cache-Control header is kept, in ms: its max-age within the bounds above. */
-export function maxAgeOf(cacheControl: string | undefined): number {
+function maxAgeOf(cacheControl: string | undefined): number {
   const cc = cacheControl ?? '';
   // a provider asking for no caching still gets its keys fetched at most every MIN_MAX_AGE_MS, never per request
   if (/(?:^|,)\s*no-(?:store|cache)\b/i.test(cc)) return MIN_MAX_AGE_MS;

@@ -75,7 +75,7 @@ export interface GatewayOptions {
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The CORS headers DevMode adds (README, The REST gateway). */
-export const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+const DEV_MODE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Access-Control-Allow-Origin', '*'],
   ['Access-Control-Allow-Credentials', 'true'],
   ['Access-Control-Allow-Methods', '*'],

@@ -11,7 +11,7 @@
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
 
-export type RateBy = 'route' | 'user' | 'ip';
+type RateBy = 'route' | 'user' | 'ip';
 
 export interface RateRule {
   /** Tokens added per window. */

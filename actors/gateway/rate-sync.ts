@@ -25,7 +25,7 @@ import type { RateLimiter } from './rate-limits.js';
 
 export const RATE_BUCKET = 'hivenode_ratelimits';
 /** How often a gateway tells and hears (the D of the bound above is this plus a KV round trip). */
-export const SYNC_MS = 50;
+const SYNC_MS = 50;
 /** A gateway's entry is dropped when it has not written for this long. */
 const STALE_MS = 10_000;
 /** A bucket key not used for this long leaves a gateway's entry (the others forget it too). */

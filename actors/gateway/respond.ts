@@ -63,7 +63,7 @@ function headCarriesTraceparent(): boolean {
 export const HEAD_CARRIES_TRACEPARENT = headCarriesTraceparent();
 
 /** A status the HTTP layer accepts: Codes outside 100-599 are reported as 500. */
-export function httpStatus(code: number): number {
+function httpStatus(code: number): number {
   return Number.isInteger(code) && code >= 100 && code <= 599 ? code : Code.ServiceError;
 }
 

@@ -42,7 +42,7 @@ const pointerSegment = (name: string): string => name.replace(/~/g, '~0').replac
  * One ajv error as a client reads it: the failing field's path and why. A missing or unexpected
  * property is named by its own path (ajv reports it at its parent's).
  */
-export function describeProblem(e: ErrorObject): string {
+function describeProblem(e: ErrorObject): string {
   const at = e.instancePath;
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') return `${at}/${pointerSegment(String(params.missingProperty))}: is required`;

@@ -9,8 +9,8 @@
 
 /** Failures allowed within WINDOW_MS from one address, and against one user name. */
 export const FAILURES_PER_ADDRESS = 20;
-export const FAILURES_PER_USER = 50;
-export const WINDOW_MS = 60_000;
+const FAILURES_PER_USER = 50;
+const WINDOW_MS = 60_000;
 const MAX_KEYS = 10_000;
 
 export class SignInThrottle {

@@ -17,7 +17,7 @@ function isMessageShaped(body: Record<string, unknown>): boolean {
 }
 
 /** Splits the path below the base path into class and operation ('' where absent). */
-export function classAndOperation(subPath: string): [string, string] {
+function classAndOperation(subPath: string): [string, string] {
   const parts = subPath.split('/').filter((p) => p !== '');
   if (parts.length > 2) throw new BadInputError(`path '/${parts.join('/')}' has more than /<class>/<operation>`);
   return [decodePart(parts[0] ?? '', 'Class'), decodePart(parts[1] ?? '', 'Operation')];

@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { UnavailableError } from '../../protocol/errors.js';
 
 /** Comparisons waiting for a worker, at most. */
-export const MAX_WAITING = 64;
+const MAX_WAITING = 64;
 
 // a CommonJS script: an eval'd worker is one, and reads bcryptjs from the path the main thread resolved
 const WORKER_SOURCE = `

@@ -16,7 +16,7 @@ import { hmacSha256 as hmac, secretKey, standardSignature } from '../net/webhook
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
 
-export type WebhookScheme = { kind: 'github' } | { kind: 'stripe' } | { kind: 'shopify' } | { kind: 'standard' } | { kind: 'hmac-sha256'; header: string };
+type WebhookScheme = { kind: 'github' } | { kind: 'stripe' } | { kind: 'shopify' } | { kind: 'standard' } | { kind: 'hmac-sha256'; header: string };
 
 export interface WebhookRule {
   scheme: WebhookScheme;

@@ -19,7 +19,7 @@ export interface TemplateSourceOptions {
 }
 
 /** Error of a template that cannot be fetched: carries the Code the hive or file system gave. */
-export class TemplateSourceError extends HiveError {
+class TemplateSourceError extends HiveError {
   override readonly name = 'TemplateSourceError';
   override readonly code: number;
   constructor(message: string, code: number) {

@@ -13,7 +13,7 @@ import { WatchedFile } from '../net/watched-file.js';
 import type { SigningScheme } from '../net/webhook-signing.js';
 import { SIGNING_SCHEMES, secretKey, signatureHeaders } from '../net/webhook-signing.js';
 
-export const SIGNING_FORM = "scheme:secret[,secret] (scheme: standard, github or stripe; a secret inline or file://<path>; standard's is whsec_<base64>)";
+const SIGNING_FORM = "scheme:secret[,secret] (scheme: standard, github or stripe; a secret inline or file://<path>; standard's is whsec_<base64>)";
 
 /** A key that is read once (inline) or from a file watched for changes. */
 interface KeySource {

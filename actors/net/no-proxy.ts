@@ -23,7 +23,7 @@ export interface NoProxyRules {
 }
 
 /** The port a URL connects to: its explicit port, else the default of its scheme. */
-export function portOf(url: URL): string {
+function portOf(url: URL): string {
   return url.port || (url.protocol === 'https:' ? '443' : '80');
 }
 

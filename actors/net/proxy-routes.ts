@@ -103,7 +103,7 @@ function agentCache(limit: number): { get(key: string, make: () => ProxyAgent): 
  * A proxy that refused the credentials (or wants some): a 502 that no retry mends, named so the
  * operator knows to look at the proxy settings rather than at the upstream.
  */
-export class ProxyAuthError extends UpstreamError {
+class ProxyAuthError extends UpstreamError {
   override readonly name = 'ProxyAuthError';
   override get retryable(): boolean {
     return false;

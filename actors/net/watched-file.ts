@@ -10,7 +10,7 @@ import type { Stats } from 'node:fs';
 import { readFileSync, statSync } from 'node:fs';
 import { ConfigError, describeError } from '../../protocol/errors.js';
 
-export const RECHECK_MS = 5_000;
+const RECHECK_MS = 5_000;
 
 export interface WatchedFileOptions {
   /** The parameter naming the file, for the start error ('Users'). */

@@ -21,7 +21,7 @@ export const hmacSha256 = (secret: Buffer, ...parts: Array<Buffer | string>): Bu
 const WHSEC = 'whsec_';
 
 /** The key a Standard Webhooks secret stands for: the bytes of the base64 after `whsec_`; throws an Error saying what is wrong. */
-export function standardWebhookKey(text: string): Buffer {
+function standardWebhookKey(text: string): Buffer {
   const t = text.trim();
   if (!t.startsWith(WHSEC)) throw new Error(`a Standard Webhooks secret starts with '${WHSEC}' followed by the key in base64`);
   const b64 = t.slice(WHSEC.length);

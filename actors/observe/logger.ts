@@ -9,7 +9,7 @@ import { EOL } from 'node:os';
 import { stableJson } from '../shared/stable-json.js';
 import { currentScope } from './trace-scope.js';
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
 /** What a service or actor logs through. */
 export interface Logger {

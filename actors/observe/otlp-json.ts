@@ -42,7 +42,7 @@ const NON_ASCII_ALL = /[\u0080-\uffff]/g;
 const escapeUnit = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** `text` as a JSON string of ASCII characters only. */
-export function asciiJson(text: string): string {
+function asciiJson(text: string): string {
   const json = JSON.stringify(text);
   return NON_ASCII.test(json) ? json.replace(NON_ASCII_ALL, escapeUnit) : json;
 }

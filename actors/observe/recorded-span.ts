@@ -21,7 +21,7 @@ export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, clien
 // milliseconds since the epoch with sub-microsecond resolution: performance.now() on the process's origin
 // (node:perf_hooks' performance: the global one is a lazy getter, ~25 ns more a read)
 const ORIGIN = performance.timeOrigin;
-export const epochMillis = (): number => ORIGIN + performance.now();
+const epochMillis = (): number => ORIGIN + performance.now();
 
 // one status object for every span not given another (setStatus replaces it, nothing changes it)
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });

@@ -66,7 +66,7 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
 }
 
 /** The most list-members and characters of a tracestate this process passes on (W3C Trace Context, tracestate limits). */
-export const TRACESTATE_MAX_MEMBERS = 32;
+const TRACESTATE_MAX_MEMBERS = 32;
 export const TRACESTATE_MAX_LENGTH = 512;
 /** A list-member longer than this goes first when a tracestate is cut. */
 const TRACESTATE_LONG_MEMBER = 128;

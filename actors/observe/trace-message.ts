@@ -38,14 +38,14 @@ export function recordedMessageHop(message: Message, kind: HopKind, name: string
  * plain read finds only its own keys: no Object.hasOwn call per key (firstValue's guard for maps
  * that might not be).
  */
-export function carriedMessageHop(message: Message, start: boolean): Hop | undefined {
+function carriedMessageHop(message: Message, start: boolean): Hop | undefined {
   if (tracingMode() === 'off') return undefined;
   const control = message.Control;
   return carriedHop(control[TRACEPARENT]?.[0], control[TRACESTATE]?.[0], start);
 }
 
 /** Puts `hop`'s trace into a Control map of the caller's own (a message being built). */
-export function putHop(control: ValueMap, hop: Hop | undefined): void {
+function putHop(control: ValueMap, hop: Hop | undefined): void {
   if (hop === undefined) return;
   control[TRACEPARENT] = [hop.traceparent];
   if (hop.tracestate) control[TRACESTATE] = [hop.tracestate];

@@ -14,8 +14,8 @@ import { selector } from './control-ranges.js';
 
 type QueueConfig = ConfigOf<typeof QUEUE_PARAMS>;
 
-export const BREAKER_ACTIONS = ['open', 'close', 'status'] as const;
-export type BreakerAction = (typeof BREAKER_ACTIONS)[number];
+const BREAKER_ACTIONS = ['open', 'close', 'status'] as const;
+type BreakerAction = (typeof BREAKER_ACTIONS)[number];
 
 export interface BreakerCommand {
   type: 'breaker';

@@ -23,7 +23,7 @@ export interface BreakerRule {
 }
 
 /** Deliveries a window needs before an expression without `min=` can trip. */
-export const DEFAULT_BREAKER_MIN = 10;
+const DEFAULT_BREAKER_MIN = 10;
 
 /** The longest window: one counted in tenths stays well within a day of memory-free counters. */
 const MAX_WINDOW_MS = 86_400_000;

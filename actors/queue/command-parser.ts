@@ -55,10 +55,10 @@ export type QueueCommand =
 const ALIASES = Object.fromEntries(Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command])) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-export const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'debounce', 'dedup_mode', 'priority', 'older_than', 'newer_than', 'list_offset', 'list_limit', 'breaker', 'requeue_schedule', ...SCHEDULE_CONTROLS]);
+const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'debounce', 'dedup_mode', 'priority', 'older_than', 'newer_than', 'list_offset', 'list_limit', 'breaker', 'requeue_schedule', ...SCHEDULE_CONTROLS]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
-export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
+function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
   if (!Object.hasOwn(controls, name)) return undefined;
   const v = controls[name]?.[0];
   if (v === undefined || v === '') return (QUEUE_CONTROL_DEFAULTS as Record<string, string>)[name] ?? '';
@@ -66,7 +66,7 @@ export function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEF
 }
 
 /** The largest page of keys one `list` answers (list_limit). */
-export const MAX_LIST_LIMIT = 10_000;
+const MAX_LIST_LIMIT = 10_000;
 
 /** A whole number control in [min, max], or undefined when absent; 400 naming the control otherwise. */
 function wholeControl(controls: ValueMap, name: string, min: number, max: number): number | undefined {

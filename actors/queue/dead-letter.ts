@@ -38,7 +38,7 @@ export type DeadLetteredMsg =
   | { type: 'dead-letter-gave-up'; key: string; tries: number; last: string };
 
 /** Longest wait between two hand-over attempts. */
-export const MAX_BACKOFF_MS = 60_000;
+const MAX_BACKOFF_MS = 60_000;
 
 /** One entry's hand-over under way; its timer is the wait before the next try. */
 interface Handover {
@@ -46,7 +46,7 @@ interface Handover {
 }
 
 /** The message the dead-letter channel receives. */
-export function deadLetterMessage(entry: QueueEntry): Message {
+function deadLetterMessage(entry: QueueEntry): Message {
   const last = entry.history[entry.history.length - 1];
   const control = Object.assign(emptyMap(), entry.message.Control, {
     deadletter_reason: [entry.deadReason ?? 'attempts exhausted'],
@@ -59,7 +59,7 @@ export function deadLetterMessage(entry: QueueEntry): Message {
 }
 
 /** The wait before hand-over try `tries + 1`: 1 s doubling, at most MAX_BACKOFF_MS. */
-export const backoffMs = (tries: number): number => Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(tries, 16));
+const backoffMs = (tries: number): number => Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(tries, 16));
 
 export interface DeadLetterOptions {
   timeoutMs: number;

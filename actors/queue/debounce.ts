@@ -19,8 +19,8 @@ import type { ValueMap } from '../../protocol/message.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState } from './entry.js';
 
-export const DedupMode = { Drop: 'drop', Replace: 'replace', KeepLastIfActive: 'keep-last-if-active' } as const;
-export type DedupMode = (typeof DedupMode)[keyof typeof DedupMode];
+const DedupMode = { Drop: 'drop', Replace: 'replace', KeepLastIfActive: 'keep-last-if-active' } as const;
+type DedupMode = (typeof DedupMode)[keyof typeof DedupMode];
 /** The modes in which a later add replaces an entry instead of being dropped. */
 export type ReplaceMode = Exclude<DedupMode, 'drop'>;
 

@@ -22,7 +22,7 @@ const SYNC_INTERVAL_2_10_MS = 120_000;
  * before the cut were all lost, 100 acknowledged 200 s before it all kept. The journal holds a record
  * the sync interval plus this (240 s on 2.9, 300 s from 2.10, where the same Raft horizon is assumed).
  */
-export const RAFT_HORIZON_MS = 180_000;
+const RAFT_HORIZON_MS = 180_000;
 
 /** What the servers show a client: the version in INFO, and the stream's persist_mode (absent before 2.12). */
 export interface ServerFacts {
@@ -50,7 +50,7 @@ function atLeast210(version: string): boolean {
 }
 
 /** The servers' background sync interval when left at its default, by their version. */
-export function syncIntervalMs(version: string): number {
+function syncIntervalMs(version: string): number {
   return atLeast210(version) ? SYNC_INTERVAL_2_10_MS : SYNC_INTERVAL_2_9_MS;
 }
 

@@ -26,7 +26,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The meta values holding the counts. */
-export const COUNT_META: Record<KeptState, string> = { [EntryState.Dead]: 'kept.dead', [EntryState.Done]: 'kept.done' };
+const COUNT_META: Record<KeptState, string> = { [EntryState.Dead]: 'kept.dead', [EntryState.Done]: 'kept.done' };
 
 export class JetStreamKept implements KeptEntries {
   private counts: KeptCounts = { [EntryState.Dead]: 0, [EntryState.Done]: 0 };

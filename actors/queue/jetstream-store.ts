@@ -28,7 +28,7 @@ import { LogState, encodeOp, packLines } from './log-records.js';
 import type { QueueStore, ScheduleRow, SeenRow, StoreOp, StoredRow } from './store.js';
 
 /** The topic of the queue's writes, and of its snapshots. */
-export const LOG = 'log';
+const LOG = 'log';
 export const SNAPSHOT = 'snap';
 /** A snapshot record begins with this line: #<tab>id<tab>asOf<tab>part<tab>'end' on its last part. */
 const SNAPSHOT_MARK = '#';
@@ -51,7 +51,7 @@ const START_WAIT_MS = 60_000;
  * link is down): a node taking a queue over after a lost machine meets exactly that. A fenced
  * write is not retried: it means another node holds the queue.
  */
-export async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
+async function whileElecting<T>(run: () => Promise<T>, log: Logger): Promise<T> {
   const until = Date.now() + START_WAIT_MS;
   for (;;) {
     try {

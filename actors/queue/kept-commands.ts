@@ -44,7 +44,7 @@ export function ageFilterOf(controls: ValueMap, now: number): AgeFilter {
 }
 
 /** What a replay or purge acts on. With `key` the filter's other conditions do not apply. */
-export interface KeptTarget {
+interface KeptTarget {
   key?: string;
   filter: KeptFilter;
 }

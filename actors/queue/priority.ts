@@ -9,7 +9,7 @@ import { BadInputError } from '../../protocol/errors.js';
 import type { ValueMap } from '../../protocol/message.js';
 import type { QueueEntry } from './entry.js';
 
-export const MAX_PRIORITY = 9;
+const MAX_PRIORITY = 9;
 
 /** Room for the sequence numbers below a priority step: 2^48 entries, and 10 steps still fit in 2^53. */
 const SEQ_SPAN = 2 ** 48;

@@ -13,7 +13,7 @@ import { MAX_RETRY_WAIT_MS } from './control-ranges.js';
 import type { QueueEntry } from './entry.js';
 
 /** Most waits in one schedule (each is a retry: as many as anyone writes by hand, and a bound on the stored entry). */
-export const MAX_SCHEDULE_STEPS = 100;
+const MAX_SCHEDULE_STEPS = 100;
 
 /** The waits of a requeue_schedule text, ms; throws BadInputError naming `what` (the control or parameter) and the bad step. */
 export function parseRequeueSchedule(text: string, what: string): number[] {

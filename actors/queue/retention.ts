@@ -14,7 +14,7 @@ import type { QueueCore, QueueMsg } from './queue-core.js';
 const SWEEP_EVERY_MS = 60_000;
 const MIN_SWEEP_EVERY_MS = 1_000;
 /** Most entries of one state a sweep removes. */
-export const SWEEP_BATCH = 10_000;
+const SWEEP_BATCH = 10_000;
 
 /** Removes kept entries past their retention, one batch per state; asks for another sweep while a batch came back full. */
 export async function sweepKept(core: QueueCore, self: ActorRef<QueueMsg>): Promise<void> {

@@ -47,7 +47,7 @@ function described(schedule: Schedule): Record<string, unknown> {
  * The `schedules` answer: Data `names` plus one list per field, each holding one value per
  * schedule in the order of `names`; List one object per schedule (with its message).
  */
-export function schedulesResult(schedules: Schedule[], view: QueueView): Result {
+function schedulesResult(schedules: Schedule[], view: QueueView): Result {
   const column = (pick: (s: Schedule) => string): string[] => schedules.map(pick);
   const data = statusData(view, {
     names: column((s) => s.doc.name),

@@ -64,7 +64,7 @@ export function followingFiring(schedule: Schedule, after: number): number {
  * Most schedules one queue holds: each is a document in memory and in the store and a candidate at
  * every timer pass, and a client creating names in a loop must meet a clear refusal, not a slow queue.
  */
-export const MAX_SCHEDULES = 10_000;
+const MAX_SCHEDULES = 10_000;
 
 export class ScheduleBook {
   private readonly byName = new Map<string, Schedule>();

@@ -6,8 +6,8 @@
 import { EntryState } from './entry.js';
 import type { EntryTable } from './entry-table.js';
 
-export const COUNTED_STATES = [EntryState.Waiting, EntryState.Scheduled, EntryState.Retrying, EntryState.Dead, EntryState.Done] as const;
-export type CountedState = (typeof COUNTED_STATES)[number];
+const COUNTED_STATES = [EntryState.Waiting, EntryState.Scheduled, EntryState.Retrying, EntryState.Dead, EntryState.Done] as const;
+type CountedState = (typeof COUNTED_STATES)[number];
 export type StateCounts = Record<CountedState, number>;
 
 /** The counts of kept entries the queue holds (queue-core.ts QueueStats). */

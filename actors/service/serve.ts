@@ -80,7 +80,7 @@ class DeliveryMessage implements DeliveryMsg, ScopeTrace {
  * is gone or crashes on the message, the caller is answered at once rather than at its timeout.
  * Services whose actor takes more than deliveries (the queue) serve through it with `serveActor`.
  */
-export function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck = false): Promise<Subscription> {
+function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck = false): Promise<Subscription> {
   const hopName = deliveryHopName(ctx.name);
   const listener: Listener = (delivery) => {
     // nothing recorded: the message already carries the trace, and the delivery goes on as it came

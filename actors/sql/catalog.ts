@@ -64,7 +64,7 @@ export function columnsQuery(dialect: Dialect, t: TableRef): CatalogQuery {
  * inserted anew). Partial and expression indexes are left out: a conflict target of plain columns
  * does not match them. Undefined for SQL Server and Oracle, whose MERGE needs no constraint.
  */
-export function uniqueKeysQuery(dialect: Dialect, t: TableRef): CatalogQuery | undefined {
+function uniqueKeysQuery(dialect: Dialect, t: TableRef): CatalogQuery | undefined {
   const schema = t.schema ?? null;
   switch (dialect) {
     case 'sqlite':

@@ -44,7 +44,7 @@ function put(map: ValueMap, name: string, v: unknown): void {
 }
 
 /** The idempotency key of a change: stable across re-reads, within what a queue accepts. */
-export function changeKey(stream: string, txPosition: string, index: number): string {
+function changeKey(stream: string, txPosition: string, index: number): string {
   const key = `sql-change:${stream}:${txPosition}:${index}`;
   return fitsIdempotencyKey(key) ? key : `sql-change:sha256:${createHash('sha256').update(key).digest('hex')}`;
 }

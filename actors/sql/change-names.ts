@@ -26,7 +26,7 @@ export interface ChangeNames {
 }
 
 /** hivenode_<NAME> in the characters a slot name may hold. */
-export function defaultChangeName(serviceName: string): string {
+function defaultChangeName(serviceName: string): string {
   return `hivenode_${serviceName.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, MAX_NAME);
 }
 

@@ -55,7 +55,7 @@ export interface RunningChanges {
 }
 
 /** The lease of the stream's NAME went to another node (or ran out): this reader stops reading and stands by. */
-export class LeaseLost extends Error {}
+class LeaseLost extends Error {}
 
 export class ChangeRun {
   stopped = false;

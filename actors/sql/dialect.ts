@@ -5,8 +5,7 @@
  */
 import type { LexOptions } from './lexer.js';
 
-export const ENGINES = ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle', 'sqlite'] as const;
-export type Engine = (typeof ENGINES)[number];
+export type Engine = 'postgres' | 'mysql' | 'mariadb' | 'mssql' | 'oracle' | 'sqlite';
 
 /** The Sequelize dialect of an engine (also the family for quoting and limits). */
 export type Dialect = 'postgres' | 'mysql' | 'mssql' | 'oracle' | 'sqlite';
@@ -24,7 +23,7 @@ export function lexOptions(dialect: Dialect): LexOptions {
  * characters (the longest any of the engines allows). Nothing else is accepted, so quoting never
  * has to escape anything; the quote characters are refused by the pattern itself.
  */
-export const IDENTIFIER_PART = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const IDENTIFIER_PART = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Quotes one validated identifier part for the dialect. */
 export function quotePart(dialect: Dialect, part: string): string {

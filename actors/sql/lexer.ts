@@ -6,7 +6,7 @@
  * It does not parse SQL; it only has to agree with the engines on where literals start and end.
  */
 
-export type SegmentKind = 'code' | 'string' | 'quoted' | 'comment';
+type SegmentKind = 'code' | 'string' | 'quoted' | 'comment';
 
 export interface Segment {
   kind: SegmentKind;

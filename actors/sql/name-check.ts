@@ -33,7 +33,7 @@ const CATALOG_SCHEMAS: Record<Dialect, readonly string[]> = {
 };
 
 /** The engine's own tables: SQLite sqlite_*, PostgreSQL pg_* (schemas and, through the search_path, tables), information_schema and the engines' system schemas. */
-export function isCatalogTable(dialect: Dialect, t: TableRef): boolean {
+function isCatalogTable(dialect: Dialect, t: TableRef): boolean {
   const schema = t.schema?.toLowerCase();
   const name = t.name.toLowerCase();
   if (schema !== undefined && CATALOG_SCHEMAS[dialect].includes(schema)) return true;

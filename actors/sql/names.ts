@@ -17,7 +17,7 @@ export const STATEMENTS = ['select', 'insert', 'update', 'delete', 'upsert'] as 
 export type StatementKind = (typeof STATEMENTS)[number];
 
 /** A column named by one parameter. */
-export interface ColumnUse {
+interface ColumnUse {
   param: string;
   column: ColumnRef;
 }

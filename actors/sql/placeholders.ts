@@ -18,7 +18,7 @@ export const PLACEHOLDER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const WHOLE_LITERAL = /^'\{\{\s*([^{}]*?)\s*\}\}'$/;
 
-export type ClausePart = { text: string } | { name: string };
+type ClausePart = { text: string } | { name: string };
 
 /** Clause text split into literal SQL and placeholders. */
 export interface Clause {

@@ -43,7 +43,7 @@ const RAW_PARAMS = ['SQL_RAWACTION', 'SQL_RAWVALUE'] as const;
 type Overridable = (typeof STATEMENT_PARAMS)[number] | (typeof RAW_PARAMS)[number];
 
 /** Parameters whose value is SQL text rather than a name: overriding them needs SQL_ALLOWCLAUSECTRL. */
-export const CLAUSE_PARAMS: ReadonlySet<Overridable> = new Set(['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING', 'SQL_RAWVALUE']);
+const CLAUSE_PARAMS: ReadonlySet<Overridable> = new Set(['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING', 'SQL_RAWVALUE']);
 
 const CACHE_LIMIT = 256;
 

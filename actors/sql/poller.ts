@@ -51,7 +51,7 @@ export interface PollerOptions {
   ready: () => Promise<void> | undefined;
 }
 
-export interface PollerStatus {
+interface PollerStatus {
   polls: number;
   emitted: number;
   rowsEmitted: number;

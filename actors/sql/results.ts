@@ -15,7 +15,7 @@ import { emptyMap, success } from '../../protocol/message.js';
 export type Row = Record<string, unknown>;
 
 /** A value as JSON carries it. */
-export function jsonValue(v: unknown): unknown {
+function jsonValue(v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
   if (Buffer.isBuffer(v)) return v.toString('base64');

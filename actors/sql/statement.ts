@@ -18,7 +18,6 @@ import { describeError } from '../../protocol/errors.js';
 import { STATEMENTS } from './names.js';
 import type { StatementKind } from './names.js';
 
-export { STATEMENTS };
 export type { StatementKind };
 
 /** What a plan does, which decides how its result is read. */

@@ -9,8 +9,8 @@
 import { emptyRecord } from '../../protocol/message.js';
 
 /** The Data key suffixes of the header, in header order (`cef_version`, `cef_vendor`, …). */
-export const CEF_HEADER_KEYS = ['version', 'vendor', 'product', 'device_version', 'signature_id', 'name', 'severity'] as const;
-export type CefHeaderKey = (typeof CEF_HEADER_KEYS)[number];
+const CEF_HEADER_KEYS = ['version', 'vendor', 'product', 'device_version', 'signature_id', 'name', 'severity'] as const;
+type CefHeaderKey = (typeof CEF_HEADER_KEYS)[number];
 
 /** A decoded CEF event. */
 export interface CefEvent {

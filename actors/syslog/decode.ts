@@ -24,7 +24,7 @@ import { looksLikeRfc5424, parseRfc5424 } from './rfc5424.js';
 import { assertNever } from '../../protocol/never.js';
 
 /** The Format parameter (README, The syslog service, plus `auto`). RFC6587 is TCP framing; its messages are RFC 5424 or RFC 3164. */
-export const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587', auto: 'auto' } as const;
+const InputFormat = { rfc3164: 'RFC3164', rfc5424: 'RFC5424', rfc6587: 'RFC6587', auto: 'auto' } as const;
 export type InputFormatName = (typeof InputFormat)[keyof typeof InputFormat];
 
 export interface DecodeOptions {
@@ -59,7 +59,7 @@ function withoutTrailer(text: string): string {
 }
 
 /** Parses one line (already text) into a record; never fails. */
-export function parseLine(line: string, now: Date): { record: SyslogRecord; rfc5424Failure?: string } {
+function parseLine(line: string, now: Date): { record: SyslogRecord; rfc5424Failure?: string } {
   if (looksLikeRfc5424(line)) {
     const strict = parseRfc5424(line);
     if (strict.ok) return { record: strict.record };

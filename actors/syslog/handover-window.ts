@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { describeError } from '../../protocol/errors.js';
 
 /** What became of one try of a hand-over. */
-export type Handover = { ok: true } | { ok: false; retry: boolean; reason: string };
+type Handover = { ok: true } | { ok: false; retry: boolean; reason: string };
 /** One try of a message's hand-over (called again while it is refused for a reason that may pass). */
 export type HandoverAttempt = () => Promise<Handover>;
 /** The end of a message's hand-over: accepted, refused for good (why), or abandoned with its connection (undefined). */

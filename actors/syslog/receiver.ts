@@ -58,7 +58,7 @@ export interface ReceiverOptions {
   tcpAck?: { window: number };
 }
 
-export interface ReceiverCounters extends StreamCounters {
+interface ReceiverCounters extends StreamCounters {
   dropped: number;
   notAllowed: number;
 }

@@ -19,7 +19,7 @@ export const RecordFormat = {
   /** A bare CEF event without a syslog envelope (only with DecodeCEF). */
   cef: 'CEF',
 } as const;
-export type RecordFormatName = (typeof RecordFormat)[keyof typeof RecordFormat];
+type RecordFormatName = (typeof RecordFormat)[keyof typeof RecordFormat];
 
 export interface SyslogRecord {
   format: RecordFormatName;

@@ -3,7 +3,7 @@
  * Both sides offer relp_version 0 (the only version there is), their software, and the commands
  * they take; syslog is the only one this service speaks beyond open and close.
  */
-export const RELP_VERSION = 0;
+const RELP_VERSION = 0;
 
 export type Offers = Map<string, string[]>;
 

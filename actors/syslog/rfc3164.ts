@@ -16,7 +16,7 @@ import { fractionMs, isoOf, localMillis, monthIndex, offsetMinutes, parseRfc3339
 import { zoneOffset } from './zones.js';
 
 /** How far ahead of the receiver's clock a year-less date may be and still be this year: covers zone differences and skew. */
-export const FUTURE_TOLERANCE_MS = 7 * 24 * 3600 * 1000;
+const FUTURE_TOLERANCE_MS = 7 * 24 * 3600 * 1000;
 
 /** `Mmm dd [yyyy] hh:mm:ss[.frac]`, with Cisco's `*`/`.` mark before it. */
 const BSD = /^[*.]?([A-Za-z]{3}) +(\d{1,2}) (?:(\d{4}) )?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?/;

@@ -27,7 +27,7 @@ export const Rfc5424Failure = {
   /** STRUCTURED-DATA does not follow §6.3. */
   structuredData: 'structured-data',
 } as const;
-export type Rfc5424FailureCode = (typeof Rfc5424Failure)[keyof typeof Rfc5424Failure];
+type Rfc5424FailureCode = (typeof Rfc5424Failure)[keyof typeof Rfc5424Failure];
 
 export type Rfc5424Parse = { ok: true; record: SyslogRecord; sd: SdElement[] } | { ok: false; code: Rfc5424FailureCode; reason: string };
 

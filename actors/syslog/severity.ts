@@ -20,7 +20,7 @@ export type SeverityName = keyof typeof Severity;
 export type SeverityCode = (typeof Severity)[SeverityName];
 
 /** Severity names indexed by code. */
-export const SEVERITY_NAMES: readonly SeverityName[] = ['emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'informational', 'debug'];
+const SEVERITY_NAMES: readonly SeverityName[] = ['emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'informational', 'debug'];
 
 /** Facility codes by name (13 is "log audit", 14 "log alert", 15 the second clock daemon). */
 export const Facility = {
@@ -50,10 +50,9 @@ export const Facility = {
   local7: 23,
 } as const;
 export type FacilityName = keyof typeof Facility;
-export type FacilityCode = (typeof Facility)[FacilityName];
 
 /** Facility names indexed by code. */
-export const FACILITY_NAMES: readonly FacilityName[] = Object.keys(Facility) as FacilityName[];
+const FACILITY_NAMES: readonly FacilityName[] = Object.keys(Facility) as FacilityName[];
 
 /** Facility of sent messages: user-level, what `logger` uses by default. */
 export const USER_FACILITY = Facility.user;
@@ -64,8 +63,7 @@ export const DEFAULT_PRIORITY = 13;
 export const MAX_PRIORITY = 191;
 
 /** The Data keys of a send request that name a severity (README, The syslog service). */
-export const SenderKey = { error: 'error', warn: 'warn', info: 'info', critical: 'critical' } as const;
-export type SenderKeyName = (typeof SenderKey)[keyof typeof SenderKey];
+type SenderKeyName = 'error' | 'warn' | 'info' | 'critical';
 
 const KEY_SEVERITY: Readonly<Record<SenderKeyName, SeverityCode>> = {
   error: Severity.error,

@@ -5,7 +5,7 @@
  * is folded into 'other', so the sources refused most stay named. The snapshot names the `shown`
  * most counted ones and puts the rest under 'other'; the counts always add up to the total.
  */
-export const OTHER_SOURCES = 'other';
+const OTHER_SOURCES = 'other';
 
 export class SourceCounts {
   private readonly counts = new Map<string, number>();

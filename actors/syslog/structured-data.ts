@@ -6,7 +6,7 @@
  */
 
 /** One PARAM-NAME="PARAM-VALUE" pair, the value unescaped. */
-export interface SdParam {
+interface SdParam {
   name: string;
   value: string;
 }
@@ -23,7 +23,7 @@ export type SdParse = { ok: true; elements: SdElement[]; end: number } | { ok: f
 const SD_NAME = /^[\x21\x23-\x3c\x3e-\x5c\x5e-\x7e]{1,32}$/;
 
 /** True for a valid SD-ID or PARAM-NAME. */
-export function isSdName(s: string): boolean {
+function isSdName(s: string): boolean {
   return SD_NAME.test(s);
 }
 
@@ -89,7 +89,7 @@ export function parseStructuredData(s: string, pos: number): SdParse {
 }
 
 /** A PARAM-VALUE with `"`, `\` and `]` escaped. */
-export function escapeParamValue(v: string): string {
+function escapeParamValue(v: string): string {
   return v.replace(/["\\\]]/g, (c) => `\\${c}`);
 }
 

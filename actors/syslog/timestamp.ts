@@ -8,7 +8,7 @@
  */
 
 /** Month abbreviations of BSD timestamps, index = JS month. */
-export const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 
 const MONTH_INDEX: ReadonlyMap<string, number> = new Map(MONTHS.map((m, i) => [m.toLowerCase(), i]));
 

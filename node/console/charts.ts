@@ -9,10 +9,10 @@ import { html } from './html.js';
 import { WINDOW_MS } from './history.js';
 
 /** Line colours, each at least 4.5:1 against white (the key under a chart is text in that colour). */
-export const CHART_COLOURS = { blue: '#0b57d0', red: '#b00020', purple: '#6a1b9a', green: '#1b6e35', teal: '#00695c' } as const;
-export type ChartColour = keyof typeof CHART_COLOURS;
+const CHART_COLOURS = { blue: '#0b57d0', red: '#b00020', purple: '#6a1b9a', green: '#1b6e35', teal: '#00695c' } as const;
+type ChartColour = keyof typeof CHART_COLOURS;
 
-export interface ChartLine {
+interface ChartLine {
   label: string;
   values: Array<number | null>;
   colour: ChartColour;

@@ -14,7 +14,7 @@ import type { CountedFigure, Sender } from './history.js';
 import { REQUESTS_FIGURE } from './history.js';
 import type { ConsoleService } from './sources.js';
 
-export type FlowNodeKind = 'service' | 'remote' | 'source' | 'external' | 'channel';
+type FlowNodeKind = 'service' | 'remote' | 'source' | 'external' | 'channel';
 
 export interface FlowNode {
   id: string;
@@ -60,7 +60,7 @@ function originOf(url: string): string {
 }
 
 /** The box id of another node's service. */
-export const remoteId = (node: RosterEntry, service: string): string => `remote:${idOf(node)}:${service}`;
+const remoteId = (node: RosterEntry, service: string): string => `remote:${idOf(node)}:${service}`;
 
 /** `others`: the other nodes of the hive (none on the embedded hive). */
 export function buildFlow(services: readonly ConsoleService[], others: readonly RosterEntry[] = []): FlowGraph {

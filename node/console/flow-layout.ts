@@ -8,11 +8,11 @@ import elkModule from 'elkjs/lib/elk.bundled.js';
 import type { ElkEdgeSection, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk.bundled.js';
 import type { FlowGraph, FlowNode } from './flow-graph.js';
 
-export const NODE_HEIGHT = 46;
+const NODE_HEIGHT = 46;
 /** Left and right padding of a box's lines together. */
 export const BOX_PADDING = 20;
 /** The widest box: a longer name or second line is cut with an ellipsis (the whole in the box's title). */
-export const MAX_BOX_WIDTH = 280;
+const MAX_BOX_WIDTH = 280;
 /** A box's name and its second line (and the edge labels): font sizes in px. */
 export const NAME_FONT = { size: 13, bold: true } as const;
 export const LINE_FONT = { size: 11, bold: false } as const;
@@ -36,10 +36,10 @@ export function textWidth(text: string, font: { size: number; bold: boolean }): 
 }
 
 /** The text of an edge label grown by its live rate (` · 1234/s`), which its room is kept for. */
-export const HEALTH_ROOM = ' · restarting (99 in 15 min)';
-export const RATE_ROOM = ' · 1234/s';
+const HEALTH_ROOM = ' · restarting (99 in 15 min)';
+const RATE_ROOM = ' · 1234/s';
 
-export interface Point {
+interface Point {
   x: number;
   y: number;
 }
@@ -52,7 +52,7 @@ export interface PlacedFlow {
 }
 
 /** A box wide enough for its name and second line (with room for a service's health), within MAX_BOX_WIDTH. */
-export function nodeWidth(node: Pick<FlowNode, 'label' | 'detail' | 'kind'>): number {
+function nodeWidth(node: Pick<FlowNode, 'label' | 'detail' | 'kind'>): number {
   const second = node.kind === 'service' ? `${node.detail}${HEALTH_ROOM}` : node.detail;
   return Math.min(MAX_BOX_WIDTH, Math.max(110, Math.ceil(Math.max(textWidth(node.label, NAME_FONT), textWidth(second, LINE_FONT)) + BOX_PADDING)));
 }

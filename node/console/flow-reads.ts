@@ -18,11 +18,11 @@ import type { ConsoleService, ConsoleSources } from './sources.js';
 
 /** A run's states as the flow's `status` counts them. */
 export { RUN_STATES } from '../../actors/flow/run.js';
-export type RunStateName = RunState;
+type RunStateName = RunState;
 
 const first = (r: Result, field: string): string => r.Data[field]?.[0] ?? '';
 
-export function flowNames(sources: ConsoleSources): string[] {
+function flowNames(sources: ConsoleSources): string[] {
   return sources
     .services()
     .filter((s) => s.kind === 'flow')
@@ -168,11 +168,11 @@ export async function searchRuns(sources: ConsoleSources, flow: ConsoleService, 
  * needs, whether it takes Data (a replay's Data replaces those fields of the run's Input). Anything
  * else is refused (400) naming it, so a form or script cannot slip another command in.
  */
-export const FLOW_ACTIONS = {
+const FLOW_ACTIONS = {
   replay: { controls: ['key', 'step'], required: ['key'], data: true },
   cancel: { controls: ['key'], required: ['key'], data: false },
 } as const satisfies Record<string, { controls: readonly string[]; required: readonly string[]; data: boolean }>;
-export type FlowAction = keyof typeof FLOW_ACTIONS;
+type FlowAction = keyof typeof FLOW_ACTIONS;
 
 function checkedFlowControls(action: FlowAction, input: ActionInput): Record<string, string> {
   const spec = FLOW_ACTIONS[action];

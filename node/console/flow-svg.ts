@@ -38,7 +38,7 @@ export function channelDetail(channel: string, live: FlowLive): string {
   return cut(`served on ${nodes.join(', ')}`, 26);
 }
 
-export function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string | undefined {
+function serviceHref(node: FlowNode, queues: ReadonlySet<string>): string | undefined {
   if (node.service === undefined) return undefined;
   return queues.has(node.service) ? `/queues/${encodeURIComponent(node.service)}` : `/services/${encodeURIComponent(node.service)}`;
 }

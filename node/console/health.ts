@@ -7,7 +7,7 @@
 import type { LiveHistory } from './history.js';
 import type { ConsoleSources } from './sources.js';
 
-export type Health = 'ok' | 'warn' | 'bad';
+type Health = 'ok' | 'warn' | 'bad';
 
 export interface ServiceHealth {
   health: Health;

@@ -11,15 +11,14 @@ import type { ConsoleSources } from './sources.js';
 import { idOf } from '../hive-roster.js';
 import { figureAt, sendCounts } from '../wiring.js';
 
-export const SAMPLE_MS = 2_000;
+const SAMPLE_MS = 2_000;
 export const WINDOW_MS = 15 * 60_000;
 
 /** The states a queue's depth is charted by (its status figure `states`; entries being delivered count as waiting). */
-export const DEPTH_STATES = ['waiting', 'scheduled', 'retrying', 'dead', 'done'] as const;
-export type DepthState = (typeof DEPTH_STATES)[number];
+type DepthState = 'waiting' | 'scheduled' | 'retrying' | 'dead' | 'done';
 
 /** A queue's entries per state at one sample. */
-export type QueueDepth = Record<DepthState, number>;
+type QueueDepth = Record<DepthState, number>;
 
 /**
  * Who sent on a channel: a service of this node (node '') or of another node of the hive (its roster
@@ -50,7 +49,7 @@ export const REQUESTS_FIGURE = '(requests)';
  * The status figures sampled: for such edges the gateway's accepted requests, a syslog service's
  * received and sent messages, an SQL poller's polls; a queue's entries in (added) and out (delivered, died).
  */
-export const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls', 'added', 'delivered', 'died'] as const;
+const COUNTED_FIGURES = ['accepted', 'received', 'sent', 'poller.polls', 'added', 'delivered', 'died'] as const;
 
 const countedKey = (c: CountedFigure): string => `${c.service}\n${c.figure}`;
 
@@ -101,7 +100,7 @@ export interface LiveSeries {
 }
 
 /** The q-quantile (seconds) of answers spread over the buckets, interpolated within its bucket (as Prometheus does). */
-export function quantile(q: number, buckets: number[]): Point {
+function quantile(q: number, buckets: number[]): Point {
   const total = buckets.reduce((a, b) => a + b, 0);
   if (total === 0) return null;
   const rank = q * total;

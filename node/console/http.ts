@@ -64,7 +64,7 @@ const OWN = 'http://console.invalid';
  * resolves elsewhere. Resolved as a browser resolves a Location (WHATWG URL): `//evil.example`,
  * `/\evil.example/b` and `/\t/evil.example/c` are other hosts there, whatever a pattern of the text says.
  */
-export function pathHere(back: string): string | undefined {
+function pathHere(back: string): string | undefined {
   let url: URL;
   try {
     url = new URL(back, `${OWN}/`);

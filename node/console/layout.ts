@@ -7,7 +7,7 @@ import type { Html } from './html.js';
 import { html } from './html.js';
 
 /** The pages in the navigation, in order. */
-export const NAV = [
+const NAV = [
   { path: '/', label: 'Live' },
   { path: '/flow', label: 'Flow' },
   { path: '/queues', label: 'Queues' },

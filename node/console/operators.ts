@@ -16,7 +16,7 @@ import { ForbiddenError, OverloadedError, UnauthorizedError } from '../../protoc
 
 export const CSRF_COOKIE = 'hn_csrf';
 export const CSRF_FIELD = 'csrf';
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 
 /** The cookies of a request, by name. */
 export function cookiesOf(req: IncomingMessage): Map<string, string> {

@@ -59,7 +59,7 @@ export function queueCommand(sources: ConsoleSources, queue: ConsoleService, com
 }
 
 /** Checks an action's input against what its command takes: the single-valued controls to send. */
-export function checkedControls(action: QueueAction, input: ActionInput): Record<string, string> {
+function checkedControls(action: QueueAction, input: ActionInput): Record<string, string> {
   const spec = QUEUE_ACTIONS[action];
   const taken: readonly string[] = spec.controls;
   const out: Record<string, string> = {};

@@ -16,7 +16,7 @@ export const ENTRY_STATES = ['waiting', 'scheduled', 'retrying', 'dead', 'done']
 export const PAGE_SIZE = 20;
 
 /** A queue's failed answer, carrying its Code: the console answers with the queue's own Code. */
-export class QueueAnswerError extends HiveError {
+class QueueAnswerError extends HiveError {
   override readonly name = 'QueueAnswerError';
   constructor(
     override readonly code: number,

@@ -23,7 +23,7 @@ export interface ConsoleService {
 }
 
 /** An actor's supervision totals (restarts, crashes) and whether it stopped. */
-export interface ActorTotalsView {
+interface ActorTotalsView {
   path: string;
   restarts: number;
   crashes: number;

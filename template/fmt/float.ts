@@ -6,7 +6,7 @@
  */
 
 /** A non-negative decimal 0.d × 10^dp; `d` has no leading or trailing zeros ('' is zero). */
-export interface Decimal {
+interface Decimal {
   d: string;
   dp: number;
 }
@@ -34,7 +34,7 @@ function trimZeros(d: string, dp: number): Decimal {
 }
 
 /** The exact decimal value of |x|. */
-export function exactDecimal(x: number): Decimal {
+function exactDecimal(x: number): Decimal {
   if (x === 0) return { d: '', dp: 0 };
   const { mant, exp } = decompose(Math.abs(x));
   if (exp >= 0) {
@@ -46,7 +46,7 @@ export function exactDecimal(x: number): Decimal {
 }
 
 /** The shortest decimal that reads back as |x|. */
-export function shortestDecimal(x: number): Decimal {
+function shortestDecimal(x: number): Decimal {
   if (x === 0) return { d: '', dp: 0 };
   const e = Math.abs(x).toExponential();
   const at = e.indexOf('e');
@@ -55,7 +55,7 @@ export function shortestDecimal(x: number): Decimal {
 }
 
 /** Rounds to `nd` significant digits, halfway cases to even (on the exact value). */
-export function roundDecimal(dec: Decimal, nd: number): Decimal {
+function roundDecimal(dec: Decimal, nd: number): Decimal {
   const { d, dp } = dec;
   if (nd < 0) return { d: '', dp: 0 };
   if (nd >= d.length) return dec;

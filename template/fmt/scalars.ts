@@ -213,4 +213,3 @@ export function formatBool(f: Flags, b: boolean, verb: string): string | undefin
   return undefined;
 }
 
-export { isPrint };

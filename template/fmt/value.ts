@@ -86,7 +86,7 @@ function formatMap(f: Flags, m: object, verb: string, depth: number): string {
 }
 
 /** %!verb(type=value), the value printed with %v under the same flags. */
-export function badVerb(f: Flags, v: unknown, verb: string): string {
+function badVerb(f: Flags, v: unknown, verb: string): string {
   if (v === undefined || v === null) return '%!' + verb + '(' + NIL + ')';
   return '%!' + verb + '(' + typeName(v) + '=' + formatValue(f, v, 'v', 0) + ')';
 }

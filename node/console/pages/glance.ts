@@ -12,7 +12,7 @@ import type { LiveSeries, ServiceSeries } from '../history.js';
 import { ENTRY_STATES } from '../queue-reads.js';
 import { count, perSecond } from './format.js';
 
-export type QueueCounts = Record<(typeof ENTRY_STATES)[number], number>;
+type QueueCounts = Record<(typeof ENTRY_STATES)[number], number>;
 
 /** A queue's row: its counts and, where the history has them, its rates in and out. */
 export interface QueueGlance {

@@ -20,7 +20,7 @@ ${lineChart({ title: `${s.name}: p99 latency`, times, format: seconds, lines: [{
 }
 
 /** A queue's entries per state: those still to deliver (waiting, scheduled, retrying) and those kept (dead, done), each on its own scale. */
-export function queueCharts(q: LiveSeries['queues'][number], times: number[]): Html {
+function queueCharts(q: LiveSeries['queues'][number], times: number[]): Html {
   const entries = (v: number): string => `${count(v)} entr${Math.round(v) === 1 ? 'y' : 'ies'}`;
   return html`<div class="charts" data-queue-charts="${q.name}">
 ${lineChart({ title: `queue ${q.name}: entries to deliver`, times, format: entries, lines: [{ label: 'waiting', values: q.waiting, colour: 'blue' }, { label: 'scheduled', values: q.scheduled, colour: 'purple' }, { label: 'retrying', values: q.retrying, colour: 'teal' }] })}

@@ -33,7 +33,7 @@ ${notFound ? html`<p class="warn" role="status">No recent trace <code>${search}<
 }
 
 /** The spans in waterfall order: each after its parent (depth first, siblings by start), with its depth. */
-export function waterfallOrder(spans: readonly RingSpan[]): Array<{ span: RingSpan; depth: number }> {
+function waterfallOrder(spans: readonly RingSpan[]): Array<{ span: RingSpan; depth: number }> {
   const ids = new Set(spans.map((s) => s.spanId));
   const children = new Map<string | undefined, RingSpan[]>();
   for (const s of spans) {
