@@ -26,6 +26,7 @@ import { addressPolicy, guardedLookup } from './address-guard.js';
 import type { InboundResponse, OutboundRequest } from './exchange.js';
 import { exchange, retryAfterMs } from './exchange.js';
 import { LazyAgent } from './lazy-agent.js';
+import type { Signer } from './signing.js';
 import { signerOf } from './signing.js';
 
 type HttpClientConfig = ConfigOf<typeof HTTPCLIENT_PARAMS>;
@@ -97,13 +98,16 @@ function withRetryAfter(result: Result, res: InboundResponse): Result {
 }
 
 /**
- * The HTTP client's start-time checks: an interceptor, URL, Headers, CAFile read. The start runs them
- * first; `hivenode check` and a reload run them alone.
+ * The HTTP client's start-time checks: an interceptor, URL, Headers, CAFile read, Signing's scheme and
+ * secrets read. The start runs them first and uses what they made; `hivenode check` and a reload run
+ * them alone. A secret file turning bad later keeps the key read before, with `onSecretError` told.
  */
-function check(c: HttpClientConfig): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined } {
+function check(
+  c: HttpClientConfig,
+  onSecretError: (line: string) => void = () => undefined,
+): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined; signer: Signer | undefined } {
   if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
-  // a bad scheme or secret (its file read too) is refused by `hivenode check` and a reload as at a start
-  signerOf(c.Signing, () => undefined);
+  const signer = signerOf(c.Signing, onSecretError);
   let configuredTarget: URL | undefined;
   if (c.URL) {
     try {
@@ -126,14 +130,12 @@ function check(c: HttpClientConfig): { configuredTarget: URL | undefined; config
       throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
     }
   }
-  return { configuredTarget, configuredHeaders, ca };
+  return { configuredTarget, configuredHeaders, ca, signer };
 }
 
 async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningService> {
   const c = ctx.config;
-  const { configuredTarget, configuredHeaders, ca } = check(c);
-  // read now, so a bad scheme or secret stops the start; a secret file turning bad later keeps the key read before
-  const signer = signerOf(c.Signing, (line) => ctx.log.warn(line));
+  const { configuredTarget, configuredHeaders, ca, signer } = check(c, (line) => ctx.log.warn(line));
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
   const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });

@@ -41,24 +41,32 @@ import { breakerOptionsOf } from './breaker-request.js';
 import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 
+/** What the start-time checks compiled, which the start then uses. */
+interface CheckedQueue {
+  template: FanOutTemplate | undefined;
+  groups: GroupLimits | undefined;
+  breaker: Omit<BreakerOptions, 'changed'>;
+}
+
 /**
- * The queue's start-time checks: its durations, group limits, Breaker and retry schedule, and its Template parsed when it is inline or a file
- * (a hive:// template may live in a storage service that starts later, so it is fetched on first use).
- * `hivenode check` and a reload run it alone; the start uses the template it parsed.
+ * The queue's start-time checks: its durations, group limits, Breaker and retry schedule, and its
+ * Template parsed when it is inline or a file (a hive:// template may live in a storage service that
+ * starts later, so it is fetched on first use). `hivenode check` and a reload run it alone; the start
+ * uses what it compiled.
  */
-async function check(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate | undefined> {
+async function check(config: QueueConfig, name: string, hive?: HiveClient): Promise<CheckedQueue> {
   const tooLong = durationParamProblem(config);
   if (tooLong) throw new ConfigError(tooLong);
-  groupLimitsOf(config);
-  breakerOptionsOf(config);
+  const groups = groupLimitsOf(config);
+  const breaker = breakerOptionsOf(config);
   try {
     defaultRequeueSchedule(config.DefaultRequeueSchedule);
   } catch (e) {
     throw new ConfigError(describeError(e));
   }
-  if (!config.Template || config.Template.startsWith('hive://')) return undefined;
+  if (!config.Template || config.Template.startsWith('hive://')) return { template: undefined, groups, breaker };
   try {
-    return await loadTemplate(config, name, hive);
+    return { template: await loadTemplate(config, name, hive), groups, breaker };
   } catch (e) {
     throw new ConfigError(`Template: ${describeError(e)}`);
   }
@@ -71,7 +79,8 @@ async function loadTemplate(config: QueueConfig, name: string, hive?: HiveClient
 
 async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningService> {
   const config = ctx.config;
-  let template = await check(config, ctx.name, ctx.hive);
+  const checked = await check(config, ctx.name, ctx.hive);
+  let template = checked.template;
   const load = (): Promise<FanOutTemplate> => loadTemplate(config, ctx.name, ctx.hive);
   const fanOut: FanOut | undefined = config.Template
     ? async (request, define) => {
@@ -82,8 +91,7 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
       }
     : undefined;
 
-  const groups = groupLimitsOf(config);
-  const breaker = breakerOptionsOf(config);
+  const { groups, breaker } = checked;
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
