@@ -1,5 +1,5 @@
 /**
- * The cost of carrying trace context with nothing exported (issue 24), in instructions: gateway
+ * The cost of carrying trace context with nothing exported, in instructions: gateway
  * strict → embedded hive → echo, one `hivenode run` process per mode under callgrind
  * (support/callgrind.ts), whole requests counted after a warm-up:
  * - off: no OTEL_* variable: a traceparent made and answered, passed to the echo in the message's

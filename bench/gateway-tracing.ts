@@ -1,5 +1,5 @@
 /**
- * The cost of tracing on the gateway's hot path (issue 24), wrk with 32 connections: gateway strict
+ * The cost of tracing on the gateway's hot path, wrk with 32 connections: gateway strict
  * → embedded hive → echo, each mode its own `hivenode run` process of the same node file (so one
  * mode's garbage and compiled code never weigh on another's), started side by side and measured
  * in interleaved rounds, medians:

@@ -27,7 +27,7 @@ import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';
 // sliced rounds (bench/lib.ts, slicedRounds): a round is SLICES slices of SLICE_SECONDS a target, the
 // same time under load as one run of 4 s, taken in turns. 5 rounds: on the shared 2-core machine one
 // round in three could lose half its rate to other work, and the median of 3 then swung the strict
-// ratio from 0.96 to 0.71 between runs (issue 26)
+// ratio from 0.96 to 0.71 between runs
 const SLICE_SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -3,7 +3,7 @@
  * outbound request → Result) against a raw undici Pool making the same requests to the same local
  * server, at concurrency 32, interleaved, median of rounds. The interceptor runs in-process
  * (module://), as the HTTP round trip to an interceptor service would otherwise be measured too;
- * the figure with an HTTP interceptor service is printed beside it (target >= 0.5 of raw, issue 26).
+ * the figure with an HTTP interceptor service is printed beside it (target >= 0.5 of raw).
  * When bench/peers is installed, got (a popular HTTP client library, keep-alive agent of 64 sockets)
  * makes the same requests as a peer.
  */

@@ -6,7 +6,7 @@
  * entries (PRODUCERS producers, DeliveryConcurrency 32). The same round on an empty store alternates
  * with it as the baseline; medians of BENCH_ROUNDS rounds. The store grows in place between levels.
  * Then it grows to 10^7 entries (written by SQLite itself: seedStoreInSql) and only the recovery is
- * measured, BENCH_ROUNDS times. Targets (issue 26): at 10^6, enqueue+deliver ≥ 0.9 of the empty
+ * measured, BENCH_ROUNDS times. Targets: at 10^6, enqueue+deliver ≥ 0.9 of the empty
  * store's and RSS at most 300 MB above it; 10^7 entries recover in under 10 s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

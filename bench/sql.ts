@@ -4,7 +4,7 @@
  * built on) and with the raw driver (sqlite3, pg, mysql2 — a pool of 10 where the driver pools) in the
  * same process, at concurrency 1 and 32, interleaved rounds, medians. SQLite always; PostgreSQL and
  * MariaDB too when their binaries are installed (private servers on free ports, as the adapter tests
- * start them). Targets (issue 26), against the raw driver: >= 0.8 at concurrency 32, >= 0.85 at 1.
+ * start them). Targets, against the raw driver: >= 0.8 at concurrency 32, >= 0.85 at 1.
  */
 import { PassThrough } from 'node:stream';
 import { createRequire } from 'node:module';

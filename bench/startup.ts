@@ -127,7 +127,7 @@ try {
   console.log(`RSS under load : hivenode ${fmt(med(ours, 'loadRss'))} MiB (${fmt(med(ours, 'rps'))} req/s), bare ${fmt(med(base, 'loadRss'))} MiB (${fmt(med(base, 'rps'))} req/s)`);
   const baseline = 'bare node -e process serving node:http';
   const node = 'node of all six services (+ echo)';
-  // issue 26's targets, absolute: start to ready <= 250 ms, idle RSS <= 90 MiB
+  // the targets, absolute: start to ready <= 250 ms, idle RSS <= 90 MiB
   const ready = med(ours, 'readySeconds') * 1000;
   const idle = med(ours, 'idleRss');
   report({ figure: `${node}: start to ready (health check answers)`, hivenode: ready, unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(base, 'readySeconds') * 1000, target: '≤ 250 ms', met: ready <= 250 });

@@ -27,7 +27,7 @@ echo "== tests (mocha)"
 # config, mocha ran them all as well); every suite is named in spec/all.mocharc.json
 if [ "$#" -eq 0 ]; then npx mocha --config spec/all.mocharc.json; else npx mocha "$@"; fi
 if [ "$#" -eq 0 ]; then
-  # the same queue suite on the other store (issue 22): every node it starts runs its queue on a
+  # the same queue suite on the other store: every node it starts runs its queue on a
   # JetStream server of its own (spec/integration/queue-store.ts)
   echo "== the queue suite again, on the JetStream store (HIVENODE_QUEUE_STORE=jetstream)"
   HIVENODE_QUEUE_STORE=jetstream npx mocha --no-config --node-option import=tsx --extension ts --timeout 20000 --exit 'spec/integration/queue/*.spec.ts'

@@ -1,6 +1,6 @@
 /**
- * One active instance among the instances of one NAME on a NATS hive — the SQL pollers (issue 22,
- * item 4) and the queues on JetStream: a lease in a bucket shared by the nodes (SharedBucket:
+ * One active instance among the instances of one NAME on a NATS hive — the SQL pollers
+ * and the queues on JetStream: a lease in a bucket shared by the nodes (SharedBucket:
  * JetStream KV). The holder renews it every third of the lease with a compare-and-set write; the others read it as often and take it over when
  * they have seen its revision unchanged for a whole lease period — measured on their own clock from
  * the moment they saw it, so no two machines' clocks are ever compared. The holder polls only while

@@ -1,6 +1,6 @@
 /**
  * Calls one interceptor service over HTTP. A plain http:// service called direct goes over our lean
- * HTTP/1.1 client (lean-client.ts: half the CPU of an undici round trip, issue 26); https:// and a
+ * HTTP/1.1 client (lean-client.ts: half the CPU of an undici round trip); https:// and a
  * service routed through a proxy (InterceptProxy) over undici (a keep-alive Pool per interceptor URL,
  * or the proxy's connector), loaded only then. Failures are typed the same either way: no answer in
  * time → 504, connection or protocol failure → 502, a malformed reply → 502 naming the problem.

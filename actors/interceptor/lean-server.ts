@@ -1,7 +1,7 @@
 /**
  * A lean HTTP/1.1 server on node:net for the interceptor kit: every request is a POST of a small
  * JSON body answered with a small JSON body, and node:http's request and response streams were half
- * of what an interceptor round trip cost (issue 26). It serves any conformant client (curl, undici,
+ * of what an interceptor round trip cost. It serves any conformant client (curl, undici,
  * node:http, a proxy): content-length and chunked request bodies, keep-alive, Connection: close and
  * HTTP/1.0, Expect: 100-continue, pipelined requests answered in order. A request it cannot frame is
  * answered 400 and the connection closed; a body over the limit 413, unread, and closed too.

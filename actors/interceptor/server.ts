@@ -2,7 +2,7 @@
  * The interceptor kit (`hivenode interceptor <module> -Port=N`): serves a mapping function
  * `(type, value, options) => {data, status, status_code, options}` over HTTP in the wire format the
  * gateway and the HTTP client speak, on our lean HTTP/1.1 server (lean-server.ts: node:http's streams
- * were half the CPU of an interceptor round trip, issue 26). A function that throws is answered 500
+ * were half the CPU of an interceptor round trip). A function that throws is answered 500
  * with its message, and a malformed request 400, so a mapper bug never takes the server down.
  */
 import type { AddressInfo, Server } from 'node:net';

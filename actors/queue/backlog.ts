@@ -1,5 +1,5 @@
 /**
- * A big backlog in bounded memory (issue 26): with a store that pages (store.ts EntryPaging, the
+ * A big backlog in bounded memory: with a store that pages (store.ts EntryPaging, the
  * SQLite store), entries waiting for a time — retrying, scheduled — due beyond a horizon
  * (PageHorizon from now) are not loaded at start; they stay in the store, counted by state in the
  * entry table (parked), and are paged in as their time comes near (a timer moves the horizon on

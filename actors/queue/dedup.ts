@@ -1,5 +1,5 @@
 /**
- * Deduplication (issue 21): a second enqueue with the same `idempotency-key` control within
+ * Deduplication: a second enqueue with the same `idempotency-key` control within
  * DedupWindow creates nothing and is answered with the first entry's key. A key is stored with its
  * entry, in the same transaction, but in a table of its own, so it outlives the entry (a duplicate of
  * an entry already delivered is still a duplicate). The keys of the window are held in memory:

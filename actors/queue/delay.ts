@@ -1,5 +1,5 @@
 /**
- * Delayed entries (issue 21): the controls `delay` (a duration, as the configuration writes them) and
+ * Delayed entries: the controls `delay` (a duration, as the configuration writes them) and
  * `not_before` (an RFC 3339 time with its zone) give the earliest time an entry is delivered. Until
  * then it is `scheduled` (docs/ARCHITECTURE.md, The life of one queue entry).
  */

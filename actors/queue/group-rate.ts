@@ -1,5 +1,5 @@
 /**
- * GroupRate (issue 21, group limits): at most `count` deliveries of one group started per `windowMs`,
+ * GroupRate (group limits): at most `count` deliveries of one group started per `windowMs`,
  * kept as a token bucket per group that holds up to `count` tokens and refills continuously at
  * `count` per window. A group idle for a window may therefore start `count` deliveries at once (the
  * burst), and no window of that length ever sees more than `count` + the refill within it.

@@ -1,5 +1,5 @@
 /**
- * Group limits (issue 21): with GroupBy, entries belong to the group of their GroupBy value, and a
+ * Group limits: with GroupBy, entries belong to the group of their GroupBy value, and a
  * group delivers at most GroupConcurrency entries at once and starts at most GroupRate of them per
  * window (group-rate.ts). A group at its limit sets its entries aside without holding up any other
  * group (no head-of-line blocking), and they come back in seq order once it is free again: when an

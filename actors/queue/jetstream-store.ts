@@ -1,5 +1,5 @@
 /**
- * The queue's store on JetStream (Store jetstream, issue 22): the queue's writes go into a shared
+ * The queue's store on JetStream (Store jetstream): the queue's writes go into a shared
  * log of the NATS hive (actors/hive/nats-log.ts: a stream with Replicas copies) as records of lines
  * (log-records.ts), group-committed like the SQLite store's transactions: every write waiting
  * while a record is being appended goes into the next record together, and each write's promise

@@ -1,5 +1,5 @@
 /**
- * A queue on JetStream (Store jetstream, issue 22) shared by the nodes that run a queue of the same
+ * A queue on JetStream (Store jetstream) shared by the nodes that run a queue of the same
  * NAME on one NATS hive. The entries live in the hive (a stream with Replicas copies, written by
  * jetstream-store.ts); one node at a time holds the queue: it holds a lease in the bucket
  * hivenode_queues (actors/hive/lease.ts), loads the stream and serves the queue's channel —

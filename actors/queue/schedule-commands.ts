@@ -1,5 +1,5 @@
 /**
- * The schedule commands (issue 21, schedules), run inside the queue actor: `schedule` stores a cron
+ * The schedule commands, run inside the queue actor: `schedule` stores a cron
  * schedule (replacing one of the same name), `schedules` lists them, `unschedule` removes one,
  * `run_schedule` fires one now under its overlap rule (schedule-firing.ts).
  * Changes are answered once durable. The answers: docs/ARCHITECTURE.md, Result shapes.

@@ -1,5 +1,5 @@
 /**
- * A schedule's firing (issue 21, schedules; docs/ARCHITECTURE.md, The life of one queue entry): when
+ * A schedule's firing (docs/ARCHITECTURE.md, The life of one queue entry): when
  * the `overlap` policy leaves room, the schedule's message is enqueued through the queue's own add
  * path (stored, deduplicated and counted against Capacity like any add, waiting in a paused queue),
  * and the schedule's next firing and last entry are written in the entry's own transaction, so a

@@ -1,5 +1,5 @@
 /**
- * The controls of the schedule commands (issue 21, schedules): `schedule_name`, `cron`, `tz`,
+ * The controls of the schedule commands: `schedule_name`, `cron`, `tz`,
  * `overlap` and `catchup`, read and checked into a request; the rest of the request — Class,
  * Operation, Data and the other controls — is the message every firing enqueues
  * (docs/ARCHITECTURE.md, The life of one queue entry).

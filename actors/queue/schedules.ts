@@ -1,5 +1,5 @@
 /**
- * Cron schedules (issue 21): the queue actor's schedules by name, their stored form, what a start
+ * Cron schedules: the queue actor's schedules by name, their stored form, what a start
  * does about firings missed while the queue was down (`catchup`), and the one timer that wakes the
  * actor for the next firing (docs/ARCHITECTURE.md, The life of one queue entry). The firings
  * themselves are in schedule-firing.ts; everything here runs inside the queue actor, the timer

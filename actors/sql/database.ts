@@ -11,7 +11,7 @@
  * driver cancels the statement. A client-side deadline (the same limit plus a grace) backs them up; on
  * SQLite it is the only limit, and the statement is interrupted when it passes.
  *
- * Sequelize is loaded when first needed, not at start (issue 26: it and its dependencies were close
+ * Sequelize is loaded when first needed, not at start (it and its dependencies were close
  * to half of a node's CPU until ready). SQLite opens its connection on the driver (sqlite-open.ts) and
  * runs the start's statements there — SQL_INITFILE and the catalog reads — so a SQLite service is
  * ready without it; the service starts loading it in the background once the node is ready

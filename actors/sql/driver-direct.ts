@@ -98,7 +98,7 @@ interface DriverText {
 
 /**
  * The SELECTs of the statement path (planner.ts) on the driver itself, on a connection of Sequelize's
- * pool: at concurrency 32 `sequelize.query` cost more than the query (issue 26: the service reached
+ * pool: at concurrency 32 `sequelize.query` cost more than the query (the service reached
  * 0.55-0.79 of a raw pg Pool, 0.58 of mysql2's, and on SQLite 0.18 — Sequelize runs every SQLite
  * statement in `serialize()`, one after the other, and before a SELECT on a back-quoted table first
  * asks the table's column types, which a RAW query never uses). What Sequelize still does here is

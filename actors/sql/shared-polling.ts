@@ -1,5 +1,5 @@
 /**
- * The SQL pollers of one NAME on a NATS hive share their work (issue 22, item 4): one active poller,
+ * The SQL pollers of one NAME on a NATS hive share their work: one active poller,
  * elected with a lease (actors/hive/lease.ts), and one high-water mark (shared-mark.ts), both in the
  * JetStream KV bucket hivenode_pollers. On the embedded hive (one process) nothing is shared.
  */

@@ -1,7 +1,7 @@
 /**
  * SQLite's one connection opened on the driver itself, as Sequelize's SQLite connection manager opens
  * it (read-write, created if missing, foreign keys on), so the SQL service can open the file, run
- * SQL_INITFILE and read the catalog before Sequelize is loaded (issue 26: Sequelize and its
+ * SQL_INITFILE and read the catalog before Sequelize is loaded (Sequelize and its
  * dependencies were close to half of a node's CPU until ready). When Sequelize loads, this connection
  * is handed to its manager (`adopt`), so every later statement — and an in-memory database, which
  * exists only on its connection — uses the same one.

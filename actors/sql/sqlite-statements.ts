@@ -2,7 +2,7 @@
  * Prepared SELECT statements kept on SQLite's one connection, a few per text. `Database#all(text)`
  * prepares, runs and finalizes a statement for every call — three trips through libuv's thread pool —
  * where a kept statement runs in one: at one statement at a time that was the difference between the
- * service and raw sqlite3 (issue 26). A statement runs one call at a time, so a text gets up to
+ * service and raw sqlite3. A statement runs one call at a time, so a text gets up to
  * PER_TEXT statements and a call that finds them all busy runs as `all(text)` does. A statement that
  * failed is finalized rather than reused; all are finalized before the connection closes (SQLite
  * refuses to close a connection with statements open).

@@ -3,7 +3,7 @@ import { METHODS as HTTP_METHODS } from 'node:http';
 /**
  * An HTTP/1.x message parser for the interceptor wire on node:net (lean-client.ts reads replies with
  * it, lean-server.ts requests): node:http and undici parse with llhttp behind a stream or dispatcher
- * layer that cost an interceptor call more CPU than the rest of its gateway request (issue 26). It
+ * layer that cost an interceptor call more CPU than the rest of its gateway request. It
  * reads what any conformant peer may send, not just ours: header names in any case, content-length and chunked bodies (extensions and trailers skipped), a response body that
  * runs to the end of the connection, 1xx interim replies, pipelined messages one after the other.
  * Anything it cannot frame with certainty is an HttpParseError, after which the connection is

@@ -3,7 +3,7 @@
  * (otlp-transport.ts): a small pool of keep-alive connections, one request at a time on each, each
  * request written as one string (and a binary body, if it has one, in the same write). A
  * bare undici → node:http round trip cost 121-132 µs of CPU, more than a raw server's whole request
- * (75-87 µs), and an interceptor-mode gateway request makes two (issue 26); the same round trip over
+ * (75-87 µs), and an interceptor-mode gateway request makes two; the same round trip over
  * this client costs about half. https:// and proxied interceptors stay on undici (client.ts).
  *
  * Requests made in the same turn of the event loop (a gateway's reads of many clients, a batch of

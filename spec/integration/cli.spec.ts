@@ -48,7 +48,7 @@ function expectOneLineRefusal(r: ReturnType<typeof run>, ...parts: string[]): vo
 describe('hivenode CLI', function () {
   this.timeout(60_000);
 
-  it('params queue lists every queue parameter of spec §2.3 with its spec default', () => {
+  it('params queue lists every queue parameter with its default', () => {
     const r = run(['params', 'queue']);
     expect(r.status).to.equal(0);
     const expected: Array<[string, string]> = [
@@ -250,10 +250,10 @@ describe('hivenode CLI', function () {
     expect(r.stdout).to.contain('"Code":404');
     expect(r.stdout).to.contain('upstream status 200');
     expect(r.stdout).to.match(/→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"name":\["world"\]\}/);
-    // the SQL service on the seeded SQLite file, through the gateway's routes (spec §4.1)
+    // the SQL service on the seeded SQLite file, through the gateway's routes
     expect(r.stdout).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
     expect(r.stdout).to.match(/\/sql\/raw[^\n]*\n {2}→ HTTP 200 [^\n]*"city":\["Arlington","London","Manchester"/);
-    // the queue's operations (issue 21): a duplicate key, a dead entry by reason replayed, a schedule, per-state counts
+    // the queue's operations: a duplicate key, a dead entry by reason replayed, a schedule, per-state counts
     expect(r.stdout).to.match(/"_idempotency-key":\["order-[^\n]*\n {2}→ HTTP 200 [^\n]*"duplicate":\["true"\]/);
     expect(r.stdout).to.match(/"_groupby":\["deadletter_reason"\][^\n]*\n {2}→ HTTP 200 [^\n]*"no success after 1 attempt\(s\)":\["1"\]/);
     expect(r.stdout).to.match(/"_command":\["replay"\][^\n]*\n {2}→ HTTP 200 [^\n]*"replayed":\["1"\]/);

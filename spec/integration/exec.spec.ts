@@ -10,7 +10,7 @@ import { tempDir } from '../temp.js';
 
 const EXAMPLES = new URL('../../examples/templates/', import.meta.url).pathname;
 
-describe('exec service (spec §2.5, §4.4)', function () {
+describe('exec service', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;
@@ -26,7 +26,7 @@ describe('exec service (spec §2.5, §4.4)', function () {
     return (data = {}) => node!.hive.call('cmd', makeMessage({ Data: mapOf(data) }), 20_000);
   };
 
-  it('runs the three shape examples of spec §4.4: echo, cp, mv', async () => {
+  it('runs the three shape examples of the exec section of README: echo, cp, mv', async () => {
     writeFileSync(join(dir, 'a.txt'), 'content a');
     const echo = await exec(`file://${EXAMPLES}exec-echo.tmpl`);
     const r = await echo({ info: ['first info', 'ignored'], operation: ['op1', 'op 2'] });

@@ -9,7 +9,7 @@ import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
 const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
 
-describe('gateway, interceptor mode (spec §4.3 rules 1-7, §2.4 interceptor contract)', function () {
+describe('gateway, interceptor mode', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   const servers: RunningInterceptor[] = [];

@@ -17,7 +17,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: res.headers };
 }
 
-describe('gateway, strict mode (spec §4.3)', () => {
+describe('gateway, strict mode', () => {
   let node: HiveNode | undefined;
   afterEach(async () => {
     await node?.stop(2000);
@@ -91,7 +91,7 @@ describe('gateway, strict mode (spec §4.3)', () => {
     expect(unserved.json.Message).to.contain("'exec1'");
   });
 
-  it('takes controls from allowed headers and _-prefixed Data fields (which win), as the queue calls of spec §4.2 do; a prefixed field the allow list does not name is 403', async () => {
+  it('takes controls from allowed headers and _-prefixed Data fields (which win), as the queue calls do; a prefixed field the allow list does not name is 403', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break;Channel, command, groupby, list', ControlPrefix: '_' }));
     // a prefixed Data field is a control: the allow list holds it as it holds a header

@@ -82,7 +82,7 @@ async function upstream(host = '127.0.0.1', redirectTarget?: () => string): Prom
   return { server, base: `http://${host}:${(server.address() as AddressInfo).port}`, seen, hits };
 }
 
-describe('HTTP client service (spec §2.7, §4.6)', function () {
+describe('HTTP client service', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   const closers: Array<() => Promise<void>> = [];

@@ -1,5 +1,5 @@
 /**
- * The queue suite runs against both stores (issue 22): with HIVENODE_QUEUE_STORE=jetstream every
+ * The queue suite runs against both stores: with HIVENODE_QUEUE_STORE=jetstream every
  * node a test starts with a persistent queue runs on a NATS hive instead, with Store jetstream.
  * Each PersistPath a test gives stands for one JetStream server of its own (its store under that
  * path), kept running while the test process runs, so a node started again on the same PersistPath

@@ -1,5 +1,5 @@
 /**
- * The trace scenario of issue 24, shared by the in-process tests (spec/integration/tracing.spec.ts)
+ * The trace scenario, shared by the in-process tests (spec/integration/tracing.spec.ts)
  * and the NATS one (spec/adapters/nats/tracing.spec.ts): a request through gateway → queue (first
  * attempt fails, second succeeds) → HTTP client → a real upstream node:http server, and the checks
  * that one trace ties all of it together with the right parents. Spans come from the SDK's

@@ -1,5 +1,5 @@
 /**
- * Lose a machine under a queue on JetStream (issue 22): three nats-servers (a JetStream cluster; the
+ * Lose a machine under a queue on JetStream: three nats-servers (a JetStream cluster; the
  * queue's stream in three replicas) and three node processes, each with a gateway, the queue (one
  * NAME: one node holds it, the others stand by) and a recording echo as its target. Entries are
  * enqueued across the three gateways while, again and again, the node holding the queue is SIGKILLed

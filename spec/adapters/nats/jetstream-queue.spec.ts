@@ -1,5 +1,5 @@
 /**
- * The queue on JetStream (Store jetstream, issue 22) against real nats-servers: the store's log on
+ * The queue on JetStream (Store jetstream) against real nats-servers: the store's log on
  * one server (fenced writes, compaction, kept entries), the refusals of a start, and queues of one
  * NAME on several node processes of a three-server cluster with three replicas, where the node
  * holding the queue is SIGKILLed with its server mid-delivery. (The whole queue suite runs on this

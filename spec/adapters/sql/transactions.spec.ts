@@ -1,5 +1,5 @@
 /**
- * Raw transactions (SQL_RAWTRANSACTION, issue 27 item 3) against real engines — PostgreSQL and MariaDB
+ * Raw transactions (SQL_RAWTRANSACTION) against real engines — PostgreSQL and MariaDB
  * servers started here, and a SQLite file — through a node on the embedded hive: several statements
  * in one transaction, all or nothing; `affected` per statement and the last query's rows; placeholders
  * bound per statement; a `;` in literals, quoted identifiers, comments and dollar quotes not splitting;

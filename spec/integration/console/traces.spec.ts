@@ -1,5 +1,5 @@
 /**
- * /traces (issue 24, item 4): the recent sampled traces of the node and one trace as a waterfall,
+ * /traces: the recent sampled traces of the node and one trace as a waterfall,
  * found by the trace id a log line carries. The node records (an in-memory exporter), a request
  * goes through the queue to the recording echo, and its trace is shown with every span under its parent.
  */

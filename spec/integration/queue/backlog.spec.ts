@@ -1,5 +1,5 @@
 /**
- * A backlog in bounded memory (issue 26, backlog.ts): entries waiting for a time due beyond
+ * A backlog in bounded memory (backlog.ts): entries waiting for a time due beyond
  * PageHorizon stay in the SQLite store after a start, and the queue behaves as if they were in
  * memory: counted, listed, fetched, deleted, stepped, delivered on time. On Store jetstream every
  * entry is in memory, and the same answers must come (only the log line saying what was left in
@@ -12,7 +12,7 @@ import { QUEUE_STORE } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
 
-describe('queue backlog beyond PageHorizon (issue 26)', function () {
+describe('queue backlog beyond PageHorizon', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;

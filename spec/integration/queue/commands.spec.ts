@@ -4,7 +4,7 @@ import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, sleep, tempDir } from './helpers.js';
 
-describe('queue commands (spec §2.3, §4.2)', function () {
+describe('queue commands', function () {
   this.timeout(20_000);
   let node: HiveNode | undefined;
   let dir: string;

@@ -1,5 +1,5 @@
 /**
- * Deduplication (issue 21, second slice): a second enqueue with the same `idempotency-key` within
+ * Deduplication: a second enqueue with the same `idempotency-key` within
  * DedupWindow creates nothing and is answered with the first entry's key — before and after a
  * restart on the same store, after the first entry was delivered, when both race into one commit,
  * and through a strict gateway's `Idempotency-Key` header. Deliveries are counted by echo's
@@ -12,7 +12,7 @@ import type { HiveNode } from '../../../node/node.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, sleep, tempDir } from './helpers.js';
 
-describe('queue deduplication by idempotency-key (issue 21)', function () {
+describe('queue deduplication by idempotency-key', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;

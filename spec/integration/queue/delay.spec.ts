@@ -1,5 +1,5 @@
 /**
- * Delayed entries (issue 21, first slice): an entry enqueued with `delay` or `not_before` is
+ * Delayed entries: an entry enqueued with `delay` or `not_before` is
  * `scheduled` until its time, then delivered (checked by echo's RecordFile and its receipt times);
  * refused controls add nothing; list, fetch, delete, clear, pause, fan-out and step see scheduled
  * entries; and a node SIGKILLed while an entry is scheduled delivers it after a restart, at its time.
@@ -12,7 +12,7 @@ import { startNodeProcess } from '../../reliability/node-process.js';
 import { startTestNode, until } from '../helpers.js';
 import { killableQueueNode, queueCall, recorded, sleep, tempDir } from './helpers.js';
 
-describe('queue delay and not_before (issue 21)', function () {
+describe('queue delay and not_before', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;

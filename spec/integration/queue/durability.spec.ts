@@ -7,7 +7,7 @@ import { sqliteOnly } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
 
-describe('queue retries, dead letters and durability (spec §3)', function () {
+describe('queue retries, dead letters and durability', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;

@@ -10,7 +10,7 @@ import { startExample } from '../example-node.js';
 
 const EXAMPLE = new URL('../../../examples/queue-operations.yaml', import.meta.url).pathname;
 
-describe('examples/queue-operations.yaml (issue 21)', function () {
+describe('examples/queue-operations.yaml', function () {
   this.timeout(60_000);
   let example: RunningExample | undefined;
   after(async () => {

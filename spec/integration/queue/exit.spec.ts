@@ -61,7 +61,7 @@ describe('queue shutdown', function () {
       logStream: logs,
       services: [
         { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'q'], ['PersistPath', tempDir()]] }] },
-        // interceptor mode without interceptors refuses to start (spec §4.3 rule 7)
+        // interceptor mode without interceptors refuses to start
         { kind: 'gateway', layers: [{ source: 'test', values: [['NAME', 'g'], ['Port', '0']] }] },
       ],
     }).catch((e: unknown) => e as Error);

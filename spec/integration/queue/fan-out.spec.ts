@@ -7,7 +7,7 @@ import { queueCall, recorded, tempDir } from './helpers.js';
 
 const FANOUT = new URL('../../../examples/templates/fanout.tmpl', import.meta.url).pathname;
 
-describe('queue template fan-out (spec §2.3)', function () {
+describe('queue template fan-out', function () {
   this.timeout(20_000);
   let node: HiveNode | undefined;
   let dir: string;

@@ -1,5 +1,5 @@
 /**
- * Group limits (issue 21) on the embedded hive, deliveries proven by echo's RecordFile: with
+ * Group limits on the embedded hive, deliveries proven by echo's RecordFile: with
  * GroupConcurrency 1 a stuck group (its target answers after 5 s) delays no entry of another group;
  * each group keeps FIFO order; GroupRate spaces a group's deliveries and not another group's;
  * `clear` and `delete` while a group is at its limit, and a restart, leave no group stuck; a bad
@@ -15,7 +15,7 @@ import { queueCall, recorded, tempDir } from './helpers.js';
 /** How long the slow target holds its answer: the group it serves is stuck that long per entry. */
 const STUCK_MS = 5000;
 
-describe('queue group limits GroupBy, GroupConcurrency, GroupRate (issue 21)', function () {
+describe('queue group limits GroupBy, GroupConcurrency, GroupRate', function () {
   this.timeout(30_000);
   let node: HiveNode | undefined;
   let dir: string;

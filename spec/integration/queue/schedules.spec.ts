@@ -1,5 +1,5 @@
 /**
- * Cron schedules (issue 21): a schedule firing every second for 5 s delivers 5 ± 1 entries carrying
+ * Cron schedules: a schedule firing every second for 5 s delivers 5 ± 1 entries carrying
  * the request's Class, Operation, Data and controls (echo's RecordFile counts them); `skip` makes no
  * entry while the previous one is delivering to a slow target or retrying, `buffer_one` at most one
  * behind it, `allow` one per firing; a paused queue records firings as waiting entries; schedules
@@ -18,7 +18,7 @@ import { storeAgnostic } from '../queue-store.js';
 
 const EVERY_SECOND = '* * * * * *';
 
-describe('queue cron schedules (issue 21)', function () {
+describe('queue cron schedules', function () {
   this.timeout(40_000);
   let node: HiveNode | undefined;
   let dir: string;

@@ -13,7 +13,7 @@ import { startExample } from '../example-node.js';
 const EXAMPLE = new URL('../../../examples/sql/batch-upsert.yaml', import.meta.url).pathname;
 const SEED = new URL('../../../examples/sql/batch-seed.sql', import.meta.url).pathname;
 
-describe('examples/sql/batch-upsert.yaml (issue 27)', function () {
+describe('examples/sql/batch-upsert.yaml', function () {
   this.timeout(60_000);
   let example: RunningExample | undefined;
   after(async () => {

@@ -12,7 +12,7 @@ import { startExample } from '../example-node.js';
 const EXAMPLE = new URL('../../../examples/sql/raw-transaction.yaml', import.meta.url).pathname;
 const SEED = new URL('../../../examples/sql/raw-transaction-seed.sql', import.meta.url).pathname;
 
-describe('examples/sql/raw-transaction.yaml (issue 27)', function () {
+describe('examples/sql/raw-transaction.yaml', function () {
   this.timeout(60_000);
   let example: RunningExample | undefined;
   after(async () => {

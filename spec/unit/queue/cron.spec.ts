@@ -1,5 +1,5 @@
 /**
- * Cron expressions of queue schedules (issue 21): what the parser accepts (fields, lists, ranges,
+ * Cron expressions of queue schedules: what the parser accepts (fields, lists, ranges,
  * steps, names, macros), what it refuses (400 naming the field and the value), next firings in UTC
  * and in zones, the day-of-month / day-of-week rule, and daylight saving time: a fixed-time
  * expression fires a skipped local time once at the jump and a repeated one once; a wildcard one

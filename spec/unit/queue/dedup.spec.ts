@@ -1,5 +1,5 @@
 /**
- * The `idempotency-key` control (issue 21): which keys are accepted, which are refused (400 naming
+ * The `idempotency-key` control: which keys are accepted, which are refused (400 naming
  * the control), that the queue keeps the control to itself, and how an add is sorted into new
  * entries and duplicates within the window.
  */

@@ -1,5 +1,5 @@
 /**
- * The `delay` and `not_before` controls (issue 21): what they accept, what they refuse (400 naming
+ * The `delay` and `not_before` controls: what they accept, what they refuse (400 naming
  * the control and what is accepted), the 366-day limit, both at once, and that the queue keeps them
  * to itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Group limits (issue 21): the gate's order (FIFO across free groups and within a group), the
+ * Group limits: the gate's order (FIFO across free groups and within a group), the
  * concurrency limit without head-of-line blocking, GroupRate's token bucket, `step`, deletion and
  * `clear` while a group is at its limit, and the checks of the parameters at start. Time is passed
  * in, so nothing here waits.

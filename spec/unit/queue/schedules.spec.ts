@@ -1,5 +1,5 @@
 /**
- * Queue schedules (issue 21) without a node: the schedule controls (defaults, refusals naming the
+ * Queue schedules without a node: the schedule controls (defaults, refusals naming the
  * control, what the firing message keeps), the overlap rule, what a load does about a missed firing
  * (`catchup`), and both stores keeping schedules.
  */

@@ -108,7 +108,7 @@ describe('exec dialect', () => {
     expect(out('{{len .Data.file}} {{printf "%q" (index .Data.file 1)}} {{if eq (index .Data.n 0) "5"}}five{{end}}')).to.equal('2 "/tmp/b c" five');
   });
 
-  it('runs the spec §4.4 shapes', () => {
+  it('runs the shapes', () => {
     const echo = renderExecTemplate('{{setCmd "echo"}}{{addArg "a quoted literal"}}{{addArg (index .Data.info 0)}}{{addArg .Data.operation}}', DATA);
     expect([echo.command, ...echo.args]).to.deep.equal(['echo', 'a quoted literal', 'first info', 'op1', 'op 2']);
     const cp = renderExecTemplate('{{setCmd "cp"}}{{addArg (index .Data.file 0)}}{{addArg (index .Data.file 1)}}', DATA);

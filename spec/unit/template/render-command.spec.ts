@@ -32,17 +32,17 @@ describe('renderTemplateFile (CLI template command)', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('exec: spec §4.4 echo shape (quoted literal, first info, all operations)', async () => {
+  it('exec: echo shape (quoted literal, first info, all operations)', async () => {
     const text = await renderTemplateFile({ dialect: 'exec', file: fx('echo.tmpl'), dataFile: fx('exec-data.json') });
     expect(text).to.equal('command: echo\nargs: ["hello, world","first info","op1","op 2"]\n');
   });
 
-  it('exec: spec §4.4 cp shape (first and second file)', async () => {
+  it('exec: cp shape (first and second file)', async () => {
     const text = await renderTemplateFile({ dialect: 'exec', file: fx('cp.tmpl'), dataFile: fx('exec-data.json') });
     expect(text).to.equal('command: cp\nargs: ["/tmp/a.txt","/tmp/b dir/b.txt"]\n');
   });
 
-  it('exec: spec §4.4 mv shape (all files)', async () => {
+  it('exec: mv shape (all files)', async () => {
     const text = await renderTemplateFile({ dialect: 'exec', file: fx('mv.tmpl'), dataFile: fx('exec-data.json') });
     expect(text).to.equal('command: mv\nargs: ["/tmp/a.txt","/tmp/b dir/b.txt","/tmp/c"]\n');
   });
