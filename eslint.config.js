@@ -20,7 +20,7 @@ const LAYERS = [
  * The rooms of actors/ that every service builds on, lowest first (docs/ARCHITECTURE.md, Map of the
  * house): each may import only the rooms before it, never a service's room or one after it.
  */
-const BASE_ROOMS = ['shared', 'wire', 'observe', 'net'];
+const BASE_ROOMS = ['shared', 'wire', 'observe', 'net', 'auth'];
 const ACTOR_ROOMS = readdirSync(new URL('./actors/', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 const ROOM_ZONES = BASE_ROOMS.map((room, i) => ({
   target: `./actors/${room}`,

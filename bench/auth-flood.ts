@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Agent, request } from 'undici';
-import { passwdLine } from '../actors/gateway/auth.js';
+import { passwdLine } from '../actors/auth/authenticate.js';
 import { HiveNode } from '../node/node.js';
 import { median, report } from './lib.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
-import { passwdLine } from '../actors/gateway/auth.js';
+import { passwdLine } from '../actors/auth/authenticate.js';
 import { HiveNode } from '../node/node.js';
 import { fmt, pairedRatio, report, slicedRounds } from './lib.js';
 import { postScript, summarize, wrk, wrkInstalled } from './support/wrk.js';

@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { passwdLine } from '../actors/gateway/auth.js';
+import { passwdLine } from '../actors/auth/authenticate.js';
 import { HiveNode } from '../node/node.js';
 import { tempDir } from '../spec/temp.js';
 import { fmt, pairedRatio, report, slicedRounds } from './lib.js';

@@ -3,8 +3,8 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import { INTERCEPTOR_PARAMS } from '../config/interceptor.js';
 import { commandLineLayer, compileConfig, environmentLayer } from '../config/resolve.js';
 import { loadInterceptor, serveInterceptor } from '../actors/interceptor/server.js';
-import { passwdLine } from '../actors/gateway/auth.js';
-import { addUserToGroups, checkGroupName } from '../actors/gateway/groups.js';
+import { passwdLine } from '../actors/auth/authenticate.js';
+import { addUserToGroups, checkGroupName } from '../actors/auth/groups.js';
 import { ConfigError } from '../protocol/errors.js';
 import { exitOnConfigError } from './run-node.js';
 

@@ -9,8 +9,8 @@
 import { ConfigError } from '../../protocol/errors.js';
 import type { Logger } from '../observe/logger.js';
 import { WatchedFile } from '../net/watched-file.js';
-import type { Groups } from './groups.js';
-import { parseGroups } from './groups.js';
+import type { Groups } from '../auth/groups.js';
+import { parseGroups } from '../auth/groups.js';
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
 import { DEFAULT_COMMAND, canonicalCommand } from '../../protocol/commands.js';

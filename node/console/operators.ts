@@ -2,7 +2,7 @@
  * Who may act in the console. Reading is open to whoever reaches the port (it binds 127.0.0.1 unless
  * configured otherwise); every state-changing request is a POST that must pass, in this order:
  *   1. an authenticated operator: Basic credentials checked against dashboard.Users, the gateway's
- *      users file and code (actors/gateway/auth.ts); without Users the console is read-only (403);
+ *      users file and code (actors/auth/authenticate.ts); without Users the console is read-only (403);
  *   2. a same-origin check: an Origin (or, lacking one, Referer) header must name this console's own
  *      host — a browser always sends Origin on a POST, so a page elsewhere cannot post here;
  *   3. a CSRF token: an HMAC, under a secret drawn at start, of the browser's `hn_csrf` cookie
@@ -11,7 +11,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { BasicAuth } from '../../actors/gateway/auth.js';
+import { BasicAuth } from '../../actors/auth/authenticate.js';
 import { ForbiddenError, OverloadedError, UnauthorizedError } from '../../protocol/errors.js';
 
 export const CSRF_COOKIE = 'hn_csrf';

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 
 export const ACCESS = 'cmd/*=admins;queue=ops,admins;sql/select=readers,ops;*=admins';
 

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import type { RunningGateway } from './gateway-harness.js';
 import { startGateway } from './gateway-harness.js';
 import { ACCESS, MATRIX, PASSWORD, basic, cells, writeMatrixFiles } from './access-matrix.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { JWK, KeyLike } from 'jose';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { certPath, certText } from '../certs.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { launchChromium } from '../browser.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';

@@ -15,7 +15,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { HiveNode } from '../../node/node.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';
 import { startError, startGateway } from './gateway-harness.js';

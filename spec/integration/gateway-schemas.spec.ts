@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/server.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';

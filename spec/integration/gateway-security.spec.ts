@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Client, request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { serveInterceptor } from '../../actors/interceptor/server.js';
 import type { HiveNode } from '../../node/node.js';
 import type { Params, RunningGateway } from './gateway-harness.js';

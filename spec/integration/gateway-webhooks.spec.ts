@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';
 import { startError, startGateway } from './gateway-harness.js';

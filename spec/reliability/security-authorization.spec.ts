@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { request } from 'undici';
 import { Authorizer, parseAccess } from '../../actors/gateway/access.js';
-import { parseGroups } from '../../actors/gateway/groups.js';
+import { parseGroups } from '../../actors/auth/groups.js';
 import { ACCESS, GROUPS_FILE, MATRIX, PASSWORD, basic, cells, writeMatrixFiles } from '../integration/access-matrix.js';
 import type { RunningGateway } from '../integration/gateway-harness.js';
 import { startGateway } from '../integration/gateway-harness.js';

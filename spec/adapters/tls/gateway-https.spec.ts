@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
-import { passwdLine } from '../../../actors/gateway/auth.js';
+import { passwdLine } from '../../../actors/auth/authenticate.js';
 import type { HiveNode } from '../../../node/node.js';
 import { certPath } from '../../certs.js';
 import type { Params, RunningGateway } from '../../integration/gateway-harness.js';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { passwdLine } from '../../../actors/gateway/auth.js';
+import { passwdLine } from '../../../actors/auth/authenticate.js';
 import { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { passwdLine } from '../../../actors/gateway/auth.js';
+import { passwdLine } from '../../../actors/auth/authenticate.js';
 import { HiveNode } from '../../../node/node.js';
 import { tempDir } from '../../temp.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Authorizer, namedGroups, openAccess, parseAccess } from '../../../actors/gateway/access.js';
-import { parseGroups } from '../../../actors/gateway/groups.js';
+import { parseGroups } from '../../../actors/auth/groups.js';
 import { compileGatewayOptions } from '../../../actors/gateway/options.js';
 import { GATEWAY_PARAMS } from '../../../config/gateway.js';
 import { compileConfig } from '../../../config/resolve.js';

@@ -29,12 +29,14 @@ describe('the layer rules in eslint.config.js', function () {
     }
   });
 
-  it('refuse an import from a room of actors/ that sits above (the base rooms: shared, wire, observe, net)', async () => {
+  it('refuse an import from a room of actors/ that sits above (the base rooms: shared, wire, observe, net, auth)', async () => {
     const cases: Array<[string, string, RegExp]> = [
       ['actors/shared/deadlines.ts', "import { createLogger } from '../observe/logger.js';\nexport const x = createLogger;\n", /actors\/shared\/ sits below/],
       ['actors/wire/http1-parser.ts', "import { createLogger } from '../observe/logger.js';\nexport const x = createLogger;\n", /actors\/wire\/ sits below/],
       ['actors/observe/trace-ring.ts', "import { proxySettings } from '../net/proxy.js';\nexport const x = proxySettings;\n", /actors\/observe\/ sits below/],
       ['actors/net/proxy.ts', "import { QUEUE_CONTROLS } from '../queue/command-parser.js';\nexport const x = QUEUE_CONTROLS;\n", /actors\/net\/ sits below/],
+      ['actors/net/listen.ts', "import { BasicAuth } from '../auth/authenticate.js';\nexport const x = BasicAuth;\n", /actors\/net\/ sits below/],
+      ['actors/auth/groups.ts', "import { parseRoutes } from '../gateway/routes.js';\nexport const x = parseRoutes;\n", /actors\/auth\/ sits below/],
     ];
     for (const [path, code, expected] of cases) {
       const messages = await lint(path, code);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addUserToGroups, checkGroupName, parseGroups } from '../../../actors/gateway/groups.js';
+import { addUserToGroups, checkGroupName, parseGroups } from '../../../actors/auth/groups.js';
 
 const membership = (text: string): Record<string, string[]> => {
   const g = parseGroups(text, 'g');
