@@ -95,7 +95,8 @@ function procedureOf(req: IncomingMessage): 'call' | 'execute' {
   return typeof v === 'string' && v.trim().toLowerCase() === 'execution' ? 'execute' : 'call';
 }
 
-async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: GatewayDeps, deadline: number, httpRequest: string, hop: Hop | undefined): Promise<Message | { status: number; text: string }> {
+async function messageFromBefore(x: Exchange, body: Buffer, httpRequest: string): Promise<Message | { status: number; text: string }> {
+  const { req, deps, deadline, hop } = x;
   const type = bodyType(req.headers['content-type']);
   const text = body.toString('utf8');
   const value = type === 'json' && text.trim() !== '' ? parseJson(text, 'request body') : text;
@@ -109,7 +110,8 @@ async function messageFromBefore(req: IncomingMessage, body: Buffer, deps: Gatew
 }
 
 /** Sends a Result through the after interceptor and writes what it returns. */
-async function respondThroughAfter(res: ServerResponse, result: Result, deps: GatewayDeps, deadline: number, httpRequest: string, hop: Hop | undefined): Promise<void> {
+async function respondThroughAfter(x: Exchange, result: Result, httpRequest: string): Promise<void> {
+  const { res, deps, deadline, hop } = x;
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(res.getHeaders())) if (v !== undefined) headers[k] = Array.isArray(v) ? v : String(v);
   const reply = await deps.after!.call({ type: 'json', value: result, options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) } }, deadline, hop);
@@ -145,18 +147,19 @@ const REDIRECTING_CONTROLS = ['channel', 'deadletter_slap'] as const;
  * (OUTPUTCHANNEL, or one of no route at all) is reached only by a user whom Access allows `*`. On a
  * refusal the 403 is answered and logged here (user, route, command or channel; nothing else).
  */
-function authorized(access: Authorizer, user: string | undefined, groups: ReadonlySet<string> | undefined, message: Message, deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined): boolean {
+function authorized(x: Exchange, access: Authorizer, who: Who, message: Message): boolean {
+  const { user, groups } = who;
   const command = message.Control.command?.[0];
   const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command, groups);
   if (!decision.allowed) {
     const what = command === undefined ? `route '${decision.route.slice(0, 200)}'` : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
-    refuse(deps, res, hop, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
+    refuse(x, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
     return false;
   }
   for (const name of REDIRECTING_CONTROLS) {
     for (const channel of message.Control[name] ?? []) {
-      if (reachable(access, user!, groups, channel, deps)) continue;
-      refuse(deps, res, hop, user, `channel '${channel.slice(0, 200)}' (control '${name}')`, 'no route to it that the user may use');
+      if (reachable(access, user!, groups, channel, x.deps)) continue;
+      refuse(x, user, `channel '${channel.slice(0, 200)}' (control '${name}')`, 'no route to it that the user may use');
       return false;
     }
   }
@@ -175,7 +178,8 @@ function reachable(access: Authorizer, user: string, groups: ReadonlySet<string>
 }
 
 /** Answers 403 naming what was refused, and logs it once a minute per user and thing refused. */
-function refuse(deps: GatewayDeps, res: ServerResponse, hop: Hop | undefined, user: string | undefined, what: string, why: string): void {
+function refuse(x: Exchange, user: string | undefined, what: string, why: string): void {
+  const { deps, res, hop } = x;
   deps.counts.forbidden++;
   // one line per user and route a minute: a client repeating a refused request does not flood the log
   deps.forbiddenLines.note(`${user ?? ''}\n${what}`, (suppressed) =>
@@ -205,13 +209,13 @@ function challenge(deps: GatewayDeps, req: IncomingMessage, bearerRefused: boole
 /** Handles one request below the base path (health checks are answered before this); never rejects, and calls deps.finished at its end. */
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
   const { opts } = deps;
-  const deadline = Date.now() + opts.requestTimeoutMs;
+  const x: Exchange = { req, res, subPath, deps, deadline: Date.now() + opts.requestTimeoutMs, hop };
   try {
     // a gateway that authenticates nobody skips the call: no promise and no await per request on the hot path
     const docs = deps.openApi !== undefined && subPath === deps.openApi.subPath;
     const hook = docs ? undefined : deps.webhooks?.forPath(subPath);
     if (hook) {
-      await handleWebhook(req, res, subPath, hook, deps, deadline, hop);
+      await handleWebhook(x, hook);
       return;
     }
     const outcome = deps.auth || deps.bearer || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer) : undefined;
@@ -236,7 +240,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     const groups = outcome?.ok ? outcome.groups : undefined;
     if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
     const body = bodyIfArrived(req, opts.maxBodySize) ?? (await readBody(req, opts.maxBodySize));
-    await handleMessage(req, res, subPath, body, { user, groups }, deps, deadline, hop);
+    await handleMessage(x, body, { user, groups });
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     // the gateway's lines about a request carry its trace
@@ -260,7 +264,8 @@ export function serveOpenApi(req: IncomingMessage, res: ServerResponse, document
  * Takes a token of the route's rate limit (after authorization, so refused requests spend none); its
  * RateLimit headers go on whatever the answer is. Without a token: 429 with Retry-After.
  */
-function admitted(limiter: RateLimiter, message: Message, user: string | undefined, req: IncomingMessage, res: ServerResponse, deps: GatewayDeps): boolean {
+function admitted(x: Exchange, limiter: RateLimiter, message: Message, user: string | undefined): boolean {
+  const { req, res, deps } = x;
   const verdict = limiter.take(message.Class, message.Operation, user, req.socket.remoteAddress ?? '');
   if (!verdict) return true;
   if (verdict.allowed) {
@@ -289,6 +294,16 @@ function conforms(schemas: RequestSchemas, message: Message, res: ServerResponse
   return false;
 }
 
+/** One request on its way through the handler: what every step of it reads (made once, in handleRequest). */
+interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly subPath: string;
+  readonly deps: GatewayDeps;
+  readonly deadline: number;
+  readonly hop: Hop | undefined;
+}
+
 /** What authentication established: the user and groups, or the webhook whose signature was checked. */
 interface Who {
   user: string | undefined;
@@ -301,7 +316,8 @@ interface Who {
  * anything reaches the hive (401 otherwise, logged once a minute per route and reason); its user is
  * `webhook:<route>` and Access does not apply (README, Signed webhooks).
  */
-async function handleWebhook(req: IncomingMessage, res: ServerResponse, subPath: string, hook: Webhook, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+async function handleWebhook(x: Exchange, hook: Webhook): Promise<void> {
+  const { req, res, subPath, deps, hop } = x;
   const body = await readBody(req, deps.opts.maxBodySize);
   const verdict = hook.verify(req, body);
   if (!verdict.ok) {
@@ -314,13 +330,14 @@ async function handleWebhook(req: IncomingMessage, res: ServerResponse, subPath:
   }
   const user = `webhook:${hook.route}`;
   if (deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${deps.opts.basePath}${subPath}: user ${user} (webhook signature)`));
-  await handleMessage(req, res, subPath, body, { user, groups: undefined, hook }, deps, deadline, hop);
+  await handleMessage(x, body, { user, groups: undefined, hook });
 }
 
 /** The request once its sender is known: the message, controls, authorization, then preview, hand-over or call. */
-async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath: string, body: Buffer, who: Who, deps: GatewayDeps, deadline: number, hop: Hop | undefined): Promise<void> {
+async function handleMessage(x: Exchange, body: Buffer, who: Who): Promise<void> {
+  const { req, res, subPath, deps, deadline, hop } = x;
   const { opts } = deps;
-  const { user, groups } = who;
+  const { user } = who;
   const httpRequest = opts.strict ? '' : describeRequest(req);
   let message: Message;
   if (opts.strict) {
@@ -330,7 +347,7 @@ async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath:
     }
     message = strictMessage(subPath, body, { cls: opts.defaultClass, operation: opts.defaultOperation });
   } else {
-    const before = await messageFromBefore(req, body, deps, deadline, httpRequest, hop);
+    const before = await messageFromBefore(x, body, httpRequest);
     if (!('Data' in before)) {
       send(res, before.status, before.text, 'text/plain; charset=utf-8');
       return;
@@ -342,11 +359,11 @@ async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath:
   if (who.hook) {
     // the route the signature was checked for is the route used: an interceptor may not turn a webhook into another
     if (!deps.webhooks!.owns(who.hook, message.Class, message.Operation)) {
-      refuse(deps, res, hop, user, `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`, `webhook route '${who.hook.route}' may not reach another route`);
+      refuse(x, user, `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`, `webhook route '${who.hook.route}' may not reach another route`);
       return;
     }
-  } else if (deps.access && !authorized(deps.access, user, groups, message, deps, res, hop)) return;
-  if (deps.rateLimiter && !admitted(deps.rateLimiter, message, user, req, res, deps)) return;
+  } else if (deps.access && !authorized(x, deps.access, who, message)) return;
+  if (deps.rateLimiter && !admitted(x, deps.rateLimiter, message, user)) return;
   if (deps.schemas && !conforms(deps.schemas, message, res, deps)) return;
   if (controlIsTrue(message.Control, PREVIEW_CONTROL)) {
     sendJson(res, Code.Success, message);
@@ -367,5 +384,5 @@ async function handleMessage(req: IncomingMessage, res: ServerResponse, subPath:
   }
   const result = await deps.hive.call(channel, message, remaining);
   if (opts.strict) sendResult(res, result);
-  else await respondThroughAfter(res, result, deps, deadline, httpRequest, hop);
+  else await respondThroughAfter(x, result, httpRequest);
 }
