@@ -123,16 +123,18 @@ export class HiveNode {
   /** Reloads run one after another: a signal during a reload waits for it. */
   private reloading: Promise<unknown> = Promise.resolve();
 
-  private constructor(
-    readonly hive: HiveClient,
-    readonly runtime: Runtime,
-    readonly journal: Journal,
-    readonly log: Logger,
-    /** Which services are still starting; every service's context holds its read-only view. */
-    readonly readiness: Readiness,
-    /** What each service sent on each channel (each service's hive counts its sends). */
-    readonly sent: SentCounts,
-  ) {}
+  readonly hive: HiveClient;
+  readonly runtime: Runtime;
+  readonly journal: Journal;
+  readonly log: Logger;
+  /** Which services are still starting; every service's context holds its read-only view. */
+  readonly readiness: Readiness;
+  /** What each service sent on each channel (each service's hive counts its sends). */
+  readonly sent: SentCounts;
+
+  private constructor(parts: Pick<HiveNode, 'hive' | 'runtime' | 'journal' | 'log' | 'readiness' | 'sent'>) {
+    ({ hive: this.hive, runtime: this.runtime, journal: this.journal, log: this.log, readiness: this.readiness, sent: this.sent } = parts);
+  }
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
   static async start(opts: NodeOptions): Promise<HiveNode> {
@@ -161,7 +163,7 @@ export class HiveNode {
     });
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
-    const node = new HiveNode(hive, runtime, journal, log, new Readiness(compiled.map((s) => s.name)), new SentCounts(runtime, bridge, transport));
+    const node = new HiveNode({ hive, runtime, journal, log, readiness: new Readiness(compiled.map((s) => s.name)), sent: new SentCounts(runtime, bridge, transport) });
     node.name = nodeName;
     node.version = opts.version ?? '';
     node.tracing = tracing;

@@ -13,6 +13,14 @@ import type { RestartPolicy } from './policies.js';
 import { RestartTracker } from './policies.js';
 import { isThenable } from './thenable.js';
 
+/** Where a cell sits in the tree, and how its crashes are handled. */
+interface CellPlace {
+  path: string;
+  name: string;
+  parent: string;
+  policy: RestartPolicy;
+}
+
 /** What a cell needs of its runtime. */
 export interface CellHost {
   /** The whole system is stopped: nothing runs any more. */
@@ -39,17 +47,20 @@ export class ActorCell<S, M> implements ActorRef<M>, Runnable {
   /** Counts restarts, so a handler that settles after one cannot write its stale state. */
   private generation = 0;
 
+  readonly path: string;
+  readonly name: string;
+
   constructor(
     /** nact's reference (opaque here: only runtime.ts knows nact). */
     readonly inner: object,
-    readonly path: string,
-    readonly name: string,
-    parent: string,
-    policy: RestartPolicy,
+    place: CellPlace,
     private readonly spec: ActorSpec<S, M>,
     private readonly host: CellHost,
     runtime: ActorContext<M>['runtime'],
   ) {
+    const { path, name, parent, policy } = place;
+    this.path = path;
+    this.name = name;
     this.info = { path, name, parent, startedAt: new Date().toISOString(), mailbox: 0, stopped: false };
     this.tracker = new RestartTracker(policy);
     this.ctx = { self: this, path, name, runtime };

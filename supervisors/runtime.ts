@@ -82,7 +82,7 @@ export class ActorRuntime implements Runtime, CellHost {
     const cellOf = (inner: object): ActorCell<S, M> => {
       const known = this.byInner.get(inner);
       if (known) return known as unknown as ActorCell<S, M>;
-      const cell = new ActorCell<S, M>(inner, path, spec.name, parentPath, policy, spec, this, this);
+      const cell = new ActorCell<S, M>(inner, { path, name: spec.name, parent: parentPath, policy }, spec, this, this);
       this.byInner.set(inner, cell as unknown as Cell);
       this.actors.set(path, cell as unknown as Cell);
       return cell;

@@ -80,15 +80,17 @@ function check(config: GatewayConfig, name: string): void {
 export class GatewayListener {
   /** Set once a successor took the socket over: the old gateway's drain must not close it. */
   adopted = false;
-  constructor(
-    readonly server: Server | HttpsServer,
-    /** Port and TLS settings as configured: a successor takes the socket over only when its key is the same. */
-    readonly key: string,
-    readonly port: number,
-    readonly tls: ServerTls | undefined,
-    readonly handshakes: ReturnType<typeof countHandshakes> | undefined,
-    readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void,
-  ) {}
+  readonly server: Server | HttpsServer;
+  /** Port and TLS settings as configured: a successor takes the socket over only when its key is the same. */
+  readonly key: string;
+  readonly port: number;
+  readonly tls: ServerTls | undefined;
+  readonly handshakes: ReturnType<typeof countHandshakes> | undefined;
+  readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
+
+  constructor(parts: Omit<GatewayListener, 'adopted'>) {
+    ({ server: this.server, key: this.key, port: this.port, tls: this.tls, handshakes: this.handshakes, onRequest: this.onRequest } = parts);
+  }
 }
 
 const listenerKey = (c: GatewayConfig): string => JSON.stringify([c.Port, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSClientAuth]);
@@ -259,7 +261,7 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     if (tls && httpsServer) tls.watch(httpsServer, ctx.log);
     port = (server.address() as AddressInfo).port;
   }
-  const handOver = new GatewayListener(server, listenerKey(ctx.config), port, tls, handshakes, onRequest);
+  const handOver = new GatewayListener({ server, key: listenerKey(ctx.config), port, tls, handshakes, onRequest });
   const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
   ctx.log.info(`gateway ${inherited ? 'took over the listener' : 'listening'} on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
 

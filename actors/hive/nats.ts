@@ -165,7 +165,7 @@ export class NatsTransport implements HiveTransport {
       const reply = await ready.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
-      if (e instanceof NoReplyError && e.reason === NoReply.NoResponders && this.held.has(channel)) return this.awaitListener(ready.payload, mode, channel, headers, until, timeoutMs);
+      if (e instanceof NoReplyError && e.reason === NoReply.NoResponders && this.held.has(channel)) return this.awaitListener({ payload: ready.payload, mode, channel, headers }, until, timeoutMs);
       this.counters.failures++;
       return this.noAnswer(e, mode, channel, timeoutMs);
     }
@@ -177,7 +177,8 @@ export class NatsTransport implements HiveTransport {
    * just before its timeout. Nothing was delivered while nobody listened, so sending again cannot
    * double anything.
    */
-  private async awaitListener(payload: Uint8Array, mode: 'call' | 'execute', channel: string, headers: ReturnType<typeof natsHeaders> | undefined, until: number, timeoutMs: number): Promise<Result> {
+  private async awaitListener(request: { payload: Uint8Array; mode: 'call' | 'execute'; channel: string; headers: ReturnType<typeof natsHeaders> | undefined }, until: number, timeoutMs: number): Promise<Result> {
+    const { payload, mode, channel, headers } = request;
     for (let i = 0; ; i++) {
       const pause = HOLD_PAUSES[Math.min(i, HOLD_PAUSES.length - 1)]!;
       if (until - Date.now() - pause <= HOLD_MARGIN_MS || !this.held.has(channel)) break;

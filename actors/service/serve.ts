@@ -221,16 +221,24 @@ export async function serve(ctx: NodeFacilities, opts: ServeOptions): Promise<Ru
       return state;
     },
   });
-  return runningOn(ctx, worker, opts, kit.inFlight, () => ({ inFlight: kit.inFlight.size, ...kit.figures }), false);
+  return runningOn(ctx, worker, opts, { inFlight: kit.inFlight, figures: () => ({ inFlight: kit.inFlight.size, ...kit.figures }), endOnAck: false });
 }
 
 /** Serves the input channel through an actor of the service's own that takes DeliveryMsg among its messages. */
 export function serveActor(ctx: NodeFacilities, actor: ActorRef<DeliveryMsg>, opts: ServeCommon): Promise<RunningService> {
   // such an actor answers a successful execute by its acknowledgement alone: that ends the span
-  return runningOn(ctx, actor, opts, undefined, () => ({}), true);
+  return runningOn(ctx, actor, opts, { inFlight: undefined, figures: () => ({}), endOnAck: true });
 }
 
-async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: ServeCommon, inFlight: InFlight | undefined, figures: () => Record<string, unknown>, endOnAck: boolean): Promise<RunningService> {
+/** How the service's actor is served: `inFlight` the kit's (none for a bare actor), `figures` its status, `endOnAck` whether an acknowledgement ends the span. */
+interface Serving {
+  inFlight: InFlight | undefined;
+  figures: () => Record<string, unknown>;
+  endOnAck: boolean;
+}
+
+async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: ServeCommon, serving: Serving): Promise<RunningService> {
+  const { inFlight, figures, endOnAck } = serving;
   let subscription: Subscription;
   try {
     subscription = await serveChannel(ctx, ref, endOnAck);
