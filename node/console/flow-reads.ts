@@ -13,7 +13,8 @@ import { RUN_STATES } from '../../actors/flow/run.js';
 import type { ActionInput } from './queue-commands.js';
 // a service's command over its channel, whatever its kind: the flow's commands are sent as the queue's
 import { queueCommand as serviceCommand } from './queue-commands.js';
-import { PAGE_SIZE, ok } from './queue-reads.js';
+import { ok } from './queue-reads.js';
+import { readPage, readSearch } from './paged-search.js';
 import type { ConsoleService, ConsoleSources } from './sources.js';
 
 /** A run's states as the flow's `status` counts them. */
@@ -70,22 +71,8 @@ export interface RunSearch {
 
 /** Reads a search from query parameters; a bad one is 400 naming it (the flow checks the rest: a bad Code or age is its 400). */
 export function runSearchOf(params: URLSearchParams): RunSearch {
-  const text = (name: string): string | undefined => {
-    const v = params.get(name)?.trim();
-    return v ? v : undefined;
-  };
-  const state = text('state') ?? 'failed';
-  if (!(RUN_STATES as readonly string[]).includes(state)) throw new BadInputError(`state must be one of ${RUN_STATES.join(', ')}, got '${state}'`);
-  const page = Number(text('page') ?? '1');
-  if (!Number.isInteger(page) || page < 1) throw new BadInputError(`page must be a whole number from 1, got '${text('page') ?? ''}'`);
-  const field = text('field');
-  if (field !== undefined && text('value') === undefined) throw new BadInputError(`field '${field}' needs a value to search for`);
-  const out: RunSearch = { state: state as RunStateName, page };
-  for (const [param, key] of [['key', 'key'], ['step', 'step'], ['code', 'code'], ['field', 'field'], ['value', 'value'], ['older_than', 'olderThan'], ['newer_than', 'newerThan']] as const) {
-    const v = text(param);
-    if (v !== undefined) out[key] = v;
-  }
-  return out;
+  const search = readSearch(params, RUN_STATES, 'failed', [['key', 'key'], ['step', 'step'], ['code', 'code'], ['field', 'field'], ['value', 'value'], ['older_than', 'olderThan'], ['newer_than', 'newerThan']]);
+  return { ...search, state: search.state as RunStateName };
 }
 
 /** The query string of a search at a page (links of the pager and the state tabs). */
@@ -148,19 +135,10 @@ export interface RunPage {
 
 /** The keys a search matches (the flow's `list`), then the runs of the page asked for. */
 export async function searchRuns(sources: ConsoleSources, flow: ConsoleService, search: RunSearch): Promise<RunPage> {
-  if (search.key !== undefined) {
-    const r = await serviceCommand(sources, flow, 'fetch', { key: search.key });
-    const runs = r.Code === 200 ? [runOf(r)] : [];
-    return { search, total: runs.length, pages: 1, runs };
-  }
-  const control: Record<string, string> = { state: search.state, list_offset: String((search.page - 1) * PAGE_SIZE), list_limit: String(PAGE_SIZE) };
+  const control: Record<string, string> = { state: search.state };
   for (const [name, v] of [['step', search.step], ['code', search.code], ['field', search.field], ['value', search.value], ['older_than', search.olderThan], ['newer_than', search.newerThan]] as const) if (v !== undefined) control[name] = v;
-  const listed = ok(await serviceCommand(sources, flow, 'list', control), `list of flow ${flow.name}`);
-  const shown = listed.Data.objects ?? [];
-  const total = Number(listed.Data.matched?.[0] ?? shown.length);
-  const fetched = await Promise.all(shown.map((key) => serviceCommand(sources, flow, 'fetch', { key })));
-  // a run purged between the list and its fetch is simply not shown
-  return { search, total, pages: Math.max(1, Math.ceil(total / PAGE_SIZE)), runs: fetched.filter((r) => r.Code === 200).map(runOf) };
+  const page = await readPage(search, (name, c) => serviceCommand(sources, flow, name, c), { control, countField: 'matched', ok: (r) => ok(r, `list of flow ${flow.name}`) }, runOf);
+  return { search, total: page.total, pages: page.pages, runs: page.items };
 }
 
 /**

@@ -3,17 +3,17 @@
  * counts, `list` (with `state`, `groupby` + `list`, `older_than` / `newer_than`, and the page's
  * `list_offset` / `list_limit`) for the keys of the page and the count of all that match a search,
  * `fetch` for each entry of the page shown, `schedules`. The queue answers keys only, so a page
- * fetches its (at most PAGE_SIZE) entries one by one.
+ * fetches its (at most PAGE_SIZE, paged-search.ts) entries one by one.
  */
-import { BadInputError, HiveError } from '../../protocol/errors.js';
+import { HiveError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 import type { Attempt } from '../../actors/queue/entry.js';
 import type { BreakerView } from '../../actors/queue/breaker.js';
 import type { ConsoleService, ConsoleSources } from './sources.js';
 import { queueCommand, queueNames, queueNamed } from './queue-commands.js';
+import { readPage, readSearch } from './paged-search.js';
 
 export const ENTRY_STATES = ['waiting', 'scheduled', 'retrying', 'dead', 'done'] as const;
-export const PAGE_SIZE = 20;
 
 /** A queue's failed answer, carrying its Code: the console answers with the queue's own Code. */
 class QueueAnswerError extends HiveError {
@@ -69,18 +69,7 @@ export interface EntrySearch {
 
 /** Reads a search from query parameters; a bad one is 400 naming it. */
 export function searchOf(params: URLSearchParams): EntrySearch {
-  const text = (name: string): string | undefined => {
-    const v = params.get(name)?.trim();
-    return v ? v : undefined;
-  };
-  const state = text('state') ?? 'waiting';
-  if (!(ENTRY_STATES as readonly string[]).includes(state)) throw new BadInputError(`state must be one of ${ENTRY_STATES.join(', ')}, got '${state}'`);
-  const page = Number(text('page') ?? '1');
-  if (!Number.isInteger(page) || page < 1) throw new BadInputError(`page must be a whole number from 1, got '${text('page') ?? ''}'`);
-  const field = text('field');
-  if (field !== undefined && text('value') === undefined) throw new BadInputError(`field '${field}' needs a value to search for`);
-  const pick = (name: string, key: keyof EntrySearch): Partial<EntrySearch> => (text(name) === undefined ? {} : { [key]: text(name) });
-  return { state, page, ...pick('key', 'key'), ...pick('reason', 'reason'), ...pick('field', 'field'), ...pick('value', 'value'), ...pick('older_than', 'olderThan'), ...pick('newer_than', 'newerThan') };
+  return readSearch(params, ENTRY_STATES, 'waiting', [['key', 'key'], ['reason', 'reason'], ['field', 'field'], ['value', 'value'], ['older_than', 'olderThan'], ['newer_than', 'newerThan']]);
 }
 
 /** One entry as the console shows it. */
@@ -139,25 +128,13 @@ export interface EntryPage {
 
 /** The keys a search matches (the queue's `list`), then the entries of the page asked for. */
 export async function searchEntries(sources: ConsoleSources, queue: ConsoleService, search: EntrySearch): Promise<EntryPage> {
-  if (search.key !== undefined) {
-    const r = await queueCommand(sources, queue, 'fetch', { key: search.key });
-    const entries = r.Code === 200 ? [entryOf(r)] : [];
-    return { search, total: entries.length, pages: 1, entries };
-  }
   const control: Record<string, string> = { state: search.state };
   if (search.reason !== undefined) Object.assign(control, { groupby: 'deadletter_reason', list: search.reason });
   else if (search.field !== undefined) Object.assign(control, { groupby: search.field, list: search.value ?? '' });
   if (search.olderThan !== undefined) control.older_than = search.olderThan;
   if (search.newerThan !== undefined) control.newer_than = search.newerThan;
-  // the queue sends the page's keys only (list_offset, list_limit) and counts the rest as total
-  Object.assign(control, { list_offset: String((search.page - 1) * PAGE_SIZE), list_limit: String(PAGE_SIZE) });
-  const listed = ok(await queueCommand(sources, queue, 'list', control), `list of queue ${queue.name}`);
-  const shown = listed.Data.objects ?? [];
-  const total = Number(listed.Data.total?.[0] ?? shown.length);
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const fetched = await Promise.all(shown.map((key) => queueCommand(sources, queue, 'fetch', { key })));
-  // an entry delivered or removed between the list and its fetch is simply not shown
-  return { search, total, pages, entries: fetched.filter((r) => r.Code === 200).map(entryOf) };
+  const page = await readPage(search, (name, c) => queueCommand(sources, queue, name, c), { control, countField: 'total', ok: (r) => ok(r, `list of queue ${queue.name}`) }, entryOf);
+  return { search, total: page.total, pages: page.pages, entries: page.items };
 }
 
 /** The dead entries per dead-letter reason (`list` by state dead, grouped by deadletter_reason), most first. */
