@@ -105,6 +105,7 @@ function evalVariableNode(s: State, v: VariableNode, args: readonly ArgNode[] | 
   return evalFieldChain(s, value, s.ifaces[at] === true, v.idents.slice(1), args, final);
 }
 
+// eslint-disable-next-line max-params -- the evaluator keeps the signatures of Go's text/template (exec.go) and runs per node of every render: no options object per call
 function evalFieldChain(s: State, receiver: unknown, iface: boolean, idents: readonly string[], args: readonly ArgNode[] | null, final: unknown): unknown {
   const n = idents.length;
   let r = receiver;
@@ -116,6 +117,7 @@ function evalFieldChain(s: State, receiver: unknown, iface: boolean, idents: rea
   return evalField(s, idents[n - 1] as string, args, final, r, isIface);
 }
 
+// eslint-disable-next-line max-params -- as evalFieldChain
 function evalField(s: State, name: string, args: readonly ArgNode[] | null, final: unknown, receiver: unknown, iface: boolean): unknown {
   if (receiver === undefined) {
     if (s.env.missingKey === MissingKey.Error) s.fail(`nil data; no entry for key ${quote(name)}`);
@@ -141,6 +143,7 @@ function evalField(s: State, name: string, args: readonly ArgNode[] | null, fina
   return s.fail(`can't evaluate field ${name} in type ${iface ? 'interface {}' : typeName(receiver)}`);
 }
 
+// eslint-disable-next-line max-params -- as evalFieldChain
 function evalFunction(s: State, dot: unknown, ident: IdentifierNode, cmd: Node, args: readonly ArgNode[] | null, final: unknown): unknown {
   s.node = ident;
   const found = s.env.func(ident.name);
@@ -148,6 +151,7 @@ function evalFunction(s: State, dot: unknown, ident: IdentifierNode, cmd: Node, 
   return evalCall(s, dot, found.spec, found.builtin, cmd, ident.name, args, final);
 }
 
+// eslint-disable-next-line max-params -- as evalFieldChain
 function evalCall(s: State, dot: unknown, spec: FuncSpec, builtin: boolean, node: Node, name: string, allArgs: readonly ArgNode[] | null, final: unknown): unknown {
   const args = allArgs === null ? [] : allArgs.slice(1);
   const numIn = args.length + (final === MISSING ? 0 : 1);

@@ -42,6 +42,7 @@ export class RecordedSpan implements Span {
   service = '';
   code: number | undefined = undefined;
 
+  // eslint-disable-next-line max-params -- one per recorded span: its fields set once, in one order, so every span has one hidden class (no options object to copy from)
   constructor(
     readonly traceId: string,
     readonly spanId: string,

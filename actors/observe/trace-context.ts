@@ -164,15 +164,19 @@ class IdPool {
   private pool = '';
   private at = 0;
 
+  private readonly firstAt: number;
+  private readonly firstBytes: number;
+  private readonly secondAt: number;
+  private readonly secondBytes: number;
+
   constructor(
     template: string,
     /** Whether `bytes` is kept: only spans read it. */
     private readonly keepsBytes: boolean,
-    private readonly firstAt: number,
-    private readonly firstBytes: number,
-    private readonly secondAt = 0,
-    private readonly secondBytes = 0,
+    random: { firstAt: number; firstBytes: number; secondAt?: number; secondBytes?: number },
   ) {
+    ({ firstAt: this.firstAt, firstBytes: this.firstBytes, secondAt: this.secondAt = 0, secondBytes: this.secondBytes = 0 } = random);
+    const { firstBytes, secondBytes } = this;
     this.length = template.length;
     this.recordBytes = firstBytes + secondBytes;
     this.text = Buffer.alloc((POOL_RANDOM_BYTES / this.recordBytes) * this.length);
@@ -220,10 +224,10 @@ class IdPool {
   }
 }
 
-const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, false, 3, 16, 36, 8);
-const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, true, 3, 16, 36, 8);
+const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, false, { firstAt: 3, firstBytes: 16, secondAt: 36, secondBytes: 8 });
+const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, true, { firstAt: 3, firstBytes: 16, secondAt: 36, secondBytes: 8 });
 // a span id alone: 8 random bytes and 16 digits, where one cut from a traceparent took 24 and 48
-const spanIds = new IdPool(ZERO_SPAN, true, 0, 8);
+const spanIds = new IdPool(ZERO_SPAN, true, { firstAt: 0, firstBytes: 8 });
 
 /** A traceparent for a new trace, not sampled (nothing recorded its first span). */
 export const newTraceparent = (): string => unsampled.next();

@@ -147,6 +147,7 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   };
   const sample = samplerOf(settings.sampler, settings.samplerArg);
   return {
+    // eslint-disable-next-line max-params -- per hop on the hot paths (tracing.ts: recordedHop): no options object per hop
     begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined, known?: SpanParent): Hop {
       const parent = known ?? parseTraceparent(traceparent);
       // a root span's ids come cut from a new trace's traceparent, which is then the hop's as it is

@@ -106,6 +106,7 @@ export class TraceRing {
    * of the ring's cost. The source and the function come apart so that nothing is allocated for the
    * many spans a busy node's ring does not keep.
    */
+  // eslint-disable-next-line max-params -- per recorded span: nothing allocated for the spans the ring does not keep (see above)
   addLazy<T>(traceId: string, source: T, make: (source: T) => RingSpan, error = false, at = this.clock(), admission: Admission = 'unknown'): void {
     // a trace refused when it began is not looked for: only an error brings it in (on the error budget)
     if (admission === 'out' && !error) return;

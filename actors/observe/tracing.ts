@@ -99,6 +99,7 @@ export function recording(): boolean {
  * when only propagating, a service's hop carries a malformed traceparent on as it came (its traceId
  * is then undefined: log lines go without one).
  */
+// eslint-disable-next-line max-params -- per hop; the same parameters as recordedHop, which the hot paths call
 export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
   if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
   return carriedHop(traceparent, tracestate, opts.start);
@@ -110,6 +111,7 @@ export function beginHop(name: string, service: string, kind: HopKind, tracepare
  * recorded it (trace-scope.ts: spanParent). Should nothing record after all, the trace is carried
  * (as beginHop without `start`).
  */
+// eslint-disable-next-line max-params -- per hop on the hot paths: no options object or closure per hop (see above)
 export function recordedHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes, parent: SpanParent | undefined): Hop | undefined {
   return recorder !== undefined ? recorder.begin(name, service, kind, traceparent, tracestate, attributes, parent) : carriedHop(traceparent, tracestate, false);
 }
