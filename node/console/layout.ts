@@ -65,6 +65,21 @@ ${page.body}
 </body></html>`.text;
 }
 
+/** One action's button: its label, the hidden controls it posts, the question asked first, whether it destroys (styled so). */
+export interface ActionButton {
+  label: string;
+  controls?: Record<string, string>;
+  confirm?: string;
+  danger?: boolean;
+  /** The form's id, for a page that points at it. */
+  id?: string;
+}
+
+/** A form posting one action to `url`: the button, its hidden controls, and the fields every action form carries. */
+export function postButton(ctx: PageContext, url: string, b: ActionButton): Html {
+  return html`<form class="inline" method="post" action="${url}"${b.confirm ? html` data-confirm="${b.confirm}"` : ''}${b.id ? html` id="${b.id}"` : ''}>${formFields(ctx)}${Object.entries(b.controls ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${b.danger ? html` class="danger"` : ''}>${b.label}</button></form>`;
+}
+
 /** The hidden fields of every action form: the CSRF token and the page to come back to. */
 export function formFields(ctx: PageContext): Html {
   return html`<input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="back" value="${ctx.here}">`;

@@ -6,19 +6,20 @@
  */
 import type { Html } from '../html.js';
 import { html } from '../html.js';
+import type { ActionButton } from '../layout.js';
 import type { BreakerView } from '../../../actors/queue/breaker.js';
 import { ago, count } from './format.js';
 
 const STATE_CLASS: Record<string, string> = { open: 'bad', disabled: 'bad', 'half-open': 'warn', closed: 'ok' };
 
 /** A button posting the queue's `breaker` command with these controls (queues.ts, actionForm; empty when the console takes no actions). */
-export type BreakerButton = (action: string, label: string, controls: Record<string, string>, confirm?: string, danger?: boolean) => Html;
+export type BreakerButton = (action: string, button: ActionButton) => Html;
 
 /** The action of a breaker's row: open a closed one, close an open one, resume (and replay the dead of) a disabled one. */
 function rowAction(b: BreakerView, button: BreakerButton): Html {
-  if (b.state === 'closed') return button('breaker', 'Open', { breaker: 'open', channel: b.channel }, `Hold every entry for ${b.channel} until the breaker is closed?`, true);
-  if (b.state === 'disabled') return button('resume_channel', `Resume and replay dead (${count(b.held)} held)`, { channel: b.channel }, `Resume ${b.channel}: release its ${count(b.held)} held entries and replay its dead ones?`);
-  return button('breaker', `Close (release ${count(b.held)})`, { breaker: 'close', channel: b.channel });
+  if (b.state === 'closed') return button('breaker', { label: 'Open', controls: { breaker: 'open', channel: b.channel }, confirm: `Hold every entry for ${b.channel} until the breaker is closed?`, danger: true });
+  if (b.state === 'disabled') return button('resume_channel', { label: `Resume and replay dead (${count(b.held)} held)`, controls: { channel: b.channel }, confirm: `Resume ${b.channel}: release its ${count(b.held)} held entries and replay its dead ones?` });
+  return button('breaker', { label: `Close (release ${count(b.held)})`, controls: { breaker: 'close', channel: b.channel } });
 }
 
 export function breakersSection(breakers: readonly BreakerView[], button: BreakerButton): Html {

@@ -36,6 +36,6 @@ ${ctx.actionsEnabled ? html`<h2>Actions</h2>
 ${e.state === 'dead' ? html`<form method="post" action="/api/queues/${encodeURIComponent(queue)}/replay" id="replay-form">${formFields(ctx)}<input type="hidden" name="key" value="${e.key}">
 <label for="replay-data">Data to replay with (JSON; fields given replace the entry's)</label><textarea id="replay-data" name="Data">${JSON.stringify(e.data, null, 2)}</textarea>
 <div class="actions"><label>Channel<input name="channel" value="" placeholder="${e.channel}" size="14"></label><button type="submit">Replay</button></div></form>` : ''}
-<div class="actions">${STEPPABLE.has(e.state) ? actionForm(ctx, queue, 'step', 'Deliver now (step)', { key: e.key }) : ''}
-${e.state === 'dead' || e.state === 'done' ? actionForm(ctx, queue, 'purge', 'Delete', { key: e.key, state: e.state }, `Delete entry ${e.key} for good?`, true) : actionForm(ctx, queue, 'delete', 'Delete', { key: e.key }, `Delete entry ${e.key}?`, true)}</div>` : ''}`;
+<div class="actions">${STEPPABLE.has(e.state) ? actionForm(ctx, queue, 'step', { label: 'Deliver now (step)', controls: { key: e.key } }) : ''}
+${e.state === 'dead' || e.state === 'done' ? actionForm(ctx, queue, 'purge', { label: 'Delete', controls: { key: e.key, state: e.state }, confirm: `Delete entry ${e.key} for good?`, danger: true }) : actionForm(ctx, queue, 'delete', { label: 'Delete', controls: { key: e.key }, confirm: `Delete entry ${e.key}?`, danger: true })}</div>` : ''}`;
 }

@@ -7,8 +7,8 @@
  */
 import type { Html } from '../html.js';
 import { html } from '../html.js';
-import type { PageContext } from '../layout.js';
-import { formFields } from '../layout.js';
+import type { ActionButton, PageContext } from '../layout.js';
+import { formFields, postButton } from '../layout.js';
 import type { FlowSummary, RunAttempt, RunPage, RunView } from '../flow-reads.js';
 import { RUN_STATES, runSearchQuery } from '../flow-reads.js';
 import { ago, count, valuesText } from './format.js';
@@ -88,8 +88,8 @@ function resultsTable(r: RunView): Html {
 }
 
 /** A form posting one flow action on this run (hidden key). */
-function runAction(ctx: PageContext, flow: string, r: RunView, action: string, label: string, confirm: string, danger: boolean): Html {
-  return html`<form class="inline" method="post" action="/api/flows/${encodeURIComponent(flow)}/${action}" data-confirm="${confirm}" id="${action}-form">${formFields(ctx)}<input type="hidden" name="key" value="${r.key}"><button type="submit"${danger ? html` class="danger"` : ''}>${label}</button></form>`;
+function runAction(ctx: PageContext, flow: string, r: RunView, action: string, button: ActionButton): Html {
+  return postButton(ctx, `/api/flows/${encodeURIComponent(flow)}/${action}`, { ...button, controls: { key: r.key }, id: `${action}-form` });
 }
 
 export function runBody(ctx: PageContext, flow: string, r: RunView): Html {
@@ -123,7 +123,7 @@ ${
 <div class="actions"><label>From step<input name="step" value="" placeholder="${r.failedStep || 'the failed step'}" size="14"></label><button type="submit">Replay</button></div></form>`
     : ''
 }
-${IN_PROGRESS.has(r.state) ? html`<div class="actions">${runAction(ctx, flow, r, 'cancel', 'Cancel the run', `Cancel run ${r.key}? Its on_cancel step runs, if the flow has one.`, true)}</div>` : ''}`
+${IN_PROGRESS.has(r.state) ? html`<div class="actions">${runAction(ctx, flow, r, 'cancel', { label: 'Cancel the run', confirm: `Cancel run ${r.key}? Its on_cancel step runs, if the flow has one.`, danger: true })}</div>` : ''}`
     : ''
 }`;
 }

@@ -6,8 +6,8 @@
  */
 import type { Html } from '../html.js';
 import { html } from '../html.js';
-import type { PageContext } from '../layout.js';
-import { formFields } from '../layout.js';
+import type { ActionButton, PageContext } from '../layout.js';
+import { formFields, postButton } from '../layout.js';
 import type { EntryPage, EntrySearch, EntryView, QueueSummary, ScheduleView } from '../queue-reads.js';
 import { ENTRY_STATES } from '../queue-reads.js';
 import { ago, count, perSecond, valuesText } from './format.js';
@@ -22,10 +22,9 @@ ${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
 ${queueTable(queueRows(queues, true), { id: 'queues', wiring: true, caption: "Entries per state, and per second in and out; a queue's name opens its entries." })}`;
 }
 
-/** An action form: a button posting one queue command (with hidden controls). */
-export function actionForm(ctx: PageContext, queue: string, action: string, label: string, controls: Record<string, string> = {}, confirm?: string, danger = false): Html {
-  if (!ctx.actionsEnabled) return html``;
-  return html`<form class="inline" method="post" action="/api/queues/${encodeURIComponent(queue)}/${action}"${confirm ? html` data-confirm="${confirm}"` : ''}>${formFields(ctx)}${Object.entries(controls).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? html` class="danger"` : ''}>${label}</button></form>`;
+/** An action form: a button posting one queue command (with hidden controls); nothing on a read-only console. */
+export function actionForm(ctx: PageContext, queue: string, action: string, button: ActionButton): Html {
+  return ctx.actionsEnabled ? postButton(ctx, `/api/queues/${encodeURIComponent(queue)}/${action}`, button) : html``;
 }
 
 /** The bulk actions of a state's list: action, button, confirmation, whether it destroys. */
@@ -98,10 +97,10 @@ export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
 <p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries · <span id="queue-rates">in ${q.rates.in === undefined ? '—' : perSecond(q.rates.in)}, out ${q.rates.out === undefined ? '—' : perSecond(q.rates.out)}</span></p>
-<div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', 'Resume') : actionForm(ctx, q.name, 'pause', 'Pause')}
-${actionForm(ctx, q.name, 'step', 'Step (deliver the next entry now)')}
-${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, filterControls(s), `Replay ${count(found.total)} dead entries?`) : ''}
-${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx, q.name, 'purge', `Purge ${filtered ? 'these' : 'all'} ${count(found.total)} ${s.state}`, filterControls(s), `Remove ${count(found.total)} ${s.state} entries for good?`, true) : ''}</div>
+<div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', { label: 'Resume' }) : actionForm(ctx, q.name, 'pause', { label: 'Pause' })}
+${actionForm(ctx, q.name, 'step', { label: 'Step (deliver the next entry now)' })}
+${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', { label: `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, controls: filterControls(s), confirm: `Replay ${count(found.total)} dead entries?` }) : ''}
+${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx, q.name, 'purge', { label: `Purge ${filtered ? 'these' : 'all'} ${count(found.total)} ${s.state}`, controls: filterControls(s), confirm: `Remove ${count(found.total)} ${s.state} entries for good?`, danger: true }) : ''}</div>
 <nav aria-label="Entry states"><ul class="tabs">${ENTRY_STATES.map((st) => html`<li><a href="${base}?state=${st}"${st === s.state ? html` aria-current="page"` : ''}>${st} (${count(q.counts[st])})</a></li>`)}</ul></nav>
 <form class="search" method="get" action="${base}" role="search" aria-label="Search entries">
 <input type="hidden" name="state" value="${s.state}">
@@ -116,8 +115,8 @@ ${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map(
 <p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
 ${entriesTable(ctx, q.name, found)}
 ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
-${breakersSection(breakers, (action, label, controls, confirm, danger) => actionForm(ctx, q.name, action, label, controls, confirm, danger))}
+${breakersSection(breakers, (action, button) => actionForm(ctx, q.name, action, button))}
 <h2>Schedules</h2>
 ${schedules.length === 0 ? html`<p>No schedules.</p>` : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
-<tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', 'Run now', { schedule_name: sc.name })}</td></tr>`)}</tbody></table></div>`}`;
+<tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', { label: 'Run now', controls: { schedule_name: sc.name } })}</td></tr>`)}</tbody></table></div>`}`;
 }
