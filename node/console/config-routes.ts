@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BadInputError, NotFoundError } from '../../protocol/errors.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 import { lineDiff } from '../line-diff.js';
+import { html } from './html.js';
 import { readBody, redirect, sendHtml, sendJson } from './http.js';
 import type { Page, PageContext } from './layout.js';
 import { renderPage } from './layout.js';
@@ -110,6 +111,7 @@ export class ConfigRoutes {
 
   /** GET /config and /config/versions/<n>. */
   async page(parts: string[], ctx: PageContext): Promise<Page> {
+    if (parts.length === 1 && !this.sources.config()) return { title: 'Config', nav: '/config', body: html`<h1>Config</h1><p id="config-none">This node was not started from a node file, so there is no file to show or change here: run it with <code>hivenode run &lt;file&gt;</code> to change it while it runs (README, Changing a running node).</p>` };
     if (parts.length === 1) return { title: 'Config', nav: '/config', body: configBody(ctx, await this.view()) };
     if (parts.length === 3 && parts[1] === 'versions') {
       const c = this.control();
