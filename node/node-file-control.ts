@@ -16,7 +16,7 @@ import { lineDiff } from './line-diff.js';
 import type { HiveNode } from './node.js';
 import type { PlannedService } from './node-plan.js';
 import { checkServices, compilePlans, plansOf } from './node-plan.js';
-import type * as SecretsModule from './node-file-secrets.js';
+import type { maskSecrets, unmaskSecrets } from './node-file-secrets.js';
 import type { KeptVersion } from './node-file-versions.js';
 import { keptVersions, prepareWrite, readKeptVersion } from './node-file-versions.js';
 
@@ -66,7 +66,7 @@ function fixedSectionChange(before: NodeFile, after: NodeFile, env: NodeJS.Proce
 }
 
 /** The secret masking, loaded when the console first needs it (it parses YAML, which a JSON node file's start never loads). */
-const secrets = (): Promise<typeof SecretsModule> => import('./node-file-secrets.js');
+const secrets = (): Promise<{ maskSecrets: typeof maskSecrets; unmaskSecrets: typeof unmaskSecrets }> => import('./node-file-secrets.js');
 
 export class NodeFileControl implements ConsoleConfig {
   private current: ReadFile;

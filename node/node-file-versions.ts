@@ -14,7 +14,7 @@ import { basename, dirname } from 'node:path';
 import { ConfigError, NotFoundError } from '../protocol/errors.js';
 
 /** How many earlier versions are kept. */
-export const KEPT_VERSIONS = 5;
+const KEPT_VERSIONS = 5;
 
 /** A kept version: `<file>.<n>`. */
 export interface KeptVersion {

@@ -29,7 +29,7 @@ export interface ConfigView {
   refused?: ConfigOutcome & { applied: false };
 }
 
-export function diffBlock(lines: readonly DiffLine[], id = 'config-diff'): Html {
+function diffBlock(lines: readonly DiffLine[], id = 'config-diff'): Html {
   if (lines.length === 0) return html`<p id="${id}" class="muted">No difference from the running file.</p>`;
   return html`<pre id="${id}" class="diff" tabindex="0">${lines.map((l) => html`<span class="${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'same'}">${l.op} ${l.text}</span>`)}</pre>`;
 }
