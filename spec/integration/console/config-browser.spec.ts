@@ -18,7 +18,7 @@ import { violations } from './axe.js';
 const replyCode = async (c: FileNode): Promise<number> => (await c.node.hive.call('echo', makeMessage({}), 2_000)).Code;
 
 describe('console Config page in a browser', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let c: FileNode | undefined;
   let evil: Server | undefined;
   afterEach(async () => {
