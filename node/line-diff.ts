@@ -40,8 +40,9 @@ export function lineDiff(before: string, after: string): DiffLine[] {
         middle.push({ op: ' ', text: x[i]! });
         i++;
         j++;
-      } else if (j < y.length && (i === x.length || lcs[i * w + j + 1]! >= lcs[(i + 1) * w + j]!)) middle.push({ op: '+', text: y[j++]! });
-      else middle.push({ op: '-', text: x[i++]! });
+        // removals first where both keep as much in common (as diff -u shows them)
+      } else if (i < x.length && (j === y.length || lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!)) middle.push({ op: '-', text: x[i++]! });
+      else middle.push({ op: '+', text: y[j++]! });
     }
   }
   const all: DiffLine[] = [...a.slice(0, start).map((text) => ({ op: ' ' as const, text })), ...middle, ...a.slice(a.length - end).map((text) => ({ op: ' ' as const, text }))];
