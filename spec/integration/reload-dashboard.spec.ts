@@ -72,4 +72,26 @@ describe('hivenode reload --dashboard', function () {
     const status = (await (await fetch(`${url}/api/status`)).json()) as { source: { reloads: number } };
     expect(status.source.reloads).to.equal(1);
   });
+
+  it('with --watch, a file the Config page applied and wrote is not reloaded a second time', async () => {
+    await node?.kill('SIGTERM');
+    const dir = tempDir('hn-reload-watch-apply-');
+    const users = join(dir, 'users');
+    writeFileSync(users, `${await passwdLine('ops', 'ops-secret', 4)}\n`);
+    const dashboard = await freePort();
+    const file = join(dir, 'node.yaml');
+    const text = (extra: string): string => `dashboard: {Port: ${dashboard}, Users: "${users}"}\nservices:\n  - {service: echo, NAME: echo${extra}}\n`;
+    writeFileSync(file, text(''));
+    node = await startNodeProcess(file, { ready: /console on port (\d+)/, args: ['--watch'] });
+    const url = `http://127.0.0.1:${dashboard}`;
+    const csrf = await fetch(`${url}/api/csrf`);
+    const cookie = (csrf.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const { token } = (await csrf.json()) as { token: string };
+    const res = await fetch(`${url}/api/config/apply`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': token, authorization: `Basic ${Buffer.from('ops:ops-secret').toString('base64')}` }, body: JSON.stringify({ text: text(', ReplyCode: 201') }) });
+    expect(res.status).to.equal(200);
+    // the watcher polls every 250 ms and settles for 150 ms: well past both
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(node.output().match(/reload applied/g), node.output()).to.have.length(1);
+    expect(node.output()).to.match(/reload applied: .*changed echo \(ReplyCode\) \(asked by ops\)/);
+  });
 });
