@@ -110,6 +110,8 @@ export class HiveNode {
   dashboard: RunningConsole | undefined;
   /** This node's entry among every node of a NATS hive (hive-roster.ts), which the console shows. */
   roster: HiveRoster | undefined;
+  /** The node file's reloads (node-file-control.ts), which the console's Config page drives; set once the node runs from a file. */
+  fileControl: ConsoleConfig | undefined;
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
@@ -121,8 +123,6 @@ export class HiveNode {
   private hiveValues: Record<string, unknown> = {};
   /** The node file and when it was last applied (undefined for a node not run from a file). */
   source: NodeSource | undefined;
-  /** The node file's reloads (node-file-control.ts), which the console's Config page drives; set once the node runs from a file. */
-  fileControl: ConsoleConfig | undefined;
   /** Reloads run one after another: a signal during a reload waits for it. */
   private reloading: Promise<unknown> = Promise.resolve();
 
