@@ -32,7 +32,7 @@ async function runFile(path: string, dashboardPortText: string | undefined, watc
   const { file, hash } = read;
   await runNode(
     { name: file.name, services: plansOf(file), tracing, source: { file: path, hash }, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) },
-    { onHangup: (node) => reloadOnSignal(node, path, file, watch) },
+    { onHangup: (node) => reloadOnSignal(node, path, read, watch) },
   );
 }
 
@@ -127,6 +127,15 @@ async function main(argv: string[]): Promise<void> {
       'compile a node file completely (every service, template, definition, TLS file) without running it; every error one line, exit 0 or 2',
       (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'node file' }),
       async (args) => (await import('./reload.js')).runCheck(args.file),
+    )
+    .command(
+      'reload',
+      "ask a running node's console to re-read its node file from disk (as SIGHUP does): prints the diff (exit 0) or the refusal (exit 2); the operator's password in HIVENODE_PASSWORD",
+      (y) =>
+        y
+          .option('dashboard', { type: 'string', demandOption: true, describe: "the node's console, e.g. http://127.0.0.1:8099" })
+          .option('user', { type: 'string', describe: 'an operator of dashboard.Users (default HIVENODE_USER)' }),
+      async (args) => (await import('./reload.js')).runReloadDashboard(args.dashboard, args.user),
     )
     .command(
       'demo',

@@ -19,7 +19,7 @@ function describeNode(node: HiveNode): string {
     const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves ${tls === true ? 'HTTPS' : 'HTTP'} on port ${port}` : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${where}`.trimEnd());
   }
-  if (node.dashboard) lines.push(`  console on port ${node.dashboard.port}: pages /, /flow, /queues, /journal (JSON /api/..., Prometheus /metrics)`);
+  if (node.dashboard) lines.push(`  console on port ${node.dashboard.port}: pages /, /flow, /queues, /journal, /config (JSON /api/..., Prometheus /metrics)`);
   return lines.join('\n');
 }
 

@@ -6,6 +6,7 @@
  */
 import { SERVICE_DEFINITIONS } from '../actors/index.js';
 import type { CompiledService } from '../actors/service/context.js';
+import type { NodeFile } from '../config/node-file.js';
 import type { ServiceKind } from '../config/registry.js';
 import type { Layer } from '../config/resolve.js';
 import { ConfigError, describeError } from '../protocol/errors.js';
@@ -23,6 +24,11 @@ export interface PlannedService {
   service: CompiledService;
   name: string;
   where: string;
+}
+
+/** A node file's plans: table default < the file's hive section < the service's entry. */
+export function plansOf(file: NodeFile): ServicePlan[] {
+  return file.services.map((s) => ({ kind: s.kind, layers: [file.hive, s.layer], where: s.where }));
 }
 
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;

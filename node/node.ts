@@ -17,6 +17,7 @@ import { importModule } from '../protocol/import-module.js';
 import { Journal, JournalEvent } from '../supervisors/journal.js';
 import { NodeMetrics } from './dashboard/metrics.js';
 import type { RunningConsole } from './console/server.js';
+import type { ConsoleConfig } from './console/sources.js';
 import { HiveRoster, rosterService } from './hive-roster.js';
 import { SentCounts } from './sent-counts.js';
 import type { DashboardAccess } from '../config/node-file.js';
@@ -109,6 +110,8 @@ export class HiveNode {
   dashboard: RunningConsole | undefined;
   /** This node's entry among every node of a NATS hive (hive-roster.ts), which the console shows. */
   roster: HiveRoster | undefined;
+  /** The node file's reloads (node-file-control.ts), which the console's Config page drives; set once the node runs from a file. */
+  fileControl: ConsoleConfig | undefined;
   private stopping: Promise<void> | undefined;
   private name = 'node';
   private version = '';
@@ -188,7 +191,7 @@ export class HiveNode {
         // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
         const { startConsole } = await importModule(import.meta.url, './console/server.js', () => import('./console/server.js'));
         node.dashboard = await startConsole(
-          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), sent: (service) => node.sent.of(service), metrics: node.metrics, hive, journal, log },
+          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), sent: (service) => node.sent.of(service), config: () => node.fileControl, metrics: node.metrics, hive, journal, log },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },
         );
         const host = access.host ?? '127.0.0.1';
@@ -278,22 +281,29 @@ export class HiveNode {
    * stopped; a new one is started. A failed start undoes what the reload had started. `who` is the
    * signal or the console user, for the journal; `hash` is the new file's.
    */
-  reload(plans: readonly ServicePlan[], who: string, hash?: string): Promise<ReloadOutcome> {
-    const run = this.reloading.then(() => this.applyReload(plans, who, hash));
+  reload(plans: readonly ServicePlan[], who: string, hash?: string, label?: string): Promise<ReloadOutcome> {
+    const run = this.reloading.then(() => this.applyReload(plans, who, hash, label));
     this.reloading = run.catch(() => undefined);
     return run;
   }
 
   /** Logs a refused reload (one line per error: "reload refused: <file>: <what and where>") and journals it. */
-  refuseReload(reason: string, who: string): ReloadOutcome {
+  refuseReload(reason: string, who: string, label?: string): ReloadOutcome {
     const file = this.source?.file ?? this.name;
     for (const line of reason.split('\n')) this.log.error(`reload refused: ${file}: ${line}`);
-    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `refused: ${reason.replace(/\n/g, '; ')}` });
+    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `refused${label ? ` (${label})` : ''}: ${reason.replace(/\n/g, '; ')}` });
     return { applied: false, reason };
   }
 
-  private async applyReload(plans: readonly ServicePlan[], who: string, hash: string | undefined): Promise<ReloadOutcome> {
-    const refuse = (reason: string): ReloadOutcome => this.refuseReload(reason, who);
+  /** What applying these compiled services would change, and why it would be refused (a dry run: nothing is touched). */
+  previewReload(next: readonly PlannedService[]): { diff: ReloadDiff; summary: string; refused?: string } {
+    const diff = diffServices(this.services, next);
+    const refused = refusal(this.services, next, diff, this.hiveValues);
+    return { diff, summary: describeDiff(diff), ...(refused ? { refused } : {}) };
+  }
+
+  private async applyReload(plans: readonly ServicePlan[], who: string, hash: string | undefined, label: string | undefined): Promise<ReloadOutcome> {
+    const refuse = (reason: string): ReloadOutcome => this.refuseReload(reason, who, label);
     if (this.stopping) return refuse('the node is stopping');
     let next: PlannedService[];
     try {
@@ -354,7 +364,7 @@ export class HiveNode {
     const summary = describeDiff(diff);
     if (this.source) this.source = { ...this.source, ...(hash ? { hash } : {}), appliedAt: new Date().toISOString(), reloads: this.source.reloads + 1 };
     this.log.info(`reload applied: ${this.source?.file ?? this.name}: ${summary} (asked by ${who})`);
-    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `applied: ${summary}` });
+    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `applied${label ? ` (${label})` : ''}: ${summary}` });
     return { applied: true, diff, summary };
   }
 

@@ -3,6 +3,7 @@
  * (docs/ARCHITECTURE.md, Configuration). Header injection in ResponseHeaders, a malformed allow
  * list or route, or a missing interceptor in non-strict mode stop the start with exit code 2.
  */
+import { interceptorUrl } from '../interceptor/connect.js';
 import { validateHeaderValue } from 'node:http';
 import type { ConfigOf } from '../../config/params.js';
 import type { GATEWAY_PARAMS } from '../../config/gateway.js';
@@ -113,6 +114,9 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   if (!c.Strict && (c.InterceptBefore === '' || c.InterceptAfter === '')) {
     throw new ConfigError('InterceptBefore and InterceptAfter are mandatory when Strict is false (README, The REST gateway); set both, or Strict=true');
   }
+  // what the start connects to, checked here so `hivenode check` and a reload refuse it too
+  if (c.InterceptBefore) interceptorUrl('InterceptBefore', c.InterceptBefore);
+  if (c.InterceptAfter) interceptorUrl('InterceptAfter', c.InterceptAfter);
   let routes: RouteTable;
   try {
     routes = parseRoutes(c.Routes);

@@ -19,7 +19,7 @@ import type { RunningService, ServiceContext } from '../service/context.js';
 import { defineService } from '../service/context.js';
 import { handleAsync, serve } from '../service/serve.js';
 import { addTraceHeaders, traceOf } from '../observe/trace-scope.js';
-import { connectInterceptor } from '../interceptor/connect.js';
+import { connectInterceptor, interceptorUrl } from '../interceptor/connect.js';
 import { proxySettings } from '../net/proxy.js';
 import { proxyRoutes } from '../net/proxy-routes.js';
 import { addressPolicy, guardedLookup } from './address-guard.js';
@@ -107,6 +107,8 @@ function check(
   onSecretError: (line: string) => void = () => undefined,
 ): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined; signer: Signer | undefined } {
   if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
+  if (c.InterceptBefore) interceptorUrl('InterceptBefore', c.InterceptBefore);
+  if (c.InterceptAfter) interceptorUrl('InterceptAfter', c.InterceptAfter);
   const signer = signerOf(c.Signing, onSecretError);
   let configuredTarget: URL | undefined;
   if (c.URL) {

@@ -90,6 +90,23 @@ class ModuleInterceptor implements Interceptor {
 }
 
 /**
+ * An interceptor parameter's http(s) URL (undefined for a module://), or the ConfigError naming the
+ * parameter: the services' start-time checks run it, so `hivenode check` and a reload refuse what a
+ * start would.
+ */
+export function interceptorUrl(name: string, url: string): URL | undefined {
+  if (url.startsWith('module://')) return undefined;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ConfigError(`${name} '${url}' is not a URL: write an http(s):// or module:// URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
+  return u;
+}
+
+/**
  * Connects to an interceptor named by a parameter; `name` is used in configuration errors. With
  * `routes` (InterceptProxy) an http(s) interceptor is called through the proxy they give its URL.
  */
@@ -103,13 +120,7 @@ export async function connectInterceptor(name: string, url: string, routes?: Rou
       throw e;
     }
   }
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new ConfigError(`${name} '${url}' is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
+  const u = interceptorUrl(name, url)!;
   // loaded for an HTTP interceptor only: its client is undici, which a node without one need not load
   const { InterceptorClient } = await importModule(import.meta.url, './client.js', () => import('./client.js'));
   return new InterceptorClient(url, 64, routes?.route(u));

@@ -37,6 +37,8 @@ textarea{width:100%;min-height:8rem;font:13px ui-monospace,monospace}
 .tabs a{display:inline-block;padding:.25rem .7rem;border:1px solid var(--line);border-radius:3px;text-decoration:none}
 .tabs a[aria-current=page]{background:var(--head);color:#fff;border-color:var(--head)}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
+.diff{max-height:32rem;overflow:auto} .diff .add{color:var(--ok);background:#eefbf1;display:block} .diff .del{color:var(--bad);background:#fff1f2;display:block} .diff .same{display:block}
+#config-text{min-height:24rem}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:1rem}
 figure{margin:0;border:1px solid var(--line);padding:.5rem} figcaption{font-weight:600;margin-bottom:.3rem}
 .chart svg{width:100%;height:auto;display:block} .chart-now{margin:.2rem 0 0;font-size:.85rem} .key{white-space:nowrap;margin-right:.6rem}

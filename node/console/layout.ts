@@ -14,6 +14,7 @@ const NAV = [
   { path: '/flows', label: 'Flows' },
   { path: '/journal', label: 'Journal' },
   { path: '/traces', label: 'Traces' },
+  { path: '/config', label: 'Config' },
 ] as const;
 
 /** What every page knows about the request it answers. */

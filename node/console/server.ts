@@ -1,6 +1,6 @@
 /**
  * The console: the node's dashboard port serves the pages (Live /, Flow /flow, Queues /queues,
- * Journal /journal), the JSON API they are built from (/api/...), the Prometheus text (/metrics) and
+ * Journal /journal, Config /config: config-routes.ts), the JSON API they are built from (/api/...), the Prometheus text (/metrics) and
  * its own assets — nothing is fetched from elsewhere. Reading needs nothing; actions are POSTs that
  * pass the operator checks (operators.ts), go to the queue as its own commands over the hive, and
  * are written to the supervision journal with the operator's name.
@@ -24,6 +24,7 @@ import { NodeFlow } from './flow.js';
 import { flowAct } from './flow-reads.js';
 import { LiveHistory } from './history.js';
 import { LiveStream } from './live-stream.js';
+import { ConfigRoutes } from './config-routes.js';
 
 export interface ConsoleOptions {
   port: number;
@@ -53,6 +54,7 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   const flow = new NodeFlow(sources, history);
   const pages = new ConsolePages(sources, history, flow);
   const api = new ConsoleApi(sources, history, flow, new LiveStream(history, () => pages.liveSections()));
+  const config = new ConfigRoutes(sources, operators);
   api.onClose(() => {
     history.stop();
     void operators.close();
@@ -108,14 +110,17 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     }
     if (req.method === 'POST') {
       if (parts[0] === 'api' && (parts[1] === 'queues' || parts[1] === 'flows') && parts.length === 4) return act(req, res, parts[2]!, parts[3]!, parts[1]);
-      throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action> and /api/flows/<name>/<action>`);
+      if (parts[0] === 'api' && parts[1] === 'config' && parts.length === 3) return config.post(req, res, parts[2]!, () => context(req, res, url));
+      throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action>, /api/flows/<name>/<action> and /api/config/<action>`);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'GET or POST only', { allow: 'GET, HEAD, POST' });
     if (path === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS, { 'cache-control': 'max-age=300' });
     if (path === '/assets/console.js') return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS, { 'cache-control': 'max-age=300' });
     if (path === '/metrics') return send(res, 200, sources.metrics.contentType, await sources.metrics.text());
     if (path === '/login') return login(req, res, url);
+    if (parts[0] === 'api' && parts[1] === 'config') return config.get(res, parts.slice(1));
     if (parts[0] === 'api') return api.get(req, res, parts.slice(1), url, operators);
+    if (parts[0] === 'config') return page(req, res, url, (ctx) => config.page(parts, ctx));
     return page(req, res, url, (ctx) => pages.build(parts, url, ctx));
   };
 
