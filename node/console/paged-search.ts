@@ -7,7 +7,7 @@
 import { BadInputError } from '../../protocol/errors.js';
 import type { Result } from '../../protocol/message.js';
 
-export const PAGE_SIZE = 20;
+const PAGE_SIZE = 20;
 
 /** The query parameters every search reads: the state tab, the page, and the optional ones by name. */
 export function readSearch<Opt extends string>(params: URLSearchParams, states: readonly string[], defaultState: string, optional: ReadonlyArray<readonly [param: string, key: Opt]>): { state: string; page: number } & Partial<Record<Opt, string>> {

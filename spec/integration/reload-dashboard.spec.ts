@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { passwdLine } from '../../actors/gateway/auth.js';
+import { passwdLine } from '../../actors/auth/authenticate.js';
 import { freePort } from '../adapters/ports.js';
 import type { NodeProcess } from '../reliability/node-process.js';
 import { startNodeProcess } from '../reliability/node-process.js';

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { passwdLine } from '../../../actors/gateway/auth.js';
+import { passwdLine } from '../../../actors/auth/authenticate.js';
 import { HiveNode } from '../../../node/node.js';
 import { NodeFileControl, readNodeFile } from '../../../node/node-file-control.js';
 import { plansOf } from '../../../node/node-plan.js';
