@@ -65,6 +65,14 @@ export interface FlowDeps {
   readonly held?: HeldEntries | undefined;
 }
 
+/**
+ * TEST ONLY: the machine-loss row (spec/reliability/flow-machine-loss.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP=1 to build the flow deliberately broken — a new run is
+ * answered and its first step sent before it is written, its first write made only after that step's
+ * Result — and shows that its test then finds acknowledged runs lost; nothing else may set it.
+ */
+const WRITE_AFTER_STEP = process.env.HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP === '1';
+
 /** The longest one timer waits; a longer wait re-arms (Node's timers hold at most 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
 
@@ -229,6 +237,11 @@ export class FlowCore implements FanHost {
     };
     this.runs.set(run.key, run);
     this.deps.stats.started++;
+    if (WRITE_AFTER_STEP) {
+      onStored(run);
+      this.advance(run);
+      return run;
+    }
     const live = this.liveOf(run.key);
     live.onStored = (ok, error) => onStored(ok ? run : undefined, error);
     // its idempotency key goes in the run's first write, wherever its first steps lead (a send, a wait, its end)

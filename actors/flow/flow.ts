@@ -86,6 +86,7 @@ interface FlowSetup {
 async function runFlow(ctx: ServiceContext<FlowConfig>, parent: ParentRef, store: QueueStore, { def, gate, held }: FlowSetup): Promise<HeldService> {
   const config = ctx.config;
   const stats: FlowStats = { started: 0, succeeded: 0, failed: 0, cancelled: 0, stepsSent: 0, retried: 0 };
+  if (held) ctx.log.info(`flow: ${held.keys.length} run(s) the previous holder had a step under way for wait until ${new Date(held.until).toISOString()} (AckWait) before sending it again`);
   let core: FlowCore | undefined;
   const actor = spawnFlowActor(
     ctx.runtime,

@@ -52,10 +52,10 @@ export interface HeldService {
 }
 
 /** Runs the service's actors under `parent` on an open store (queue.ts, flow.ts). */
-export type RunHeld = (parent: ParentRef, store: JetStreamStore, held: HeldEntries | undefined) => Promise<HeldService>;
+type RunHeld = (parent: ParentRef, store: JetStreamStore, held: HeldEntries | undefined) => Promise<HeldService>;
 
 /** The parameters, of the same names in the queue's and the flow's tables, a service held on JetStream runs with. */
-export interface SharedStoreConfig {
+interface SharedStoreConfig {
   readonly Replicas: number;
   readonly Durability: string;
   readonly PersistPath: string;
@@ -65,7 +65,7 @@ export interface SharedStoreConfig {
 }
 
 /** The kinds of service held this way: the word names the stream (HIVENODE_LOG_<kind>_<NAME>) and the log lines. */
-export type SharedKind = 'queue' | 'flow';
+type SharedKind = 'queue' | 'flow';
 
 /** The lease's key of a service in the holders' bucket (the queue's as it always was). */
 function leaseKey(kind: SharedKind, word: string): string {
