@@ -44,13 +44,13 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     await server?.stop();
   });
 
-  // steps: a (fast), slow (3 s), pause (a wait step when the Input asks for one), c (fast)
+  // steps: a (fast), slow (3 s), pause (a wait step of 15 s when the Input asks for one: longer than a takeover), c (fast)
   const definition = JSON.stringify({
     steps: [
       { name: 'a', call: 'a', data: { n: '{{index .Input.Data.n 0}}' } },
       { name: 'pick', choice: [{ when: '{{eq (index .Input.Data.kind 0) "wait"}}', next: 'pause' }], default: 'slow' },
       { name: 'slow', call: 'slow', data: { n: '{{index .Input.Data.n 0}}' }, next: 'c' },
-      { name: 'pause', wait: '6s' },
+      { name: 'pause', wait: '15s' },
       { name: 'c', call: 'c', data: { n: '{{index .Input.Data.n 0}}' } },
     ],
   });
@@ -62,7 +62,7 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
         `hive: {SERVERHOST: "${server.url}"}`,
         'services:',
         `  - {service: gateway, NAME: gw${i}, Port: 0, Strict: true, OUTPUTCHANNEL: flow, ControlAllowList: "command,key,state"}`,
-        `  - {service: flow, NAME: flow, Store: jetstream, AckWait: 8s, MaxRuns: 4, PersistPath: "${join(dir, `store${i}`)}", Definition: '${definition}'}`,
+        `  - {service: flow, NAME: flow, Store: jetstream, AckWait: 20s, MaxRuns: 4, PersistPath: "${join(dir, `store${i}`)}", Definition: '${definition}'}`,
         `  - {service: echo, NAME: a, RecordFile: "${join(dir, `a${i}.jsonl`)}"}`,
         `  - {service: echo, NAME: slow, Delay: 3000, RecordFile: "${join(dir, `slow${i}.jsonl`)}"}`,
         `  - {service: echo, NAME: c, RecordFile: "${join(dir, `c${i}.jsonl`)}"}`,
@@ -106,6 +106,7 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     await holder.kill('SIGKILL');
     const lostAt = Date.now();
     await waitFor(() => HOLDING.test(standby.output()), 30_000, 'a takeover');
+    const tookOverAt = Date.now();
     expect(standby.output()).to.match(/flow: \d+ run\(s\) the previous holder had a step under way for wait until .* \(AckWait\)/);
 
     // operations on the new holder (the runs read from the stream)
@@ -119,16 +120,16 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     for (const run of [...slow, ...waiting]) expect(keys('a').has(`${run}:a`), `run ${run} step a`).to.equal(true);
     for (const run of slow) expect(keys('slow').has(`${run}:slow`), `run ${run} step slow`).to.equal(true);
     for (const run of [...slow, ...waiting]) expect(keys('c').has(`${run}:c`), `run ${run} step c`).to.equal(true);
-    // the steps the dead holder was sending were sent again only once AckWait (8 s) passed since its report
+    // the steps the dead holder was sending were sent again only once AckWait (20 s) passed since its report
     const again = effects('slow').filter((e) => inFlight.has(e.key) && e.at > lostAt);
     expect(again.length, 'slow steps sent again after the loss').to.be.greaterThan(0);
-    // (the holder's last report came at most a renewal before the loss: AckWait 8 s after it is 5.9 s after the loss or later)
-    expect(Math.min(...again.map((e) => e.at - lostAt)), 'the first step sent again after the loss').to.be.at.least(5_500);
-    // the wait step was not skipped: its runs reached c 6 s after their a at the earliest
+    // (the taker counts from a lease period before its takeover: 14 s after it; runs in line went on at once)
+    expect(Math.min(...again.map((e) => e.at - tookOverAt)), 'the first of those steps sent again after the takeover (ms)').to.be.at.least(12_000);
+    // the wait step was not skipped: its runs reached c 15 s after their a at the earliest
     for (const run of waiting) {
       const aAt = effects('a').find((e) => e.key === `${run}:a`)!.at;
       const cAt = Math.min(...effects('c').filter((e) => e.key === `${run}:c`).map((e) => e.at));
-      expect(cAt - aAt, `run ${run} waited`).to.be.at.least(5_900);
+      expect(cAt - aAt, `run ${run} waited`).to.be.at.least(14_900);
     }
     await waitFor(async () => (await post(standby, '/flow/status', {}, { command: 'status' })).Data.queuesize?.[0] === '0', 10_000, 'no run in progress');
     const end = await post(standby, '/flow/status', {}, { command: 'status' });
