@@ -27,7 +27,7 @@ import type { Figures } from './record.js';
 import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale } from './scale.js';
 
-const KILLS = byScale(3, 5);
+const KILLS = byScale(2, 5);
 /** Kills of the broken build's run: enough that one catches a run answered and not yet stored. */
 const BROKEN_KILLS = 2;
 /** Runs finished (their last step's effect) between two kills. */
