@@ -20,6 +20,7 @@ import { Agent, request } from 'undici';
 import { natsCluster } from '../adapters/nats/cluster.js';
 import { natsServerAvailable } from '../adapters/nats/server.js';
 import { recorded } from '../integration/queue/helpers.js';
+import { prng } from '../prng.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { clusterHive, startClusterNode, writeNodeFile } from './node-process.js';
@@ -29,7 +30,7 @@ import { byScale } from './scale.js';
 
 const KILLS = byScale(2, 5);
 /** Kills of the broken build's run: enough that one catches a run answered and not yet stored. */
-const BROKEN_KILLS = 2;
+const BROKEN_KILLS = 3;
 /** Runs finished (their last step's effect) between two kills. */
 const RUNS_PER_CYCLE = byScale(150, 400);
 const NODES = 3;
@@ -40,6 +41,7 @@ const LANE_EVERY_MS = 250;
 const STEPS = ['a', 'b', 'c'] as const;
 const HOLDING = 'active flow holder now';
 const STOPPED = 'stops serving';
+const SEED = 0xf1055;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** What one run of the loss found. */
@@ -78,6 +80,7 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
     ),
   );
   const agent = new Agent({ connections: 64 });
+  const rnd = prng(SEED);
   const nodes: Array<NodeProcess | undefined> = [];
   const all: NodeProcess[] = [];
   const start = async (i: number): Promise<void> => {
@@ -115,8 +118,9 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
           if (key) {
             acknowledged.push(key);
             ackedAt.set(key, Date.now());
-            // a steady load: each lane starts one run per LANE_EVERY_MS at most
-            await sleep(Math.max(0, LANE_EVERY_MS - (Date.now() - began)));
+            // a steady load: each lane starts one run per LANE_EVERY_MS on average, at a random point of
+            // it, so lanes released together (after a takeover) do not go on starting in bursts
+            await sleep(Math.max(0, LANE_EVERY_MS * 2 * rnd() - (Date.now() - began)));
             break;
           }
           // a refused start is sent again to another gateway (as a new run: only acknowledged runs count)
@@ -208,7 +212,7 @@ describe('reliability: a flow on JetStream loses a machine', function () {
     "lose a machine: the flow holder's node and its nats-server SIGKILLed together mid-run, on a three-server cluster: every acknowledged run succeeds with every step's effect",
     {
       suite: 'dependencies',
-      load: `runs of call a → call b → call c (recording echoes, 30 ms each) started through ${NODES} gateways (Platform-Procedure: Execution, ${CONCURRENCY} at once, at most ${(CONCURRENCY * 1000) / LANE_EVERY_MS}/s, a refused one sent again to another gateway); ${NODES} nodes each running a gateway, the flow (Store jetstream, Replicas 3, AckWait 3s, MaxRuns 16, one NAME) and the echoes; 3 nats-servers with JetStream`,
+      load: `runs of call a → call b → call c (recording echoes, 30 ms each) started through ${NODES} gateways (Platform-Procedure: Execution, ${CONCURRENCY} at once, about ${(CONCURRENCY * 1000) / LANE_EVERY_MS}/s, a refused one sent again to another gateway); ${NODES} nodes each running a gateway, the flow (Store jetstream, Replicas 3, AckWait 3s, MaxRuns 16, one NAME) and the echoes; 3 nats-servers with JetStream`,
       faults: `${KILLS} × SIGKILL of the holding node and of its nats-server, each after ${RUNS_PER_CYCLE} more runs finished, both started again; then the same with ${BROKEN_KILLS} kills on a build writing a new run after its first step's message (HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP=1)`,
     },
     byScale(600_000, 1_200_000),
