@@ -29,10 +29,11 @@ const ROOM_ZONES = BASE_ROOMS.map((room, i) => ({
 }));
 /**
  * The service kinds' rooms: none imports another (a name two services share moves down, to protocol/
- * or a base room), save the flow, which keeps its runs in the queue's stores through their interface.
+ * or a base room), save the flow, which keeps its runs in the queue's stores through their interface
+ * — on JetStream held as a queue is, by the queue's holder (lease, fencing, takeover).
  */
 const SERVICE_ROOMS = ['echo', 'exec', 'flow', 'gateway', 'httpclient', 'queue', 'sql', 'storage', 'syslog'];
-const QUEUE_STORES = ['./store.ts', './memory-store.ts', './sqlite-store.ts', './store-paging.ts'];
+const QUEUE_STORES = ['./store.ts', './memory-store.ts', './sqlite-store.ts', './store-paging.ts', './queue-holder.ts'];
 const SERVICE_ZONES = SERVICE_ROOMS.flatMap((room) => {
   const message = `actors/${room}/ is a service: it imports no other service's room (move a shared name down to protocol/ or a base room; docs/ARCHITECTURE.md, Map of the house)`;
   const others = SERVICE_ROOMS.filter((r) => r !== room && !(room === 'flow' && r === 'queue'));

@@ -27,8 +27,11 @@ echo "== tests (mocha)"
 # config, mocha ran them all as well); every suite is named in spec/all.mocharc.json
 if [ "$#" -eq 0 ]; then npx mocha --config spec/all.mocharc.json; else npx mocha "$@"; fi
 if [ "$#" -eq 0 ]; then
-  # the same queue suite on the other store: every node it starts runs its queue on a
-  # JetStream server of its own (spec/integration/queue-store.ts)
-  echo "== the queue suite again, on the JetStream store (HIVENODE_QUEUE_STORE=jetstream)"
-  HIVENODE_QUEUE_STORE=jetstream npx mocha --no-config --node-option import=tsx --extension ts --timeout 20000 --exit 'spec/integration/queue/*.spec.ts'
+  # the same queue and flow suites on the other store: every node they start runs its queue or flow
+  # on a JetStream server of its own (spec/integration/queue-store.ts); the flow's examples and its
+  # check command start no store of the test's, so they run once
+  echo "== the queue and flow suites again, on the JetStream store (HIVENODE_QUEUE_STORE=jetstream)"
+  HIVENODE_QUEUE_STORE=jetstream npx mocha --no-config --node-option import=tsx --extension ts --timeout 20000 --exit \
+    --ignore 'spec/integration/flow/example*.spec.ts' --ignore spec/integration/flow/check-cli.spec.ts \
+    'spec/integration/queue/*.spec.ts' 'spec/integration/flow/*.spec.ts'
 fi

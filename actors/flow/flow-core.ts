@@ -14,6 +14,7 @@ import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import type { HiveClient } from '../hive/client.js';
 import type { Logger } from '../observe/logger.js';
 import type { QueueStore, StoreOp } from '../queue/store.js';
+import type { HeldEntries } from '../queue/queue-holder.js';
 import type { ParkedNeed } from './parked-runs.js';
 import { ParkedRuns } from './parked-runs.js';
 import type { FlowDefinition, MapStep, ParallelStep, SendSpec, SendStep, Step } from './definition.js';
@@ -60,7 +61,17 @@ export interface FlowDeps {
   /** PageHorizon: runs waiting beyond it are held in the store only (0: every run in memory). */
   readonly pageHorizonMs: number;
   readonly stats: FlowStats;
+  /** Store jetstream: the runs the previous holder had a step under way for, held back until then (queue-holder.ts, AckWait). */
+  readonly held?: HeldEntries | undefined;
 }
+
+/**
+ * TEST ONLY: the machine-loss row (spec/reliability/flow-machine-loss.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP=1 to build the flow deliberately broken — a new run is
+ * answered and its first step sent before it is written, its first write made only after that step's
+ * Result — and shows that its test then finds acknowledged runs lost; nothing else may set it.
+ */
+const WRITE_AFTER_STEP = process.env.HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP === '1';
 
 /** The longest one timer waits; a longer wait re-arms (Node's timers hold at most 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
@@ -108,7 +119,26 @@ export class FlowCore implements FanHost {
   private place(run: Run): void {
     this.runs.set(run.key, run);
     if (run.state === RunState.Waiting) this.arm(run);
-    else if (!isFinal(run.state)) this.advance(run);
+    else if (!isFinal(run.state) && !this.heldBack(run)) this.advance(run);
+  }
+
+  /**
+   * Store jetstream: a run whose step the previous holder was still sending waits until AckWait has
+   * passed since that holder's report (the step may still be running at its target), as a queue
+   * holds back the entries it was delivering; then it sends its step again, with the same key.
+   */
+  private heldBack(run: Run): boolean {
+    const held = this.deps.held;
+    if (!held || held.until <= Date.now() || !held.keys.includes(run.key) || this.deps.def.byName.get(run.step ?? '')?.kind === 'wait') return false;
+    run.state = RunState.Waiting;
+    run.dueAt = held.until;
+    this.arm(run);
+    return true;
+  }
+
+  /** The runs with a step under way in this process (a holder's report to the node that may take over). */
+  *inFlight(): IterableIterator<string> {
+    for (const [key, live] of this.live) if (live.sending) yield key;
   }
 
   /**
@@ -207,6 +237,11 @@ export class FlowCore implements FanHost {
     };
     this.runs.set(run.key, run);
     this.deps.stats.started++;
+    if (WRITE_AFTER_STEP) {
+      onStored(run);
+      this.advance(run);
+      return run;
+    }
     const live = this.liveOf(run.key);
     live.onStored = (ok, error) => onStored(ok ? run : undefined, error);
     // its idempotency key goes in the run's first write, wherever its first steps lead (a send, a wait, its end)

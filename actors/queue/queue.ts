@@ -30,8 +30,8 @@ import { FanOutTemplate } from './fan-out.js';
 import { startRetentionSweeps } from './retention.js';
 import { groupLimitsOf } from './groups.js';
 import type { GroupLimits } from './groups.js';
-import type { HeldEntries, RunningQueue } from './queue-holder.js';
-import { holdSharedQueue } from './queue-holder.js';
+import type { HeldEntries, HeldService } from './queue-holder.js';
+import { holdShared } from './queue-holder.js';
 import type { StateCounts } from './state-counts.js';
 import { durationParamProblem } from './control-ranges.js';
 import type { BreakerOptions, BreakerView } from './breaker.js';
@@ -94,7 +94,7 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
   const { groups, breaker } = checked;
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
-    return holdSharedQueue(ctx, (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
+    return holdShared(ctx, 'queue', (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
   }
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
@@ -112,6 +112,12 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
   }
   store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
   return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker })).service;
+}
+
+/** A queue started on a store: its service, the keys it is delivering (queue-holder.ts) and its live figures. */
+interface RunningQueue extends HeldService {
+  stats: QueueStats;
+  inFlight: Set<string>;
 }
 
 /** What a queue runs with beside its store. */

@@ -17,7 +17,7 @@ export async function startTestNode(services: Array<{ service: ServiceKind } & R
       layers: [{ source: `test services[${i}]`, values: Object.entries(rest).map(([k, v]) => [k, String(v)] as const) }],
     })),
   });
-  for (const s of node.services) if (s.kind === 'queue') await untilHeld(() => s.running.status());
+  for (const s of node.services) if (s.kind === 'queue' || s.kind === 'flow') await untilHeld(() => s.running.status());
   return { node, logs: () => chunks.join('') };
 }
 

@@ -1,6 +1,7 @@
 /**
- * The queue suite runs against both stores: with HIVENODE_QUEUE_STORE=jetstream every
- * node a test starts with a persistent queue runs on a NATS hive instead, with Store jetstream.
+ * The queue suite and the flow suite run against both stores: with HIVENODE_QUEUE_STORE=jetstream
+ * every node a test starts with a persistent queue or flow runs on a NATS hive instead, with Store
+ * jetstream (a flow's runs live where a queue's entries live: README, Flows).
  * Each PersistPath a test gives stands for one JetStream server of its own (its store under that
  * path), kept running while the test process runs, so a node started again on the same PersistPath
  * finds its entries as it would in the SQLite file, and a new PersistPath starts empty.
@@ -47,13 +48,19 @@ export function serverFor(persistPath: string): Promise<NatsServer> {
 
 type ServiceValues = Record<string, string | number | boolean> & { service: string };
 
-/** The services of a node as the store under test needs them: on JetStream, the node on the PersistPath's server. */
+/** A queue or flow with a store of its own that the test left to the default (SQLite). */
+const persistent = (s: ServiceValues): boolean => (s.service === 'queue' || s.service === 'flow') && s.PersistPath !== '' && s.PersistPath !== undefined && s.Store === undefined;
+
+/**
+ * The services of a node as the store under test needs them: on JetStream, the node on the server of
+ * its first persistent queue's or flow's PersistPath, and each of them with Store jetstream.
+ */
 export async function withQueueStore<T extends ServiceValues>(services: T[]): Promise<T[]> {
   if (QUEUE_STORE !== 'jetstream') return services;
-  const queue = services.find((s) => s.service === 'queue' && s.PersistPath !== '' && s.PersistPath !== undefined && s.Store === undefined);
-  if (!queue) return services;
-  const server = await serverFor(String(queue.PersistPath));
-  return services.map((s) => ({ ...s, SERVERHOST: server.url, ...(s === queue ? { Store: 'jetstream' } : {}) }));
+  const first = services.find(persistent);
+  if (!first) return services;
+  const server = await serverFor(String(first.PersistPath));
+  return services.map((s) => ({ ...s, SERVERHOST: server.url, ...(persistent(s) ? { Store: 'jetstream' } : {}) }));
 }
 
 /**
@@ -67,14 +74,14 @@ export async function nodeFileStore(persistPath: string): Promise<{ store: strin
 }
 
 /**
- * On JetStream a node started again after a SIGKILL holds its queue once the killed node's lease
- * ran out (actors/queue/queue-holder.ts): the tests wait for that, as they wait for a start.
+ * On JetStream a node started again after a SIGKILL holds its queue (or flow) once the killed node's
+ * lease ran out (actors/queue/queue-holder.ts): the tests wait for that, as they wait for a start.
  */
 export async function untilHeld(status: () => Record<string, unknown>): Promise<void> {
   if (QUEUE_STORE !== 'jetstream' || !('holder' in status())) return;
   const end = Date.now() + 20_000;
   while (status().holder !== 'this node') {
-    if (Date.now() > end) throw new Error(`the queue was not held within 20 s: ${JSON.stringify(status())}`);
+    if (Date.now() > end) throw new Error(`the queue or flow was not held within 20 s: ${JSON.stringify(status())}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

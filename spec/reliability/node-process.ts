@@ -67,6 +67,21 @@ export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: Nod
 }
 
 /** Runs `hivenode run <file>` expecting it to exit by itself (a refused start): its exit code and output. */
+/**
+ * Starts a node on a JetStream cluster that may just have lost a server: the cluster elects its
+ * leaders for a few seconds, so a start gets up to five tries, 2 s apart.
+ */
+export async function startClusterNode(file: string, env: NodeJS.ProcessEnv = {}): Promise<NodeProcess> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startNodeProcess(file, { ready: GATEWAY_READY, timeoutMs: 60_000, env });
+    } catch (e) {
+      if (attempt === 4) throw e;
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+  }
+}
+
 export function runNodeToExit(file: string, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

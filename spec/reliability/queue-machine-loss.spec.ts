@@ -15,7 +15,7 @@ import { natsServerAvailable } from '../adapters/nats/server.js';
 import { recorded } from '../integration/queue/helpers.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
-import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
+import { clusterHive, startClusterNode, writeNodeFile } from './node-process.js';
 import { reliabilityTest, requireInstalled } from './record.js';
 import { byScale, chaosOnly } from './scale.js';
 
@@ -61,17 +61,8 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
       const nodes: NodeProcess[] = [];
       const all: NodeProcess[] = [];
       const start = async (i: number): Promise<void> => {
-        // a cluster that just lost a server elects leaders for a few seconds: a start may need another try
-        for (let attempt = 0; ; attempt++) {
-          try {
-            nodes[i] = await startNodeProcess(files[i]!, { ready: GATEWAY_READY, timeoutMs: 60_000 });
-            all.push(nodes[i]!);
-            return;
-          } catch (e) {
-            if (attempt === 4) throw e;
-            await sleep(2_000);
-          }
-        }
+        nodes[i] = await startClusterNode(files[i]!);
+        all.push(nodes[i]!);
       };
       const alive = (n: NodeProcess | undefined): n is NodeProcess => n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
       const holding = (n: NodeProcess | undefined): boolean => alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);

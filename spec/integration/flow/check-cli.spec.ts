@@ -40,10 +40,10 @@ describe('hivenode flow check', function () {
     expect(lines[0]).to.contain("Definition: step 'insert': the loop");
   });
 
-  it('Store jetstream is refused at start in one line', () => {
+  it('Store jetstream on the embedded hive is refused at start in one line naming SERVERHOST', () => {
     const r = run(['flow', `-Definition=file://${good}`, '-Store=jetstream']);
     expect(r.status, r.stderr).to.equal(2);
     expect(r.stderr.trim().split('\n')).to.have.length(1);
-    expect(r.stderr).to.contain('Store: jetstream is not available for flows yet');
+    expect(r.stderr).to.contain("Store jetstream keeps the flow's runs in the NATS hive's JetStream: give SERVERHOST a nats:// address");
   });
 });

@@ -9,6 +9,7 @@ import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { recorded, sleep } from '../queue/helpers.js';
 import { until } from '../helpers.js';
+import { sqliteOnly } from '../queue-store.js';
 import { flowCommand, flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
 
 const DEF = { steps: [{ name: 'hold', wait: { for: '{{index .Input.Data.for 0}}' } }, { name: 'go', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } }] };
@@ -29,7 +30,8 @@ describe('flow runs paged out of memory (PageHorizon)', function () {
   beforeEach(() => (dir = flowDir()));
   afterEach(stopFlowNodes);
 
-  it('a run waiting beyond the horizon leaves memory once written: counted, listed, fetched, cancelled, and sent at its time', async () => {
+  it('a run waiting beyond the horizon leaves memory once written: counted, listed, fetched, cancelled, and sent at its time', async function () {
+    sqliteOnly(this, 'JetStream holds every run in memory');
     ({ node } = await flowNode(dir, DEF, { PageHorizon: '1s' }, [recordingEcho(dir, 'db')]));
     const t0 = Date.now();
     const far = [await startWaiting(node, 'a', '3s'), await startWaiting(node, 'b', '3s'), await startWaiting(node, 'c', '3s')];
@@ -61,7 +63,8 @@ describe('flow runs paged out of memory (PageHorizon)', function () {
     expect(recorded(join(dir, 'db.jsonl'))).to.have.length(3);
   });
 
-  it('after a restart the waiting runs beyond the horizon stay in the store, and go on at their time', async () => {
+  it('after a restart the waiting runs beyond the horizon stay in the store, and go on at their time', async function () {
+    sqliteOnly(this, 'JetStream holds every run in memory');
     ({ node } = await flowNode(dir, DEF, { PageHorizon: '1s' }, [recordingEcho(dir, 'db')]));
     const t0 = Date.now();
     const keys = [await startWaiting(node, 'a', '3500ms'), await startWaiting(node, 'b', '3500ms')];
@@ -81,7 +84,8 @@ describe('flow runs paged out of memory (PageHorizon)', function () {
     expect((await flowCommand(node, 'status')).Data.succeeded).to.deep.equal(['3']);
   });
 
-  it("a start whose idempotency key started a parked run answers that run's key and starts nothing", async () => {
+  it("a start whose idempotency key started a parked run answers that run's key and starts nothing", async function () {
+    sqliteOnly(this, 'JetStream holds every run in memory');
     ({ node } = await flowNode(dir, DEF, { PageHorizon: '1s' }, [recordingEcho(dir, 'db')]));
     const first = await startWaiting(node, 'a', '2s', { 'idempotency-key': ['order-1'] });
     await until(() => parkedOf(node) === 1);

@@ -16,6 +16,7 @@ import { JournalEvent } from '../../../supervisors/journal.js';
 import { recorded, sleep } from '../queue/helpers.js';
 import { flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
+import { sqliteOnly } from '../queue-store.js';
 
 const RUNS = 120;
 const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '5s' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };
@@ -67,7 +68,8 @@ describe('a damaged flow store', function () {
     return seconds();
   }
 
-  it("refuses the start in one line naming 'hivenode flow salvage <dir>'; the command recovers the other runs, which go on at their step", async () => {
+  it("refuses the start in one line naming 'hivenode flow salvage <dir>'; the command recovers the other runs, which go on at their step", async function () {
+    sqliteOnly(this, 'a file of its own');
     const { storeDir, lost } = await damagedRuns();
     let refused: unknown;
     await flowNode(dir, DEF, {}, [recordingEcho(dir, 'db')]).catch((e: unknown) => (refused = e));
@@ -82,7 +84,8 @@ describe('a damaged flow store', function () {
     expect((await secondSteps(RUNS - lost)).size).to.equal(RUNS - lost);
   });
 
-  it('StoreRecovery: salvage salvages at the start, journals it with its counts, and the recovered runs go on', async () => {
+  it('StoreRecovery: salvage salvages at the start, journals it with its counts, and the recovered runs go on', async function () {
+    sqliteOnly(this, 'a file of its own');
     const { storeDir, lost } = await damagedRuns();
     let logs: () => string;
     ({ node, logs } = await flowNode(dir, DEF, { StoreRecovery: 'salvage' }, [recordingEcho(dir, 'db')]));
