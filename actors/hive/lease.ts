@@ -38,6 +38,15 @@ export function leaseNote(value: string | undefined): string {
   return at < 0 ? '' : value!.slice(at + 1);
 }
 
+/**
+ * TEST ONLY: the partition test (spec/reliability/partition.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY=1, with HIVENODE_TEST_BROKEN_NO_FENCING=1, to build a holder
+ * deliberately broken — it no longer stops when its lease runs out unrenewed, only when a renewal is
+ * refused — and show that a host cut off and healed then writes beside the new holder. Without this
+ * switch the cut-off holder stops at its lease's end and never reaches the fence; nothing else may set it.
+ */
+const EXPIRES = process.env.HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY !== '1';
+
 export class Lease {
   /** Who this instance is, as the lease names its holder (host, process, a random part per start). */
   readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -91,7 +100,7 @@ export class Lease {
    * timer, not after a renewal, which may itself wait for its timeout.
    */
   private expire(): void {
-    if (this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
+    if (EXPIRES && this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
   }
 
   private stepSoon(): void {
