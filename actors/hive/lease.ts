@@ -39,13 +39,15 @@ export function leaseNote(value: string | undefined): string {
 }
 
 /**
- * TEST ONLY: the partition test (spec/reliability/partition.spec.ts) sets
- * HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY=1, with HIVENODE_TEST_BROKEN_NO_FENCING=1, to build a holder
- * deliberately broken — it no longer stops when its lease runs out unrenewed, only when a renewal is
- * refused — and show that a host cut off and healed then writes beside the new holder. Without this
- * switch the cut-off holder stops at its lease's end and never reaches the fence; nothing else may set it.
+ * TEST ONLY: the partition and pause tests (spec/reliability/partition.spec.ts, pause.spec.ts) set
+ * HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1, with HIVENODE_TEST_BROKEN_NO_FENCING=1, to build a holder
+ * deliberately broken — the lease never stops its work: not when it runs out unrenewed, not when a
+ * renewal is refused — and show that a holder cut off and healed, or frozen and resumed, then writes
+ * beside the new one. Without this switch the struck holder stops at its lease's end or its first
+ * refused renewal, often before it writes again, so the fence would seldom be what the test sees;
+ * nothing else may set it.
  */
-const EXPIRES = process.env.HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY !== '1';
+const LEASE_STOPS = process.env.HIVENODE_TEST_BROKEN_NO_LEASE_STOP !== '1';
 
 export class Lease {
   /** Who this instance is, as the lease names its holder (host, process, a random part per start). */
@@ -100,7 +102,7 @@ export class Lease {
    * timer, not after a renewal, which may itself wait for its timeout.
    */
   private expire(): void {
-    if (EXPIRES && this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
+    if (LEASE_STOPS && this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
   }
 
   private stepSoon(): void {
@@ -136,8 +138,8 @@ export class Lease {
         // ran out while the renewal was on its way (expire): the work has stopped; the lease it wrote
         // is left to run out, and this instance contends again like any other
         if (this.revision !== held) return;
-        if (next === undefined) this.lost(`another ${this.role.name} took the lease over`);
-        else this.renewed(next, sent);
+        if (next !== undefined) this.renewed(next, sent);
+        else if (LEASE_STOPS) this.lost(`another ${this.role.name} took the lease over`);
       } else {
         await this.contend(sent);
       }

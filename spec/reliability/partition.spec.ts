@@ -9,11 +9,12 @@
  * fence (counted) and the stream's records form one chain (spec/reliability/stream-writers.ts).
  *
  * The same cut on a build broken twice over — appends unfenced (HIVENODE_TEST_BROKEN_NO_FENCING=1,
- * actors/hive/nats-log.ts) and a holder that no longer stops when its lease runs out unrenewed
- * (HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY=1, actors/hive/lease.ts) — must show the healed host's node
- * writing beside the new holder: records in the stream appended after a position that was no longer the
- * last. With the fence off alone the cut-off holder stops at its lease's end and never writes again, so
- * that build would pass: the lease's end and the fence are two guards, and the test takes both away.
+ * actors/hive/nats-log.ts) and a holder its lease never stops (HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1,
+ * actors/hive/lease.ts: not at the lease's end, not at a refused renewal) — must show the healed host's
+ * node writing beside the new holder: records in the stream appended after a position that was no longer
+ * the last. With the fence off alone the cut-off holder stops at its lease's end and never writes again,
+ * so that build passes (measured: 0 records of a second writer): the lease and the fence are two guards,
+ * and the test takes both away.
  *
  * The servers are nats-server 2.10 (scripts/nats-server-2.10.sh, Debian trixie's package): with
  * bookworm's 2.9.10 the same run lost acknowledged entries — the stream's servers, healed, no longer
@@ -56,11 +57,11 @@ describe('reliability: a host cut off from the hive (network partition)', () => 
   );
 
   reliabilityTest(
-    'partition, on a build with the fence off and no stop at the lease\'s end (HIVENODE_TEST_BROKEN_NO_FENCING=1, HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY=1): the healed holder writes beside the new one',
+    'partition, on a build with the fence off and a lease that never stops the holder (HIVENODE_TEST_BROKEN_NO_FENCING=1, HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1): the healed holder writes beside the new one',
     {
       suite: 'dependencies',
       load: 'as the row above',
-      faults: `1 × the holder's host cut off for ${CUT_MS / 1000} s and healed, every node built with its appends unfenced and its lease never running out by itself`,
+      faults: `1 × the holder's host cut off for ${CUT_MS / 1000} s and healed, every node built with its appends unfenced and a lease that never stops its holder`,
     },
     byScale(300_000, 420_000),
     async (figures, skip) => {
@@ -68,7 +69,7 @@ describe('reliability: a host cut off from the hive (network partition)', () => 
       const run = await strikeHolders(CUT, 1, figures, {
         prefix: 'p',
         natsServer: requireNatsServer210(skip),
-        env: { HIVENODE_TEST_BROKEN_NO_FENCING: '1', HIVENODE_TEST_BROKEN_NO_LEASE_EXPIRY: '1' },
+        env: { HIVENODE_TEST_BROKEN_NO_FENCING: '1', HIVENODE_TEST_BROKEN_NO_LEASE_STOP: '1' },
       });
       await expectTwoWriters(run, figures);
     },

@@ -8,8 +8,11 @@
  * duplicates under 1 %.
  *
  * The same run on a build with the fence off (HIVENODE_TEST_BROKEN_NO_FENCING=1, actors/hive/nats-log.ts)
+ * and a lease that never stops the holder (HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1, actors/hive/lease.ts)
  * must show the resumed holder writing beside the new one: records in the stream appended after a
- * position that was no longer the last.
+ * position that was no longer the last. With the fence off alone the resumed holder stops at its first
+ * timer tick and writes only what its deliveries under way finish (2 records of a second writer in one
+ * run, 272 in another): too few to be sure of seeing.
  */
 import { HOLDER_LEASE_MS } from '../../actors/queue/queue-holder.js';
 import type { HolderFault } from './holder-faults.js';
@@ -54,16 +57,16 @@ describe('reliability: a queue holder paused past its lease', () => {
   );
 
   reliabilityTest(
-    'pause, on a build with the fence off (HIVENODE_TEST_BROKEN_NO_FENCING=1): the resumed holder writes beside the new one',
+    'pause, on a build with the fence off and a lease that never stops the holder (HIVENODE_TEST_BROKEN_NO_FENCING=1, HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1): the resumed holder writes beside the new one',
     {
       suite: 'dependencies',
       load: `as the row above, one pause`,
-      faults: `the holder's node SIGSTOPped for ${PAUSE_MS / 1000} s and SIGCONTed, every node built with its appends unfenced`,
+      faults: `the holder's node SIGSTOPped for ${PAUSE_MS / 1000} s and SIGCONTed, every node built with its appends unfenced and a lease that never stops its holder`,
     },
     240_000,
     async (figures, skip) => {
       requireNetns(skip);
-      const run = await pauseHolders(1, figures, { HIVENODE_TEST_BROKEN_NO_FENCING: '1' });
+      const run = await pauseHolders(1, figures, { HIVENODE_TEST_BROKEN_NO_FENCING: '1', HIVENODE_TEST_BROKEN_NO_LEASE_STOP: '1' });
       await expectTwoWriters(run, figures);
     },
   );
