@@ -38,6 +38,17 @@ export function leaseNote(value: string | undefined): string {
   return at < 0 ? '' : value!.slice(at + 1);
 }
 
+/**
+ * TEST ONLY: the partition and pause tests (spec/reliability/partition.spec.ts, pause.spec.ts) set
+ * HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1, with HIVENODE_TEST_BROKEN_NO_FENCING=1, to build a holder
+ * deliberately broken — the lease never stops its work: not when it runs out unrenewed, not when a
+ * renewal is refused — and show that a holder cut off and healed, or frozen and resumed, then writes
+ * beside the new one. Without this switch the struck holder stops at its lease's end or its first
+ * refused renewal, often before it writes again, so the fence would seldom be what the test sees;
+ * nothing else may set it.
+ */
+const LEASE_STOPS = process.env.HIVENODE_TEST_BROKEN_NO_LEASE_STOP !== '1';
+
 export class Lease {
   /** Who this instance is, as the lease names its holder (host, process, a random part per start). */
   readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -91,7 +102,7 @@ export class Lease {
    * timer, not after a renewal, which may itself wait for its timeout.
    */
   private expire(): void {
-    if (this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
+    if (LEASE_STOPS && this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
   }
 
   private stepSoon(): void {
@@ -127,8 +138,8 @@ export class Lease {
         // ran out while the renewal was on its way (expire): the work has stopped; the lease it wrote
         // is left to run out, and this instance contends again like any other
         if (this.revision !== held) return;
-        if (next === undefined) this.lost(`another ${this.role.name} took the lease over`);
-        else this.renewed(next, sent);
+        if (next !== undefined) this.renewed(next, sent);
+        else if (LEASE_STOPS) this.lost(`another ${this.role.name} took the lease over`);
       } else {
         await this.contend(sent);
       }

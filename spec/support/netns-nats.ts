@@ -47,7 +47,9 @@ export async function netnsNatsCluster(lab: NetnsLab, binary = 'nats-server'): P
       waitForPort(NATS_CLIENT_PORT, 10_000, `nats-server on host ${host.name}`, child, host.address),
     );
   });
-  return startCluster(servers, token);
+  // three hosts' servers electing their JetStream meta leader on a machine the other tests load: 30 s
+  // was seen to pass without one ("no suitable peers for placement")
+  return startCluster(servers, token, 90_000);
 }
 
 /** Why the hosts and their servers cannot run here (no root, no `ip`, no nats-server), or undefined. */

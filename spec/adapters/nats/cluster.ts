@@ -83,8 +83,8 @@ export function serverProcess(name: string, url: string, launch: () => ChildProc
   };
 }
 
-/** Starts every server and resolves once their JetStream is ready; stops them all when that fails. */
-export async function startCluster(servers: ClusterServer[], token: string): Promise<NatsCluster> {
+/** Starts every server and resolves once their JetStream is ready (within `readyMs`); stops them all when that fails. */
+export async function startCluster(servers: ClusterServer[], token: string, readyMs = 30_000): Promise<NatsCluster> {
   const cluster: NatsCluster = {
     servers,
     token,
@@ -95,7 +95,7 @@ export async function startCluster(servers: ClusterServer[], token: string): Pro
   };
   try {
     await Promise.all(servers.map((s) => s.start()));
-    await jetStreamReady(cluster);
+    await jetStreamReady(cluster, readyMs);
   } catch (e) {
     await cluster.stop();
     throw e;

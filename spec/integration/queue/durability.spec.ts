@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
+import { JournalEvent } from '../../../supervisors/journal.js';
 import { sqliteOnly } from '../queue-store.js';
 import { startTestNode, until } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
@@ -101,8 +102,8 @@ describe('queue retries, dead letters and durability', function () {
     expect(readFileSync(join(storeDir, 'queue.db')).equals(garbage)).to.equal(true);
   });
 
-  it('a store with overwritten pages stops the start (not replaced by an empty queue) and keeps every byte', async function () {
-    sqliteOnly(this, 'a file of its own');
+  /** 300 entries stored by a node, the node stopped, three pages in the middle of queue.db overwritten with noise: the file and its bytes. */
+  async function damagedStore(): Promise<{ file: string; bytes: Buffer }> {
     ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]));
     for (let i = 0; i < 300; i++) expect((await queueCall(node, {}, { item: [`entry-${i}-${'p'.repeat(200)}`] })).Code).to.equal(200);
     await node.stop(2000);
@@ -114,6 +115,12 @@ describe('queue retries, dead letters and durability', function () {
     // three pages in the middle of the entries' b-tree overwritten with noise
     for (const page of [Math.floor(pages / 4), Math.floor(pages / 2), Math.floor((3 * pages) / 4)]) bytes.fill(0xa5, page * 4096, (page + 1) * 4096);
     writeFileSync(file, bytes);
+    return { file, bytes };
+  }
+
+  it('a store with overwritten pages stops the start (not replaced by an empty queue) and keeps every byte', async function () {
+    sqliteOnly(this, 'a file of its own');
+    const { file, bytes } = await damagedStore();
     const refused = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]).then(
       (r) => ((node = r.node), undefined),
       (e: unknown) => e,
@@ -122,6 +129,23 @@ describe('queue retries, dead letters and durability', function () {
     expect((refused as Error).message).to.contain(file).and.to.not.contain('\n');
     expect(readFileSync(file).equals(bytes)).to.equal(true);
     expect(readdirSync(join(dir, 'store', 'queue')).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
+  });
+
+  it('StoreRecovery: salvage salvages a store with overwritten pages at the start, journals it with its counts, and serves what it recovered', async function () {
+    sqliteOnly(this, 'a file of its own');
+    await damagedStore();
+    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true, StoreRecovery: 'salvage' }]));
+    const journaled = node.journal.entries().filter((e) => e.event === JournalEvent.Salvage);
+    expect(journaled).to.have.length(1);
+    expect(journaled[0]!.path).to.equal('/node/queue');
+    const counts = /queue store .*queue\.db salvaged: entries (\d+) recovered, (\d+) lost/.exec(journaled[0]!.action ?? '');
+    expect(counts, journaled[0]!.action).to.not.equal(null);
+    const [recovered, lost] = [Number(counts![1]), Number(counts![2])];
+    expect(recovered + lost).to.equal(300);
+    expect(recovered).to.be.at.least(200);
+    expect(readdirSync(join(dir, 'store', 'queue')).filter((f) => f.startsWith('queue.db.damaged-'))).to.have.length(1);
+    const status = await queueCall(node, { command: ['status'] });
+    expect(status.Data.waiting).to.deep.equal([String(recovered)]);
   });
 
   it('a full store refuses the enqueue with 507 and acknowledges nothing that was not stored', async () => {
