@@ -32,20 +32,25 @@ export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, sel
     return undefined;
   };
   const now = Date.now();
+  const admitted = (c: QueueEntry): boolean => !breakers || breakers.admit(c);
+  // with groups the batch's companions are the group's next entries (taken without counting)
+  const topUp = (first: QueueEntry, id: string, room: number): void => {
+    for (const c of gate!.more(first, room, waiting, (c) => b.joins(c, id), now)) if (admitted(c)) b.add(c, now);
+  };
+  // an open batch waiting out its BatchWindow takes its group's entries that came since (its group is
+  // at its limit by the batch's first entry, so the gate would not hand them out)
+  if (gate && !s.paused) for (const open of [...b.partial()]) topUp(open.entries[0]!, open.id, config.BatchSize - open.entries.length);
   while (!s.paused && s.flights.size < config.DeliveryConcurrency) {
     // gather what came up until a batch is full or nothing more is ready
     while (!b.hasFull) {
       const e = next(now);
       if (!e) break;
-      if (breakers && !breakers.admit(e)) {
+      if (!admitted(e)) {
         gate?.finished(e.key); // held (a half-open breaker's probe is out): its group's room given back
         continue;
       }
       const { id, room } = b.add(e, now);
-      // with groups the batch's companions are the group's next entries (taken without counting)
-      if (gate && room > 0) {
-        for (const c of gate.more(e, room, waiting, (c) => b.joins(c, id), now)) if (!breakers || breakers.admit(c)) b.add(c, now);
-      }
+      if (gate && room > 0) topUp(e, id, room);
     }
     const batch = b.takeDue(now);
     if (!batch) break;
@@ -61,7 +66,7 @@ export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, sel
 export function startBatch(core: QueueCore, s: QueueState, entries: readonly QueueEntry[], self: ActorRef<QueueMsg>): void {
   const going = entries.filter((e) => e.state === EntryState.Waiting && s.entries.get(e.key) === e);
   if (going.length === 0) return;
-  const flight = s.nextFlight++;
+  const flight = core.nextFlight++;
   s.flights.add(flight);
   for (const e of going) {
     e.state = EntryState.Delivering;

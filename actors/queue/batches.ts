@@ -93,6 +93,11 @@ export class BatchBuffers {
     return { id, room: this.settings.size - b.entries.length };
   }
 
+  /** The open batches that are not full: with group limits their group's later entries top them up (batch-delivery.ts). */
+  *partial(): IterableIterator<OpenBatch> {
+    for (const b of this.open.values()) if (b.entries.length < this.settings.size) yield b;
+  }
+
   /** Whether `e` would join the batch `id` (the group gate's companions of a batch's first entry). */
   joins(e: QueueEntry, id: string): boolean {
     return batchKeyOf(e, this.settings.groupBy) === id;

@@ -153,12 +153,11 @@ export interface QueueState {
   batches: BatchBuffers | undefined;
   /** Batches in flight (their outcome not in yet): DeliveryConcurrency counts these when batching. */
   flights: Set<number>;
-  nextFlight: number;
 }
 
 export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate, batches?: BatchSettings): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys(), batches: batches && new BatchBuffers(batches), flights: new Set(), nextFlight: 1 };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys(), batches: batches && new BatchBuffers(batches), flights: new Set() };
 }
 
 export class QueueCore {
@@ -171,6 +170,8 @@ export class QueueCore {
   /** The longest `debounce` (debounce.ts) and how the 400 says it: within PageHorizon when the store pages, as a restart parks entries due beyond it. */
   private readonly maxDebounceMs: number;
   private readonly debounceLimit: string;
+  /** The next batch flight's number: counted across restarts of the state, so a flight of an earlier state never ends one of this state. */
+  nextFlight = 1;
 
   constructor(
     readonly runtime: Runtime,

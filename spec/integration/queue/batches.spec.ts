@@ -107,6 +107,16 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
     ]);
   });
 
+  it('with GroupConcurrency a batch waiting out its BatchWindow takes the entries of its group that come meanwhile', async () => {
+    const n = await start({ BatchSize: 10, BatchWindow: '700ms', GroupBy: 'customer', GroupConcurrency: 1 });
+    await queueCall(n, {}, { customer: ['a'], item: ['a1'] });
+    await sleep(250);
+    await queueCall(n, {}, { customer: ['a'], item: ['a2'] });
+    await queueCall(n, {}, { customer: ['b'], item: ['b1'] });
+    await until(() => sent().length === 2, 5000);
+    expect(sent().map((r) => r.message.Data.item)).to.deep.equal([['a1', 'a2'], ['b1']]);
+  });
+
   it('a batch of 100 into a SQLite SQL service: the one bad row is retried and dead alone, the 99 are done', async () => {
     const db = join(dir, 'rows.sqlite');
     const init = join(dir, 'init.sql');
