@@ -21,10 +21,10 @@ import { rankOf } from './priority.js';
 import { attributeOf } from './responses.js';
 
 /** The Control of a batch message listing its entries' keys, and the Data a target answers per entry. */
-export const BATCH_KEYS = 'keys';
-export const BATCH_CODES = 'codes';
+const BATCH_KEYS = 'keys';
+const BATCH_CODES = 'codes';
 /** Optional beside `codes`: one message per key (a failed entry's reason in its history and dead letter). */
-export const BATCH_MESSAGES = 'messages';
+const BATCH_MESSAGES = 'messages';
 
 /** BatchSize and BatchWindow, compiled once at start; undefined: no batches (BatchSize 1). */
 export interface BatchSettings {
