@@ -5,6 +5,8 @@
 export const Code = {
   /** The operation succeeded; Message is 'Success'. */
   Success: 200,
+  /** Some parts succeeded and some failed, each told in Data `codes` (SQL_ROWCODES: one per row). */
+  MultiStatus: 207,
   /** The input was malformed or named something unknown. */
   BadRequest: 400,
   /** Credentials are missing or wrong. */

@@ -47,6 +47,8 @@ export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, me
       s.entries.clear();
       s.ready.clear();
       s.delivering = 0;
+      s.flights.clear();
+      s.batches?.clear();
       s.groups?.clear();
       core.deps.breakers?.forgetHeld();
       s.live.clear();

@@ -44,7 +44,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * or undefined when all fit. A timer longer than setTimeout's limit would fire at once; a span beyond
  * 100 years makes times before any date the store holds.
  */
-export function durationParamProblem(config: Readonly<Record<'DedupWindow' | 'DeadRetention' | 'DoneRetention' | 'PageHorizon' | 'AckWait' | 'CallTimeout', number>>): string | undefined {
+export function durationParamProblem(config: Readonly<Record<'DedupWindow' | 'DeadRetention' | 'DoneRetention' | 'PageHorizon' | 'AckWait' | 'CallTimeout' | 'BatchWindow', number>>): string | undefined {
   const bounds = [
     ['DedupWindow', MAX_SPAN_MS, '36500d'],
     ['DeadRetention', MAX_SPAN_MS, '36500d'],
@@ -52,6 +52,7 @@ export function durationParamProblem(config: Readonly<Record<'DedupWindow' | 'De
     ['PageHorizon', MAX_SPAN_MS, '36500d'],
     ['AckWait', MAX_TIMER_MS, '24d'],
     ['CallTimeout', MAX_TIMER_MS, '24d'],
+    ['BatchWindow', MAX_TIMER_MS, '24d'],
   ] as const;
   for (const [name, max, shown] of bounds) if (config[name] > max) return `${name} is ${config[name]} ms; it may be at most ${shown}`;
   return undefined;

@@ -16,6 +16,8 @@ export interface Attempt {
   readonly attempt?: number | undefined;
   readonly channel: string;
   readonly mode: DeliveryMode;
+  /** A batch: its entries' keys (the span is in the trace of the first). */
+  readonly batch?: { readonly keys: readonly string[] } | undefined;
 }
 
 /** The attempt's hop and the entry's message carrying it. */
@@ -23,7 +25,7 @@ export function attemptHop(service: string, msg: Attempt): { hop: Hop | undefine
   const hop = messageHop(msg.message, 'client', false, () => ({
     name: `${service} deliver`,
     service,
-    attributes: { 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode },
+    attributes: { 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode, ...(msg.batch ? { 'hivenode.queue.batch': msg.batch.keys.length } : {}) },
   }));
   return { hop, message: withHop(msg.message, hop) };
 }

@@ -23,6 +23,8 @@ export interface DeliverMsg {
   message: Message;
   /** Which attempt this is (1 for the first): the attempt's span shows it. */
   attempt?: number;
+  /** A batch (batches.ts): its entries' keys, `key` being the first, and the flight its outcome ends. */
+  batch?: { keys: string[]; flight: number };
 }
 
 /** What the delivery actor tells the queue actor. */
@@ -32,6 +34,8 @@ export interface OutcomeMsg {
   result: Result;
   /** How long the attempt took, ms (the attempt history records it). */
   durationMs: number;
+  /** The outcome of a batch: every entry's (batches.ts, entryResults). */
+  batch?: { keys: string[]; flight: number };
 }
 
 export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>, service = 'queue'): ActorRef<DeliverMsg> {
@@ -44,7 +48,7 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
       const send = msg.mode === 'execute' ? hive.execute(msg.channel, message, timeoutMs) : hive.call(msg.channel, message, timeoutMs);
       void send.then((result) => {
         hop?.end(result.Code, result.Message);
-        runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started) });
+        runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started), ...(msg.batch ? { batch: msg.batch } : {}) });
       });
       return s;
     },
@@ -55,6 +59,6 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
 export function deliver(runtime: Runtime, delivery: ActorRef<DeliverMsg>, queue: ActorRef<OutcomeMsg>, msg: DeliverMsg): void {
   runtime.tell(
     delivery,
-    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`), durationMs: 0 })),
+    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`), durationMs: 0, ...(msg.batch ? { batch: msg.batch } : {}) })),
   );
 }

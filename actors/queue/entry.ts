@@ -35,6 +35,8 @@ export interface Attempt {
   duration?: number;
   code: number;
   message: string;
+  /** Delivered in a batch of this many entries (BatchSize: batches.ts); absent: alone. */
+  batch?: number;
 }
 
 export interface QueueEntry {

@@ -44,6 +44,8 @@ export interface GroupLimits {
   weights?: GroupWeights | undefined;
   /** GroupOrder (group-order.ts): one entry of a group at a time, in arrival order, held while one retries. */
   order?: GroupOrder | undefined;
+  /** BatchSize above 1 (batches.ts): every ready entry joins its group at once, where a batch finds its companions. */
+  batched?: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export interface GroupLimits {
  * without GroupBy, or GroupBy `state` (which changes with delivery) stop the start with a
  * ConfigError naming the parameter and what it accepts.
  */
-export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'>): GroupLimits | undefined {
+export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'> & Partial<Pick<QueueConfig, 'BatchSize'>>): GroupLimits | undefined {
   let rate: GroupRate | undefined;
   try {
     rate = parseGroupRate(config.GroupRate);
@@ -75,7 +77,7 @@ export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcur
   if (groupBy === 'state') throw new ConfigError("GroupBy: 'state' changes while an entry is delivered; expected an entry attribute (channel, mode, class, operation) or a Data field");
   if (config.GroupConcurrency === 0 && !rate && !weighted && !order) return undefined;
   // strict order is one entry of a group at a time
-  return { groupBy, concurrency: order ? 1 : config.GroupConcurrency, rate, ...(weights ? { weights } : {}), ...(order ? { order } : {}) };
+  return { groupBy, concurrency: order ? 1 : config.GroupConcurrency, rate, ...(weights ? { weights } : {}), ...(order ? { order } : {}), ...((config.BatchSize ?? 1) > 1 ? { batched: true } : {}) };
 }
 
 /** Not in the free heap. */
@@ -139,8 +141,9 @@ export class GroupGate {
   take(ready: MinHeap<string>, waitingEntry: (key: string) => QueueEntry | undefined, now = Date.now()): QueueEntry | undefined {
     this.feedStarved(now);
     this.retireIdle(now);
-    if (this.limits.weights || this.holds) {
-      // turns are among groups, and strict order is within each group: every ready entry joins its group first
+    if (this.limits.weights || this.holds || this.limits.batched) {
+      // turns are among groups, strict order is within each group, and a batch's companions are in
+      // its group: every ready entry joins its group first
       while (ready.size > 0) {
         const e = waitingEntry(ready.pop()!);
         if (e) this.admit(e, now);
@@ -175,6 +178,29 @@ export class GroupGate {
       this.offer(g, now);
       return e;
     }
+  }
+
+  /**
+   * Batches (batches.ts): up to `max` more waiting entries of `first`'s group that `joins` accepts,
+   * in the group's order, taken without counting them: a batch is one delivery of its group, which
+   * GroupConcurrency and GroupRate count once (by its first entry). Entries `joins` refuses keep
+   * their place; at most 4 × `max` are looked at, so a group mixing channels costs no scan of it all.
+   */
+  more(first: QueueEntry, max: number, waitingEntry: (key: string) => QueueEntry | undefined, joins: (e: QueueEntry) => boolean, now = Date.now()): QueueEntry[] {
+    const g = this.groups.get(attributeOf(first, this.limits.groupBy));
+    if (!g || max <= 0) return [];
+    const taken: QueueEntry[] = [];
+    const aside: QueueEntry[] = [];
+    let looked = 0;
+    while (taken.length < max && g.waiting.size > 0 && looked++ < max * 4) {
+      const e = waitingEntry(g.waiting.pop()!);
+      if (!e) continue;
+      if (joins(e)) taken.push(e);
+      else aside.push(e);
+    }
+    for (const e of aside) g.waiting.push(rankOf(e), e.key);
+    this.offer(g, now);
+    return taken;
   }
 
   /** A `step` delivers its entry now, limits or not (an operator's action), but it counts in its group. */

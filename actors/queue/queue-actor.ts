@@ -29,6 +29,7 @@ import { stateCounts } from './state-counts.js';
 import { pageNeedOf } from './backlog.js';
 import { rankOf } from './priority.js';
 import { inMessageTrace, runInScope } from '../observe/trace-scope.js';
+import { batchOutcome } from './batch-delivery.js';
 
 export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
 
@@ -133,14 +134,27 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         msg.reply(failure(code === Code.InsufficientStorage || code === Code.Unavailable ? code : Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
         break;
       }
-      case 'outcome':
+      case 'outcome': {
         // what the outcome logs (dropped, kept dead, a retry) is about the entry: in its trace
+        const retrying = (key: string, result: Result): void => {
+          const e = s.entries.get(key);
+          if (e?.state === EntryState.Retrying) log.debug(`entry ${e.key} for '${e.channel}' failed (${result.Code} ${result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`);
+        };
+        if (msg.batch) {
+          batchOutcome(core, s, msg.batch, msg.result, msg.durationMs, self, (key, result, fn) =>
+            inEntryTrace(s, key, () => {
+              fn();
+              retrying(key, result);
+            }),
+          );
+          break;
+        }
         inEntryTrace(s, msg.key, () => {
           core.outcome(s, msg.key, msg.result, self, msg.durationMs);
-          const e = s.entries.get(msg.key);
-          if (e?.state === EntryState.Retrying) log.debug(`entry ${e.key} for '${e.channel}' failed (${msg.result.Code} ${msg.result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`);
+          retrying(msg.key, msg.result);
         });
         break;
+      }
       case 'due': {
         const now = Date.now();
         for (const key of msg.keys) {
@@ -219,7 +233,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
       // GroupOrder holds a group by its retrying entries, so every one of them is in memory: no paging
-      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, deps.groups?.order ? 0 : config.PageHorizon, groups);
+      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, deps.groups?.order ? 0 : config.PageHorizon, groups, deps.batches);
       // a fresh state reloads every entry as waiting: what the breakers held is found again as it comes up
       deps.breakers?.forgetHeld();
       deps.breakers?.setWake((channel) => runtime.tell(ctx.self, { type: 'breaker-due', channel }));
@@ -232,6 +246,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
     afterStop: (s) => {
       s.schedules.stop();
       s.backlog.stop();
+      s.batches?.stop();
     },
   });
 }

@@ -45,6 +45,9 @@ import type { PageNeed } from './store-paging.js';
 import { Backlog } from './store-paging.js';
 import { retryWaitMs } from './requeue-schedule.js';
 import type { Breakers, Release } from './breaker.js';
+import type { BatchSettings } from './batches.js';
+import { BatchBuffers } from './batches.js';
+import { pumpBatches, startBatch } from './batch-delivery.js';
 
 /** Renders the queue template for one request: the entries it adds. */
 export type FanOut = (request: Message, define: string) => Promise<Message[]>;
@@ -94,6 +97,8 @@ export interface QueueDeps {
   breakers?: Breakers | undefined;
   /** Entries the previous holder of the queue was delivering: not delivered again before `until` (queue-holder.ts). */
   held?: { keys: readonly string[]; until: number } | undefined;
+  /** BatchSize and BatchWindow (batches.ts), checked at start; undefined: no batches. */
+  batches?: BatchSettings | undefined;
 }
 
 export interface QueueStats {
@@ -116,6 +121,11 @@ export interface QueueStats {
   idempotencyKeys: number;
   /** Waiting entries a later add of their key replaces (dedup_mode replace / keep-last-if-active: debounce.ts). */
   replaceable: number;
+  /** Batch deliveries started since start (BatchSize above 1: batches.ts), and the entries they carried. */
+  batches: number;
+  batchedEntries: number;
+  /** Entries gathered in open batches, waiting for their batch to fill or its BatchWindow to pass. */
+  batchGathering: number;
 }
 
 export interface QueueState {
@@ -139,11 +149,15 @@ export interface QueueState {
   backlog: Backlog;
   /** The idempotency keys of replace-mode entries (debounce.ts). */
   live: LiveKeys;
+  /** BatchSize above 1: the open batches (batches.ts); undefined: entries go one by one. */
+  batches: BatchBuffers | undefined;
+  /** Batches in flight (their outcome not in yet): DeliveryConcurrency counts these when batching. */
+  flights: Set<number>;
 }
 
-export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate): QueueState {
+export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate, batches?: BatchSettings): QueueState {
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys() };
+  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys(), batches: batches && new BatchBuffers(batches), flights: new Set() };
 }
 
 export class QueueCore {
@@ -156,6 +170,8 @@ export class QueueCore {
   /** The longest `debounce` (debounce.ts) and how the 400 says it: within PageHorizon when the store pages, as a restart parks entries due beyond it. */
   private readonly maxDebounceMs: number;
   private readonly debounceLimit: string;
+  /** The next batch flight's number: counted across restarts of the state, so a flight of an earlier state never ends one of this state. */
+  nextFlight = 1;
 
   constructor(
     readonly runtime: Runtime,
@@ -206,6 +222,7 @@ export class QueueCore {
     stats.deliveringNow = s.delivering;
     stats.idempotencyKeys = s.dedup.size;
     stats.replaceable = s.live.size;
+    if (s.batches) stats.batchGathering = s.batches.entries;
   }
 
   /**
@@ -418,6 +435,7 @@ export class QueueCore {
 
   /** Starts deliveries while the queue runs and there is room. */
   pump(s: QueueState, self: ActorRef<QueueMsg>): void {
+    if (s.batches) return pumpBatches(this, s, s.batches, self);
     if (s.groups) return this.pumpGroups(s, s.groups, self);
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency && s.ready.size > 0) {
       const key = s.ready.pop()!;
@@ -462,6 +480,8 @@ export class QueueCore {
   }
 
   start(s: QueueState, e: QueueEntry, self: ActorRef<QueueMsg>): void {
+    // batching: a `step` too is a batch (of one), in the shape the target reads
+    if (s.batches) return startBatch(this, s, [e], self);
     e.state = EntryState.Delivering;
     e.attempts++;
     s.delivering++;
@@ -470,7 +490,8 @@ export class QueueCore {
     deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message, attempt: e.attempts });
   }
 
-  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0): void {
+  /** One entry's outcome; `batch`: the size of the batch it went in (batch-delivery.ts), which its history records. */
+  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0, batch?: number): void {
     const { config, log, stats } = this.deps;
     this.deps.inFlight?.delete(key);
     this.attemptEnded(s, key);
@@ -482,7 +503,7 @@ export class QueueCore {
     // GroupOrder: a failure holds the group before its room is given back (groups.ts, failed)
     if (!isSuccessCode(result.Code)) s.groups?.failed(e, e.attempts > e.requeueCount || !this.worthRetrying(result));
     s.groups?.finished(key);
-    e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message });
+    e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message, ...(batch !== undefined ? { batch } : {}) });
     if (isSuccessCode(result.Code)) {
       s.entries.delete(key);
       stats.delivered++;

@@ -40,12 +40,15 @@ import { BreakerState, Breakers } from './breaker.js';
 import { breakerOptionsOf } from './breaker-request.js';
 import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
+import type { BatchSettings } from './batches.js';
+import { batchSettingsOf } from './batches.js';
 
 /** What the start-time checks compiled, which the start then uses. */
 interface CheckedQueue {
   template: FanOutTemplate | undefined;
   groups: GroupLimits | undefined;
   breaker: Omit<BreakerOptions, 'changed'>;
+  batches: BatchSettings | undefined;
 }
 
 /**
@@ -59,14 +62,15 @@ async function check(config: QueueConfig, name: string, hive?: HiveClient): Prom
   if (tooLong) throw new ConfigError(tooLong);
   const groups = groupLimitsOf(config);
   const breaker = breakerOptionsOf(config);
+  const batches = batchSettingsOf(config);
   try {
     defaultRequeueSchedule(config.DefaultRequeueSchedule);
   } catch (e) {
     throw new ConfigError(describeError(e));
   }
-  if (!config.Template || config.Template.startsWith('hive://')) return { template: undefined, groups, breaker };
+  if (!config.Template || config.Template.startsWith('hive://')) return { template: undefined, groups, breaker, batches };
   try {
-    return { template: await loadTemplate(config, name, hive), groups, breaker };
+    return { template: await loadTemplate(config, name, hive), groups, breaker, batches };
   } catch (e) {
     throw new ConfigError(`Template: ${describeError(e)}`);
   }
@@ -91,10 +95,10 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
       }
     : undefined;
 
-  const { groups, breaker } = checked;
+  const { groups, breaker, batches } = checked;
   if (config.Store === 'jetstream') {
     if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
-    return holdShared(ctx, 'queue', (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held }));
+    return holdShared(ctx, 'queue', (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held, batches }));
   }
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
@@ -106,12 +110,12 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
     store = new MemoryStore(config.Capacity, ctx.log, (state) => {
       if (counts.stats) counts.stats[state === 'dead' ? 'deadKept' : 'doneKept']--;
     });
-    const running = await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker });
+    const running = await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker, batches });
     counts.stats = running.stats;
     return running.service;
   }
   store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
-  return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker })).service;
+  return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker, batches })).service;
 }
 
 /** A queue started on a store: its service, the keys it is delivering (queue-holder.ts) and its live figures. */
@@ -128,6 +132,7 @@ interface QueueExtras {
   breaker: Omit<BreakerOptions, 'changed'>;
   /** Store jetstream: entries the previous holder was delivering, held back until the given time (queue-holder.ts). */
   held?: HeldEntries | undefined;
+  batches: BatchSettings | undefined;
 }
 
 /**
@@ -136,7 +141,7 @@ interface QueueExtras {
  */
 async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, store: QueueStore, extras: QueueExtras): Promise<RunningQueue> {
   const config = ctx.config;
-  const stats: QueueStats = { size: 0, paused: config.StartPaused, added: 0, delivered: 0, retried: 0, deadLettered: 0, died: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0, replaceable: 0 };
+  const stats: QueueStats = { size: 0, paused: config.StartPaused, added: 0, delivered: 0, retried: 0, deadLettered: 0, died: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0, replaceable: 0, batches: 0, batchedEntries: 0, batchGathering: 0 };
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
@@ -155,7 +160,7 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
     },
     disabled: (view) => sendAlert(ctx, view),
   });
-  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held, breakers }, (read) => (counts = read));
+  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held, breakers, batches: extras.batches }, (read) => (counts = read));
   const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {

@@ -68,17 +68,17 @@ function checkKeysOnce(statement: RowsStatement, lists: (readonly string[])[], r
 
 /**
  * The statements writing a message's rows, each carrying as many rows as the engine allows
- * (`statement.maxRows`); none for a batch of no rows. Errors are 400/413 naming what is wrong.
+ * (`statement.maxRows`), or `perStatement` (SQL_ROWCODES redoes the rows one by one); none for a batch of no rows. Errors are 400/413 naming what is wrong.
  */
-export function rowsChunks(statement: RowsStatement, data: ValueMap, batch: { on: boolean; max: number }): RowsChunk[] {
+export function rowsChunks(statement: RowsStatement, data: ValueMap, batch: { on: boolean; max: number }, perStatement = statement.maxRows): RowsChunk[] {
   const lists = columnLists(statement, data);
   if (!batch.on) return [{ sql: statement.sql(1), bind: bindOf(statement, lists.map((l) => l[0] ?? null)), rows: 1 }];
   const rows = batchRows(statement, lists, batch.max);
   checkKeysOnce(statement, lists, rows);
   const chunks: RowsChunk[] = [];
   const columns = lists.length;
-  for (let start = 0; start < rows; start += statement.maxRows) {
-    const count = Math.min(statement.maxRows, rows - start);
+  for (let start = 0; start < rows; start += perStatement) {
+    const count = Math.min(perStatement, rows - start);
     const values = new Array<Value>(count * columns);
     let n = 0;
     for (let r = start; r < start + count; r++) for (let c = 0; c < columns; c++) values[n++] = lists[c]![r]!;

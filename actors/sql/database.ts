@@ -38,7 +38,7 @@ import type { SqliteDriverConnection } from './sqlite-open.js';
 import { adopt, allOn, openSqlite, runOn } from './sqlite-open.js';
 import { displaySql } from './placeholders.js';
 import type { PlanKind } from './statement.js';
-import type { TransactionDone, TransactionStep } from './transaction.js';
+import type { EachDone, TransactionDone, TransactionStep } from './transaction.js';
 import { TransactionRunner } from './transaction.js';
 
 /** Told how a statement ended: its outcome, or the failure with its Code. */
@@ -204,13 +204,22 @@ export class Database {
    * `done` is told once, with each statement's outcome when it committed.
    */
   transaction(steps: readonly TransactionStep[], done: TransactionDone): void {
+    this.transactionOf(steps, done, (runner) => runner.run(steps, done));
+  }
+
+  /** Runs the statements in one transaction, each in its own savepoint: one the database refuses is undone alone (transaction.ts, runEach). */
+  transactionEach(steps: readonly TransactionStep[], done: EachDone): void {
+    this.transactionOf(steps, done, (runner) => runner.runEach(steps, done));
+  }
+
+  private transactionOf(steps: readonly TransactionStep[], done: (error: Error) => void, start: (runner: TransactionRunner) => Promise<void>): void {
     for (const step of steps) {
       const refused = nulRefusal(this.dialect, step.bind);
       if (refused) return done(refused);
     }
     const run = (): Promise<void> =>
       this.withOrm().then(
-        (orm) => orm.transactions.run(steps, done),
+        (orm) => start(orm.transactions),
         (e: unknown) => done(mapDbError(e, this.dialect, this.options)),
       );
     if (this.gate) this.gate.transaction(run);

@@ -24,7 +24,8 @@ import type { Answer, Handler } from '../service/serve.js';
 import { serve } from '../service/serve.js';
 import { Catalog } from './catalog.js';
 import { databaseOptions } from './connection-options.js';
-import type { Outcome, WriteOutcome } from './outcome.js';
+import type { Outcome } from './outcome.js';
+import { allRowsWritten, eachRowResult, refusedForValues, writtenOf } from './row-codes.js';
 import { Database } from './database.js';
 import { readInitFile, runInitStatements } from './init-file.js';
 import { NameChecker, checkConfigured } from './name-check.js';
@@ -115,6 +116,7 @@ function checkModes(c: SqlConfig): void {
   if (c.SQL_CHANGES) return;
   if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
   if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+  if (c.SQL_ROWCODES && !c.SQL_BATCH) throw new ConfigError('SQL_ROWCODES answers a code per row of a SQL_BATCH message; set SQL_BATCH=true, or leave SQL_ROWCODES out');
   if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
 }
 
@@ -170,11 +172,6 @@ async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans:
 }
 
 /** The Result of one statement. */
-/** A multi-row write's statement outcome as a write (a statement that answered rows wrote none). */
-function writtenOf(outcome: Outcome): WriteOutcome {
-  return 'affected' in outcome ? outcome : { affected: 0 };
-}
-
 function outcomeResult(outcome: Outcome): Result {
   return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
 }
@@ -207,20 +204,34 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   };
 
   const c = ctx.config;
+  const rowCodes = c.SQL_BATCH && c.SQL_ROWCODES;
   // the statements of a multi-row write (SQL_BATCH, or an UPSERT): one is atomic by itself, several
   // run as one transaction (transaction.ts: on SQLite with the shared connection to themselves)
-  const writeRows = (kind: PlanKind, chunks: RowsChunk[], answer: Answer): void => {
-    if (chunks.length === 0) return answer.result(rowsWrittenResult([]));
-    const written = (outcomes: Outcome[]): Result => rowsWrittenResult(outcomes.map(writtenOf));
-    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => reply(answer, error, outcome && [outcome], written));
-    const total = chunks.reduce((n, chunk) => n + chunk.rows, 0);
+  // SQL_ROWCODES: `redo` cuts the message's rows one to a statement, for when the fast path is refused (row-codes.ts)
+  let rowRedos = 0;
+  const writeRows = (kind: PlanKind, chunks: RowsChunk[], answer: Answer, redo?: () => RowsChunk[]): void => {
+    if (chunks.length === 0) return answer.result(redo ? allRowsWritten([], 0) : rowsWrittenResult([]));
+    const rows = chunks.reduce((n, chunk) => n + chunk.rows, 0);
+    const written = (outcomes: Outcome[]): Result => (redo ? allRowsWritten(outcomes, rows) : rowsWrittenResult(outcomes.map(writtenOf)));
+    const done = (error: Error | undefined, outcomes: Outcome[] | undefined): void => {
+      if (!error || !redo || !refusedForValues(error)) return reply(answer, error, outcomes, written);
+      rowRedos++;
+      let steps: TransactionStep[];
+      try {
+        steps = redo().map((chunk, i) => ({ kind, sql: chunk.sql, bind: chunk.bind, label: `row ${i + 1} of ${rows}` }));
+      } catch (e) {
+        return answer.error(e);
+      }
+      db.transactionEach(steps, (e, each) => reply(answer, e, each, eachRowResult));
+    };
+    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => done(error, outcome && [outcome]));
     let first = 1;
     const steps = chunks.map((chunk) => {
-      const label = `rows ${first}-${first + chunk.rows - 1} of ${total}`;
+      const label = `rows ${first}-${first + chunk.rows - 1} of ${rows}`;
       first += chunk.rows;
       return { kind, sql: chunk.sql, bind: chunk.bind, label };
     });
-    db.transaction(steps, (error, outcomes) => reply(answer, error, outcomes, written));
+    db.transaction(steps, done);
   };
 
   // a statement awaits nothing of its own: planned and bound at once, then one reaction to the query
@@ -242,7 +253,7 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     const submit = (): void => {
       try {
         if (plan.kind === 'transaction') return db.transaction(steps!, (error, outcomes) => reply(answer, error, outcomes, transactionResult));
-        if (chunks) return writeRows(plan.kind, chunks, answer);
+        if (chunks) return writeRows(plan.kind, chunks, answer, rowCodes && plan.rows ? () => rowsChunks(plan.rows!, message.Data, { on: true, max: c.SQL_MAXBATCH }, 1) : undefined);
         db.submit(plan.kind, plan.sql, bind!, (error, outcome) => reply(answer, error, outcome, outcomeResult));
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
@@ -265,7 +276,8 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     handle,
     observe: noteOutcome,
     close: () => db.close(),
-    status: () => ({ mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement', database: db.describe(), pool: db.pool() }),
+    // rowRedos: SQL_BATCH messages whose rows were redone one by one (a row refused): the fast path is the rest
+    status: () => ({ mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement', database: db.describe(), pool: db.pool(), ...(rowCodes ? { rowRedos } : {}) }),
   });
   const refused = planner.refusedClauseControls();
   if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);

@@ -17,7 +17,7 @@
  * Once COMMIT is sent the deadline no longer answers: the caller learns whether it was committed.
  */
 import type { Sequelize, Transaction } from 'sequelize';
-import { TimeoutError } from '../../protocol/errors.js';
+import { TimeoutError, codeOf } from '../../protocol/errors.js';
 import type { Deadlines } from '../shared/deadlines.js';
 import type { DatabaseOptions } from './connection-options.js';
 import type { Bind, Outcome } from './outcome.js';
@@ -37,6 +37,20 @@ export interface TransactionStep {
 /** Told how a transaction ended: the failure with its Code, or what each statement produced. */
 export type TransactionDone = (error: Error | undefined, outcomes?: Outcome[]) => void;
 
+/**
+ * Told how a transaction of statements each in its own savepoint ended (runEach): the failure that
+ * ended it all, or per statement what it produced or the 4xx error that refused it alone.
+ */
+export type EachDone = (error: Error | undefined, outcomes?: (Outcome | Error)[]) => void;
+
+/** The savepoint around one statement of runEach, per engine (SQL Server names it with SAVE TRANSACTION and has no release). */
+function savepointSql(dialect: Dialect): { set: string; release: string | undefined; back: string } {
+  const name = 'hivenode_row';
+  if (dialect === 'mssql') return { set: `SAVE TRANSACTION ${name}`, release: undefined, back: `ROLLBACK TRANSACTION ${name}` };
+  // Oracle has no RELEASE SAVEPOINT: a savepoint set again under its name replaces it
+  return { set: `SAVEPOINT ${name}`, release: dialect === 'oracle' ? undefined : `RELEASE SAVEPOINT ${name}`, back: `ROLLBACK TO SAVEPOINT ${name}` };
+}
+
 /** How one statement reaches the database and what it produced (database.ts: the single statement path's own). */
 export type StepQuery = (step: TransactionStep, transaction: Transaction | undefined) => Promise<Outcome>;
 
@@ -51,6 +65,8 @@ interface SequelizeTransactionEnd {
 
 interface Session {
   query(step: TransactionStep, leftMs: number | undefined): Promise<Outcome>;
+  /** A statement of the transaction's own (a savepoint). */
+  exec(sql: string): Promise<void>;
   end(commit: boolean): Promise<void>;
 }
 
@@ -76,9 +92,24 @@ export class TransactionRunner {
   ) {}
 
   /** Runs the steps; `done` is told once. Settles (never rejects) when the connection is given back. */
-  async run(steps: readonly TransactionStep[], done: TransactionDone): Promise<void> {
+  run(steps: readonly TransactionStep[], done: TransactionDone): Promise<void> {
+    // without savepoints every failure ends the transaction: the outcomes are all Outcomes
+    return this.runSteps(steps, done as EachDone, false);
+  }
+
+  /**
+   * Runs the steps in one transaction, each in its own savepoint: a step the database refuses for
+   * its values (a 4xx: a constraint, a bad value) is rolled back alone and the others go on; any
+   * other failure (the database gone, SQL_TIMEOUT) ends it all as `run` does. SQL_BATCH's rows
+   * redone one by one (README, The SQL service: SQL_ROWCODES).
+   */
+  runEach(steps: readonly TransactionStep[], done: EachDone): Promise<void> {
+    return this.runSteps(steps, done, true);
+  }
+
+  private async runSteps(steps: readonly TransactionStep[], done: EachDone, alone: boolean): Promise<void> {
     let answered = false;
-    const answer: TransactionDone = (error, outcomes) => {
+    const answer: EachDone = (error, outcomes) => {
       if (answered) return;
       answered = true;
       done(error, outcomes);
@@ -100,14 +131,23 @@ export class TransactionRunner {
     let committed = false;
     try {
       session = await this.begin();
-      const outcomes: Outcome[] = [];
+      const outcomes: (Outcome | Error)[] = [];
+      const savepoint = alone ? savepointSql(this.dialect) : undefined;
       for (let i = 0; i < steps.length; i++) {
         if (expired) return;
         running = true;
         try {
+          if (savepoint) await session.exec(savepoint.set);
           outcomes.push(await session.query(steps[i]!, i > 0 && ms > 0 ? endsAt - Date.now() : undefined));
+          if (savepoint?.release) await session.exec(savepoint.release);
         } catch (e) {
           const error = mapDbError(e, this.dialect, this.options);
+          if (savepoint && !(error instanceof TimeoutError) && codeOf(error) < 500 && !expired) {
+            // refused for its values: this step alone is undone, the transaction goes on
+            await session.exec(savepoint.back);
+            outcomes.push(error);
+            continue;
+          }
           answer(error instanceof TimeoutError ? this.timedOut(error) : namingStatement(error, `${steps[i]!.label ?? `statement ${i + 1} of ${steps.length}`}: `));
           return;
         } finally {
@@ -139,6 +179,7 @@ export class TransactionRunner {
       await this.control('BEGIN IMMEDIATE');
       return {
         query: (step) => this.query(step, undefined),
+        exec: (sql) => this.control(sql),
         end: (commit) => this.control(commit ? 'COMMIT' : 'ROLLBACK'),
       };
     }
@@ -154,6 +195,9 @@ export class TransactionRunner {
           return this.query({ ...step, sql: `SET STATEMENT max_statement_time = ${(Math.ceil(leftMs) / 1000).toFixed(3)} FOR ${step.sql}` }, transaction);
         }
         return this.query(step, transaction);
+      },
+      exec: async (sql) => {
+        await this.sequelize.query(sql, { type: 'RAW', raw: true, logging: false, transaction });
       },
       end: (commit) => this.finish(transaction, commit),
     };

@@ -43,12 +43,24 @@ export interface QueueSummary {
   status: string;
   size: number;
   counts: Record<(typeof ENTRY_STATES)[number], number>;
+  /** BatchSize above 1 (README, Batches): the settings, the batch deliveries since start and the entries gathering now. */
+  batches?: { size: number; windowMs: number; deliveries: number; entries: number; gathering: number };
+}
+
+/** The batch settings and figures of a queue that delivers in batches; undefined for one that does not. */
+function batchesOf(queue: ConsoleService): QueueSummary['batches'] {
+  const size = Number(queue.config.BatchSize ?? 1);
+  if (!(size > 1)) return undefined;
+  const figures = queue.status();
+  const figure = (name: string): number => (typeof figures[name] === 'number' ? figures[name] : 0);
+  return { size, windowMs: Number(queue.config.BatchWindow ?? 0), deliveries: figure('batches'), entries: figure('batchedEntries'), gathering: figure('batchGathering') };
 }
 
 export async function queueSummary(sources: ConsoleSources, queue: ConsoleService): Promise<QueueSummary> {
   const r = ok(await queueCommand(sources, queue, 'status'), `status of queue ${queue.name}`);
   const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, Number(first(r, s) || 0)])) as QueueSummary['counts'];
-  return { name: queue.name, channel: queue.channel, target: String(queue.config.DefaultChannel ?? ''), status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts };
+  const batches = batchesOf(queue);
+  return { name: queue.name, channel: queue.channel, target: String(queue.config.DefaultChannel ?? ''), status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts, ...(batches ? { batches } : {}) };
 }
 
 export function allSummaries(sources: ConsoleSources): Promise<QueueSummary[]> {

@@ -3,7 +3,9 @@
  * that deduplicates every enqueue (idempotency-key), delays some entries (delay), debounces others
  * (debounce, dedup_mode replace), gives every entry a priority, limits its groups (GroupBy,
  * GroupConcurrency) in strict order with weighted fairness (GroupOrder, Fairness, GroupWeights) and
- * fires a cron schedule every second. Every acknowledged entry must
+ * fires a cron schedule every second; a second loop runs the same with batches (BatchSize 20,
+ * BatchWindow 20ms: GroupOrder is refused beside batches, so its groups keep GroupConcurrency 1 and
+ * weighted fairness) and a Breaker that the healthy target never opens. Every acknowledged entry must
  * be delivered in the end; a repeated idempotency key, sent again after kills, must answer with its
  * first entry's key and create nothing; the schedule must survive the kills and keep firing.
  * Scaled: 5 kills × 1,000 entries; full (HIVENODE_CHAOS=full): 20 kills × 5,000 entries.
@@ -28,17 +30,24 @@ interface Answer {
   Data: Record<string, string[]>;
 }
 
+/** The queue's settings of each loop: strict order per group, or batches (which GroupOrder is refused beside). */
+const LOOPS = [
+  { title: '', load: 'GroupConcurrency 1, GroupOrder strict, Fairness weighted', queue: 'GroupOrder: strict', delay: '5ms' },
+  // batches deliver the whole load in well under the kill's 150 ms unless each takes a while: the target answers a batch in 50 ms
+  { title: ' in batches', load: 'GroupConcurrency 1, Fairness weighted, BatchSize 20, BatchWindow 20ms, Breaker; the target takes 50 ms a message', queue: 'BatchSize: 20, BatchWindow: 20ms, Breaker: "errors>50%/30s,min=20"', delay: '50ms' },
+] as const;
+
 describe('reliability: crash loops with dedup, delays, group limits and a schedule', function () {
   let node: NodeProcess | undefined;
   after(async () => {
     await node?.kill();
   });
 
-  reliabilityTest(
-    `${KILLS} SIGKILLs during delivery of ${ENTRIES} deduplicated, grouped entries and a schedule: nothing acknowledged is lost, no repeated key makes an entry`,
+  for (const loop of LOOPS) reliabilityTest(
+    `${KILLS} SIGKILLs during delivery of ${ENTRIES} deduplicated, grouped entries${loop.title} and a schedule: nothing acknowledged is lost, no repeated key makes an entry`,
     {
       suite: 'crash loops',
-      load: `${ENTRIES} entries with an idempotency-key and a priority each (every 10th delayed 1 s, every 7th debounced 500 ms) in ${GROUPS} groups (GroupConcurrency 1, GroupOrder strict, Fairness weighted) through the gateway, a schedule firing every second, repeated keys sent after kills`,
+      load: `${ENTRIES} entries with an idempotency-key and a priority each (every 10th delayed 1 s, every 7th debounced 500 ms) in ${GROUPS} groups (${loop.load}) through the gateway, a schedule firing every second, repeated keys sent after kills`,
       faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into delivery, restart on the same store`,
     },
     byScale(240_000, 1_500_000),
@@ -47,8 +56,8 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       const dir = tempDir('hn-crash-ops-');
       const record = join(dir, 'delivered.jsonl');
       const file = writeNodeFile(dir, 'node', [
-        `{service: echo, NAME: target, Delay: 5ms, RecordFile: "${record}"}`,
-        `{service: queue, NAME: q, PersistPath: "${join(dir, 'store')}", DefaultChannel: target, DeliveryConcurrency: 4, StartPaused: true, GroupBy: g, GroupConcurrency: 1, GroupOrder: strict, Fairness: weighted, GroupWeights: "0=3;*=1"}`,
+        `{service: echo, NAME: target, Delay: ${loop.delay}, RecordFile: "${record}"}`,
+        `{service: queue, NAME: q, PersistPath: "${join(dir, 'store')}", DefaultChannel: target, DeliveryConcurrency: 4, StartPaused: true, GroupBy: g, GroupConcurrency: 1, ${loop.queue}, Fairness: weighted, GroupWeights: "0=3;*=1"}`,
         '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: q, ControlAllowList: "command,idempotency-key,delay,debounce,priority,schedule_name,cron,overlap"}',
       ]);
       node = await startNodeProcess(file);
@@ -103,6 +112,11 @@ describe('reliability: crash loops with dedup, delays, group limits and a schedu
       node = undefined;
 
       expectNoneMissing(delivered(), firstKey.keys(), figures);
+      if (loop.queue.includes('BatchSize')) {
+        const batches = recorded(record).filter((r) => (r.message.Data.i?.length ?? 0) > 1).length;
+        figures['batches of more than one entry delivered'] = batches;
+        expect(batches, 'entries went in batches').to.be.greaterThan(0);
+      }
     },
   );
 });

@@ -30,8 +30,8 @@ ${e.replayedAt.length ? html`<tr><th scope="row">replayed</th><td>${e.replayedAt
 <h3>Control</h3><pre id="entry-control">${JSON.stringify(e.control, null, 2)}</pre>
 <h3>Data</h3><pre id="entry-data">${JSON.stringify(e.data, null, 2)}</pre>
 <h2>Attempts (${e.history.length})</h2>
-${e.history.length === 0 ? html`<p>None yet.</p>` : html`<div class="table-wrap" tabindex="0"><table id="attempts"><thead><tr><th scope="col">#</th><th scope="col">time</th><th scope="col" class="num">took</th><th scope="col" class="num">Code</th><th scope="col">message</th></tr></thead>
-<tbody>${e.history.map((a, i) => html`<tr><td>${i + 1}</td><td>${a.time}</td><td class="num">${a.duration === undefined ? '' : `${a.duration} ms`}</td><td class="num${a.code >= 300 ? ' bad' : ''}">${a.code}</td><td>${a.message}</td></tr>`)}</tbody></table></div>`}
+${e.history.length === 0 ? html`<p>None yet.</p>` : html`<div class="table-wrap" tabindex="0"><table id="attempts"><thead><tr><th scope="col">#</th><th scope="col">time</th><th scope="col" class="num">took</th><th scope="col" class="num">Code</th><th scope="col">message</th><th scope="col">delivered</th></tr></thead>
+<tbody>${e.history.map((a, i) => html`<tr><td>${i + 1}</td><td>${a.time}</td><td class="num">${a.duration === undefined ? '' : `${a.duration} ms`}</td><td class="num${a.code >= 300 ? ' bad' : ''}">${a.code}</td><td>${a.message}</td><td class="attempt-batch">${a.batch === undefined ? 'alone' : `in a batch of ${a.batch}`}</td></tr>`)}</tbody></table></div>`}
 ${ctx.actionsEnabled ? html`<h2>Actions</h2>
 ${e.state === 'dead' ? html`<form method="post" action="/api/queues/${encodeURIComponent(queue)}/replay" id="replay-form">${formFields(ctx)}<input type="hidden" name="key" value="${e.key}">
 <label for="replay-data">Data to replay with (JSON; fields given replace the entry's)</label><textarea id="replay-data" name="Data">${JSON.stringify(e.data, null, 2)}</textarea>

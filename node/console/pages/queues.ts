@@ -91,12 +91,21 @@ function filterControls(s: EntrySearch): Record<string, string> {
   return c;
 }
 
+/** A queue delivering in batches (README, Batches): its BatchSize and BatchWindow, and what its batches carried. */
+function batchesLine(b: QueueSummary['batches']): Html {
+  if (!b) return html``;
+  const wait = b.windowMs > 0 ? `a batch not full waits up to ${b.windowMs} ms for more` : 'a batch not full goes when a delivery can start';
+  const mean = b.deliveries > 0 ? ` (${(b.entries / b.deliveries).toFixed(1)} a batch)` : '';
+  return html`<p id="queue-batches">Delivers in batches of up to ${count(b.size)} entries per channel (and group): ${wait} · ${count(b.deliveries)} batch deliveries since start carried ${count(b.entries)} entries${mean} · ${count(b.gathering)} gathering now</p>`;
+}
+
 export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>, breakers: readonly BreakerView[] = []): Html {
   const s = found.search;
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
 <p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries · <span id="queue-rates">in ${q.rates.in === undefined ? '—' : perSecond(q.rates.in)}, out ${q.rates.out === undefined ? '—' : perSecond(q.rates.out)}</span></p>
+${batchesLine(q.batches)}
 <div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', { label: 'Resume' }) : actionForm(ctx, q.name, 'pause', { label: 'Pause' })}
 ${actionForm(ctx, q.name, 'step', { label: 'Step (deliver the next entry now)' })}
 ${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', { label: `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, controls: filterControls(s), confirm: `Replay ${count(found.total)} dead entries?` }) : ''}

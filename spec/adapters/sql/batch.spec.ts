@@ -44,12 +44,14 @@ for (const engine of TEST_ENGINES) {
         .join(', ')})`);
       await db.exec('CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL, qty INT NOT NULL)');
       await db.exec('CREATE TABLE stock (sku VARCHAR(20) PRIMARY KEY, name VARCHAR(50) NOT NULL, qty INT NOT NULL)');
+      await db.exec('CREATE TABLE coded (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL)');
       await db.exec("INSERT INTO stock (sku, name, qty) VALUES ('a', 'apple', 1), ('b', 'bean', 2)");
       const p = db.params;
       ({ node } = await startTestNode([
         { service: 'sql', NAME: 'wide', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'wide', SQL_COLUMNS: WIDE.join(','), SQL_VALUEPARAMS: WIDE.map((c) => `v_${c}`).join(','), SQL_BATCH: true },
         { service: 'sql', NAME: 'items', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'items', SQL_COLUMNS: 'id, name, qty', SQL_VALUEPARAMS: 'id, name, qty', SQL_BATCH: true, SQL_MAXBATCH: 100 },
         { service: 'sql', NAME: 'stock', ...p, SQL_STATEMENT: 'upsert', SQL_TABLE: 'stock', SQL_COLUMNS: 'sku, name, qty', SQL_KEYCOLUMNS: 'sku', SQL_VALUEPARAMS: 'sku, name, qty', SQL_BATCH: true },
+        { service: 'sql', NAME: 'coded', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'coded', SQL_COLUMNS: 'id, name', SQL_VALUEPARAMS: 'id, name', SQL_BATCH: true, SQL_ROWCODES: true },
         { service: 'sql', NAME: 'stock1', ...p, SQL_STATEMENT: 'upsert', SQL_TABLE: 'stock', SQL_COLUMNS: 'sku, name, qty', SQL_KEYCOLUMNS: 'sku', SQL_VALUEPARAMS: 'sku, name, qty' },
       ]));
     });
@@ -96,6 +98,28 @@ for (const engine of TEST_ENGINES) {
       expect(failed.Code, failed.Message).to.equal(400);
       expect(await count('wide', ' WHERE id > 10000 AND id <= 13000')).to.equal(3000);
       expect(await count('wide', ' WHERE id > 20000')).to.equal(0);
+    });
+
+    it('SQL_ROWCODES: a batch without a bad row is one pass with codes all 200; a refused row fails alone (207), the others are written', async () => {
+      const ids = range(1, 50).map(String);
+      const ok = await call('coded', { id: ids, name: ids });
+      expect(ok.Code, ok.Message).to.equal(200);
+      expect(ok.Data.codes).to.deep.equal(ids.map(() => '200'));
+      const status = (): Record<string, unknown> => node.services.find((s) => s.name === 'coded')!.running.status();
+      expect(status().rowRedos, 'the fast path').to.equal(0);
+      const next = range(51, 50).map(String);
+      next[10] = '5'; // already in the table
+      next[20] = '52'; // twice in this batch: the second is refused
+      const partly = await call('coded', { id: next, name: next });
+      expect(partly.Code, partly.Message).to.equal(207);
+      expect(partly.Data.codes!.flatMap((c, i) => (c === '200' ? [] : [[i, c]]))).to.deep.equal([
+        [10, '400'],
+        [20, '400'],
+      ]);
+      expect(partly.Data.messages![10]).to.match(/duplicate|unique|primary/i);
+      expect(partly.Data.affected).to.deep.equal(['48']);
+      expect(status().rowRedos).to.equal(1);
+      expect(await count('coded')).to.equal(98);
     });
 
     it('fields of unequal length are 400 naming them; more rows than SQL_MAXBATCH 413; nothing written', async () => {
