@@ -18,14 +18,14 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { Dialect } from './dialect.js';
 import type { SqliteConnection as KeptConnection } from './sqlite-statements.js';
 import { SqliteStatements } from './sqlite-statements.js';
+import type { PgClient } from './pg-pipeline.js';
+import { markIfBroken, PgPipeline } from './pg-pipeline.js';
 
 /** Values from which a statement goes to the driver directly (below, Sequelize's cost is small). */
 export const DIRECT_FROM = 256;
 
-interface PgConnection {
+interface PgConnection extends Pick<PgClient, '_invalid'> {
   query(text: string, values: unknown[], done: (e: Error | null, result: { rows: unknown[] }) => void): void;
-  /** Sequelize's pool drops a connection marked so when it comes back. */
-  _invalid?: boolean;
 }
 interface MysqlConnection {
   execute(text: string, values: unknown[], done: (e: Error | null, result: unknown) => void): void;
@@ -117,18 +117,22 @@ export class DirectSelect {
   private readonly texts = new Map<string, DriverText>();
   /** SQLite: prepared statements on Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
   private sqlite: SqliteStatements | undefined;
+  /** PostgreSQL: SELECTs with values pipelined as named statements (pg-pipeline.ts). */
+  private readonly pipeline: PgPipeline | undefined;
 
-  /** Undefined for an engine without this path (SQL Server, Oracle). */
-  static for(sequelize: Sequelize, dialect: Dialect): DirectSelect | undefined {
-    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect) : undefined;
+  /** Undefined for an engine without this path (SQL Server, Oracle); `poolSize` is the most connections the pool lends. */
+  static for(sequelize: Sequelize, dialect: Dialect, poolSize: number): DirectSelect | undefined {
+    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect, poolSize) : undefined;
   }
 
   private constructor(
     sequelize: Sequelize,
     private readonly dialect: 'postgres' | 'mysql' | 'sqlite',
+    poolSize: number,
   ) {
     this.formatBind = (sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }).dialect.Query.formatBindParameters;
     this.pool = sequelize.connectionManager as unknown as Pool;
+    if (dialect === 'postgres') this.pipeline = new PgPipeline(this.pool, poolSize);
   }
 
   run(sql: string, bind: Record<string, unknown>): Promise<unknown> {
@@ -140,6 +144,8 @@ export class DirectSelect {
       return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
     }
     const values = names.map((name) => bind[name]);
+    const pipeline = this.pipeline;
+    if (pipeline && values.length > 0) return new Promise((resolve, reject) => pipeline.select(text, values, (e, result) => (e ? reject(e) : resolve([result!.rows, result]))));
     const dialect = this.dialect;
     const pool = this.pool;
     return (pool.getConnection({ type: 'SELECT' }) as Promise<PgConnection & MysqlConnection>).then(
@@ -148,8 +154,7 @@ export class DirectSelect {
           const settle = (e: Error | null, result?: unknown): void => {
             pool.releaseConnection(connection);
             if (!e) return resolve(dialect === 'postgres' ? [(result as { rows: unknown[] }).rows, result] : [result, result]);
-            // what Sequelize's PostgreSQL query does with a broken connection: the pool drops it
-            if (dialect === 'postgres' && BROKEN_PG.test(`${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}`)) connection._invalid = true;
+            if (dialect === 'postgres') markIfBroken(connection, e);
             reject(e);
           };
           if (dialect === 'postgres') connection.query(text, values, settle);
@@ -161,6 +166,7 @@ export class DirectSelect {
 
   /** Closed with the database: the next statement asks the manager again. */
   forget(): void {
+    this.pipeline?.forget();
     this.sqlite?.close();
     this.sqlite = undefined;
   }
@@ -186,9 +192,6 @@ export class DirectSelect {
     return found;
   }
 }
-
-/** The failures on which Sequelize marks a PostgreSQL connection invalid (its query.js). */
-const BROKEN_PG = /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
 
 /** Whether a direct SQLite statement failed only because another connection holds the file: Sequelize's path retries that. */
 export const sqliteBusy = (e: unknown): boolean => /SQLITE_BUSY/.test((e as { code?: string; message?: string }).code ?? (e as Error).message ?? '');
