@@ -10,7 +10,7 @@ import { RecordFormat } from './record.js';
 import { MAX_PRIORITY } from './severity.js';
 import type { SdElement } from './structured-data.js';
 import { parseStructuredData } from './structured-data.js';
-import { isoOf, parseRfc3339 } from './timestamp.js';
+import { strictIso } from './timestamp.js';
 
 /** Why a line is not RFC 5424. */
 export const Rfc5424Failure = {
@@ -71,9 +71,9 @@ export function parseRfc5424(line: string): Rfc5424Parse {
   if (!ts) return fail(Rfc5424Failure.truncated, 'RFC 5424 header ends in TIMESTAMP');
   let timestamp = '';
   if (ts[0] !== '-') {
-    const ms = parseRfc3339(ts[0], true);
-    if (ms === undefined) return fail(Rfc5424Failure.timestamp, `TIMESTAMP '${clip(ts[0])}' is not RFC 3339`);
-    timestamp = isoOf(ms);
+    const iso = strictIso(ts[0]);
+    if (iso === undefined) return fail(Rfc5424Failure.timestamp, `TIMESTAMP '${clip(ts[0])}' is not RFC 3339`);
+    timestamp = iso;
   }
   pos = ts[1];
 
