@@ -20,6 +20,8 @@ import type { SqliteConnection as KeptConnection } from './sqlite-statements.js'
 import { SqliteStatements } from './sqlite-statements.js';
 import type { PgClient } from './pg-pipeline.js';
 import { markIfBroken, PgPipeline } from './pg-pipeline.js';
+import type { LaneDriver } from './select-lanes.js';
+import { SelectLanes } from './select-lanes.js';
 
 /** Values from which a statement goes to the driver directly (below, Sequelize's cost is small). */
 export const DIRECT_FROM = 256;
@@ -87,6 +89,19 @@ function onConnection(dialect: 'postgres' | 'mysql' | 'sqlite', connection: unkn
   });
 }
 
+/**
+ * mysql2 on a lane (select-lanes.ts): the connection keeps the SELECTs given it in its own queue and
+ * writes the next as soon as it has read the answer to the last (the protocol has no pipelining).
+ * Two in flight a lane: past that another connection works beside it — measured on 2 cores, ten
+ * connections with three each ran at 1.2x a pool's rate, four with eight at 0.7x.
+ */
+const MYSQL_LANE: LaneDriver<MysqlConnection> = {
+  depth: 2,
+  taken: () => undefined,
+  givenBack: () => undefined,
+  run: (client, text, values, done) => client.execute(text, values, done),
+};
+
 /** Sequelize's own conversion of a text with `$name` binds into the driver's text and values (its dialect's Query class). */
 type FormatBind = (sql: string, bind: Record<string, unknown>, dialect: string) => [string, unknown[] | Record<string, unknown>];
 
@@ -117,8 +132,8 @@ export class DirectSelect {
   private readonly texts = new Map<string, DriverText>();
   /** SQLite: prepared statements on Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
   private sqlite: SqliteStatements | undefined;
-  /** PostgreSQL: SELECTs with values pipelined as named statements (pg-pipeline.ts). */
-  private readonly pipeline: PgPipeline | undefined;
+  /** PostgreSQL and MySQL: SELECTs with values on lanes of held connections (select-lanes.ts; PostgreSQL pipelined as named statements, pg-pipeline.ts). */
+  private readonly lanes: SelectLanes<PgClient> | SelectLanes<MysqlConnection> | undefined;
 
   /** Undefined for an engine without this path (SQL Server, Oracle); `poolSize` is the most connections the pool lends. */
   static for(sequelize: Sequelize, dialect: Dialect, poolSize: number): DirectSelect | undefined {
@@ -132,7 +147,8 @@ export class DirectSelect {
   ) {
     this.formatBind = (sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }).dialect.Query.formatBindParameters;
     this.pool = sequelize.connectionManager as unknown as Pool;
-    if (dialect === 'postgres') this.pipeline = new PgPipeline(this.pool, poolSize);
+    if (dialect === 'postgres') this.lanes = new SelectLanes(this.pool, poolSize, new PgPipeline());
+    else if (dialect === 'mysql') this.lanes = new SelectLanes(this.pool, poolSize, MYSQL_LANE);
   }
 
   run(sql: string, bind: Record<string, unknown>): Promise<unknown> {
@@ -144,8 +160,11 @@ export class DirectSelect {
       return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
     }
     const values = names.map((name) => bind[name]);
-    const pipeline = this.pipeline;
-    if (pipeline && values.length > 0) return new Promise((resolve, reject) => pipeline.select(text, values, (e, result) => (e ? reject(e) : resolve([result!.rows, result]))));
+    const lanes = this.lanes;
+    if (lanes && values.length > 0) {
+      const postgres = this.dialect === 'postgres';
+      return new Promise((resolve, reject) => lanes.select(text, values, (e, result) => (e ? reject(e) : resolve([postgres ? (result as { rows: unknown[] }).rows : result, result]))));
+    }
     const dialect = this.dialect;
     const pool = this.pool;
     return (pool.getConnection({ type: 'SELECT' }) as Promise<PgConnection & MysqlConnection>).then(
@@ -166,7 +185,7 @@ export class DirectSelect {
 
   /** Closed with the database: the next statement asks the manager again. */
   forget(): void {
-    this.pipeline?.forget();
+    this.lanes?.forget();
     this.sqlite?.close();
     this.sqlite = undefined;
   }

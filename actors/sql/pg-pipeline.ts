@@ -3,14 +3,9 @@
  * Sequelize's pool as named prepared statements — where the service goes beyond a pool of one query
  * per connection (docs/ARCHITECTURE.md, SQL service):
  *
- * - Pipelining (node-postgres `pipeline` mode): a connection held for SELECTs takes the next one
- *   before the answer to the last has come, up to DEPTH at a time, each with its own Sync — so one
- *   failing SELECT fails alone, as on a connection of its own. A connection is taken from the pool
- *   only when every connection held is DEPTH deep or stalled, and goes back to the pool as soon as
- *   nothing is in flight on it; transactions and every other statement keep a connection to
- *   themselves, as before. A stalled connection (no answer for STALL_MS: a slow SELECT at its head)
- *   takes no more, so only the SELECTs written behind a slow one in those first milliseconds wait
- *   for it; the next take a connection from the pool, as before.
+ * - Pipelining (node-postgres `pipeline` mode) on the lanes of select-lanes.ts: a lane takes up to
+ *   DEPTH SELECTs before the answer to the first has come, each with its own Sync — so one failing
+ *   SELECT fails alone, as on a connection of its own.
  * - Named prepared statements: the server parses and plans a text once per connection instead of at
  *   every call. A statement whose cached plan no longer fits the table (a column added under
  *   `SELECT *`: "cached plan must not change result type") is prepared again under a new name, and
@@ -20,6 +15,8 @@
  * ~65 µs of server CPU and ~43 µs of node CPU a SELECT by key; four pipelined connections with named
  * statements ~22 µs and ~25 µs.
  */
+
+import type { LaneDone, LaneDriver } from './select-lanes.js';
 
 /** The little of a node-postgres Client this path uses (the project carries no types for pg). */
 export interface PgClient {
@@ -32,37 +29,12 @@ export interface PgClient {
   connection: { parsedStatements: Record<string, string>; submittedNamedStatements: Record<string, string> };
 }
 
-export interface PgPool {
-  getConnection(options: { type: string }): Promise<unknown>;
-  releaseConnection(connection: unknown): void;
-}
-
-type Done = (e: Error | null, result?: { rows: unknown[] }) => void;
-
 /** SELECTs written on one connection before their answers: past this a further connection is taken. */
 const DEPTH = 8;
-/** A connection whose head SELECT has been running this long takes no more (it may be a slow one). */
-const STALL_MS = 20;
 /** Statement names kept; a text beyond them runs unnamed (parsed at each call, as before). */
 const NAMES_KEPT = 256;
 /** Prepared statements per connection at most: the server keeps each until the connection closes. */
 const NAMES_PER_CONNECTION = 64;
-
-interface Waiting {
-  text: string;
-  values: unknown[];
-  done: Done;
-}
-
-class Lane {
-  client: PgClient | undefined;
-  inFlight = 0;
-  /** When the lane last made progress (a SELECT answered, or the first one sent). */
-  since = 0;
-  /** SELECTs given while the connection is being taken from the pool. */
-  waiting: Waiting[] = [];
-  release: NodeJS.Immediate | undefined;
-}
 
 /** The failures on which Sequelize marks a PostgreSQL connection invalid (its query.js). */
 const BROKEN_PG = /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
@@ -103,78 +75,20 @@ let instances = 0;
 /** The names this path prepared on each connection (they stay there while the pool keeps it). */
 const prepared = new WeakMap<PgClient, Set<string>>();
 
-export class PgPipeline {
-  private readonly lanes: Lane[] = [];
+/** node-postgres on a lane (select-lanes.ts): pipelined, as named prepared statements. */
+export class PgPipeline implements LaneDriver<PgClient> {
+  readonly depth = DEPTH;
   private readonly names = new StatementNames(`hivenode_${instances++}_`);
 
-  constructor(
-    private readonly pool: PgPool,
-    private readonly maxLanes: number,
-  ) {}
-
-  /** Runs a SELECT with values (extended protocol; a text without values keeps a connection to itself). */
-  select(text: string, values: unknown[], done: Done): void {
-    const lane = this.laneFor();
-    lane.inFlight++;
-    if (lane.client) this.send(lane, text, values, done, true);
-    else lane.waiting.push({ text, values, done });
+  taken(client: PgClient): void {
+    client.pipeline = true;
   }
 
-  /** Gives back the connections held with nothing in flight (the database is closing). */
-  forget(): void {
-    for (const lane of [...this.lanes]) if (lane.inFlight === 0) this.giveBack(lane);
+  givenBack(client: PgClient): void {
+    client.pipeline = false;
   }
 
-  /**
-   * The connection for the next SELECT: the least busy one held that is not stalled, while under
-   * DEPTH (or deeper when the pool lends no more); otherwise one more from the pool — which, when
-   * every connection it may lend is held, waits for one as any statement does (503 after
-   * SQL_ACQUIRETIMEOUT), rather than queueing behind a SELECT that may be slow.
-   */
-  private laneFor(): Lane {
-    const now = performance.now();
-    let best: Lane | undefined;
-    for (const lane of this.lanes) {
-      if (lane.client && lane.inFlight > 0 && now - lane.since > STALL_MS) continue;
-      if (best === undefined || lane.inFlight < best.inFlight) best = lane;
-    }
-    if (best && (best.inFlight < DEPTH || this.lanes.length >= this.maxLanes)) return this.keep(best);
-    return this.open();
-  }
-
-  private keep(lane: Lane): Lane {
-    if (lane.release) {
-      clearImmediate(lane.release);
-      lane.release = undefined;
-    }
-    return lane;
-  }
-
-  private open(): Lane {
-    const lane = new Lane();
-    this.lanes.push(lane);
-    (this.pool.getConnection({ type: 'SELECT' }) as Promise<PgClient>).then(
-      (client) => {
-        client.pipeline = true;
-        lane.client = client;
-        const waiting = lane.waiting;
-        lane.waiting = [];
-        for (const w of waiting) this.send(lane, w.text, w.values, w.done, true);
-        if (lane.inFlight === 0) this.idle(lane);
-      },
-      (e: unknown) => {
-        this.drop(lane);
-        const waiting = lane.waiting;
-        lane.waiting = [];
-        for (const w of waiting) w.done(e as Error);
-      },
-    );
-    return lane;
-  }
-
-  private send(lane: Lane, text: string, values: unknown[], done: Done, retry: boolean): void {
-    const client = lane.client!;
-    if (lane.inFlight === 1) lane.since = performance.now();
+  run(client: PgClient, text: string, values: unknown[], done: LaneDone, retry = true): void {
     const name = this.nameOn(client, text);
     let settled = false;
     client.query(name === undefined ? { text, values } : { text, values, name }, (e, result) => {
@@ -183,11 +97,9 @@ export class PgPipeline {
       settled = true;
       if (e && retry && name !== undefined && stalePlan(e)) {
         this.names.renew(text, name);
-        return this.send(lane, text, values, done, false);
+        return this.run(client, text, values, done, false);
       }
-      lane.since = performance.now();
       if (e) markIfBroken(client, e);
-      if (--lane.inFlight === 0) this.idle(lane);
       done(e, result);
     });
   }
@@ -208,28 +120,5 @@ export class PgPipeline {
     if (!mine.has(name) && mine.size >= NAMES_PER_CONNECTION) return undefined;
     mine.add(name);
     return name;
-  }
-
-  /** Nothing in flight: the connection goes back once this turn's SELECTs have had their chance to follow. */
-  private idle(lane: Lane): void {
-    lane.release ??= setImmediate(() => {
-      lane.release = undefined;
-      if (lane.inFlight === 0) this.giveBack(lane);
-    });
-  }
-
-  private giveBack(lane: Lane): void {
-    if (lane.release) clearImmediate(lane.release);
-    lane.release = undefined;
-    this.drop(lane);
-    const client = lane.client;
-    if (!client) return;
-    client.pipeline = false;
-    this.pool.releaseConnection(client);
-  }
-
-  private drop(lane: Lane): void {
-    const i = this.lanes.indexOf(lane);
-    if (i >= 0) this.lanes.splice(i, 1);
   }
 }

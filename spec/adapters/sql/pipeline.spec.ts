@@ -3,7 +3,7 @@
  * pg-pipeline.ts), against a real server: many SELECTs at once each get their own row, a failing one
  * fails alone, a column added under `SELECT *` (a stale cached plan) is answered with the new column,
  * a slow SELECT does not hold up the fast ones behind it, and an exhausted pool still answers 503
- * after SQL_ACQUIRETIMEOUT.
+ * after SQL_ACQUIRETIMEOUT; MariaDB SELECTs queued on held connections keep the same promises.
  */
 import { expect } from 'chai';
 import type { Result } from '../../../protocol/message.js';
@@ -95,5 +95,55 @@ describe('sql service: PostgreSQL SELECTs pipelined as prepared statements (adap
     expect(waited.Code, waited.Message).to.equal(503);
     expect(waited.Message).to.match(/no database connection became free within 300 ms/);
     expect((await call('nap', { id: ['1'] })).Code).to.equal(200);
+  });
+});
+
+describe('sql service: MariaDB SELECTs queued on held connections (adapter)', function () {
+  this.timeout(90_000);
+  let db: EngineHarness;
+  let node: HiveNode | undefined;
+  const call = (channel: string, data: Record<string, string[]> = {}): Promise<Result> => node!.hive.call(channel, makeMessage({ Data: mapOf(data) }), 30_000);
+
+  before(async function () {
+    requireServer(this, engineAvailable('mariadb'), 'mariadb');
+    db = await openEngine('mariadb');
+    await db.exec(`CREATE TABLE items (${db.serial}, name VARCHAR(40) NOT NULL)`);
+    await db.exec(`INSERT INTO items (name) VALUES ${Array.from({ length: 200 }, (_, i) => `('item ${i + 1}')`).join(', ')}`);
+    // row 2 takes a second to read
+    await db.exec('CREATE VIEW napping AS SELECT id, name FROM items WHERE IF(id = 2, SLEEP(1), 0) = 0');
+  });
+  afterEach(async () => {
+    await node?.stop(2000);
+    node = undefined;
+  });
+  after(async () => {
+    await db?.close();
+  });
+
+  it('hundreds of SELECTs at once on a pool of 3: each answer is its own row', async () => {
+    ({ node } = await startTestNode([{ service: 'sql', NAME: 'item', ...db.params, SQL_STATEMENT: 'select', SQL_TABLE: 'items', SQL_WHERE: 'id = {{ id }}', SQL_POOLSIZE: 3 }]));
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => call('item', { id: [String(i + 1)] })));
+    for (const [i, r] of answers.entries()) {
+      expect(r.Code, r.Message).to.equal(200);
+      expect(r.Data.name, `answer ${i}`).to.deep.equal([`item ${i + 1}`]);
+    }
+  });
+
+  it('a slow SELECT does not hold up the fast ones; every connection held by it: 503 after SQL_ACQUIRETIMEOUT', async () => {
+    ({ node } = await startTestNode([
+      { service: 'sql', NAME: 'nap', ...db.params, SQL_STATEMENT: 'select', SQL_TABLE: 'napping', SQL_WHERE: 'id = {{ id }}' },
+      { service: 'sql', NAME: 'one', ...db.params, SQL_STATEMENT: 'select', SQL_TABLE: 'napping', SQL_WHERE: 'id = {{ id }}', SQL_POOLSIZE: 1, SQL_ACQUIRETIMEOUT: '300ms' },
+    ]));
+    await Promise.all(Array.from({ length: 20 }, () => call('nap', { id: ['1'] })));
+    const slow = call('nap', { id: ['2'] });
+    await new Promise((r) => setTimeout(r, 100));
+    const began = Date.now();
+    for (const r of await Promise.all(Array.from({ length: 20 }, () => call('nap', { id: ['1'] })))) expect(r.Code, r.Message).to.equal(200);
+    expect(Date.now() - began, 'the fast SELECTs did not wait for the slow one').to.be.below(700);
+    expect((await slow).Code).to.equal(200);
+    expect((await call('one', { id: ['1'] })).Code).to.equal(200);
+    const [held, waited] = await Promise.all([call('one', { id: ['2'] }), new Promise((r) => setTimeout(r, 100)).then(() => call('one', { id: ['1'] }))]);
+    expect(held.Code, held.Message).to.equal(200);
+    expect(waited.Code, waited.Message).to.equal(503);
   });
 });
