@@ -15,7 +15,7 @@
 
 export type LaneDone = (e: Error | null, result?: unknown) => void;
 
-export interface LanePool {
+interface LanePool {
   getConnection(options: { type: string }): Promise<unknown>;
   releaseConnection(connection: unknown): void;
 }
