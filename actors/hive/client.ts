@@ -75,7 +75,15 @@ export class HiveClient {
 
   /** Fire-and-forget; resolves with whether a listener got it (drops are counted by the transport). */
   emit(channel: string, message: Message): Promise<boolean> {
-    return new Promise<boolean>((resolve) => this.runtime.tell(this.bridge, new BridgeEmit(channel, message, resolve)));
+    return new Promise<boolean>((resolve) => this.emitTold(channel, message, resolve));
+  }
+
+  /**
+   * `emit` for a hot path: `delivered` is told once the bridge has passed the message on (or could
+   * not), with no promise of its own — a syslog receiver emits one message per frame.
+   */
+  emitTold(channel: string, message: Message, delivered: (delivered: boolean) => void): void {
+    this.runtime.tell(this.bridge, new BridgeEmit(channel, message, delivered));
   }
 
   /** Listens on a channel; rejects with the reason when the channel name is invalid. */

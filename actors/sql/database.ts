@@ -101,7 +101,7 @@ export class Database {
       if (connection) adopt(sequelize.connectionManager, sqliteStorage(this.options.database), connection);
     }
     const transactions = new TransactionRunner(sequelize, this.dialect, this.options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
-    this.orm = { sequelize, transactions, selects: DirectSelect.for(sequelize, this.dialect) };
+    this.orm = { sequelize, transactions, selects: DirectSelect.for(sequelize, this.dialect, this.options.poolSize) };
     return this.orm;
   }
 

@@ -18,14 +18,16 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { Dialect } from './dialect.js';
 import type { SqliteConnection as KeptConnection } from './sqlite-statements.js';
 import { SqliteStatements } from './sqlite-statements.js';
+import type { PgClient } from './pg-pipeline.js';
+import { markIfBroken, PgPipeline } from './pg-pipeline.js';
+import type { LaneDriver } from './select-lanes.js';
+import { SelectLanes } from './select-lanes.js';
 
 /** Values from which a statement goes to the driver directly (below, Sequelize's cost is small). */
 export const DIRECT_FROM = 256;
 
-interface PgConnection {
+interface PgConnection extends Pick<PgClient, '_invalid'> {
   query(text: string, values: unknown[], done: (e: Error | null, result: { rows: unknown[] }) => void): void;
-  /** Sequelize's pool drops a connection marked so when it comes back. */
-  _invalid?: boolean;
 }
 interface MysqlConnection {
   execute(text: string, values: unknown[], done: (e: Error | null, result: unknown) => void): void;
@@ -87,6 +89,19 @@ function onConnection(dialect: 'postgres' | 'mysql' | 'sqlite', connection: unkn
   });
 }
 
+/**
+ * mysql2 on a lane (select-lanes.ts): the connection keeps the SELECTs given it in its own queue and
+ * writes the next as soon as it has read the answer to the last (the protocol has no pipelining).
+ * Two in flight a lane: past that another connection works beside it — measured on 2 cores, ten
+ * connections with three each ran at 1.2x a pool's rate, four with eight at 0.7x.
+ */
+const MYSQL_LANE: LaneDriver<MysqlConnection> = {
+  depth: 2,
+  taken: () => undefined,
+  givenBack: () => undefined,
+  run: (client, text, values, done) => client.execute(text, values, done),
+};
+
 /** Sequelize's own conversion of a text with `$name` binds into the driver's text and values (its dialect's Query class). */
 type FormatBind = (sql: string, bind: Record<string, unknown>, dialect: string) => [string, unknown[] | Record<string, unknown>];
 
@@ -117,18 +132,23 @@ export class DirectSelect {
   private readonly texts = new Map<string, DriverText>();
   /** SQLite: prepared statements on Sequelize's one connection, kept once opened (its manager hands out the same one until closed). */
   private sqlite: SqliteStatements | undefined;
+  /** PostgreSQL and MySQL: SELECTs with values on lanes of held connections (select-lanes.ts; PostgreSQL pipelined as named statements, pg-pipeline.ts). */
+  private readonly lanes: SelectLanes<PgClient> | SelectLanes<MysqlConnection> | undefined;
 
-  /** Undefined for an engine without this path (SQL Server, Oracle). */
-  static for(sequelize: Sequelize, dialect: Dialect): DirectSelect | undefined {
-    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect) : undefined;
+  /** Undefined for an engine without this path (SQL Server, Oracle); `poolSize` is the most connections the pool lends. */
+  static for(sequelize: Sequelize, dialect: Dialect, poolSize: number): DirectSelect | undefined {
+    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect, poolSize) : undefined;
   }
 
   private constructor(
     sequelize: Sequelize,
     private readonly dialect: 'postgres' | 'mysql' | 'sqlite',
+    poolSize: number,
   ) {
     this.formatBind = (sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }).dialect.Query.formatBindParameters;
     this.pool = sequelize.connectionManager as unknown as Pool;
+    if (dialect === 'postgres') this.lanes = new SelectLanes(this.pool, poolSize, new PgPipeline());
+    else if (dialect === 'mysql') this.lanes = new SelectLanes(this.pool, poolSize, MYSQL_LANE);
   }
 
   run(sql: string, bind: Record<string, unknown>): Promise<unknown> {
@@ -140,6 +160,11 @@ export class DirectSelect {
       return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
     }
     const values = names.map((name) => bind[name]);
+    const lanes = this.lanes;
+    if (lanes && values.length > 0) {
+      const postgres = this.dialect === 'postgres';
+      return new Promise((resolve, reject) => lanes.select(text, values, (e, result) => (e ? reject(e) : resolve([postgres ? (result as { rows: unknown[] }).rows : result, result]))));
+    }
     const dialect = this.dialect;
     const pool = this.pool;
     return (pool.getConnection({ type: 'SELECT' }) as Promise<PgConnection & MysqlConnection>).then(
@@ -148,8 +173,7 @@ export class DirectSelect {
           const settle = (e: Error | null, result?: unknown): void => {
             pool.releaseConnection(connection);
             if (!e) return resolve(dialect === 'postgres' ? [(result as { rows: unknown[] }).rows, result] : [result, result]);
-            // what Sequelize's PostgreSQL query does with a broken connection: the pool drops it
-            if (dialect === 'postgres' && BROKEN_PG.test(`${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}`)) connection._invalid = true;
+            if (dialect === 'postgres') markIfBroken(connection, e);
             reject(e);
           };
           if (dialect === 'postgres') connection.query(text, values, settle);
@@ -161,6 +185,7 @@ export class DirectSelect {
 
   /** Closed with the database: the next statement asks the manager again. */
   forget(): void {
+    this.lanes?.forget();
     this.sqlite?.close();
     this.sqlite = undefined;
   }
@@ -186,9 +211,6 @@ export class DirectSelect {
     return found;
   }
 }
-
-/** The failures on which Sequelize marks a PostgreSQL connection invalid (its query.js). */
-const BROKEN_PG = /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
 
 /** Whether a direct SQLite statement failed only because another connection holds the file: Sequelize's path retries that. */
 export const sqliteBusy = (e: unknown): boolean => /SQLITE_BUSY/.test((e as { code?: string; message?: string }).code ?? (e as Error).message ?? '');

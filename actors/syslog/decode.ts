@@ -59,13 +59,13 @@ function withoutTrailer(text: string): string {
 }
 
 /** Parses one line (already text) into a record; never fails. */
-function parseLine(line: string, now: Date): { record: SyslogRecord; rfc5424Failure?: string } {
+function parseLine(line: string, now: Date | undefined): { record: SyslogRecord; rfc5424Failure?: string } {
   if (looksLikeRfc5424(line)) {
     const strict = parseRfc5424(line);
     if (strict.ok) return { record: strict.record };
-    return { record: parseRfc3164(line, now), rfc5424Failure: strict.reason };
+    return { record: parseRfc3164(line, now ?? new Date()), rfc5424Failure: strict.reason };
   }
-  return { record: parseRfc3164(line, now) };
+  return { record: parseRfc3164(line, now ?? new Date()) };
 }
 
 /** Adds the CEF event of the line, if any; a line that is nothing but CEF becomes format 'CEF'. */
@@ -104,7 +104,7 @@ function isExpected(format: InputFormatName, record: SyslogRecord, rfc5424Failur
 export function decodeSyslog(bytes: Buffer, opts: DecodeOptions): Decoded {
   const line = withoutTrailer(bytes.toString('utf8'));
   if (line.trim() === '') return { ok: false, reason: 'empty message' };
-  const { record, rfc5424Failure } = parseLine(line, opts.now ?? new Date());
+  const { record, rfc5424Failure } = parseLine(line, opts.now);
   if (opts.decodeCEF) addCef(record, line);
   const expected = isExpected(opts.format, record, rfc5424Failure);
   const data = recordData(record, opts.remoteAddress);

@@ -27,6 +27,7 @@ import type { RelpCounters } from './relp-session.js';
 import { serveRelp } from './relp-session.js';
 import type { TcpAckCounters } from './tcp-ack.js';
 import { serveTcpAck } from './tcp-ack.js';
+import { EmitBacklog } from './emit-backlog.js';
 import { SourceCounts } from './source-counts.js';
 import type { SourceRate } from './source-rate.js';
 import type { StreamCounters, StreamListener } from './stream-listener.js';
@@ -109,6 +110,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   };
   const limited = new SourceCounts();
   let rateDelayed = 0;
+  const backlog = new EmitBacklog();
   const handle = (bytes: Buffer, remoteAddress: string): void => {
     if (opts.sourceRate && !opts.sourceRate.take(remoteAddress)) {
       limited.add(sourceAddress(remoteAddress));
@@ -116,8 +118,11 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     }
     const r = received(bytes, remoteAddress);
     if (!r) return;
-    void hive.emit(opts.channel, r.message).then((delivered) => {
-      r.hop?.end(delivered ? 200 : 404, delivered ? undefined : 'no listener');
+    const hop = r.hop;
+    backlog.sent();
+    hive.emitTold(opts.channel, r.message, (delivered) => {
+      backlog.passed();
+      if (hop) hop.end(delivered ? 200 : 404, delivered ? undefined : 'no listener');
       if (!delivered) counters.dropped++;
     });
   };
@@ -194,7 +199,7 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     const acked = opts.tcpAck
       ? { window: opts.tcpAck.window, maxMessageBytes: opts.maxMessageBytes, prepare, counters: ackCounters, windowCounters: ackWindow, invalid, log, warnOnce, kind: opts.tls ? ('TLS' as const) : ('TCP' as const), running: () => !stopping }
       : undefined;
-    stream = streamListener(acked ? { ...base, session: (socket, remote) => serveTcpAck(socket, remote, acked) } : { ...base, frame: handle }, counters, log);
+    stream = streamListener(acked ? { ...base, session: (socket, remote) => serveTcpAck(socket, remote, acked) } : { ...base, frame: handle, backlog }, counters, log);
     // Port 0 with both: TCP takes the port the system gave UDP, which a TCP socket (an outgoing
     // connection's end) may hold already; UDP is then bound again elsewhere, a few times
     for (let attempt = 1; ; attempt++) {

@@ -43,9 +43,20 @@ interface ListenerBase {
   refuse(source: string): void;
 }
 
+/**
+ * The frames handed on and not yet passed on by the hive: past its limit the listener stops reading
+ * (TCP's window slows the sender) until the hive has caught up, instead of holding an unbounded
+ * backlog in memory.
+ */
+export interface Backlog {
+  full(): boolean;
+  /** `resume` is called once, when the backlog has fallen back below its low mark. */
+  whenDrained(resume: () => void): void;
+}
+
 /** Either RFC 6587 frames, each handed to `frame`, or a connection served by `session` itself (RELP). */
 export type StreamListenerOptions = ListenerBase &
-  ({ frame(bytes: Buffer, remoteAddress: string): void; session?: undefined } | { session(socket: Socket, remoteAddress: string): void; frame?: undefined });
+  ({ frame(bytes: Buffer, remoteAddress: string): void; backlog?: Backlog; session?: undefined } | { session(socket: Socket, remoteAddress: string): void; frame?: undefined; backlog?: undefined });
 
 export interface StreamListener {
   server: Server;
@@ -58,7 +69,9 @@ export function streamListener(opts: StreamListenerOptions, counters: StreamCoun
   const serve = (socket: Socket, remote: string): void => {
     if (opts.session) return opts.session(socket, remote);
     const frame = opts.frame;
+    const backlog = opts.backlog;
     const decoder = new FrameDecoder(opts.maxMessageBytes);
+    const resume = (): void => void socket.resume();
     // a TLS socket is a second socket over the accepted one: its errors (a reset) need a listener too
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
@@ -68,6 +81,11 @@ export function streamListener(opts: StreamListenerOptions, counters: StreamCoun
         counters.invalid++;
         log.warn(`syslog ${kind} frame from ${remote} refused (${describeError(e)}); connection closed`);
         socket.destroy();
+        return;
+      }
+      if (backlog?.full()) {
+        socket.pause();
+        backlog.whenDrained(resume);
       }
     });
   };

@@ -99,6 +99,63 @@ export function parseRfc3339(text: string, strict: boolean): number | undefined 
   return off === undefined || utc === undefined ? undefined : utc - off * 60_000;
 }
 
+/**
+ * The minute last read by strictIso: its text up to the minutes, its offset as written, and the ISO
+ * text of that minute in UTC up to the colon before the seconds. An offset is whole minutes, so the
+ * seconds and fraction of a timestamp in that minute are the same in UTC.
+ */
+let minuteText = '';
+let minuteZone = '';
+let minuteIso = '';
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/**
+ * An RFC 5424 TIMESTAMP as ISO 8601 in UTC with milliseconds (parseRfc3339 strict, then isoOf), or
+ * undefined when it is not one. A sender writes the same minute and offset message after message:
+ * then only the seconds and fraction are read (the minute was checked when first seen), instead of
+ * a regular expression, a Date and toISOString for each message (a sixth of the receiver's CPU).
+ */
+export function strictIso(text: string): string | undefined {
+  const n = text.length;
+  if (minuteText !== '' && n > 19 && text.startsWith(minuteText) && text.endsWith(minuteZone) && text.charCodeAt(16) === 58) {
+    const s1 = text.charCodeAt(17);
+    const s2 = text.charCodeAt(18);
+    const end = n - minuteZone.length;
+    if (isDigit(s1) && isDigit(s2)) {
+      const second = (s1 - 48) * 10 + (s2 - 48);
+      let ms = -1;
+      if (end === 19) ms = 0;
+      else if (text.charCodeAt(19) === 46 && end > 20 && end <= 26) {
+        ms = 0;
+        for (let i = 20; i < end; i++) {
+          const c = text.charCodeAt(i);
+          if (!isDigit(c)) {
+            ms = -1;
+            break;
+          }
+          if (i < 23) ms = ms * 10 + (c - 48);
+        }
+        // fewer than three digits: .5 is 500 ms, .05 is 50 ms
+        if (ms >= 0) for (let i = end; i < 23; i++) ms *= 10;
+      }
+      // a leap second (60) is folded into :59, as utcMillis does
+      if (ms >= 0 && second <= 60) return `${minuteIso}${two(Math.min(second, 59))}.${String(ms).padStart(3, '0')}Z`;
+    }
+  }
+  const ms = parseRfc3339(text, true);
+  if (ms === undefined) return undefined;
+  const iso = isoOf(ms);
+  // remembered only in the shape the quick path reads: seconds at 17, the offset at the end
+  const zone = text.endsWith('Z') ? 'Z' : text.slice(-6);
+  if (iso !== '' && text.charCodeAt(16) === 58) {
+    minuteText = text.slice(0, 16);
+    minuteZone = zone;
+    minuteIso = iso.slice(0, 17);
+  }
+  return iso;
+}
+
 const two = (n: number): string => String(n).padStart(2, '0');
 
 /** `Mmm dd HH:MM:SS` in the local zone: 24-hour clock, the day padded with a space (RFC 3164 §4.1.2). */
