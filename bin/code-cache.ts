@@ -137,6 +137,7 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
       stats.compiled++;
       due.push({ script, cacheFile });
     }
+    // eslint-disable-next-line max-params -- the CommonJS module wrapper's own signature (node:module wrap)
     const wrapper = script.runInThisContext({ displayErrors: true }) as (this: unknown, exports: unknown, require: unknown, module: unknown, filename: string, dirname: string) => unknown;
     const require = Object.assign((id: string) => module.require(id), {
       resolve: (request: string, opts?: { paths?: string[] }) => M._resolveFilename(request, module, false, opts),

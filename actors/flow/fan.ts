@@ -11,7 +11,7 @@ import type { Result } from '../../protocol/message.js';
 import { emptyMap, failure, resultFromError } from '../../protocol/message.js';
 import type { MapStep, ParallelStep, SendSpec, Step } from './definition.js';
 import type { FlowScope } from './flow-text.js';
-import type { AfterStore, FlowMsg } from './flow-messages.js';
+import type { AfterStore, FanElementEnded, FlowMsg } from './flow-messages.js';
 import type { Live } from './live.js';
 import { nextToken } from './live.js';
 import { mapItems } from './map-items.js';
@@ -91,7 +91,9 @@ function sendFan(host: FanHost, run: Run, step: MapStep | ParallelStep, live: Li
 }
 
 /** One element of a fan ended: its Result kept (and written), the next one sent. */
-export function fanDone(host: FanHost, run: Run, step: MapStep | ParallelStep, live: Live, index: number, result: Result, attempts: number, at: number, ms: number): void {
+export function fanDone(host: FanHost, run: Run, where: { step: MapStep | ParallelStep; live: Live }, ended: FanElementEnded): void {
+  const { step, live } = where;
+  const { index, result, attempts, at, ms } = ended;
   live.fanActive--;
   const name = step.kind === 'map' ? `${step.name}[${index}]` : `${step.name}.${step.branches[index]!.name}`;
   run.attempts.push({ step: name, attempt: attempts, at, ms, code: result.Code, message: result.Message });

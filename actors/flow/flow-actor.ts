@@ -119,7 +119,7 @@ export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, 
         break;
       }
       case 'fan-done':
-        core.fanDone(msg.key, msg.token, msg.index, msg.result, msg.attempts, msg.at, msg.ms);
+        core.fanDone(msg.key, msg.token, msg);
         break;
       case 'due':
         core.due(msg.key);

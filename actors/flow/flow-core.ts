@@ -23,7 +23,7 @@ import { fallThrough } from './graph.js';
 import { choose, dueOf, failResult, successAnswer } from './local-steps.js';
 import { Callers } from './callers.js';
 import { StartsSeen } from './starts-seen.js';
-import type { AfterStore, FlowMsg } from './flow-messages.js';
+import type { AfterStore, FanElementEnded, FlowMsg } from './flow-messages.js';
 import type { Run } from './run.js';
 import { RunState, isFinal, putOp, stepKey } from './run.js';
 import type { ChannelGate } from '../../config/allowed-channels.js';
@@ -373,11 +373,11 @@ export class FlowCore implements FanHost {
   }
 
   /** One element of a fan ended (fan.ts). */
-  fanDone(key: string, token: number, index: number, result: Result, attempts: number, at: number, ms: number): void {
+  fanDone(key: string, token: number, ended: FanElementEnded): void {
     const run = this.runs.get(key);
     const live = this.live.get(key);
     if (!run?.fan || !live || live.fanToken !== token || !live.sending) return;
-    fanDone(this, run, this.deps.def.byName.get(run.step!)! as MapStep | ParallelStep, live, index, result, attempts, at, ms);
+    fanDone(this, run, { step: this.deps.def.byName.get(run.step!)! as MapStep | ParallelStep, live }, ended);
   }
 
   /** A fan's host (fan.ts): no element starts once the service stops or drains. */

@@ -3,6 +3,15 @@ import type { Result } from '../../protocol/message.js';
 import type { DeliveryMsg } from '../service/context.js';
 
 /** What a run does once its write is durable: its next step, its callers' answers, or wait for its timer. */
+/** One element of a fan ended: which, its Result, its attempts, when it was sent and how long it took. */
+export interface FanElementEnded {
+  index: number;
+  result: Result;
+  attempts: number;
+  at: number;
+  ms: number;
+}
+
 export type AfterStore = 'advance' | 'ended' | 'none';
 
 export type FlowMsg =
@@ -14,7 +23,7 @@ export type FlowMsg =
   /** One attempt of a step ended with `result`. */
   | { type: 'step-done'; key: string; token: number; result: Result; at: number; ms: number }
   /** One element of a map (or branch of a parallel) ended, after `attempts` attempts. */
-  | { type: 'fan-done'; key: string; token: number; index: number; result: Result; attempts: number; at: number; ms: number }
+  | ({ type: 'fan-done'; key: string; token: number } & FanElementEnded)
   /** A waiting run's time came (a wait step, a retry's pause). */
   | { type: 'due'; key: string }
   /** Runs parked in the store come near their time: the horizon moves on (parked-runs.ts). */

@@ -12,7 +12,7 @@ import { batchMessage, entryResults } from './batches.js';
 import { deliver } from './delivery.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState } from './entry.js';
-import type { QueueCore, QueueMsg, QueueState } from './queue-core.js';
+import type { Ended, QueueCore, QueueMsg, QueueState } from './queue-core.js';
 
 /** Starts batches while the queue runs and fewer than DeliveryConcurrency are in flight. */
 export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, self: ActorRef<QueueMsg>): void {
@@ -87,9 +87,10 @@ export function startBatch(core: QueueCore, s: QueueState, entries: readonly Que
  * batch's); a `codes` that cannot be matched to the keys fails every entry with 502 and is logged.
  * `inEntry` runs each entry's part in that entry's trace.
  */
-export function batchOutcome(core: QueueCore, s: QueueState, batch: { keys: string[]; flight: number }, result: Result, durationMs: number, self: ActorRef<QueueMsg>, inEntry: (key: string, result: Result, fn: () => void) => void): void {
+export function batchOutcome(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, ended: Omit<Ended, 'batch'> & { batch: { keys: string[]; flight: number } }, inEntry: (key: string, result: Result, fn: () => void) => void): void {
+  const { batch, result, durationMs } = ended;
   s.flights.delete(batch.flight);
   const { results, problem } = entryResults(result, batch.keys);
   if (problem) core.deps.log.warn(`batch of ${batch.keys.length} entries to '${s.entries.get(batch.keys[0]!)?.channel ?? '?'}' failed as a whole: ${problem}`);
-  batch.keys.forEach((key, i) => inEntry(key, results[i]!, () => core.outcome(s, key, results[i]!, self, durationMs, batch.keys.length)));
+  batch.keys.forEach((key, i) => inEntry(key, results[i]!, () => core.outcome(s, key, self, { result: results[i]!, durationMs, batch: batch.keys.length })));
 }

@@ -240,7 +240,8 @@ export class Breakers {
    * only a probe's outcome is then still read, by its key. May open, close or re-open the breaker;
    * closing releases its held entries.
    */
-  record(key: string, channel: string | undefined, result: Result, durationMs: number, release: Release, now = Date.now()): void {
+  record(key: string, channel: string | undefined, ended: { result: Result; durationMs: number }, release: Release, now = Date.now()): void {
+    const { result, durationMs } = ended;
     const failed = isTargetError(result);
     const probed = this.probeOf(key);
     const disables = (this.opts.disableAfterMs ?? 0) > 0;

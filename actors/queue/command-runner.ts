@@ -29,16 +29,17 @@ async function notLive(core: QueueCore, key: string): Promise<void> {
 }
 
 /** Runs one command; returns a promise only while a template fan-out renders. */
-export function runCommand(core: QueueCore, s: QueueState, cmd: QueueCommand, message: Message, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void | Promise<void> {
+export function runCommand(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, request: { cmd: QueueCommand; message: Message; respond: (r: Result) => void }): void | Promise<void> {
+  const { cmd, message, respond } = request;
   const view = core.view(s);
   switch (cmd.type) {
     case 'add': {
-      if (cmd.templateDefine === undefined) return core.add(s, [message], self, respond, false);
+      if (cmd.templateDefine === undefined) return core.add(s, [message], self, respond);
       const fanOut = core.deps.fanOut;
       if (!fanOut) throw new BadInputError(`template_define '${cmd.templateDefine}' needs a queue Template, and none is configured`);
       // read before rendering, so a bad delay renders nothing; entries the template gives their own keep theirs
       const notBefore = notBeforeOf(message.Control, Date.now());
-      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, true, notBefore));
+      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, { fannedOut: true, inheritedNotBefore: notBefore }));
     }
     case 'status':
       return respond(statusResult(core.countedView(s)));

@@ -65,9 +65,13 @@ export interface DeadLetterOptions {
   timeoutMs: number;
   /** Retries after the first refused hand-over (DeadLetterRetries). */
   retries: number;
+  log: Logger;
+  /** The queue actor, told of each hand-over's end. */
+  queue: () => ActorRef<DeadLetteredMsg>;
 }
 
-export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveClient, opts: DeadLetterOptions, log: Logger, queue: () => ActorRef<DeadLetteredMsg>): ActorRef<DeadLetterMsg> {
+export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveClient, opts: DeadLetterOptions): ActorRef<DeadLetterMsg> {
+  const { log, queue } = opts;
   const end = (pending: Map<string, Handover>, key: string): void => {
     const h = pending.get(key);
     if (h?.timer) clearTimeout(h.timer);

@@ -139,7 +139,8 @@ function revive(e: QueueEntry, seq: number, now: number, edits: ReplayEdits): vo
  * Replays dead entries: durably back among the live entries (and out of the kept ones) before they
  * are visible; `fromStore` entries count against Capacity (those in memory are there already).
  */
-async function replayBatch(core: QueueCore, s: QueueState, entries: QueueEntry[], fromStore: boolean, edits: ReplayEdits, done: number): Promise<void> {
+async function replayBatch(core: QueueCore, s: QueueState, batch: { entries: QueueEntry[]; fromStore: boolean; done: number }, edits: ReplayEdits): Promise<void> {
+  const { entries, fromStore, done } = batch;
   const { config, store, stats } = core.deps;
   if (fromStore && s.entries.size + entries.length > config.Capacity) {
     throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`);
@@ -172,14 +173,14 @@ export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCo
     const row = live ? undefined : await core.deps.store.kept.get(target.key);
     if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
     if (row && row.state !== EntryState.Dead) throw notDead(target.key, row.state, 'only dead entries are replayed');
-    await replayBatch(core, s, [live ?? fromStored(row!.doc)], !live, edits, 0);
+    await replayBatch(core, s, { entries: [live ?? fromStored(row!.doc)], fromStore: !live, done: 0 }, edits);
     replayed = 1;
   } else {
     const inMemory = deadInMemory(s, target.filter);
-    if (inMemory.length > 0) await replayBatch(core, s, inMemory, false, edits, 0);
+    if (inMemory.length > 0) await replayBatch(core, s, { entries: inMemory, fromStore: false, done: 0 }, edits);
     replayed = inMemory.length;
     await core.deps.store.kept.read(target.filter, true, async (rows) => {
-      await replayBatch(core, s, rows.map((r) => fromStored(r.doc)), true, edits, replayed);
+      await replayBatch(core, s, { entries: rows.map((r) => fromStored(r.doc)), fromStore: true, done: replayed }, edits);
       replayed += rows.length;
     });
   }

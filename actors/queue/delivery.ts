@@ -38,7 +38,9 @@ export interface OutcomeMsg {
   batch?: { keys: string[]; flight: number };
 }
 
-export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, timeoutMs: number, queue: () => ActorRef<OutcomeMsg>, service = 'queue'): ActorRef<DeliverMsg> {
+/** `service`: the NAME the deliveries' spans and lines carry. */
+export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, opts: { timeoutMs: number; queue: () => ActorRef<OutcomeMsg>; service?: string }): ActorRef<DeliverMsg> {
+  const { timeoutMs, queue, service = 'queue' } = opts;
   return runtime.spawn<undefined, DeliverMsg>(parent, {
     name: 'delivery',
     init: () => undefined,

@@ -80,11 +80,14 @@ export interface KeyedOutcome {
 export function applyKeyed(
   split: KeyedSplit,
   live: LiveKeys,
-  entry: (key: string) => QueueEntry | undefined,
-  make: (message: Message, key: string, mode: ReplaceMode, debounceMs: number | undefined) => QueueEntry,
-  reschedule: (e: QueueEntry, dueBefore: number) => void,
   now: number,
+  hooks: {
+    entry: (key: string) => QueueEntry | undefined;
+    make: (message: Message, key: string, mode: ReplaceMode, debounceMs: number | undefined) => QueueEntry;
+    reschedule: (e: QueueEntry, dueBefore: number) => void;
+  },
 ): KeyedOutcome {
+  const { entry, make, reschedule } = hooks;
   const out: KeyedOutcome = { created: [], replaced: [], keysAt: [] };
   const mine = new Map<string, QueueEntry>();
   for (const { at, message, ask } of split.keyed) {

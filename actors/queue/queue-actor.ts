@@ -79,7 +79,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           const cmd = parseCommand(delivery.message, config);
           // entries the command needs that are parked in the store come in first (backlog.ts)
           const need = s.entries.parkedCount > 0 ? pageNeedOf(cmd) : undefined;
-          const run = (): void | Promise<void> => runInScope(trace, () => runCommand(core, s, cmd, delivery.message, respond, self));
+          const run = (): void | Promise<void> => runInScope(trace, () => runCommand(core, s, self, { cmd, message: delivery.message, respond }));
           pending = need ? core.pageIn(s, need).then(run) : run();
         } catch (e) {
           failed(e);
@@ -141,7 +141,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           if (e?.state === EntryState.Retrying) log.debug(`entry ${e.key} for '${e.channel}' failed (${result.Code} ${result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`);
         };
         if (msg.batch) {
-          batchOutcome(core, s, msg.batch, msg.result, msg.durationMs, self, (key, result, fn) =>
+          batchOutcome(core, s, self, { batch: msg.batch, result: msg.result, durationMs: msg.durationMs }, (key, result, fn) =>
             inEntryTrace(s, key, () => {
               fn();
               retrying(key, result);
@@ -150,7 +150,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           break;
         }
         inEntryTrace(s, msg.key, () => {
-          core.outcome(s, msg.key, msg.result, self, msg.durationMs);
+          core.outcome(s, msg.key, self, { result: msg.result, durationMs: msg.durationMs });
           retrying(msg.key, msg.result);
         });
         break;
@@ -233,7 +233,7 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
       // GroupOrder holds a group by its retrying entries, so every one of them is in memory: no paging
-      const s = emptyQueueState(++generation, config.StartPaused, log, config.DedupWindow, deps.store, deps.groups?.order ? 0 : config.PageHorizon, groups, deps.batches);
+      const s = emptyQueueState({ generation: ++generation, paused: config.StartPaused, log, dedupWindowMs: config.DedupWindow, store: deps.store, pageHorizonMs: deps.groups?.order ? 0 : config.PageHorizon, groups, batches: deps.batches });
       // a fresh state reloads every entry as waiting: what the breakers held is found again as it comes up
       deps.breakers?.forgetHeld();
       deps.breakers?.setWake((channel) => runtime.tell(ctx.self, { type: 'breaker-due', channel }));

@@ -101,6 +101,23 @@ export interface QueueDeps {
   batches?: BatchSettings | undefined;
 }
 
+/** How one delivery ended: its Result, how long it took, and the size of the batch it went in (batch-delivery.ts). */
+export interface Ended {
+  result: Result;
+  durationMs?: number;
+  batch?: number | undefined;
+}
+
+/** How entries are added beyond their messages (QueueCore.add). */
+export interface AddOptions {
+  /** Made by the queue's template from one request: the answer counts them. */
+  fannedOut?: boolean;
+  /** A not_before every entry takes (the request's, for fanned-out entries). */
+  inheritedNotBefore?: number | undefined;
+  /** Writes for the same transaction, given each message's entry key (a schedule's firing). */
+  alsoWrite?: ((keys: string[]) => StoreOp[]) | undefined;
+}
+
 export interface QueueStats {
   size: number;
   paused: boolean;
@@ -155,7 +172,20 @@ export interface QueueState {
   flights: Set<number>;
 }
 
-export function emptyQueueState(generation: number, paused: boolean, log: Logger, dedupWindowMs: number, store: QueueStore, pageHorizonMs: number, groups?: GroupGate, batches?: BatchSettings): QueueState {
+/** What a queue's state starts from: its generation (one per start of the actor), whether it starts paused, and what it is built with. */
+export interface StateStart {
+  generation: number;
+  paused: boolean;
+  log: Logger;
+  dedupWindowMs: number;
+  store: QueueStore;
+  pageHorizonMs: number;
+  groups?: GroupGate | undefined;
+  batches?: BatchSettings | undefined;
+}
+
+export function emptyQueueState(start: StateStart): QueueState {
+  const { generation, paused, log, dedupWindowMs, store, pageHorizonMs, groups, batches } = start;
   const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
   return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys(), batches: batches && new BatchBuffers(batches), flights: new Set() };
 }
@@ -355,7 +385,8 @@ export class QueueCore {
    * the entry key of each message (a duplicate's: the first entry's) and returns writes for the same
    * transaction (a schedule's firing).
    */
-  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, fannedOut: boolean, inheritedNotBefore?: number, alsoWrite?: (keys: string[]) => StoreOp[]): void {
+  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, how: AddOptions = {}): void {
+    const { fannedOut = false, inheritedNotBefore, alsoWrite } = how;
     const { config, log, store } = this.deps;
     const now = Date.now();
     const split = splitKeyed(messages, this.maxDebounceMs, this.debounceLimit);
@@ -382,7 +413,7 @@ export class QueueCore {
         s.entries.set(e.key, e);
         return e;
       };
-      const keyed = applyKeyed(split, s.live, entry, make, (e, before) => this.reschedule(e, before), now);
+      const keyed = applyKeyed(split, s.live, now, { entry, make, reschedule: (e, before) => this.reschedule(e, before) });
       created.push(...keyed.created);
       replaced = keyed.replaced;
       const all = new Array<string>(messages.length);
@@ -491,13 +522,14 @@ export class QueueCore {
   }
 
   /** One entry's outcome; `batch`: the size of the batch it went in (batch-delivery.ts), which its history records. */
-  outcome(s: QueueState, key: string, result: Result, self: ActorRef<QueueMsg>, durationMs = 0, batch?: number): void {
+  outcome(s: QueueState, key: string, self: ActorRef<QueueMsg>, ended: Ended): void {
+    const { result, durationMs = 0, batch } = ended;
     const { config, log, stats } = this.deps;
     this.deps.inFlight?.delete(key);
     this.attemptEnded(s, key);
     const e = s.entries.get(key);
     // counted before anything else: a probe's outcome counts even if its entry was deleted while out
-    this.deps.breakers?.record(key, e?.state === EntryState.Delivering ? e.channel : undefined, result, durationMs, this.release(s));
+    this.deps.breakers?.record(key, e?.state === EntryState.Delivering ? e.channel : undefined, { result, durationMs }, this.release(s));
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
     // GroupOrder: a failure holds the group before its room is given back (groups.ts, failed)

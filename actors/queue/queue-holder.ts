@@ -104,7 +104,7 @@ export async function holdShared<C extends SharedStoreConfig>(ctx: ServiceContex
   const servers = partitionWarning(log.servers?.version ?? '0.0.0', c.Replicas);
   if (servers) ctx.log.warn(`${kind} '${ctx.name}': ${servers}`);
   const bucket = await openShared(ctx.hive.sharedBucket(HOLDERS_BUCKET), `the bucket ${HOLDERS_BUCKET}`, kind);
-  const holder = new SharedHolder(ctx, kind, log, bucket, word, run, durability, journaled);
+  const holder = new SharedHolder({ ctx, kind, log, run, durability, journaled }, bucket, word);
   try {
     await holder.start();
   } catch (e) {
@@ -128,18 +128,22 @@ class SharedHolder implements RunningService {
   private readonly where: string;
   private readonly unwatch: (() => void) | undefined;
 
+  private readonly ctx: ServiceContext<SharedStoreConfig>;
+  private readonly kind: SharedKind;
+  private readonly log: SharedLog;
+  private readonly run: RunHeld;
+  private readonly durability: DurabilityChoice;
+  /** Durability journal: the log through the node's journal (journaled-log.ts). */
+  private readonly journaled: JournaledLog | undefined;
+
   constructor(
-    private readonly ctx: ServiceContext<SharedStoreConfig>,
-    private readonly kind: SharedKind,
-    private readonly log: SharedLog,
+    parts: { ctx: ServiceContext<SharedStoreConfig>; kind: SharedKind; log: SharedLog; run: RunHeld; durability: DurabilityChoice; journaled: JournaledLog | undefined },
     bucket: SharedBucket,
     /** The NAME as a word of the stream's name and the lease's key. */
     word: string,
-    private readonly run: RunHeld,
-    private readonly durability: DurabilityChoice,
-    /** Durability journal: the log through the node's journal (journaled-log.ts). */
-    private readonly journaled: JournaledLog | undefined,
   ) {
+    ({ ctx: this.ctx, kind: this.kind, log: this.log, run: this.run, durability: this.durability, journaled: this.journaled } = parts);
+    const { ctx, kind, log, journaled } = parts;
     // a NATS outage may have been a power cut of every server: what the journal keeps is published again
     this.unwatch = journaled ? log.onReconnect?.(() => this.recoverAfterOutage()) : undefined;
     this.where = `JetStream stream HIVENODE_LOG_${kind}_${word} (${ctx.config.Replicas} replica${ctx.config.Replicas === 1 ? '' : 's'})`;

@@ -145,9 +145,9 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
-  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, config.CallTimeout, queueRef, ctx.name);
+  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, queue: queueRef, service: ctx.name });
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
-  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries }, ctx.log, queueRef);
+  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries, log: ctx.log, queue: queueRef });
   let counts: (() => StateCounts) | undefined;
   // every change of a breaker is one log line and one journal event (console /journal?event=breaker)
   const breakers = new Breakers({

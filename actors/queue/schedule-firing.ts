@@ -39,15 +39,16 @@ const earlier = (n: number): string => `${n} earlier entr${n === 1 ? 'y is' : 'i
  * Adds the schedule's message through the queue's add path and records the firing in the entry's
  * own transaction (a timed firing and a run now alike); `respond` gets the add's answer.
  */
-function addFiring(core: QueueCore, s: QueueState, doc: ScheduleDoc, self: ActorRef<QueueMsg>, now: number, respond: (r: Result) => void): void {
-  core.add(s, [doc.message], self, respond, false, undefined, ([key]) => {
+function addFiring(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, doc: ScheduleDoc, at: { now: number; respond: (r: Result) => void }): void {
+  const { now, respond } = at;
+  core.add(s, [doc.message], self, respond, { alsoWrite: ([key]) => {
     doc.fired++;
     doc.lastFiredAt = now;
     doc.lastEntryKey = key!;
     // `allow` never waits for its entries: only the last is kept, for the listing
     doc.liveKeys = doc.overlap === Overlap.Allow ? [key!] : [...doc.liveKeys.filter((k) => k !== key), key!];
     return [putScheduleOp(doc)];
-  });
+  } });
 }
 
 function fire(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef<QueueMsg>, now: number): void {
@@ -65,7 +66,7 @@ function fire(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef
     if (!isSuccessCode(r.Code)) log.warn(`queue schedule '${doc.name}' could not add its entry: ${r.Code} ${r.Message}`);
   };
   try {
-    addFiring(core, s, doc, self, now, answered);
+    addFiring(core, s, self, doc, { now, respond: answered });
   } catch (e) {
     // the queue refused the entry (full, or a control the queue now reads otherwise): the schedule goes on
     doc.skipped++;
@@ -88,5 +89,5 @@ export function runScheduleNow(core: QueueCore, s: QueueState, schedule: Schedul
     throw new ConflictError(`schedule '${doc.name}' was not run: its overlap rule '${doc.overlap}' adds no entry while ${earlier(doc.liveKeys.length)}: ${keys}`);
   }
   core.deps.log.info(`queue schedule '${doc.name}' run now`);
-  addFiring(core, s, doc, self, Date.now(), respond);
+  addFiring(core, s, self, doc, { now: Date.now(), respond });
 }

@@ -100,7 +100,7 @@ export class Database {
       const connection = await open.catch(() => undefined);
       if (connection) adopt(sequelize.connectionManager, sqliteStorage(this.options.database), connection);
     }
-    const transactions = new TransactionRunner(sequelize, this.dialect, this.options, this.deadlines, (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), () => this.interruptSqlite());
+    const transactions = new TransactionRunner({ sequelize, dialect: this.dialect, options: this.options, deadlines: this.deadlines, query: (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), interruptSqlite: () => this.interruptSqlite() });
     this.orm = { sequelize, transactions, selects: DirectSelect.for(sequelize, this.dialect, this.options.poolSize) };
     return this.orm;
   }
@@ -175,13 +175,15 @@ export class Database {
     const refused = nulRefusal(this.dialect, bind);
     if (refused) return done(refused);
     const gate = this.gate;
-    if (!gate) return this.send(kind, sql, bind, done, own);
+    if (!gate) return this.send(kind, sql, bind, done, { own });
     // the gate opens when the statement ends, which may be after a timeout has answered it
-    if (gate.enter()) return this.send(kind, sql, bind, done, own, gate.statementEnded);
-    gate.wait(() => this.send(kind, sql, bind, done, own, gate.statementEnded));
+    if (gate.enter()) return this.send(kind, sql, bind, done, { own, ended: gate.statementEnded });
+    gate.wait(() => this.send(kind, sql, bind, done, { own, ended: gate.statementEnded }));
   }
 
-  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, own: boolean, ended?: () => void): void {
+  /** `own`: a statement of the service's own (runOwn); `ended`: told when the statement ends, answered or not (the gate). */
+  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, how: { own: boolean; ended?: () => void }): void {
+    const { own, ended } = how;
     const query = own && this.dialect === 'sqlite' && !this.orm && !Array.isArray(bind) ? this.onDriver(kind, sql, bind) : this.orm ? this.query(kind, sql, bind, undefined) : this.withOrm().then(() => this.query(kind, sql, bind, undefined));
     const deadline = this.deadlineFor(done);
     void query.then(

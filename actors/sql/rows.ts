@@ -67,14 +67,15 @@ export class RowsStatement {
    * `names` are the Data names filling the columns, by position; `keyColumns` the SQL_KEYCOLUMNS
    * text (UPSERT). Errors describe what is wrong; statement.ts names the parameter.
    */
+  readonly names: readonly string[];
+
   constructor(
     readonly dialect: Dialect,
     readonly kind: RowsKind,
-    table: string,
-    columns: readonly string[],
-    readonly names: readonly string[],
-    keyColumns = '',
+    shape: { table: string; columns: readonly string[]; names: readonly string[]; keyColumns?: string },
   ) {
+    const { table, columns, keyColumns = '' } = shape;
+    this.names = shape.names;
     const t = parseTable(table);
     this.table = quoteName(dialect, t.schema === undefined ? t.name : `${t.schema}.${t.name}`);
     this.columns = columns.map((c) => quotePart(dialect, c));

@@ -175,7 +175,7 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     at('SQL_TABLE', () => quoteTable(dialect, s.SQL_TABLE));
     const columns = at('SQL_COLUMNS', () => quotePlainColumns(dialect, s.SQL_COLUMNS));
     const names = valueNames(s, columns.quoted.length);
-    rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, s.SQL_TABLE, columns.names, names, s.SQL_KEYCOLUMNS));
+    rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, { table: s.SQL_TABLE, columns: columns.names, names, keyColumns: s.SQL_KEYCOLUMNS }));
     if (kind === 'upsert') {
       // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
       const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));

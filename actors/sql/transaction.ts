@@ -81,15 +81,17 @@ const ENGINE_GRACE_MS = 2000;
 const NARROW_BELOW = 0.9;
 
 export class TransactionRunner {
-  constructor(
-    private readonly sequelize: Sequelize,
-    private readonly dialect: Dialect,
-    private readonly options: DatabaseOptions,
-    private readonly deadlines: Deadlines,
-    private readonly query: StepQuery,
-    /** Stops what runs on SQLite's connection now. */
-    private readonly interruptSqlite: () => Promise<void>,
-  ) {}
+  private readonly sequelize: Sequelize;
+  private readonly dialect: Dialect;
+  private readonly options: DatabaseOptions;
+  private readonly deadlines: Deadlines;
+  private readonly query: StepQuery;
+  /** Stops what runs on SQLite's connection now. */
+  private readonly interruptSqlite: () => Promise<void>;
+
+  constructor(parts: { sequelize: Sequelize; dialect: Dialect; options: DatabaseOptions; deadlines: Deadlines; query: StepQuery; interruptSqlite: () => Promise<void> }) {
+    ({ sequelize: this.sequelize, dialect: this.dialect, options: this.options, deadlines: this.deadlines, query: this.query, interruptSqlite: this.interruptSqlite } = parts);
+  }
 
   /** Runs the steps; `done` is told once. Settles (never rejects) when the connection is given back. */
   run(steps: readonly TransactionStep[], done: TransactionDone): Promise<void> {

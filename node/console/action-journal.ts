@@ -4,7 +4,9 @@ import { JournalEvent } from '../../supervisors/journal.js';
 import type { ActionInput } from './queue-commands.js';
 import type { ConsoleSources } from './sources.js';
 
-export function journalAction(sources: ConsoleSources, service: string, action: string, input: ActionInput, result: Result, user: string): void {
+/** Journals an operator's action on a service: who, what with which controls and Data fields, and how it was answered. */
+export function journalAction(sources: ConsoleSources, user: string, act: { service: string; action: string; input: ActionInput; result: Result }): void {
+  const { service, action, input, result } = act;
   const controls = Object.entries(input.control)
     .map(([k, v]) => `${k}=${v[0] ?? ''}`)
     .join(' ');

@@ -98,7 +98,7 @@ export class ConsoleApi {
     } catch (e) {
       result = resultFromError(e);
     }
-    journalAction(this.sources, queue.name, action, input, result, user);
+    journalAction(this.sources, user, { service: queue.name, action, input, result });
     return result;
   }
 

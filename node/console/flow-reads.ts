@@ -178,6 +178,6 @@ export async function flowAct(sources: ConsoleSources, flowName: string, action:
   } catch (e) {
     result = resultFromError(e);
   }
-  journalAction(sources, flow.name, action, input, result, user);
+  journalAction(sources, user, { service: flow.name, action, input, result });
   return result;
 }

@@ -71,7 +71,7 @@ export class ConsolePages {
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
         const [summary, found, schedules, reasons, breakers] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : [], breakersOf(this.sources, queue)]);
-        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, schedules, reasons, breakers) };
+        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, { schedules, reasons, breakers }) };
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) {
         let entry;

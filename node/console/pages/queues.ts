@@ -99,7 +99,15 @@ function batchesLine(b: QueueSummary['batches']): Html {
   return html`<p id="queue-batches">Delivers in batches of up to ${count(b.size)} entries per channel (and group): ${wait} · ${count(b.deliveries)} batch deliveries since start carried ${count(b.entries)} entries${mean} · ${count(b.gathering)} gathering now</p>`;
 }
 
-export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, schedules: ScheduleView[], reasons: Array<{ reason: string; count: number }>, breakers: readonly BreakerView[] = []): Html {
+/** What a queue's page shows beside its summary and its page of entries: its schedules, the dead-letter reasons (dead tab) and its breakers. */
+export interface QueueExtras {
+  schedules: ScheduleView[];
+  reasons: Array<{ reason: string; count: number }>;
+  breakers?: readonly BreakerView[];
+}
+
+export function queueBody(ctx: PageContext, q: QueueSummary & Pick<QueueGlance, 'rates'>, found: EntryPage, extras: QueueExtras): Html {
+  const { schedules, reasons, breakers = [] } = extras;
   const s = found.search;
   const base = `/queues/${encodeURIComponent(q.name)}`;
   const filtered = s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;

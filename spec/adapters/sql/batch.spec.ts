@@ -61,7 +61,7 @@ for (const engine of TEST_ENGINES) {
     });
 
     it('inserts 5,000 rows of one message, over several statements, and answers affected 5000', async () => {
-      const statements = Math.ceil(5000 / new RowsStatement(engine === 'mariadb' ? 'mysql' : engine, 'insert', 'wide', WIDE, WIDE).maxRows);
+      const statements = Math.ceil(5000 / new RowsStatement(engine === 'mariadb' ? 'mysql' : engine, 'insert', { table: 'wide', columns: WIDE, names: WIDE }).maxRows);
       expect(statements, 'the batch needs more than one statement').to.be.above(1);
       const r = await call('wide', wideRows(range(1, 5000)));
       expect(r.Code, r.Message).to.equal(200);

@@ -121,7 +121,7 @@ class Fixture {
   /** The outcome of a delivered key. */
   outcome(key: string, result: Result, now: number, durationMs = 5): void {
     const e = this.entries.get(key)!;
-    this.breakers.record(key, e.channel, result, durationMs, this.release, now);
+    this.breakers.record(key, e.channel, { result, durationMs }, this.release, now);
     e.state = result.Code < 300 ? EntryState.Done : EntryState.Waiting;
     if (result.Code >= 300) this.ready.push(e.seq, key);
   }
@@ -243,7 +243,7 @@ describe('queue circuit breakers', () => {
     f.breakers.halfOpen('hooks', f.release, T + 30_000);
     expect(f.pump()).to.deep.equal(['k1']);
     f.entries.delete('k1');
-    f.breakers.record('k1', undefined, ok, 3, f.release, T + 30_001);
+    f.breakers.record('k1', undefined, { result: ok, durationMs: 3 }, f.release, T + 30_001);
     expect(f.state()).to.equal('closed');
     expect(f.pump()).to.deep.equal(['k3']);
   });

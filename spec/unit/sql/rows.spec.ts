@@ -23,8 +23,8 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { formatBind } from './driver-format.js';
 
 const DIALECTS: Dialect[] = ['postgres', 'mysql', 'sqlite', 'mssql', 'oracle'];
-const insert = (d: Dialect, columns = ['name', 'email'], names = ['data_name', 'data_email']): RowsStatement => new RowsStatement(d, 'insert', 'users', columns, names);
-const upsert = (d: Dialect, keys = 'name'): RowsStatement => new RowsStatement(d, 'upsert', 'app.users u', ['name', 'email', 'age'], ['n', 'e', 'a'], keys);
+const insert = (d: Dialect, columns = ['name', 'email'], names = ['data_name', 'data_email']): RowsStatement => new RowsStatement(d, 'insert', { table: 'users', columns, names });
+const upsert = (d: Dialect, keys = 'name'): RowsStatement => new RowsStatement(d, 'upsert', { table: 'app.users u', columns: ['name', 'email', 'age'], names: ['n', 'e', 'a'], keyColumns: keys });
 const data = mapOf({ data_name: ['ann', "o'hara"], data_email: ['a@x', ''] });
 const batch = { on: true, max: 10_000 };
 const asDriver = (d: Dialect, chunk: RowsChunk): [string, unknown] => formatBind(d, chunk.sql, chunk.bind);
@@ -93,10 +93,10 @@ describe('sql multi-row statements: text per engine', () => {
 describe('sql multi-row statements: rows of a message', () => {
   it('rows per statement stay under each engine’s bound-parameter limit (SQL Server also under 1000 rows)', () => {
     expect(PARAM_LIMIT).to.deep.equal({ postgres: 65535, mysql: 65535, sqlite: 32766, mssql: 2098, oracle: 65535 });
-    const three = (d: Dialect): number => new RowsStatement(d, 'insert', 't', ['a', 'b', 'c'], ['x', 'y', 'z']).maxRows;
+    const three = (d: Dialect): number => new RowsStatement(d, 'insert', { table: 't', columns: ['a', 'b', 'c'], names: ['x', 'y', 'z'] }).maxRows;
     expect(DIALECTS.map(three)).to.deep.equal([21845, 21845, 10922, 699, 21845]);
-    expect(new RowsStatement('mssql', 'insert', 't', ['a'], ['x']).maxRows).to.equal(1000);
-    expect(new RowsStatement('sqlite', 'insert', 't', ['a'], ['x']).maxRows).to.equal(32766);
+    expect(new RowsStatement('mssql', 'insert', { table: 't', columns: ['a'], names: ['x'] }).maxRows).to.equal(1000);
+    expect(new RowsStatement('sqlite', 'insert', { table: 't', columns: ['a'], names: ['x'] }).maxRows).to.equal(32766);
   });
 
   it('a batch over the limit is cut into as few statements as it allows, the rows in order', () => {
