@@ -17,10 +17,12 @@ import type { ChangeNames } from './change-names.js';
 const MAX_BACKOFF_MS = 5_000;
 
 /**
- * TEST ONLY: the change-stream reliability test (spec/reliability/change-stream-kill.spec.ts) sets
- * HIVENODE_TEST_BROKEN_EARLY_CONFIRM=1 to build the PostgreSQL reader deliberately broken — it confirms
- * the position of every keepalive as it arrives, rows received before it still waiting to be handed
- * over — and shows that its test then loses changes across a SIGKILL; nothing else may set it.
+ * TEST ONLY: the change-stream takeover test (spec/reliability/change-stream-takeover.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_EARLY_CONFIRM=1 to build the readers
+ * deliberately broken — the position moves on as changes arrive, before the hive acknowledged them
+ * (PostgreSQL: a keepalive's position and a transaction's at its begin; MariaDB: a transaction's end as
+ * its commit event is read) — and shows that its test then loses changes across a SIGKILL; nothing
+ * else may set it.
  */
 export const CONFIRM_ON_ARRIVAL = process.env.HIVENODE_TEST_BROKEN_EARLY_CONFIRM === '1';
 

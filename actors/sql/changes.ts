@@ -124,6 +124,8 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       try {
         if (log.tag === 'begin') {
           tx = { commitLsn: lsnText(lsnValue(log.commitLsn ?? lsn)), commitTime: new Date(Number(log.commitTime.valueOf() as bigint / 1000n)), xid: log.xid, rows: 0 };
+          // the deliberately broken build (test only, change-run.ts) confirms a transaction before handing its rows over
+          if (CONFIRM_ON_ARRIVAL) confirm(svc, lsnText(lsnValue(tx.commitLsn) + 1n));
         } else if (log.tag === 'commit') {
           if (tx && tx.rows > 0) status.transactions++;
           tx = undefined;

@@ -18,19 +18,31 @@ export interface Writer {
   stop(): Promise<void>;
 }
 
-/** Commits `count` single-row inserts, one every `everyMs`; a write cut by a restart is tried again (a duplicate key means it had committed). */
-export function startWriter(db: EngineHarness, count: number, everyMs: number): Writer {
+/**
+ * Commits `count` inserts, one transaction every `everyMs` — single-row ones into `ta` (even ids) and
+ * `tb` (odd), or `rowsPerTx` rows each, a transaction's rows into one table (in turn); a write cut by
+ * a restart is tried again (a duplicate key means it had committed).
+ */
+export function startWriter(db: EngineHarness, count: number, everyMs: number, rowsPerTx = 1): Writer {
   let written = 0;
   let writing = true;
+  let txs = 0;
   const done = (async () => {
     while (writing && written < count) {
-      const id = written + 1;
+      const last = Math.min(count, written + rowsPerTx);
+      const ids = Array.from({ length: last - written }, (_, i) => written + 1 + i);
+      const table = (rowsPerTx === 1 ? last : txs) % 2 === 0 ? 'ta' : 'tb';
       try {
-        await db.exec(`INSERT INTO ${id % 2 === 0 ? 'ta' : 'tb'} (id) VALUES (${id})`);
-        written = id;
+        await db.exec(`INSERT INTO ${table} (id) VALUES ${ids.map((id) => `(${id})`).join(', ')}`);
+        written = last;
+        txs++;
       } catch (e) {
-        if (/duplicate/i.test(String(e))) written = id;
-        else await sleep(100);
+        if (!/duplicate/i.test(String(e))) {
+          await sleep(100);
+          continue;
+        }
+        written = last;
+        txs++;
       }
       await sleep(everyMs);
     }

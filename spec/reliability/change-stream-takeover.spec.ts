@@ -5,7 +5,10 @@
  * takes over at the acknowledged position — PostgreSQL's slot (confirmed_flush_lsn), MariaDB's binlog
  * position in the hive's KV bucket. A recorder on a node of its own (which outlives every kill) takes
  * every change. Every change must be recorded, each table's in commit order, the ones recorded twice
- * (handed over, not yet confirmed when the reader died) counted.
+ * (handed over, not yet confirmed when the reader died) counted. The same kills on a build that
+ * confirms a transaction's position as it arrives, before the hive acknowledged its rows
+ * (HIVENODE_TEST_BROKEN_EARLY_CONFIRM, actors/sql/change-run.ts), must lose changes, or the row could
+ * not catch a reader that does.
  */
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
@@ -38,6 +41,14 @@ interface Run {
   kills: number;
   env: NodeJS.ProcessEnv;
   catchUpBoundMs: number;
+  /** Rows per transaction (1: single-row transactions into the two tables in turn). */
+  rowsPerTx: number;
+  /**
+   * Kill the reader that took over this soon after it did — while it hands over what was written
+   * during the takeover — its predecessor starting again meanwhile; undefined: 1-2 s later, once the
+   * predecessor stands by again.
+   */
+  killAfterTakeoverMs?: number;
 }
 
 interface Result {
@@ -85,21 +96,25 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
     await waitFor(() => holding(readers[0]!), 15_000, 'no active reader');
     readers.push(await start(streamFile, run.env));
     await waitFor(() => readers[1]!.output().includes('change stream reader lease: standing by'), 15_000, 'the second reader did not stand by');
-    writer = startWriter(db, run.changes, run.everyMs);
+    writer = startWriter(db, run.changes, run.everyMs, run.rowsPerTx);
     const takeovers: number[] = [];
+    let restarting: Promise<void> | undefined;
     for (let k = 0; k < run.kills; k++) {
-      await sleep(1_000 + Math.random() * 1_000);
+      await sleep(k > 0 && run.killAfterTakeoverMs !== undefined ? run.killAfterTakeoverMs : 1_000 + Math.random() * 1_000);
       const holder = readers.find(holding);
       if (!holder) throw new Error(`no active reader before kill ${k + 1}`);
       const i = readers.indexOf(holder);
       const before = new Map(readers.map((r) => [r, activations(r)] as const));
       const killedAt = Date.now();
       await holder.kill('SIGKILL');
+      await restarting;
       const other = readers[1 - i]!;
       await waitFor(() => activations(other) > (before.get(other) ?? 0), 2 * LEASE_MS + 3_000, `the standing-by reader did not take over after kill ${k + 1}`);
       takeovers.push(Date.now() - killedAt);
-      readers[i] = await start(streamFile, run.env);
+      restarting = start(streamFile, run.env).then((n) => void (readers[i] = n));
+      if (run.killAfterTakeoverMs === undefined) await restarting;
     }
+    await restarting;
     await writer.done;
     const written = writer.written();
     const catchUpMs = await awaitRecorded(recordFile, written, run.catchUpBoundMs);
@@ -113,11 +128,11 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
 function takeoverRow(engine: TestEngine, where: string): void {
   const label = engine === 'postgres' ? 'PostgreSQL' : 'MariaDB';
   reliabilityTest(
-    `${label}: SIGKILL the active reader again and again — the other takes over at the acknowledged position (${where}), every change emitted in commit order, duplicates counted`,
+    `${label}: SIGKILL the active reader again and again — the other takes over at the acknowledged position (${where}), every change emitted in commit order, duplicates counted; a build confirming before the hive acknowledged loses some`,
     {
       suite: 'dependencies',
       load: `2 node processes reading one ${label} change stream of two tables (SQL_POLLLEASE 2 s) on one nats-server, a recorder on a third; ${CHANGES} single-row transactions, one every ${WRITE_EVERY_MS} ms`,
-      faults: `${KILLS} × SIGKILL of the active reader's node, each started again`,
+      faults: `${KILLS} × SIGKILL of the active reader's node, each started again; then 2 kills on the build that confirms a transaction as it arrives, before the hive acknowledged its rows (30,000 changes in transactions of 1,000 rows, one every 200 ms)`,
     },
     byScale(240_000, 480_000),
     async (figures: Figures, skip) => {
@@ -127,7 +142,7 @@ function takeoverRow(engine: TestEngine, where: string): void {
       const db = await openEngine(engine);
       try {
         await createTables(db);
-        const sound = await takeoverRun(db, server, 'feed', { changes: CHANGES, everyMs: WRITE_EVERY_MS, kills: KILLS, env: {}, catchUpBoundMs: 30_000 });
+        const sound = await takeoverRun(db, server, 'feed', { changes: CHANGES, everyMs: WRITE_EVERY_MS, kills: KILLS, env: {}, catchUpBoundMs: 30_000, rowsPerTx: 1 });
         outcomeFigures(figures, sound.written, sound.result);
         const takeovers = [...sound.takeovers].sort((a, b) => a - b);
         figures['kills'] = KILLS;
@@ -138,6 +153,13 @@ function takeoverRow(engine: TestEngine, where: string): void {
         expect(sound.written).to.equal(CHANGES);
         expect(sound.result.missing, `changes never emitted: ${sound.result.missing.slice(0, 10).join(', ')}`).to.deep.equal([]);
         expect(sound.result.outOfOrder, 'tables whose changes came out of commit order').to.deep.equal([]);
+        // the deliberately broken build, on a stream of its own from an empty start, its transactions of 1,000
+        // rows each handed over for a while: a kill amid one must lose the rest of it
+        await db.exec('DELETE FROM ta');
+        await db.exec('DELETE FROM tb');
+        const broken = await takeoverRun(db, server, 'feed-broken', { changes: 30_000, everyMs: 200, rowsPerTx: 1_000, kills: 2, env: { HIVENODE_TEST_BROKEN_EARLY_CONFIRM: '1' }, catchUpBoundMs: 10_000 });
+        figures['changes missing on the build confirming as they arrive (broken build, 2 kills)'] = broken.result.missing.length;
+        expect(broken.result.missing.length, 'the build that confirms before the hive acknowledged lost nothing: the kills do not test what they claim').to.be.greaterThan(0);
       } finally {
         await db.close();
         await server.stop();
