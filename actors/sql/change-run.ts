@@ -16,6 +16,16 @@ import type { ChangeNames } from './change-names.js';
 
 const MAX_BACKOFF_MS = 5_000;
 
+/**
+ * TEST ONLY: the change-stream takeover test (spec/reliability/change-stream-takeover.spec.ts) sets
+ * HIVENODE_TEST_BROKEN_EARLY_CONFIRM=1 to build the readers
+ * deliberately broken — the position moves on as changes arrive, before the hive acknowledged them
+ * (PostgreSQL: a keepalive's position and a transaction's at its begin; MariaDB: a transaction's end as
+ * its commit event is read) — and shows that its test then loses changes across a SIGKILL; nothing
+ * else may set it.
+ */
+export const CONFIRM_ON_ARRIVAL = process.env.HIVENODE_TEST_BROKEN_EARLY_CONFIRM === '1';
+
 /** The figures both readers report (status, /metrics as hivenode_service_figure). */
 export interface ChangeFigures {
   connected: boolean;

@@ -21,7 +21,7 @@ import type { ChangeOperation } from './change-message.js';
 import { changeMessage, lsnText, lsnValue } from './change-message.js';
 import { pgSnapshot } from './change-snapshot.js';
 import type { ChangeFigures, ChangeOptions, RunningChanges } from './change-run.js';
-import { ChangeRun } from './change-run.js';
+import { CONFIRM_ON_ARRIVAL, ChangeRun } from './change-run.js';
 
 export interface ChangeStatus extends ChangeFigures {
   slot: string;
@@ -37,6 +37,16 @@ interface OpenTx {
   rows: number;
 }
 
+/**
+ * Whether pg-logical-replication holds no received row still to hand over: its flow-control queue is
+ * empty and not being worked (fields of its own, read as they are in 2.5; a version without them
+ * counts as busy, so the slot then moves only on commits).
+ */
+function libraryIdle(svc: LogicalReplicationService): boolean {
+  const inner = svc as unknown as { _messageQueue?: unknown; _processing?: unknown };
+  return Array.isArray(inner._messageQueue) && inner._messageQueue.length === 0 && inner._processing === false;
+}
+
 export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions): RunningChanges {
   const { names } = opts;
   const status: ChangeStatus = { slot: names.slot, publication: names.publication, tables: names.tables.map((t) => t.qualified), connected: false, emitted: 0, transactions: 0, refusals: 0, reconnects: 0 };
@@ -50,6 +60,8 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
     const v = lsnValue(lsn);
     // a stopping reader confirms nothing more: a row it gave up handing over is read again at the next start
     if (v === 0n || run.stopped || (run.lease && !run.lease.holds())) return;
+    // the position only moves forward (a keepalive's may trail a commit just confirmed)
+    if (status.confirmed !== undefined && v <= lsnValue(status.confirmed)) return;
     void svc.acknowledge(lsnText(v - 1n)).catch(() => undefined);
     status.confirmed = lsnText(v);
   };
@@ -60,8 +72,11 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       prepared = true;
       if (created.length > 0) ctx.log.info(`change stream: created ${created.join(' and ')}`);
     }
-    // where the slot stands: reading resumes there, and keepalives are answered with it
-    status.confirmed ??= await slotPosition(opts.db, names.slot);
+    // where the slot stands: reading resumes there, and keepalives are answered with it — the later of
+    // the slot's and this reader's own (an acknowledgement lost with the connection; on a NATS hive, what
+    // another node's reader confirmed while this one stood by)
+    const kept = await slotPosition(opts.db, names.slot);
+    if (kept !== undefined && (status.confirmed === undefined || lsnValue(kept) > lsnValue(status.confirmed))) status.confirmed = kept;
     if (status.confirmed === undefined && opts.snapshot) {
       // a new stream: the rows first, then the changes after them (change-snapshot.ts)
       let lsn = '';
@@ -93,9 +108,15 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       status.connected = true;
       run.streaming(`slot ${names.slot}`);
     });
-    svc.on('heartbeat', (_lsn: string, _ts: number, shouldRespond: boolean) => {
-      // the server ends a connection that leaves its keepalives unanswered for wal_sender_timeout;
-      // the answer repeats the confirmed position (never the keepalive's: rows before it may still wait)
+    svc.on('heartbeat', (lsn: string, _ts: number, shouldRespond: boolean) => {
+      // A keepalive carries the server's sent position: everything before it is in the socket ahead of
+      // it. When no row of it is still waiting (no transaction open, the library's queue empty), all of
+      // it was handed over or was not ours, so the slot may move there — else a stream of quiet tables
+      // never moves its slot: the server keeps all WAL since, and a fast shutdown waits (up to
+      // wal_sender_timeout) for this reader to confirm what the server sent (README, Change streams).
+      // Otherwise the answer repeats the confirmed position. Unanswered, the server ends the
+      // connection after wal_sender_timeout.
+      if (CONFIRM_ON_ARRIVAL || (tx === undefined && libraryIdle(svc))) confirm(svc, lsn);
       if (shouldRespond && status.confirmed) void svc.acknowledge(lsnText(lsnValue(status.confirmed) - 1n)).catch(() => undefined);
     });
     svc.on('data', async (lsn: string, log: Pgoutput.Message) => {
@@ -103,6 +124,8 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       try {
         if (log.tag === 'begin') {
           tx = { commitLsn: lsnText(lsnValue(log.commitLsn ?? lsn)), commitTime: new Date(Number(log.commitTime.valueOf() as bigint / 1000n)), xid: log.xid, rows: 0 };
+          // the deliberately broken build (test only, change-run.ts) confirms a transaction before handing its rows over
+          if (CONFIRM_ON_ARRIVAL) confirm(svc, lsnText(lsnValue(tx.commitLsn) + 1n));
         } else if (log.tag === 'commit') {
           if (tx && tx.rows > 0) status.transactions++;
           tx = undefined;

@@ -88,6 +88,35 @@ describe('sql change stream on postgres (adapter)', function () {
     await databaseRestarted(s, db, 'public.items', /reading slot hivenode_orders_feed again after \d+ failed attempt/);
   });
 
+  it('moves the slot past WAL that is not its own while its tables are quiet: a fast shutdown is not held up by the reader, and reading resumes within seconds', async () => {
+    await db.exec('CREATE TABLE IF NOT EXISTS unrelated (id INT PRIMARY KEY)');
+    await s.start();
+    await db.exec("INSERT INTO items VALUES (85, 'before')");
+    await until(() => s.received.length >= 1, 10_000);
+    // WAL of a table the stream does not read: pgoutput sends nothing of it, only keepalives move on
+    for (let i = 0; i < 20; i++) await db.exec(`INSERT INTO unrelated VALUES (${i})`);
+    const slotLag = async (): Promise<number> => Number((await db.rows<{ lag: string }>("SELECT pg_current_wal_lsn() - confirmed_flush_lsn AS lag FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'"))[0]?.lag);
+    const began = Date.now();
+    // a fast shutdown lets a logical walsender go only once its reader confirmed all it sent
+    await db.server!.stop();
+    const stopMs = Date.now() - began;
+    await db.server!.start();
+    expect(stopMs, 'fast shutdown held by the reader (ms)').to.be.below(5_000);
+    await db.exec("INSERT INTO items VALUES (86, 'after')");
+    await until(() => s.received.length >= 2, 10_000);
+    expect(s.ops()).to.deep.equal(['insert:public.items:85', 'insert:public.items:86']);
+    // idle again: the slot follows the server's WAL (the keepalive the server sends at wal_sender_timeout / 2)
+    await db.exec("ALTER SYSTEM SET wal_sender_timeout = '2s'");
+    await db.exec('SELECT pg_reload_conf()');
+    try {
+      for (let i = 20; i < 40; i++) await db.exec(`INSERT INTO unrelated VALUES (${i})`);
+      await until(async () => (await slotLag()) === 0, 10_000);
+    } finally {
+      await db.exec('ALTER SYSTEM RESET wal_sender_timeout');
+      await db.exec('SELECT pg_reload_conf()');
+    }
+  });
+
   it('answers the server\'s keepalives: an idle stream is not cut off by wal_sender_timeout', async () => {
     await db.exec("ALTER SYSTEM SET wal_sender_timeout = '1s'");
     await db.exec('SELECT pg_reload_conf()');
