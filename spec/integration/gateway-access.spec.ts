@@ -16,8 +16,8 @@ import { startGateway } from './gateway-harness.js';
 import { ACCESS, MATRIX, PASSWORD, basic, cells, writeMatrixFiles } from './access-matrix.js';
 import { tempDir } from '../temp.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep } from '../support/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function post(url: string, headers: Record<string, string> = {}, body = '{"a":["1"]}'): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });

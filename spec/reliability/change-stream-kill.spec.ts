@@ -14,13 +14,14 @@ import { engineAvailable, openEngine } from '../adapters/sql/harness.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CHANGES = byScale(1_500, 10_000);
 const KILLS = 5;
 const WRITE_EVERY_MS = byScale(4, 2);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('reliability: a PostgreSQL change stream under SIGKILL and a database restart', () => {
   reliabilityTest(

@@ -25,7 +25,7 @@ import { request } from 'undici';
 import { connect } from '@nats-io/transport-node';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
 import { natsCluster } from '../adapters/nats/cluster.js';
-import { natsServerAvailable } from '../adapters/nats/server.js';
+import { NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { NatsSharedLog } from '../../actors/hive/nats-log.js';
 import { sharedNameWord } from '../../actors/hive/transport.js';
 import { JetStreamStore } from '../../actors/queue/jetstream-store.js';
@@ -35,8 +35,10 @@ import { lazyFsMissing, mountLazyFs } from '../support/lazyfs.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
-import { RECORDS_FILE, reliabilityTest, requireInstalled } from './record.js';
+import { RECORDS_FILE, reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CYCLES = byScale(2, 10);
 const PER_CYCLE = byScale(300, 500);
@@ -49,7 +51,6 @@ const CONCURRENCY = 8;
 const STREAMS_SETTLE_MS = 75_000;
 const QUEUES = ['jq', 'rq'] as const;
 type QueueName = (typeof QUEUES)[number];
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The entries' documents the queue's stream holds, as a start of the queue would load them. */
 async function storedDocs(cluster: NatsCluster, queue: string): Promise<string> {
@@ -78,7 +79,7 @@ describe('reliability: a power cut of every NATS server under the queue on JetSt
     async (figures, skip) => {
       const missing = lazyFsMissing();
       requireInstalled(missing === undefined, missing ?? '', skip);
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       const dir = tempDir('hn-jspower-');
       const filesystems: LazyFs[] = [];
       let cluster: NatsCluster | undefined;

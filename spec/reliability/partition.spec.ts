@@ -21,13 +21,13 @@ import { byScale } from './scale.js';
 import { steadyEnqueues, unservedFor } from './steady-enqueues.js';
 import { streamWriters } from './stream-writers.js';
 import { deliveryFigures, expectDelivered } from './delivery-figures.js';
+import { sleep } from '../support/wait.js';
 
 const CYCLES = byScale(1, 5);
 const CUT_MS = byScale(15_000, 30_000);
 /** After healing: the healed host's server catches up and its node stands by again. */
 const SETTLE_MS = byScale(10_000, 15_000);
 const EVERY_MS = 25;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('reliability: a host cut off from the hive (network partition)', () => {
   reliabilityTest(

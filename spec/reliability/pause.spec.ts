@@ -23,6 +23,7 @@ import type { SteadyEnqueues } from './steady-enqueues.js';
 import { streamWriters } from './stream-writers.js';
 import type { StreamWriters } from './stream-writers.js';
 import type { NetnsHive } from './netns-hive.js';
+import { sleep } from '../support/wait.js';
 
 const PAUSES = byScale(1, 3);
 const PAUSE_MS = 2 * HOLDER_LEASE_MS;
@@ -30,7 +31,6 @@ const PAUSE_MS = 2 * HOLDER_LEASE_MS;
 const SETTLE_MS = byScale(8_000, 15_000);
 const EVERY_MS = 25;
 const STOPPED = 'stops serving';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Paused {
   hive: NetnsHive;

@@ -18,8 +18,9 @@ import { lazyFsMissing, mountLazyFs } from '../support/lazyfs.js';
 import { enqueueAll } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CYCLES = byScale(3, 20);
 const PER_CYCLE = byScale(300, 500);
@@ -43,9 +44,7 @@ function docs(file: string): Promise<string[]> {
 /** Skips where the filesystem cannot run, except in CI, where the install scripts should have put it there. */
 function needLazyFs(ctx: Mocha.Context): void {
   const missing = lazyFsMissing();
-  if (!missing) return;
-  if (process.env.CI) throw new Error(missing);
-  ctx.skip();
+  requireInstalled(missing === undefined, missing ?? '', ctx);
 }
 
 describe('reliability: power loss (writes not fsynced dropped)', function () {

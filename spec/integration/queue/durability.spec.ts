@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { sqliteOnly } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue retries, dead letters and durability (spec §3)', function () {
   this.timeout(30_000);
