@@ -3,7 +3,7 @@
  * hooks and tests together), the slowest tests and the slowest hooks (a server started in a `before`
  * counts there), each with its share of the whole run. `make test` writes it to
  * test-artifacts/test-durations.txt (and .json, for comparing two runs); it is how the suite is kept
- * under its time budget (README: Tests): the files at the top of the table are the ones to make faster
+ * under its time budget (README: Development): the files at the top of the table are the ones to make faster
  * or to move to `make chaos`.
  *
  *   npx mocha --reporter ./spec/support/durations-reporter.ts --reporter-option out=test-artifacts/x spec/…
