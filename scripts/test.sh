@@ -25,13 +25,17 @@ npx knip --no-progress
 echo "== tests (mocha)"
 # .mocharc.json names no files, so `npx mocha spec/x.spec.ts` runs that file alone (with the files in the
 # config, mocha ran them all as well); every suite is named in spec/all.mocharc.json
-if [ "$#" -eq 0 ]; then npx mocha --config spec/all.mocharc.json; else npx mocha "$@"; fi
+# the spec reporter's output, and test-artifacts/test-durations.txt: where the run's time went, file by
+# file (spec/support/durations-reporter.ts), to keep make test within its time (README: Development)
+DURATIONS=(--reporter ./spec/support/durations-reporter.ts)
+if [ "$#" -eq 0 ]; then npx mocha --config spec/all.mocharc.json "${DURATIONS[@]}"; else npx mocha "$@"; fi
 if [ "$#" -eq 0 ]; then
   # the same queue and flow suites on the other store: every node they start runs its queue or flow
   # on a JetStream server of its own (spec/integration/queue-store.ts); the flow's examples and its
   # check command start no store of the test's, so they run once
   echo "== the queue and flow suites again, on the JetStream store (HIVENODE_QUEUE_STORE=jetstream)"
   HIVENODE_QUEUE_STORE=jetstream npx mocha --no-config --node-option import=tsx --extension ts --timeout 20000 --exit \
+    "${DURATIONS[@]}" --reporter-option out=test-artifacts/test-durations-jetstream \
     --ignore 'spec/integration/flow/example*.spec.ts' --ignore spec/integration/flow/check-cli.spec.ts \
     'spec/integration/queue/*.spec.ts' 'spec/integration/flow/*.spec.ts'
 fi

@@ -5,15 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
+import { requireInstalled } from './support/installed.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Launches headless chromium, or skips the test (throws in CI) when it is not installed. */
 export async function launchChromium(test: Mocha.Context): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.CI) throw new Error('chromium is not installed (scripts/test.sh installs it)');
-    test.skip();
-  }
+  requireInstalled(existsSync(CHROMIUM), 'chromium is not installed (scripts/test.sh installs it)', test);
   const { chromium } = await import('playwright-core');
   return chromium.launch({
     executablePath: CHROMIUM,

@@ -1,6 +1,7 @@
 /** Free ports on 127.0.0.1 for private test servers, and waiting for one to listen (shared by the adapter test helpers). */
 import type { ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
+import { sleep } from '../support/wait.js';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,6 +29,6 @@ export async function waitForPort(port: number, ms: number, what: string, child?
     });
     if (ok) return;
     if (Date.now() > end) throw new Error(`${what} did not listen on ${port} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { COMMANDS } from '../../bin/usage.js';
 import { tempDir } from '../temp.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep, until } from '../support/wait.js';
 
 // resolved here, so a child run in another working directory still finds it
 const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME });
@@ -116,7 +117,7 @@ describe('hivenode CLI', function () {
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const end = Date.now() + 40_000;
-    while (!out.includes('node running') && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    while (!out.includes('node running') && child.exitCode === null && Date.now() < end) await sleep(50);
     child.kill('SIGTERM');
     await exited;
     expect(out).to.contain('(strict mode');
@@ -271,19 +272,16 @@ describe('hivenode CLI', function () {
   });
 
   /** `hivenode echo` as a process, once it says it runs: its output so far, and its exit code when it ends. */
-  const runningEcho = async (): Promise<{ child: ReturnType<typeof spawn>; out: () => string; exited: Promise<number | null>; until: (text: string) => Promise<void> }> => {
+  const runningEcho = async (): Promise<{ child: ReturnType<typeof spawn>; out: () => string; exited: Promise<number | null>; untilOut: (text: string) => Promise<void> }> => {
     const child = spawn(process.execPath, [...HIVENODE_ARGS, 'echo', '-NAME=e1'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     const end = Date.now() + 40_000;
-    const until = async (text: string): Promise<void> => {
-      while (!out.includes(text) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-      expect(out).to.contain(text);
-    };
-    await until('node running');
-    return { child, out: () => out, exited, until };
+    const untilOut = (text: string): Promise<void> => until(() => out.includes(text), { ms: Math.max(0, end - Date.now()), every: 50, what: () => `'${text}' in the output: ${out}` });
+    await untilOut('node running');
+    return { child, out: () => out, exited, untilOut };
   };
 
   it('drains and exits 0 on SIGTERM', async () => {
@@ -297,10 +295,10 @@ describe('hivenode CLI', function () {
   });
 
   it('a SIGHUP does not end a service started from the command line: it says there is no node file to re-read and keeps serving', async () => {
-    const { child, out, exited, until } = await runningEcho();
+    const { child, out, exited, untilOut } = await runningEcho();
     child.kill('SIGHUP');
-    await until('has no node file to re-read');
-    await new Promise((r) => setTimeout(r, 300));
+    await untilOut('has no node file to re-read');
+    await sleep(300);
     expect(child.exitCode, out()).to.equal(null);
     child.kill('SIGTERM');
     expect(await exited, out()).to.equal(0);

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { Result } from '../../protocol/message.js';
 import type { HiveNode } from '../../node/node.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
+import { until } from '../support/wait.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const TEMPLATE = '{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg (index .Data.script 0) }}';

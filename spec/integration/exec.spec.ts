@@ -7,6 +7,7 @@ import type { Result } from '../../protocol/message.js';
 import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 import { tempDir } from '../temp.js';
+import { sleep } from '../support/wait.js';
 
 const EXAMPLES = new URL('../../examples/templates/', import.meta.url).pathname;
 
@@ -86,7 +87,7 @@ describe('exec service', function () {
     const r = await sleeper();
     expect(r.Code).to.equal(504);
     expect(Date.now() - started, 'cut at the 2 s Timeout, not after the 1000 s sleep').to.be.within(2000, 15_000);
-    await new Promise((res) => setTimeout(res, 300));
+    await sleep(300);
     const sleeps = execSync('ps -eo pid,pgid,args').toString().split('\n').filter((l) => l.includes(marker) && !l.includes('ps -eo'));
     expect(sleeps).to.deep.equal([]);
   });

@@ -19,6 +19,7 @@ import { certPath, certText } from '../certs.js';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from './gateway-harness.js';
 import { startError, startGateway } from './gateway-harness.js';
+import { sleep } from '../support/wait.js';
 
 const ISSUER = 'https://idp.example';
 const AUDIENCE = 'orders-api';
@@ -218,7 +219,7 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
     // the provider publishes a second key beside the first, which the cached set lacks
     const second = await makeKey('m-2');
     idp.keys = [first.jwk, second.jwk];
-    await new Promise((r) => setTimeout(r, 2300));
+    await sleep(2300);
     // the cache has ended (max-age 1 s, kept at least 2 s): a token of a known key makes the set be fetched again first
     expect((await post(gw, 'echo', `Bearer ${await token(first)}`)).status).to.equal(200);
     expect(idp.fetches, 'fetched again after max-age').to.equal(2);

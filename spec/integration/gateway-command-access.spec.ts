@@ -16,6 +16,7 @@ import { makeMessage, mapOf } from '../../protocol/message.js';
 import { tempDir } from '../temp.js';
 import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
+import { sleep } from '../support/wait.js';
 
 const PASSWORD = 'command-access-1';
 const basic = (user: string): string => `Basic ${Buffer.from(`${user}:${PASSWORD}`).toString('base64')}`;
@@ -96,7 +97,7 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     expect((await post('wendy', 'queue/add', { item: ['e'], _channel: ['recorder'] })).status).to.equal(200);
     expect((await post('oscar', 'queue/add', { item: ['f'], _channel: ['runner'] })).status).to.equal(200);
     const end = Date.now() + 10_000;
-    while (recorded(join(dir, 'runner.jsonl')).length < 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    while (recorded(join(dir, 'runner.jsonl')).length < 1 && Date.now() < end) await sleep(50);
     expect(recorded(join(dir, 'runner.jsonl')).map((r) => r.message.Data.item?.[0])).to.deep.equal(['f']);
     // a replay with an edited channel is the same control
     const replay = await post('wendy', 'queue/add', { _command: ['replay'], _key: ['x'], _channel: ['runner'] });

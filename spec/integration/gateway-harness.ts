@@ -7,6 +7,7 @@
 import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../node/node.js';
+import { sleep } from '../support/wait.js';
 
 export type Params = Record<string, string | number | boolean>;
 
@@ -81,7 +82,7 @@ export function rawExchange(port: number, request: string | Buffer | Array<strin
         for (const part of Array.isArray(request) ? request : [request]) {
           if (done || socket.destroyed) return;
           socket.write(part);
-          if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+          if (gapMs > 0) await sleep(gapMs);
         }
       })();
     });

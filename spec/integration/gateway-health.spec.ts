@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../node/node.js';
 import { freePort } from '../adapters/ports.js';
 import { tempDir } from '../temp.js';
+import { sleep } from '../support/wait.js';
 
 const layer = (source: string, params: Record<string, string | number>): { source: string; values: Array<readonly [string, string]> } => ({
   source,
@@ -49,7 +50,7 @@ describe('gateway health check before readiness', function () {
     try {
       let first: Awaited<ReturnType<typeof health>>;
       const end = Date.now() + 20_000;
-      while ((first = await health(port)) === undefined && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      while ((first = await health(port)) === undefined && Date.now() < end) await sleep(20);
       expect(first, 'the gateway listens while the echo service is starting').to.not.equal(undefined);
       expect(first!.status).to.equal(503);
       expect(first!.body).to.deep.equal({ status: 'starting', hive: 'connected', starting: ['q'] });

@@ -6,6 +6,7 @@ import { loadInterceptor, serveInterceptor } from '../../actors/interceptor/serv
 import type { HiveNode } from '../../node/node.js';
 import { startTestNode } from './helpers.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep } from '../support/wait.js';
 
 const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
 
@@ -130,7 +131,7 @@ describe('gateway, interceptor mode', function () {
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const end = Date.now() + 15_000;
-      while (!/serving on (http:\/\/\S+)/.test(out) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      while (!/serving on (http:\/\/\S+)/.test(out) && Date.now() < end) await sleep(50);
       const url = /serving on (http:\/\/\S+)/.exec(out)![1]!;
       const res = await request(url, { method: 'POST', body: JSON.stringify({ type: 'json', value: { Code: 202, Message: 'x', Data: {}, List: [] }, options: {} }) });
       expect(await res.body.json()).to.deep.include({ status: 'x', status_code: 202 });

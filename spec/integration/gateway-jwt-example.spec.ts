@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { RunningExample } from './example-node.js';
 import { headerShell, startExample } from './example-node.js';
-import { until } from './helpers.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLES = new URL('../../examples/gateway/', import.meta.url).pathname;
 

@@ -11,6 +11,7 @@ import { prng } from '../prng.js';
 import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
 import { tempDir } from '../temp.js';
+import { sleep } from '../support/wait.js';
 
 describe('gateway security and limits', function () {
   this.timeout(60_000);
@@ -190,7 +191,7 @@ describe('gateway security and limits', function () {
       s.on('connect', () => s.write('POST /a/b HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n'));
       slow.push(s);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const times: number[] = [];
     for (let i = 0; i < 10; i++) {
       const t = performance.now();
@@ -202,7 +203,7 @@ describe('gateway security and limits', function () {
     times.sort((a, b) => a - b);
     // starved, it would wait for the 2 s ClientTimeout of the slow connections
     expect(times[Math.floor(times.length / 2)]!).to.be.below(1000);
-    await new Promise((r) => setTimeout(r, 3500));
+    await sleep(3500);
     const open = slow.filter((s) => !s.destroyed && s.readyState === 'open').length;
     for (const s of slow) s.destroy();
     expect(open).to.be.below(10);

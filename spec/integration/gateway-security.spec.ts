@@ -20,12 +20,11 @@ import type { HiveNode } from '../../node/node.js';
 import type { Params, RunningGateway } from './gateway-harness.js';
 import { rawExchange, startGateway } from './gateway-harness.js';
 import { prng } from '../prng.js';
-import { until } from './helpers.js';
 import { tempDir } from '../temp.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep, until } from '../support/wait.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

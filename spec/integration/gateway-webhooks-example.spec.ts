@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import type { ExampleAnswer, RunningExample } from './example-node.js';
 import { headerShell, startExample } from './example-node.js';
-import { until } from './helpers.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLES = new URL('../../examples/gateway/', import.meta.url).pathname;
 

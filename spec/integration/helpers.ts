@@ -20,12 +20,3 @@ export async function startTestNode(services: Array<{ service: ServiceKind } & R
   for (const s of node.services) if (s.kind === 'queue' || s.kind === 'flow') await untilHeld(() => s.running.status());
   return { node, logs: () => chunks.join('') };
 }
-
-/** Waits until `cond` holds (a condition that reads asynchronously is awaited: a Promise is never taken for true). */
-export const until = async (cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};

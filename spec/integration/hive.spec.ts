@@ -3,8 +3,9 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { HiveNode } from '../../node/node.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { tempDir } from '../temp.js';
+import { until } from '../support/wait.js';
 
 const msg = (data: Record<string, string[]> = {}, control: Record<string, string[]> = {}) => makeMessage({ Class: 'test', Operation: 'call', Data: mapOf(data), Control: mapOf(control) });
 

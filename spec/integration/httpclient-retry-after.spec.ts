@@ -10,8 +10,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HiveNode } from '../../node/node.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { queueCall, tempDir } from './queue/helpers.js';
+import { until } from '../support/wait.js';
 
 const BEFORE = `module://${new URL('../../examples/interceptors/data-body-before.mjs', import.meta.url).pathname}`;
 

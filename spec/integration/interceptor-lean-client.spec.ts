@@ -6,6 +6,7 @@ import { createServer as createNetServer } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import { InterceptorClient } from '../../actors/interceptor/client.js';
 import { TimeoutError, UpstreamError } from '../../protocol/errors.js';
+import { sleep } from '../support/wait.js';
 
 /**
  * The lean HTTP/1.1 client (actors/interceptor/lean-client.ts) against servers that are not ours:
@@ -193,7 +194,7 @@ describe('lean interceptor client (plain http:// services)', () => {
     const c = client(`${short.base}/`);
     await c.call(request, Date.now() + 5000);
     await c.call(request, Date.now() + 5000);
-    await new Promise((r) => setTimeout(r, 700));
+    await sleep(700);
     await c.call(request, Date.now() + 5000);
     expect(seen[0]!.socket).to.equal(seen[1]!.socket);
     expect(seen[2]!.socket).to.not.equal(seen[1]!.socket);
@@ -206,7 +207,7 @@ describe('lean interceptor client (plain http:// services)', () => {
     });
     const d = client(`${closing}/`);
     await d.call(request, Date.now() + 5000);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect((await d.call(request, Date.now() + 5000)).status_code).to.equal(200);
     expect(connections).to.equal(2);
     short.server.closeAllConnections();

@@ -10,6 +10,7 @@
 import { after, it } from 'mocha';
 import type { NatsServer } from '../adapters/nats/server.js';
 import { natsServer } from '../adapters/nats/server.js';
+import { until } from '../support/wait.js';
 
 export const QUEUE_STORE = process.env.HIVENODE_QUEUE_STORE === 'jetstream' ? 'jetstream' : 'sqlite';
 
@@ -79,11 +80,7 @@ export async function nodeFileStore(persistPath: string): Promise<{ store: strin
  */
 export async function untilHeld(status: () => Record<string, unknown>): Promise<void> {
   if (QUEUE_STORE !== 'jetstream' || !('holder' in status())) return;
-  const end = Date.now() + 20_000;
-  while (status().holder !== 'this node') {
-    if (Date.now() > end) throw new Error(`the queue or flow was not held within 20 s: ${JSON.stringify(status())}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => status().holder === 'this node', { ms: 20_000, every: 50, what: () => `the queue or flow to be held: ${JSON.stringify(status())}` });
 }
 
 /** Skips a test of what only the SQLite store has, when the suite runs on JetStream. */

@@ -11,8 +11,8 @@ import type { HiveNode } from '../../node/node.js';
 import { HiveNode as Node } from '../../node/node.js';
 import { PassThrough } from 'node:stream';
 import { freePort } from '../adapters/ports.js';
-import { until } from './helpers.js';
 import { runStatus } from '../../bin/status.js';
+import { sleep, until } from '../support/wait.js';
 
 const plans = (entries: Array<Record<string, string>>): ServicePlan[] =>
   entries.map(({ service, ...rest }, i) => ({ kind: service as ServicePlan['kind'], layers: [{ source: `n.yaml services[${i}]`, values: Object.entries(rest) }], where: `n.yaml services[${i}]` }));
@@ -76,7 +76,7 @@ describe('HiveNode.reload', () => {
     expect(status.source).to.include({ file: 'n.yaml', hash: 'b'.repeat(64), reloads: 1 });
     expect(Date.parse(status.source!.appliedAt)).to.be.greaterThan(Date.parse(status.node.startedAt) - 1);
     // the replaced and the removed services' actors are gone
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const paths = n.runtime.actorInfos().map((a) => a.path);
     expect(paths.filter((p) => /^\/node\/(gone|change)(\/|$)/.test(p))).to.deep.equal([]);
     expect(paths.some((p) => p.startsWith('/node/change.2'))).to.equal(true);

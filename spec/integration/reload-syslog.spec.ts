@@ -12,9 +12,9 @@ import { makeMessage, mapOf } from '../../protocol/message.js';
 import type { ServicePlan } from '../../node/node-plan.js';
 import { HiveNode } from '../../node/node.js';
 import { freePort } from '../adapters/ports.js';
-import { recorded, sleep } from './queue/helpers.js';
-import { until } from './helpers.js';
+import { recorded } from './queue/helpers.js';
 import { tempDir } from '../temp.js';
+import { sleep, until } from '../support/wait.js';
 
 const MESSAGES = 400;
 const CONCURRENCY = 8;

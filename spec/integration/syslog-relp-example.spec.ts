@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { freePort } from '../adapters/ports.js';
 import type { RunningExample } from './example-node.js';
 import { startExample } from './example-node.js';
-import { until } from './helpers.js';
 import { recorded } from './queue/helpers.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLE = new URL('../../examples/syslog/relp.yaml', import.meta.url).pathname;
 

@@ -14,9 +14,10 @@ import type { RelpFrame } from '../../actors/syslog/relp-frame.js';
 import { freePort } from '../adapters/ports.js';
 import { certPath } from '../certs.js';
 import { tempDir } from '../temp.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { queueCall, recorded } from './queue/helpers.js';
 import { status, tlsFiles, udpFrom } from './syslog-tls-peers.js';
+import { sleep, until } from '../support/wait.js';
 
 const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
 
@@ -174,7 +175,7 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     };
     await write(acked, 'a', 50);
     await until(() => status(node!, 'rx').tcpAckInFlight === 4, 5000);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     // 10 stored, 4 in hand-over (refused 507, tried again), the other 36 waiting their turn
     expect(status(node, 'rx')).to.deep.include({ received: 14, tcpAckInFlight: 4, tcpAckRefused: 0 });
     // the same over plain TCP: the full queue refuses what the receiver emits, and it is gone
@@ -182,7 +183,7 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     await until(() => status(node!, 'rx-plain').received === 5, 5000);
     expect((await queueCall(node, { command: ['unpause'] }, {}, 'q')).Code).to.equal(200);
     await until(() => recorded(out).length >= 50, 20_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const got = recorded(out).map((r) => r.message.Data.message![0]!);
     expect(got.filter((m) => m.startsWith('a-')).sort()).to.deep.equal(Array.from({ length: 50 }, (_, i) => `a-${i}`).sort());
     expect(got.filter((m) => m.startsWith('p-'))).to.deep.equal([]);

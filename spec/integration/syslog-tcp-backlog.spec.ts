@@ -11,7 +11,7 @@ import { frameOctetCounted } from '../../actors/syslog/format.js';
 import type { RunningReceiver } from '../../actors/syslog/receiver.js';
 import { startReceiver } from '../../actors/syslog/receiver.js';
 import type { Message } from '../../protocol/message.js';
-import { until } from './helpers.js';
+import { until } from '../support/wait.js';
 
 describe('syslog TCP receiver: a backlog the hive has not taken stops the reading (integration)', function () {
   this.timeout(60_000);

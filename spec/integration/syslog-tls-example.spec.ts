@@ -9,8 +9,8 @@ import { freePort } from '../adapters/ports.js';
 import { certsDir } from '../certs.js';
 import type { RunningExample } from './example-node.js';
 import { startExample } from './example-node.js';
-import { until } from './helpers.js';
 import { recorded } from './queue/helpers.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLE = new URL('../../examples/syslog/tls.yaml', import.meta.url).pathname;
 

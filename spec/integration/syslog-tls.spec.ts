@@ -6,10 +6,11 @@ import { makeMessage, mapOf } from '../../protocol/message.js';
 import { freePort } from '../adapters/ports.js';
 import { certPath, certText } from '../certs.js';
 import { tempDir } from '../temp.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
 import { status, tcpFrom, tlsFiles, tlsSend, tlsSyslogServer, udpFrom } from './syslog-tls-peers.js';
 import type { TlsSyslogServer } from './syslog-tls-peers.js';
+import { until } from '../support/wait.js';
 
 
 /** The start error of a syslog service with these parameters. */

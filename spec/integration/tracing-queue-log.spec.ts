@@ -5,7 +5,8 @@ import { DEFAULT_TRACING } from '../../config/tracing.js';
 import { startTracing, stopTracing } from '../../actors/observe/tracing.js';
 import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import { tempDir } from '../temp.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
+import { until } from '../support/wait.js';
 
 /** The queue's own lines about an entry (its retry, its end, its dead-letter hand-over) carry the entry's trace_id. */
 describe('tracing: the queue logs about an entry in its trace', function () {

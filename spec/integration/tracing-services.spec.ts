@@ -9,9 +9,10 @@ import { startTracing, stopTracing } from '../../actors/observe/tracing.js';
 import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import { tempDir } from '../temp.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { recorded } from './queue/helpers.js';
 import { fromReadable } from './tracing-scenario.js';
+import { until } from '../support/wait.js';
 
 const PARENT = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
 const traceparent = `00-${PARENT.traceId}-${PARENT.spanId}-01`;

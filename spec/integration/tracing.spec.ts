@@ -7,8 +7,9 @@ import { flushTracing, startTracing, stopTracing } from '../../actors/observe/tr
 import { traceById } from '../../actors/observe/trace-ring.js';
 import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import { tempDir } from '../temp.js';
-import { startTestNode, until } from './helpers.js';
+import { startTestNode } from './helpers.js';
 import { NAMES, checkOneTrace, clientService, complete, fromReadable, frontServices, sendRequest, startOtlpReceiver, startUpstream } from './tracing-scenario.js';
+import { sleep, until } from '../support/wait.js';
 
 describe('tracing: one trace from the HTTP request through every hop and retry', function () {
   this.timeout(30_000);
@@ -59,7 +60,7 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
         const deadline = Date.now() + 10_000;
         while (!complete(receiver.spans) && Date.now() < deadline) {
           await flushTracing();
-          await new Promise((r) => setTimeout(r, 20));
+          await sleep(20);
         }
         expect(receiver.refused).to.deep.equal([]);
         expect([...receiver.contentTypes]).to.deep.equal([protocol === 'http/json' ? 'application/json' : 'application/x-protobuf']);

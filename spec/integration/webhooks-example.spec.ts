@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import type { ExampleAnswer, RunningExample } from './example-node.js';
 import { headerShell, startExample } from './example-node.js';
 import { recorded } from './queue/helpers.js';
-import { until } from './helpers.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLES = new URL('../../examples/', import.meta.url).pathname;
 

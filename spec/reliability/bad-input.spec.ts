@@ -14,17 +14,18 @@ import { makeMessage } from '../../protocol/message.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 import type { HiveNode } from '../../node/node.js';
 import type { NatsServer } from '../adapters/nats/server.js';
-import { natsServer, natsServerAvailable } from '../adapters/nats/server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { freePort } from '../adapters/ports.js';
 import type { RunningGateway } from '../integration/gateway-harness.js';
 import { rawExchange, startGateway } from '../integration/gateway-harness.js';
-import { startTestNode, until } from '../integration/helpers.js';
-import { sleep } from '../integration/queue/helpers.js';
+import { startTestNode } from '../integration/helpers.js';
 import { prng } from '../prng.js';
 import type { BadPayload } from './bad-shapes.js';
 import { randomJson, wrongBodies, wrongMessages } from './bad-shapes.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep, until } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const RANDOM_PAYLOADS = byScale(2_000, 20_000);
 const RAW_REQUESTS = byScale(300, 3_000);
@@ -60,7 +61,7 @@ describe('reliability: bad input at every door', function () {
     { suite: 'bad input', load: `${wrongMessages().length} hand-picked wrong shapes + ${RANDOM_PAYLOADS} seeded random JSON payloads as NATS requests`, faults: 'wrong types, missing fields, invalid JSON, __proto__/constructor/prototype keys' },
     byScale(60_000, 300_000),
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       nats = await natsServer();
       ({ node } = await startTestNode([{ service: 'echo', NAME: 'echo', SERVERHOST: nats.url, SERVERAUTH: nats.token }]));
       const nc = await connect({ servers: nats.url, token: nats.token });

@@ -14,10 +14,12 @@ import { engineAvailable, openEngine } from '../adapters/sql/harness.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
 import type { Outcome } from './change-stream-run.js';
 import { awaitRecorded, createTables, flowParams, outcome, outcomeFigures, startWriter } from './change-stream-run.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CHANGES = byScale(1_500, 10_000);
 const KILLS = 5;
@@ -25,7 +27,6 @@ const WRITE_EVERY_MS = byScale(4, 2);
 /** The longest wait for the last node to take every change after the writes (it takes under a second when sound). */
 const CATCH_UP_BOUND_MS = 30_000;
 const TABLES = ['public.ta', 'public.tb'];
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Run {
   changes: number;

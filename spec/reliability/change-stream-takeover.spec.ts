@@ -21,10 +21,11 @@ import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
 import type { Figures } from './record.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale, chaosOnly } from './scale.js';
 import type { Outcome } from './change-stream-run.js';
 import { awaitRecorded, createTables, flowParams, outcome, outcomeFigures, startWriter } from './change-stream-run.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CHANGES = byScale(1_000, 10_000);
 const KILLS = byScale(3, 5);

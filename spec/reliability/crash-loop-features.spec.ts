@@ -13,12 +13,13 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { prng } from '../prng.js';
-import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import { recorded, tempDir } from '../integration/queue/helpers.js';
 import { awaitDrain, enqueueAll, expectNoneMissing, killWhileDelivering } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
 
 const ENTRIES = byScale(1_000, 5_000);
 const KILLS = byScale(5, 20);

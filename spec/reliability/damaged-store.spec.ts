@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
-import { recorded, sleep } from '../integration/queue/helpers.js';
+import { recorded } from '../integration/queue/helpers.js';
 import { tempDir } from '../temp.js';
 import { enqueueAll } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
@@ -18,6 +18,7 @@ import { runNodeToExit, startNodeProcess, writeNodeFile } from './node-process.j
 import type { Figures } from './record.js';
 import { reliabilityTest } from './record.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep } from '../support/wait.js';
 
 const ENTRIES = 300;
 const PAGE = 4096;

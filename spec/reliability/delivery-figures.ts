@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import type { Figures } from './record.js';
 import type { NetnsHive } from './netns-hive.js';
 import type { SteadyEnqueues } from './steady-enqueues.js';
+import { sleep } from '../support/wait.js';
 
 export interface DeliveryOutcome {
   missing: string[];
@@ -14,7 +15,6 @@ export interface DeliveryOutcome {
   acknowledged: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for the acknowledged entries to be delivered and records the answers, the missing and the doubled. */
 export async function deliveryFigures(hive: NetnsHive, load: SteadyEnqueues, figures: Figures, waitMs = 120_000): Promise<DeliveryOutcome> {

@@ -13,6 +13,7 @@ import { tempDir } from '../temp.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
+import { sleep } from '../support/wait.js';
 
 const TRAFFIC_S = byScale(10, 600);
 /** The demo gateway's user (examples/demo.htpasswd). */
@@ -54,7 +55,7 @@ describe('reliability: the demo under light traffic', () => {
       let failed = 0;
       try {
         const end = Date.now() + 60_000;
-        while (!out.includes('The demo node keeps running') && Date.now() < end && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+        while (!out.includes('The demo node keeps running') && Date.now() < end && child.exitCode === null) await sleep(100);
         expect(out).to.contain('The demo node keeps running');
         // light traffic, one of each a second; a refused dead-letter hand-over would be retried after 1, 2, 4 … s
         const post = (path: string, body: unknown): Promise<number> =>
@@ -67,7 +68,7 @@ describe('reliability: the demo under light traffic', () => {
           udp.send(`<14>1 ${new Date().toISOString()} demo-client light - - - line ${s}`, syslogPort, '127.0.0.1');
           sent += 3;
           failed += codes.filter((c) => c !== 200).length;
-          await new Promise((r) => setTimeout(r, 1000));
+          await sleep(1000);
         }
       } finally {
         udp.close();

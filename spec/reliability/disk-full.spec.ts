@@ -11,10 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HiveNode } from '../../node/node.js';
-import { startTestNode, until } from '../integration/helpers.js';
+import { startTestNode } from '../integration/helpers.js';
 import { queueCall, recorded, tempDir } from '../integration/queue/helpers.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { until } from '../support/wait.js';
 
 const TMPFS_SIZE = '2m';
 /** Bounds the fill loop: 2 MiB holds far fewer entries of PAYLOAD bytes than this. */

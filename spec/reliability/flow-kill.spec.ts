@@ -10,11 +10,12 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { prng } from '../prng.js';
 import { tempDir } from '../temp.js';
-import { recorded, sleep } from '../integration/queue/helpers.js';
+import { recorded } from '../integration/queue/helpers.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
 
 const RUNS = byScale(300, 2_000);
 const KILLS = byScale(4, 20);

@@ -25,8 +25,9 @@ import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { clusterHive, startClusterNode, writeNodeFile } from './node-process.js';
 import type { Figures } from './record.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { requireInstalled } from '../support/installed.js';
 
 const KILLS = byScale(2, 5);
 /** Kills of the broken build's run: enough that one catches a run answered and not yet stored. */

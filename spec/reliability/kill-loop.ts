@@ -6,11 +6,11 @@
  */
 import { expect } from 'chai';
 import { Pool } from 'undici';
-import { sleep } from '../integration/queue/helpers.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
 import type { Figures } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
 
 /** What one enqueue sends and, from its answer, whether (and as what) it was acknowledged. */
 export interface Enqueue {

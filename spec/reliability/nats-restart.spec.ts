@@ -10,13 +10,15 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsServer } from '../adapters/nats/server.js';
-import { natsServer, natsServerAvailable } from '../adapters/nats/server.js';
-import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
+import { recorded, tempDir } from '../integration/queue/helpers.js';
 import { closedLoop, describeCodes, lastSent } from './load.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CYCLES = byScale(1, 3);
 const UP_MS = byScale(2_000, 10_000);
@@ -47,7 +49,7 @@ describe('reliability: nats-server restarted under gateway and queue load', func
     { suite: 'dependencies', load: '8 workers calling echo through the gateway + 4 workers enqueueing through the gateway, all over the NATS hive', faults: `nats-server SIGKILLed for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)` },
     byScale(120_000, 300_000),
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       nats = await natsServer();
       const dir = tempDir('hn-natsload-');
       writeFileSync(join(dir, 'token'), `${nats.token}\n`);

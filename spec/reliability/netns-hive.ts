@@ -16,15 +16,14 @@ import { natsServer210, netnsNatsCluster, netnsNatsUnavailable } from '../suppor
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
-import type { Skip } from './record.js';
-import { requireInstalled } from './record.js';
+import { sleep } from '../support/wait.js';
+import { type Skip, requireInstalled } from '../support/installed.js';
 
 export const QUEUE = 'jq';
 const HOLDING = 'active queue holder now';
 const STOPPED = 'stops serving';
 /** The line the store logs when a write of its finds another node's record in the stream (jetstream-store.ts). */
 const FENCED = "the queue's log was written by another node";
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export interface NetnsHive {
   readonly lab: NetnsLab;

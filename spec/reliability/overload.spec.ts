@@ -7,12 +7,14 @@
  */
 import { expect } from 'chai';
 import { get } from 'node:http';
-import { tempDir, sleep } from '../integration/queue/helpers.js';
+import { tempDir } from '../integration/queue/helpers.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
 import { ensureWrk, ratePerSecond, runWrk } from './wrk.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const FLOOD_SECONDS = byScale(5, 30);
 const MAX_IN_FLIGHT = 32;

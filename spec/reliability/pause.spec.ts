@@ -20,7 +20,7 @@ import { expectSound, expectTwoWriters, strikeHolders } from './holder-faults.js
 import { requireNetns } from './netns-hive.js';
 import type { Figures } from './record.js';
 import { reliabilityTest } from './record.js';
-import { byScale } from './scale.js';
+import { byScale, chaosOnly } from './scale.js';
 
 const PAUSES = byScale(1, 3);
 const PAUSE_MS = 2 * HOLDER_LEASE_MS;
@@ -55,7 +55,9 @@ describe('reliability: a queue holder paused past its lease', () => {
       await expectSound(run, figures, { fencedEachTime: true });
     },
   );
+});
 
+chaosOnly('reliability: a queue holder paused past its lease, the fence off', () => {
   reliabilityTest(
     'pause, on a build with the fence off and a lease that never stops the holder (HIVENODE_TEST_BROKEN_NO_FENCING=1, HIVENODE_TEST_BROKEN_NO_LEASE_STOP=1): the resumed holder writes beside the new one',
     {

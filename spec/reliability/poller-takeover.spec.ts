@@ -14,13 +14,15 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { recorded } from '../integration/queue/helpers.js';
 import { natsCluster } from '../adapters/nats/cluster.js';
-import { natsServer, natsServerAvailable } from '../adapters/nats/server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
 import type { Figures } from './record.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale, chaosOnly } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const KILLS = byScale(3, 5);
 const LEASE_MS = 2_000;
@@ -34,7 +36,6 @@ function run(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise
   return new Promise((resolve, reject) => db.run(sql, params, (e) => (e ? reject(e) : resolve())));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Machines {
   token: string;
@@ -161,7 +162,7 @@ describe('reliability: one active SQL poller on a NATS hive', () => {
     { suite: 'dependencies', load, faults: `${KILLS} × SIGKILL of the active poller's node, each started again` },
     180_000,
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       const server = await natsServer();
       try {
         const none = async (): Promise<void> => undefined;
@@ -183,7 +184,7 @@ chaosOnly('reliability: one active SQL poller on a NATS hive loses a machine', (
     { suite: 'dependencies', load: `${load}; 3 nats-servers with JetStream (the lease bucket in three replicas), each poller on its own`, faults: `${KILLS} × SIGKILL of the active poller's node and of its nats-server, both started again` },
     240_000,
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       const cluster = await natsCluster(3);
       try {
         await takeoverRun(

@@ -11,11 +11,12 @@ import type { HiveNode } from '../../node/node.js';
 import type { EngineHarness } from '../adapters/sql/harness.js';
 import { engineAvailable, openEngine } from '../adapters/sql/harness.js';
 import { startTestNode } from '../integration/helpers.js';
-import { sleep } from '../integration/queue/helpers.js';
 import type { Sample } from './load.js';
 import { closedLoop, describeCodes, lastSent } from './load.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const CYCLES = byScale(1, 3);
 const UP_MS = byScale(2_000, 10_000);

@@ -13,14 +13,16 @@ import { expect } from 'chai';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
-import { sleep, tempDir } from '../integration/queue/helpers.js';
+import { tempDir } from '../integration/queue/helpers.js';
 import type { LazyFs } from '../support/lazyfs.js';
 import { lazyFsMissing, mountLazyFs } from '../support/lazyfs.js';
 import { enqueueAll } from './kill-loop.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { requireInstalled } from '../support/installed.js';
+import { sleep } from '../support/wait.js';
 
 const CYCLES = byScale(3, 20);
 const PER_CYCLE = byScale(300, 500);
@@ -44,9 +46,7 @@ function docs(file: string): Promise<string[]> {
 /** Skips where the filesystem cannot run, except in CI, where the install scripts should have put it there. */
 function needLazyFs(ctx: Mocha.Context): void {
   const missing = lazyFsMissing();
-  if (!missing) return;
-  if (process.env.CI) throw new Error(missing);
-  ctx.skip();
+  requireInstalled(missing === undefined, missing ?? '', ctx);
 }
 
 describe('reliability: power loss (writes not fsynced dropped)', function () {

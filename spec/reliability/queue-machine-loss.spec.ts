@@ -11,13 +11,15 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { natsCluster } from '../adapters/nats/cluster.js';
-import { natsServerAvailable } from '../adapters/nats/server.js';
+import { NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { recorded } from '../integration/queue/helpers.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { clusterHive, startClusterNode, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale, chaosOnly } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 // the duplicates are the entries in flight at each kill, so their share depends on the entries per
 // kill: the scaled run keeps the full run's 2,000 (4,000 with 3 kills put it at 0.7-1.35% under load,
@@ -29,7 +31,6 @@ const NODES = 3;
 const CONCURRENCY = 16;
 const HOLDING = 'active queue holder now';
 const STOPPED = 'stops serving';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // Run by `make chaos` only (51 s in make test): the same loss is held in `make test` by the three-server
 // cluster spec of spec/adapters/nats/jetstream-queue.spec.ts (the holder's machine lost mid-delivery).
@@ -43,7 +44,7 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
     },
     600_000,
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       const cluster = await natsCluster(3);
       const dir = tempDir('hn-qloss-');
       const files = Array.from({ length: NODES }, (_, i) =>

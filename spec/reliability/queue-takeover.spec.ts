@@ -15,13 +15,15 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { natsCluster } from '../adapters/nats/cluster.js';
-import { natsServerAvailable } from '../adapters/nats/server.js';
+import { NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { recorded } from '../integration/queue/helpers.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { GATEWAY_READY, clusterHive, startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale, chaosOnly } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const ENQUEUES = byScale(150, 500);
 /** The holder is killed once this many enqueues were sent. */
@@ -30,7 +32,6 @@ const EVERY_MS = 20;
 const NODES = 3;
 const HOLDING = 'active queue holder now';
 const STOPPED = 'stops serving';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Answer {
   status: number;
@@ -50,7 +51,7 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
     },
     300_000,
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/test.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       const cluster = await natsCluster(3);
       const dir = tempDir('hn-qtakeover-');
       const files = Array.from({ length: NODES }, (_, i) =>

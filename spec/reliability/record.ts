@@ -9,6 +9,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SCALE } from './scale.js';
 import type { Scale } from './scale.js';
+import type { Skip } from '../support/installed.js';
 
 /** A measured figure: a count, a duration, a rate… named by its key (with its unit in the name). */
 export type Figures = Record<string, number | string>;
@@ -50,16 +51,6 @@ export function writeRecord(record: ReliabilityRecord): void {
   if (started) appendFileSync(RECORDS_FILE, line);
   else writeFileSync(RECORDS_FILE, line);
   started = true;
-}
-
-/** Skips the running test with a reason that goes into the record (a missing tool, no mount rights). */
-export type Skip = (reason: string) => never;
-
-/** Skips when a server or tool is missing, except in CI, where the install scripts should have put it there. */
-export function requireInstalled(available: boolean, reason: string, skip: Skip): void {
-  if (available) return;
-  if (process.env.CI) throw new Error(reason);
-  skip(reason);
 }
 
 /**

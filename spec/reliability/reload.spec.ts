@@ -20,10 +20,10 @@ import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
 import { reliabilityTest } from './record.js';
+import { sleep } from '../support/wait.js';
 
 const RELOADS = 10;
 const CONNECTIONS = 32;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const count = (text: string, re: RegExp): number => text.match(new RegExp(re.source, 'g'))?.length ?? 0;
 
 /** Resolves once `ok` holds, polling every 10 ms; rejects after `ms` naming `what`. */

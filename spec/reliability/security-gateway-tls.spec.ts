@@ -20,9 +20,11 @@ import { prng } from '../prng.js';
 import { httpsPost } from '../adapters/tls/tls-clients.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
 import { ensureWrk } from './wrk.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const HANDSHAKE_SECONDS = byScale(4, 30);
 const HANDSHAKE_CLIENTS = 8;
@@ -53,7 +55,7 @@ async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls:
   const node = await startNodeProcess(file, { ready: /dashboard on http:\/\/127\.0\.0\.1:(\d+)\// });
   // the node's summary with the gateways' ports comes after the dashboard's line: on a loaded machine, a moment after
   const served = (): Array<readonly [string, number]> => [...node.output().matchAll(/gateway\s+\S+\s+(\S+)\s+serves HTTPS on port (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const);
-  for (const until = Date.now() + 30_000; served().length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + 30_000; served().length < 2 && Date.now() < until; ) await sleep(50);
   const ports = served();
   if (ports.length < 2) {
     await node.kill('SIGKILL');

@@ -15,11 +15,12 @@ import { createLogger } from '../../actors/observe/logger.js';
 import { transportFor } from '../../node/node.js';
 import { ConfigError } from '../../protocol/errors.js';
 import type { NatsServer } from '../adapters/nats/server.js';
-import { natsServer, natsServerAvailable } from '../adapters/nats/server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from '../adapters/nats/server.js';
 import { certPath, certsDir } from '../certs.js';
 import { tempDir } from '../temp.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { requireInstalled } from '../support/installed.js';
 
 const ATTEMPTS = byScale(3, 25);
 /** A refusal must come well before the NATS client's own 20 s connect timeout. */
@@ -51,7 +52,7 @@ describe('reliability: security of the NATS hive (TLS, client certificates, cred
     },
     byScale(60_000, 300_000),
     async (figures, skip) => {
-      requireInstalled(natsServerAvailable(), 'nats-server is not installed (scripts/servers.sh installs it)', skip);
+      requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
       certsDir();
       const tls = { cert: certPath('server.pem'), key: certPath('server.key'), ca: certPath('ca.pem') };
       const nkey = nkeys.createUser();

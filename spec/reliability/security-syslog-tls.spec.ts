@@ -11,12 +11,13 @@ import type { HiveNode } from '../../node/node.js';
 import { makeMessage, mapOf } from '../../protocol/message.js';
 import { freePort } from '../adapters/ports.js';
 import { certPath } from '../certs.js';
-import { startTestNode, until } from '../integration/helpers.js';
-import { recorded, sleep, tempDir } from '../integration/queue/helpers.js';
+import { startTestNode } from '../integration/helpers.js';
+import { recorded, tempDir } from '../integration/queue/helpers.js';
 import { status, tcpFrom, tlsFiles, tlsSend, tlsSyslogServer, udpFrom } from '../integration/syslog-tls-peers.js';
 import type { TlsSyslogServer } from '../integration/syslog-tls-peers.js';
 import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep, until } from '../support/wait.js';
 
 const ATTEMPTS = byScale(5, 50);
 const PLAIN_CONNECTIONS = byScale(20, 500);

@@ -7,6 +7,7 @@
  * changing hands must never answer.
  */
 import { Agent, request } from 'undici';
+import { sleep } from '../support/wait.js';
 
 export interface SteadyEnqueues {
   /** Items answered 200, in the order acknowledged. */
@@ -21,7 +22,6 @@ export interface SteadyEnqueues {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Starts enqueuing items `<prefix>-1`, `<prefix>-2`… through the gateway URL `via()` names at each try. */
 export function steadyEnqueues(opts: { prefix: string; everyMs: number; via: () => string; giveUpMs?: number }): SteadyEnqueues {

@@ -15,13 +15,14 @@ import { join } from 'node:path';
 import { haveRelp, have, startRsyslog } from '../adapters/syslog/peers.js';
 import { feedRsyslog, imrelpConfig, numbersIn, omrelpConfig } from '../adapters/syslog/relp-peers.js';
 import { freePort, waitForPort } from '../adapters/ports.js';
-import { sleep } from '../integration/queue/helpers.js';
 import { prng } from '../prng.js';
 import { tempDir } from '../temp.js';
 import type { NodeProcess } from './node-process.js';
 import { startNodeProcess, writeNodeFile } from './node-process.js';
-import { reliabilityTest, requireInstalled } from './record.js';
+import { reliabilityTest } from './record.js';
 import { byScale } from './scale.js';
+import { sleep } from '../support/wait.js';
+import { requireInstalled } from '../support/installed.js';
 
 const MESSAGES = byScale(3_000, 100_000);
 const KILLS = byScale(2, 3);

@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from './wait.js';
 
 const SCRIPT = new URL('./lazyfs.py', import.meta.url).pathname;
 /** Debian's interpreter: python3-fusepy is installed for it, not for a python3 earlier on PATH. */
@@ -50,7 +51,7 @@ async function start(backing: string, mountpoint: string): Promise<ChildProcess>
   for (let waited = 0; waited < 10_000; waited += 20) {
     if (mounted(mountpoint)) return child;
     if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   child.kill('SIGKILL');
   throw new Error(`lazyfs did not mount ${mountpoint}: ${err.trim()}`);

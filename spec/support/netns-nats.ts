@@ -17,6 +17,7 @@ import { tempDir } from '../temp.js';
 import type { NetnsLab } from './netns.js';
 import { netnsUnavailable } from './netns.js';
 import { natsServerAvailable } from '../adapters/nats/server.js';
+import { requireInstalled } from './installed.js';
 
 export const NATS_CLIENT_PORT = 4222;
 const ROUTE_PORT = 6222;
@@ -60,10 +61,7 @@ export function netnsNatsUnavailable(): string | undefined {
 /** In a mocha before(): skips the suite with the reason where it cannot run (fails in CI, where it must). */
 export function skipWithoutNetns(ctx: Mocha.Context): void {
   const why = netnsNatsUnavailable();
-  if (!why) return;
-  if (process.env.CI) throw new Error(why);
-  console.log(`      skipped: ${why}`);
-  ctx.skip();
+  requireInstalled(!why, why ?? '', ctx);
 }
 
 /** Where scripts/nats-server-2.10.sh puts the binary it unpacks. */

@@ -7,7 +7,6 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { startNodeProcess } from '../../reliability/node-process.js';
@@ -17,8 +16,8 @@ import { engineAvailable, openEngine } from '../sql/harness.js';
 import { requireServer } from '../sql/servers.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
+import { sleep, until } from '../../support/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('change streams of one NAME on a NATS hive: one reader (SQL_POLLLEASE), takeover at the kept position', function () {
   this.timeout(120_000);

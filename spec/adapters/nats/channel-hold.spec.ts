@@ -11,9 +11,9 @@ import { hiveAccess } from '../../../config/hive-access.js';
 import type { Logger } from '../../../actors/observe/logger.js';
 import { makeMessage, mapOf, success } from '../../../protocol/message.js';
 import { suiteNatsServer } from './server.js';
+import { sleep } from '../../support/wait.js';
 
 const msg = () => makeMessage({ Class: 'test', Operation: 'op', Data: mapOf({ a: ['1'] }) });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('NATS hive: a held channel (a queue changing hands)', function () {
   this.timeout(30_000);

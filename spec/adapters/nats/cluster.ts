@@ -12,6 +12,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
+import { sleep } from '../../support/wait.js';
 
 export interface ClusterServer {
   readonly name: string;
@@ -114,7 +115,7 @@ async function jetStreamReady(cluster: NatsCluster, ms = 30_000): Promise<void> 
         return;
       } catch (e) {
         if (Date.now() > until) throw new Error(`the nats-server cluster's JetStream was not ready within ${ms} ms: ${(e as Error).message}`);
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
     }
   } finally {

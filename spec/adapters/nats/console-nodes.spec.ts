@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { until } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
+import { sleep, until } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 /** A node on the NATS hive with one echo service; `dashboard` switches its console on, with a queue delivering to `target`. */
 function startNode(server: NatsServer, name: string, channel: string, dashboard: boolean, target = ''): Promise<HiveNode> {
@@ -25,10 +26,7 @@ describe('console on a NATS hive: every node sharing the hive, through its KV bu
   let server: NatsServer | undefined;
   const nodes: HiveNode[] = [];
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
   });
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.stop(2000)));
@@ -49,7 +47,7 @@ describe('console on a NATS hive: every node sharing the hive, through its KV bu
     for (let end = Date.now() + 15_000; !seen.includes('edge-b') && Date.now() < end; ) {
       await watcher.roster!.round();
       seen = await names();
-      if (!seen.includes('edge-b')) await new Promise((r) => setTimeout(r, 200));
+      if (!seen.includes('edge-b')) await sleep(200);
     }
     expect(seen).to.deep.equal(['edge-a', 'edge-b']);
     const flow = (await (await fetch(`${base}/api/flow`)).json()) as Flow;
@@ -66,7 +64,7 @@ describe('console on a NATS hive: every node sharing the hive, through its KV bu
     await other.stop(2000);
     nodes.splice(nodes.indexOf(other), 1);
     const roster = watcher.roster!;
-    await new Promise((r) => setTimeout(r, 3 * roster.intervalMs + 500));
+    await sleep(3 * roster.intervalMs + 500);
     await roster.round();
     expect(await names()).to.deep.equal(['edge-a']);
     // and its box with it: the queue's arrow ends at a channel box again, the layout made anew
@@ -89,7 +87,7 @@ describe('console on a NATS hive: every node sharing the hive, through its KV bu
     const exchange = async (): Promise<void> => {
       await other.roster!.round();
       await watcher.roster!.round();
-      await new Promise((r) => setTimeout(r, 2200));
+      await sleep(2200);
     };
     const queueArrow = async (): Promise<Edge | undefined> => (await flow()).edges.find((e) => e.from.startsWith('remote:edge-b@') && e.from.endsWith(':edge-b-queue') && e.to === 'svc:echo-a');
     for (let end = Date.now() + 15_000; !(await queueArrow()) && Date.now() < end; ) await exchange();

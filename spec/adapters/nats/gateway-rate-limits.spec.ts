@@ -12,8 +12,8 @@ import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { HiveNode } from '../../../node/node.js';
 import { tempDir } from '../../temp.js';
-import { until } from '../../integration/helpers.js';
 import { suiteNatsServer } from './server.js';
+import { until } from '../../support/wait.js';
 
 const run = promisify(execFile);
 const LIMIT = 100;

@@ -4,7 +4,9 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
+import { sleep } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 const msg = (data: Record<string, string[]> = {}) => makeMessage({ Class: 'test', Operation: 'op', Data: mapOf(data) });
 
@@ -13,10 +15,7 @@ describe('NATS hive (real nats-server)', function () {
   let server: NatsServer;
   const nodes: HiveNode[] = [];
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
   });
   beforeEach(async () => {
     server = await natsServer({ maxPayload: 64 * 1024 });
@@ -63,7 +62,7 @@ describe('NATS hive (real nats-server)', function () {
     expect(r.Code).to.equal(504);
     // not before the 250 ms timeout; the 504 itself shows it did not wait for the 700 ms answer
     expect(Date.now() - started).to.be.within(200, 2500);
-    await new Promise((res) => setTimeout(res, 600)); // the late answer arrives meanwhile and finds nobody
+    await sleep(600); // the late answer arrives meanwhile and finds nobody
     expect((await caller.hive.call('slow', msg({ a: ['1'] }), 5000)).Data.a).to.deep.equal(['1']);
   });
 
@@ -72,7 +71,7 @@ describe('NATS hive (real nats-server)', function () {
     const caller = await start([{ service: 'echo', NAME: 'caller' }]);
     const started = Date.now();
     const waiting = caller.hive.call('slow', msg(), 30_000);
-    await new Promise((res) => setTimeout(res, 200));
+    await sleep(200);
     await server.stop();
     const r = await waiting;
     expect(r.Code).to.equal(503);
@@ -91,7 +90,7 @@ describe('NATS hive (real nats-server)', function () {
     const port = caller.services[0]!.running.status().port as number;
     expect((await fetch(`http://127.0.0.1:${port}/a/b`, { method: 'POST', body: '{}' })).status).to.equal(200);
     await server.stop();
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const during = await fetch(`http://127.0.0.1:${port}/a/b`, { method: 'POST', body: '{}' });
     expect(during.status).to.equal(503);
     expect((await fetch(`http://127.0.0.1:${port}/healthcheck`)).status).to.equal(503);
@@ -101,7 +100,7 @@ describe('NATS hive (real nats-server)', function () {
     while (Date.now() < end) {
       status = (await fetch(`http://127.0.0.1:${port}/a/b`, { method: 'POST', body: '{}' })).status;
       if (status === 200) break;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     expect(status).to.equal(200);
     expect((await fetch(`http://127.0.0.1:${port}/healthcheck`)).status).to.equal(200);

@@ -24,18 +24,11 @@ import { tempDir } from '../../temp.js';
 import type { NatsCluster } from './cluster.js';
 import { natsCluster } from './cluster.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
+import { sleep, until } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const quiet = createLogger({ level: 'error', stream: new PassThrough() });
-
-async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 const put = (key: string, seq: number): { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string } => ({ type: 'put', key, seq, state: 'waiting', dueAt: 0, doc: JSON.stringify({ key, seq, message: { Data: { n: [String(seq)] } } }) });
 
@@ -50,10 +43,7 @@ describe('queue Store jetstream on a nats-server', function () {
   let server: NatsServer;
   let nc: NatsConnection;
   before(async function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
     server = await natsServer({ auth: { kind: 'none' } });
     nc = await connect({ servers: server.url });
   });
@@ -94,7 +84,7 @@ describe('queue Store jetstream on a nats-server', function () {
     for (let i = 1; i <= 300; i++) {
       await store.write([put(`k${i}`, i), ...(i % 3 === 0 ? [{ type: 'remove' as const, key: `k${i - 1}` }] : []), { type: 'meta', name: 'paused', value: String(i % 2 === 0) }]);
     }
-    await waitFor(() => lines.some((l) => /queue log compacted/.test(l)), 10_000, 'a compaction');
+    await until(() => lines.some((l) => /queue log compacted/.test(l)), { ms: 10_000, every: 50, what: 'a compaction' });
     await store.close();
     expect(await log.count('log')).to.be.below(150);
     const again = new JetStreamStore(log, quiet, 'test');
@@ -144,10 +134,7 @@ describe('queues of one NAME on a three-server JetStream cluster (Store jetstrea
   let dir: string;
   const nodes: NodeProcess[] = [];
   before(async function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
     cluster = await natsCluster(3);
     dir = tempDir('hn-jsq-');
     writeFileSync(join(dir, 'token'), `${cluster.token}\n`);
@@ -193,16 +180,16 @@ describe('queues of one NAME on a three-server JetStream cluster (Store jetstrea
     for (let i = 1; i <= 80; i++) if ((await enqueue(i % 2 ? a : b, i)) === 200) acknowledged.push(i);
     expect(acknowledged).to.have.length(80);
     // a few renewals of the lease while delivering, so the holder has reported entries in flight
-    await waitFor(() => delivered().length >= 16, 30_000, 'deliveries under way');
+    await until(() => delivered().length >= 16, { ms: 30_000, every: 50, what: 'deliveries under way' });
     // the second round of deliveries is reported by the lease's next renewal (every 2 s) before it ends (2.5 s)
     await sleep(2_100);
     // the machine of the holder: its node and its nats-server, SIGKILLed together
     const server = holder === a ? cluster.servers[0]! : cluster.servers[1]!;
     await Promise.all([holder!.kill('SIGKILL'), server.kill()]);
     const lostAt = Date.now();
-    await waitFor(() => /active queue holder now/.test(standby.output()), 30_000, 'a takeover');
+    await until(() => /active queue holder now/.test(standby.output()), { ms: 30_000, every: 50, what: 'a takeover' });
     const tookOverMs = Date.now() - lostAt;
-    await waitFor(() => new Set(delivered()).size >= 80, 90_000, 'every acknowledged entry delivered');
+    await until(() => new Set(delivered()).size >= 80, { ms: 90_000, every: 50, what: 'every acknowledged entry delivered' });
     const got = delivered();
     expect(acknowledged.filter((i) => !got.includes(i)), 'acknowledged entries missing').to.deep.equal([]);
     expect(standby.output()).to.match(/the previous holder was delivering wait until .* \(AckWait\)/);

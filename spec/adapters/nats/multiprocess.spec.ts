@@ -5,9 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recorded } from '../../integration/queue/helpers.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
 import { tempDir } from '../../temp.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
+import { sleep } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 
 /** Starts `hivenode run` on a node file and resolves once it prints what runs. */
@@ -38,10 +40,7 @@ describe('several processes on one NATS hive', function () {
   const children: ChildProcess[] = [];
   let dir: string;
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
   });
   beforeEach(async () => {
     server = await natsServer();
@@ -88,7 +87,7 @@ describe('several processes on one NATS hive', function () {
     for (let i = 0; i < 50; i++) expect((await post(port, '/queue/action', { q: [String(i)] })).json.Code).to.equal(200);
     const end = Date.now() + 30_000;
     const queued = (): number => [...recorded(join(dir, 'echo1.jsonl')), ...recorded(join(dir, 'echo2.jsonl'))].filter((r) => r.message.Data.q).length;
-    while (queued() < 50 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    while (queued() < 50 && Date.now() < end) await sleep(100);
     expect(queued()).to.equal(50);
   });
 
@@ -96,20 +95,20 @@ describe('several processes on one NATS hive', function () {
     const port = await startAll();
     for (let i = 0; i < 200; i++) expect((await post(port, '/queue/action', { q: [String(i)] })).json.Code).to.equal(200);
     await server.stop();
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     const during = await post(port, '/work/op', {});
     expect(during.status).to.equal(503);
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     await server.start();
     const end = Date.now() + 60_000;
     let status = 0;
     while (Date.now() < end && status !== 200) {
       status = (await post(port, '/work/op', { after: ['outage'] })).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      if (status !== 200) await sleep(250);
     }
     expect(status).to.equal(200);
     const delivered = (): Set<string> => new Set([...recorded(join(dir, 'echo1.jsonl')), ...recorded(join(dir, 'echo2.jsonl'))].filter((r) => r.message.Data.q).map((r) => r.message.Data.q![0]!));
-    while (delivered().size < 200 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    while (delivered().size < 200 && Date.now() < end) await sleep(200);
     expect(delivered().size).to.equal(200);
   });
 });

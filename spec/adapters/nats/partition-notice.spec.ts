@@ -15,8 +15,8 @@ import { netnsNatsCluster, skipWithoutNetns } from '../../support/netns-nats.js'
 import { tempDir } from '../../temp.js';
 import type { NatsCluster } from './cluster.js';
 import { clusterHive } from '../../reliability/node-process.js';
+import { sleep } from '../../support/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('the NATS hive notices a server cut off from the network', function () {
   this.timeout(90_000);

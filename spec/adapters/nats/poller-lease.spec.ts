@@ -7,21 +7,14 @@ import type { NodeProcess } from '../../reliability/node-process.js';
 import { runNodeToExit, startNodeProcess } from '../../reliability/node-process.js';
 import { tempDir } from '../../temp.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
+import { sleep, until } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 const NODE_READY = /node running/;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function run(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
-}
-
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEASE)', function () {
@@ -31,10 +24,7 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
   let db: sqlite3.Database;
   const nodes: NodeProcess[] = [];
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
   });
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.kill('SIGKILL')));
@@ -76,9 +66,9 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     const file = poller();
     const a = await start(file);
     const b = await start(file);
-    await waitFor(() => [a, b].some((n) => /active poller now/.test(n.output())), 10_000, 'an active poller');
+    await until(() => [a, b].some((n) => /active poller now/.test(n.output())), { ms: 10_000, every: 50, what: 'an active poller' });
     await insert(1, 50);
-    await waitFor(() => ids().length >= 50, 10_000, '50 rows');
+    await until(() => ids().length >= 50, { ms: 10_000, every: 50, what: '50 rows' });
     await sleep(1_000);
     expect(ids()).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
     const actives = [a, b].filter((n) => /active poller now/.test(n.output()));
@@ -91,17 +81,17 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     await recorder();
     const file = poller();
     const a = await start(file);
-    await waitFor(() => /active poller now/.test(a.output()), 10_000, 'the first poller active');
+    await until(() => /active poller now/.test(a.output()), { ms: 10_000, every: 50, what: 'the first poller active' });
     const b = await start(file);
     await insert(1, 20);
-    await waitFor(() => ids().length >= 20, 10_000, '20 rows');
+    await until(() => ids().length >= 20, { ms: 10_000, every: 50, what: '20 rows' });
     const stopped = Date.now();
     await a.kill('SIGTERM');
-    await waitFor(() => /active poller now/.test(b.output()), 5_000, 'the second poller active');
+    await until(() => /active poller now/.test(b.output()), { ms: 5_000, every: 50, what: 'the second poller active' });
     // a stopping holder deletes its lease: well under the 2 s lease
     expect(Date.now() - stopped).to.be.below(1_500);
     await insert(21, 40);
-    await waitFor(() => ids().length >= 40, 10_000, '40 rows');
+    await until(() => ids().length >= 40, { ms: 10_000, every: 50, what: '40 rows' });
     await sleep(500);
     expect(ids()).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
   });
@@ -113,7 +103,7 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     await start(file);
     await start(file);
     await insert(1, 10);
-    await waitFor(() => ids().length >= 20, 10_000, 'the rows twice');
+    await until(() => ids().length >= 20, { ms: 10_000, every: 50, what: 'the rows twice' });
     expect(ids().filter((id) => id === 1)).to.have.length(2);
   });
 

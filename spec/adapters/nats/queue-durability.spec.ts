@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { tempDir } from '../../temp.js';
 import { runNodeToExit, startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
 import { suiteNatsServer } from './server.js';
+import { sleep } from '../../support/wait.js';
 
 describe('queue on JetStream: Durability checked against the server', function () {
   this.timeout(60_000);
@@ -42,7 +43,7 @@ describe('queue on JetStream: Durability checked against the server', function (
     const node = await startNodeProcess(nodeFile(''));
     try {
       const until = Date.now() + 20_000;
-      while (!/Durability journal/.test(node.output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      while (!/Durability journal/.test(node.output()) && Date.now() < until) await sleep(50);
       expect(node.output()).to.match(/queue 'dq' Durability journal: the default; nats-server [\d.]+ fsyncs only every 60 s and cannot fsync before acknowledging; records stay in the journal 240 s/);
     } finally {
       await node.kill('SIGTERM');

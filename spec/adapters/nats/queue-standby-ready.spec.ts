@@ -12,8 +12,8 @@ import type { HiveNode } from '../../../node/node.js';
 import { startTestNode } from '../../integration/helpers.js';
 import { tempDir } from '../../temp.js';
 import { suiteNatsServer } from './server.js';
+import { sleep } from '../../support/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('queue on JetStream: a standby is ready once a node serves the queue', function () {
   this.timeout(40_000);

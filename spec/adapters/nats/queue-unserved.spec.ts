@@ -5,10 +5,11 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { queueCall, recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import { suiteNatsServer } from './server.js';
+import { until } from '../../support/wait.js';
 
 describe('queue RetryOn retryable on a NATS hive: a channel nobody serves yet', function () {
   this.timeout(30_000);

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { ServicePlan } from '../../../node/node-plan.js';
 import { HiveNode } from '../../../node/node.js';
-import { queueCall, recorded, sleep } from '../../integration/queue/helpers.js';
-import { until } from '../../integration/helpers.js';
+import { queueCall, recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
+import { sleep, until } from '../../support/wait.js';
 
 const ENTRIES = 300;
 

@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { freePort, waitForPort } from '../ports.js';
 import { join } from 'node:path';
 import { tempDir } from '../../temp.js';
+import { requireInstalled } from '../../support/installed.js';
 
 export interface NatsServer {
   /** nats://127.0.0.1:port, or tls://127.0.0.1:port when the server speaks TLS. */
@@ -56,6 +57,9 @@ export interface NatsServerOptions {
   jetstream?: boolean;
 }
 
+/** Why a test cannot run without nats-server (requireInstalled's reason). */
+export const NATS_MISSING = 'nats-server is not installed (scripts/test.sh installs it)';
+
 /** True when the nats-server binary is installed (scripts/test.sh installs it). */
 export function natsServerAvailable(): boolean {
   return spawnSync('nats-server', ['--version']).status === 0;
@@ -68,10 +72,7 @@ export function natsServerAvailable(): boolean {
 export function suiteNatsServer(opts: NatsServerOptions = {}): () => NatsServer {
   let server: NatsServer | undefined;
   before(async function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
     server = await natsServer(opts);
   });
   after(async () => {

@@ -16,12 +16,13 @@ import type { NodeProcess } from '../../reliability/node-process.js';
 import { GATEWAY_READY, startNodeProcess } from '../../reliability/node-process.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
-import { natsServerAvailable } from './server.js';
+import { NATS_MISSING, natsServerAvailable } from './server.js';
 import { HIVENODE_COMMAND } from '../../support/hivenode-bin.js';
+import { sleep, until } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 const EXAMPLE = new URL('../../../examples/three-machines/', import.meta.url).pathname;
 const MACHINES = ['a', 'b', 'c'] as const;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('examples/three-machines on loopback', function () {
   this.timeout(180_000);
@@ -30,10 +31,7 @@ describe('examples/three-machines on loopback', function () {
   const env = { HIVE_TOKEN: `t-${Math.random().toString(36).slice(2)}` };
   let dir: string;
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
     dir = tempDir('hn-3m-');
   });
   after(async () => {
@@ -89,21 +87,16 @@ describe('examples/three-machines on loopback', function () {
       throw new Error(`order ${order} was never acknowledged`);
     };
     for (const [i, n] of nodes.entries()) for (let k = 0; k < 10; k++) await enqueue(n, `${MACHINES[i]}-${k}`);
-    const until = async (count: number): Promise<void> => {
-      const end = Date.now() + 60_000;
-      while (new Set(delivered()).size < count) {
-        if (Date.now() > end) throw new Error(`${new Set(delivered()).size} of ${count} delivered`);
-        await sleep(100);
-      }
-    };
-    await until(30);
+    const delivery = (count: number): Promise<void> =>
+      until(() => new Set(delivered()).size >= count, { ms: 60_000, every: 100, what: () => `${count} delivered (${new Set(delivered()).size} so far)` });
+    await delivery(30);
 
     const h = nodes.findIndex((n) => /active queue holder now/.test(n.output()) && !/stops serving/.test(n.output()));
     expect(h, 'a node holds the queue').to.be.at.least(0);
     await Promise.all([nodes[h]!.kill('SIGKILL'), new Promise<void>((r) => (servers[h]!.once('exit', () => r()), servers[h]!.kill('SIGKILL')))]);
     const survivors = nodes.filter((_, i) => i !== h);
     for (const [i, n] of survivors.entries()) for (let k = 0; k < 10; k++) await enqueue(n, `after-${i}-${k}`);
-    await until(50);
+    await delivery(50);
     expect(survivors.some((n) => /active queue holder now/.test(n.output()))).to.equal(true);
   });
 

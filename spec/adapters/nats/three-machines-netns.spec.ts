@@ -18,11 +18,11 @@ import { netnsLab } from '../../support/netns.js';
 import { skipWithoutNetns } from '../../support/netns-nats.js';
 import { tempDir } from '../../temp.js';
 import { waitForPort } from '../ports.js';
+import { sleep } from '../../support/wait.js';
 
 const EXAMPLE = new URL('../../../examples/three-machines/', import.meta.url).pathname;
 const MACHINES = ['a', 'b', 'c'] as const;
 const HOLDING = 'active queue holder now';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('examples/three-machines as three hosts (network namespaces)', function () {
   this.timeout(180_000);

@@ -13,9 +13,10 @@ import { startTestNode } from '../../integration/helpers.js';
 import { tempDir } from '../../temp.js';
 import { makeOperator } from './jwt.js';
 import type { NatsServer, NatsServerOptions } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
 import { nkeys } from '@nats-io/transport-node';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
+import { requireInstalled } from '../../support/installed.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 type Params = Record<string, string>;
@@ -46,10 +47,7 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   const servers: NatsServer[] = [];
   const nodes: HiveNode[] = [];
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
     certsDir();
   });
   afterEach(async () => {

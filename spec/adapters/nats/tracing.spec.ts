@@ -5,10 +5,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../temp.js';
 import type { NatsServer } from './server.js';
-import { natsServer, natsServerAvailable } from './server.js';
+import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
 import type { Upstream } from '../../integration/tracing-scenario.js';
 import { checkOneTrace, clientService, complete, frontServices, sendRequest, startOtlpReceiver, startUpstream } from '../../integration/tracing-scenario.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
+import { sleep } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 
 interface Running {
@@ -46,10 +48,7 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
   let upstream: Upstream;
   const children: ChildProcess[] = [];
   before(function () {
-    if (!natsServerAvailable()) {
-      if (process.env.CI) throw new Error('nats-server is not installed (scripts/test.sh installs it)');
-      this.skip();
-    }
+    requireInstalled(natsServerAvailable(), NATS_MISSING, this);
   });
   beforeEach(async () => {
     server = await natsServer();
@@ -82,7 +81,7 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
       const answer = await sendRequest(port);
       expect(answer.status).to.equal(200);
       const end = Date.now() + 30_000;
-      while (upstream.traceparents.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      while (upstream.traceparents.length < 2 && Date.now() < end) await sleep(50);
       // a drained node exports what it batched before it exits
       front.child.kill('SIGTERM');
       back.child.kill('SIGTERM');

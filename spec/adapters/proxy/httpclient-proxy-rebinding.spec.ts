@@ -15,11 +15,13 @@ import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage } from '../../../protocol/message.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { tempDir } from '../../temp.js';
 import { freePort } from '../ports.js';
 import type { Squid } from './squid.js';
-import { squidAvailable, startSquid } from './squid.js';
+import { SQUID_MISSING, squidAvailable, startSquid } from './squid.js';
+import { requireInstalled } from '../../support/installed.js';
+import { until } from '../../support/wait.js';
 
 const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'];
 const BLOCKED = '127.0.0.2';
@@ -33,7 +35,7 @@ describe('HTTP client through a proxy: the checked address is the one reached (D
   const saved = new Map<string, string | undefined>();
 
   before(async function () {
-    if (!squidAvailable()) return this.skip();
+    requireInstalled(squidAvailable(), SQUID_MISSING, this);
     // the proxy's resolver disagrees with this machine's: the rebinding a hostile DNS server would do
     squid = await startSquid({ hosts: `${BLOCKED} localhost` });
     certDir = tempDir('hn-rebind-tls-');

@@ -20,10 +20,12 @@ import type { InterceptorFunction } from '../../../actors/interceptor/server.js'
 import { loadInterceptor } from '../../../actors/interceptor/server.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { Result } from '../../../protocol/message.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { tempDir } from '../../temp.js';
 import type { Squid } from './squid.js';
-import { squidAvailable, startSquid } from './squid.js';
+import { SQUID_MISSING, squidAvailable, startSquid } from './squid.js';
+import { requireInstalled } from '../../support/installed.js';
+import { sleep, until } from '../../support/wait.js';
 
 const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'];
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -68,7 +70,7 @@ describe('HTTP client through a proxy (squid)', function () {
   const servers: Server[] = [];
 
   before(async function () {
-    if (!squidAvailable()) return this.skip();
+    requireInstalled(squidAvailable(), SQUID_MISSING, this);
     squid = await startSquid();
     certDir = tempDir('hn-proxy-tls-');
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
@@ -119,7 +121,7 @@ describe('HTTP client through a proxy (squid)', function () {
   const proxied = async (action: () => Promise<unknown>): Promise<string[]> => {
     const before = squid.accessLog().length;
     await action();
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     return squid.accessLog().slice(before).split('\n').filter(Boolean);
   };
 

@@ -26,6 +26,9 @@ export interface Squid {
 
 const binary = (): string => (existsSync('/usr/sbin/squid') ? '/usr/sbin/squid' : 'squid');
 
+/** Why a proxy test cannot run without squid (requireInstalled's reason): `make test` installs it. */
+export const SQUID_MISSING = 'squid is not installed (scripts/test.sh installs it: bash scripts/servers.sh squid:squid)';
+
 /** True when squid is installed (scripts/test.sh installs it through scripts/servers.sh). */
 export function squidAvailable(): boolean {
   return spawnSync(binary(), ['-v']).status === 0;

@@ -9,13 +9,14 @@ import { expect } from 'chai';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import { tempDir } from '../../temp.js';
 import { buildFlow } from '../../../node/console/flow-graph.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { mariadbRoot, requireServer } from './servers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('sql change stream on mariadb (adapter)', function () {
   this.timeout(90_000);
@@ -96,7 +97,7 @@ describe('sql change stream on mariadb (adapter)', function () {
     await writeInterleaved(db);
     await db.exec('INSERT INTO other VALUES (1)');
     await until(() => s.received.length >= 5, 10_000);
-    await new Promise((res) => setTimeout(res, 300));
+    await sleep(300);
     expect(s.ops()).to.deep.equal(['insert:hive.items:20', 'insert:hive.items:21', 'insert:hive.items:10', 'insert:hive.orders:11', 'insert:hive.items:40']);
     expect(s.received[0]!.Control.tx).to.deep.equal(s.received[1]!.Control.tx);
     expect(s.received[2]!.Control.tx).to.deep.equal(s.received[3]!.Control.tx);

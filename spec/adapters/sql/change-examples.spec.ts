@@ -8,7 +8,6 @@
 import { expect } from 'chai';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { startNodeProcess } from '../../reliability/node-process.js';
@@ -16,6 +15,7 @@ import { tempDir } from '../../temp.js';
 import type { EngineHarness, TestEngine } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
+import { until } from '../../support/wait.js';
 
 const EXAMPLES: Array<[TestEngine, string]> = [
   ['postgres', 'postgres-to-queue.yaml'],

@@ -6,8 +6,9 @@
 import { expect } from 'chai';
 import type { Message } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
+import { sleep, until } from '../../support/wait.js';
 
 export class StreamHarness {
   node: HiveNode | undefined;
@@ -154,6 +155,6 @@ export async function snapshotFirst(s: StreamHarness, db: EngineHarness, items: 
   await s.start(params);
   await db.exec("INSERT INTO items VALUES (5, 'after')");
   await until(() => s.received.length >= 1, 10_000);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   expect(s.ops()).to.deep.equal([`insert:${items}:5`]);
 }

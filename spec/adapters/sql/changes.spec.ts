@@ -7,12 +7,13 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import type { Message } from '../../../protocol/message.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('sql change stream on postgres (adapter)', function () {
   this.timeout(60_000);
@@ -69,7 +70,7 @@ describe('sql change stream on postgres (adapter)', function () {
     await s.start();
     await writeInterleaved(db);
     await until(() => s.received.length >= 5, 10_000);
-    await new Promise((res) => setTimeout(res, 300));
+    await sleep(300);
     expect(s.ops()).to.deep.equal(['insert:public.items:20', 'insert:public.items:21', 'insert:public.items:10', 'insert:public.orders:11', 'insert:public.items:40']);
     expect(s.received[0]!.Control.tx).to.deep.equal(s.received[1]!.Control.tx);
     expect(s.received[2]!.Control.tx).to.deep.equal(s.received[3]!.Control.tx);
@@ -122,7 +123,7 @@ describe('sql change stream on postgres (adapter)', function () {
     await db.exec('SELECT pg_reload_conf()');
     try {
       await s.start();
-      await new Promise((res) => setTimeout(res, 4_000));
+      await sleep(4_000);
       expect(s.logs()).not.to.contain('reading again');
       await db.exec("INSERT INTO items VALUES (90, 'after idle')");
       await until(() => s.received.length >= 1, 10_000);

@@ -15,6 +15,7 @@ import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { freePort, requireServer } from './servers.js';
 import { tempDir } from '../../temp.js';
+import { sleep } from '../../support/wait.js';
 
 describe('sql service failure handling (adapter)', function () {
   this.timeout(90_000);
@@ -104,7 +105,7 @@ describe('sql service failure handling (adapter)', function () {
       { service: 'sql', NAME: 'slow', ...pg.params, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT pg_sleep({{ s }}) AS slept', SQL_TIMEOUT: '300ms' },
     ]));
     expect((await call('sleep', { s: ['0'] })).Code).to.equal(200);
-    const [held, waited] = await Promise.all([call('sleep', { s: ['1.5'] }), new Promise((r) => setTimeout(r, 100)).then(() => call('sleep', { s: ['0'] }))]);
+    const [held, waited] = await Promise.all([call('sleep', { s: ['1.5'] }), sleep(100).then(() => call('sleep', { s: ['0'] }))]);
     expect(held.Code).to.equal(200);
     expect(waited.Code, waited.Message).to.equal(503);
     expect(waited.Message).to.match(/no database connection became free within 300 ms/);

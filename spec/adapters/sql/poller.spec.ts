@@ -9,12 +9,13 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import type { EngineHarness } from './harness.js';
 import { TEST_ENGINES, engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
 import { tempDir } from '../../temp.js';
 import { recorded } from '../../integration/queue/helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 for (const engine of TEST_ENGINES) {
   describe(`sql poller on ${engine} (adapter)`, function () {
@@ -71,14 +72,14 @@ for (const engine of TEST_ENGINES) {
       // each batch under a key of the NAME, the column and its last value: the same whoever sends it again
       expect(received.map((m) => m.message.Control['idempotency-key'])).to.deep.equal([['sql-poll:poller:id:2'], ['sql-poll:poller:id:3']]);
       // nothing new: nothing emitted
-      await new Promise((r) => setTimeout(r, 400));
+      await sleep(400);
       expect(received.length).to.equal(2);
       await node!.stop(2000);
       expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ column: 'id', type: 'number', value: 3 });
       await db.exec("INSERT INTO events (kind) VALUES ('d')");
       await startPolling(params);
       await until(() => received.length >= 1, 10_000);
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect(received.map((m) => m.message.Data.id)).to.deep.equal([['4']]);
     });
 
@@ -108,7 +109,7 @@ for (const engine of TEST_ENGINES) {
       await db.exec("INSERT INTO claims (kind) VALUES ('d')");
       await run();
       await until(() => delivered().length >= 2, 10_000);
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       // rows 2 and 3 went out again as their own batch under the batch's key: the queue dropped them
       expect(delivered().map((m) => m.Data.id)).to.deep.equal([['1', '2', '3'], ['4']]);
       const status = node!.services.find((s) => s.kind === 'sql')!.running.status() as { poller?: { emitted: number; rowsEmitted: number } };
@@ -132,7 +133,7 @@ for (const engine of TEST_ENGINES) {
         await until(() => received.length >= 2, 10_000);
         await db.server!.stop();
         const stoppedAt = received.length;
-        await new Promise((r) => setTimeout(r, 2500));
+        await sleep(2500);
         expect(received.length - stoppedAt).to.be.at.most(1);
         await db.server!.start();
         const restartedAt = received.length;

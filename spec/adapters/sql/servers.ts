@@ -14,6 +14,8 @@ import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, r
 import { freePort, waitForPort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '../../support/wait.js';
+import { requireInstalled } from '../../support/installed.js';
 
 export interface DbServer {
   readonly engine: 'postgres' | 'mariadb';
@@ -67,9 +69,7 @@ export function mariadbAvailable(): boolean {
 
 /** Skips the suite when a server is missing, except in CI where scripts/sql-servers.sh should have installed it. */
 export function requireServer(ctx: Mocha.Context, available: boolean, what: string): void {
-  if (available) return;
-  if (process.env.CI) throw new Error(`${what} is not installed (scripts/sql-servers.sh installs it)`);
-  ctx.skip();
+  requireInstalled(available, `${what} is not installed (scripts/sql-servers.sh installs it)`, ctx);
 }
 
 export { freePort };
@@ -105,7 +105,7 @@ async function waitForPostgresReady(bin: string, port: number, timeoutMs: number
     const probe = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], { encoding: 'utf8' });
     if (probe.status === 0) return;
     if (Date.now() > until) throw new Error(`postgres on port ${port} did not accept connections within ${timeoutMs} ms: ${probe.stdout.trim()}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

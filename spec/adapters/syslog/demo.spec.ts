@@ -4,11 +4,11 @@ import { PassThrough } from 'node:stream';
 import { plansOf } from '../../../bin/plans.js';
 import { loadNodeFile } from '../../../config/node-file.js';
 import { HiveNode } from '../../../node/node.js';
-import { until } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import { freePort } from '../ports.js';
 import { logger, needPeers } from './peers.js';
+import { until } from '../../support/wait.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 

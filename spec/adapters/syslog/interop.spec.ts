@@ -6,10 +6,11 @@ import { freePort, waitForPort } from '../ports.js';
 import { join } from 'node:path';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import { logger, needPeers, startRsyslog } from './peers.js';
+import { until } from '../../support/wait.js';
 
 describe('syslog interop with real peers (logger, rsyslog)', function () {
   this.timeout(60_000);

@@ -4,15 +4,13 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { requireInstalled } from '../../support/installed.js';
 
 export const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
 
 /** Skips the suite when logger or rsyslogd is missing, except on CI where that is a failure. */
 export function needPeers(ctx: Mocha.Context): void {
-  if (!have('logger') || !have('rsyslogd')) {
-    if (process.env.CI) throw new Error('logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)');
-    ctx.skip();
-  }
+  requireInstalled(have('logger') && have('rsyslogd'), 'logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)', ctx);
 }
 
 /** Whether rsyslog's modules of these names are installed (in /usr/lib/rsyslog or /usr/lib/<arch>/rsyslog). */
@@ -30,10 +28,7 @@ export function haveGtls(): boolean {
 /** Like needPeers, and also rsyslog's gtls driver (scripts/servers.sh installs rsyslog-gnutls). */
 export function needGtlsPeers(ctx: Mocha.Context): void {
   needPeers(ctx);
-  if (!haveGtls()) {
-    if (process.env.CI) throw new Error("rsyslog's gtls driver is needed (scripts/servers.sh installs rsyslog-gnutls)");
-    ctx.skip();
-  }
+  requireInstalled(haveGtls(), "rsyslog's gtls driver is needed (scripts/servers.sh installs rsyslog-gnutls)", ctx);
 }
 
 /** Runs `logger -n 127.0.0.1 -P port …` and requires it to succeed. */
@@ -57,8 +52,5 @@ export function haveRelp(): boolean {
 /** Like needPeers, and also rsyslog's RELP modules (scripts/servers.sh installs rsyslog-relp). */
 export function needRelpPeers(ctx: Mocha.Context): void {
   needPeers(ctx);
-  if (!haveRelp()) {
-    if (process.env.CI) throw new Error("rsyslog's RELP modules are needed (scripts/servers.sh installs rsyslog-relp)");
-    ctx.skip();
-  }
+  requireInstalled(haveRelp(), "rsyslog's RELP modules are needed (scripts/servers.sh installs rsyslog-relp)", ctx);
 }

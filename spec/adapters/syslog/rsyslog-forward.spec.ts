@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { logger, needPeers, startRsyslog } from './peers.js';
+import { until } from '../../support/wait.js';
 
 /**
  * logger → a private rsyslogd (imtcp) → omfwd in RSYSLOG_TraditionalForwardFormat over UDP and over

@@ -3,13 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { queueCall, recorded } from '../../integration/queue/helpers.js';
 import { certPath } from '../../certs.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { needRelpPeers, startRsyslog } from './peers.js';
 import { feedRsyslog, imrelpConfig, numbersIn, omrelpConfig } from './relp-peers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
   this.timeout(90_000);
@@ -90,7 +91,7 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     const rx = (): Record<string, unknown> => node!.services.find((s) => s.name === 'rx')!.running.status();
     // the paused queue takes `capacity` entries, then refuses (507): the receiver holds a window of frames, unanswered
     await until(() => rx().relpInFlight === window, 30_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     expect(rx()).to.deep.include({ relpAcknowledged: capacity, relpInFlight: window, relpRefused: 0 });
     expect(recorded(out)).to.have.length(0);
     expect((await queueCall(node, { command: ['unpause'] }, {}, 'relp-q')).Code).to.equal(200);
@@ -110,7 +111,7 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     const send = (i: number): Promise<number> => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`s-${i}`] }) }), 60_000).then((r) => r.Code);
     // rsyslog is not there yet: the messages wait, the callers too
     const first = Array.from({ length: 100 }, (_, i) => send(i));
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     rsyslog = startRsyslog(dir, imrelpConfig(relpPort, file));
     expect(await Promise.all(first)).to.deep.equal(first.map(() => 200));
     expect(numbersIn(file, 's').sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 100 }, (_, i) => i));

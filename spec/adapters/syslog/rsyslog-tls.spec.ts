@@ -5,16 +5,16 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { certPath } from '../../certs.js';
-import { startTestNode, until } from '../../integration/helpers.js';
+import { startTestNode } from '../../integration/helpers.js';
 import { recorded } from '../../integration/queue/helpers.js';
 import { status, tlsFiles } from '../../integration/syslog-tls-peers.js';
 import { tempDir } from '../../temp.js';
 import { freePort, waitForPort } from '../ports.js';
 import { logger, needGtlsPeers, startRsyslog } from './peers.js';
+import { sleep, until } from '../../support/wait.js';
 
 /** The lines of rsyslog's output file, without the space an RFC 3164 message's text starts with. */
 const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => l.replace('| ', '|')) : []);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** An omfwd action to 127.0.0.1:port over gtls, checking that the server's certificate names localhost, with its own queue (a refused action does not hold up the others). */
 function forwardTls(port: number, extra: string): string {

@@ -14,14 +14,13 @@ import type { HiveNode } from '../../../node/node.js';
 import { certPath } from '../../certs.js';
 import type { Params, RunningGateway } from '../../integration/gateway-harness.js';
 import { rawExchange, startGateway } from '../../integration/gateway-harness.js';
-import { until } from '../../integration/helpers.js';
 import { tempDir } from '../../temp.js';
 import { clientCert, curl, httpsPost, postJson, renewedServerPair, replaceFile, sClient, servedSerial } from './tls-clients.js';
+import { sleep, until } from '../../support/wait.js';
 
 const BODY = '{"id":["42"]}';
 const tlsOn: Params = { TLSCert: `file://${certPath('server.pem')}`, TLSKey: `file://${certPath('server.key')}` };
 const mtls = (mode: 'request' | 'require'): Params => ({ ...tlsOn, TLSCA: certPath('ca.pem'), TLSClientAuth: mode });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const basic = (user: string, password: string): string => `authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 type Figures = Record<string, number>;

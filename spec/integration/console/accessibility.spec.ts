@@ -4,6 +4,7 @@ import { violations } from './axe.js';
 import { queueCall } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { OPERATOR, startConsoleNode } from './helpers.js';
+import { sleep } from '../../support/wait.js';
 
 describe('console HTML and accessibility: every page passes axe (landmarks, labels, contrast), fits 1280×800 and a narrow window, and asks nothing of another host', function () {
   this.timeout(90_000);
@@ -17,7 +18,7 @@ describe('console HTML and accessibility: every page passes axe (landmarks, labe
     c = await startConsoleNode();
     const dead = await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['x'] }, 'jobs');
     await queueCall(c.node, { command: ['schedule'], schedule_name: ['tick'], cron: ['0 0 1 1 *'] }, { item: ['tick'] }, 'jobs');
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const key = dead.Data.keys![0]!;
     const browser = await launchChromium(this);
     try {

@@ -1,14 +1,12 @@
 import { expect } from 'chai';
-import { queueCall, recorded, sleep } from '../queue/helpers.js';
+import { queueCall, recorded } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 /** Waits until the queue reports the entry in that state. */
 async function untilState(c: ConsoleNode, key: string, state: string): Promise<void> {
-  for (let end = Date.now() + 10_000; Date.now() < end; await sleep(50)) {
-    if ((await queueCall(c.node, { command: ['fetch'], key: [key] }, {}, 'jobs')).Data.state?.[0] === state) return;
-  }
-  throw new Error(`entry ${key} did not become ${state}`);
+  await until(async () => (await queueCall(c.node, { command: ['fetch'], key: [key] }, {}, 'jobs')).Data.state?.[0] === state, { ms: 10_000, every: 50, what: `entry ${key} to become ${state}` });
 }
 
 describe('console actions through the JSON API: each is the queue command it names', function () {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { queueCall, recorded } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { basicHeader, startConsoleNode } from './helpers.js';
-import { until } from '../helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('console batches: the queue page and an entry page show batch delivery', function () {
   this.timeout(30_000);

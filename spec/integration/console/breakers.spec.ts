@@ -6,11 +6,11 @@
  * gives the same as JSON.
  */
 import { expect } from 'chai';
-import { queueCall, recorded, sleep } from '../queue/helpers.js';
+import { queueCall, recorded } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
-import { until } from '../helpers.js';
 import { mapOf } from '../../../protocol/message.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('console circuit breakers: listed on the queue page, opened and closed by an operator', function () {
   this.timeout(30_000);

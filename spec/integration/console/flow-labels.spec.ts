@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { launchChromium } from '../../browser.js';
 import { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
+import { sleep } from '../../support/wait.js';
 
 const LONG = 'WAREHOUSE-MAIN-ORDER-NOTIFICATIONS-FOR-EVERY-CUSTOMER-IN-EUROPE';
 
@@ -38,7 +39,7 @@ describe('console flow labels in a browser', function () {
     const restarting = async (): Promise<boolean> => ((await (await fetch(`${base}/api/flow`)).json()) as { nodes: Array<{ id: string; state?: string }> }).nodes.some((n) => n.id === 'svc:echo' && n.state?.startsWith('restarting') === true);
     for (const end = Date.now() + 10_000; !(await restarting()); ) {
       if (Date.now() > end) throw new Error('echo never showed as restarting');
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     const browser = await launchChromium(this);
     try {

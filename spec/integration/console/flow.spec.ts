@@ -6,6 +6,7 @@ import { launchChromium } from '../../browser.js';
 import { startDemo } from '../../demo-node.js';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
+import { sleep } from '../../support/wait.js';
 
 const ARTIFACTS = join(new URL('../../../', import.meta.url).pathname, 'test-artifacts');
 
@@ -42,7 +43,7 @@ describe('console flow: the demo node drawn from its running configuration', fun
     const socket = createSocket('udp4');
     for (let i = 0; i < 10; i++) await new Promise<void>((resolve, reject) => socket.send(`<14>1 2026-01-01T00:00:00Z host app - - - message ${i}`, syslog.udpPort, '127.0.0.1', (e) => (e ? reject(e) : resolve())));
     socket.close();
-    await new Promise((r) => setTimeout(r, 2300));
+    await sleep(2300);
     const flow = (await (await fetch(`${base}/api/flow`)).json()) as { edges: Array<{ from: string; to: string; rate?: number; sender?: { service: string; channel: string } }> };
     const rate = (from: string, to: string): number | undefined => flow.edges.find((e) => e.from === from && e.to === to)?.rate;
     // 20 and 10 messages sent within the last samples, over the 2 s between two samples: about 10/s and 5/s

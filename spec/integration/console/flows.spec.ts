@@ -14,8 +14,8 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { tempDir } from '../../temp.js';
 import { launchChromium } from '../../browser.js';
 import { OPERATOR, basicHeader, csrfOf } from './helpers.js';
-import { until } from '../helpers.js';
 import { violations } from './axe.js';
+import { until } from '../../support/wait.js';
 
 /** insert (records) → ship (calls the carrier the Input names: 'refuser' answers 422, 'shipper' 200). */
 const ORDERS = {

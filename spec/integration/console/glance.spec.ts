@@ -14,6 +14,7 @@ import { launchChromium } from '../../browser.js';
 import { queueCall } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { OPERATOR, basicHeader, csrfOf, postAction, startConsoleNode } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 /** Reads `read` until it matches or 10 s pass, reloading the page between reads when `reload`. */
 async function eventually(page: Page, read: () => Promise<string>, match: RegExp, reload = false): Promise<string> {
@@ -37,7 +38,7 @@ const deadCount = async (c: ConsoleNode): Promise<number> => Number((await c.nod
 
 /** Waits until the queue holds `n` dead entries (each dies a moment after it was added). */
 async function untilDead(c: ConsoleNode, n: number): Promise<void> {
-  for (const end = Date.now() + 10_000; (await deadCount(c)) !== n; await new Promise((r) => setTimeout(r, 100))) if (Date.now() > end) throw new Error(`the queue never held ${n} dead entries`);
+  await until(async () => (await deadCount(c)) === n, { ms: 10_000, every: 100, what: `the queue to hold ${n} dead entries` });
 }
 
 describe('console at a glance (in Chromium)', function () {

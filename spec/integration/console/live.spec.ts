@@ -5,6 +5,7 @@ import { launchChromium } from '../../browser.js';
 import { startDemo } from '../../demo-node.js';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
+import { sleep } from '../../support/wait.js';
 
 const ARTIFACTS = join(new URL('../../../', import.meta.url).pathname, 'test-artifacts');
 
@@ -120,7 +121,7 @@ describe('console live page: charts pushed over Server-Sent Events move while a 
     node = await startDemo();
     const base = `http://127.0.0.1:${node.dashboard!.port}`;
     for (let i = 0; i < 20; i++) await node.hive.call('echo', makeMessage(), 2000);
-    await new Promise((r) => setTimeout(r, 2200));
+    await sleep(2200);
     const live = (await (await fetch(`${base}/api/live`)).json()) as { intervalMs: number; times: number[]; services: Array<{ name: string; rate: Array<number | null> }>; queues: Array<Record<string, unknown>> };
     expect(live.intervalMs).to.equal(2000);
     expect(live.times.length).to.be.greaterThan(0);

@@ -8,7 +8,7 @@ import { rosterService } from '../../../node/hive-roster.js';
 import { HiveNode } from '../../../node/node.js';
 import { sendsOf } from '../../../node/wiring.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { until } from '../helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('sent counts: each service counts what it sends, per channel', function () {
   this.timeout(20_000);

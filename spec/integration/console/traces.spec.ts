@@ -13,6 +13,7 @@ import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { launchChromium } from '../../browser.js';
 import type { ConsoleNode } from './helpers.js';
 import { startConsoleNode } from './helpers.js';
+import { sleep } from '../../support/wait.js';
 
 const ARTIFACTS = join(new URL('../../../', import.meta.url).pathname, 'test-artifacts');
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
@@ -40,7 +41,7 @@ describe('console traces: recent traces and one trace as a waterfall', function 
         trace = (await r.json()) as Trace;
         if (trace.spans.some((s) => s.service === 'recorder')) break;
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     expect(trace?.spans.map((s) => s.service)).to.include.members(['jobs', 'recorder']);
     const list = (await (await fetch(`${c.base}/api/traces`)).json()) as { mode: string; traces: Array<{ traceId: string }> };

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage } from '../../../protocol/message.js';
-import { recorded, sleep } from '../queue/helpers.js';
-import { until } from '../helpers.js';
+import { recorded } from '../queue/helpers.js';
 import { sqliteOnly } from '../queue-store.js';
 import { flowCommand, flowDir, stopFlowNodes, flowNode, recordingEcho, startRun } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('flow durability', function () {
   this.timeout(30_000);

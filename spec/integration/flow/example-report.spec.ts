@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { RunningExample } from '../example-node.js';
 import { startExample } from '../example-node.js';
-import { until } from '../helpers.js';
+import { until } from '../../support/wait.js';
 
 const EXAMPLE = new URL('../../../examples/flows/nightly-report.yaml', import.meta.url).pathname;
 

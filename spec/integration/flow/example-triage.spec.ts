@@ -11,7 +11,7 @@ import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import type { RunningExample } from '../example-node.js';
 import { startExample } from '../example-node.js';
-import { until } from '../helpers.js';
+import { until } from '../../support/wait.js';
 
 const EXAMPLE = new URL('../../../examples/flows/syslog-triage.yaml', import.meta.url).pathname;
 

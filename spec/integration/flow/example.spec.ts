@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import type { ExampleAnswer as Answer, RunningExample } from '../example-node.js';
 import { startExample } from '../example-node.js';
-import { until } from '../helpers.js';
+import { until } from '../../support/wait.js';
 
 const EXAMPLE = new URL('../../../examples/flows/order-intake.yaml', import.meta.url).pathname;
 

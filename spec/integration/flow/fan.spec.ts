@@ -7,9 +7,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { until } from '../helpers.js';
-import { recorded, sleep } from '../queue/helpers.js';
+import { recorded } from '../queue/helpers.js';
 import { flowCommand, flowDir, flowNode, recordingEcho, scriptedTarget, startRun, stopFlowNodes } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('flow map and parallel', function () {
   this.timeout(30_000);

@@ -7,10 +7,10 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { recorded, sleep } from '../queue/helpers.js';
-import { until } from '../helpers.js';
+import { recorded } from '../queue/helpers.js';
 import { sqliteOnly } from '../queue-store.js';
 import { flowCommand, flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 const DEF = { steps: [{ name: 'hold', wait: { for: '{{index .Input.Data.for 0}}' } }, { name: 'go', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } }] };
 

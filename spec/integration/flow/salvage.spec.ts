@@ -13,10 +13,11 @@ import type { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { makeMessage } from '../../../protocol/message.js';
 import { JournalEvent } from '../../../supervisors/journal.js';
-import { recorded, sleep } from '../queue/helpers.js';
+import { recorded } from '../queue/helpers.js';
 import { flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 import { sqliteOnly } from '../queue-store.js';
+import { sleep } from '../../support/wait.js';
 
 const RUNS = 120;
 const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '5s' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };

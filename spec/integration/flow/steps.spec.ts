@@ -6,9 +6,9 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
-import { until } from '../helpers.js';
 import { recorded } from '../queue/helpers.js';
 import { flowCommand, flowDir, stopFlowNodes, flowNode, recordingEcho, startRun } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('flow step kinds', function () {
   this.timeout(30_000);

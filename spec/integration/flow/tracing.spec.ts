@@ -8,9 +8,9 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DEFAULT_TRACING } from '../../../config/tracing.js';
 import { startTracing, stopTracing } from '../../../actors/observe/tracing.js';
 import type { HiveNode } from '../../../node/node.js';
-import { until } from '../helpers.js';
 import { fromReadable } from '../tracing-scenario.js';
 import { flowDir, flowNode, scriptedTarget, startRun, stopFlowNodes } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 

@@ -9,8 +9,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { QUEUE_STORE } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue backlog beyond PageHorizon', function () {
   this.timeout(30_000);

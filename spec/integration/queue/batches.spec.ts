@@ -12,8 +12,9 @@ import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
 import { mapOf } from '../../../protocol/message.js';
 import { ConfigError } from '../../../protocol/errors.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 interface StoredEntry {
   key: string;

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('queue bounds: numbers, ages and selectors checked at the boundary', function () {
   this.timeout(30_000);

@@ -10,8 +10,9 @@ import { expect } from 'chai';
 import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
 import { mapOf } from '../../../protocol/message.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('queue circuit breaker per target channel (Breaker, BreakerOpenFor, breaker command)', function () {
   this.timeout(30_000);

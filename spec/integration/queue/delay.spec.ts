@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { startNodeProcess } from '../../reliability/node-process.js';
-import { startTestNode, until } from '../helpers.js';
-import { killableQueueNode, queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { killableQueueNode, queueCall, recorded, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('queue delay and not_before', function () {
   this.timeout(30_000);

@@ -8,8 +8,9 @@ import { expect } from 'chai';
 import type { HiveNode } from '../../../node/node.js';
 import type { Message } from '../../../protocol/message.js';
 import { mapOf } from '../../../protocol/message.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('queue DisableAfter and AlertChannel', function () {
   this.timeout(30_000);

@@ -5,8 +5,9 @@ import type { HiveNode } from '../../../node/node.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { JournalEvent } from '../../../supervisors/journal.js';
 import { sqliteOnly } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue retries, dead letters and durability', function () {
   this.timeout(30_000);

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { ExampleAnswer as Answer, RunningExample } from '../example-node.js';
 import { startExample } from '../example-node.js';
+import { sleep } from '../../support/wait.js';
 
 const EXAMPLE = new URL('../../../examples/queue-operations.yaml', import.meta.url).pathname;
 
@@ -26,7 +27,7 @@ describe('examples/queue-operations.yaml', function () {
     for (const line of lines) {
       answers.push(run(line));
       if (line.includes('Idempotency-Key')) answers.push(run(line)); // "twice"
-      if (line.includes('requeue_count: 0')) await new Promise((r) => setTimeout(r, 500));
+      if (line.includes('requeue_count: 0')) await sleep(500);
     }
     for (const a of answers) expect(a.Code, JSON.stringify(a)).to.equal(200);
     const [first, again, delayed, , deadList, replayed, scheduled, status] = answers as [Answer, Answer, Answer, Answer, Answer, Answer, Answer, Answer];

@@ -7,8 +7,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue: execute hand-over', function () {
   this.timeout(20_000);

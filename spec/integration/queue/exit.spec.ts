@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { HiveNode } from '../../../node/node.js';
 import { tempDir } from './helpers.js';
+import { sleep } from '../../support/wait.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
@@ -66,7 +67,7 @@ describe('queue shutdown', function () {
       ],
     }).catch((e: unknown) => e as Error);
     expect(failed).to.be.instanceOf(Error);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(text).to.contain("queue listening on channel 'q'");
     expect(text).not.to.match(/crash|SQLITE_MISUSE/);
   });

@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import type { HiveNode } from '../../../node/node.js';
 import { sqliteOnly } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 const FANOUT = new URL('../../../examples/templates/fanout.tmpl', import.meta.url).pathname;
 

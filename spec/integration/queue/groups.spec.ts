@@ -9,8 +9,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { ConfigError } from '../../../protocol/errors.js';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, recorded, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 /** How long the slow target holds its answer: the group it serves is stuck that long per entry. */
 const STUCK_MS = 5000;

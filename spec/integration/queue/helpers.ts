@@ -25,8 +25,6 @@ export function queueCall(node: HiveNode, control: Record<string, string[]> = {}
   return node.hive.call(channel, makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }), 10_000);
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /**
  * The node file of the SIGKILL tests: a recording target, the queue on its store in `dir` (on
  * JetStream when the suite runs there: queue-store.ts) and a strict gateway allowing `controls`.

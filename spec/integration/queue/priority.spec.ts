@@ -10,8 +10,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { ConfigError } from '../../../protocol/errors.js';
 import type { HiveNode } from '../../../node/node.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 describe('queue priority and Fairness weighted', function () {
   this.timeout(60_000);

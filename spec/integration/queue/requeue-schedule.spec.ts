@@ -7,8 +7,9 @@
 import { expect } from 'chai';
 import type { HiveNode } from '../../../node/node.js';
 import { mapOf } from '../../../protocol/message.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue requeue_schedule and Retry-After', function () {
   this.timeout(30_000);

@@ -12,9 +12,10 @@ import type { HiveNode } from '../../../node/node.js';
 import type { Result } from '../../../protocol/message.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { startNodeProcess } from '../../reliability/node-process.js';
-import { startTestNode, until } from '../helpers.js';
-import { killableQueueNode, queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { killableQueueNode, queueCall, recorded, tempDir } from './helpers.js';
 import { storeAgnostic } from '../queue-store.js';
+import { sleep, until } from '../../support/wait.js';
 
 const EVERY_SECOND = '* * * * * *';
 

@@ -14,8 +14,9 @@ import type { HiveNode } from '../../../node/node.js';
 import type { NodeProcess } from '../../reliability/node-process.js';
 import { runNodeToExit, startNodeProcess, writeNodeFile } from '../../reliability/node-process.js';
 import { QUEUE_STORE } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
+import { startTestNode } from '../helpers.js';
 import { queueCall, tempDir } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 describe('queue store: one holder at a time', function () {
   before(function () {

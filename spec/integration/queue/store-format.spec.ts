@@ -13,8 +13,9 @@ import { toStored } from '../../../actors/queue/entry.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import type { HiveNode } from '../../../node/node.js';
 import { QUEUE_STORE } from '../queue-store.js';
-import { startTestNode, until } from '../helpers.js';
-import { queueCall, recorded, sleep, tempDir } from './helpers.js';
+import { startTestNode } from '../helpers.js';
+import { queueCall, recorded, tempDir } from './helpers.js';
+import { sleep, until } from '../../support/wait.js';
 
 function entry(i: number, state: QueueEntry['state'], dueAt = 0): QueueEntry {
   return { key: `key-${i}`, seq: i, message: makeMessage({ Class: 'old', Operation: 'op', Data: mapOf({ i: [String(i)] }) }), channel: 'target', mode: 'call', requeueTimerMs: 1000, requeueCount: 3, deadLetter: '', attempts: state === 'retrying' ? 1 : 0, state, dueAt, createdAt: new Date().toISOString(), history: [] };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Revised, SharedBucket } from '../../../actors/hive/transport.js';
 import { Lease } from '../../../actors/hive/lease.js';
 import type { Logger } from '../../../actors/observe/logger.js';
+import { sleep } from '../../support/wait.js';
 
 /** A bucket with JetStream KV's compare-and-set rules, in memory: one revision counter for the bucket. */
 class CasBucket {
@@ -60,7 +61,6 @@ function logger(lines: string[]): Logger {
   return l;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const TTL = 600;
 
 describe('Lease (one active poller per NAME)', () => {

@@ -9,6 +9,7 @@ import { ServerTls, certificateUser } from '../../../actors/net/server-tls.js';
 import type { Logger } from '../../../actors/observe/logger.js';
 import { certPath, certText } from '../../certs.js';
 import { tempDir } from '../../temp.js';
+import { until } from '../../support/wait.js';
 
 const off = { TLSCert: '', TLSKey: '', TLSCA: '', TLSClientAuth: 'none' };
 
@@ -83,12 +84,12 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
       expect(first.cn).to.equal('hivenode local CA');
       // half a rewrite: the other CA's certificate beside the old key does not load
       copyFileSync(certPath('other-server.pem'), cert);
-      await waitFor(() => lines.some((l) => /do not load/.test(l)));
+      await until(() => lines.some((l) => /do not load/.test(l)), { ms: 8_000, every: 50 });
       const during = await servedCN(port);
       during.socket.destroy();
       expect(during.cn).to.equal('hivenode local CA');
       copyFileSync(certPath('other-server.key'), key);
-      await waitFor(() => lines.some((l) => /TLS certificate reloaded/.test(l)));
+      await until(() => lines.some((l) => /TLS certificate reloaded/.test(l)), { ms: 8_000, every: 50 });
       const second = await servedCN(port);
       expect(second.cn).to.equal('not trusted CA');
       // the first connection still works
@@ -123,7 +124,7 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
       // both files at once, so no half-written pair is read
       copyFileSync(certPath('other-server.key'), key);
       copyFileSync(certPath('other-server.pem'), cert);
-      await waitFor(() => lines.some((l) => /TLS certificate reloaded/.test(l)));
+      await until(() => lines.some((l) => /TLS certificate reloaded/.test(l)), { ms: 8_000, every: 50 });
       for (const server of servers) {
         const served = await servedCN((server.address() as AddressInfo).port);
         served.socket.destroy();
@@ -157,11 +158,3 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
     }
   });
 });
-
-async function waitFor(check: () => boolean, ms = 8_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -16,6 +16,7 @@ import { MinHeap } from '../../../actors/queue/heap.js';
 import { BadInputError, ConfigError } from '../../../protocol/errors.js';
 import type { Result } from '../../../protocol/message.js';
 import { failure, makeMessage, success } from '../../../protocol/message.js';
+import { sleep } from '../../support/wait.js';
 
 const T = 1_000_000_000;
 const ok: Result = success({}, []);
@@ -159,7 +160,7 @@ describe('queue circuit breakers', () => {
     expect(f.breakers.view('hooks')!.held).to.equal(6);
     expect([...f.entries.values()].filter((e) => e.key !== 'k1').map((e) => e.attempts)).to.deep.equal([1, 1, 1, 0, 0, 0]);
     // its one timer wakes the queue
-    await new Promise((r) => setTimeout(r, 40));
+    await sleep(40);
     expect(f.woken).to.deep.equal(['hooks']);
     f.breakers.halfOpen('hooks', f.release);
     expect(f.state()).to.equal('half-open');

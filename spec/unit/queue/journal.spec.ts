@@ -17,6 +17,7 @@ import { LogFencedError } from '../../../actors/hive/transport.js';
 import { createLogger } from '../../../actors/observe/logger.js';
 import { ConfigError } from '../../../protocol/errors.js';
 import { tempDir } from '../../temp.js';
+import { sleep } from '../../support/wait.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -175,18 +176,18 @@ describe('queue journal (Durability journal)', () => {
     now += 6_000; // the segment is finished (a new one is begun every 5 s)
     await write(journaled, 3, 1, tail);
     now += 30_000;
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(journal.kept().length, 'released before the servers surely synced').to.equal(6);
     now += 25_000; // 61 s after the first segment's acknowledgements, 55 s after the second's
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(journal.kept().map((r) => dec.decode(r.data))).to.deep.equal(['kept 3', 'op 3']);
     // an outage (here: a recovery) holds everything kept for the whole interval again
     await journaled.recover();
     now += 59_000;
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(journal.kept().length).to.equal(2);
     now += 2_000;
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(journal.kept()).to.deep.equal([]);
     expect(readdirSync(journal.dir).filter((f) => f.endsWith('.jnl'))).to.deep.equal([]);
   });

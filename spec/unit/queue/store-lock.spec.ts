@@ -14,6 +14,7 @@ import { StoreLock, procStat } from '../../../actors/queue/store-lock.js';
 import type { LockHolder } from '../../../protocol/errors.js';
 import { ConfigError, StoreHeldError } from '../../../protocol/errors.js';
 import { tempDir } from '../../temp.js';
+import { until } from '../../support/wait.js';
 
 const MODULE = new URL('../../../actors/queue/store-lock.ts', import.meta.url).pathname;
 
@@ -80,14 +81,6 @@ function startContender(file: string): Contender {
     lines.push(...parts);
   });
   return { child, lines };
-}
-
-async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const exited = (c: ChildProcess): Promise<void> => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', () => r())));
@@ -162,9 +155,9 @@ describe('store lock (one holder per store)', function () {
     try {
       let out = '';
       parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-      await until('the zombie pid', () => /\d+\n/.test(out));
+      await until(() => /\d+\n/.test(out), { ms: 30_000, every: 20, what: 'the zombie pid' });
       const zombie = Number(out.trim());
-      await until('the zombie', () => procStat(zombie)?.state === 'Z' || procStat(zombie) === undefined, 5_000);
+      await until(() => procStat(zombie)?.state === 'Z' || procStat(zombie) === undefined, { ms: 5_000, every: 20, what: 'the zombie' });
       if (procStat(zombie) === undefined) this.skip(); // no /proc
       const file = join(tempDir('hn-lock-'), 'queue.lock');
       writeHolder(file, { pid: zombie });
@@ -227,9 +220,9 @@ describe('store lock (one holder per store)', function () {
       writeHolder(file, { pid: deadPid() });
       const racers = Array.from({ length: 4 }, () => startContender(file));
       try {
-        await until('the racers to start', () => racers.every((r) => r.lines.includes('ready')));
+        await until(() => racers.every((r) => r.lines.includes('ready')), { ms: 30_000, every: 20, what: 'the racers to start' });
         for (const r of racers) r.child.stdin!.write('go\n');
-        await until('every racer to answer', () => racers.every((r) => r.lines.length >= 2));
+        await until(() => racers.every((r) => r.lines.length >= 2), { ms: 30_000, every: 20, what: 'every racer to answer' });
         const answers = racers.map((r) => JSON.parse(r.lines[1]!) as { pid: number; held: boolean; refusal?: string; name?: string });
         const winners = answers.filter((a) => a.held);
         expect(winners, `round ${round}: ${JSON.stringify(answers)}`).to.have.length(1);
@@ -250,18 +243,18 @@ describe('store lock (one holder per store)', function () {
   it('a normal exit releases the lock; a SIGKILL leaves it, and the next taker takes it over', async () => {
     const file = join(tempDir('hn-lock-'), 'queue.lock');
     const exiting = startContender(file);
-    await until('the contender to start', () => exiting.lines.includes('ready'));
+    await until(() => exiting.lines.includes('ready'), { ms: 30_000, every: 20, what: 'the contender to start' });
     exiting.child.stdin!.write('go\n');
-    await until('the lock to be taken', () => exiting.lines.length >= 2);
+    await until(() => exiting.lines.length >= 2, { ms: 30_000, every: 20, what: 'the lock to be taken' });
     expect(holderOf(file).pid).to.equal(exiting.child.pid);
     exiting.child.stdin!.write('exit\n');
     await exited(exiting.child);
     expect(existsSync(file), 'released at exit').to.equal(false);
 
     const killed = startContender(file);
-    await until('the contender to start', () => killed.lines.includes('ready'));
+    await until(() => killed.lines.includes('ready'), { ms: 30_000, every: 20, what: 'the contender to start' });
     killed.child.stdin!.write('go\n');
-    await until('the lock to be taken', () => killed.lines.length >= 2);
+    await until(() => killed.lines.length >= 2, { ms: 30_000, every: 20, what: 'the lock to be taken' });
     killed.child.kill('SIGKILL');
     await exited(killed.child);
     expect(holderOf(file).pid, 'left behind by SIGKILL').to.equal(killed.child.pid);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { mock } from 'node:test';
 import { Deadlines } from '../../../actors/shared/deadlines.js';
+import { sleep } from '../../support/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A clock the test moves (Date.now and the timers together), so the precision of an expiry is

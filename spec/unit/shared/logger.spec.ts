@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { createLogger, maskSensitive } from '../../../actors/observe/logger.js';
+import { sleep } from '../../support/wait.js';
 
 function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<typeof createLogger>; text: () => Promise<string> } {
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString()));
   const log = createLogger({ ...opts, stream });
-  return { log, text: async () => (await new Promise((r) => setTimeout(r, 20)), chunks.join('')) };
+  return { log, text: async () => (await sleep(20), chunks.join('')) };
 }
 
 describe('actors/observe/logger', () => {

@@ -5,6 +5,7 @@ import { Journal } from '../../../supervisors/journal.js';
 import { ActorRuntime } from '../../../supervisors/runtime.js';
 import type { Runtime } from '../../../supervisors/runtime.js';
 import type { ActorRef } from '../../../supervisors/runtime.js';
+import { sleep } from '../../support/wait.js';
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -151,7 +152,7 @@ describe('supervisors/runtime on the dispatcher', () => {
     players.ping = ping;
     rt.tell(ping, { left: 1_000_000 });
     const started = volleys;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     expect(volleys).to.be.greaterThan(started).and.lessThan(2_000_000, 'a timer fired while the volleys went on');
   });
 });

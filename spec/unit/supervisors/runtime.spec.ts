@@ -4,6 +4,7 @@ import { ActorRuntime } from '../../../supervisors/runtime.js';
 import type { Runtime } from '../../../supervisors/runtime.js';
 import type { ActorRef } from '../../../supervisors/runtime.js';
 import { ServiceFailureError, TimeoutError, UnavailableError } from '../../../protocol/errors.js';
+import { sleep, until } from '../../support/wait.js';
 
 type EchoMsg = { type: 'echo'; n: number; reply: (n: number) => void } | { type: 'crash'; reply: (n: number) => void } | { type: 'silent' };
 
@@ -25,14 +26,6 @@ function echoActor(rt: Runtime, name = 'echo', policy = {}): ActorRef<EchoMsg> {
     },
   });
 }
-
-const until = async (cond: () => boolean, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 
 describe('supervisors/runtime', () => {
   let rt: Runtime;
@@ -146,7 +139,7 @@ describe('supervisors/runtime', () => {
       },
     });
     const asks = Array.from({ length: 50 }, () => rt.ask<SlowMsg, number>(ref, (reply) => ({ type: 'work', reply }), 10_000).catch((e: unknown) => e));
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     rt.stop(ref);
     open();
     const results = await Promise.all(asks);

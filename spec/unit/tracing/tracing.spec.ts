@@ -9,6 +9,7 @@ import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actor
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 import { Journal } from '../../../supervisors/journal.js';
+import { sleep } from '../../support/wait.js';
 
 const PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -128,7 +129,7 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
       const stream = new PassThrough();
       const chunks: string[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c.toString()));
-      return { log: createLogger({ format, stream }).child({ service: 'svc' }), text: async () => (await new Promise((r) => setTimeout(r, 20)), chunks.join('')) };
+      return { log: createLogger({ format, stream }).child({ service: 'svc' }), text: async () => (await sleep(20), chunks.join('')) };
     };
     const scope = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceparent: PARENT };
     const text = lines('TEXT');
@@ -144,7 +145,7 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(JSON.parse((await json.text()).trim())).to.include({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', message: 'inside' });
     // a line written after an await, in the trace of the message it is about
     const later = lines('JSON');
-    await new Promise((r) => setTimeout(r, 1));
+    await sleep(1);
     inMessageTrace(makeMessage({ Control: mapOf({ traceparent: [PARENT] }) }), () => later.log.warn('after an await'));
     inMessageTrace(makeMessage({ Control: mapOf({ traceparent: ['bad'] }) }), () => later.log.warn('no trace'));
     const [afterAwait, noTrace] = (await later.text()).trim().split('\n').map((l) => JSON.parse(l) as { trace_id?: string });
