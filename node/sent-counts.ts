@@ -49,9 +49,11 @@ class CountingHive extends HiveClient {
     return super.execute(channel, message, timeoutMs);
   }
 
-  override emit(channel: string, message: Message): Promise<boolean> {
+  // emit goes through emitTold (client.ts), so counting here counts both — the syslog receiver emits
+  // with emitTold alone
+  override emitTold(channel: string, message: Message, delivered: (delivered: boolean) => void): void {
     this.count(channel);
-    return super.emit(channel, message);
+    super.emitTold(channel, message, delivered);
   }
 }
 
