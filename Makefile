@@ -1,6 +1,6 @@
 # A thin Makefile over npm scripts (docs/ARCHITECTURE.md, Conventions). `make demo` and `make test`
 # are the two commands a newcomer needs; both install what they need first.
-.PHONY: install build test lint demo bench servers clean chaos certs screenshots fuzz
+.PHONY: install build test lint format demo bench servers clean chaos certs screenshots fuzz
 
 NODE_MODULES_STAMP := node_modules/.install-stamp
 
@@ -18,8 +18,12 @@ build: install
 # eslint (the layers and conventions of docs/ARCHITECTURE.md), then knip: no export that nothing imports
 # (knip.json: the entry points are the command line, the package's index, and every spec, bench and script)
 lint: install
+	npx prettier --check '**/*.ts' --log-level warn
 	npx eslint .
 	npx knip --no-progress
+
+format: install
+	npx prettier --write '**/*.ts' --log-level warn
 
 test: install
 	bash scripts/test.sh

@@ -21,7 +21,6 @@ const PRODUCERS = Number(process.env.BENCH_PRODUCERS ?? 64);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONSUMER_CONCURRENCY = 32;
 
-
 const peers = await loadPeers();
 if (!peers || !redisInstalled()) {
   console.log('BullMQ bench skipped: needs bench/peers installed and redis-server (apt-get install redis-server)');
@@ -34,15 +33,39 @@ try {
   // warm-up: JIT, redis scripts loaded, the sqlite driver opened once
   await queueRound(dir, 2_000, PRODUCERS, CONSUMER_CONCURRENCY);
   await bullRound(peers, always, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY);
-  const [ours, bullAlways, bullEverysec] = await interleavedAll(ROUNDS, [() => queueRound(dir, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY), () => bullRound(peers, always, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY), () => bullRound(peers, everysec, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY)]);
+  const [ours, bullAlways, bullEverysec] = await interleavedAll(ROUNDS, [
+    () => queueRound(dir, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY),
+    () => bullRound(peers, always, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY),
+    () => bullRound(peers, everysec, RECORDS, PRODUCERS, CONSUMER_CONCURRENCY),
+  ]);
   const bull = `BullMQ ${peerVersion('bullmq')}`;
-  console.log(`records ${RECORDS}, producers ${PRODUCERS}, consumer concurrency ${CONSUMER_CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`);
+  console.log(
+    `records ${RECORDS}, producers ${PRODUCERS}, consumer concurrency ${CONSUMER_CONCURRENCY}, rounds ${ROUNDS} (median), interleaved`,
+  );
   console.log(`hivenode queue enqueue+deliver (fsync per group commit): ${fmt(ours!)} entries/s`);
-  console.log(`${bull} on ${always.name}  : ${fmt(bullAlways!)} jobs/s  (hivenode/BullMQ ${(ours! / bullAlways!).toFixed(2)})`);
-  console.log(`${bull} on ${everysec.name}: ${fmt(bullEverysec!)} jobs/s  (hivenode/BullMQ ${(ours! / bullEverysec!).toFixed(2)})`);
+  console.log(
+    `${bull} on ${always.name}  : ${fmt(bullAlways!)} jobs/s  (hivenode/BullMQ ${(ours! / bullAlways!).toFixed(2)})`,
+  );
+  console.log(
+    `${bull} on ${everysec.name}: ${fmt(bullEverysec!)} jobs/s  (hivenode/BullMQ ${(ours! / bullEverysec!).toFixed(2)})`,
+  );
   const figure = `queue enqueue+deliver, ${PRODUCERS} producers, consumer concurrency ${CONSUMER_CONCURRENCY}`;
-  report({ figure, hivenode: ours!, unit: 'entries/s', baseline: `${bull} on ${always.name}`, baselineValue: bullAlways!, peer: true });
-  report({ figure, hivenode: ours!, unit: 'entries/s', baseline: `${bull} on ${everysec.name}`, baselineValue: bullEverysec!, peer: true });
+  report({
+    figure,
+    hivenode: ours!,
+    unit: 'entries/s',
+    baseline: `${bull} on ${always.name}`,
+    baselineValue: bullAlways!,
+    peer: true,
+  });
+  report({
+    figure,
+    hivenode: ours!,
+    unit: 'entries/s',
+    baseline: `${bull} on ${everysec.name}`,
+    baselineValue: bullEverysec!,
+    peer: true,
+  });
 } finally {
   await always.stop();
   await everysec.stop();

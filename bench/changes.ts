@@ -28,14 +28,23 @@ let nextId = 1;
 let round = 0;
 
 function clientConfig(server: DbServer, replication = false): pg.ClientConfig {
-  return { host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, ...(replication ? { replication: 'database' } : {}) };
+  return {
+    host: '127.0.0.1',
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database: server.database,
+    ...(replication ? { replication: 'database' } : {}),
+  };
 }
 
 /** Commits `count` single-row inserts, one transaction each (as an application writes), 500 to a round trip. */
 async function writeBacklog(db: pg.Client, count: number): Promise<void> {
   for (let done = 0; done < count; done += 500) {
     const ids = Array.from({ length: Math.min(500, count - done) }, () => nextId++);
-    await db.query(ids.map((id) => `BEGIN; INSERT INTO events (id, body) VALUES (${id}, 'event ${id}'); COMMIT;`).join(' '));
+    await db.query(
+      ids.map((id) => `BEGIN; INSERT INTO events (id, body) VALUES (${id}, 'event ${id}'); COMMIT;`).join(' '),
+    );
   }
 }
 
@@ -73,12 +82,17 @@ async function bareRound(server: DbServer, db: pg.Client): Promise<number> {
   await db.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
   await writeBacklog(db, CHANGES);
   const { seen, done } = counter(CHANGES);
-  const svc = new LogicalReplicationService(clientConfig(server, true) as ConstructorParameters<typeof LogicalReplicationService>[0], { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+  const svc = new LogicalReplicationService(
+    clientConfig(server, true) as ConstructorParameters<typeof LogicalReplicationService>[0],
+    { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } },
+  );
   svc.on('data', (_lsn: string, log: Pgoutput.Message) => {
     if (log.tag === 'insert') seen();
     else if (log.tag === 'commit' && log.commitEndLsn) void svc.acknowledge(log.commitEndLsn).catch(() => undefined);
   });
-  void svc.subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: ['bench_events'] }), slot).catch(() => undefined);
+  void svc
+    .subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: ['bench_events'] }), slot)
+    .catch(() => undefined);
   const rate = await done;
   await svc.destroy();
   await dropSlot(db, slot);
@@ -103,8 +117,24 @@ async function hivenodeRound(server: DbServer, db: pg.Client, password: string):
 }
 
 function startStream(server: DbServer, password: string, slot: string): Promise<HiveNode> {
-  const values = { NAME: 'bench-feed', SQL_ENGINE: 'postgres', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: password, SQL_CHANGES: 'true', SQL_TABLE: 'events', SQL_CHANGESLOT: slot, SQL_CHANGEPUBLICATION: 'bench_events', OUTPUTCHANNEL: 'changes' };
-  return HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'sql', layers: [{ source: 'bench', values: Object.entries(values) }] }] });
+  const values = {
+    NAME: 'bench-feed',
+    SQL_ENGINE: 'postgres',
+    SQL_SERVER: '127.0.0.1',
+    SQL_PORT: String(server.port),
+    SQL_DATABASE: server.database,
+    SQL_USERNAME: server.user,
+    SQL_PASSWORD: password,
+    SQL_CHANGES: 'true',
+    SQL_TABLE: 'events',
+    SQL_CHANGESLOT: slot,
+    SQL_CHANGEPUBLICATION: 'bench_events',
+    OUTPUTCHANNEL: 'changes',
+  };
+  return HiveNode.start({
+    logStream: new PassThrough(),
+    services: [{ kind: 'sql', layers: [{ source: 'bench', values: Object.entries(values) }] }],
+  });
 }
 
 /** Lag of each row at 1,000 changes a second: its commit returning to the writer → the listener. */
@@ -133,7 +163,11 @@ async function lagRun(server: DbServer, db: pg.Client, password: string): Promis
     const batch: Promise<unknown>[] = [];
     for (let i = 0; i < 10; i++) {
       const id = nextId++;
-      batch.push(writer.query('INSERT INTO events (id, body) VALUES ($1, $2)', [id, `event ${id}`]).then(() => committed.set(String(id), performance.now())));
+      batch.push(
+        writer
+          .query('INSERT INTO events (id, body) VALUES ($1, $2)', [id, `event ${id}`])
+          .then(() => committed.set(String(id), performance.now())),
+      );
     }
     void Promise.all(batch);
   }
@@ -164,15 +198,38 @@ async function main(): Promise<void> {
     await db.query('CREATE TABLE events (id INT PRIMARY KEY, body TEXT NOT NULL)');
     await db.query('CREATE PUBLICATION bench_events FOR TABLE events');
     const password = server.password;
-    const [hn, bare] = await interleavedSamples(ROUNDS, [() => hivenodeRound(server, db, password), () => bareRound(server, db)]);
+    const [hn, bare] = await interleavedSamples(ROUNDS, [
+      () => hivenodeRound(server, db, password),
+      () => bareRound(server, db),
+    ]);
     const ratio = pairedRatio(hn!, bare!);
-    console.log(`change stream, ${fmt(CHANGES)} committed inserts: hivenode ${fmt(median(hn!))} changes/s to the hive, bare pg-logical-replication ${fmt(median(bare!))} changes/s — ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO})`);
-    report({ figure: `SQL change stream (PostgreSQL, pgoutput): slot → hive, ${fmt(CHANGES)} single-row transactions`, hivenode: median(hn!), unit: 'changes/s', baseline: 'pg-logical-replication 2.5 alone on the same backlog', baselineValue: median(bare!), ratio, target: `≥ ${TARGET_RATIO}`, met: ratio >= TARGET_RATIO });
+    console.log(
+      `change stream, ${fmt(CHANGES)} committed inserts: hivenode ${fmt(median(hn!))} changes/s to the hive, bare pg-logical-replication ${fmt(median(bare!))} changes/s — ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO})`,
+    );
+    report({
+      figure: `SQL change stream (PostgreSQL, pgoutput): slot → hive, ${fmt(CHANGES)} single-row transactions`,
+      hivenode: median(hn!),
+      unit: 'changes/s',
+      baseline: 'pg-logical-replication 2.5 alone on the same backlog',
+      baselineValue: median(bare!),
+      ratio,
+      target: `≥ ${TARGET_RATIO}`,
+      met: ratio >= TARGET_RATIO,
+    });
     const lags = await lagRun(server, db, password);
     const p50 = percentile(lags, 50);
     const p99 = percentile(lags, 99);
-    console.log(`change stream lag at 1,000 changes/s for ${LAG_SECONDS} s: ${lags.length} rows, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target p99 ≤ ${TARGET_P99_MS} ms)`);
-    report({ figure: 'SQL change stream (PostgreSQL): commit → hive listener lag p99 at 1,000 changes/s', hivenode: p99, unit: 'ms', target: `≤ ${TARGET_P99_MS} ms`, met: p99 <= TARGET_P99_MS, lowerIsBetter: true });
+    console.log(
+      `change stream lag at 1,000 changes/s for ${LAG_SECONDS} s: ${lags.length} rows, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target p99 ≤ ${TARGET_P99_MS} ms)`,
+    );
+    report({
+      figure: 'SQL change stream (PostgreSQL): commit → hive listener lag p99 at 1,000 changes/s',
+      hivenode: p99,
+      unit: 'ms',
+      target: `≤ ${TARGET_P99_MS} ms`,
+      met: p99 <= TARGET_P99_MS,
+      lowerIsBetter: true,
+    });
   } finally {
     await db.end().catch(() => undefined);
     await server.remove();

@@ -48,21 +48,52 @@ const node = await HiveNode.start({
   name: 'bench',
   services: [
     { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] },
-    { kind: 'gateway', layers: [{ source: 'bench', values: [['NAME', 'gateway'], ['Port', '0'], ['Strict', 'true'], ['OUTPUTCHANNEL', 'echo'], ['MaxInFlight', '100000']] }] },
+    {
+      kind: 'gateway',
+      layers: [
+        {
+          source: 'bench',
+          values: [
+            ['NAME', 'gateway'],
+            ['Port', '0'],
+            ['Strict', 'true'],
+            ['OUTPUTCHANNEL', 'echo'],
+            ['MaxInFlight', '100000'],
+          ],
+        },
+      ],
+    },
   ],
   dashboardPort: 0,
   dashboardAccess: { users },
 });
 const url = `http://127.0.0.1:${node.services.find((s) => s.name === 'gateway')!.running.status().port as number}/test/op`;
 const consoleBase = `http://127.0.0.1:${node.dashboard!.port}`;
-const answer = await (await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } })).text();
-if (JSON.stringify((JSON.parse(answer) as { Data?: unknown }).Data) !== BODY) throw new Error(`the gateway answered ${answer}`);
+const answer = await (
+  await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } })
+).text();
+if (JSON.stringify((JSON.parse(answer) as { Data?: unknown }).Data) !== BODY)
+  throw new Error(`the gateway answered ${answer}`);
 
-const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
 
 // one browser context, signed in, with two tabs; a round "with" shows the console in them, a round
 // "without" blank pages: loading a page is not what is measured, so each round starts 1 s after it
-const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'ops', password: 'bench' } });
+const context: BrowserContext = await browser.newContext({
+  viewport: { width: 1280, height: 800 },
+  httpCredentials: { username: 'ops', password: 'bench' },
+});
 const live = await context.newPage();
 const flow = await context.newPage();
 await live.goto(`${consoleBase}/login`);
@@ -84,7 +115,9 @@ async function blank(): Promise<void> {
 await wrk(url, { connections: CONNECTIONS, seconds: 1, script }); // warm-up, not counted
 /** The live page's updates in each slice with the console open, in order. */
 const updatesPerSlice: number[] = [];
-console.log(`wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a side, each slice both sides in turn; node in this process, wrk and chromium children; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`);
+console.log(
+  `wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a side, each slice both sides in turn; node in this process, wrk and chromium children; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`,
+);
 const sliced = await slicedRounds<WrkResult>(
   [
     { prepare: blank, load: (seconds) => wrk(url, { connections: CONNECTIONS, seconds, script }) },
@@ -102,20 +135,39 @@ const sliced = await slicedRounds<WrkResult>(
 );
 // the page must have kept receiving while the load ran, in every round: otherwise nothing was measured
 for (let i = 0; i < ROUNDS; i++) {
-  if (updatesPerSlice.slice(i * SLICES, (i + 1) * SLICES).reduce((a, b) => a + b, 0) <= 0) throw new Error(`the live page received no update during round ${i + 1}`);
+  if (updatesPerSlice.slice(i * SLICES, (i + 1) * SLICES).reduce((a, b) => a + b, 0) <= 0)
+    throw new Error(`the live page received no update during round ${i + 1}`);
 }
 const pushed = updatesPerSlice.reduce((a, b) => a + b, 0);
 const [without, withConsole] = sliced.slices as [WrkResult[], WrkResult[]];
 const a = summarize(without);
 const b = summarize(withConsole);
-for (const [label, s, rounds] of [['gateway strict, chromium on blank pages', a, sliced.rps[0]!], ['gateway strict, console live + flow open in chromium', b, sliced.rps[1]!]] as const) {
-  console.log(`${label.padEnd(54)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${rounds.map(fmt).join(' / ')})`);
+for (const [label, s, rounds] of [
+  ['gateway strict, chromium on blank pages', a, sliced.rps[0]!],
+  ['gateway strict, console live + flow open in chromium', b, sliced.rps[1]!],
+] as const) {
+  console.log(
+    `${label.padEnd(54)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${rounds.map(fmt).join(' / ')})`,
+  );
 }
 const ratio = pairedRatio(sliced.rps[1]!, sliced.rps[0]!);
-console.log(`the live page took ${pushed} pushed updates during the ${ROUNDS} rounds with it open; ratio of the two medians ${(b.rps / a.rps).toFixed(3)}`);
-console.log(`target with console / without >= ${TARGET} (median of the ${ROUNDS} rounds' ratios): ${ratio.toFixed(3)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`);
+console.log(
+  `the live page took ${pushed} pushed updates during the ${ROUNDS} rounds with it open; ratio of the two medians ${(b.rps / a.rps).toFixed(3)}`,
+);
+console.log(
+  `target with console / without >= ${TARGET} (median of the ${ROUNDS} rounds' ratios): ${ratio.toFixed(3)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`,
+);
 if (a.errors + b.errors > 0) console.log('WARNING: non-2xx responses or socket errors: the figures include failures');
-report({ figure: `gateway strict → hive → echo, ${CONNECTIONS} connections, with the console's live and flow pages open in chromium`, hivenode: b.rps, unit: 'req/s', baseline: 'the same gateway, chromium on blank pages', baselineValue: a.rps, ratio, target: `≥ ${TARGET}`, met: ratio >= TARGET });
+report({
+  figure: `gateway strict → hive → echo, ${CONNECTIONS} connections, with the console's live and flow pages open in chromium`,
+  hivenode: b.rps,
+  unit: 'req/s',
+  baseline: 'the same gateway, chromium on blank pages',
+  baselineValue: a.rps,
+  ratio,
+  target: `≥ ${TARGET}`,
+  met: ratio >= TARGET,
+});
 
 await browser.close();
 await node.stop(2000);

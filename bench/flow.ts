@@ -37,16 +37,54 @@ const MIN_ROUND_MS = Number(process.env.BENCH_MIN_ROUND_MS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RUNS_WAITING = Number(process.env.BENCH_RUNS_WAITING ?? 100_000);
 
-const STEPS = { steps: [{ name: 'one', call: 'a', data: { id: '{{index .Input.Data.id 0}}' } }, { name: 'two', call: 'b', data: { id: '{{index .Steps.one.Data.id 0}}' } }, { name: 'three', emit: 'c', data: { id: '{{index .Steps.two.Data.id 0}}' } }] };
-const WAITING = { steps: [{ name: 'hold', wait: '24h' }, { name: 'after', call: 'a' }] };
+const STEPS = {
+  steps: [
+    { name: 'one', call: 'a', data: { id: '{{index .Input.Data.id 0}}' } },
+    { name: 'two', call: 'b', data: { id: '{{index .Steps.one.Data.id 0}}' } },
+    { name: 'three', emit: 'c', data: { id: '{{index .Steps.two.Data.id 0}}' } },
+  ],
+};
+const WAITING = {
+  steps: [
+    { name: 'hold', wait: '24h' },
+    { name: 'after', call: 'a' },
+  ],
+};
 
-const message = (i: number) => makeMessage({ Class: 'bench', Operation: 'run', Data: mapOf({ id: [String(i)], payload: ['some payload of a typical job'] }) });
+const message = (i: number) =>
+  makeMessage({
+    Class: 'bench',
+    Operation: 'run',
+    Data: mapOf({ id: [String(i)], payload: ['some payload of a typical job'] }),
+  });
 
 async function startNode(dir: string, definition: unknown, extra: Array<[string, string]> = []): Promise<HiveNode> {
-  const echo = (name: string) => ({ kind: 'echo' as const, layers: [{ source: 'bench', values: [['NAME', name]] as Array<[string, string]> }] });
+  const echo = (name: string) => ({
+    kind: 'echo' as const,
+    layers: [{ source: 'bench', values: [['NAME', name]] as Array<[string, string]> }],
+  });
   return HiveNode.start({
     logStream: new PassThrough(),
-    services: [echo('a'), echo('b'), echo('c'), { kind: 'flow', layers: [{ source: 'bench', values: [['NAME', 'flow'], ['PersistPath', dir], ['MaxRuns', '1000'], ['Definition', JSON.stringify(definition)], ...extra] }] }],
+    services: [
+      echo('a'),
+      echo('b'),
+      echo('c'),
+      {
+        kind: 'flow',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'flow'],
+              ['PersistPath', dir],
+              ['MaxRuns', '1000'],
+              ['Definition', JSON.stringify(definition)],
+              ...extra,
+            ],
+          },
+        ],
+      },
+    ],
   });
 }
 
@@ -85,7 +123,8 @@ async function clientRound(dir: string, callers: number): Promise<Round> {
     const m = message(i);
     const one = await node.hive.call('a', makeMessage({ Data: mapOf({ id: m.Data.id! }) }), 30_000);
     const two = await node.hive.call('b', makeMessage({ Data: mapOf({ id: one.Data.id! }) }), 30_000);
-    if (!(await node.hive.emit('c', makeMessage({ Data: mapOf({ id: two.Data.id! }) })))) throw new Error('emit dropped');
+    if (!(await node.hive.emit('c', makeMessage({ Data: mapOf({ id: two.Data.id! }) }))))
+      throw new Error('emit dropped');
   });
   await node.stop(5_000);
   return round;
@@ -95,7 +134,10 @@ const dir = mkdtempSync(join(tmpdir(), 'hn-bench-flow-'));
 const peers = await loadPeers();
 let redis: Redis | undefined;
 if (peers && redisInstalled()) redis = await startRedis('always');
-else console.log('BullMQ FlowProducer skipped: needs bench/peers installed and redis-server (apt-get install redis-server)');
+else
+  console.log(
+    'BullMQ FlowProducer skipped: needs bench/peers installed and redis-server (apt-get install redis-server)',
+  );
 try {
   // first, in a process whose heap no throughput round has grown yet: measured after those rounds, the
   // empty store's figure held their garbage and the 100,000 runs came out below it (a negative figure)
@@ -113,10 +155,20 @@ try {
     // a fresh start reads them back: what a node holding them costs, without the start-up's garbage
     node = await startNode(store, WAITING);
     const status = await node.hive.call('flow', makeMessage({ Control: mapOf({ command: ['status'] }) }), 60_000);
-    if (status.Data.waiting?.[0] !== String(RUNS_WAITING)) throw new Error(`status counts ${status.Data.waiting?.[0]} runs waiting, not ${RUNS_WAITING}`);
+    if (status.Data.waiting?.[0] !== String(RUNS_WAITING))
+      throw new Error(`status counts ${status.Data.waiting?.[0]} runs waiting, not ${RUNS_WAITING}`);
     const held = rssMiB() - empty;
-    console.log(`${fmt(RUNS_WAITING)} runs waiting: ${held.toFixed(0)} MiB above an empty store after a restart (target <= 200); ${starting.toFixed(0)} MiB in the process that started them`);
-    report({ figure: `RSS of ${fmt(RUNS_WAITING)} flow runs waiting (durable wait)`, hivenode: held, unit: 'MiB', target: '≤ 200 MiB', met: held <= 200, lowerIsBetter: true });
+    console.log(
+      `${fmt(RUNS_WAITING)} runs waiting: ${held.toFixed(0)} MiB above an empty store after a restart (target <= 200); ${starting.toFixed(0)} MiB in the process that started them`,
+    );
+    report({
+      figure: `RSS of ${fmt(RUNS_WAITING)} flow runs waiting (durable wait)`,
+      hivenode: held,
+      unit: 'MiB',
+      target: '≤ 200 MiB',
+      met: held <= 200,
+      lowerIsBetter: true,
+    });
     await node.stop(10_000);
   }
 
@@ -132,11 +184,33 @@ try {
     const ratio = pairedRatio(flow, client);
     const flowCpu = median(flowRounds.map((r) => r.cpuUs));
     const clientCpu = median(clientRounds.map((r) => r.cpuUs));
-    console.log(`runs ${RUNS} (a client round: at least ${MIN_ROUND_MS} ms), callers ${callers}, rounds ${ROUNDS} (median), interleaved`);
-    console.log(`flow call → call → emit, durable        : ${fmt(median(flow))} runs/s, ${flowCpu.toFixed(1)} µs CPU a run  (rounds: ${flow.map(fmt).join(', ')})`);
-    console.log(`client: the same three, in sequence     : ${fmt(median(client))} runs/s, ${clientCpu.toFixed(1)} µs CPU a run  ratio ${ratio.toFixed(2)} (target >= 0.50; rounds: ${flow.map((f, i) => (f / client[i]!).toFixed(2)).join(', ')}; CPU a run client/flow ${(clientCpu / flowCpu).toFixed(2)})`);
-    report({ figure: `flow of 3 steps (call, call, emit) on echo services, ${callers} callers`, hivenode: median(flow), unit: 'runs/s', baseline: 'the same three calls in sequence by a client of the hive', baselineValue: median(client), ratio, target: '≥ 0.5', met: ratio >= 0.5 });
-    report({ figure: `CPU time of one flow run of 3 steps (the whole process), ${callers} callers`, hivenode: flowCpu, unit: 'µs', baseline: 'the same three calls in sequence by a client of the hive', baselineValue: clientCpu, lowerIsBetter: true });
+    console.log(
+      `runs ${RUNS} (a client round: at least ${MIN_ROUND_MS} ms), callers ${callers}, rounds ${ROUNDS} (median), interleaved`,
+    );
+    console.log(
+      `flow call → call → emit, durable        : ${fmt(median(flow))} runs/s, ${flowCpu.toFixed(1)} µs CPU a run  (rounds: ${flow.map(fmt).join(', ')})`,
+    );
+    console.log(
+      `client: the same three, in sequence     : ${fmt(median(client))} runs/s, ${clientCpu.toFixed(1)} µs CPU a run  ratio ${ratio.toFixed(2)} (target >= 0.50; rounds: ${flow.map((f, i) => (f / client[i]!).toFixed(2)).join(', ')}; CPU a run client/flow ${(clientCpu / flowCpu).toFixed(2)})`,
+    );
+    report({
+      figure: `flow of 3 steps (call, call, emit) on echo services, ${callers} callers`,
+      hivenode: median(flow),
+      unit: 'runs/s',
+      baseline: 'the same three calls in sequence by a client of the hive',
+      baselineValue: median(client),
+      ratio,
+      target: '≥ 0.5',
+      met: ratio >= 0.5,
+    });
+    report({
+      figure: `CPU time of one flow run of 3 steps (the whole process), ${callers} callers`,
+      hivenode: flowCpu,
+      unit: 'µs',
+      baseline: 'the same three calls in sequence by a client of the hive',
+      baselineValue: clientCpu,
+      lowerIsBetter: true,
+    });
   }
   if (redis) {
     // warm-up: JIT, redis' scripts loaded
@@ -150,10 +224,21 @@ try {
     }
     const peerRatio = pairedRatio(flow, bull);
     const name = `BullMQ ${peerVersion('bullmq')} FlowProducer (a parent, two children) on ${redis.name}`;
-    console.log(`${name}, ${CONCURRENCY} callers: ${fmt(median(bull))} flows/s  flow ${fmt(median(flow))} runs/s  ratio ${peerRatio.toFixed(2)} (target >= 2; rounds: ${flow.map((f, i) => (f / bull[i]!).toFixed(2)).join(', ')})`);
-    report({ figure: `flow of 3 steps against a BullMQ flow of 3 jobs, ${CONCURRENCY} callers waiting for the end`, hivenode: median(flow), unit: 'runs/s', baseline: name, baselineValue: median(bull), peer: true, ratio: peerRatio, target: '≥ 2', met: peerRatio >= 2 });
+    console.log(
+      `${name}, ${CONCURRENCY} callers: ${fmt(median(bull))} flows/s  flow ${fmt(median(flow))} runs/s  ratio ${peerRatio.toFixed(2)} (target >= 2; rounds: ${flow.map((f, i) => (f / bull[i]!).toFixed(2)).join(', ')})`,
+    );
+    report({
+      figure: `flow of 3 steps against a BullMQ flow of 3 jobs, ${CONCURRENCY} callers waiting for the end`,
+      hivenode: median(flow),
+      unit: 'runs/s',
+      baseline: name,
+      baselineValue: median(bull),
+      peer: true,
+      ratio: peerRatio,
+      target: '≥ 2',
+      met: peerRatio >= 2,
+    });
   }
-
 } finally {
   await redis?.stop();
   rmSync(dir, { recursive: true, force: true });

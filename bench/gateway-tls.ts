@@ -45,14 +45,29 @@ const ca = readFileSync(join(certs, 'ca.pem'), 'utf8');
 
 const gw = (name: string, params: Array<[string, string]>) => ({
   kind: 'gateway' as const,
-  layers: [{ source: 'bench', values: [['NAME', name], ['Port', '0'], ['Strict', 'true'], ['OUTPUTCHANNEL', 'echo'], ['MaxInFlight', '100000'], ...params] as Array<readonly [string, string]> }],
+  layers: [
+    {
+      source: 'bench',
+      values: [
+        ['NAME', name],
+        ['Port', '0'],
+        ['Strict', 'true'],
+        ['OUTPUTCHANNEL', 'echo'],
+        ['MaxInFlight', '100000'],
+        ...params,
+      ] as Array<readonly [string, string]>,
+    },
+  ],
 });
 const node = await HiveNode.start({
   logStream: new PassThrough(),
   services: [
     { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] },
     gw('plain', []),
-    gw('https', [['TLSCert', `file://${join(certs, 'server.pem')}`], ['TLSKey', `file://${join(certs, 'server.key')}`]]),
+    gw('https', [
+      ['TLSCert', `file://${join(certs, 'server.pem')}`],
+      ['TLSKey', `file://${join(certs, 'server.key')}`],
+    ]),
   ],
 });
 const port = (name: string): number => node.services.find((s) => s.name === name)!.running.status().port as number;
@@ -65,11 +80,23 @@ async function check(label: string, url: string): Promise<void> {
     u.protocol === 'http:'
       ? await (await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } })).text()
       : await new Promise<string>((resolve, reject) => {
-          const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', servername: 'localhost', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve(Buffer.concat(chunks).toString()));
-          });
+          const req = request(
+            {
+              host: u.hostname,
+              port: u.port,
+              path: u.pathname,
+              method: 'POST',
+              servername: 'localhost',
+              ca,
+              agent: false,
+              headers: { 'content-type': 'application/json' },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+            },
+          );
           req.on('error', reject);
           req.end(BODY);
         });
@@ -82,35 +109,75 @@ await check('the HTTPS gateway', urls.https);
 for (const url of Object.values(urls)) await wrk(url, { connections: CONNECTIONS, seconds: 1, script: keepAlive }); // warm-up, not counted
 
 /** Sliced rounds of each (label, url, script): medians over the slices, and the median of the rounds' own ratios of the second to the first. */
-async function measure(targets: [[string, string, string], [string, string, string]]): Promise<{ first: WrkResult; second: WrkResult; ratio: number }> {
+async function measure(
+  targets: [[string, string, string], [string, string, string]],
+): Promise<{ first: WrkResult; second: WrkResult; ratio: number }> {
   const sliced = await slicedRounds(
-    targets.map(([, url, script]) => ({ load: (seconds: number) => wrk(url, { connections: CONNECTIONS, seconds, script }) })),
+    targets.map(([, url, script]) => ({
+      load: (seconds: number) => wrk(url, { connections: CONNECTIONS, seconds, script }),
+    })),
     { rounds: ROUNDS, slices: SLICES, sliceSeconds: SLICE_SECONDS },
   );
   const [first, second] = sliced.slices.map((r, k) => {
     const s = summarize(r);
-    console.log(`${targets[k]![0].padEnd(44)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${sliced.rps[k]!.map(fmt).join(' / ')})`);
+    console.log(
+      `${targets[k]![0].padEnd(44)} ${fmt(s.rps).padStart(8)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  errors ${s.errors}  (rounds ${sliced.rps[k]!.map(fmt).join(' / ')})`,
+    );
     return s;
   }) as [WrkResult, WrkResult];
   return { first, second, ratio: pairedRatio(sliced.rps[1]!, sliced.rps[0]!) };
 }
 
-console.log(`wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a target, each slice every target in turn (ratios: medians of the rounds' own); the node in this process, wrk a child; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`);
-const { first: plain, second: https, ratio } = await measure([
+console.log(
+  `wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a target, each slice every target in turn (ratios: medians of the rounds' own); the node in this process, wrk a child; load average ${loadavg()[0]!.toFixed(2)} on 2 shared cores at start`,
+);
+const {
+  first: plain,
+  second: https,
+  ratio,
+} = await measure([
   ['gateway strict, plain HTTP, keep-alive', urls.plain, keepAlive],
   ['gateway strict, HTTPS, keep-alive', urls.https, keepAlive],
 ]);
-console.log(`target HTTPS/plain HTTP (keep-alive) >= ${TARGET}: ${ratio.toFixed(2)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`);
-if (plain.errors + https.errors > 0) console.log('WARNING: non-2xx responses or socket errors: the figures include failures');
-report({ figure: `gateway strict → hive → echo over HTTPS, keep-alive, ${CONNECTIONS} connections`, hivenode: https.rps, unit: 'req/s', baseline: 'the same gateway over plain HTTP', baselineValue: plain.rps, ratio, target: `≥ ${TARGET}`, met: ratio >= TARGET });
-report({ figure: `gateway strict over HTTPS, keep-alive, p99 latency`, hivenode: https.p99, unit: 'ms', lowerIsBetter: true, baseline: 'the same gateway over plain HTTP', baselineValue: plain.p99 });
+console.log(
+  `target HTTPS/plain HTTP (keep-alive) >= ${TARGET}: ${ratio.toFixed(2)} — ${ratio >= TARGET ? 'met' : 'NOT MET'}`,
+);
+if (plain.errors + https.errors > 0)
+  console.log('WARNING: non-2xx responses or socket errors: the figures include failures');
+report({
+  figure: `gateway strict → hive → echo over HTTPS, keep-alive, ${CONNECTIONS} connections`,
+  hivenode: https.rps,
+  unit: 'req/s',
+  baseline: 'the same gateway over plain HTTP',
+  baselineValue: plain.rps,
+  ratio,
+  target: `≥ ${TARGET}`,
+  met: ratio >= TARGET,
+});
+report({
+  figure: `gateway strict over HTTPS, keep-alive, p99 latency`,
+  hivenode: https.p99,
+  unit: 'ms',
+  lowerIsBetter: true,
+  baseline: 'the same gateway over plain HTTP',
+  baselineValue: plain.p99,
+});
 
 const fresh = await measure([
   ['gateway strict, plain HTTP, a connection each', urls.plain, closeScript],
   ['gateway strict, HTTPS, a handshake each', urls.https, closeScript],
 ]);
-console.log(`a new connection per request (a full TLS handshake each): HTTPS/plain HTTP ${fresh.ratio.toFixed(2)} (no target)`);
-report({ figure: `gateway strict over HTTPS, a new connection (full handshake) per request, ${CONNECTIONS} connections`, hivenode: fresh.second.rps, unit: 'req/s', baseline: 'the same gateway over plain HTTP, a connection per request', baselineValue: fresh.first.rps, ratio: fresh.ratio });
+console.log(
+  `a new connection per request (a full TLS handshake each): HTTPS/plain HTTP ${fresh.ratio.toFixed(2)} (no target)`,
+);
+report({
+  figure: `gateway strict over HTTPS, a new connection (full handshake) per request, ${CONNECTIONS} connections`,
+  hivenode: fresh.second.rps,
+  unit: 'req/s',
+  baseline: 'the same gateway over plain HTTP, a connection per request',
+  baselineValue: fresh.first.rps,
+  ratio: fresh.ratio,
+});
 
 await node.stop(2000);
 rmSync(certs, { recursive: true, force: true });

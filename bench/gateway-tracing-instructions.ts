@@ -44,7 +44,12 @@ import { callgrindInstalled, countInstructions } from './support/callgrind.js';
 
 const PATH = '/test/op';
 const BODY = '{"id":["42"],"name":["bench"]}';
-const NODE_FILE = { services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] };
+const NODE_FILE = {
+  services: [
+    { service: 'echo', NAME: 'echo' },
+    { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 },
+  ],
+};
 
 export interface TracingInstructions {
   /** The counts of the round whose ratio is the median. */
@@ -69,7 +74,16 @@ export interface TracingInstructions {
 const steady = (c: InstructionCount): number => c.mainPerRequest - c.majorGcPerRequest - c.compilePerRequest;
 
 /** Counts both modes, `rounds` times (side by side: the counts do not depend on what else runs). */
-export async function tracingInstructions(opts: { warmup?: number; requests?: number; connections?: number; keep?: string; exported?: boolean; rounds?: number } = {}): Promise<TracingInstructions | undefined> {
+export async function tracingInstructions(
+  opts: {
+    warmup?: number;
+    requests?: number;
+    connections?: number;
+    keep?: string;
+    exported?: boolean;
+    rounds?: number;
+  } = {},
+): Promise<TracingInstructions | undefined> {
   const cli = `${REPO}/dist/bin/hivenode.js`;
   if (!existsSync(cli) || !callgrindInstalled()) return undefined;
   const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'hn-bench-instr-'));
@@ -93,23 +107,52 @@ export async function tracingInstructions(opts: { warmup?: number; requests?: nu
     });
   };
   // the collector of the exported mode: takes every batch (its own work is not counted)
-  const receiver = opts.exported ? createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'))) : undefined;
+  const receiver = opts.exported
+    ? createServer((req, res) =>
+        req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}')),
+      )
+    : undefined;
   try {
-    const endpoint = receiver ? await new Promise<string>((r) => receiver.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`))) : '';
+    const endpoint = receiver
+      ? await new Promise<string>((r) =>
+          receiver.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`)),
+        )
+      : '';
     const offs: InstructionCount[] = [];
     const bypasseds: InstructionCount[] = [];
     for (let round = 1; round <= Math.max(1, opts.rounds ?? 5); round++) {
-      const [off, bypassed] = await Promise.all([count(`off-${round}`, {}), count(`bypassed-${round}`, { OTEL_PROPAGATORS: 'none' })]);
+      const [off, bypassed] = await Promise.all([
+        count(`off-${round}`, {}),
+        count(`bypassed-${round}`, { OTEL_PROPAGATORS: 'none' }),
+      ]);
       offs.push(off);
       bypasseds.push(bypassed);
-      console.error(`round ${round}: off ${Math.round(steady(off))}, bypassed ${Math.round(steady(bypassed))} (steady instructions a request)`);
+      console.error(
+        `round ${round}: off ${Math.round(steady(off))}, bypassed ${Math.round(steady(bypassed))} (steady instructions a request)`,
+      );
     }
     const rounds = offs.map((o, i) => ({ off: steady(o), bypassed: steady(bypasseds[i]!) }));
     // the round of the median ratio: its two counts, not each mode's median from different rounds
-    const middle = rounds.map((x, i) => ({ ratio: x.bypassed / x.off, i })).sort((a, b) => a.ratio - b.ratio)[rounds.length >> 1]!.i;
+    const middle = rounds.map((x, i) => ({ ratio: x.bypassed / x.off, i })).sort((a, b) => a.ratio - b.ratio)[
+      rounds.length >> 1
+    ]!.i;
     const [off, bypassed] = [offs[middle]!, bypasseds[middle]!];
-    const exported = receiver ? await count('exported', { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'bench' }) : undefined;
-    return { off, bypassed, rounds, warmup, ratio: steady(bypassed) / steady(off), wholeRatio: bypassed.mainPerRequest / off.mainPerRequest, ...(exported ? { exported } : {}) };
+    const exported = receiver
+      ? await count('exported', {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_TRACES_SAMPLER: 'always_on',
+          OTEL_SERVICE_NAME: 'bench',
+        })
+      : undefined;
+    return {
+      off,
+      bypassed,
+      rounds,
+      warmup,
+      ratio: steady(bypassed) / steady(off),
+      wholeRatio: bypassed.mainPerRequest / off.mainPerRequest,
+      ...(exported ? { exported } : {}),
+    };
   } finally {
     receiver?.close();
     if (opts.keep === undefined) rmSync(dir, { recursive: true, force: true });
@@ -119,7 +162,8 @@ export async function tracingInstructions(opts: { warmup?: number; requests?: nu
 /** The lines a run prints. */
 export function describe(r: TracingInstructions): string[] {
   const f = (n: number): string => Math.round(n).toLocaleString('en');
-  const row = (label: string, c: InstructionCount): string => `  ${label.padEnd(54)} ${f(c.mainPerRequest).padStart(9)}  ${f(c.majorGcPerRequest).padStart(8)}  ${f(c.compilePerRequest).padStart(8)}  ${f(steady(c)).padStart(9)}`;
+  const row = (label: string, c: InstructionCount): string =>
+    `  ${label.padEnd(54)} ${f(c.mainPerRequest).padStart(9)}  ${f(c.majorGcPerRequest).padStart(8)}  ${f(c.compilePerRequest).padStart(8)}  ${f(steady(c)).padStart(9)}`;
   return [
     `instructions per request of the main thread under callgrind (${r.off.requests} requests counted after a warm-up of ${r.warmup}), the round of the median ratio of ${r.rounds.length}: whole; of it the old generation's collections, and V8's compiles; the rest (steady):`,
     row('strict, tracing off (context carried, no export)', r.off),
@@ -136,14 +180,26 @@ export function describe(r: TracingInstructions): string[] {
 }
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
-const r = await tracingInstructions({ rounds: env('BENCH_ROUNDS'), warmup: env('BENCH_WARMUP'), requests: env('BENCH_REQUESTS'), connections: env('BENCH_CONNECTIONS'), keep: process.env.BENCH_KEEP, exported: process.env.BENCH_EXPORTED === '1' });
+const r = await tracingInstructions({
+  rounds: env('BENCH_ROUNDS'),
+  warmup: env('BENCH_WARMUP'),
+  requests: env('BENCH_REQUESTS'),
+  connections: env('BENCH_CONNECTIONS'),
+  keep: process.env.BENCH_KEEP,
+  exported: process.env.BENCH_EXPORTED === '1',
+});
 if (r === undefined) {
-  console.log('gateway tracing instruction count skipped: needs the build (make build), valgrind and callgrind_control (apt-get install valgrind)');
+  console.log(
+    'gateway tracing instruction count skipped: needs the build (make build), valgrind and callgrind_control (apt-get install valgrind)',
+  );
 } else {
   for (const line of describe(r)) console.log(line);
-  console.log(`target off/bypassed >= 0.98 (bypassed/off, main-thread instructions per request, steady): ${r.ratio.toFixed(4)} — ${r.ratio >= 0.98 ? 'met' : 'NOT MET'}  (every instruction counted: ${r.wholeRatio.toFixed(4)})`);
+  console.log(
+    `target off/bypassed >= 0.98 (bypassed/off, main-thread instructions per request, steady): ${r.ratio.toFixed(4)} — ${r.ratio >= 0.98 ? 'met' : 'NOT MET'}  (every instruction counted: ${r.wholeRatio.toFixed(4)})`,
+  );
   report({
-    figure: 'gateway strict → hive → echo, tracing off: requests per 10^6 instructions under callgrind (old-generation collections and compiles apart)',
+    figure:
+      'gateway strict → hive → echo, tracing off: requests per 10^6 instructions under callgrind (old-generation collections and compiles apart)',
     hivenode: 1e6 / steady(r.off),
     unit: 'req/10^6 instr',
     baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)',

@@ -77,7 +77,9 @@ const receiver = createServer((req, res) => {
     exportedBytes += body.length;
     if (checkedSpans < 0) {
       const doc = decodeOtlp(body, String(req.headers['content-type']));
-      checkedSpans = (doc.resourceSpans ?? []).flatMap((r) => r.scopeSpans ?? []).reduce((n, s) => n + (s.spans?.length ?? 0), 0);
+      checkedSpans = (doc.resourceSpans ?? [])
+        .flatMap((r) => r.scopeSpans ?? [])
+        .reduce((n, s) => n + (s.spans?.length ?? 0), 0);
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
@@ -105,13 +107,23 @@ async function check(label: string, url: string, traced: boolean | undefined): P
   const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
   const text = await res.text();
   const data = res.status === 200 ? (JSON.parse(text) as { Data?: unknown }).Data : undefined;
-  if (JSON.stringify(data) !== BODY) throw new Error(`${label} answered ${res.status} ${text}; expected 200 with Data ${BODY}`);
-  if (traced !== undefined && (res.headers.get('traceparent') !== null) !== traced) throw new Error(`${label}: traceparent header ${traced ? 'missing' : 'present'}`);
+  if (JSON.stringify(data) !== BODY)
+    throw new Error(`${label} answered ${res.status} ${text}; expected 200 with Data ${BODY}`);
+  if (traced !== undefined && (res.headers.get('traceparent') !== null) !== traced)
+    throw new Error(`${label}: traceparent header ${traced ? 'missing' : 'present'}`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'hn-bench-tracing-'));
 const file = join(dir, 'node.json');
-writeFileSync(file, JSON.stringify({ services: [{ service: 'echo', NAME: 'echo' }, { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 }] }));
+writeFileSync(
+  file,
+  JSON.stringify({
+    services: [
+      { service: 'echo', NAME: 'echo' },
+      { service: 'gateway', NAME: 'strict', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100000 },
+    ],
+  }),
+);
 const RAW = `const http = require('node:http');
 const s = http.createServer((req, res) => { const c = []; req.on('data', (d) => c.push(d)); req.on('end', () => {
   const body = JSON.stringify({ Code: 200, Message: 'Success', Data: JSON.parse(Buffer.concat(c).toString() || '{}'), List: [] });
@@ -122,7 +134,10 @@ const children: ChildProcess[] = [];
 const pids: Record<string, number> = {};
 /** Starts a process and resolves with the URL of the port it prints. */
 function started(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_PROPAGATORS: '', OTEL_TRACES_SAMPLER: '', ...env } });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_PROPAGATORS: '', OTEL_TRACES_SAMPLER: '', ...env },
+  });
   children.push(child);
   pids[args[0] === '-e' ? 'raw' : String(env.mode)] = child.pid!;
   let out = '';
@@ -142,14 +157,18 @@ function started(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
 // in this order (turned each slice) the pairs the ratios take run back to back: control-bypassed, bypassed-off, off-exported
 const targets: Array<Mode | 'raw'> = ['raw', 'control', 'bypassed', 'off', 'exported'];
 const urls: Record<string, string> = { raw: await started(['-e', RAW], {}) };
-for (const mode of ['bypassed', 'off', 'exported', 'control'] as const) urls[mode] = await started([cli, 'run', file], { ...SETTINGS[mode], mode });
+for (const mode of ['bypassed', 'off', 'exported', 'control'] as const)
+  urls[mode] = await started([cli, 'run', file], { ...SETTINGS[mode], mode });
 for (const t of targets) await check(t, urls[t]!, t === 'raw' ? undefined : t !== 'bypassed' && t !== 'control');
 const load = loadavg()[0]!;
 // the warm-up, not counted: 3 s of load for each mode, in slices as the rounds take them. After 1 s
 // the first rounds still paid for V8 compiling the hot paths (on its own threads, counted in the
 // process's CPU) and read exported/off 0.87, where the rounds after settled at 0.90 to 0.93
 const sliced = await slicedRounds(
-  targets.map((t) => ({ pid: pids[t]!, load: (seconds: number) => wrk(urls[t]!, { connections: CONNECTIONS, seconds, script }) })),
+  targets.map((t) => ({
+    pid: pids[t]!,
+    load: (seconds: number) => wrk(urls[t]!, { connections: CONNECTIONS, seconds, script }),
+  })),
   { rounds: ROUNDS, slices: SLICES, sliceSeconds: SLICE_SECONDS, warmupSlices: WARMUP_SLICES },
 );
 /** Every slice's wrk result, requests a second per round, and microseconds of the server process's CPU per request per round, per target. */
@@ -158,36 +177,103 @@ const roundRps: Record<string, number[]> = Object.fromEntries(targets.map((k, i)
 const cpu: Record<string, number[]> = Object.fromEntries(targets.map((k, i) => [k, sliced.cpuPerRequest[i]!]));
 for (const c of children) c.kill('SIGTERM');
 const s: Record<string, WrkResult> = Object.fromEntries(targets.map((k) => [k, summarize(slices[k]!)]));
-console.log(`wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a mode, each slice every mode in turn (req/s and latencies: medians over the slices); each mode its own hivenode run process, the OTLP receiver in this one; load average ${load.toFixed(2)} on 2 shared cores at start`);
+console.log(
+  `wrk -t1, ${CONNECTIONS} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a mode, each slice every mode in turn (req/s and latencies: medians over the slices); each mode its own hivenode run process, the OTLP receiver in this one; load average ${load.toFixed(2)} on 2 shared cores at start`,
+);
 for (const k of targets) {
   const spread = roundRps[k]!.map((x) => Math.round(x).toLocaleString('en')).join(' / ');
-  console.log(`${labels[k].padEnd(52)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  CPU ${median(cpu[k]!).toFixed(1)} µs/req  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  errors ${s[k]!.errors}  (rounds ${spread})`);
+  console.log(
+    `${labels[k].padEnd(52)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  CPU ${median(cpu[k]!).toFixed(1)} µs/req  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  errors ${s[k]!.errors}  (rounds ${spread})`,
+  );
 }
 const failed = targets.filter((k) => s[k]!.errors > 0);
-if (failed.length > 0) console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
-console.log(`exported: ${exports} OTLP requests, ${(exportedBytes / 1048576).toFixed(1)} MiB; the first batch held ${checkedSpans} spans`);
-if (exports === 0 || checkedSpans <= 0) throw new Error('the exported mode exported no spans: its figure would measure nothing');
+if (failed.length > 0)
+  console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
+console.log(
+  `exported: ${exports} OTLP requests, ${(exportedBytes / 1048576).toFixed(1)} MiB; the first batch held ${checkedSpans} spans`,
+);
+if (exports === 0 || checkedSpans <= 0)
+  throw new Error('the exported mode exported no spans: its figure would measure nothing');
 
 // the throughput one core of CPU would give: requests per CPU second, per round
 const perCpu = (k: string): number[] => cpu[k]!.map((us) => 1e6 / us);
 const exported = pairedRatio(perCpu('exported'), perCpu('off'));
 const off = pairedRatio(perCpu('off'), perCpu('bypassed'));
-const rounds2 = (a: string, b: string): string => perCpu(a).map((x, i) => (x / perCpu(b)[i]!).toFixed(2)).join(' / ');
+const rounds2 = (a: string, b: string): string =>
+  perCpu(a)
+    .map((x, i) => (x / perCpu(b)[i]!).toFixed(2))
+    .join(' / ');
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
-console.log(`target exported/off >= 0.85 (requests per CPU second, median of paired rounds): ${exported.toFixed(2)} — ${verdict(exported >= 0.85)}  (rounds ${rounds2('exported', 'off')}; req/s ratio ${(s.exported!.rps / s.off!.rps).toFixed(2)})`);
+console.log(
+  `target exported/off >= 0.85 (requests per CPU second, median of paired rounds): ${exported.toFixed(2)} — ${verdict(exported >= 0.85)}  (rounds ${rounds2('exported', 'off')}; req/s ratio ${(s.exported!.rps / s.off!.rps).toFixed(2)})`,
+);
 // the 2% target is judged in instructions (gateway-tracing-instructions.ts): read against the noise floor below, CPU time cannot show it
-console.log(`off/bypassed (requests per CPU second, median of paired rounds; the target, >= 0.98, is judged in instructions): ${off.toFixed(2)}  (rounds ${rounds2('off', 'bypassed')}; req/s ratio ${(s.off!.rps / s.bypassed!.rps).toFixed(2)})`);
+console.log(
+  `off/bypassed (requests per CPU second, median of paired rounds; the target, >= 0.98, is judged in instructions): ${off.toFixed(2)}  (rounds ${rounds2('off', 'bypassed')}; req/s ratio ${(s.off!.rps / s.bypassed!.rps).toFixed(2)})`,
+);
 const control = pairedRatio(perCpu('control'), perCpu('bypassed'));
-console.log(`noise floor, control/bypassed (two identical processes, requests per CPU second, median of paired rounds): ${control.toFixed(2)}  (rounds ${rounds2('control', 'bypassed')})`);
-console.log(`strict/raw with tracing off: ${(s.off!.rps / s.raw!.rps).toFixed(2)}, bypassed: ${(s.bypassed!.rps / s.raw!.rps).toFixed(2)} (BENCHMARKS.md's gateway bench before tracing: 0.96)`);
+console.log(
+  `noise floor, control/bypassed (two identical processes, requests per CPU second, median of paired rounds): ${control.toFixed(2)}  (rounds ${rounds2('control', 'bypassed')})`,
+);
+console.log(
+  `strict/raw with tracing off: ${(s.off!.rps / s.raw!.rps).toFixed(2)}, bypassed: ${(s.bypassed!.rps / s.raw!.rps).toFixed(2)} (BENCHMARKS.md's gateway bench before tracing: 0.96)`,
+);
 const figure = `gateway strict → hive → echo, ${CONNECTIONS} connections`;
-report({ figure: `${figure}, OTLP export at 100% sampling: requests per CPU second`, hivenode: median(perCpu('exported')), unit: 'req/CPU s', baseline: 'the same gateway, tracing off', baselineValue: median(perCpu('off')), ratio: exported, target: '≥ 0.85', met: exported >= 0.85 });
-report({ figure: `${figure}, tracing off: requests per CPU second (target judged in instructions, below)`, hivenode: median(perCpu('off')), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: median(perCpu('bypassed')), ratio: off });
-report({ figure: `${figure}, OTLP export at 100% sampling`, hivenode: s.exported!.rps, unit: 'req/s', baseline: 'the same gateway, tracing off', baselineValue: s.off!.rps });
-report({ figure: `${figure}, tracing off`, hivenode: s.off!.rps, unit: 'req/s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: s.bypassed!.rps });
-report({ figure: `${figure}, noise floor: a second trace-code-bypassed process, requests per CPU second`, hivenode: median(perCpu('control')), unit: 'req/CPU s', baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)', baselineValue: median(perCpu('bypassed')), ratio: control });
-report({ figure: `${figure}, OTLP export at 100% sampling, p99 latency`, hivenode: s.exported!.p99, unit: 'ms', lowerIsBetter: true, baseline: 'the same gateway, tracing off', baselineValue: s.off!.p99 });
-report({ figure: `${figure}, tracing off`, hivenode: s.off!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps });
+report({
+  figure: `${figure}, OTLP export at 100% sampling: requests per CPU second`,
+  hivenode: median(perCpu('exported')),
+  unit: 'req/CPU s',
+  baseline: 'the same gateway, tracing off',
+  baselineValue: median(perCpu('off')),
+  ratio: exported,
+  target: '≥ 0.85',
+  met: exported >= 0.85,
+});
+report({
+  figure: `${figure}, tracing off: requests per CPU second (target judged in instructions, below)`,
+  hivenode: median(perCpu('off')),
+  unit: 'req/CPU s',
+  baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)',
+  baselineValue: median(perCpu('bypassed')),
+  ratio: off,
+});
+report({
+  figure: `${figure}, OTLP export at 100% sampling`,
+  hivenode: s.exported!.rps,
+  unit: 'req/s',
+  baseline: 'the same gateway, tracing off',
+  baselineValue: s.off!.rps,
+});
+report({
+  figure: `${figure}, tracing off`,
+  hivenode: s.off!.rps,
+  unit: 'req/s',
+  baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)',
+  baselineValue: s.bypassed!.rps,
+});
+report({
+  figure: `${figure}, noise floor: a second trace-code-bypassed process, requests per CPU second`,
+  hivenode: median(perCpu('control')),
+  unit: 'req/CPU s',
+  baseline: 'the same gateway, trace code bypassed (OTEL_PROPAGATORS=none)',
+  baselineValue: median(perCpu('bypassed')),
+  ratio: control,
+});
+report({
+  figure: `${figure}, OTLP export at 100% sampling, p99 latency`,
+  hivenode: s.exported!.p99,
+  unit: 'ms',
+  lowerIsBetter: true,
+  baseline: 'the same gateway, tracing off',
+  baselineValue: s.off!.p99,
+});
+report({
+  figure: `${figure}, tracing off`,
+  hivenode: s.off!.rps,
+  unit: 'req/s',
+  baseline: 'raw node:http JSON echo',
+  baselineValue: s.raw!.rps,
+});
 
 receiver.close();
 rmSync(dir, { recursive: true, force: true });

@@ -51,15 +51,23 @@ async function check(label: string, url: string): Promise<void> {
   const res = await fetch(url, { method: 'POST', body: BODY, headers: { 'content-type': 'application/json' } });
   const text = await res.text();
   const data = res.status === 200 ? (JSON.parse(text) as { Data?: unknown }).Data : undefined;
-  if (JSON.stringify(data) !== BODY) throw new Error(`${label} answered ${res.status} ${text}; expected 200 with Data ${BODY}`);
+  if (JSON.stringify(data) !== BODY)
+    throw new Error(`${label} answered ${res.status} ${text}; expected 200 with Data ${BODY}`);
 }
 
 const raw = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const body = JSON.stringify({ Code: 200, Message: 'Success', Data: JSON.parse(Buffer.concat(chunks).toString() || '{}') as unknown, List: [] });
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+    const body = JSON.stringify({
+      Code: 200,
+      Message: 'Success',
+      Data: JSON.parse(Buffer.concat(chunks).toString() || '{}') as unknown,
+      List: [],
+    });
+    res
+      .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+      .end(body);
   });
 });
 await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
@@ -68,22 +76,51 @@ const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}${PATH}`;
 const examples = `${REPO}/examples/interceptors/`;
 const before = await serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0);
 const after = await serveInterceptor(await loadInterceptor(`${examples}json-after.mjs`), 0);
-const gw = (name: string, params: Array<[string, string]>) => ({ kind: 'gateway' as const, layers: [{ source: 'bench', values: [['NAME', name], ['Port', '0'], ['OUTPUTCHANNEL', 'echo'], ['MaxInFlight', '100000'], ...params] as Array<readonly [string, string]> }] });
+const gw = (name: string, params: Array<[string, string]>) => ({
+  kind: 'gateway' as const,
+  layers: [
+    {
+      source: 'bench',
+      values: [['NAME', name], ['Port', '0'], ['OUTPUTCHANNEL', 'echo'], ['MaxInFlight', '100000'], ...params] as Array<
+        readonly [string, string]
+      >,
+    },
+  ],
+});
 const node = await HiveNode.start({
   logStream: new PassThrough(),
   services: [
     { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] },
     gw('strict', [['Strict', 'true']]),
-    gw('module', [['InterceptBefore', `module://${examples}json-before.mjs`], ['InterceptAfter', `module://${examples}json-after.mjs`]]),
-    gw('http', [['InterceptBefore', `http://127.0.0.1:${before.port}/`], ['InterceptAfter', `http://127.0.0.1:${after.port}/`]]),
+    gw('module', [
+      ['InterceptBefore', `module://${examples}json-before.mjs`],
+      ['InterceptAfter', `module://${examples}json-after.mjs`],
+    ]),
+    gw('http', [
+      ['InterceptBefore', `http://127.0.0.1:${before.port}/`],
+      ['InterceptAfter', `http://127.0.0.1:${after.port}/`],
+    ]),
   ],
 });
-const url = (name: string): string => `http://127.0.0.1:${node.services.find((s) => s.name === name)!.running.status().port as number}${PATH}`;
+const url = (name: string): string =>
+  `http://127.0.0.1:${node.services.find((s) => s.name === name)!.running.status().port as number}${PATH}`;
 const peers = await loadPeers();
 const nodeRed: NodeRed | undefined = peers ? await startNodeRed(peers.nodeRedScript, PATH, BODY) : undefined;
 
-const labels: Record<string, string> = { raw: 'raw node:http JSON echo', strict: 'gateway strict → hive → echo', module: 'gateway + module:// interceptors', http: 'gateway + HTTP interceptor services', nodered: `${nodeRed?.name ?? 'Node-RED'} http in → function → response` };
-const urls: Record<string, string> = { raw: rawUrl, strict: url('strict'), module: url('module'), http: url('http'), ...(nodeRed ? { nodered: nodeRed.url } : {}) };
+const labels: Record<string, string> = {
+  raw: 'raw node:http JSON echo',
+  strict: 'gateway strict → hive → echo',
+  module: 'gateway + module:// interceptors',
+  http: 'gateway + HTTP interceptor services',
+  nodered: `${nodeRed?.name ?? 'Node-RED'} http in → function → response`,
+};
+const urls: Record<string, string> = {
+  raw: rawUrl,
+  strict: url('strict'),
+  module: url('module'),
+  http: url('http'),
+  ...(nodeRed ? { nodered: nodeRed.url } : {}),
+};
 for (const [k, u] of Object.entries(urls)) {
   await check(k, u);
   await wrk(u, { connections: CONNECTIONS, seconds: 1, script }); // warm-up (JIT, connection pools), not counted
@@ -96,18 +133,26 @@ for (const [k, u] of Object.entries(urls)) {
 async function measure(connections: number, targets: string[]): Promise<Level> {
   const load = loadavg()[0]!;
   const sliced = await slicedRounds(
-    targets.map((k) => ({ ...(k === 'nodered' ? { pid: nodeRed!.pid } : {}), load: (seconds: number) => wrk(urls[k]!, { connections, seconds, script }) })),
+    targets.map((k) => ({
+      ...(k === 'nodered' ? { pid: nodeRed!.pid } : {}),
+      load: (seconds: number) => wrk(urls[k]!, { connections, seconds, script }),
+    })),
     { rounds: ROUNDS, slices: SLICES, sliceSeconds: SLICE_SECONDS },
   );
   const s: Record<string, WrkResult> = Object.fromEntries(targets.map((k, i) => [k, summarize(sliced.slices[i]!)]));
   const rounds: Record<string, number[]> = Object.fromEntries(targets.map((k, i) => [k, sliced.rps[i]!]));
-  console.log(`wrk -t1, ${connections} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a target, each slice every target in turn (req/s and latencies: medians over the slices; ratios: medians of the rounds' own); servers in this process (Node-RED its own), wrk a child; load average ${load.toFixed(2)} on 2 shared cores at start`);
+  console.log(
+    `wrk -t1, ${connections} connections, ${ROUNDS} rounds (median) of ${SLICES} slices of ${SLICE_SECONDS} s a target, each slice every target in turn (req/s and latencies: medians over the slices; ratios: medians of the rounds' own); servers in this process (Node-RED its own), wrk a child; load average ${load.toFixed(2)} on 2 shared cores at start`,
+  );
   for (const k of targets) {
     const spread = rounds[k]!.map((x) => Math.round(x).toLocaleString('en')).join(' / ');
-    console.log(`${labels[k]!.padEnd(46)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  ratio ${pairedRatio(rounds[k]!, rounds.raw!).toFixed(2)}  errors ${s[k]!.errors}  (rounds ${spread})`);
+    console.log(
+      `${labels[k]!.padEnd(46)} ${Math.round(s[k]!.rps).toLocaleString('en').padStart(8)} req/s  p50 ${s[k]!.p50.toFixed(2)} ms  p99 ${s[k]!.p99.toFixed(2)} ms  ratio ${pairedRatio(rounds[k]!, rounds.raw!).toFixed(2)}  errors ${s[k]!.errors}  (rounds ${spread})`,
+    );
   }
   const failed = targets.filter((k) => s[k]!.errors > 0);
-  if (failed.length > 0) console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
+  if (failed.length > 0)
+    console.log(`WARNING: non-2xx responses or socket errors in ${failed.join(', ')}: their figures include failures`);
   return { s, ratio: (k, base = 'raw') => pairedRatio(rounds[k]!, rounds[base]!) };
 }
 
@@ -123,11 +168,44 @@ function reportLevel(connections: number, level: Level, latencyTarget: boolean):
   const strict = s.strict!;
   const figure = `gateway strict → hive → echo, ${connections} connections`;
   const ratio = level.ratio('strict');
-  report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: s.raw!.rps, ratio, target: `≥ ${STRICT_TARGET}`, met: ratio >= STRICT_TARGET });
-  report({ figure: `${figure}, p99 latency`, hivenode: strict.p99, unit: 'ms', lowerIsBetter: true, baseline: 'raw node:http JSON echo', baselineValue: s.raw!.p99, ...(latencyTarget ? { target: '≤ 5 ms', met: strict.p99 <= 5 } : {}) });
+  report({
+    figure,
+    hivenode: strict.rps,
+    unit: 'req/s',
+    baseline: 'raw node:http JSON echo',
+    baselineValue: s.raw!.rps,
+    ratio,
+    target: `≥ ${STRICT_TARGET}`,
+    met: ratio >= STRICT_TARGET,
+  });
+  report({
+    figure: `${figure}, p99 latency`,
+    hivenode: strict.p99,
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline: 'raw node:http JSON echo',
+    baselineValue: s.raw!.p99,
+    ...(latencyTarget ? { target: '≤ 5 ms', met: strict.p99 <= 5 } : {}),
+  });
   if (s.nodered) {
-    report({ figure, hivenode: strict.rps, unit: 'req/s', baseline: labels.nodered!, baselineValue: s.nodered.rps, ratio: level.ratio('strict', 'nodered'), peer: true });
-    report({ figure: `${figure}, p99 latency`, hivenode: strict.p99, unit: 'ms', lowerIsBetter: true, baseline: labels.nodered!, baselineValue: s.nodered.p99, peer: true });
+    report({
+      figure,
+      hivenode: strict.rps,
+      unit: 'req/s',
+      baseline: labels.nodered!,
+      baselineValue: s.nodered.rps,
+      ratio: level.ratio('strict', 'nodered'),
+      peer: true,
+    });
+    report({
+      figure: `${figure}, p99 latency`,
+      hivenode: strict.p99,
+      unit: 'ms',
+      lowerIsBetter: true,
+      baseline: labels.nodered!,
+      baselineValue: s.nodered.p99,
+      peer: true,
+    });
   }
 }
 
@@ -138,14 +216,37 @@ const r = main.s.raw!;
 const strictRatio = main.ratio('strict');
 const httpRatio = main.ratio('http');
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');
-console.log(`target strict/raw >= ${STRICT_TARGET}: ${strictRatio.toFixed(2)} — ${verdict(strictRatio >= STRICT_TARGET)}`);
-console.log(`target strict p99 <= 5 ms at ${CONNECTIONS} connections: ${strict.p99.toFixed(2)} ms — ${verdict(strict.p99 <= 5)} (raw p99 in the same run: ${r.p99.toFixed(2)} ms)`);
-console.log(`target interceptor mode (HTTP interceptor services)/raw >= ${HTTP_TARGET}: ${httpRatio.toFixed(2)} — ${verdict(httpRatio >= HTTP_TARGET)}; in-process module:// interceptors/raw: ${main.ratio('module').toFixed(2)} (no target)`);
+console.log(
+  `target strict/raw >= ${STRICT_TARGET}: ${strictRatio.toFixed(2)} — ${verdict(strictRatio >= STRICT_TARGET)}`,
+);
+console.log(
+  `target strict p99 <= 5 ms at ${CONNECTIONS} connections: ${strict.p99.toFixed(2)} ms — ${verdict(strict.p99 <= 5)} (raw p99 in the same run: ${r.p99.toFixed(2)} ms)`,
+);
+console.log(
+  `target interceptor mode (HTTP interceptor services)/raw >= ${HTTP_TARGET}: ${httpRatio.toFixed(2)} — ${verdict(httpRatio >= HTTP_TARGET)}; in-process module:// interceptors/raw: ${main.ratio('module').toFixed(2)} (no target)`,
+);
 if (main.s.nodered) console.log(`gateway strict / ${nodeRed!.name}: ${main.ratio('strict', 'nodered').toFixed(2)}`);
 reportLevel(CONNECTIONS, main, CONNECTIONS === 32);
-report({ figure: `gateway + module:// interceptors, ${CONNECTIONS} connections`, hivenode: main.s.module!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps, ratio: main.ratio('module') });
-report({ figure: `gateway + HTTP interceptor services, ${CONNECTIONS} connections`, hivenode: main.s.http!.rps, unit: 'req/s', baseline: 'raw node:http JSON echo', baselineValue: r.rps, ratio: httpRatio, target: `≥ ${HTTP_TARGET}`, met: httpRatio >= HTTP_TARGET });
-for (const connections of SCALE_CONNECTIONS) reportLevel(connections, await measure(connections, ['raw', 'strict', ...withPeer]), false);
+report({
+  figure: `gateway + module:// interceptors, ${CONNECTIONS} connections`,
+  hivenode: main.s.module!.rps,
+  unit: 'req/s',
+  baseline: 'raw node:http JSON echo',
+  baselineValue: r.rps,
+  ratio: main.ratio('module'),
+});
+report({
+  figure: `gateway + HTTP interceptor services, ${CONNECTIONS} connections`,
+  hivenode: main.s.http!.rps,
+  unit: 'req/s',
+  baseline: 'raw node:http JSON echo',
+  baselineValue: r.rps,
+  ratio: httpRatio,
+  target: `≥ ${HTTP_TARGET}`,
+  met: httpRatio >= HTTP_TARGET,
+});
+for (const connections of SCALE_CONNECTIONS)
+  reportLevel(connections, await measure(connections, ['raw', 'strict', ...withPeer]), false);
 
 await nodeRed?.stop();
 await node.stop(2000);

@@ -17,20 +17,26 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 200_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-
 type Ping = { n: number; reply: (n: number) => void };
 
 async function main(): Promise<void> {
   // bare nact: one actor that answers through the reply function in the message
   const system = nact.start();
-  const bare = nact.spawn(system, (state: number, msg: Ping) => {
-    msg.reply(msg.n);
-    return state;
-  }, 'bare');
+  const bare = nact.spawn(
+    system,
+    (state: number, msg: Ping) => {
+      msg.reply(msg.n);
+      return state;
+    },
+    'bare',
+  );
   let n = 0;
   const bareCall = (): Promise<number> => new Promise((resolve) => nact.dispatch(bare, { n: n++, reply: resolve }));
 
-  const node = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] }] });
+  const node = await HiveNode.start({
+    logStream: new PassThrough(),
+    services: [{ kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'echo']] }] }],
+  });
   const message = makeMessage({ Class: 'bench', Operation: 'ping', Data: mapOf({ n: ['1'] }) });
   const hiveCall = async (): Promise<void> => {
     const r = await node.hive.call('echo', message, 30_000);
@@ -50,10 +56,26 @@ async function main(): Promise<void> {
   console.log(`calls per round ${CALLS}, in flight ${IN_FLIGHT}, rounds ${ROUNDS} (median)`);
   console.log(`bare nact dispatch-and-reply : ${Math.round(b).toLocaleString('en')} calls/s`);
   console.log(`embedded hive call via bridge: ${Math.round(h).toLocaleString('en')} calls/s`);
-  console.log(`ratio hive/bare              : ${(h / b).toFixed(2)} (target >= 0.60; absolute target >= 150,000 calls/s)`);
+  console.log(
+    `ratio hive/bare              : ${(h / b).toFixed(2)} (target >= 0.60; absolute target >= 150,000 calls/s)`,
+  );
   const figure = `embedded hive call via bridge, ${IN_FLIGHT} in flight`;
-  report({ figure, hivenode: h, unit: 'calls/s', baseline: 'bare nact dispatch-and-reply', baselineValue: b, target: '≥ 0.6', met: h / b >= 0.6 });
-  report({ figure: `${figure} (absolute)`, hivenode: h, unit: 'calls/s', target: '≥ 150,000 calls/s', met: h >= 150_000 });
+  report({
+    figure,
+    hivenode: h,
+    unit: 'calls/s',
+    baseline: 'bare nact dispatch-and-reply',
+    baselineValue: b,
+    target: '≥ 0.6',
+    met: h / b >= 0.6,
+  });
+  report({
+    figure: `${figure} (absolute)`,
+    hivenode: h,
+    unit: 'calls/s',
+    target: '≥ 150,000 calls/s',
+    met: h >= 150_000,
+  });
   await node.stop(1000);
   nact.stop(system);
   if (natsServerAvailable()) await natsBench();
@@ -62,9 +84,18 @@ async function main(): Promise<void> {
 
 async function natsBench(): Promise<void> {
   const server = await natsServer();
-  const hive = [['SERVERHOST', server.url], ['SERVERAUTH', server.token]] as const;
-  const listener = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'echo']] }] }] });
-  const caller = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'caller']] }] }] });
+  const hive = [
+    ['SERVERHOST', server.url],
+    ['SERVERAUTH', server.token],
+  ] as const;
+  const listener = await HiveNode.start({
+    logStream: new PassThrough(),
+    services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'echo']] }] }],
+  });
+  const caller = await HiveNode.start({
+    logStream: new PassThrough(),
+    services: [{ kind: 'echo', layers: [{ source: 'bench', values: [...hive, ['NAME', 'caller']] }] }],
+  });
   const nc = await connect({ servers: server.url, token: server.token });
   // stricter baseline: nats.js tuned not to build an Error per request for its async stack traces
   const tuned = await connect({ servers: server.url, token: server.token, noAsyncTraces: true });
@@ -98,9 +129,25 @@ async function natsBench(): Promise<void> {
       h.push(await drive(n, inFlight, viaHive));
     }
     const ratio = median(h) / median(b);
-    console.log(`NATS, ${String(inFlight).padStart(2)} in flight: bare nats.js ${Math.round(median(b)).toLocaleString('en')} req/s (noAsyncTraces ${Math.round(median(t)).toLocaleString('en')}), hive via bridge ${Math.round(median(h)).toLocaleString('en')} calls/s, ratio ${ratio.toFixed(2)} (target >= 0.85; ${(median(h) / median(t)).toFixed(2)} of the tuned)`);
-    report({ figure: `NATS hive call via bridge, ${inFlight} in flight`, hivenode: median(h), unit: 'calls/s', baseline: 'bare nats.js request/respond', baselineValue: median(b), target: '≥ 0.85', met: ratio >= 0.85 });
-    report({ figure: `NATS hive call via bridge, ${inFlight} in flight`, hivenode: median(h), unit: 'calls/s', baseline: 'bare nats.js request/respond, noAsyncTraces', baselineValue: median(t) });
+    console.log(
+      `NATS, ${String(inFlight).padStart(2)} in flight: bare nats.js ${Math.round(median(b)).toLocaleString('en')} req/s (noAsyncTraces ${Math.round(median(t)).toLocaleString('en')}), hive via bridge ${Math.round(median(h)).toLocaleString('en')} calls/s, ratio ${ratio.toFixed(2)} (target >= 0.85; ${(median(h) / median(t)).toFixed(2)} of the tuned)`,
+    );
+    report({
+      figure: `NATS hive call via bridge, ${inFlight} in flight`,
+      hivenode: median(h),
+      unit: 'calls/s',
+      baseline: 'bare nats.js request/respond',
+      baselineValue: median(b),
+      target: '≥ 0.85',
+      met: ratio >= 0.85,
+    });
+    report({
+      figure: `NATS hive call via bridge, ${inFlight} in flight`,
+      hivenode: median(h),
+      unit: 'calls/s',
+      baseline: 'bare nats.js request/respond, noAsyncTraces',
+      baselineValue: median(t),
+    });
   }
   await nc.close();
   await tuned.close();

@@ -27,25 +27,57 @@ const run = (op: () => Promise<void>): Promise<number> => drive(REQUESTS, CONCUR
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.concat(chunks).length ? Buffer.concat(chunks) : '{}'));
+  req.on('end', () =>
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(Buffer.concat(chunks).length ? Buffer.concat(chunks) : '{}'),
+  );
 });
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
 const pool = new Pool(new URL(url).origin, { connections: 64 });
 const body = JSON.stringify({ id: ['1'], name: ['bench'] });
 const raw = async (): Promise<void> => {
-  const res = await pool.request({ path: '/echo', method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  const res = await pool.request({
+    path: '/echo',
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json' },
+  });
   await res.body.text();
 };
 const peers = await loadPeers();
 const gotAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 const viaGot = async (): Promise<void> => {
-  const res = await peers!.got.post(url, { body, headers: { 'content-type': 'application/json' }, agent: { http: gotAgent }, retry: { limit: 0 } });
+  const res = await peers!.got.post(url, {
+    body,
+    headers: { 'content-type': 'application/json' },
+    agent: { http: gotAgent },
+    retry: { limit: 0 },
+  });
   if (res.statusCode !== 200) throw new Error(`got: ${res.statusCode}`);
 };
 const kit = await serveInterceptor((await import(passBefore)).default, 0);
 const start = (before: string) =>
-  HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'httpclient', layers: [{ source: 'bench', values: [['NAME', 'web'], ['URL', url], ['Method', 'POST'], ['InterceptBefore', before]] }] }] });
+  HiveNode.start({
+    logStream: new PassThrough(),
+    services: [
+      {
+        kind: 'httpclient',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'web'],
+              ['URL', url],
+              ['Method', 'POST'],
+              ['InterceptBefore', before],
+            ],
+          },
+        ],
+      },
+    ],
+  });
 const inProcess = await start(`module://${passBefore}`);
 const overHttp = await start(`http://127.0.0.1:${kit.port}/`);
 const message = makeMessage({ Data: mapOf({ id: ['1'], name: ['bench'] }) });
@@ -67,16 +99,45 @@ for (let i = 0; i < ROUNDS; i++) {
 const r = median(rates.raw);
 console.log(`requests per round ${REQUESTS}, concurrency ${CONCURRENCY}, rounds ${ROUNDS} (median)`);
 console.log(`raw undici Pool                         : ${Math.round(r).toLocaleString('en')} req/s`);
-console.log(`httpclient, in-process interceptor      : ${Math.round(median(rates.module)).toLocaleString('en')} req/s  ratio ${(median(rates.module) / r).toFixed(2)} (target >= 0.60)`);
-console.log(`httpclient, interceptor service (HTTP)  : ${Math.round(median(rates.http)).toLocaleString('en')} req/s  ratio ${(median(rates.http) / r).toFixed(2)} (target >= 0.50)`);
+console.log(
+  `httpclient, in-process interceptor      : ${Math.round(median(rates.module)).toLocaleString('en')} req/s  ratio ${(median(rates.module) / r).toFixed(2)} (target >= 0.60)`,
+);
+console.log(
+  `httpclient, interceptor service (HTTP)  : ${Math.round(median(rates.http)).toLocaleString('en')} req/s  ratio ${(median(rates.http) / r).toFixed(2)} (target >= 0.50)`,
+);
 const inProcessRate = median(rates.module);
 const figure = `httpclient POST via hive, in-process interceptor, concurrency ${CONCURRENCY}`;
-report({ figure, hivenode: inProcessRate, unit: 'req/s', baseline: 'raw undici Pool', baselineValue: r, target: '≥ 0.6', met: inProcessRate / r >= 0.6 });
-report({ figure: `httpclient POST via hive, interceptor service (HTTP), concurrency ${CONCURRENCY}`, hivenode: median(rates.http), unit: 'req/s', baseline: 'raw undici Pool', baselineValue: r, target: '≥ 0.5', met: median(rates.http) / r >= 0.5 });
+report({
+  figure,
+  hivenode: inProcessRate,
+  unit: 'req/s',
+  baseline: 'raw undici Pool',
+  baselineValue: r,
+  target: '≥ 0.6',
+  met: inProcessRate / r >= 0.6,
+});
+report({
+  figure: `httpclient POST via hive, interceptor service (HTTP), concurrency ${CONCURRENCY}`,
+  hivenode: median(rates.http),
+  unit: 'req/s',
+  baseline: 'raw undici Pool',
+  baselineValue: r,
+  target: '≥ 0.5',
+  met: median(rates.http) / r >= 0.5,
+});
 if (peers) {
   const g = median(rates.got);
-  console.log(`raw got ${peerVersion('got')} (keep-alive agent)     : ${Math.round(g).toLocaleString('en')} req/s  (httpclient in-process / got ${(inProcessRate / g).toFixed(2)})`);
-  report({ figure, hivenode: inProcessRate, unit: 'req/s', baseline: `raw got ${peerVersion('got')}, keep-alive agent`, baselineValue: g, peer: true });
+  console.log(
+    `raw got ${peerVersion('got')} (keep-alive agent)     : ${Math.round(g).toLocaleString('en')} req/s  (httpclient in-process / got ${(inProcessRate / g).toFixed(2)})`,
+  );
+  report({
+    figure,
+    hivenode: inProcessRate,
+    unit: 'req/s',
+    baseline: `raw got ${peerVersion('got')}, keep-alive agent`,
+    baselineValue: g,
+    peer: true,
+  });
 }
 gotAgent.destroy();
 await inProcess.stop(2000);

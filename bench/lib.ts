@@ -41,7 +41,10 @@ export async function interleavedAll(rounds: number, measurements: Array<() => P
 }
 
 /** As interleavedAll, every round's value of each measurement (samples[k][round]). */
-export async function interleavedSamples(rounds: number, measurements: Array<() => Promise<number>>): Promise<number[][]> {
+export async function interleavedSamples(
+  rounds: number,
+  measurements: Array<() => Promise<number>>,
+): Promise<number[][]> {
   const samples = measurements.map(() => [] as number[]);
   for (let i = 0; i < rounds; i++) {
     for (const [k, measure] of measurements.entries()) samples[k]!.push(await measure());
@@ -59,7 +62,11 @@ export function pairedRatio(a: number[], b: number[]): number {
 }
 
 /** Rounds of A and B alternated; medians of each. */
-export async function interleaved(rounds: number, a: () => Promise<number>, b: () => Promise<number>): Promise<{ a: number; b: number }> {
+export async function interleaved(
+  rounds: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<{ a: number; b: number }> {
   const [ma, mb] = await interleavedAll(rounds, [a, b]);
   return { a: ma!, b: mb! };
 }
@@ -98,13 +105,16 @@ export const FIGURE_PREFIX = 'BENCH ';
 
 /** Prints one figure as a machine-readable line; the ratio is hivenode / baseline. */
 export function report(f: Figure): void {
-  const ratio = f.ratio ?? (f.baselineValue !== undefined && f.baselineValue > 0 ? f.hivenode / f.baselineValue : undefined);
+  const ratio =
+    f.ratio ?? (f.baselineValue !== undefined && f.baselineValue > 0 ? f.hivenode / f.baselineValue : undefined);
   console.log(FIGURE_PREFIX + JSON.stringify({ ...f, ...(ratio === undefined ? {} : { ratio }) }));
 }
 
 /** CPU seconds a process has used so far (utime + stime from /proc, in clock ticks of 1/100 s). */
 export function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -160,7 +170,10 @@ export interface Sliced<R> {
  * synthetic load with one run each a round, 0.009 and 0.015 with the slices (the tracing bench,
  * bench/gateway-tracing.ts, 8 rounds each). Read ratios as pairedRatio of the rounds' figures.
  */
-export async function slicedRounds<R extends SliceLoad>(targets: Array<SlicedTarget<R>>, o: SlicedOptions): Promise<Sliced<R>> {
+export async function slicedRounds<R extends SliceLoad>(
+  targets: Array<SlicedTarget<R>>,
+  o: SlicedOptions,
+): Promise<Sliced<R>> {
   const cpuOf = (t: SlicedTarget<R>): number => (t.pid === undefined ? ownCpuSeconds() : cpuSecondsOf(t.pid));
   const slice = async (first: number, seen?: (k: number, r: R, cpu: number) => void): Promise<void> => {
     for (let j = 0; j < targets.length; j++) {
@@ -173,7 +186,11 @@ export async function slicedRounds<R extends SliceLoad>(targets: Array<SlicedTar
     }
   };
   for (let i = 0; i < (o.warmupSlices ?? 0); i++) await slice(i);
-  const out: Sliced<R> = { slices: targets.map(() => []), rps: targets.map(() => []), cpuPerRequest: targets.map(() => []) };
+  const out: Sliced<R> = {
+    slices: targets.map(() => []),
+    rps: targets.map(() => []),
+    cpuPerRequest: targets.map(() => []),
+  };
   for (let round = 0; round < o.rounds; round++) {
     const sums = targets.map(() => ({ cpu: 0, requests: 0 }));
     for (let s = 0; s < o.slices; s++) {

@@ -29,14 +29,40 @@ const SINGLE_MEASURED = Math.min(ENTRIES, Number(process.env.BENCH_SINGLE_MEASUR
 async function round(dir: string, batchSize: number, measured = ENTRIES): Promise<number> {
   const name = `b${batchSize}`;
   const init = join(dir, `${name}.sql`);
-  writeFileSync(init, 'CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL);\n');
-  const sql: [string, string][] = [['NAME', 'rows'], ['SQL_DATABASE', join(dir, `${name}.sqlite`)], ['SQL_INITFILE', init], ['SQL_STATEMENT', 'INSERT'], ['SQL_TABLE', 'items'], ['SQL_COLUMNS', 'id, name, qty'], ['SQL_VALUEPARAMS', 'id, name, qty']];
+  writeFileSync(
+    init,
+    'CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL);\n',
+  );
+  const sql: [string, string][] = [
+    ['NAME', 'rows'],
+    ['SQL_DATABASE', join(dir, `${name}.sqlite`)],
+    ['SQL_INITFILE', init],
+    ['SQL_STATEMENT', 'INSERT'],
+    ['SQL_TABLE', 'items'],
+    ['SQL_COLUMNS', 'id, name, qty'],
+    ['SQL_VALUEPARAMS', 'id, name, qty'],
+  ];
   if (batchSize > 1) sql.push(['SQL_BATCH', 'true'], ['SQL_ROWCODES', 'true']);
   const node = await HiveNode.start({
     logStream: new PassThrough(),
     services: [
       { kind: 'sql', layers: [{ source: 'bench', values: sql }] },
-      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['PersistPath', dir], ['DefaultChannel', 'rows'], ['StartPaused', 'true'], ['DeliveryConcurrency', String(DELIVERY)], ['BatchSize', String(batchSize)]] }] },
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', name],
+              ['PersistPath', dir],
+              ['DefaultChannel', 'rows'],
+              ['StartPaused', 'true'],
+              ['DeliveryConcurrency', String(DELIVERY)],
+              ['BatchSize', String(batchSize)],
+            ],
+          },
+        ],
+      },
     ],
   });
   try {
@@ -45,13 +71,25 @@ async function round(dir: string, batchSize: number, measured = ENTRIES): Promis
     const enqueuer = async (): Promise<void> => {
       while (next < ENTRIES) {
         const i = next++;
-        const r = await node.hive.call(q.channel, makeMessage({ Class: 'sql', Operation: 'insert', Data: mapOf({ id: [`item-${i}`], name: [`item ${i}`], qty: [String(i % 1000)] }) }), 30_000);
+        const r = await node.hive.call(
+          q.channel,
+          makeMessage({
+            Class: 'sql',
+            Operation: 'insert',
+            Data: mapOf({ id: [`item-${i}`], name: [`item ${i}`], qty: [String(i % 1000)] }),
+          }),
+          30_000,
+        );
         if (r.Code !== 200) throw new Error(`enqueue failed: ${r.Code} ${r.Message}`);
       }
     };
     await Promise.all(Array.from({ length: ENQUEUERS }, enqueuer));
     const started = performance.now();
-    const resumed = await node.hive.call(q.channel, makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf({ command: ['resume'] }) }), 30_000);
+    const resumed = await node.hive.call(
+      q.channel,
+      makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf({ command: ['resume'] }) }),
+      30_000,
+    );
     if (resumed.Code !== 200) throw new Error(`resume failed: ${resumed.Code} ${resumed.Message}`);
     const status = (): Record<string, unknown> => q.running.status();
     const end = Date.now() + 600_000;
@@ -62,7 +100,9 @@ async function round(dir: string, batchSize: number, measured = ENTRIES): Promis
     const seconds = (performance.now() - started) / 1000;
     const delivered = status().delivered as number;
     if (delivered < measured) throw new Error(`only ${delivered} of ${measured} delivered in 600 s`);
-    console.log(`BatchSize ${batchSize}: ${fmt(delivered)} of ${fmt(ENTRIES)} waiting entries into SQLite in ${seconds.toFixed(2)} s (${fmt(delivered / seconds)} entries/s; ${String(status().batches)} batch messages)`);
+    console.log(
+      `BatchSize ${batchSize}: ${fmt(delivered)} of ${fmt(ENTRIES)} waiting entries into SQLite in ${seconds.toFixed(2)} s (${fmt(delivered / seconds)} entries/s; ${String(status().batches)} batch messages)`,
+    );
     return delivered / seconds;
   } finally {
     await node.stop(5_000);

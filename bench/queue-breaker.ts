@@ -37,15 +37,46 @@ async function round(dir: string, name: string, code: number, entries: number): 
   const node = await HiveNode.start({
     logStream: new PassThrough(),
     services: [
-      { kind: 'echo', layers: [{ source: 'bench', values: [['NAME', 'target'], ['ReplyCode', String(code)]] }] },
-      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['PersistPath', dir], ['DefaultChannel', 'target'], ['DeliveryConcurrency', '32'], ['Breaker', 'errors>50%/10s,min=5'], ['BreakerOpenFor', '1h'], ['DefaultRequeueTime', '3600']] }] },
+      {
+        kind: 'echo',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'target'],
+              ['ReplyCode', String(code)],
+            ],
+          },
+        ],
+      },
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', name],
+              ['PersistPath', dir],
+              ['DefaultChannel', 'target'],
+              ['DeliveryConcurrency', '32'],
+              ['Breaker', 'errors>50%/10s,min=5'],
+              ['BreakerOpenFor', '1h'],
+              ['DefaultRequeueTime', '3600'],
+            ],
+          },
+        ],
+      },
     ],
   });
   try {
     const q = node.services.find((s) => s.kind === 'queue')!;
     const status = (): Record<string, unknown> => q.running.status();
     const add = async (i: number): Promise<void> => {
-      const r = await node.hive.call(q.channel, makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ id: [String(i)] }) }), 30_000);
+      const r = await node.hive.call(
+        q.channel,
+        makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ id: [String(i)] }) }),
+        30_000,
+      );
       if (r.Code !== 200) throw new Error(`enqueue failed: ${r.Code} ${r.Message}`);
     };
     if (code >= 500) {
@@ -93,13 +124,39 @@ try {
   const perEntryUs = (Math.max(0, heldCpu - noneCpu) * 1000) / HELD / (WINDOW_MS / 1000);
   const openRate = median(held.map((r) => r.rate));
   const closedRate = median(closed.map((r) => r.rate));
-  console.log(`held ${fmt(HELD)} entries behind an open breaker, idle window ${WINDOW_MS} ms, rounds ${ROUNDS} (median), alternated with a node holding none`);
-  console.log(`CPU over the window: ${heldCpu.toFixed(1)} ms holding ${fmt(HELD)}, ${noneCpu.toFixed(1)} ms holding none (rounds ${held.map((r) => r.cpuMs.toFixed(1)).join(', ')} / ${none.map((r) => r.cpuMs.toFixed(1)).join(', ')})`);
+  console.log(
+    `held ${fmt(HELD)} entries behind an open breaker, idle window ${WINDOW_MS} ms, rounds ${ROUNDS} (median), alternated with a node holding none`,
+  );
+  console.log(
+    `CPU over the window: ${heldCpu.toFixed(1)} ms holding ${fmt(HELD)}, ${noneCpu.toFixed(1)} ms holding none (rounds ${held.map((r) => r.cpuMs.toFixed(1)).join(', ')} / ${none.map((r) => r.cpuMs.toFixed(1)).join(', ')})`,
+  );
   console.log(`CPU per held entry: ${perEntryUs.toFixed(4)} µs per second held (target <= ${TARGET_US})`);
-  console.log(`enqueue with the breaker open (each entry set aside): ${fmt(openRate)} entries/s; enqueue+deliver, breaker closed: ${fmt(closedRate)} entries/s`);
-  report({ figure: `CPU of a node over ${WINDOW_MS / 1000} s idle, holding ${fmt(HELD)} entries behind an open breaker`, hivenode: heldCpu, unit: 'ms', lowerIsBetter: true, baseline: 'the same node holding none (same open breaker)', baselineValue: noneCpu });
-  report({ figure: 'CPU per entry held by an open breaker, per second held', hivenode: perEntryUs, unit: 'µs', lowerIsBetter: true, target: `≤ ${TARGET_US} µs (≈ 0)`, met: perEntryUs <= TARGET_US });
-  report({ figure: 'enqueue with the breaker open (entries set aside)', hivenode: openRate, unit: 'entries/s', baseline: 'enqueue+deliver with the breaker closed', baselineValue: closedRate });
+  console.log(
+    `enqueue with the breaker open (each entry set aside): ${fmt(openRate)} entries/s; enqueue+deliver, breaker closed: ${fmt(closedRate)} entries/s`,
+  );
+  report({
+    figure: `CPU of a node over ${WINDOW_MS / 1000} s idle, holding ${fmt(HELD)} entries behind an open breaker`,
+    hivenode: heldCpu,
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline: 'the same node holding none (same open breaker)',
+    baselineValue: noneCpu,
+  });
+  report({
+    figure: 'CPU per entry held by an open breaker, per second held',
+    hivenode: perEntryUs,
+    unit: 'µs',
+    lowerIsBetter: true,
+    target: `≤ ${TARGET_US} µs (≈ 0)`,
+    met: perEntryUs <= TARGET_US,
+  });
+  report({
+    figure: 'enqueue with the breaker open (entries set aside)',
+    hivenode: openRate,
+    unit: 'entries/s',
+    baseline: 'enqueue+deliver with the breaker closed',
+    baselineValue: closedRate,
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

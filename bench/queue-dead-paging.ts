@@ -24,9 +24,11 @@ const dir = mkdtempSync(join(tmpdir(), 'hn-bench-queue-paging-'));
 try {
   await seedDeadSet(dir, 'dead', ENTRIES);
   const q = await startQueueNode(dir, 'dead', [['StartPaused', 'true']]);
-  const call = (control: Record<string, string[]>): ReturnType<typeof q.node.hive.call> => q.node.hive.call(q.channel, makeMessage({ Control: mapOf(control) }), 120_000);
+  const call = (control: Record<string, string[]>): ReturnType<typeof q.node.hive.call> =>
+    q.node.hive.call(q.channel, makeMessage({ Control: mapOf(control) }), 120_000);
   const page = await call({ command: ['list'], state: ['dead'], list_offset: ['40'], list_limit: ['20'] });
-  if (page.Code !== 200 || page.Data.total?.[0] !== String(ENTRIES)) throw new Error(`the page answered ${page.Code} ${page.Message} total ${page.Data.total?.[0]}`);
+  if (page.Code !== 200 || page.Data.total?.[0] !== String(ENTRIES))
+    throw new Error(`the page answered ${page.Code} ${page.Message} total ${page.Data.total?.[0]}`);
   /** `ENQUEUES` enqueues one after another: their p50 in ms. */
   const enqueues = async (): Promise<number> => {
     const times: number[] = [];
@@ -72,9 +74,22 @@ try {
   const pagedP50 = median(paged);
   const ratio = pagedP50 / quietP50;
   const n = ENTRIES.toLocaleString('en');
-  console.log(`dead entries kept ${n}; ${ENQUEUES} enqueues per round, rounds ${ROUNDS} (median); ${pages} pages read, about ${pageMs.toFixed(1)} ms a page in the last round`);
-  console.log(`enqueue p50: ${quietP50.toFixed(2)} ms quiet, ${pagedP50.toFixed(2)} ms while a client pages the dead set: ${ratio.toFixed(2)}× (target <= ${TARGET_RATIO}×)`);
-  report({ figure: `enqueue p50 while a client pages ${n} dead entries (page 3 of 20 in a loop)`, hivenode: pagedP50, unit: 'ms', lowerIsBetter: true, baseline: 'the same enqueues with no paging', baselineValue: quietP50, target: `≤ ${TARGET_RATIO}× quiet`, met: ratio <= TARGET_RATIO });
+  console.log(
+    `dead entries kept ${n}; ${ENQUEUES} enqueues per round, rounds ${ROUNDS} (median); ${pages} pages read, about ${pageMs.toFixed(1)} ms a page in the last round`,
+  );
+  console.log(
+    `enqueue p50: ${quietP50.toFixed(2)} ms quiet, ${pagedP50.toFixed(2)} ms while a client pages the dead set: ${ratio.toFixed(2)}× (target <= ${TARGET_RATIO}×)`,
+  );
+  report({
+    figure: `enqueue p50 while a client pages ${n} dead entries (page 3 of 20 in a loop)`,
+    hivenode: pagedP50,
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline: 'the same enqueues with no paging',
+    baselineValue: quietP50,
+    target: `≤ ${TARGET_RATIO}× quiet`,
+    met: ratio <= TARGET_RATIO,
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

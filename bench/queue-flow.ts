@@ -28,7 +28,12 @@ const DELIVERY = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 32);
 const UNDER_WAY = Math.min(2_000, Math.floor(FLOOD / 10));
 const TARGET_MS = 1000;
 
-const job = (tenant: string, i: number): ReturnType<typeof makeMessage> => makeMessage({ Class: 'bench', Operation: 'job', Data: mapOf({ tenant: [tenant], id: [`${tenant}-${i}`], payload: ['some payload of a typical job'] }) });
+const job = (tenant: string, i: number): ReturnType<typeof makeMessage> =>
+  makeMessage({
+    Class: 'bench',
+    Operation: 'job',
+    Data: mapOf({ tenant: [tenant], id: [`${tenant}-${i}`], payload: ['some payload of a typical job'] }),
+  });
 
 /** The flood, written straight into the store of queue `name` as waiting entries. */
 async function seed(dir: string, name: string): Promise<void> {
@@ -36,7 +41,21 @@ async function seed(dir: string, name: string): Promise<void> {
   for (let start = 0; start < FLOOD; start += 20_000) {
     const ops = [];
     for (let i = start; i < Math.min(FLOOD, start + 20_000); i++) {
-      const e: QueueEntry = { key: `big-${i}`, seq: i + 1, message: job('big', i), channel: 'target', mode: 'call', requeueTimerMs: 30_000, requeueCount: 3, deadLetter: '', attempts: 0, state: 'waiting', dueAt: 0, createdAt: new Date().toISOString(), history: [] };
+      const e: QueueEntry = {
+        key: `big-${i}`,
+        seq: i + 1,
+        message: job('big', i),
+        channel: 'target',
+        mode: 'call',
+        requeueTimerMs: 30_000,
+        requeueCount: 3,
+        deadLetter: '',
+        attempts: 0,
+        state: 'waiting',
+        dueAt: 0,
+        createdAt: new Date().toISOString(),
+        history: [],
+      };
       ops.push(putOp(e));
     }
     await store.write(ops);
@@ -44,7 +63,8 @@ async function seed(dir: string, name: string): Promise<void> {
   await store.close();
 }
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * p) - 1)]!;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * p) - 1)]!;
 
 /**
  * One round: the small group's waits (ms) behind the flood with `fairness`: in the queue (from the
@@ -57,7 +77,24 @@ async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<{ queu
   await seed(dir, name);
   const node = await HiveNode.start({
     logStream: new PassThrough(),
-    services: [{ kind: 'queue', layers: [{ source: 'bench', values: [['NAME', name], ['PersistPath', dir], ['DefaultChannel', 'target'], ['DeliveryConcurrency', String(DELIVERY)], ['GroupBy', 'tenant'], ['Fairness', fairness]] }] }],
+    services: [
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', name],
+              ['PersistPath', dir],
+              ['DefaultChannel', 'target'],
+              ['DeliveryConcurrency', String(DELIVERY)],
+              ['GroupBy', 'tenant'],
+              ['Fairness', fairness],
+            ],
+          },
+        ],
+      },
+    ],
   });
   try {
     // the target answers at once and notes when each of the small group's entries arrived
@@ -82,7 +119,10 @@ async function round(dir: string, fairness: 'weighted' | 'fifo'): Promise<{ queu
     const end = Date.now() + 600_000;
     while (arrived.size < SMALL && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     if (arrived.size < SMALL) throw new Error(`only ${arrived.size} of ${SMALL} small entries were delivered`);
-    return { queued: [...answered].map(([id, at]) => arrived.get(id)! - at), total: [...sent].map(([id, at]) => arrived.get(id)! - at) };
+    return {
+      queued: [...answered].map(([id, at]) => arrived.get(id)! - at),
+      total: [...sent].map(([id, at]) => arrived.get(id)! - at),
+    };
   } finally {
     await node.stop(2_000);
   }
@@ -94,7 +134,9 @@ try {
   const fifo = await round(dir, 'fifo');
   const p99 = percentile(weighted.queued, 0.99);
   const fifoP99 = percentile(fifo.queued, 0.99);
-  console.log(`flood ${fmt(FLOOD)} entries of one group, ${SMALL} entries of another enqueued once ${fmt(UNDER_WAY)} were delivered, DeliveryConcurrency ${DELIVERY}`);
+  console.log(
+    `flood ${fmt(FLOOD)} entries of one group, ${SMALL} entries of another enqueued once ${fmt(UNDER_WAY)} were delivered, DeliveryConcurrency ${DELIVERY}`,
+  );
   const line = (name: string, r: { queued: number[]; total: number[] }): string =>
     `${name}: the small group's wait in the queue p50 ${fmt(percentile(r.queued, 0.5))} ms, p99 ${fmt(percentile(r.queued, 0.99))} ms; from the enqueue call p50 ${fmt(percentile(r.total, 0.5))} ms, p99 ${fmt(percentile(r.total, 0.99))} ms`;
   console.log(`${line('Fairness weighted', weighted)} (target: p99 in the queue <= ${TARGET_MS} ms)`);

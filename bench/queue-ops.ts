@@ -48,7 +48,13 @@ try {
   const measurements = [
     measure([], jobMessage),
     measure([], keyedMessage),
-    measure([['GroupBy', 'tenant'], ['GroupConcurrency', String(GROUP_CONCURRENCY)]], tenantMessage),
+    measure(
+      [
+        ['GroupBy', 'tenant'],
+        ['GroupConcurrency', String(GROUP_CONCURRENCY)],
+      ],
+      tenantMessage,
+    ),
   ];
   // one uncounted round of each first: each variant's own code path is compiled there, not in its first
   // counted round (the plain path's warm-up otherwise fell on the plain queue alone and its first round)
@@ -59,14 +65,38 @@ try {
   const dedupRatio = pairedRatio(samples[1], samples[0]);
   const groupsRatio = pairedRatio(samples[2], samples[0]);
   const rounds = (k: number): string => samples[k]!.map((x, i) => (x / samples[0][i]!).toFixed(2)).join(', ');
-  console.log(`records ${RECORDS}, producers ${PRODUCERS}, DeliveryConcurrency ${DELIVERY}, rounds ${ROUNDS} after one warm-up round each, interleaved; rates are medians, ratios the median of each round's ratio`);
+  console.log(
+    `records ${RECORDS}, producers ${PRODUCERS}, DeliveryConcurrency ${DELIVERY}, rounds ${ROUNDS} after one warm-up round each, interleaved; rates are medians, ratios the median of each round's ratio`,
+  );
   console.log(`plain queue enqueue+deliver                          : ${fmt(plain)} entries/s`);
-  console.log(`with idempotency-key on every enqueue                : ${fmt(dedup)} entries/s  ratio ${dedupRatio.toFixed(2)} (rounds ${rounds(1)}; target >= ${TARGET})`);
-  console.log(`with GroupBy (${GROUPS} groups), GroupConcurrency ${GROUP_CONCURRENCY}         : ${fmt(groups)} entries/s  ratio ${groupsRatio.toFixed(2)} (rounds ${rounds(2)}; target >= ${TARGET})`);
+  console.log(
+    `with idempotency-key on every enqueue                : ${fmt(dedup)} entries/s  ratio ${dedupRatio.toFixed(2)} (rounds ${rounds(1)}; target >= ${TARGET})`,
+  );
+  console.log(
+    `with GroupBy (${GROUPS} groups), GroupConcurrency ${GROUP_CONCURRENCY}         : ${fmt(groups)} entries/s  ratio ${groupsRatio.toFixed(2)} (rounds ${rounds(2)}; target >= ${TARGET})`,
+  );
   const baseline = `plain queue enqueue+deliver, ${PRODUCERS} producers, DeliveryConcurrency ${DELIVERY}`;
   const target = `≥ ${TARGET}`;
-  report({ figure: 'queue enqueue+deliver with an idempotency-key on every enqueue', hivenode: dedup, unit: 'entries/s', baseline, baselineValue: plain, ratio: dedupRatio, target, met: dedupRatio >= TARGET });
-  report({ figure: `queue enqueue+deliver with GroupBy (${GROUPS} groups), GroupConcurrency ${GROUP_CONCURRENCY}`, hivenode: groups, unit: 'entries/s', baseline, baselineValue: plain, ratio: groupsRatio, target, met: groupsRatio >= TARGET });
+  report({
+    figure: 'queue enqueue+deliver with an idempotency-key on every enqueue',
+    hivenode: dedup,
+    unit: 'entries/s',
+    baseline,
+    baselineValue: plain,
+    ratio: dedupRatio,
+    target,
+    met: dedupRatio >= TARGET,
+  });
+  report({
+    figure: `queue enqueue+deliver with GroupBy (${GROUPS} groups), GroupConcurrency ${GROUP_CONCURRENCY}`,
+    hivenode: groups,
+    unit: 'entries/s',
+    baseline,
+    baselineValue: plain,
+    ratio: groupsRatio,
+    target,
+    met: groupsRatio >= TARGET,
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -33,7 +33,15 @@ const port = await freePort();
 let version = 0;
 function writeFile(): void {
   version++;
-  writeFileSync(file, ['services:', `  - {service: echo, NAME: echo, ReplyCode: ${200 + (version % 2)}}`, `  - {service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", ResponseHeaders: "X-Config: v${version}", MaxInFlight: 100000}`, ''].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'services:',
+      `  - {service: echo, NAME: echo, ReplyCode: ${200 + (version % 2)}}`,
+      `  - {service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", ResponseHeaders: "X-Config: v${version}", MaxInFlight: 100000}`,
+      '',
+    ].join('\n'),
+  );
 }
 
 interface Round {
@@ -78,7 +86,11 @@ async function round(child: ChildProcess, reloading: boolean): Promise<Round> {
   await agent.close();
   if (failed > 0) throw new Error(`${failed} failed requests ${reloading ? 'during reloads' : 'without reloads'}`);
   latencies.sort((a, b) => a - b);
-  return { p99: latencies[Math.floor(latencies.length * 0.99)]!, rps: latencies.length / ((performance.now() - began) / 1000), reloads };
+  return {
+    p99: latencies[Math.floor(latencies.length * 0.99)]!,
+    rps: latencies.length / ((performance.now() - began) / 1000),
+    reloads,
+  };
 }
 
 writeFile();
@@ -88,21 +100,48 @@ child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(
 child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
 try {
   const deadline = Date.now() + 60_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/healthcheck`).then((r) => r.status === 200, () => false))) {
+  while (
+    !(await fetch(`http://127.0.0.1:${port}/healthcheck`).then(
+      (r) => r.status === 200,
+      () => false,
+    ))
+  ) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the node did not start:\n${output}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   const rounds: Round[][] = [[], []];
-  await interleavedSamples(ROUNDS, [async () => (rounds[0]!.push(await round(child, true)), 0), async () => (rounds[1]!.push(await round(child, false)), 0)]);
+  await interleavedSamples(ROUNDS, [
+    async () => (rounds[0]!.push(await round(child, true)), 0),
+    async () => (rounds[1]!.push(await round(child, false)), 0),
+  ]);
   const [during, without] = rounds as [Round[], Round[]];
   const med = (rs: Round[], k: keyof Round): number => median(rs.map((r) => r[k]));
   if (/reload refused/.test(output)) throw new Error(`a reload was refused:\n${output}`);
-  console.log(`rounds ${ROUNDS} (median), interleaved; load: undici, ${CONNECTIONS} keep-alive connections, ${SECONDS} s; a reload (SIGHUP, the gateway's ResponseHeaders and the echo's ReplyCode changed) every ${RELOAD_EVERY_MS} ms: ${med(during, 'reloads')} a round`);
-  console.log(`p99 latency : during reloads ${med(during, 'p99').toFixed(1)} ms, without ${med(without, 'p99').toFixed(1)} ms`);
-  console.log(`rate        : during reloads ${fmt(med(during, 'rps'))} req/s, without ${fmt(med(without, 'rps'))} req/s; 0 failed requests`);
+  console.log(
+    `rounds ${ROUNDS} (median), interleaved; load: undici, ${CONNECTIONS} keep-alive connections, ${SECONDS} s; a reload (SIGHUP, the gateway's ResponseHeaders and the echo's ReplyCode changed) every ${RELOAD_EVERY_MS} ms: ${med(during, 'reloads')} a round`,
+  );
+  console.log(
+    `p99 latency : during reloads ${med(during, 'p99').toFixed(1)} ms, without ${med(without, 'p99').toFixed(1)} ms`,
+  );
+  console.log(
+    `rate        : during reloads ${fmt(med(during, 'rps'))} req/s, without ${fmt(med(without, 'rps'))} req/s; 0 failed requests`,
+  );
   const baseline = 'the same load on the same node without reloads';
-  report({ figure: `gateway → hive → echo, ${CONNECTIONS} connections: p99 latency during reloads (one every ${RELOAD_EVERY_MS} ms)`, hivenode: med(during, 'p99'), unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(without, 'p99') });
-  report({ figure: `gateway → hive → echo, ${CONNECTIONS} connections: rate during reloads`, hivenode: med(during, 'rps'), unit: 'req/s', baseline, baselineValue: med(without, 'rps') });
+  report({
+    figure: `gateway → hive → echo, ${CONNECTIONS} connections: p99 latency during reloads (one every ${RELOAD_EVERY_MS} ms)`,
+    hivenode: med(during, 'p99'),
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline,
+    baselineValue: med(without, 'p99'),
+  });
+  report({
+    figure: `gateway → hive → echo, ${CONNECTIONS} connections: rate during reloads`,
+    hivenode: med(during, 'rps'),
+    unit: 'req/s',
+    baseline,
+    baselineValue: med(without, 'rps'),
+  });
 } finally {
   child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });

@@ -76,7 +76,10 @@ function rawStatements(t: Target, data: Record<string, string[]>): { sql: string
       });
       tuples.push(`(${marks.join(', ')})`);
     }
-    out.push({ sql: `INSERT INTO ${q}items${q} (${COLUMNS.map((c) => `${q}${c}${q}`).join(', ')}) VALUES ${tuples.join(', ')}`, values });
+    out.push({
+      sql: `INSERT INTO ${q}items${q} (${COLUMNS.map((c) => `${q}${c}${q}`).join(', ')}) VALUES ${tuples.join(', ')}`,
+      values,
+    });
   }
   return out;
 }
@@ -86,7 +89,8 @@ async function sqliteTarget(): Promise<Target> {
   const file = join(dir, 'bench.db');
   const direct = new Sequelize({ dialect: 'sqlite', storage: file, logging: false });
   const db = new sqlite3.Database(file);
-  const run = (sql: string, values: unknown[] = []): Promise<void> => new Promise((resolve, reject) => db.run(sql, values, (e) => (e ? reject(e) : resolve())));
+  const run = (sql: string, values: unknown[] = []): Promise<void> =>
+    new Promise((resolve, reject) => db.run(sql, values, (e) => (e ? reject(e) : resolve())));
   const rawInsert = async (statements: { sql: string; values: unknown[] }[]): Promise<void> => {
     await run('BEGIN IMMEDIATE');
     for (const s of statements) await run(s.sql, s.values);
@@ -96,46 +100,125 @@ async function sqliteTarget(): Promise<Target> {
     await new Promise((r) => db.close(r));
     rmSync(dir, { recursive: true, force: true });
   };
-  return { label: 'SQLite', dialect: 'sqlite', params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file }, direct, driver: 'sqlite3', rawInsert, cleanup };
+  return {
+    label: 'SQLite',
+    dialect: 'sqlite',
+    params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file },
+    direct,
+    driver: 'sqlite3',
+    rawInsert,
+    cleanup,
+  };
 }
 
 async function postgresTarget(): Promise<Target> {
   const server: DbServer = await postgresServer();
-  const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'postgres', host: '127.0.0.1', port: server.port, logging: false });
-  const client = new pg.Client({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database });
+  const direct = new Sequelize(server.database, server.user, server.password, {
+    dialect: 'postgres',
+    host: '127.0.0.1',
+    port: server.port,
+    logging: false,
+  });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database: server.database,
+  });
   await client.connect();
   const rawInsert = async (statements: { sql: string; values: unknown[] }[]): Promise<void> => {
     await client.query('BEGIN');
     for (const s of statements) await client.query(s.sql, s.values);
     await client.query('COMMIT');
   };
-  const params = { SQL_ENGINE: 'postgres', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
-  return { label: 'PostgreSQL', dialect: 'postgres', params, direct, driver: 'pg', rawInsert, cleanup: async () => (await client.end(), await server.remove()) };
+  const params = {
+    SQL_ENGINE: 'postgres',
+    SQL_SERVER: '127.0.0.1',
+    SQL_PORT: String(server.port),
+    SQL_DATABASE: server.database,
+    SQL_USERNAME: server.user,
+    SQL_PASSWORD: server.password,
+  };
+  return {
+    label: 'PostgreSQL',
+    dialect: 'postgres',
+    params,
+    direct,
+    driver: 'pg',
+    rawInsert,
+    cleanup: async () => (await client.end(), await server.remove()),
+  };
 }
 
 async function mariadbTarget(): Promise<Target> {
   const server: DbServer = await mariadbServer();
-  const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'mysql', host: '127.0.0.1', port: server.port, logging: false });
-  const connection = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database });
+  const direct = new Sequelize(server.database, server.user, server.password, {
+    dialect: 'mysql',
+    host: '127.0.0.1',
+    port: server.port,
+    logging: false,
+  });
+  const connection = await mysql.createConnection({
+    host: '127.0.0.1',
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database: server.database,
+  });
   // execute: a prepared statement, as the service's driver (through Sequelize) sends it
   const rawInsert = async (statements: { sql: string; values: unknown[] }[]): Promise<void> => {
     await connection.beginTransaction();
     for (const s of statements) await connection.execute(s.sql, s.values as string[]);
     await connection.commit();
   };
-  const params = { SQL_ENGINE: 'mariadb', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
-  return { label: 'MariaDB', dialect: 'mysql', params, direct, driver: 'mysql2', rawInsert, cleanup: async () => (await connection.end(), await server.remove()) };
+  const params = {
+    SQL_ENGINE: 'mariadb',
+    SQL_SERVER: '127.0.0.1',
+    SQL_PORT: String(server.port),
+    SQL_DATABASE: server.database,
+    SQL_USERNAME: server.user,
+    SQL_PASSWORD: server.password,
+  };
+  return {
+    label: 'MariaDB',
+    dialect: 'mysql',
+    params,
+    direct,
+    driver: 'mysql2',
+    rawInsert,
+    cleanup: async () => (await connection.end(), await server.remove()),
+  };
 }
 
 async function bench(t: Target): Promise<void> {
   await t.direct.query('DROP TABLE IF EXISTS items');
   await t.direct.query('CREATE TABLE items (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL, qty INTEGER NOT NULL)');
-  const insert = { ...t.params, SQL_STATEMENT: 'insert', SQL_TABLE: 'items', SQL_COLUMNS: COLUMNS.join(','), SQL_VALUEPARAMS: COLUMNS.join(',') };
+  const insert = {
+    ...t.params,
+    SQL_STATEMENT: 'insert',
+    SQL_TABLE: 'items',
+    SQL_COLUMNS: COLUMNS.join(','),
+    SQL_VALUEPARAMS: COLUMNS.join(','),
+  };
   const node = await HiveNode.start({
     logStream: new PassThrough(),
     services: [
-      { kind: 'sql', layers: [{ source: 'bench', values: Object.entries({ NAME: 'batch', ...insert, SQL_BATCH: 'true', SQL_MAXBATCH: String(ROWS) }) }] },
-      { kind: 'sql', layers: [{ source: 'bench', values: Object.entries({ NAME: 'single', ...insert, SQL_POOLSIZE: String(CONCURRENCY) }) }] },
+      {
+        kind: 'sql',
+        layers: [
+          {
+            source: 'bench',
+            values: Object.entries({ NAME: 'batch', ...insert, SQL_BATCH: 'true', SQL_MAXBATCH: String(ROWS) }),
+          },
+        ],
+      },
+      {
+        kind: 'sql',
+        layers: [
+          { source: 'bench', values: Object.entries({ NAME: 'single', ...insert, SQL_POOLSIZE: String(CONCURRENCY) }) },
+        ],
+      },
     ],
   });
   /**
@@ -165,7 +248,8 @@ async function bench(t: Target): Promise<void> {
     (statements) => t.rawInsert(statements),
   );
   const viaSingle = round(
-    (data) => data.id!.map((id, i) => makeMessage({ Data: mapOf({ id: [id], name: [data.name![i]!], qty: [data.qty![i]!] }) })),
+    (data) =>
+      data.id!.map((id, i) => makeMessage({ Data: mapOf({ id: [id], name: [data.name![i]!], qty: [data.qty![i]!] }) })),
     async (messages) => {
       let i = 0;
       await drive(ROWS, CONCURRENCY, async () => {
@@ -177,15 +261,40 @@ async function bench(t: Target): Promise<void> {
   // warm-up: connections opened, statements prepared, JIT settled
   for (const op of [viaBatch, raw, viaBatch, raw]) await op();
   const [b, r] = await interleavedAll(ROUNDS, [viaBatch, raw]);
-  console.log(`${t.label.padEnd(10)} ${fmt(ROWS)} rows: one SQL_BATCH message ${fmt(b!).padStart(9)} rows/s   raw ${t.driver} in one transaction ${fmt(r!).padStart(9)} rows/s   ratio ${(b! / r!).toFixed(2)} (target >= 0.80)`);
-  report({ figure: `${t.label} ${fmt(ROWS)}-row INSERT in one SQL_BATCH message via hive + SQL service`, hivenode: b!, unit: 'rows/s', baseline: `raw ${t.driver}, same multi-row INSERT in one transaction`, baselineValue: r!, target: '≥ 0.8', met: b! / r! >= 0.8 });
-  const [b2, s] = await interleavedAll(t.dialect === 'sqlite' ? SQLITE_SINGLE_ROUNDS : SINGLE_ROUNDS, [viaBatch, viaSingle]);
-  console.log(`${t.label.padEnd(10)} ${fmt(ROWS)} rows: one SQL_BATCH message ${fmt(b2!).padStart(9)} rows/s   ${fmt(ROWS)} single-row messages (c=${CONCURRENCY}) ${fmt(s!).padStart(9)} rows/s   ratio ${(b2! / s!).toFixed(1)} (expected >= 10)`);
-  report({ figure: `${t.label} ${fmt(ROWS)} rows in one SQL_BATCH message, against single-row messages`, hivenode: b2!, unit: 'rows/s', baseline: `${fmt(ROWS)} single-row INSERT messages, concurrency ${CONCURRENCY}`, baselineValue: s!, target: '≥ 10', met: b2! / s! >= 10 });
+  console.log(
+    `${t.label.padEnd(10)} ${fmt(ROWS)} rows: one SQL_BATCH message ${fmt(b!).padStart(9)} rows/s   raw ${t.driver} in one transaction ${fmt(r!).padStart(9)} rows/s   ratio ${(b! / r!).toFixed(2)} (target >= 0.80)`,
+  );
+  report({
+    figure: `${t.label} ${fmt(ROWS)}-row INSERT in one SQL_BATCH message via hive + SQL service`,
+    hivenode: b!,
+    unit: 'rows/s',
+    baseline: `raw ${t.driver}, same multi-row INSERT in one transaction`,
+    baselineValue: r!,
+    target: '≥ 0.8',
+    met: b! / r! >= 0.8,
+  });
+  const [b2, s] = await interleavedAll(t.dialect === 'sqlite' ? SQLITE_SINGLE_ROUNDS : SINGLE_ROUNDS, [
+    viaBatch,
+    viaSingle,
+  ]);
+  console.log(
+    `${t.label.padEnd(10)} ${fmt(ROWS)} rows: one SQL_BATCH message ${fmt(b2!).padStart(9)} rows/s   ${fmt(ROWS)} single-row messages (c=${CONCURRENCY}) ${fmt(s!).padStart(9)} rows/s   ratio ${(b2! / s!).toFixed(1)} (expected >= 10)`,
+  );
+  report({
+    figure: `${t.label} ${fmt(ROWS)} rows in one SQL_BATCH message, against single-row messages`,
+    hivenode: b2!,
+    unit: 'rows/s',
+    baseline: `${fmt(ROWS)} single-row INSERT messages, concurrency ${CONCURRENCY}`,
+    baselineValue: s!,
+    target: '≥ 10',
+    met: b2! / s! >= 10,
+  });
   await node.stop(2000);
   await t.direct.close();
   await t.cleanup();
 }
 
-console.log(`SQL_BATCH: ${fmt(ROWS)} rows of 3 columns; rounds ${ROUNDS} against the raw driver, ${SINGLE_ROUNDS} against single-row messages (SQLite ${SQLITE_SINGLE_ROUNDS}) (median, interleaved)`);
+console.log(
+  `SQL_BATCH: ${fmt(ROWS)} rows of 3 columns; rounds ${ROUNDS} against the raw driver, ${SINGLE_ROUNDS} against single-row messages (SQLite ${SQLITE_SINGLE_ROUNDS}) (median, interleaved)`,
+);
 await onEachEngine({ sqlite: sqliteTarget, postgres: postgresTarget, mariadb: mariadbTarget }, bench);

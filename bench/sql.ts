@@ -32,7 +32,10 @@ const pg = createRequire(import.meta.url)('pg') as { Pool: new (options: Record<
 // ratio swinging ±0.06 from run to run
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const ROWS = 1000;
-const OPS: Record<number, number> = { 1: Number(process.env.BENCH_OPS_1 ?? 2000), 32: Number(process.env.BENCH_OPS_32 ?? 6000) };
+const OPS: Record<number, number> = {
+  1: Number(process.env.BENCH_OPS_1 ?? 2000),
+  32: Number(process.env.BENCH_OPS_32 ?? 6000),
+};
 
 interface Target {
   label: string;
@@ -48,40 +51,123 @@ interface Target {
 async function sqliteTarget(): Promise<Target> {
   const { file, direct, remove } = await sqliteKv('hn-sqlbench-', ROWS);
   const db = new sqlite3.Database(file);
-  const rawSelect = (sql: string, id: string): Promise<number> => new Promise((resolve, reject) => db.all(sql, [id], (e, rows) => (e ? reject(e) : resolve(rows.length))));
+  const rawSelect = (sql: string, id: string): Promise<number> =>
+    new Promise((resolve, reject) => db.all(sql, [id], (e, rows) => (e ? reject(e) : resolve(rows.length))));
   const cleanup = async (): Promise<void> => {
     await new Promise((r) => db.close(r));
     remove();
   };
-  return { label: 'SQLite', params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file }, direct, quote: '"', driver: 'sqlite3', rawSelect, cleanup };
+  return {
+    label: 'SQLite',
+    params: { SQL_ENGINE: 'sqlite', SQL_DATABASE: file },
+    direct,
+    quote: '"',
+    driver: 'sqlite3',
+    rawSelect,
+    cleanup,
+  };
 }
 
 async function postgresTarget(): Promise<Target> {
   const server: DbServer = await postgresServer();
-  const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'postgres', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
+  const direct = new Sequelize(server.database, server.user, server.password, {
+    dialect: 'postgres',
+    host: '127.0.0.1',
+    port: server.port,
+    logging: false,
+    pool: { max: 10 },
+  });
   await seedKv(direct, 'id SERIAL PRIMARY KEY', ROWS);
-  const pool = new pg.Pool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, max: 10 });
+  const pool = new pg.Pool({
+    host: '127.0.0.1',
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database: server.database,
+    max: 10,
+  });
   // the server is shut down at the end while idle clients may still be closing: not an error of the bench
   pool.on('error', () => undefined);
-  const params = { SQL_ENGINE: 'postgres', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
-  const rawSelect = async (sql: string, id: string): Promise<number> => (await pool.query(sql.replace('?', '$1'), [id])).rowCount ?? 0;
-  return { label: 'PostgreSQL', params, direct, quote: '"', driver: 'pg Pool', rawSelect, cleanup: async () => (await pool.end(), await server.remove()) };
+  const params = {
+    SQL_ENGINE: 'postgres',
+    SQL_SERVER: '127.0.0.1',
+    SQL_PORT: String(server.port),
+    SQL_DATABASE: server.database,
+    SQL_USERNAME: server.user,
+    SQL_PASSWORD: server.password,
+  };
+  const rawSelect = async (sql: string, id: string): Promise<number> =>
+    (await pool.query(sql.replace('?', '$1'), [id])).rowCount ?? 0;
+  return {
+    label: 'PostgreSQL',
+    params,
+    direct,
+    quote: '"',
+    driver: 'pg Pool',
+    rawSelect,
+    cleanup: async () => (await pool.end(), await server.remove()),
+  };
 }
 
 async function mariadbTarget(): Promise<Target> {
   const server: DbServer = await mariadbServer();
-  const direct = new Sequelize(server.database, server.user, server.password, { dialect: 'mysql', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 10 } });
+  const direct = new Sequelize(server.database, server.user, server.password, {
+    dialect: 'mysql',
+    host: '127.0.0.1',
+    port: server.port,
+    logging: false,
+    pool: { max: 10 },
+  });
   await seedKv(direct, 'id INTEGER PRIMARY KEY AUTO_INCREMENT', ROWS);
-  const pool = mysql.createPool({ host: '127.0.0.1', port: server.port, user: server.user, password: server.password, database: server.database, connectionLimit: 10 });
-  const params = { SQL_ENGINE: 'mariadb', SQL_SERVER: '127.0.0.1', SQL_PORT: String(server.port), SQL_DATABASE: server.database, SQL_USERNAME: server.user, SQL_PASSWORD: server.password };
-  const rawSelect = async (sql: string, id: string): Promise<number> => ((await pool.query(sql, [id]))[0] as unknown[]).length;
-  return { label: 'MariaDB', params, direct, quote: '`', driver: 'mysql2 pool', rawSelect, cleanup: async () => (await pool.end(), await server.remove()) };
+  const pool = mysql.createPool({
+    host: '127.0.0.1',
+    port: server.port,
+    user: server.user,
+    password: server.password,
+    database: server.database,
+    connectionLimit: 10,
+  });
+  const params = {
+    SQL_ENGINE: 'mariadb',
+    SQL_SERVER: '127.0.0.1',
+    SQL_PORT: String(server.port),
+    SQL_DATABASE: server.database,
+    SQL_USERNAME: server.user,
+    SQL_PASSWORD: server.password,
+  };
+  const rawSelect = async (sql: string, id: string): Promise<number> =>
+    ((await pool.query(sql, [id]))[0] as unknown[]).length;
+  return {
+    label: 'MariaDB',
+    params,
+    direct,
+    quote: '`',
+    driver: 'mysql2 pool',
+    rawSelect,
+    cleanup: async () => (await pool.end(), await server.remove()),
+  };
 }
 
 async function bench(t: Target): Promise<void> {
   const node = await HiveNode.start({
     logStream: new PassThrough(),
-    services: [{ kind: 'sql', layers: [{ source: 'bench', values: Object.entries({ NAME: 'kv', ...t.params, SQL_STATEMENT: 'select', SQL_TABLE: 'kv', SQL_WHERE: 'id = {{ id }}' }) }] }],
+    services: [
+      {
+        kind: 'sql',
+        layers: [
+          {
+            source: 'bench',
+            values: Object.entries({
+              NAME: 'kv',
+              ...t.params,
+              SQL_STATEMENT: 'select',
+              SQL_TABLE: 'kv',
+              SQL_WHERE: 'id = {{ id }}',
+            }),
+          },
+        ],
+      },
+    ],
   });
   let n = 0;
   const nextId = (): string => String((n++ % ROWS) + 1);
@@ -103,12 +189,25 @@ async function bench(t: Target): Promise<void> {
     const ops = OPS[concurrency]!;
     // warm-up: connections opened, statements prepared, JIT settled
     for (const op of [direct, raw, viaHive]) await drive(Math.min(ops, 1000), concurrency, op);
-    const [d, r, h] = await interleavedAll(ROUNDS, [direct, raw, viaHive].map((op) => () => drive(ops, concurrency, op)));
+    const [d, r, h] = await interleavedAll(
+      ROUNDS,
+      [direct, raw, viaHive].map((op) => () => drive(ops, concurrency, op)),
+    );
     // PostgreSQL and MariaDB at 32: beyond the raw pool (pipelined lanes, actors/sql/select-lanes.ts)
     const target = concurrency === 1 ? 0.85 : t.label === 'SQLite' ? 0.8 : 1.0;
-    console.log(`${t.label.padEnd(10)} c=${String(concurrency).padEnd(2)}  raw ${t.driver} ${fmt(r!).padStart(7)} /s   via hive + SQL service ${fmt(h!).padStart(7)} /s   ratio ${(h! / r!).toFixed(2)} (target >= ${target.toFixed(2)})   direct sequelize.query ${fmt(d!)} /s (ratio ${(h! / d!).toFixed(2)})`);
+    console.log(
+      `${t.label.padEnd(10)} c=${String(concurrency).padEnd(2)}  raw ${t.driver} ${fmt(r!).padStart(7)} /s   via hive + SQL service ${fmt(h!).padStart(7)} /s   ratio ${(h! / r!).toFixed(2)} (target >= ${target.toFixed(2)})   direct sequelize.query ${fmt(d!)} /s (ratio ${(h! / d!).toFixed(2)})`,
+    );
     const figure = `${t.label} SELECT by primary key via hive + SQL service, concurrency ${concurrency}`;
-    report({ figure, hivenode: h!, unit: 'queries/s', baseline: `raw ${t.driver}`, baselineValue: r!, target: `≥ ${target}`, met: h! / r! >= target });
+    report({
+      figure,
+      hivenode: h!,
+      unit: 'queries/s',
+      baseline: `raw ${t.driver}`,
+      baselineValue: r!,
+      target: `≥ ${target}`,
+      met: h! / r! >= target,
+    });
     report({ figure, hivenode: h!, unit: 'queries/s', baseline: 'direct sequelize.query', baselineValue: d! });
   }
   await node.stop(2000);
@@ -116,5 +215,7 @@ async function bench(t: Target): Promise<void> {
   await t.cleanup();
 }
 
-console.log(`SELECT by primary key, ${ROWS} rows; ops per round: c=1 ${OPS[1]}, c=32 ${OPS[32]}; rounds ${ROUNDS} (median, interleaved)`);
+console.log(
+  `SELECT by primary key, ${ROWS} rows; ops per round: c=1 ${OPS[1]}, c=32 ${OPS[32]}; rounds ${ROUNDS} (median, interleaved)`,
+);
 await onEachEngine({ sqlite: sqliteTarget, postgres: postgresTarget, mariadb: mariadbTarget }, bench);

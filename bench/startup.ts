@@ -39,12 +39,41 @@ function nodeFile(gatewayPort: number, syslogPort: number): string {
   const services = [
     { service: 'echo', NAME: 'echo' },
     // the table must exist: the service checks its configured names against the database at start
-    { service: 'sql', NAME: 'sql', SQL_ENGINE: 'sqlite', SQL_DATABASE: join(dir, 'startup.db'), SQL_INITFILE: initFile, SQL_STATEMENT: 'select', SQL_TABLE: 'kv' },
+    {
+      service: 'sql',
+      NAME: 'sql',
+      SQL_ENGINE: 'sqlite',
+      SQL_DATABASE: join(dir, 'startup.db'),
+      SQL_INITFILE: initFile,
+      SQL_STATEMENT: 'select',
+      SQL_TABLE: 'kv',
+    },
     { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'queue'), DefaultChannel: 'echo' },
-    { service: 'gateway', NAME: 'gateway', Port: gatewayPort, Strict: true, OUTPUTCHANNEL: 'echo', MaxInFlight: 100_000 },
+    {
+      service: 'gateway',
+      NAME: 'gateway',
+      Port: gatewayPort,
+      Strict: true,
+      OUTPUTCHANNEL: 'echo',
+      MaxInFlight: 100_000,
+    },
     { service: 'exec', NAME: 'exec', Template: '{{ setCmd "/bin/true" }}' },
-    { service: 'syslog', NAME: 'syslog', IP: '127.0.0.1', Port: syslogPort, UDP: true, TCP: true, OUTPUTCHANNEL: 'echo' },
-    { service: 'httpclient', NAME: 'web', Method: 'POST', URL: `http://127.0.0.1:${gatewayPort}/echo/from-http-client`, InterceptBefore: `module://${interceptor}` },
+    {
+      service: 'syslog',
+      NAME: 'syslog',
+      IP: '127.0.0.1',
+      Port: syslogPort,
+      UDP: true,
+      TCP: true,
+      OUTPUTCHANNEL: 'echo',
+    },
+    {
+      service: 'httpclient',
+      NAME: 'web',
+      Method: 'POST',
+      URL: `http://127.0.0.1:${gatewayPort}/echo/from-http-client`,
+      InterceptBefore: `module://${interceptor}`,
+    },
   ];
   const file = join(dir, 'node.json');
   writeFileSync(file, JSON.stringify({ services }));
@@ -62,7 +91,8 @@ http.createServer((req, res) => {
   });
 }).listen(Number(process.argv[1]), '127.0.0.1');`;
 
-const rssOf = (child: ChildProcess): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const rssOf = (child: ChildProcess): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 interface Round {
   readySeconds: number;
@@ -72,7 +102,9 @@ interface Round {
 }
 
 /** Spawns on a free port and waits for the health check: the process, its port and the seconds until it answered. */
-async function startReady(start: (port: number) => ChildProcess): Promise<{ child: ChildProcess; port: number; readySeconds: number }> {
+async function startReady(
+  start: (port: number) => ChildProcess,
+): Promise<{ child: ChildProcess; port: number; readySeconds: number }> {
   const port = await freePort();
   const started = performance.now();
   const child = start(port);
@@ -80,8 +112,14 @@ async function startReady(start: (port: number) => ChildProcess): Promise<{ chil
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
   const health = `http://127.0.0.1:${port}/healthcheck`;
   const deadline = started + 60_000;
-  while (!(await fetch(health).then((r) => r.status === 200, () => false))) {
-    if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the process did not answer ${health} (exit code ${child.exitCode}):\n${stderr}`);
+  while (
+    !(await fetch(health).then(
+      (r) => r.status === 200,
+      () => false,
+    ))
+  ) {
+    if (child.exitCode !== null || performance.now() > deadline)
+      throw new Error(`the process did not answer ${health} (exit code ${child.exitCode}):\n${stderr}`);
     await new Promise((r) => setTimeout(r, 5));
   }
   return { child, port, readySeconds: (performance.now() - started) / 1000 };
@@ -104,7 +142,11 @@ async function round(start: (port: number) => ChildProcess): Promise<Round> {
 // the bundle's code cache (bin/code-cache.ts) of this bench's own: written by the untimed start below,
 // as by a user's first start after an install, and taken by every round's
 const codeCache = join(dir, 'code-cache');
-const hivenode = (port: number): ChildProcess => spawn(process.execPath, [cli, 'run', nodeFile(port, 0)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HIVENODE_CODE_CACHE: codeCache } });
+const hivenode = (port: number): ChildProcess =>
+  spawn(process.execPath, [cli, 'run', nodeFile(port, 0)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, HIVENODE_CODE_CACHE: codeCache },
+  });
 
 /** The first start after a build, in ms: compiles the bundle and writes its code cache when it exits. */
 async function firstStart(): Promise<number> {
@@ -112,29 +154,79 @@ async function firstStart(): Promise<number> {
   await new Promise((r) => child.once('exit', r).kill('SIGTERM'));
   return readySeconds * 1000;
 }
-const bare = (port: number): ChildProcess => spawn(process.execPath, ['-e', bareServer, String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+const bare = (port: number): ChildProcess =>
+  spawn(process.execPath, ['-e', bareServer, String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
 
 try {
   const cold = await firstStart();
   const ours: Round[] = [];
   const base: Round[] = [];
-  await interleavedAll(ROUNDS, [async () => (ours.push(await round(hivenode)), 0), async () => (base.push(await round(bare)), 0)]);
+  await interleavedAll(ROUNDS, [
+    async () => (ours.push(await round(hivenode)), 0),
+    async () => (base.push(await round(bare)), 0),
+  ]);
   const med = (rs: Round[], k: keyof Round): number => median(rs.map((r) => r[k]));
-  console.log(`rounds ${ROUNDS} (median), interleaved; load: wrk -t1, ${CONNECTIONS} connections, ${SECONDS} s; RSS idle ${IDLE_MS} ms after ready, under load the highest 100 ms sample`);
-  console.log(`start to ready : hivenode run (7 services) ${(med(ours, 'readySeconds') * 1000).toFixed(0)} ms, bare node -e http server ${(med(base, 'readySeconds') * 1000).toFixed(0)} ms`);
-  console.log(`first start    : hivenode run ${cold.toFixed(0)} ms (no code cache yet: written as it exits; one run, before the rounds)`);
+  console.log(
+    `rounds ${ROUNDS} (median), interleaved; load: wrk -t1, ${CONNECTIONS} connections, ${SECONDS} s; RSS idle ${IDLE_MS} ms after ready, under load the highest 100 ms sample`,
+  );
+  console.log(
+    `start to ready : hivenode run (7 services) ${(med(ours, 'readySeconds') * 1000).toFixed(0)} ms, bare node -e http server ${(med(base, 'readySeconds') * 1000).toFixed(0)} ms`,
+  );
+  console.log(
+    `first start    : hivenode run ${cold.toFixed(0)} ms (no code cache yet: written as it exits; one run, before the rounds)`,
+  );
   console.log(`RSS idle       : hivenode ${fmt(med(ours, 'idleRss'))} MiB, bare ${fmt(med(base, 'idleRss'))} MiB`);
-  console.log(`RSS under load : hivenode ${fmt(med(ours, 'loadRss'))} MiB (${fmt(med(ours, 'rps'))} req/s), bare ${fmt(med(base, 'loadRss'))} MiB (${fmt(med(base, 'rps'))} req/s)`);
+  console.log(
+    `RSS under load : hivenode ${fmt(med(ours, 'loadRss'))} MiB (${fmt(med(ours, 'rps'))} req/s), bare ${fmt(med(base, 'loadRss'))} MiB (${fmt(med(base, 'rps'))} req/s)`,
+  );
   const baseline = 'bare node -e process serving node:http';
   const node = 'node of all six services (+ echo)';
   // the targets, absolute: start to ready <= 250 ms, idle RSS <= 90 MiB
   const ready = med(ours, 'readySeconds') * 1000;
   const idle = med(ours, 'idleRss');
-  report({ figure: `${node}: start to ready (health check answers)`, hivenode: ready, unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(base, 'readySeconds') * 1000, target: '≤ 250 ms', met: ready <= 250 });
-  report({ figure: `${node}: first start after a build, before its code cache is written (one run)`, hivenode: cold, unit: 'ms', lowerIsBetter: true, baseline, baselineValue: med(base, 'readySeconds') * 1000 });
-  report({ figure: `${node}: RSS idle`, hivenode: idle, unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: med(base, 'idleRss'), target: '≤ 90 MiB', met: idle <= 90 });
-  report({ figure: `${node}: RSS under load (gateway → hive → echo, ${CONNECTIONS} connections)`, hivenode: med(ours, 'loadRss'), unit: 'MiB', lowerIsBetter: true, baseline, baselineValue: med(base, 'loadRss') });
-  report({ figure: `${node}: HTTP rate in that load`, hivenode: med(ours, 'rps'), unit: 'req/s', baseline, baselineValue: med(base, 'rps') });
+  report({
+    figure: `${node}: start to ready (health check answers)`,
+    hivenode: ready,
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline,
+    baselineValue: med(base, 'readySeconds') * 1000,
+    target: '≤ 250 ms',
+    met: ready <= 250,
+  });
+  report({
+    figure: `${node}: first start after a build, before its code cache is written (one run)`,
+    hivenode: cold,
+    unit: 'ms',
+    lowerIsBetter: true,
+    baseline,
+    baselineValue: med(base, 'readySeconds') * 1000,
+  });
+  report({
+    figure: `${node}: RSS idle`,
+    hivenode: idle,
+    unit: 'MiB',
+    lowerIsBetter: true,
+    baseline,
+    baselineValue: med(base, 'idleRss'),
+    target: '≤ 90 MiB',
+    met: idle <= 90,
+  });
+  report({
+    figure: `${node}: RSS under load (gateway → hive → echo, ${CONNECTIONS} connections)`,
+    hivenode: med(ours, 'loadRss'),
+    unit: 'MiB',
+    lowerIsBetter: true,
+    baseline,
+    baselineValue: med(base, 'loadRss'),
+  });
+  report({
+    figure: `${node}: HTTP rate in that load`,
+    hivenode: med(ours, 'rps'),
+    unit: 'req/s',
+    baseline,
+    baselineValue: med(base, 'rps'),
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -24,7 +24,8 @@ import { fmt, interleavedAll, report } from './lib.js';
 const MESSAGES = Number(process.env.BENCH_RELP_MESSAGES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WINDOW = 128;
-const line = '<134>1 2024-03-15T11:22:33.123Z web01 nginx 4242 ACCESS [meta@1 ip="10.0.0.1"] GET /index.html 200 1234 "-" "curl/8.0"';
+const line =
+  '<134>1 2024-03-15T11:22:33.123Z web01 nginx 4242 ACCESS [meta@1 ip="10.0.0.1"] GET /index.html 200 1234 "-" "curl/8.0"';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Sends `n` syslog frames over one RELP session with a window; resolves once every one is answered 200. */
@@ -49,7 +50,8 @@ async function relpSend(port: number, n: number): Promise<void> {
     };
     socket.on('data', (chunk: Buffer) => {
       for (const f of decoder.push(chunk)) {
-        if (!f.data.subarray(0, 3).equals(Buffer.from('200'))) return reject(new Error(`RELP answer ${f.txnr}: ${f.data.toString()}`));
+        if (!f.data.subarray(0, 3).equals(Buffer.from('200')))
+          return reject(new Error(`RELP answer ${f.txnr}: ${f.data.toString()}`));
         if (!open) open = true;
         else answered++;
       }
@@ -68,9 +70,54 @@ async function main(): Promise<void> {
   const node = await HiveNode.start({
     logStream: new PassThrough(),
     services: [
-      { kind: 'queue', layers: [{ source: 'bench', values: [['NAME', 'q'], ['PersistPath', dir], ['StartPaused', 'true']] }] },
-      { kind: 'syslog', layers: [{ source: 'bench', values: [['NAME', 'rx'], ['IP', '127.0.0.1'], ['Port', '0'], ['TCP', 'true'], ['RELP', 'true'], ['RELPPort', '0'], ['OUTPUTCHANNEL', 'q'], ['Format', 'RFC5424']] }] },
-      { kind: 'syslog', layers: [{ source: 'bench', values: [['NAME', 'rx-ack'], ['IP', '127.0.0.1'], ['Port', '0'], ['TCP', 'true'], ['TCPAck', 'true'], ['OUTPUTCHANNEL', 'q'], ['Format', 'RFC5424']] }] },
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'q'],
+              ['PersistPath', dir],
+              ['StartPaused', 'true'],
+            ],
+          },
+        ],
+      },
+      {
+        kind: 'syslog',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'rx'],
+              ['IP', '127.0.0.1'],
+              ['Port', '0'],
+              ['TCP', 'true'],
+              ['RELP', 'true'],
+              ['RELPPort', '0'],
+              ['OUTPUTCHANNEL', 'q'],
+              ['Format', 'RFC5424'],
+            ],
+          },
+        ],
+      },
+      {
+        kind: 'syslog',
+        layers: [
+          {
+            source: 'bench',
+            values: [
+              ['NAME', 'rx-ack'],
+              ['IP', '127.0.0.1'],
+              ['Port', '0'],
+              ['TCP', 'true'],
+              ['TCPAck', 'true'],
+              ['OUTPUTCHANNEL', 'q'],
+              ['Format', 'RFC5424'],
+            ],
+          },
+        ],
+      },
     ],
   });
   const rx = node.services.find((s) => s.name === 'rx')!.running.status();
@@ -78,7 +125,11 @@ async function main(): Promise<void> {
   const ackPort = node.services.find((s) => s.name === 'rx-ack')!.running.status().tcpPort as number;
   const queueSize = (): number => node.services.find((s) => s.name === 'q')!.running.status().size as number;
   const clear = async (): Promise<void> => {
-    const r = await node.hive.call('q', makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf({ command: ['clear'] }), Data: mapOf({}) }), 60_000);
+    const r = await node.hive.call(
+      'q',
+      makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf({ command: ['clear'] }), Data: mapOf({}) }),
+      60_000,
+    );
     if (r.Code !== 200) throw new Error(`clear: ${r.Code} ${r.Message}`);
   };
 
@@ -99,15 +150,38 @@ async function main(): Promise<void> {
     const started = performance.now();
     await relpSend(relpPort, MESSAGES);
     const rate = MESSAGES / ((performance.now() - started) / 1000);
-    if (queueSize() !== MESSAGES) throw new Error(`RELP answered ${MESSAGES} frames but the queue holds ${queueSize()}`);
+    if (queueSize() !== MESSAGES)
+      throw new Error(`RELP answered ${MESSAGES} frames but the queue holds ${queueSize()}`);
     return rate;
   };
 
-  console.log(`${fmt(MESSAGES)} × one ${line.length}-byte RFC 5424 line per round over one connection into a paused SQLite queue; rounds ${ROUNDS} (median), interleaved`);
-  const [tcp, relp, acked] = await interleavedAll(ROUNDS, [tcpRound(tcpPort), relpRound, tcpRound(ackPort)]) as [number, number, number];
-  console.log(`plain TCP (octet counting, fire-and-forget): ${fmt(tcp)} msg/s stored; RELP (window ${WINDOW}, answered once stored): ${fmt(relp)} msg/s, ratio ${(relp / tcp).toFixed(2)} (target ≥ 0.5); TCP with TCPAck (window ${WINDOW}): ${fmt(acked)} msg/s, ratio ${(acked / tcp).toFixed(2)}`);
-  report({ figure: `syslog RELP receive into a SQLite queue (window ${WINDOW}, each message answered once stored), one connection`, hivenode: relp, unit: 'msg/s', baseline: 'plain TCP (octet counting) into the same queue, fire-and-forget', baselineValue: tcp, target: '≥ 0.5', met: relp / tcp >= 0.5 });
-  report({ figure: `syslog TCP with TCPAck into a SQLite queue (window ${WINDOW}: not read while the queue is behind), one connection`, hivenode: acked, unit: 'msg/s', baseline: 'plain TCP (octet counting) into the same queue, fire-and-forget', baselineValue: tcp });
+  console.log(
+    `${fmt(MESSAGES)} × one ${line.length}-byte RFC 5424 line per round over one connection into a paused SQLite queue; rounds ${ROUNDS} (median), interleaved`,
+  );
+  const [tcp, relp, acked] = (await interleavedAll(ROUNDS, [tcpRound(tcpPort), relpRound, tcpRound(ackPort)])) as [
+    number,
+    number,
+    number,
+  ];
+  console.log(
+    `plain TCP (octet counting, fire-and-forget): ${fmt(tcp)} msg/s stored; RELP (window ${WINDOW}, answered once stored): ${fmt(relp)} msg/s, ratio ${(relp / tcp).toFixed(2)} (target ≥ 0.5); TCP with TCPAck (window ${WINDOW}): ${fmt(acked)} msg/s, ratio ${(acked / tcp).toFixed(2)}`,
+  );
+  report({
+    figure: `syslog RELP receive into a SQLite queue (window ${WINDOW}, each message answered once stored), one connection`,
+    hivenode: relp,
+    unit: 'msg/s',
+    baseline: 'plain TCP (octet counting) into the same queue, fire-and-forget',
+    baselineValue: tcp,
+    target: '≥ 0.5',
+    met: relp / tcp >= 0.5,
+  });
+  report({
+    figure: `syslog TCP with TCPAck into a SQLite queue (window ${WINDOW}: not read while the queue is behind), one connection`,
+    hivenode: acked,
+    unit: 'msg/s',
+    baseline: 'plain TCP (octet counting) into the same queue, fire-and-forget',
+    baselineValue: tcp,
+  });
   await node.stop(5_000);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -39,7 +39,12 @@ function measure(once: () => void): number {
 }
 
 function ours(): { queue: number; exec: number } {
-  const request = makeMessage({ Class: 'queue', Operation: 'fanout', Control: emptyMap(), Data: mapOf({ file: files, target: ['archive'] }) });
+  const request = makeMessage({
+    Class: 'queue',
+    Operation: 'fanout',
+    Control: emptyMap(),
+    Data: mapOf({ file: files, target: ['archive'] }),
+  });
   const check = new QueueTemplate(queueSource).render('fanout', request);
   if (check.entries.length !== files.length) throw new Error('queue template created the wrong number of entries');
   const queue = measure(() => {
@@ -62,7 +67,11 @@ function buildGo(out: string): string | undefined {
   return bin;
 }
 
-const runGo = (bin: string): { queue: number; exec: number } => JSON.parse(execFileSync(bin, [queueFile, execFile, String(SECONDS)], { encoding: 'utf8' })) as { queue: number; exec: number };
+const runGo = (bin: string): { queue: number; exec: number } =>
+  JSON.parse(execFileSync(bin, [queueFile, execFile, String(SECONDS)], { encoding: 'utf8' })) as {
+    queue: number;
+    exec: number;
+  };
 
 const out = mkdtempSync(join(tmpdir(), 'go-template-bench-'));
 try {
@@ -87,10 +96,28 @@ try {
     const goExec = median(theirs.map((t) => t.exec));
     console.log(`queue fan-out (20 entries): ${fmt(goQueue)} renders/s (Go text/template)`);
     console.log(`exec command:               ${fmt(goExec)} renders/s (Go text/template)`);
-    console.log(`ratio ours/Go: queue ${(oursQueue / goQueue).toFixed(2)}, exec ${(oursExec / goExec).toFixed(2)} (target >= 0.5)`);
+    console.log(
+      `ratio ours/Go: queue ${(oursQueue / goQueue).toFixed(2)}, exec ${(oursExec / goExec).toFixed(2)} (target >= 0.5)`,
+    );
     const baseline = `Go text/template (${execFileSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' }).trim()})`;
-    report({ figure: 'queue fan-out template (20 entries)', hivenode: oursQueue, unit: 'renders/s', baseline, baselineValue: goQueue, target: '≥ 0.5', met: oursQueue / goQueue >= 0.5 });
-    report({ figure: 'exec command template', hivenode: oursExec, unit: 'renders/s', baseline, baselineValue: goExec, target: '≥ 0.5', met: oursExec / goExec >= 0.5 });
+    report({
+      figure: 'queue fan-out template (20 entries)',
+      hivenode: oursQueue,
+      unit: 'renders/s',
+      baseline,
+      baselineValue: goQueue,
+      target: '≥ 0.5',
+      met: oursQueue / goQueue >= 0.5,
+    });
+    report({
+      figure: 'exec command template',
+      hivenode: oursExec,
+      unit: 'renders/s',
+      baseline,
+      baselineValue: goExec,
+      target: '≥ 0.5',
+      met: oursExec / goExec >= 0.5,
+    });
   }
 } finally {
   rmSync(out, { recursive: true, force: true });

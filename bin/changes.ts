@@ -12,16 +12,24 @@ import { changeNames } from '../actors/sql/change-names.js';
 import { dropSlot } from '../actors/sql/change-setup.js';
 import { exitOnConfigError } from './run-node.js';
 
-const USAGE = 'hivenode changes drop <NAME> -SQL_ENGINE=postgres -SQL_SERVER=… -SQL_DATABASE=… -SQL_USERNAME=… -SQL_PASSWORD=… [-SQL_CHANGESLOT=…]';
+const USAGE =
+  'hivenode changes drop <NAME> -SQL_ENGINE=postgres -SQL_SERVER=… -SQL_DATABASE=… -SQL_USERNAME=… -SQL_PASSWORD=… [-SQL_CHANGESLOT=…]';
 
 export async function runChanges(argv: readonly string[]): Promise<void> {
   const [action, name, ...rest] = argv;
   let slot: string;
   let options;
   try {
-    if (action !== 'drop' || name === undefined || name === '' || name.startsWith('-')) throw new ConfigError(`hivenode changes drop needs the NAME of the change stream: ${USAGE}`);
-    const { values } = compileConfig('sql', SQL_PARAMS, [environmentLayer(process.env, SQL_PARAMS), commandLineLayer(rest)]);
-    if (values.SQL_ENGINE !== 'postgres') throw new ConfigError(`hivenode changes drop removes PostgreSQL replication slots; SQL_ENGINE is '${values.SQL_ENGINE}': give -SQL_ENGINE=postgres`);
+    if (action !== 'drop' || name === undefined || name === '' || name.startsWith('-'))
+      throw new ConfigError(`hivenode changes drop needs the NAME of the change stream: ${USAGE}`);
+    const { values } = compileConfig('sql', SQL_PARAMS, [
+      environmentLayer(process.env, SQL_PARAMS),
+      commandLineLayer(rest),
+    ]);
+    if (values.SQL_ENGINE !== 'postgres')
+      throw new ConfigError(
+        `hivenode changes drop removes PostgreSQL replication slots; SQL_ENGINE is '${values.SQL_ENGINE}': give -SQL_ENGINE=postgres`,
+      );
     slot = changeNames({ ...values, SQL_TABLE: 'unused' }, name).slot;
     options = databaseOptions(values);
   } catch (e) {
@@ -29,7 +37,11 @@ export async function runChanges(argv: readonly string[]): Promise<void> {
   }
   try {
     const dropped = await dropSlot(options, slot);
-    console.log(dropped ? `dropped replication slot ${slot}` : `no replication slot ${slot} in database '${options.database}': nothing to drop`);
+    console.log(
+      dropped
+        ? `dropped replication slot ${slot}`
+        : `no replication slot ${slot} in database '${options.database}': nothing to drop`,
+    );
   } catch (e) {
     // e.g. 55006 "replication slot … is active": a running change stream still reads it
     console.error(`hivenode: dropping replication slot ${slot} failed: ${describeError(e)}`);

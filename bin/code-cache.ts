@@ -87,7 +87,9 @@ export function codeCacheDir(env: NodeJS.ProcessEnv): string | undefined {
   if (set === 'off') return undefined;
   if (set) return set;
   const home = env.XDG_CACHE_HOME?.trim() || (homedir() ? join(homedir(), '.cache') : '');
-  return home ? join(home, 'hivenode', 'code-cache') : join(tmpdir(), `hivenode-code-cache-${process.getuid?.() ?? 'user'}`);
+  return home
+    ? join(home, 'hivenode', 'code-cache')
+    : join(tmpdir(), `hivenode-code-cache-${process.getuid?.() ?? 'user'}`);
 }
 
 /** The directory, made if missing, when only this user can write to it; else undefined. */
@@ -104,7 +106,11 @@ function trustedDir(dir: string): string | undefined {
 }
 
 function cacheName(filename: string, content: string): string {
-  const hash = createHash('sha256').update(`${process.version}\0${process.arch}\0${filename}\0`).update(content).digest('hex').slice(0, 32);
+  const hash = createHash('sha256')
+    .update(`${process.version}\0${process.arch}\0${filename}\0`)
+    .update(content)
+    .digest('hex')
+    .slice(0, 32);
   return `${filename.slice(filename.lastIndexOf(sep) + 1)}-${hash}.v8`;
 }
 
@@ -138,7 +144,14 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
       due.push({ script, cacheFile });
     }
     // eslint-disable-next-line max-params -- the CommonJS module wrapper's own signature (node:module wrap)
-    const wrapper = script.runInThisContext({ displayErrors: true }) as (this: unknown, exports: unknown, require: unknown, module: unknown, filename: string, dirname: string) => unknown;
+    const wrapper = script.runInThisContext({ displayErrors: true }) as (
+      this: unknown,
+      exports: unknown,
+      require: unknown,
+      module: unknown,
+      filename: string,
+      dirname: string,
+    ) => unknown;
     const require = Object.assign((id: string) => module.require(id), {
       resolve: (request: string, opts?: { paths?: string[] }) => M._resolveFilename(request, module, false, opts),
       main: (process as unknown as { mainModule?: unknown }).mainModule,
@@ -148,7 +161,9 @@ export function installCodeCache(options: CodeCacheOptions): CodeCache | undefin
     return wrapper.call(module.exports, module.exports, require, module, filename, dirname(filename));
   };
   M.prototype._compile = function compile(this: CompilingModule, content: string, filename: string): unknown {
-    return installed && filename.startsWith(root) ? compileWithCache(this, content, filename) : nodeCompile.call(this, content, filename);
+    return installed && filename.startsWith(root)
+      ? compileWithCache(this, content, filename)
+      : nodeCompile.call(this, content, filename);
   };
 
   const write = (): void => {

@@ -31,8 +31,17 @@ const DEMO_DIR = process.env.HIVENODE_DEMO_DIR ?? join(tmpdir(), `hivenode-demo-
 const DEMO_SYSLOG_FILE = process.env.HIVENODE_DEMO_SYSLOG_FILE ?? join(DEMO_DIR, 'syslog.jsonl');
 
 async function showCalls(node: HiveNode): Promise<void> {
-  const show = async (title: string, channel: string, operation: string, data: Record<string, string[]>): Promise<void> => {
-    const result = await node.hive.call(channel, makeMessage({ Class: 'demo', Operation: operation, Data: mapOf(data) }), 5_000);
+  const show = async (
+    title: string,
+    channel: string,
+    operation: string,
+    data: Record<string, string[]>,
+  ): Promise<void> => {
+    const result = await node.hive.call(
+      channel,
+      makeMessage({ Class: 'demo', Operation: operation, Data: mapOf(data) }),
+      5_000,
+    );
     console.log(`\n${title}\n  call '${channel}' ${operation} ${JSON.stringify(data)}\n  → ${JSON.stringify(result)}`);
   };
   await show('An echo service answers with the Data it received:', 'echo', 'call', { greeting: ['hello', 'hive'] });
@@ -42,36 +51,66 @@ async function showCalls(node: HiveNode): Promise<void> {
   if (gateway) {
     const port = gateway.running.status().port as number;
     const auth = `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`;
-    const res = await fetch(`http://127.0.0.1:${port}/echo/hello`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: ['world'] }) });
-    const viaClient = await node.hive.call('web', makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }), 5_000);
-    console.log(`\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`);
-    console.log(`\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`);
+    const res = await fetch(`http://127.0.0.1:${port}/echo/hello`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: ['world'] }),
+    });
+    const viaClient = await node.hive.call(
+      'web',
+      makeMessage({ Data: mapOf({ sent: ['by the HTTP client'] }) }),
+      5_000,
+    );
+    console.log(
+      `\nThe HTTP client service sends each message as a request (here to the demo gateway):\n  call 'web' {"sent":["by the HTTP client"]}\n  → Code ${viaClient.Code}, upstream status ${viaClient.Data.status?.[0]}, body ${viaClient.Data.body?.[0]}`,
+    );
+    console.log(
+      `\nThe gateway (strict mode, user demo) turns HTTP into hive calls:\n  curl -u demo:hivenode-demo http://127.0.0.1:${port}/echo/hello -d '{"name":["world"]}'\n  → HTTP ${res.status} ${await res.text()}`,
+    );
     const post = curlThrough(port, 'demo:hivenode-demo');
-    console.log(`\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${(await post('/sql/select', { name: ['A%'] })).shown}\n${(await post('/sql/raw', { city: ['%'] })).shown}`);
+    console.log(
+      `\nThe SQL service (embedded SQLite, one instance per statement) behind the same gateway:\n${(await post('/sql/select', { name: ['A%'] })).shown}\n${(await post('/sql/raw', { city: ['%'] })).shown}`,
+    );
     await showQueue(post);
     await showFlow(post);
     const viewer = curlThrough(port, 'viewer:viewer-demo');
-    console.log(`\nAuthorization per route (Access, Groups): user viewer may read, not write:\n${(await viewer('/sql/select', { name: ['A%'] })).shown}\n${(await viewer('/sql/insert', { data_name: ['Eve'], data_city: ['Oslo'] })).shown}`);
+    console.log(
+      `\nAuthorization per route (Access, Groups): user viewer may read, not write:\n${(await viewer('/sql/select', { name: ['A%'] })).shown}\n${(await viewer('/sql/insert', { data_name: ['Eve'], data_city: ['Oslo'] })).shown}`,
+    );
   }
   if (node.dashboard) {
-    console.log(`\nThe operator console (in a browser): http://127.0.0.1:${node.dashboard.port}/ — live charts; /flow the wiring above as a graph; /queues/queue the entries by state (search, replay a dead one with edited Data, purge, pause); /flows/orders the flow's runs, each run's steps as a waterfall (replay a failed one with edited Input, cancel); /journal crashes and actions. Sign in as ops, password hivenode-console, to act.`);
+    console.log(
+      `\nThe operator console (in a browser): http://127.0.0.1:${node.dashboard.port}/ — live charts; /flow the wiring above as a graph; /queues/queue the entries by state (search, replay a dead one with edited Data, purge, pause); /flows/orders the flow's runs, each run's steps as a waterfall (replay a failed one with edited Input, cancel); /journal crashes and actions. Sign in as ops, password hivenode-console, to act.`,
+    );
   }
   const syslog = node.services.find((s) => s.kind === 'syslog')?.running.status();
   if (syslog?.udpPort !== undefined) {
-    console.log(`\nThe syslog receiver (UDP and TCP, RFC 5424 or RFC 3164) records each message it receives in ${DEMO_SYSLOG_FILE}:\n  logger -n 127.0.0.1 -P ${String(syslog.udpPort)} -d "hello"\n  tail -n 1 ${DEMO_SYSLOG_FILE}`);
+    console.log(
+      `\nThe syslog receiver (UDP and TCP, RFC 5424 or RFC 3164) records each message it receives in ${DEMO_SYSLOG_FILE}:\n  logger -n 127.0.0.1 -P ${String(syslog.udpPort)} -d "hello"\n  tail -n 1 ${DEMO_SYSLOG_FILE}`,
+    );
   }
 }
 
 /** A POST through the demo gateway: the answer's Data, and the curl line with its answer to show. */
-type GatewayPost = (path: string, body: Record<string, string[]>) => Promise<{ data: Record<string, string[]>; shown: string }>;
+type GatewayPost = (
+  path: string,
+  body: Record<string, string[]>,
+) => Promise<{ data: Record<string, string[]>; shown: string }>;
 
 function curlThrough(port: number, credentials: string): GatewayPost {
   const auth = `Basic ${Buffer.from(credentials).toString('base64')}`;
   return async (path, body) => {
-    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await r.text();
     const data = (JSON.parse(text) as { Data?: Record<string, string[]> }).Data ?? {};
-    return { data, shown: `  curl -u ${credentials} http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${text}` };
+    return {
+      data,
+      shown: `  curl -u ${credentials} http://127.0.0.1:${port}${path} -d '${JSON.stringify(body)}'\n  → HTTP ${r.status} ${text}`,
+    };
   };
 }
 
@@ -94,7 +133,13 @@ async function showQueue(post: GatewayPost): Promise<void> {
   await call({ _delay: ['2s'], item: ['later'] });
   const dead = await call({ _channel: ['nobody-here'], _requeue_count: ['0'], item: ['lost'] });
   // a channel nobody listens on answers 404 at once; wait (at most 3 s) until the entry is dead
-  for (let tries = 0; tries < 30 && (await post('/queue/action', { _command: ['fetch'], _key: dead.keys ?? [] })).data.state?.[0] !== 'dead'; tries++) await new Promise((r) => setTimeout(r, 100));
+  for (
+    let tries = 0;
+    tries < 30 &&
+    (await post('/queue/action', { _command: ['fetch'], _key: dead.keys ?? [] })).data.state?.[0] !== 'dead';
+    tries++
+  )
+    await new Promise((r) => setTimeout(r, 100));
   // a channel outside the queue's AllowedChannels (examples/demo.yaml) is refused whoever asks: 403, nothing stored
   await call({ _channel: ['exec'], item: ['not for exec'] });
   await call({ _command: ['list'], _state: ['dead'], _groupby: ['deadletter_reason'] });
@@ -102,7 +147,9 @@ async function showQueue(post: GatewayPost): Promise<void> {
   await call({ _command: ['schedule'], _schedule_name: [`tick-${run}`], _cron: ['*/10 * * * * *'], item: ['tick'] });
   await call({ _command: ['unschedule'], _schedule_name: [`tick-${run}`] });
   await call({ _command: ['status'] });
-  console.log(`\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a channel outside AllowedChannels refused, a cron schedule, per-state counts:\n${shown.join('\n')}`);
+  console.log(
+    `\nThe durable queue: an idempotency key sent twice makes one entry, a delayed entry, a dead entry (no listener) listed by reason and replayed to echo, a channel outside AllowedChannels refused, a cron schedule, per-state counts:\n${shown.join('\n')}`,
+  );
 }
 
 /**
@@ -123,17 +170,30 @@ async function showFlow(post: GatewayPost): Promise<void> {
   const key = failed.objects ?? [];
   await call({ _command: ['replay'], _key: key, carrier: ['echo'] });
   // the replay answers at once; the run goes on from ship (at most 3 s here)
-  for (let tries = 0; tries < 30 && (await post('/flow/run', { _command: ['fetch'], _key: key })).data.state?.[0] !== 'succeeded'; tries++) await new Promise((r) => setTimeout(r, 100));
+  for (
+    let tries = 0;
+    tries < 30 && (await post('/flow/run', { _command: ['fetch'], _key: key })).data.state?.[0] !== 'succeeded';
+    tries++
+  )
+    await new Promise((r) => setTimeout(r, 100));
   await call({ _command: ['fetch'], _key: key });
-  console.log(`\nA flow (steps check → ship, every Result kept): a run whose carrier refuses fails at ship, is listed, replayed with its Input edited and succeeds from ship on:\n${shown.join('\n')}`);
+  console.log(
+    `\nA flow (steps check → ship, every Result kept): a run whose carrier refuses fails at ship, is listed, replayed with its Input edited and succeeds from ship on:\n${shown.join('\n')}`,
+  );
 }
 
 /** The variables examples/demo.yaml takes its ports from, and their defaults. */
-const PORT_VARIABLES = { gateway: ['HIVENODE_DEMO_PORT', '8080'], syslog: ['HIVENODE_SYSLOG_PORT', '10514'], dashboard: ['HIVENODE_DASHBOARD_PORT', '8099'] } as const;
+const PORT_VARIABLES = {
+  gateway: ['HIVENODE_DEMO_PORT', '8080'],
+  syslog: ['HIVENODE_SYSLOG_PORT', '10514'],
+  dashboard: ['HIVENODE_DASHBOARD_PORT', '8099'],
+} as const;
 
 /** A demo port that cannot open is fixed through its variable, not by editing the demo's node file. */
 function demoPortHint(e: ListenError): string | undefined {
-  const variable = Object.hasOwn(PORT_VARIABLES, e.target.service) ? PORT_VARIABLES[e.target.service as keyof typeof PORT_VARIABLES][0] : undefined;
+  const variable = Object.hasOwn(PORT_VARIABLES, e.target.service)
+    ? PORT_VARIABLES[e.target.service as keyof typeof PORT_VARIABLES][0]
+    : undefined;
   if (variable === undefined || e.target.parameter !== 'Port') return undefined;
   return `the demo takes it from ${variable}: run it with a free port, ${variable}=<port> hivenode demo`;
 }
@@ -156,9 +216,19 @@ export async function runDemo(once: boolean, fresh = false): Promise<void> {
   } catch (e) {
     exitOnConfigError(e);
   }
-  console.log(`hivenode demo: state in ${DEMO_DIR}${fresh ? ' (started fresh)' : ' (kept between runs; hivenode demo --fresh starts clean)'}`);
+  console.log(
+    `hivenode demo: state in ${DEMO_DIR}${fresh ? ' (started fresh)' : ' (kept between runs; hivenode demo --fresh starts clean)'}`,
+  );
   process.chdir(PACKAGE_ROOT);
-  const node = await runNode({ name: file.name, services: plansOf(file), ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) }, { onStarted: showCalls, listenHint: demoPortHint });
+  const node = await runNode(
+    {
+      name: file.name,
+      services: plansOf(file),
+      ...(file.dashboardPort === undefined ? {} : { dashboardPort: file.dashboardPort }),
+      ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }),
+    },
+    { onStarted: showCalls, listenHint: demoPortHint },
+  );
   if (once) {
     await node.stop(5_000);
     process.exit(0);

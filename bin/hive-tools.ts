@@ -21,7 +21,6 @@ export interface HiveArgs {
   key?: string | undefined;
 }
 
-
 /** Option --`flag`, else environment variable `param`; a secret's `file://` is read (the message names which source). */
 function given(args: HiveArgs, flag: keyof typeof HIVE_OPTIONS, param: string, secret = false): string {
   const option = args[flag];
@@ -31,21 +30,49 @@ function given(args: HiveArgs, flag: keyof typeof HIVE_OPTIONS, param: string, s
 
 async function connectHive(args: HiveArgs): Promise<NatsTransport> {
   const server = args.server ?? process.env.SERVERHOST ?? '';
-  if (!/^(nats|tls):\/\//.test(server)) throw new ConfigError('a NATS hive is needed: give --server nats://host:port (or SERVERHOST); the embedded hive lives inside one node process');
-  const access = hiveAccess({ SERVERAUTH: given(args, 'auth', 'SERVERAUTH', true), SERVERCA: given(args, 'ca', 'SERVERCA'), SERVERCERT: given(args, 'cert', 'SERVERCERT'), SERVERKEY: given(args, 'key', 'SERVERKEY', true) });
-  const t = new NatsTransport({ servers: server, access, name: 'hivenode cli', log: createLogger({ level: 'warn', stream: process.stderr }) });
+  if (!/^(nats|tls):\/\//.test(server))
+    throw new ConfigError(
+      'a NATS hive is needed: give --server nats://host:port (or SERVERHOST); the embedded hive lives inside one node process',
+    );
+  const access = hiveAccess({
+    SERVERAUTH: given(args, 'auth', 'SERVERAUTH', true),
+    SERVERCA: given(args, 'ca', 'SERVERCA'),
+    SERVERCERT: given(args, 'cert', 'SERVERCERT'),
+    SERVERKEY: given(args, 'key', 'SERVERKEY', true),
+  });
+  const t = new NatsTransport({
+    servers: server,
+    access,
+    name: 'hivenode cli',
+    log: createLogger({ level: 'warn', stream: process.stderr }),
+  });
   await t.connect();
   return t;
 }
 
 /** `hivenode send <channel>`: prints the Result as JSON; exits 0 for a 2xx Code, else 1. */
-export async function runSend(channel: string, opts: HiveArgs & { data?: string | undefined; control?: string | undefined; execute?: boolean; timeout: number; class?: string | undefined; operation?: string | undefined }): Promise<void> {
+export async function runSend(
+  channel: string,
+  opts: HiveArgs & {
+    data?: string | undefined;
+    control?: string | undefined;
+    execute?: boolean;
+    timeout: number;
+    class?: string | undefined;
+    operation?: string | undefined;
+  },
+): Promise<void> {
   let hive: NatsTransport | undefined;
   try {
     const data = validateValueMap(parseJson(opts.data ?? '{}', '--data'), '--data');
     const control = validateValueMap(parseJson(opts.control ?? '{}', '--control'), '--control');
     hive = await connectHive(opts);
-    const message = makeMessage({ Class: opts.class ?? '', Operation: opts.operation ?? '', Data: data, Control: control });
+    const message = makeMessage({
+      Class: opts.class ?? '',
+      Operation: opts.operation ?? '',
+      Data: data,
+      Control: control,
+    });
     const result = await hive.callAsync(channel, message, opts.timeout, opts.execute ? 'execute' : 'call');
     console.log(JSON.stringify(result, null, 2));
     process.exitCode = result.Code >= 200 && result.Code <= 299 ? 0 : 1;
@@ -60,7 +87,11 @@ export async function runSend(channel: string, opts: HiveArgs & { data?: string 
 }
 
 /** `hivenode template <put|get|list|delete> [name] [--file F]` on the bucket of --channel. */
-export async function runTemplate(action: string, name: string | undefined, opts: HiveArgs & { file?: string | undefined; channel: string }): Promise<void> {
+export async function runTemplate(
+  action: string,
+  name: string | undefined,
+  opts: HiveArgs & { file?: string | undefined; channel: string },
+): Promise<void> {
   let hive: NatsTransport | undefined;
   try {
     if (action !== 'list' && !name) throw new ConfigError(`template ${action} needs a template name`);

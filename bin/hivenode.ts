@@ -20,18 +20,30 @@ function versionText(): string {
 
 /** `hivenode run <file> [--dashboard-port N] [--watch]`: the node file's services, the option over the file's dashboard.Port; SIGHUP (and with --watch a change of the file) reloads it. */
 async function runFile(path: string, dashboardPortText: string | undefined, watch = false): Promise<void> {
-  const [{ parseDashboardPort }, { plansOf }, { compileTracing }, { readNodeFile, reloadOnSignal }] = await Promise.all([import('../config/node-file.js'), import('./plans.js'), import('../config/tracing.js'), import('./reload.js')]);
+  const [{ parseDashboardPort }, { plansOf }, { compileTracing }, { readNodeFile, reloadOnSignal }] = await Promise.all(
+    [import('../config/node-file.js'), import('./plans.js'), import('../config/tracing.js'), import('./reload.js')],
+  );
   let read, dashboardPort, tracing;
   try {
     read = readNodeFile(path);
-    dashboardPort = dashboardPortText === undefined ? read.file.dashboardPort : parseDashboardPort(dashboardPortText, '--dashboard-port');
+    dashboardPort =
+      dashboardPortText === undefined
+        ? read.file.dashboardPort
+        : parseDashboardPort(dashboardPortText, '--dashboard-port');
     tracing = compileTracing(process.env, read.file.tracing, `${read.file.name} tracing`);
   } catch (e) {
     exitOnConfigError(e);
   }
   const { file, hash } = read;
   await runNode(
-    { name: file.name, services: plansOf(file), tracing, source: { file: path, hash }, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }) },
+    {
+      name: file.name,
+      services: plansOf(file),
+      tracing,
+      source: { file: path, hash },
+      ...(dashboardPort === undefined ? {} : { dashboardPort }),
+      ...(file.dashboardAccess === undefined ? {} : { dashboardAccess: file.dashboardAccess }),
+    },
     { onHangup: (node) => reloadOnSignal(node, path, read, watch) },
   );
 }
@@ -42,21 +54,43 @@ async function runFile(path: string, dashboardPortText: string | undefined, watc
  * for any other (yargs then parses it, with its help and its refusals). Loading yargs and its parser
  * was a tenth of a node's start-up time and 10 MiB of its memory.
  */
-function plainRun(argv: readonly string[]): { file: string; dashboardPort: string | undefined; watch: boolean } | undefined {
+function plainRun(
+  argv: readonly string[],
+): { file: string; dashboardPort: string | undefined; watch: boolean } | undefined {
   const watch = argv.includes('--watch');
   const [command, file, option, value, ...rest] = argv.filter((a) => a !== '--watch');
-  if (command !== 'run' || file === undefined || file === '' || file.startsWith('-') || rest.length > 0) return undefined;
+  if (command !== 'run' || file === undefined || file === '' || file.startsWith('-') || rest.length > 0)
+    return undefined;
   if (option === undefined) return { file, dashboardPort: undefined, watch };
   const joined = /^--dashboard-port=(\d+)$/.exec(option);
   if (joined && value === undefined) return { file, dashboardPort: joined[1], watch };
-  if (option === '--dashboard-port' && value !== undefined && /^\d+$/.test(value)) return { file, dashboardPort: value, watch };
+  if (option === '--dashboard-port' && value !== undefined && /^\d+$/.test(value))
+    return { file, dashboardPort: value, watch };
   return undefined;
 }
 
 /** The commands a service kind's word starts (see main); each takes exactly one argument. */
-const KIND_COMMANDS: ReadonlyArray<{ name: string; kinds: readonly string[]; arg: string; example: (kind: string) => string; run: (kind: string, arg: string) => Promise<void> }> = [
-  { name: 'check', kinds: ['flow'], arg: 'the definition (a YAML or JSON file)', example: () => 'examples/flows/order-intake.yaml', run: async (_kind, file) => (await import('./flow.js')).runFlowCheck(file) },
-  { name: 'salvage', kinds: ['queue', 'flow'], arg: "the store's directory (PersistPath/<NAME>)", example: (kind) => `/var/lib/hivenode/${kind}/orders`, run: async (kind, dir) => (await import('./salvage.js')).runSalvage(kind as 'queue' | 'flow', dir) },
+const KIND_COMMANDS: ReadonlyArray<{
+  name: string;
+  kinds: readonly string[];
+  arg: string;
+  example: (kind: string) => string;
+  run: (kind: string, arg: string) => Promise<void>;
+}> = [
+  {
+    name: 'check',
+    kinds: ['flow'],
+    arg: 'the definition (a YAML or JSON file)',
+    example: () => 'examples/flows/order-intake.yaml',
+    run: async (_kind, file) => (await import('./flow.js')).runFlowCheck(file),
+  },
+  {
+    name: 'salvage',
+    kinds: ['queue', 'flow'],
+    arg: "the store's directory (PersistPath/<NAME>)",
+    example: (kind) => `/var/lib/hivenode/${kind}/orders`,
+    run: async (kind, dir) => (await import('./salvage.js')).runSalvage(kind as 'queue' | 'flow', dir),
+  },
 ];
 
 async function main(argv: string[]): Promise<void> {
@@ -77,17 +111,23 @@ async function main(argv: string[]): Promise<void> {
   }
   // commands sharing their first word with a service kind (`hivenode flow -Definition=…` runs a flow):
   // `hivenode flow check <file>`, `hivenode queue salvage <dir>` and `hivenode flow salvage <dir>`
-  const sub = first === undefined ? undefined : KIND_COMMANDS.find((c) => c.kinds.includes(first) && c.name === argv[1]);
+  const sub =
+    first === undefined ? undefined : KIND_COMMANDS.find((c) => c.kinds.includes(first) && c.name === argv[1]);
   if (first !== undefined && sub && !argv.includes('--help')) {
     if (argv.length !== 3 || argv[2]!.startsWith('-')) {
-      console.error(`hivenode: hivenode ${first} ${sub.name} needs one argument, ${sub.arg}: hivenode ${first} ${sub.name} ${sub.example(first)}`);
+      console.error(
+        `hivenode: hivenode ${first} ${sub.name} needs one argument, ${sub.arg}: hivenode ${first} ${sub.name} ${sub.example(first)}`,
+      );
       process.exit(2);
     }
     await sub.run(first, argv[2]!);
     return;
   }
   if (first !== undefined && isServiceKind(first) && !argv.includes('--help')) {
-    const [{ takeDashboardPort }, { singleServicePlan }] = await Promise.all([import('./status.js'), import('./plans.js')]);
+    const [{ takeDashboardPort }, { singleServicePlan }] = await Promise.all([
+      import('./status.js'),
+      import('./plans.js'),
+    ]);
     let plan, dashboardPort;
     try {
       const taken = takeDashboardPort(argv.slice(1));
@@ -110,7 +150,9 @@ async function main(argv: string[]): Promise<void> {
   const [{ default: yargs }, { HIVE_OPTIONS }] = await Promise.all([import('yargs'), import('./hive-options.js')]);
   await yargs(argv)
     .scriptName('hivenode')
-    .usage('$0 <command>\n\nRun hive-connected worker services.\nA single service: hivenode <service> -Param=value … (every parameter also as an upper-case environment variable).')
+    .usage(
+      '$0 <command>\n\nRun hive-connected worker services.\nA single service: hivenode <service> -Param=value … (every parameter also as an upper-case environment variable).',
+    )
     .command(
       'run <file>',
       'run the services of a node file (YAML or JSON)',
@@ -118,8 +160,15 @@ async function main(argv: string[]): Promise<void> {
         y
           .positional('file', { type: 'string', demandOption: true, describe: 'node file' })
           // a string, parsed below: yargs would turn a bare or malformed port into NaN, not an error
-          .option('dashboard-port', { type: 'string', describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)' })
-          .option('watch', { type: 'boolean', default: false, describe: 'reload the node file whenever it changes (as SIGHUP does)' }),
+          .option('dashboard-port', {
+            type: 'string',
+            describe: 'serve the dashboard on this port (overrides dashboard.Port of the file)',
+          })
+          .option('watch', {
+            type: 'boolean',
+            default: false,
+            describe: 'reload the node file whenever it changes (as SIGHUP does)',
+          }),
       (args) => runFile(args.file, args.dashboardPort, args.watch),
     )
     .command(
@@ -133,7 +182,11 @@ async function main(argv: string[]): Promise<void> {
       "ask a running node's console to re-read its node file from disk (as SIGHUP does): prints the diff (exit 0) or the refusal (exit 2); the operator's password in HIVENODE_PASSWORD",
       (y) =>
         y
-          .option('dashboard', { type: 'string', demandOption: true, describe: "the node's console, e.g. http://127.0.0.1:8099" })
+          .option('dashboard', {
+            type: 'string',
+            demandOption: true,
+            describe: "the node's console, e.g. http://127.0.0.1:8099",
+          })
           .option('user', { type: 'string', describe: 'an operator of dashboard.Users (default HIVENODE_USER)' }),
       async (args) => (await import('./reload.js')).runReloadDashboard(args.dashboard, args.user),
     )
@@ -143,10 +196,17 @@ async function main(argv: string[]): Promise<void> {
       (y) =>
         y
           .option('once', { type: 'boolean', default: false, describe: 'show the demo calls, then stop' })
-          .option('fresh', { type: 'boolean', default: false, describe: "start clean: remove the demo's state (its database, queue store and syslog record) first" }),
+          .option('fresh', {
+            type: 'boolean',
+            default: false,
+            describe: "start clean: remove the demo's state (its database, queue store and syslog record) first",
+          }),
       async (args) => (await import('./demo.js')).runDemo(args.once, args.fresh),
     )
-    .command('interceptor <module>', 'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr')
+    .command(
+      'interceptor <module>',
+      'serve a mapping function (type, value, options) => {data, status, status_code, options} over HTTP; -Port=N -IP=addr',
+    )
     .command(
       'passwd <user>',
       'add or replace a user in a gateway users file (and add it to groups of a groups file); the password is read from standard input',
@@ -154,8 +214,16 @@ async function main(argv: string[]): Promise<void> {
         y
           .positional('user', { type: 'string', demandOption: true })
           .option('file', { type: 'string', demandOption: true, describe: 'users file (created with mode 600)' })
-          .option('group', { type: 'string', array: true, nargs: 1, describe: 'also add the user to this group (repeatable, or comma-separated)' })
-          .option('groups-file', { type: 'string', describe: 'groups file the groups are written to (Apache AuthGroupFile format; other lines kept)' }),
+          .option('group', {
+            type: 'string',
+            array: true,
+            nargs: 1,
+            describe: 'also add the user to this group (repeatable, or comma-separated)',
+          })
+          .option('groups-file', {
+            type: 'string',
+            describe: 'groups file the groups are written to (Apache AuthGroupFile format; other lines kept)',
+          }),
       async (args) => (await import('./tools.js')).runPasswd(args.user, args.file, args.group ?? [], args.groupsFile),
     )
     .command(
@@ -178,16 +246,32 @@ async function main(argv: string[]): Promise<void> {
       'render a template file as a dry run (render FILE --dialect plain|queue|exec [--data F] [--delims L,R] [--define D]), or manage hive:// templates of a NATS hive: put (--file), get, list, delete',
       (y) =>
         y
-          .positional('action', { type: 'string', choices: ['render', 'put', 'get', 'list', 'delete'], demandOption: true })
+          .positional('action', {
+            type: 'string',
+            choices: ['render', 'put', 'get', 'list', 'delete'],
+            demandOption: true,
+          })
           .positional('name', { type: 'string', describe: 'template name (render: the template file)' })
-          .option('dialect', { type: 'string', choices: ['plain', 'queue', 'exec'], default: 'plain', describe: 'render: function set and delimiters' })
+          .option('dialect', {
+            type: 'string',
+            choices: ['plain', 'queue', 'exec'],
+            default: 'plain',
+            describe: 'render: function set and delimiters',
+          })
           .option('data', { type: 'string', describe: 'render: JSON data file' })
           .option('delims', { type: 'string', describe: 'render: delimiters as L,R' })
           .option('define', { type: 'string', describe: "render (queue): the define block to run (default 'default')" })
           .option('file', { type: 'string' })
-          .option('channel', { type: 'string', default: 'DefaultStorageChannel', describe: 'template channel (the bucket name)' })
+          .option('channel', {
+            type: 'string',
+            default: 'DefaultStorageChannel',
+            describe: 'template channel (the bucket name)',
+          })
           .options(HIVE_OPTIONS),
-      async (args) => (args.action === 'render' ? (await import('./render.js')).runRender(args.name, args) : (await import('./hive-tools.js')).runTemplate(args.action, args.name, args)),
+      async (args) =>
+        args.action === 'render'
+          ? (await import('./render.js')).runRender(args.name, args)
+          : (await import('./hive-tools.js')).runTemplate(args.action, args.name, args),
     )
     .command(
       'flow check <definition>',
@@ -207,7 +291,10 @@ async function main(argv: string[]): Promise<void> {
       (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'the store directory' }),
       async (args) => (await import('./salvage.js')).runSalvage('queue', args.dir),
     )
-    .command('changes drop <name>', 'drop the PostgreSQL replication slot a change stream (SQL_CHANGES) of this NAME left behind; the database as -SQL_…=… parameters (or environment)')
+    .command(
+      'changes drop <name>',
+      'drop the PostgreSQL replication slot a change stream (SQL_CHANGES) of this NAME left behind; the database as -SQL_…=… parameters (or environment)',
+    )
     .command(
       'status',
       "print a running node's services and actor tree (from its dashboard)",
@@ -227,10 +314,15 @@ async function main(argv: string[]): Promise<void> {
         console.log(infos.map((i) => (args.markdown ? renderParamsMarkdown(i) : renderParamsText(i))).join('\n\n'));
       },
     )
-    .command('$0', false, () => undefined, () => {
-      console.log(versionText());
-      console.log('\nRun `hivenode --help` for the commands, `hivenode params` for every service parameter.');
-    })
+    .command(
+      '$0',
+      false,
+      () => undefined,
+      () => {
+        console.log(versionText());
+        console.log('\nRun `hivenode --help` for the commands, `hivenode params` for every service parameter.');
+      },
+    )
     .version(versionText())
     .strict()
     .help()

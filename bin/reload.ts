@@ -79,11 +79,17 @@ export const PASSWORD_VARIABLE = 'HIVENODE_PASSWORD';
  * Basic credentials, the password from HIVENODE_PASSWORD, and the CSRF token of GET /api/csrf).
  * Prints the diff and exits 0, or the refusal and exits 2; 1 when the console cannot be reached.
  */
-export async function runReloadDashboard(url: string, user: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runReloadDashboard(
+  url: string,
+  user: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const name = user ?? env.HIVENODE_USER;
   const password = env[PASSWORD_VARIABLE];
   if (!name || password === undefined) {
-    console.error(`hivenode: reload --dashboard needs an operator of the console's dashboard.Users: --user <name> (or HIVENODE_USER) and the password in ${PASSWORD_VARIABLE}`);
+    console.error(
+      `hivenode: reload --dashboard needs an operator of the console's dashboard.Users: --user <name> (or HIVENODE_USER) and the password in ${PASSWORD_VARIABLE}`,
+    );
     process.exit(ConfigError.EXIT_CODE);
   }
   let base: URL;
@@ -102,20 +108,28 @@ export async function runReloadDashboard(url: string, user: string | undefined, 
     const { token } = (await csrf.json()) as { token: string };
     const res = await fetch(new URL('/api/config/reload', base), {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`, cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`,
+        cookie,
+        'x-csrf-token': token,
+        'content-type': 'application/json',
+      },
       body: '{}',
     });
     status = res.status;
     answer = (await res.json()) as typeof answer;
   } catch (e) {
-    console.error(`hivenode: cannot ask ${url} for a reload: ${describeError(e)} (is the node running with a dashboard port?)`);
+    console.error(
+      `hivenode: cannot ask ${url} for a reload: ${describeError(e)} (is the node running with a dashboard port?)`,
+    );
     process.exit(1);
   }
   if (status === 200 && answer.applied) {
     console.log(`reload applied: ${answer.summary ?? ''}`);
     return;
   }
-  if (answer.reason !== undefined) for (const line of answer.reason.split('\n')) console.error(`hivenode: reload refused: ${line}`);
+  if (answer.reason !== undefined)
+    for (const line of answer.reason.split('\n')) console.error(`hivenode: reload refused: ${line}`);
   else console.error(`hivenode: reload refused by ${url} (HTTP ${status}): ${answer.Message ?? 'no reason given'}`);
   process.exit(status >= 500 ? 1 : ConfigError.EXIT_CODE);
 }

@@ -3,7 +3,10 @@ import { renderTemplateFile } from '../template/render-command.js';
 import type { Dialect } from '../template/render-command.js';
 import { describeError } from '../protocol/errors.js';
 
-export async function runRender(file: string | undefined, opts: { dialect: string; data?: string | undefined; delims?: string | undefined; define?: string | undefined }): Promise<void> {
+export async function runRender(
+  file: string | undefined,
+  opts: { dialect: string; data?: string | undefined; delims?: string | undefined; define?: string | undefined },
+): Promise<void> {
   if (!file) {
     console.error('hivenode: template render needs a template file');
     process.exitCode = 2;

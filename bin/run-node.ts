@@ -13,13 +13,22 @@ const HARD_EXIT_MS = 10_000;
 
 /** Prints the services of a started node. */
 function describeNode(node: HiveNode): string {
-  const lines = [`hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`];
+  const lines = [
+    `hivenode ${PACKAGE_VERSION}: node running ${node.services.length} service(s) on the ${node.hive.kind === 'memory' ? 'embedded' : 'NATS'} hive`,
+  ];
   for (const s of node.services) {
     const { port, tls } = s.running.status();
-    const where = s.channel ? `listens on '${s.channel}'` : typeof port === 'number' ? `serves ${tls === true ? 'HTTPS' : 'HTTP'} on port ${port}` : '';
+    const where = s.channel
+      ? `listens on '${s.channel}'`
+      : typeof port === 'number'
+        ? `serves ${tls === true ? 'HTTPS' : 'HTTP'} on port ${port}`
+        : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.release.padEnd(7)} ${s.name.padEnd(16)} ${where}`.trimEnd());
   }
-  if (node.dashboard) lines.push(`  console on port ${node.dashboard.port}: pages /, /flow, /queues, /journal, /config (JSON /api/..., Prometheus /metrics)`);
+  if (node.dashboard)
+    lines.push(
+      `  console on port ${node.dashboard.port}: pages /, /flow, /queues, /journal, /config (JSON /api/..., Prometheus /metrics)`,
+    );
   return lines.join('\n');
 }
 
@@ -70,13 +79,20 @@ export async function runNode(opts: NodeOptions, run: RunOptions = {}): Promise<
   // SIGHUP's default action ends the process at once, without a drain or a word: an operator who sends
   // it (as to nginx or Vector) expects a reload. Until the node runs (and for a service started from
   // the command line, which has no file to re-read) it is said so and the node keeps going.
-  const noReload = (): void => console.error(`hivenode: SIGHUP received: ${run.onHangup ? 'the node is still starting; send it again once it runs' : 'a service started from the command line has no node file to re-read; run it from a node file (hivenode run <file>) to reload it'}`);
+  const noReload = (): void =>
+    console.error(
+      `hivenode: SIGHUP received: ${run.onHangup ? 'the node is still starting; send it again once it runs' : 'a service started from the command line has no node file to re-read; run it from a node file (hivenode run <file>) to reload it'}`,
+    );
   process.on('SIGHUP', noReload);
   try {
     // imported here: the command line's other commands never load the node and its actors; the
     // standard OTEL_* variables, unless the caller compiled a node file's tracing section with them
     const { HiveNode } = await importModule(import.meta.url, '../node/node.js', () => import('../node/node.js'));
-    node = await HiveNode.start({ version: PACKAGE_VERSION, ...opts, tracing: opts.tracing ?? compileTracing(process.env) });
+    node = await HiveNode.start({
+      version: PACKAGE_VERSION,
+      ...opts,
+      tracing: opts.tracing ?? compileTracing(process.env),
+    });
   } catch (e) {
     const hint = e instanceof ListenError ? run.listenHint?.(e) : undefined;
     exitOnConfigError(hint === undefined ? e : (e as ListenError).withHint(hint));

@@ -14,7 +14,10 @@ export async function runSalvage(kind: 'queue' | 'flow', dirArg: string): Promis
   const dir = resolve(dirArg);
   let lock: StoreLock | undefined;
   try {
-    if (!existsSync(join(dir, STORE_FILE))) throw new ConfigError(`${dir} holds no ${kind} store (${STORE_FILE}): give the directory PersistPath/<NAME> of the ${kind}`);
+    if (!existsSync(join(dir, STORE_FILE)))
+      throw new ConfigError(
+        `${dir} holds no ${kind} store (${STORE_FILE}): give the directory PersistPath/<NAME> of the ${kind}`,
+      );
     lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the ${kind} store ${dir}`);
     const check = await checkStore(dir).catch((e: unknown) => describeError(e));
     if (check === 'ok') {
@@ -27,7 +30,9 @@ export async function runSalvage(kind: 'queue' | 'flow', dirArg: string): Promis
   } catch (e) {
     if (e instanceof ConfigError) exitOnConfigError(e);
     // a salvage that failed midway (a full disk, an unreadable directory) removed what it had built
-    console.error(`hivenode: the salvage of ${join(dir, STORE_FILE)} failed (${describeError(e).replace(/\s+/g, ' ')}); the store was left as it is`);
+    console.error(
+      `hivenode: the salvage of ${join(dir, STORE_FILE)} failed (${describeError(e).replace(/\s+/g, ' ')}); the store was left as it is`,
+    );
     process.exitCode = 1;
   } finally {
     lock?.release();

@@ -12,8 +12,12 @@ import { exitOnConfigError } from './run-node.js';
 export async function runInterceptor(args: string[]): Promise<void> {
   const [modulePath, ...rest] = args;
   try {
-    if (!modulePath || modulePath.startsWith('-')) throw new ConfigError('usage: hivenode interceptor <module.js> [-Port=N] [-IP=addr]');
-    const c = compileConfig('interceptor', INTERCEPTOR_PARAMS, [environmentLayer(process.env, INTERCEPTOR_PARAMS), commandLineLayer(rest)]).values;
+    if (!modulePath || modulePath.startsWith('-'))
+      throw new ConfigError('usage: hivenode interceptor <module.js> [-Port=N] [-IP=addr]');
+    const c = compileConfig('interceptor', INTERCEPTOR_PARAMS, [
+      environmentLayer(process.env, INTERCEPTOR_PARAMS),
+      commandLineLayer(rest),
+    ]).values;
     const fn = await loadInterceptor(modulePath);
     const running = await serveInterceptor(fn, c.Port, c.IP);
     console.log(`interceptor ${modulePath} serving on http://${c.IP}:${running.port}/`);
@@ -61,14 +65,25 @@ export function groupList(values: readonly string[]): string[] {
  * standard input and writes the user's line; with --group, also adds the user to those groups in GF.
  * Everything is checked (and the groups file parsed) before anything is written.
  */
-export async function runPasswd(user: string, file: string, groups: readonly string[] = [], groupsFile?: string): Promise<void> {
+export async function runPasswd(
+  user: string,
+  file: string,
+  groups: readonly string[] = [],
+  groupsFile?: string,
+): Promise<void> {
   try {
     const names = groupList(groups);
-    if (names.length > 0 && groupsFile === undefined) throw new ConfigError('--group needs --groups-file <path> (the file the gateway parameter Groups names)');
-    if (names.length === 0 && groupsFile !== undefined) throw new ConfigError('--groups-file needs at least one --group <name>');
-    const groupsText = groupsFile === undefined ? undefined : addUserToGroups(existsSync(groupsFile) ? readFileSync(groupsFile, 'utf8') : '', user, names, groupsFile);
+    if (names.length > 0 && groupsFile === undefined)
+      throw new ConfigError('--group needs --groups-file <path> (the file the gateway parameter Groups names)');
+    if (names.length === 0 && groupsFile !== undefined)
+      throw new ConfigError('--groups-file needs at least one --group <name>');
+    const groupsText =
+      groupsFile === undefined
+        ? undefined
+        : addUserToGroups(existsSync(groupsFile) ? readFileSync(groupsFile, 'utf8') : '', user, names, groupsFile);
     const password = (await readStdin()).replace(/\r?\n$/, '');
-    if (password.length < 8) throw new ConfigError('the password must have at least 8 characters (read from standard input)');
+    if (password.length < 8)
+      throw new ConfigError('the password must have at least 8 characters (read from standard input)');
     const line = await passwdLine(user, password);
     const kept = existsSync(file)
       ? readFileSync(file, 'utf8')

@@ -2,7 +2,20 @@
 import { SERVICES, isServiceKind } from '../config/registry.js';
 
 /** The commands bin/hivenode.ts registers with yargs (a test keeps this list and `--help` identical). */
-export const COMMANDS = ['run', 'demo', 'interceptor', 'passwd', 'send', 'template', 'flow', 'queue', 'changes', 'status', 'params', 'check'] as const;
+export const COMMANDS = [
+  'run',
+  'demo',
+  'interceptor',
+  'passwd',
+  'send',
+  'template',
+  'flow',
+  'queue',
+  'changes',
+  'status',
+  'params',
+  'check',
+] as const;
 
 /** What a command without its positional argument needs, said with an example. */
 const MISSING_ARGUMENT: Readonly<Record<string, string>> = {
@@ -19,7 +32,12 @@ const MISSING_ARGUMENT: Readonly<Record<string, string>> = {
  */
 export function usageError(argv: readonly string[], reason: string): string {
   const first = argv[0];
-  if (first !== undefined && !first.startsWith('-') && !isServiceKind(first) && !(COMMANDS as readonly string[]).includes(first)) {
+  if (
+    first !== undefined &&
+    !first.startsWith('-') &&
+    !isServiceKind(first) &&
+    !(COMMANDS as readonly string[]).includes(first)
+  ) {
     return `hivenode: '${first}' is neither a service (${Object.keys(SERVICES).join(', ')}) nor a command (${COMMANDS.join(', ')}); run 'hivenode --help' for usage`;
   }
   const command = first !== undefined && (COMMANDS as readonly string[]).includes(first) ? ` ${first}` : '';

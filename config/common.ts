@@ -5,6 +5,8 @@
 import type { ParamTable } from './params.js';
 
 /** General service configuration: every service has these. */
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const GENERAL_PARAMS = [
   { name: 'NAME', type: 'string', description: 'Service instance name.' },
   { name: 'SERVERHOST', type: 'string', description: "Host name of the hive: empty or 'embedded' for the in-process hive, 'nats://host:port' or 'tls://host:port' for NATS." },
@@ -18,14 +20,20 @@ export const GENERAL_PARAMS = [
 ] as const satisfies ParamTable;
 
 /** Input configuration: services that listen on a hive channel. */
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const INPUT_PARAMS = [
   { name: 'INPUTCHANNEL', type: 'string', description: 'Hive channel the service listens on (when not set: the NAME, else the default channel of the service kind, shown by hivenode params).' },
 ] as const satisfies ParamTable;
 
 /** Output configuration: services that write to a hive channel. */
-export const OUTPUT_PARAMS = [{ name: 'OUTPUTCHANNEL', type: 'string', default: 'main', description: 'Hive channel the service writes to.' }] as const satisfies ParamTable;
+export const OUTPUT_PARAMS = [
+  { name: 'OUTPUTCHANNEL', type: 'string', default: 'main', description: 'Hive channel the service writes to.' },
+] as const satisfies ParamTable;
 
 /** Template debugging: services that render users' templates (queue, exec). */
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const TEMPLATE_DEBUG_PARAMS = [
   { name: 'DEBUG_TEMPLATE', type: 'bool', description: "Boolean-like; value seen: 'TRUE' (queue). Logs every rendered template result." },
 ] as const satisfies ParamTable;
@@ -34,6 +42,8 @@ export const TEMPLATE_DEBUG_PARAMS = [
  * The budget of one template render: services that render users' templates per message (queue,
  * exec) bound what one render builds, so one request cannot grow the heap until the node dies.
  */
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const TEMPLATE_BUDGET_PARAMS = [
   { name: 'MaxRenderChars', type: 'int', default: '16777216', min: 1, beyondSpec: true, description: 'Characters one template render may build in all: its text output plus every argument, value and entry it adds; beyond it the message is answered 413.' },
   { name: 'MaxRenderItems', type: 'int', default: '1000000', min: 1, beyondSpec: true, description: 'Arguments, values, keys and entries one template render may add in all (an entry counts with each of its keys and values); beyond it the message is answered 413.' },
@@ -43,6 +53,10 @@ export const TEMPLATE_BUDGET_PARAMS = [
 export const TEMPLATE_LIMIT_NAMES = { chars: 'MaxRenderChars', items: 'MaxRenderItems' } as const;
 
 /** The template engine's budget options from a service's TEMPLATE_BUDGET_PARAMS: errors name the parameters. */
-export function templateBudget(config: { MaxRenderChars: number; MaxRenderItems: number }): { maxChars: number; maxItems: number; limitNames: typeof TEMPLATE_LIMIT_NAMES } {
+export function templateBudget(config: { MaxRenderChars: number; MaxRenderItems: number }): {
+  maxChars: number;
+  maxItems: number;
+  limitNames: typeof TEMPLATE_LIMIT_NAMES;
+} {
   return { maxChars: config.MaxRenderChars, maxItems: config.MaxRenderItems, limitNames: TEMPLATE_LIMIT_NAMES };
 }

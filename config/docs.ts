@@ -37,7 +37,10 @@ export function renderParamsText(info: ServiceInfo): string {
   const w = Math.max(...rows.map((p) => p.name.length));
   const dw = Math.max(...rows.map((p) => shownDefault(p).length));
   const lines = [`${info.kind} ${info.release} — ${info.summary}`, ''];
-  for (const p of rows) lines.push(`  ${p.name.padEnd(w)}  ${shownDefault(p).padEnd(dw)}  ${p.type.padEnd(8)}  ${p.description}${notes(p, info)}`);
+  for (const p of rows)
+    lines.push(
+      `  ${p.name.padEnd(w)}  ${shownDefault(p).padEnd(dw)}  ${p.type.padEnd(8)}  ${p.description}${notes(p, info)}`,
+    );
   return lines.join('\n');
 }
 
@@ -47,9 +50,18 @@ function escapeCell(s: string): string {
 
 /** Markdown section of one service for the README. */
 export function renderParamsMarkdown(info: ServiceInfo): string {
-  const lines = [`### ${info.kind} (${info.release})`, '', info.summary, '', '| Parameter | Default | Type | Description |', '|---|---|---|---|'];
+  const lines = [
+    `### ${info.kind} (${info.release})`,
+    '',
+    info.summary,
+    '',
+    '| Parameter | Default | Type | Description |',
+    '|---|---|---|---|',
+  ];
   for (const p of expandCtrl(info.params)) {
-    lines.push(`| ${p.name} | ${escapeCell(shownDefault(p))} | ${p.type} | ${escapeCell(p.description + notes(p, info))} |`);
+    lines.push(
+      `| ${p.name} | ${escapeCell(shownDefault(p))} | ${p.type} | ${escapeCell(p.description + notes(p, info))} |`,
+    );
   }
   return lines.join('\n');
 }

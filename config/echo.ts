@@ -2,6 +2,8 @@
 import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const ECHO_OWN = [
   { name: 'RecordFile', type: 'string', default: '', beyondSpec: true, description: 'When set, every received message is appended to this file as one JSON line, fsynced before answering.' },
   { name: 'ReplyCode', type: 'int', default: '200', min: 100, max: 599, beyondSpec: true, description: 'Code to answer with instead of 200.' },

@@ -2,6 +2,8 @@
 import { GENERAL_PARAMS, INPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const EXEC_OWN = [
   { name: 'Template', type: 'string', mandatory: true, description: "Template producing the command and its arguments. Source: 'file://<path>', 'hive://<name>' or an inline string." },
   { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', beyondSpec: true, description: 'Hive channel from which hive:// templates are fetched.' },
@@ -17,4 +19,10 @@ const EXEC_OWN = [
   { name: 'StdinField', type: 'string', default: '', beyondSpec: true, description: "Data field whose values, joined by newlines, are written to the command's standard input ('' = none)." },
 ] as const satisfies ParamTable;
 
-export const EXEC_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...EXEC_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
+export const EXEC_PARAMS = [
+  ...GENERAL_PARAMS,
+  ...INPUT_PARAMS,
+  ...TEMPLATE_DEBUG_PARAMS,
+  ...EXEC_OWN,
+  ...TEMPLATE_BUDGET_PARAMS,
+] as const satisfies ParamTable;

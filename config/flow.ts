@@ -5,6 +5,8 @@
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const FLOW_OWN = [
   { name: 'Definition', type: 'string', mandatory: true, beyondSpec: true, description: "The flow's steps, YAML or JSON (README, Flows): 'file://<path>', 'hive://<name>' (from TemplateChannel) or the definition itself; checked at start (hivenode flow check)." },
   { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', beyondSpec: true, description: "Hive channel a 'hive://' Definition is fetched from." },
@@ -23,4 +25,10 @@ const FLOW_OWN = [
   { name: 'AllowedChannels', type: 'string', default: '', beyondSpec: true, description: "Channels a step may reach, comma-separated, when its channel is a template: empty allows the channels the Definition names literally plus INPUTCHANNEL and OUTPUTCHANNEL; '*' allows any. A step rendering another channel fails with 403 naming it." },
 ] as const satisfies ParamTable;
 
-export const FLOW_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...FLOW_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
+export const FLOW_PARAMS = [
+  ...GENERAL_PARAMS,
+  ...INPUT_PARAMS,
+  ...OUTPUT_PARAMS,
+  ...FLOW_OWN,
+  ...TEMPLATE_BUDGET_PARAMS,
+] as const satisfies ParamTable;

@@ -4,6 +4,8 @@ import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';
 import { TLS_PARAMS } from './tls.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const GATEWAY_OWN = [
   { name: 'Port', type: 'int', default: '80', min: 0, max: 65535, description: 'HTTP listening port (HTTPS when TLSCert and TLSKey are set: one port, no plain HTTP beside it).' },
   { name: 'ResponseHeaders', type: 'string', default: '', description: 'Extra response headers, separated by CR LF.' },

@@ -64,7 +64,9 @@ function readText(path: string, param: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new ConfigError(`${param}: cannot read ${what} '${path}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+    throw new ConfigError(
+      `${param}: cannot read ${what} '${path}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+    );
   }
 }
 
@@ -76,7 +78,10 @@ export function parseHiveAuth(value: string): HiveAuth {
   if (material) return material;
   if (PATH_FORM.test(value)) {
     const fromFile = keyMaterial(readText(value, 'SERVERAUTH', 'credentials file'));
-    if (!fromFile) throw new ConfigError(`SERVERAUTH: '${value}' is neither a .creds file (${CREDS_MARK}) nor a user nkey seed (SU…); write token:<value> for a token that looks like a path`);
+    if (!fromFile)
+      throw new ConfigError(
+        `SERVERAUTH: '${value}' is neither a .creds file (${CREDS_MARK}) nor a user nkey seed (SU…); write token:<value> for a token that looks like a path`,
+      );
     return fromFile;
   }
   const colon = value.indexOf(':');
@@ -90,7 +95,8 @@ export function pem(value: string, param: string, what: string): string | undefi
   if (value.includes('-----BEGIN ')) return value;
   const path = value.startsWith('file://') ? value.slice('file://'.length) : value;
   const text = readText(path, param, what);
-  if (!text.includes('-----BEGIN ')) throw new ConfigError(`${param}: '${path}' is not a PEM file (no -----BEGIN line)`);
+  if (!text.includes('-----BEGIN '))
+    throw new ConfigError(`${param}: '${path}' is not a PEM file (no -----BEGIN line)`);
   return text;
 }
 
@@ -99,7 +105,10 @@ export function readHiveTls(values: Omit<HiveAccessValues, 'SERVERAUTH'>): HiveT
   const ca = pem(values.SERVERCA, 'SERVERCA', 'CA file');
   const cert = pem(values.SERVERCERT, 'SERVERCERT', 'certificate file');
   const key = pem(values.SERVERKEY, 'SERVERKEY', 'key file');
-  if ((cert === undefined) !== (key === undefined)) throw new ConfigError(`${cert ? 'SERVERKEY' : 'SERVERCERT'} is missing: a client certificate needs both SERVERCERT and SERVERKEY`);
+  if ((cert === undefined) !== (key === undefined))
+    throw new ConfigError(
+      `${cert ? 'SERVERKEY' : 'SERVERCERT'} is missing: a client certificate needs both SERVERCERT and SERVERKEY`,
+    );
   if (ca !== undefined) {
     try {
       new X509Certificate(ca);
@@ -122,7 +131,11 @@ export function readHiveTls(values: Omit<HiveAccessValues, 'SERVERAUTH'>): HiveT
     }
     if (!matches) throw new ConfigError('SERVERKEY is not the private key of the SERVERCERT certificate');
   }
-  return { ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+  };
 }
 
 /** The hive access of a configuration. */

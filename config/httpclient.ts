@@ -3,6 +3,8 @@ import { GENERAL_PARAMS, INPUT_PARAMS } from './common.js';
 import { INTERCEPT_PROXY_PARAM } from './interceptor.js';
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const HTTPCLIENT_OWN = [
   { name: 'Method', type: 'string', default: '', description: 'HTTP method of the outgoing request.' },
   { name: 'URL', type: 'string', default: '', description: 'URL of the outgoing request.' },

@@ -4,6 +4,8 @@
  */
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const INTERCEPTOR_PARAMS = [
   { name: 'Port', type: 'int', default: '8081', min: 0, max: 65535, beyondSpec: true, description: 'Port the mapping function is served on (0 picks a free one).' },
   { name: 'IP', type: 'string', default: '127.0.0.1', beyondSpec: true, description: 'Listen address.' },
@@ -15,5 +17,6 @@ export const INTERCEPT_PROXY_PARAM = {
   type: 'bool',
   default: 'false',
   beyondSpec: true,
-  description: 'Call http(s) interceptors through the proxy too (the HTTP client\'s Proxy, else HTTP_PROXY/HTTPS_PROXY/NO_PROXY); false calls them direct.',
+  description:
+    "Call http(s) interceptors through the proxy too (the HTTP client's Proxy, else HTTP_PROXY/HTTPS_PROXY/NO_PROXY); false calls them direct.",
 } as const satisfies ParamTable[number];

@@ -58,9 +58,11 @@ const DASHBOARD_KEYS = ['Port', 'Host', 'Users', 'Hosts'] as const;
  * names which); a missing or malformed value is refused, never silently no dashboard.
  */
 export function parseDashboardPort(text: string | undefined, what: string): number {
-  if (text === undefined || text.trim() === '') throw new ConfigError(`${what} needs a value: a port number from 0 to 65535`);
+  if (text === undefined || text.trim() === '')
+    throw new ConfigError(`${what} needs a value: a port number from 0 to 65535`);
   const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
-  if (!Number.isInteger(n) || n > 65535) throw new ConfigError(`${what} must be a port number from 0 to 65535, got '${text}'`);
+  if (!Number.isInteger(n) || n > 65535)
+    throw new ConfigError(`${what} must be a port number from 0 to 65535, got '${text}'`);
   return n;
 }
 
@@ -101,11 +103,14 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     doc = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
     // the parser's first line says what and where; the lines after it (a code frame) would break the one-line message
-    throw new ConfigError(`${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${describeError(e).split('\n')[0]!.replace(/:$/, '')}`);
+    throw new ConfigError(
+      `${name}: not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${describeError(e).split('\n')[0]!.replace(/:$/, '')}`,
+    );
   }
   if (!isObject(doc)) throw new ConfigError(`${name}: expected an object with a 'services' list`);
   for (const key of Object.keys(doc)) {
-    if (!['hive', 'services', 'dashboard', 'tracing'].includes(key)) throw new ConfigError(`${name}: unknown top-level key '${key}'; expected hive, services, dashboard, tracing`);
+    if (!['hive', 'services', 'dashboard', 'tracing'].includes(key))
+      throw new ConfigError(`${name}: unknown top-level key '${key}'; expected hive, services, dashboard, tracing`);
   }
   const valuesOf = (obj: Record<string, unknown>, where: string, skip: string[] = []): [string, string][] =>
     Object.entries(obj)
@@ -115,7 +120,8 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
   const hiveRaw = doc.hive ?? {};
   if (!isObject(hiveRaw)) throw new ConfigError(`${name}: hive must be an object with ${HIVE_KEYS.join(', ')}`);
   for (const k of Object.keys(hiveRaw)) {
-    if (!HIVE_KEYS.includes(k.toUpperCase() as (typeof HIVE_KEYS)[number])) throw new ConfigError(`${name}: unknown hive key '${k}'; expected ${HIVE_KEYS.join(', ')}`);
+    if (!HIVE_KEYS.includes(k.toUpperCase() as (typeof HIVE_KEYS)[number]))
+      throw new ConfigError(`${name}: unknown hive key '${k}'; expected ${HIVE_KEYS.join(', ')}`);
   }
   const hive: Layer = { source: `${name} hive`, values: valuesOf(hiveRaw, `${name} hive`) };
 
@@ -126,40 +132,56 @@ export function parseNodeFile(text: string, file: string, env: NodeJS.ProcessEnv
     if (!isObject(d)) throw new ConfigError(`${name}: dashboard must be an object with ${DASHBOARD_KEYS.join(', ')}`);
     const text = (key: (typeof DASHBOARD_KEYS)[number]): string | undefined => {
       const v = Object.entries(d).find(([k]) => k.toLowerCase() === key.toLowerCase())?.[1];
-      return v === undefined ? undefined : expandVariables(scalarText(v, `${name} dashboard.${key}`), env, `${name} dashboard.${key}`);
+      return v === undefined
+        ? undefined
+        : expandVariables(scalarText(v, `${name} dashboard.${key}`), env, `${name} dashboard.${key}`);
     };
     for (const k of Object.keys(d)) {
-      if (!DASHBOARD_KEYS.some((known) => known.toLowerCase() === k.toLowerCase())) throw new ConfigError(`${name}: unknown dashboard key '${k}'; expected ${DASHBOARD_KEYS.join(', ')}`);
+      if (!DASHBOARD_KEYS.some((known) => known.toLowerCase() === k.toLowerCase()))
+        throw new ConfigError(`${name}: unknown dashboard key '${k}'; expected ${DASHBOARD_KEYS.join(', ')}`);
     }
     dashboardPort = parseDashboardPort(text('Port'), `${name}: dashboard.Port`);
     const host = text('Host')?.trim();
     const users = text('Users')?.trim();
     const hosts = text('Hosts')?.trim();
-    if (host !== undefined || users !== undefined || hosts !== undefined) dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}), ...(hosts ? { hosts } : {}) };
+    if (host !== undefined || users !== undefined || hosts !== undefined)
+      dashboardAccess = { ...(host ? { host } : {}), ...(users ? { users } : {}), ...(hosts ? { hosts } : {}) };
   }
 
   const tracing: Partial<Record<TracingKey, string>> = {};
   if (doc.tracing !== undefined && doc.tracing !== null) {
-    if (!isObject(doc.tracing)) throw new ConfigError(`${name}: tracing must be an object with ${Object.keys(TRACING_KEYS).join(', ')}`);
+    if (!isObject(doc.tracing))
+      throw new ConfigError(`${name}: tracing must be an object with ${Object.keys(TRACING_KEYS).join(', ')}`);
     for (const [k, v] of valuesOf(doc.tracing, `${name} tracing`)) {
       const key = tracingKey(k);
-      if (key === undefined) throw new ConfigError(`${name}: unknown tracing key '${k}'; expected ${Object.keys(TRACING_KEYS).join(', ')}`);
+      if (key === undefined)
+        throw new ConfigError(`${name}: unknown tracing key '${k}'; expected ${Object.keys(TRACING_KEYS).join(', ')}`);
       tracing[key] = v;
     }
   }
 
-  if (!Array.isArray(doc.services) || doc.services.length === 0) throw new ConfigError(`${name}: 'services' must be a non-empty list`);
+  if (!Array.isArray(doc.services) || doc.services.length === 0)
+    throw new ConfigError(`${name}: 'services' must be a non-empty list`);
   const services = doc.services.map((raw: unknown, i: number): ServiceEntry => {
     const where = `${name} services[${i}]`;
     if (!isObject(raw)) throw new ConfigError(`${where} must be an object with a 'service' key`);
     const kindKey = Object.keys(raw).find((k) => k.toLowerCase() === 'service');
     const kind = kindKey === undefined ? undefined : raw[kindKey];
     if (typeof kind !== 'string' || !isServiceKind(kind)) {
-      throw new ConfigError(`${where}: 'service' must be one of ${Object.keys(SERVICES).join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`);
+      throw new ConfigError(
+        `${where}: 'service' must be one of ${Object.keys(SERVICES).join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`,
+      );
     }
     return { kind, where, layer: { source: where, values: valuesOf(raw, where, [kindKey!]) } };
   });
-  return { name: name.replace(/\.(ya?ml|json)$/i, ''), hive, services, tracing, ...(dashboardPort === undefined ? {} : { dashboardPort }), ...(dashboardAccess === undefined ? {} : { dashboardAccess }) };
+  return {
+    name: name.replace(/\.(ya?ml|json)$/i, ''),
+    hive,
+    services,
+    tracing,
+    ...(dashboardPort === undefined ? {} : { dashboardPort }),
+    ...(dashboardAccess === undefined ? {} : { dashboardAccess }),
+  };
 }
 
 /** A node file's text; a file that cannot be read is a ConfigError naming it. */

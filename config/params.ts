@@ -61,12 +61,22 @@ export interface ParamSpec {
 /** A table of one service: an ordered list of parameter specs. */
 export type ParamTable = readonly ParamSpec[];
 
-type ValueOfSpec<P extends ParamSpec> = P['type'] extends 'int' | 'duration' ? number : P['type'] extends 'bool' ? boolean : string;
+type ValueOfSpec<P extends ParamSpec> = P['type'] extends 'int' | 'duration'
+  ? number
+  : P['type'] extends 'bool'
+    ? boolean
+    : string;
 
-type CtrlNames<T extends ParamTable> = T[number] extends infer P ? (P extends { ctrl: true; name: infer N extends string } ? `${N}_CTRL` : never) : never;
+type CtrlNames<T extends ParamTable> = T[number] extends infer P
+  ? P extends { ctrl: true; name: infer N extends string }
+    ? `${N}_CTRL`
+    : never
+  : never;
 
 /** The compiled, typed configuration of a table: one member per parameter and `_CTRL` companion. */
-export type ConfigOf<T extends ParamTable> = { readonly [P in T[number] as P['name']]: ValueOfSpec<P> } & { readonly [K in CtrlNames<T>]: string };
+export type ConfigOf<T extends ParamTable> = { readonly [P in T[number] as P['name']]: ValueOfSpec<P> } & {
+  readonly [K in CtrlNames<T>]: string;
+};
 
 /** The table with every `_CTRL` companion spelled out as its own String parameter. */
 export function expandCtrl(t: ParamTable): ParamSpec[] {
@@ -74,7 +84,12 @@ export function expandCtrl(t: ParamTable): ParamSpec[] {
   for (const p of t) {
     out.push(p);
     if (p.ctrl) {
-      out.push({ name: `${p.name}_CTRL`, type: ParamType.String, default: '', description: `Control attribute that overrides ${p.name} at runtime.` });
+      out.push({
+        name: `${p.name}_CTRL`,
+        type: ParamType.String,
+        default: '',
+        description: `Control attribute that overrides ${p.name} at runtime.`,
+      });
     }
   }
   return out;
@@ -91,12 +106,23 @@ export function checkTable(service: string, t: ParamTable): void {
     if (seen.has(key)) throw new Error(`parameter table of ${service} declares ${p.name} twice`);
     if (p.defaultBy) {
       const by = seen.get(p.defaultBy.param.toLowerCase());
-      if (by?.type !== ParamType.Enum) throw new Error(`parameter table of ${service}: ${p.name} takes its default from ${p.defaultBy.param}, which is not an earlier enum`);
+      if (by?.type !== ParamType.Enum)
+        throw new Error(
+          `parameter table of ${service}: ${p.name} takes its default from ${p.defaultBy.param}, which is not an earlier enum`,
+        );
       const stray = Object.keys(p.defaultBy.values).find((v) => !by.values?.includes(v));
-      if (stray !== undefined) throw new Error(`parameter table of ${service}: ${p.name} has a default for ${p.defaultBy.param} '${stray}', which is not one of its values`);
+      if (stray !== undefined)
+        throw new Error(
+          `parameter table of ${service}: ${p.name} has a default for ${p.defaultBy.param} '${stray}', which is not one of its values`,
+        );
     }
     seen.set(key, p);
-    if (p.type === ParamType.Enum && p.default !== undefined && p.default !== '' && !p.values?.some((v) => v.toLowerCase() === p.default!.toLowerCase())) {
+    if (
+      p.type === ParamType.Enum &&
+      p.default !== undefined &&
+      p.default !== '' &&
+      !p.values?.some((v) => v.toLowerCase() === p.default!.toLowerCase())
+    ) {
       throw new Error(`parameter table of ${service}: default of ${p.name} is not one of its values`);
     }
   }

@@ -1,5 +1,11 @@
 /** Queue service parameters, as the service specification lists them (service parameters table); README, Parameter reference prints them (and README, The queue says what they do). */
-import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS, TEMPLATE_BUDGET_PARAMS, TEMPLATE_DEBUG_PARAMS } from './common.js';
+import {
+  GENERAL_PARAMS,
+  INPUT_PARAMS,
+  OUTPUT_PARAMS,
+  TEMPLATE_BUDGET_PARAMS,
+  TEMPLATE_DEBUG_PARAMS,
+} from './common.js';
 import type { ParamTable } from './params.js';
 
 /** Which failed deliveries the queue retries (RetryOn). */
@@ -11,6 +17,8 @@ export const RetryOn = {
 } as const;
 export type RetryOn = (typeof RetryOn)[keyof typeof RetryOn];
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const QUEUE_OWN = [
   { name: 'TemplateChannel', type: 'string', default: 'DefaultStorageChannel', description: 'Hive channel from which templates are fetched.' },
   { name: 'DefaultChannel', type: 'string', default: 'main', description: 'Channel queued items are sent to.' },
@@ -58,7 +66,14 @@ const QUEUE_OWN = [
   { name: 'RetryOn', type: 'enum', default: RetryOn.Any, values: [RetryOn.Any, RetryOn.Retryable], beyondSpec: true, description: "'any' retries every failed delivery (the spec); 'retryable' retries only Codes 408, 425, 429, 500, 502, 503, 504 and 507, and on a NATS hive a channel nobody serves (404 no listener: its node may be restarting): any other failure (400, 403, 404 from the target or for no listener on the embedded hive, 409, 413, 422, ...) makes the entry a dead letter at once." },
 ] as const satisfies ParamTable;
 
-export const QUEUE_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...TEMPLATE_DEBUG_PARAMS, ...QUEUE_OWN, ...TEMPLATE_BUDGET_PARAMS] as const satisfies ParamTable;
+export const QUEUE_PARAMS = [
+  ...GENERAL_PARAMS,
+  ...INPUT_PARAMS,
+  ...OUTPUT_PARAMS,
+  ...TEMPLATE_DEBUG_PARAMS,
+  ...QUEUE_OWN,
+  ...TEMPLATE_BUDGET_PARAMS,
+] as const satisfies ParamTable;
 
 /** Queue controls of README, The queue with their control-table defaults (used when a control is given without value). */
 export const QUEUE_CONTROL_DEFAULTS = {

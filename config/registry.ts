@@ -41,15 +41,79 @@ export interface ServiceInfo {
 }
 
 export const SERVICES: Readonly<Record<ServiceKind, ServiceInfo>> = {
-  sql: { kind: 'sql', release: 'v0.1.0', summary: 'Runs SELECT, INSERT, UPDATE, DELETE or raw SQL against one database; can poll a SELECT.', params: SQL_PARAMS, defaultInputChannel: 'sql', inSpec: true },
-  queue: { kind: 'queue', release: 'v0.1.1', summary: 'Holds entries to send later to a channel, retries, dead-letters; commands and template fan-out.', params: QUEUE_PARAMS, defaultInputChannel: 'queue', inSpec: true },
-  gateway: { kind: 'gateway', release: 'v0.1.0', summary: 'Turns every HTTP request into a hive message and the result into the HTTP response.', params: GATEWAY_PARAMS, defaultInputChannel: '', inSpec: true },
-  exec: { kind: 'exec', release: 'v0.1.0', summary: 'Runs an operating-system command built by a template from the message Data, without a shell.', params: EXEC_PARAMS, defaultInputChannel: 'exec', inSpec: true },
-  syslog: { kind: 'syslog', release: 'v0.1.0', summary: 'Sends syslog messages to a server and/or receives syslog over UDP/TCP into the hive.', params: SYSLOG_PARAMS, defaultInputChannel: 'syslog', inSpec: true },
-  httpclient: { kind: 'httpclient', release: 'v0.1.0', summary: 'Sends one HTTP request per message, mapped by interceptor services.', params: HTTPCLIENT_PARAMS, defaultInputChannel: 'httpclient', inSpec: true },
-  echo: { kind: 'echo', release: 'v0.1.0', summary: 'Diagnostic: answers with the Data it received; records, delays or fails on demand.', params: ECHO_PARAMS, defaultInputChannel: 'echo', inSpec: false },
-  storage: { kind: 'storage', release: 'v0.1.0', summary: 'Serves hive:// templates from a directory on the template channel.', params: STORAGE_PARAMS, defaultInputChannel: 'DefaultStorageChannel', inSpec: false },
-  flow: { kind: 'flow', release: 'v0.1.0', summary: 'Runs a durable flow of steps per message: calls, choices, retries, compensation; every step kept and resumed after a crash.', params: FLOW_PARAMS, defaultInputChannel: 'flow', inSpec: false },
+  sql: {
+    kind: 'sql',
+    release: 'v0.1.0',
+    summary: 'Runs SELECT, INSERT, UPDATE, DELETE or raw SQL against one database; can poll a SELECT.',
+    params: SQL_PARAMS,
+    defaultInputChannel: 'sql',
+    inSpec: true,
+  },
+  queue: {
+    kind: 'queue',
+    release: 'v0.1.1',
+    summary: 'Holds entries to send later to a channel, retries, dead-letters; commands and template fan-out.',
+    params: QUEUE_PARAMS,
+    defaultInputChannel: 'queue',
+    inSpec: true,
+  },
+  gateway: {
+    kind: 'gateway',
+    release: 'v0.1.0',
+    summary: 'Turns every HTTP request into a hive message and the result into the HTTP response.',
+    params: GATEWAY_PARAMS,
+    defaultInputChannel: '',
+    inSpec: true,
+  },
+  exec: {
+    kind: 'exec',
+    release: 'v0.1.0',
+    summary: 'Runs an operating-system command built by a template from the message Data, without a shell.',
+    params: EXEC_PARAMS,
+    defaultInputChannel: 'exec',
+    inSpec: true,
+  },
+  syslog: {
+    kind: 'syslog',
+    release: 'v0.1.0',
+    summary: 'Sends syslog messages to a server and/or receives syslog over UDP/TCP into the hive.',
+    params: SYSLOG_PARAMS,
+    defaultInputChannel: 'syslog',
+    inSpec: true,
+  },
+  httpclient: {
+    kind: 'httpclient',
+    release: 'v0.1.0',
+    summary: 'Sends one HTTP request per message, mapped by interceptor services.',
+    params: HTTPCLIENT_PARAMS,
+    defaultInputChannel: 'httpclient',
+    inSpec: true,
+  },
+  echo: {
+    kind: 'echo',
+    release: 'v0.1.0',
+    summary: 'Diagnostic: answers with the Data it received; records, delays or fails on demand.',
+    params: ECHO_PARAMS,
+    defaultInputChannel: 'echo',
+    inSpec: false,
+  },
+  storage: {
+    kind: 'storage',
+    release: 'v0.1.0',
+    summary: 'Serves hive:// templates from a directory on the template channel.',
+    params: STORAGE_PARAMS,
+    defaultInputChannel: 'DefaultStorageChannel',
+    inSpec: false,
+  },
+  flow: {
+    kind: 'flow',
+    release: 'v0.1.0',
+    summary:
+      'Runs a durable flow of steps per message: calls, choices, retries, compensation; every step kept and resumed after a crash.',
+    params: FLOW_PARAMS,
+    defaultInputChannel: 'flow',
+    inSpec: false,
+  },
 };
 
 for (const info of Object.values(SERVICES)) checkTable(info.kind, info.params);

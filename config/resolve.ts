@@ -60,7 +60,9 @@ export function readSecret(value: string, name: string, source: string): string 
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (e) {
-    throw new ConfigError(`${name} (${source}): cannot read secret file '${path}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+    throw new ConfigError(
+      `${name} (${source}): cannot read secret file '${path}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+    );
   }
 }
 
@@ -94,7 +96,11 @@ function defaultText(p: ParamSpec, compiled: Readonly<Record<string, unknown>>):
 }
 
 /** Compiles layers (earlier first, later wins) against a table for service `kind`. */
-export function compileConfig<const T extends ParamTable>(kind: string, table: T, layers: readonly Layer[]): Compiled<ConfigOf<T>> {
+export function compileConfig<const T extends ParamTable>(
+  kind: string,
+  table: T,
+  layers: readonly Layer[],
+): Compiled<ConfigOf<T>> {
   const specs = expandCtrl(table);
   const byName = new Map(specs.map((p) => [p.name.toLowerCase(), p]));
   const chosen = new Map<string, { text: string; source: string }>();
@@ -103,10 +109,14 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
       const spec = byName.get(rawName.toLowerCase());
       if (!spec) {
         if (layer.ignoreUnknown) continue;
-        throw new ConfigError(`unknown parameter '${rawName}' (${layer.source}) for service ${kind}; its parameters are: ${specs.map((p) => p.name).join(', ')}`);
+        throw new ConfigError(
+          `unknown parameter '${rawName}' (${layer.source}) for service ${kind}; its parameters are: ${specs.map((p) => p.name).join(', ')}`,
+        );
       }
       if (text === undefined && spec.type !== ParamType.Bool) {
-        throw new ConfigError(`parameter ${spec.name} needs a value (${layer.source}): write -${spec.name}=<value> (${acceptedValues(spec)}); only true/false parameters may be given bare`);
+        throw new ConfigError(
+          `parameter ${spec.name} needs a value (${layer.source}): write -${spec.name}=<value> (${acceptedValues(spec)}); only true/false parameters may be given bare`,
+        );
       }
       chosen.set(spec.name, { text: text ?? 'true', source: layer.source });
     }
@@ -121,7 +131,8 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
       if (!p.watchedFile) text = readSecret(text, p.name, source);
       if (text !== '') secrets.push(text);
     }
-    if (p.mandatory && text.trim() === '') throw new ConfigError(`${p.name} is mandatory for service ${kind} and was not given`);
+    if (p.mandatory && text.trim() === '')
+      throw new ConfigError(`${p.name} is mandatory for service ${kind} and was not given`);
     values[p.name] = convert(p, text, source);
   }
   return { values: Object.freeze(values) as ConfigOf<T>, explicit: new Set(chosen.keys()), secrets };
@@ -129,7 +140,10 @@ export function compileConfig<const T extends ParamTable>(kind: string, table: T
 
 /** The environment as a layer: every variable whose upper-case name is a parameter's upper-case name. */
 /** The compile step of one service kind's table, as the kind's service definition holds it. */
-export function compilerFor<const T extends ParamTable>(kind: string, table: T): (layers: readonly Layer[]) => Compiled<ConfigOf<T>> {
+export function compilerFor<const T extends ParamTable>(
+  kind: string,
+  table: T,
+): (layers: readonly Layer[]) => Compiled<ConfigOf<T>> {
   return (layers) => compileConfig(kind, table, layers);
 }
 
@@ -150,7 +164,10 @@ export function commandLineLayer(args: readonly string[]): Layer {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const m = /^--?([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$/s.exec(arg);
-    if (!m) throw new ConfigError(`unexpected argument '${arg}' (command line); parameters are written -Name=value or -Name value`);
+    if (!m)
+      throw new ConfigError(
+        `unexpected argument '${arg}' (command line); parameters are written -Name=value or -Name value`,
+      );
     const name = m[1]!;
     if (m[2] !== undefined) {
       values.push([name, m[2]]);

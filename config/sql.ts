@@ -2,6 +2,8 @@
 import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const SQL_OWN = [
   { name: 'SQL_ENGINE', type: 'enum', default: 'sqlite', values: ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle', 'sqlite'], beyondSpec: true, description: 'Database engine family (the spec releases one service per engine); sqlite is the embedded default, SQL_DATABASE is its file.' },
   { name: 'SQL_SERVER', type: 'string', default: '', description: 'Database host or IP.' },
@@ -50,4 +52,9 @@ const SQL_OWN = [
   { name: 'SQL_INITFILE', type: 'string', default: '', beyondSpec: true, description: 'A .sql file run statement by statement at start (and again after a restart): write it idempotently, e.g. CREATE TABLE IF NOT EXISTS.' },
 ] as const satisfies ParamTable;
 
-export const SQL_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SQL_OWN] as const satisfies ParamTable;
+export const SQL_PARAMS = [
+  ...GENERAL_PARAMS,
+  ...INPUT_PARAMS,
+  ...OUTPUT_PARAMS,
+  ...SQL_OWN,
+] as const satisfies ParamTable;

@@ -3,6 +3,8 @@ import { GENERAL_PARAMS, INPUT_PARAMS, OUTPUT_PARAMS } from './common.js';
 import type { ParamTable } from './params.js';
 import { TLS_PARAMS } from './tls.js';
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 const SYSLOG_OWN = [
   { name: 'Class', type: 'string', default: 'syslog', description: 'Class of messages created from received syslog messages.' },
   { name: 'Operation', type: 'string', default: 'message', description: 'Operation of those messages.' },
@@ -38,4 +40,9 @@ const SYSLOG_OWN = [
   { name: 'MaxConnections', type: 'int', default: '1000', min: 1, beyondSpec: true, description: 'TCP connections the receiver accepts at once.' },
 ] as const satisfies ParamTable;
 
-export const SYSLOG_PARAMS = [...GENERAL_PARAMS, ...INPUT_PARAMS, ...OUTPUT_PARAMS, ...SYSLOG_OWN] as const satisfies ParamTable;
+export const SYSLOG_PARAMS = [
+  ...GENERAL_PARAMS,
+  ...INPUT_PARAMS,
+  ...OUTPUT_PARAMS,
+  ...SYSLOG_OWN,
+] as const satisfies ParamTable;

@@ -8,6 +8,8 @@ import type { ParamTable } from './params.js';
 const TLS_CLIENT_AUTH = ['none', 'request', 'require'] as const;
 export type TlsClientAuth = (typeof TLS_CLIENT_AUTH)[number];
 
+// a parameter table: one parameter a line, as README prints it (the formatter leaves it so)
+// prettier-ignore
 export const TLS_PARAMS = [
   { name: 'TLSCert', type: 'string', default: '', beyondSpec: true, watchedFile: true, description: "Certificate chain of the listener (PEM): a path, 'file://<path>' or the PEM text itself." },
   { name: 'TLSKey', type: 'string', default: '', secret: true, watchedFile: true, beyondSpec: true, description: "Private key of TLSCert (PEM, unencrypted): a path, 'file://<path>' or the PEM text itself." },

@@ -6,7 +6,14 @@
  */
 import { ConfigError } from '../protocol/errors.js';
 
-const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 /** The OTLP/HTTP encodings (OTEL_EXPORTER_OTLP_PROTOCOL); protobuf is the specification's default. */
 const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
@@ -45,7 +52,15 @@ export const TRACING_KEYS = {
 export type TracingKey = keyof typeof TRACING_KEYS;
 
 /** The settings of a node that exports nothing and carries trace context (no variable set). */
-export const DEFAULT_TRACING: TracingSettings = Object.freeze({ endpoint: '', protocol: 'http/protobuf', headers: {}, serviceName: 'hivenode', sampler: 'parentbased_always_on', samplerArg: 1, propagate: true });
+export const DEFAULT_TRACING: TracingSettings = Object.freeze({
+  endpoint: '',
+  protocol: 'http/protobuf',
+  headers: {},
+  serviceName: 'hivenode',
+  sampler: 'parentbased_always_on',
+  samplerArg: 1,
+  propagate: true,
+});
 
 /** The tracing key a node-file key names (any letter case), or undefined. */
 export function tracingKey(name: string): TracingKey | undefined {
@@ -59,7 +74,8 @@ function httpUrl(value: string, where: string): string {
   } catch {
     throw new ConfigError(`${where} '${value}' is not a URL; expected http://host:port or https://host:port`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where} '${value}' must be an http:// or https:// URL (OTLP over HTTP)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${where} '${value}' must be an http:// or https:// URL (OTLP over HTTP)`);
   return value;
 }
 
@@ -70,7 +86,8 @@ function parseHeaders(text: string, where: string): Record<string, string> {
     if (part.trim() === '') continue;
     const eq = part.indexOf('=');
     const name = eq < 0 ? '' : part.slice(0, eq).trim();
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`${where}: '${part.trim().replace(/=.*/, '=…')}' is not name=value`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw new ConfigError(`${where}: '${part.trim().replace(/=.*/, '=…')}' is not name=value`);
     let value: string;
     try {
       value = decodeURIComponent(part.slice(eq + 1).trim());
@@ -79,7 +96,10 @@ function parseHeaders(text: string, where: string): Record<string, string> {
     }
     if (/[\r\n\0]/.test(value)) throw new ConfigError(`${where}: the value of '${name}' contains a line break`);
     // written into the request's head as it is (actors/observe/otlp-transport.ts): printable ASCII and tabs only
-    if (/[^\t\x20-\x7e]/.test(value)) throw new ConfigError(`${where}: the value of '${name}' has a character an HTTP header cannot carry (printable ASCII only)`);
+    if (/[^\t\x20-\x7e]/.test(value))
+      throw new ConfigError(
+        `${where}: the value of '${name}' has a character an HTTP header cannot carry (printable ASCII only)`,
+      );
     out[name] = value;
   }
   return out;
@@ -89,7 +109,11 @@ function parseHeaders(text: string, where: string): Record<string, string> {
  * The settings from the environment and an optional node-file section (its keys already matched
  * to TracingKey, values expanded); `source` names the section in messages.
  */
-export function compileTracing(env: NodeJS.ProcessEnv, section: Partial<Record<TracingKey, string>> = {}, source = 'tracing'): TracingSettings {
+export function compileTracing(
+  env: NodeJS.ProcessEnv,
+  section: Partial<Record<TracingKey, string>> = {},
+  source = 'tracing',
+): TracingSettings {
   const value = (key: TracingKey): { text: string; where: string } | undefined => {
     const own = section[key];
     if (own !== undefined) return { text: own.trim(), where: `${source}.${key}` };
@@ -106,15 +130,22 @@ export function compileTracing(env: NodeJS.ProcessEnv, section: Partial<Record<T
   const propagators = value('propagators');
   let propagate = true;
   if (propagators && propagators.text !== '') {
-    const names = propagators.text.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+    const names = propagators.text
+      .split(',')
+      .map((p) => p.trim().toLowerCase())
+      .filter(Boolean);
     const unknown = names.filter((p) => !['tracecontext', 'baggage', 'none'].includes(p));
-    if (unknown.length > 0) throw new ConfigError(`${propagators.where} names ${unknown.join(', ')}; hivenode carries W3C trace context only: use tracecontext (or none)`);
+    if (unknown.length > 0)
+      throw new ConfigError(
+        `${propagators.where} names ${unknown.join(', ')}; hivenode carries W3C trace context only: use tracecontext (or none)`,
+      );
     propagate = names.includes('tracecontext');
   }
 
   const exporter = value('exporter');
   const exporterName = exporter?.text.toLowerCase() ?? 'otlp';
-  if (!['otlp', 'none', ''].includes(exporterName)) throw new ConfigError(`${exporter!.where} '${exporter!.text}' is not accepted; expected otlp or none`);
+  if (!['otlp', 'none', ''].includes(exporterName))
+    throw new ConfigError(`${exporter!.where} '${exporter!.text}' is not accepted; expected otlp or none`);
   let endpoint = '';
   const traces = value('tracesEndpoint');
   const base = value('endpoint');
@@ -125,19 +156,25 @@ export function compileTracing(env: NodeJS.ProcessEnv, section: Partial<Record<T
 
   const samplerValue = value('sampler');
   const sampler = (samplerValue?.text.toLowerCase() || 'parentbased_always_on') as SamplerName;
-  if (!SAMPLERS.includes(sampler)) throw new ConfigError(`${samplerValue!.where} '${samplerValue!.text}' is not accepted; expected one of ${SAMPLERS.join(', ')}`);
+  if (!SAMPLERS.includes(sampler))
+    throw new ConfigError(
+      `${samplerValue!.where} '${samplerValue!.text}' is not accepted; expected one of ${SAMPLERS.join(', ')}`,
+    );
   const argValue = value('samplerArg');
   let samplerArg = 1;
   if (argValue && argValue.text !== '') {
     samplerArg = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(argValue.text) ? Number(argValue.text) : NaN;
-    if (!(samplerArg >= 0 && samplerArg <= 1)) throw new ConfigError(`${argValue.where} must be a ratio from 0 to 1, got '${argValue.text}'`);
+    if (!(samplerArg >= 0 && samplerArg <= 1))
+      throw new ConfigError(`${argValue.where} must be a ratio from 0 to 1, got '${argValue.text}'`);
   }
   const protocolValue = value('tracesProtocol') ?? value('protocol');
   const protocolName = protocolValue?.text.toLowerCase() || 'http/protobuf';
   const protocol = protocolName as OtlpProtocol;
   if (!OTLP_PROTOCOLS.includes(protocol)) {
     const grpc = protocolName === 'grpc' ? ': hivenode exports OTLP over HTTP only' : '';
-    throw new ConfigError(`${protocolValue!.where} '${protocolValue!.text}' is not accepted${grpc}; expected ${OTLP_PROTOCOLS.join(' or ')}`);
+    throw new ConfigError(
+      `${protocolValue!.where} '${protocolValue!.text}' is not accepted${grpc}; expected ${OTLP_PROTOCOLS.join(' or ')}`,
+    );
   }
   const headers = value('headers');
   return {

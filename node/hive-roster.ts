@@ -45,8 +45,22 @@ export interface RosterService {
 export const idOf = (e: Pick<RosterEntry, 'name' | 'host' | 'pid'>): string => `${e.name}@${e.host}#${e.pid}`;
 
 /** A service's roster entry from its wiring, its sent counters and (for the sends it counts itself) its status. */
-export function rosterService(s: { name: string; kind: string; channel: string; config: Readonly<Record<string, unknown>>; status: () => Readonly<Record<string, unknown>> }, sent: SentByChannel): RosterService {
-  return { name: s.name, kind: s.kind, channel: s.channel, sends: sendCounts(s.kind, s.config, (channel) => sent.get(channel)?.n ?? 0, s.status) };
+export function rosterService(
+  s: {
+    name: string;
+    kind: string;
+    channel: string;
+    config: Readonly<Record<string, unknown>>;
+    status: () => Readonly<Record<string, unknown>>;
+  },
+  sent: SentByChannel,
+): RosterService {
+  return {
+    name: s.name,
+    kind: s.kind,
+    channel: s.channel,
+    sends: sendCounts(s.kind, s.config, (channel) => sent.get(channel)?.n ?? 0, s.status),
+  };
 }
 
 export class HiveRoster {
@@ -71,7 +85,9 @@ export class HiveRoster {
     const opening = this.hive.sharedBucket(ROSTER_BUCKET);
     if (!opening) return;
     this.bucket = opening.catch((e: unknown) => {
-      this.log.info(`the console shows this node only: the NATS hive refused the KV bucket ${ROSTER_BUCKET} (${describeError(e)}); enable JetStream to see every node`);
+      this.log.info(
+        `the console shows this node only: the NATS hive refused the KV bucket ${ROSTER_BUCKET} (${describeError(e)}); enable JetStream to see every node`,
+      );
       return undefined;
     });
     void this.round();
@@ -85,7 +101,9 @@ export class HiveRoster {
 
   /** Every node known: this one (always current) and the others from the last round, by name. */
   nodes(): RosterEntry[] {
-    return [{ ...this.entry(), self: true as const }, ...this.others].sort((a, b) => a.name.localeCompare(b.name) || a.host.localeCompare(b.host) || a.pid - b.pid);
+    return [{ ...this.entry(), self: true as const }, ...this.others].sort(
+      (a, b) => a.name.localeCompare(b.name) || a.host.localeCompare(b.host) || a.pid - b.pid,
+    );
   }
 
   /** One write of this node's entry, dropping entries older than three rounds; a lost race is tried again. */
@@ -99,7 +117,9 @@ export class HiveRoster {
         const all = current ? (JSON.parse(current.value) as Record<string, RosterEntry>) : {};
         const mine = this.entry();
         const fresh = Date.now() - 3 * this.intervalMs;
-        const kept = Object.fromEntries(Object.entries(all).filter(([id, e]) => id !== idOf(mine) && Date.parse(e.seenAt) >= fresh));
+        const kept = Object.fromEntries(
+          Object.entries(all).filter(([id, e]) => id !== idOf(mine) && Date.parse(e.seenAt) >= fresh),
+        );
         const next = JSON.stringify({ ...kept, [idOf(mine)]: mine });
         const written = current ? await bucket.update(KEY, next, current.revision) : await bucket.create(KEY, next);
         if (written !== undefined) {

@@ -32,7 +32,10 @@ export function lineDiff(before: string, after: string): DiffLine[] {
     // lcs[i][j]: the common lines of x[i..] and y[j..]
     const w = y.length + 1;
     const lcs = new Uint32Array((x.length + 1) * w);
-    for (let i = x.length - 1; i >= 0; i--) for (let j = y.length - 1; j >= 0; j--) lcs[i * w + j] = x[i] === y[j] ? lcs[(i + 1) * w + j + 1]! + 1 : Math.max(lcs[(i + 1) * w + j]!, lcs[i * w + j + 1]!);
+    for (let i = x.length - 1; i >= 0; i--)
+      for (let j = y.length - 1; j >= 0; j--)
+        lcs[i * w + j] =
+          x[i] === y[j] ? lcs[(i + 1) * w + j + 1]! + 1 : Math.max(lcs[(i + 1) * w + j]!, lcs[i * w + j + 1]!);
     let i = 0;
     let j = 0;
     while (i < x.length || j < y.length) {
@@ -41,11 +44,16 @@ export function lineDiff(before: string, after: string): DiffLine[] {
         i++;
         j++;
         // removals first where both keep as much in common (as diff -u shows them)
-      } else if (i < x.length && (j === y.length || lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!)) middle.push({ op: '-', text: x[i++]! });
+      } else if (i < x.length && (j === y.length || lcs[(i + 1) * w + j]! >= lcs[i * w + j + 1]!))
+        middle.push({ op: '-', text: x[i++]! });
       else middle.push({ op: '+', text: y[j++]! });
     }
   }
-  const all: DiffLine[] = [...a.slice(0, start).map((text) => ({ op: ' ' as const, text })), ...middle, ...a.slice(a.length - end).map((text) => ({ op: ' ' as const, text }))];
+  const all: DiffLine[] = [
+    ...a.slice(0, start).map((text) => ({ op: ' ' as const, text })),
+    ...middle,
+    ...a.slice(a.length - end).map((text) => ({ op: ' ' as const, text })),
+  ];
   return folded(all);
 }
 

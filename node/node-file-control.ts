@@ -39,7 +39,11 @@ export function readNodeFile(path: string, env: NodeJS.ProcessEnv = process.env)
  * A node file's text compiled completely, as `hivenode check` and every reload compile it: every
  * error one line (naming where it is written) in `errors`; the parsed file and its services when it parses.
  */
-export async function checkNodeText(text: string, path: string, env: NodeJS.ProcessEnv = process.env): Promise<{ errors: string[]; file?: NodeFile; compiled?: PlannedService[] }> {
+export async function checkNodeText(
+  text: string,
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ errors: string[]; file?: NodeFile; compiled?: PlannedService[] }> {
   const errors: string[] = [];
   let file: NodeFile;
   try {
@@ -59,14 +63,19 @@ export async function checkNodeText(text: string, path: string, env: NodeJS.Proc
 
 /** Node-file sections a reload cannot apply (the hive's is checked per service by the node). */
 function fixedSectionChange(before: NodeFile, after: NodeFile, env: NodeJS.ProcessEnv): string | undefined {
-  if (JSON.stringify([before.dashboardPort, before.dashboardAccess]) !== JSON.stringify([after.dashboardPort, after.dashboardAccess])) return 'the dashboard section is not reloadable; restart the node to apply it';
+  if (
+    JSON.stringify([before.dashboardPort, before.dashboardAccess]) !==
+    JSON.stringify([after.dashboardPort, after.dashboardAccess])
+  )
+    return 'the dashboard section is not reloadable; restart the node to apply it';
   const tracing = (f: NodeFile): string => JSON.stringify(compileTracing(env, f.tracing, `${f.name} tracing`));
   if (tracing(before) !== tracing(after)) return 'the tracing section is not reloadable; restart the node to apply it';
   return undefined;
 }
 
 /** The secret masking, loaded when the console first needs it (it parses YAML, which a JSON node file's start never loads). */
-const secrets = (): Promise<{ maskSecrets: typeof maskSecrets; unmaskSecrets: typeof unmaskSecrets }> => import('./node-file-secrets.js');
+const secrets = (): Promise<{ maskSecrets: typeof maskSecrets; unmaskSecrets: typeof unmaskSecrets }> =>
+  import('./node-file-secrets.js');
 
 export class NodeFileControl implements ConsoleConfig {
   private current: ReadFile;
@@ -100,7 +109,11 @@ export class NodeFileControl implements ConsoleConfig {
     } catch {
       disk = undefined;
     }
-    return { text: (await secrets()).maskSecrets(this.current.text, this.name), hash: this.current.hash, diskChanged: disk === undefined || textHash(disk) !== this.current.hash };
+    return {
+      text: (await secrets()).maskSecrets(this.current.text, this.name),
+      hash: this.current.hash,
+      diskChanged: disk === undefined || textHash(disk) !== this.current.hash,
+    };
   }
 
   private get name(): string {
@@ -126,13 +139,23 @@ export class NodeFileControl implements ConsoleConfig {
     try {
       full = await this.unmasked(text);
     } catch (e) {
-      return { ok: false, errors: [describeError(e)], lines: lineDiff(maskSecrets(this.current.text, this.name), text) };
+      return {
+        ok: false,
+        errors: [describeError(e)],
+        lines: lineDiff(maskSecrets(this.current.text, this.name), text),
+      };
     }
     const lines = lineDiff(maskSecrets(this.current.text, this.name), maskSecrets(full, this.name));
     const checked = await this.check(full);
     if (checked.errors.length > 0 || !checked.compiled) return { ok: false, errors: checked.errors, lines };
     const preview = this.node.previewReload(checked.compiled);
-    return { ok: preview.refused === undefined, errors: preview.refused === undefined ? [] : [preview.refused], diff: preview.diff, summary: preview.summary, lines };
+    return {
+      ok: preview.refused === undefined,
+      errors: preview.refused === undefined ? [] : [preview.refused],
+      diff: preview.diff,
+      summary: preview.summary,
+      lines,
+    };
   }
 
   /** The whole compile, and the sections a reload may not change. */
@@ -214,7 +237,9 @@ export class NodeFileControl implements ConsoleConfig {
       write?.commit();
     } catch (e) {
       // the node runs the new file: say loudly that the disk does not have it
-      this.node.log.error(`reload applied but ${this.file} could not be written: ${describeError(e)}; the file on disk is the previous one`);
+      this.node.log.error(
+        `reload applied but ${this.file} could not be written: ${describeError(e)}; the file on disk is the previous one`,
+      );
     }
     this.current = { text, file: checked.file, hash };
     return { ...outcome, hash };

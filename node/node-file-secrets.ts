@@ -42,7 +42,11 @@ const hiveSecret = (key: string): string | undefined => secretParam('echo', key)
 /** Not a secret itself but where one is: `${VAR}` alone, a `file://` path, or a path to a PEM file. */
 function isReference(value: string): boolean {
   const v = value.trim();
-  return /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(v) || v.startsWith('file://') || (v.startsWith('/') && !/\s/.test(v) && !v.includes('-----'));
+  return (
+    /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(v) ||
+    v.startsWith('file://') ||
+    (v.startsWith('/') && !/\s/.test(v) && !v.includes('-----'))
+  );
 }
 
 function pairsOf(node: unknown): Array<Pair<unknown, unknown>> {
@@ -58,7 +62,8 @@ function secretValues(text: string, file: string): { values: SecretValue[]; ok: 
   const section = (name: string): unknown => top.find((p) => isScalar(p.key) && lower(p.key.value) === name)?.value;
   for (const p of pairsOf(section('hive'))) {
     const param = isScalar(p.key) ? hiveSecret(String(p.key.value)) : undefined;
-    if (param && isScalar(p.value)) values.push({ owner: 'hive', param, where: `${file} hive.${param}`, scalar: p.value });
+    if (param && isScalar(p.value))
+      values.push({ owner: 'hive', param, where: `${file} hive.${param}`, scalar: p.value });
   }
   const services = section('services');
   if (isSeq(services)) {
@@ -74,7 +79,8 @@ function secretValues(text: string, file: string): { values: SecretValue[]; ok: 
       const owner = scalarOf('name') || `${kind}-${i + 1}`;
       for (const p of pairs) {
         const param = isScalar(p.key) ? secretParam(kind, String(p.key.value)) : undefined;
-        if (param && isScalar(p.value)) values.push({ owner, param, where: `${file} services[${i}].${param}`, scalar: p.value });
+        if (param && isScalar(p.value))
+          values.push({ owner, param, where: `${file} services[${i}].${param}`, scalar: p.value });
       }
     });
   }
@@ -98,7 +104,9 @@ function spliced(text: string, edits: Array<{ scalar: Scalar; by: string }>): st
 /** The text with every secret value (not a reference to one) shown as MASK; text that does not parse is shown as it is (it holds nothing the node compiled). */
 export function maskSecrets(text: string, file: string): string {
   const { values } = secretValues(text, file);
-  const edits = values.filter((v) => textOf(v.scalar) !== '' && !isReference(textOf(v.scalar))).map((v) => ({ scalar: v.scalar, by: JSON.stringify(SECRET_MASK) }));
+  const edits = values
+    .filter((v) => textOf(v.scalar) !== '' && !isReference(textOf(v.scalar)))
+    .map((v) => ({ scalar: v.scalar, by: JSON.stringify(SECRET_MASK) }));
   return spliced(text, edits);
 }
 
@@ -115,7 +123,9 @@ export function unmaskSecrets(edited: string, running: string, file: string): st
   const edits = masked.map((v) => {
     const value = kept.get(`${v.owner}\n${v.param}`);
     if (value === undefined || value === SECRET_MASK) {
-      throw new ConfigError(`${v.where}: holds the mask ${SECRET_MASK}, but the running file has no ${v.param} ${v.owner === 'hive' ? 'in its hive section' : `for service '${v.owner}'`} to keep: write the value (or a \${VAR} or file:// reference)`);
+      throw new ConfigError(
+        `${v.where}: holds the mask ${SECRET_MASK}, but the running file has no ${v.param} ${v.owner === 'hive' ? 'in its hive section' : `for service '${v.owner}'`} to keep: write the value (or a \${VAR} or file:// reference)`,
+      );
     }
     return { scalar: v.scalar, by: JSON.stringify(value) };
   });

@@ -8,7 +8,19 @@
  * temporary file (a directory the node may not write to fails here, before anything changed), and
  * `commit` rotates the kept versions and renames it into place (`discard` removes it instead).
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname } from 'node:path';
 import { ConfigError, NotFoundError } from '../protocol/errors.js';
@@ -56,12 +68,15 @@ export function keptVersions(file: string): KeptVersion[] {
 
 /** The text of kept version `n` (1 … KEPT_VERSIONS), or 404 naming what is kept. */
 export function readKeptVersion(file: string, n: number): string {
-  if (!Number.isInteger(n) || n < 1 || n > KEPT_VERSIONS) throw new NotFoundError(`no kept version ${String(n)}: versions are 1 (newest) to ${KEPT_VERSIONS}`);
+  if (!Number.isInteger(n) || n < 1 || n > KEPT_VERSIONS)
+    throw new NotFoundError(`no kept version ${String(n)}: versions are 1 (newest) to ${KEPT_VERSIONS}`);
   try {
     return readFileSync(versionPath(file, n), 'utf8');
   } catch {
     const kept = keptVersions(file).map((v) => v.n);
-    throw new NotFoundError(`${basename(file)}.${n} is not kept${kept.length ? ` (kept: ${kept.map((k) => `.${k}`).join(', ')})` : ' (no version is kept yet: one is kept at each apply)'}`);
+    throw new NotFoundError(
+      `${basename(file)}.${n} is not kept${kept.length ? ` (kept: ${kept.map((k) => `.${k}`).join(', ')})` : ' (no version is kept yet: one is kept at each apply)'}`,
+    );
   }
 }
 
@@ -84,12 +99,14 @@ export function prepareWrite(file: string, text: string): PreparedWrite {
   try {
     fd = openSync(temp, 'wx', mode);
     const bytes = Buffer.from(text, 'utf8');
-    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
     fsyncSync(fd);
   } catch (e) {
     if (fd !== undefined) closeSync(fd);
     if (existsSync(temp)) unlinkSync(temp);
-    throw new ConfigError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)} (the node keeps running what it had; give the node write access to ${dirname(file)})`);
+    throw new ConfigError(
+      `cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)} (the node keeps running what it had; give the node write access to ${dirname(file)})`,
+    );
   }
   closeSync(fd);
   let done = false;

@@ -34,7 +34,11 @@ export function plansOf(file: NodeFile): ServicePlan[] {
 const ACTOR_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
 /** The hive's key of SERVERHOST: '' for the embedded hive however written. */
-export const hiveKey = (host: string): string => host.trim().toLowerCase().replace(/^embedded$/, '');
+export const hiveKey = (host: string): string =>
+  host
+    .trim()
+    .toLowerCase()
+    .replace(/^embedded$/, '');
 
 /**
  * Compiles every service's table and checks the names and the hive. With `errors`, every error is
@@ -51,7 +55,8 @@ export function compilePlans(plans: readonly ServicePlan[], errors?: string[]): 
     try {
       const service = SERVICE_DEFINITIONS[plan.kind].compile(plan.layers);
       const name = service.common.NAME || `${plan.kind}-${i + 1}`;
-      if (!ACTOR_NAME.test(name)) throw new ConfigError(`NAME '${name}' is not valid: use 1 to 100 of A-Z a-z 0-9 _ . -`);
+      if (!ACTOR_NAME.test(name))
+        throw new ConfigError(`NAME '${name}' is not valid: use 1 to 100 of A-Z a-z 0-9 _ . -`);
       compiled.push({ service, name, where: plan.where ?? '' });
     } catch (e) {
       fail(e, plan.where);
@@ -59,11 +64,18 @@ export function compilePlans(plans: readonly ServicePlan[], errors?: string[]): 
   });
   const names = new Set<string>();
   for (const s of compiled) {
-    if (names.has(s.name)) fail(new ConfigError(`two services are named '${s.name}'; give each a distinct NAME`), s.where);
+    if (names.has(s.name))
+      fail(new ConfigError(`two services are named '${s.name}'; give each a distinct NAME`), s.where);
     names.add(s.name);
   }
   const hosts = new Set(compiled.map((s) => hiveKey(s.service.common.SERVERHOST)));
-  if (hosts.size > 1) fail(new ConfigError(`the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`), undefined);
+  if (hosts.size > 1)
+    fail(
+      new ConfigError(
+        `the services of one node must share one hive, but SERVERHOST differs: ${[...hosts].map((h) => h || 'embedded').join(', ')}`,
+      ),
+      undefined,
+    );
   return compiled;
 }
 

@@ -92,15 +92,25 @@ export type ReloadOutcome = { applied: true; diff: ReloadDiff; summary: string }
 const RELOAD_DRAIN_MS = 10_000;
 
 /** The transport SERVERHOST names: embedded (empty or 'embedded') or NATS ('nats://', 'tls://'), reached with the access the other SERVER* parameters give. */
-export async function transportFor(values: HiveAccessValues & { readonly SERVERHOST: string }, name: string, log: Logger): Promise<HiveTransport> {
+export async function transportFor(
+  values: HiveAccessValues & { readonly SERVERHOST: string },
+  name: string,
+  log: Logger,
+): Promise<HiveTransport> {
   const host = values.SERVERHOST.trim();
   if (host === '' || host.toLowerCase() === 'embedded') return new MemoryTransport();
   if (host.split(',').every((h) => /^(nats|tls):\/\/[^\s/]+$/i.test(h.trim()))) {
     // the NATS client is loaded only by a node that uses it (a tenth of a CPU second at start)
-    const { NatsTransport } = await importModule(import.meta.url, '../actors/hive/nats.js', () => import('../actors/hive/nats.js'));
+    const { NatsTransport } = await importModule(
+      import.meta.url,
+      '../actors/hive/nats.js',
+      () => import('../actors/hive/nats.js'),
+    );
     return new NatsTransport({ servers: host, access: hiveAccess(values), name, log });
   }
-  throw new ConfigError(`SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`);
+  throw new ConfigError(
+    `SERVERHOST '${host}' is not accepted; expected empty, 'embedded', 'nats://host:port' or 'tls://host:port'`,
+  );
 }
 
 export class HiveNode {
@@ -136,7 +146,14 @@ export class HiveNode {
   readonly sent: SentCounts;
 
   private constructor(parts: Pick<HiveNode, 'hive' | 'runtime' | 'journal' | 'log' | 'readiness' | 'sent'>) {
-    ({ hive: this.hive, runtime: this.runtime, journal: this.journal, log: this.log, readiness: this.readiness, sent: this.sent } = parts);
+    ({
+      hive: this.hive,
+      runtime: this.runtime,
+      journal: this.journal,
+      log: this.log,
+      readiness: this.readiness,
+      sent: this.sent,
+    } = parts);
   }
 
   /** Compiles every service configuration first (so one bad parameter starts nothing), then starts them in order. */
@@ -145,14 +162,30 @@ export class HiveNode {
     const nodeName = opts.name ?? (compiled.length === 1 ? compiled[0]!.name : 'node');
     const first = compiled[0]?.service.common;
     const secrets = compiled.flatMap((s) => s.service.secrets);
-    const log = createLogger({ level: first?.LOGLEVEL, format: first?.LOGFORMAT, sensitive: first?.LOGSENSITIVE, secrets, ...(opts.logStream ? { stream: opts.logStream } : {}) });
-    const tracing = opts.tracing ? await startTracing(opts.tracing, { onExportFailed: (line) => log.warn(line) }) : undefined;
-    const transport = await transportFor(first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }, `hivenode ${nodeName} ${process.pid}`, log);
+    const log = createLogger({
+      level: first?.LOGLEVEL,
+      format: first?.LOGFORMAT,
+      sensitive: first?.LOGSENSITIVE,
+      secrets,
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    });
+    const tracing = opts.tracing
+      ? await startTracing(opts.tracing, { onExportFailed: (line) => log.warn(line) })
+      : undefined;
+    const transport = await transportFor(
+      first ?? { SERVERHOST: '', SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '' },
+      `hivenode ${nodeName} ${process.pid}`,
+      log,
+    );
     await transport.connect();
 
-    const journal = new Journal(1000, { mask: first?.LOGSENSITIVE ? (t) => t : (t) => maskSensitive(t, secrets), traceOf: () => currentScope()?.traceId });
+    const journal = new Journal(1000, {
+      mask: first?.LOGSENSITIVE ? (t) => t : (t) => maskSensitive(t, secrets),
+      traceOf: () => currentScope()?.traceId,
+    });
     journal.addSink((e) => {
-      const level = e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
+      const level =
+        e.event === 'crash' || e.event === 'unhandled-rejection' || e.event === 'escalation' ? 'warn' : 'debug';
       log[level](`supervision ${e.event} ${e.path}`, { supervision: e });
     });
     installProcessGuards(journal);
@@ -166,7 +199,14 @@ export class HiveNode {
     });
     const bridge = spawnBridge(runtime, nodeActor, transport);
     const hive = new HiveClient(runtime, bridge, transport);
-    const node = new HiveNode({ hive, runtime, journal, log, readiness: new Readiness(compiled.map((s) => s.name)), sent: new SentCounts(runtime, bridge, transport) });
+    const node = new HiveNode({
+      hive,
+      runtime,
+      journal,
+      log,
+      readiness: new Readiness(compiled.map((s) => s.name)),
+      sent: new SentCounts(runtime, bridge, transport),
+    });
     node.name = nodeName;
     node.version = opts.version ?? '';
     node.tracing = tracing;
@@ -189,15 +229,51 @@ export class HiveNode {
       if (opts.dashboardPort !== undefined) {
         const access = opts.dashboardAccess ?? {};
         // loaded here: a node without a dashboard port never loads the console (elkjs, its pages)
-        const { startConsole } = await importModule(import.meta.url, './console/server.js', () => import('./console/server.js'));
+        const { startConsole } = await importModule(
+          import.meta.url,
+          './console/server.js',
+          () => import('./console/server.js'),
+        );
         node.dashboard = await startConsole(
-          { status: () => node.status(), nodes: () => node.roster?.nodes() ?? [], actorTotals: () => runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })), services: () => node.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, config: s.config, status: () => s.running.status() })), sent: (service) => node.sent.of(service), config: () => node.fileControl, metrics: node.metrics, hive, journal, log },
+          {
+            status: () => node.status(),
+            nodes: () => node.roster?.nodes() ?? [],
+            actorTotals: () =>
+              runtime.actorInfos().map((a) => ({ path: a.path, stopped: a.stopped, ...journal.totalsOf(a.path) })),
+            services: () =>
+              node.services.map((s) => ({
+                kind: s.kind,
+                name: s.name,
+                channel: s.channel,
+                config: s.config,
+                status: () => s.running.status(),
+              })),
+            sent: (service) => node.sent.of(service),
+            config: () => node.fileControl,
+            metrics: node.metrics,
+            hive,
+            journal,
+            log,
+          },
           { port: opts.dashboardPort, ...access, nodeName, version: node.version },
         );
         const host = access.host ?? '127.0.0.1';
-        log.info(`dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`);
+        log.info(
+          `dashboard on http://${host.includes(':') ? `[${host}]` : host}:${node.dashboard.port}/ (the console: ${access.users ? 'actions for the users of dashboard.Users' : 'read-only, no dashboard.Users'}; JSON at /api/..., Prometheus at /metrics)`,
+        );
       }
-      node.roster = new HiveRoster(hive, () => ({ name: nodeName, startedAt: node.startedAt.toISOString(), ...(node.dashboard ? { consolePort: node.dashboard.port } : {}), services: node.services.map((s) => rosterService({ ...s, status: () => s.running.status() }, node.sent.of(s.name))) }), log);
+      node.roster = new HiveRoster(
+        hive,
+        () => ({
+          name: nodeName,
+          startedAt: node.startedAt.toISOString(),
+          ...(node.dashboard ? { consolePort: node.dashboard.port } : {}),
+          services: node.services.map((s) =>
+            rosterService({ ...s, status: () => s.running.status() }, node.sent.of(s.name)),
+          ),
+        }),
+        log,
+      );
       node.roster.start();
     } catch (e) {
       await node.stop(2_000);
@@ -206,20 +282,39 @@ export class HiveNode {
     return node;
   }
 
-  private async startService(service: CompiledService, name: string, how: { initial: boolean; predecessor?: NodeService }): Promise<NodeService> {
+  private async startService(
+    service: CompiledService,
+    name: string,
+    how: { initial: boolean; predecessor?: NodeService },
+  ): Promise<NodeService> {
     const { info, common: v } = service;
     const inputChannel = v.INPUTCHANNEL || v.NAME || info.defaultInputChannel;
     // checked here, not when the bridge subscribes: a bad name is the user's, so one line and exit 2, no stack
     if (info.defaultInputChannel !== '' && !isValidChannel(inputChannel)) {
-      throw new ConfigError(`${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: ${CHANNEL_RULE}`);
+      throw new ConfigError(
+        `${v.INPUTCHANNEL ? 'INPUTCHANNEL' : 'NAME (the channel when INPUTCHANNEL is not set)'} '${inputChannel.slice(0, 80)}' of service ${info.kind} is not a valid channel: ${CHANNEL_RULE}`,
+      );
     }
-    const log = createLogger({ level: v.LOGLEVEL, format: v.LOGFORMAT, sensitive: v.LOGSENSITIVE, secrets: this.secrets, ...(this.logStream ? { stream: this.logStream } : {}) }).child({ service: name });
+    const log = createLogger({
+      level: v.LOGLEVEL,
+      format: v.LOGFORMAT,
+      sensitive: v.LOGSENSITIVE,
+      secrets: this.secrets,
+      ...(this.logStream ? { stream: this.logStream } : {}),
+    }).child({ service: name });
     const supervisor = this.runtime.spawn<undefined, never>(this.nodeActor, {
       name: this.supervisorName(name),
       init: () => undefined,
       receive: (s) => s,
       policy: { onExhausted: 'escalate' },
-      childPolicy: { initialMs: 50, factor: 2, maxMs: 5_000, maxRestarts: 10, withinMs: 60_000, onExhausted: 'escalate' },
+      childPolicy: {
+        initialMs: 50,
+        factor: 2,
+        maxMs: 5_000,
+        maxRestarts: 10,
+        withinMs: 60_000,
+        onExhausted: 'escalate',
+      },
     });
     let running: RunningService;
     try {
@@ -233,7 +328,13 @@ export class HiveNode {
         inputChannel,
         record: this.metrics.recorder(name, info.kind),
         readiness: this.readiness,
-        siblings: () => this.services.map((s) => ({ kind: s.kind, name: s.name, channel: s.channel, ...(s.running.describe ? { describe: () => s.running.describe!() } : {}) })),
+        siblings: () =>
+          this.services.map((s) => ({
+            kind: s.kind,
+            name: s.name,
+            channel: s.channel,
+            ...(s.running.describe ? { describe: () => s.running.describe!() } : {}),
+          })),
         ...(how.predecessor ? { predecessor: how.predecessor.running } : {}),
       });
     } catch (e) {
@@ -244,10 +345,23 @@ export class HiveNode {
     log.info(`started ${info.kind} ${info.release} as '${name}'`, { release: info.release, hive: this.hive.kind });
     // a service ready only after its start (RunningService.ready) keeps the node 'starting' until then
     if (how.initial) {
-      if (running.ready) void running.ready.then(() => this.readiness.started(name), (e: unknown) => log.error(`not ready: ${describeError(e)}`));
+      if (running.ready)
+        void running.ready.then(
+          () => this.readiness.started(name),
+          (e: unknown) => log.error(`not ready: ${describeError(e)}`),
+        );
       else this.readiness.started(name);
     }
-    return { kind: info.kind, name, release: info.release, channel: info.defaultInputChannel === '' ? '' : inputChannel, config: service.values, running, compiled: service, supervisor };
+    return {
+      kind: info.kind,
+      name,
+      release: info.release,
+      channel: info.defaultInputChannel === '' ? '' : inputChannel,
+      config: service.values,
+      running,
+      compiled: service,
+      supervisor,
+    };
   }
 
   /**
@@ -291,7 +405,12 @@ export class HiveNode {
   refuseReload(reason: string, who: string, label?: string): ReloadOutcome {
     const file = this.source?.file ?? this.name;
     for (const line of reason.split('\n')) this.log.error(`reload refused: ${file}: ${line}`);
-    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `refused${label ? ` (${label})` : ''}: ${reason.replace(/\n/g, '; ')}` });
+    this.journal.record({
+      event: JournalEvent.Reload,
+      path: this.nodeActor.path,
+      user: who,
+      action: `refused${label ? ` (${label})` : ''}: ${reason.replace(/\n/g, '; ')}`,
+    });
     return { applied: false, reason };
   }
 
@@ -302,7 +421,12 @@ export class HiveNode {
     return { diff, summary: describeDiff(diff), ...(refused ? { refused } : {}) };
   }
 
-  private async applyReload(plans: readonly ServicePlan[], who: string, hash: string | undefined, label: string | undefined): Promise<ReloadOutcome> {
+  private async applyReload(
+    plans: readonly ServicePlan[],
+    who: string,
+    hash: string | undefined,
+    label: string | undefined,
+  ): Promise<ReloadOutcome> {
     const refuse = (reason: string): ReloadOutcome => this.refuseReload(reason, who, label);
     if (this.stopping) return refuse('the node is stopping');
     let next: PlannedService[];
@@ -315,7 +439,8 @@ export class HiveNode {
     const refused = refusal(this.services, next, diff, this.hiveValues);
     if (refused) return refuse(refused);
     // the loggers and the journal mask by this array: the new file's secrets are masked from now on
-    for (const secret of next.flatMap((s) => s.service.secrets)) if (!this.secrets.includes(secret)) this.secrets.push(secret);
+    for (const secret of next.flatMap((s) => s.service.secrets))
+      if (!this.secrets.includes(secret)) this.secrets.push(secret);
 
     const byName = new Map(this.services.map((s) => [s.name, s]));
     const changed = new Set(diff.changed.map((c) => c.name));
@@ -332,7 +457,9 @@ export class HiveNode {
           const again = await this.startService(old.compiled, old.name, { initial: false });
           this.services[this.services.indexOf(old)] = again;
         } catch (e) {
-          this.log.error(`reload: '${old.name}' could not be started again with its previous configuration: ${describeError(e)}`);
+          this.log.error(
+            `reload: '${old.name}' could not be started again with its previous configuration: ${describeError(e)}`,
+          );
         }
       }
     };
@@ -341,7 +468,10 @@ export class HiveNode {
       for (const s of next) {
         const old = byName.get(s.name);
         if (old && (!changed.has(s.name) || swapsInPlace(old.kind))) continue;
-        started.set(s.name, await this.startService(s.service, s.name, { initial: false, ...(old ? { predecessor: old } : {}) }));
+        started.set(
+          s.name,
+          await this.startService(s.service, s.name, { initial: false, ...(old ? { predecessor: old } : {}) }),
+        );
       }
       // in place: the old instance closes its store before the new one opens it
       for (const s of next) {
@@ -357,14 +487,27 @@ export class HiveNode {
       return refuse(describeError(e));
     }
     // the new instances serve: the replaced and removed ones finish what they accepted, then stop
-    const retired = this.services.filter((s) => (changed.has(s.name) && !swapsInPlace(s.kind)) || diff.removed.includes(s.name));
+    const retired = this.services.filter(
+      (s) => (changed.has(s.name) && !swapsInPlace(s.kind)) || diff.removed.includes(s.name),
+    );
     this.services.splice(0, this.services.length, ...next.map((s) => started.get(s.name) ?? byName.get(s.name)!));
     await Promise.all(retired.map((s) => this.retire(s, RELOAD_DRAIN_MS)));
 
     const summary = describeDiff(diff);
-    if (this.source) this.source = { ...this.source, ...(hash ? { hash } : {}), appliedAt: new Date().toISOString(), reloads: this.source.reloads + 1 };
+    if (this.source)
+      this.source = {
+        ...this.source,
+        ...(hash ? { hash } : {}),
+        appliedAt: new Date().toISOString(),
+        reloads: this.source.reloads + 1,
+      };
     this.log.info(`reload applied: ${this.source?.file ?? this.name}: ${summary} (asked by ${who})`);
-    this.journal.record({ event: JournalEvent.Reload, path: this.nodeActor.path, user: who, action: `applied${label ? ` (${label})` : ''}: ${summary}` });
+    this.journal.record({
+      event: JournalEvent.Reload,
+      path: this.nodeActor.path,
+      user: who,
+      action: `applied${label ? ` (${label})` : ''}: ${summary}`,
+    });
     return { applied: true, diff, summary };
   }
 
@@ -382,7 +525,9 @@ export class HiveNode {
       this.roster?.stop();
       await this.dashboard?.close();
       // what the services recorded is exported before the process may exit
-      await (this.tracing ? this.tracing.shutdown() : flushTracing()).catch((e: unknown) => this.log.warn(`exporting the last spans failed: ${describeError(e)}`));
+      await (this.tracing ? this.tracing.shutdown() : flushTracing()).catch((e: unknown) =>
+        this.log.warn(`exporting the last spans failed: ${describeError(e)}`),
+      );
       // a NATS connection left open would reconnect forever and keep the process alive
       await this.hive.close().catch((e: unknown) => this.log.warn(`closing the hive failed: ${describeError(e)}`));
       this.runtime.shutdown();
@@ -393,9 +538,22 @@ export class HiveNode {
   /** A snapshot for the dashboard, `/api/status` and `hivenode status`. */
   status(): NodeStatus {
     return {
-      node: { name: this.name, pid: process.pid, version: this.version, startedAt: this.startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - this.startedAt.getTime()) / 1000), rssBytes: process.memoryUsage.rss() },
+      node: {
+        name: this.name,
+        pid: process.pid,
+        version: this.version,
+        startedAt: this.startedAt.toISOString(),
+        uptimeSeconds: Math.round((Date.now() - this.startedAt.getTime()) / 1000),
+        rssBytes: process.memoryUsage.rss(),
+      },
       hive: { kind: this.hive.kind, connected: this.hive.isConnected(), ...this.hive.stats() },
-      services: this.services.map((s) => ({ kind: s.kind, name: s.name, release: s.release, channel: s.channel, status: s.running.status() })),
+      services: this.services.map((s) => ({
+        kind: s.kind,
+        name: s.name,
+        release: s.release,
+        channel: s.channel,
+        status: s.running.status(),
+      })),
       actors: actorTree(this.runtime.actorInfos().map((a) => ({ ...a, ...this.journal.totalsOf(a.path) }))),
       journal: this.journal.entries(),
       ...(this.source ? { source: { ...this.source } } : {}),

@@ -50,7 +50,12 @@ const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) =
 export function diffServices(running: readonly RunningEntry[], next: readonly PlannedService[]): ReloadDiff {
   const byName = new Map(running.map((s) => [s.name, s]));
   const nextNames = new Set(next.map((s) => s.name));
-  const diff: ReloadDiff = { added: [], removed: running.filter((s) => !nextNames.has(s.name)).map((s) => s.name), changed: [], unchanged: [] };
+  const diff: ReloadDiff = {
+    added: [],
+    removed: running.filter((s) => !nextNames.has(s.name)).map((s) => s.name),
+    changed: [],
+    unchanged: [],
+  };
   for (const s of next) {
     const old = byName.get(s.name);
     if (!old) {
@@ -84,11 +89,21 @@ export function describeDiff(d: ReloadDiff): string {
  * Why the new services cannot be applied to the running ones, or undefined: the hive section
  * changed, a queue or flow's store moved, or an in-memory one would lose what it holds.
  */
-export function refusal(running: readonly RunningEntry[], next: readonly PlannedService[], diff: ReloadDiff, hive: Readonly<Record<string, unknown>>): string | undefined {
+export function refusal(
+  running: readonly RunningEntry[],
+  next: readonly PlannedService[],
+  diff: ReloadDiff,
+  hive: Readonly<Record<string, unknown>>,
+): string | undefined {
   for (const s of next) {
     const values = s.service.values;
-    const changed = HIVE_PARAMS.find((k) => (k === 'SERVERHOST' ? hiveKey(String(values[k] ?? '')) !== hiveKey(String(hive[k] ?? '')) : String(values[k] ?? '') !== String(hive[k] ?? '')));
-    if (changed) return `the hive section is not reloadable (${changed} changed${s.where ? ` for ${s.where}` : ''}); restart the node to apply it`;
+    const changed = HIVE_PARAMS.find((k) =>
+      k === 'SERVERHOST'
+        ? hiveKey(String(values[k] ?? '')) !== hiveKey(String(hive[k] ?? ''))
+        : String(values[k] ?? '') !== String(hive[k] ?? ''),
+    );
+    if (changed)
+      return `the hive section is not reloadable (${changed} changed${s.where ? ` for ${s.where}` : ''}); restart the node to apply it`;
   }
   const byName = new Map(running.map((s) => [s.name, s]));
   for (const c of diff.changed) {

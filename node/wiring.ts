@@ -28,15 +28,25 @@ export interface ChannelSend {
 const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v)).trim();
 
 /** Whether a syslog service receives (and so forwards to OUTPUTCHANNEL). */
-export const syslogReceives = (c: Readonly<Record<string, unknown>>): boolean => c.UDP === true || c.TCP === true || c.TLS === true || c.RELP === true;
+export const syslogReceives = (c: Readonly<Record<string, unknown>>): boolean =>
+  c.UDP === true || c.TCP === true || c.TLS === true || c.RELP === true;
 
 export function sendsOf(kind: string, c: Readonly<Record<string, unknown>>): ChannelSend[] {
   const sends: ChannelSend[] = [];
   const add = (channel: string, label: string, secondary = false, countedBy?: string): void => {
     if (!channel) return;
-    const same = countedBy === undefined ? sends.find((s) => s.channel === channel && (s.secondary === true) === secondary && s.countedBy === undefined) : undefined;
+    const same =
+      countedBy === undefined
+        ? sends.find((s) => s.channel === channel && (s.secondary === true) === secondary && s.countedBy === undefined)
+        : undefined;
     if (same) same.label = `${same.label}, ${label}`;
-    else sends.push({ channel, label, ...(secondary ? { secondary: true as const } : {}), ...(countedBy === undefined ? {} : { countedBy }) });
+    else
+      sends.push({
+        channel,
+        label,
+        ...(secondary ? { secondary: true as const } : {}),
+        ...(countedBy === undefined ? {} : { countedBy }),
+      });
   };
   switch (kind) {
     case 'gateway':
@@ -69,7 +79,8 @@ export function sendsOf(kind: string, c: Readonly<Record<string, unknown>>): Cha
 /** A numeric figure at a dotted path of a status ('accepted', 'poller.polls'), if there is one. */
 export function figureAt(status: Readonly<Record<string, unknown>>, path: string): number | undefined {
   let v: unknown = status;
-  for (const part of path.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.'))
+    v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
@@ -78,14 +89,23 @@ export function figureAt(status: Readonly<Record<string, unknown>>, path: string
  * any other the hive's count on its channel (`sent`), less what counted sends on the same channel
  * took of it (the gateway's requests no route matched, when OUTPUTCHANNEL is also a route's channel).
  */
-export function sendCounts(kind: string, config: Readonly<Record<string, unknown>>, sent: (channel: string) => number, status: () => Readonly<Record<string, unknown>>): Array<ChannelSend & { sent: number }> {
+export function sendCounts(
+  kind: string,
+  config: Readonly<Record<string, unknown>>,
+  sent: (channel: string) => number,
+  status: () => Readonly<Record<string, unknown>>,
+): Array<ChannelSend & { sent: number }> {
   const sends = sendsOf(kind, config);
   const figures = sends.some((s) => s.countedBy !== undefined) ? status() : {};
   const counted = sends.map((s) => (s.countedBy === undefined ? undefined : (figureAt(figures, s.countedBy) ?? 0)));
   return sends.map((s, i) => {
     const own = counted[i];
     if (own !== undefined) return { ...s, sent: own };
-    const taken = sends.reduce((sum, o, j) => (o.channel === s.channel && o.secondary === s.secondary && counted[j] !== undefined ? sum + counted[j]! : sum), 0);
+    const taken = sends.reduce(
+      (sum, o, j) =>
+        o.channel === s.channel && o.secondary === s.secondary && counted[j] !== undefined ? sum + counted[j]! : sum,
+      0,
+    );
     return { ...s, sent: Math.max(0, sent(s.channel) - taken) };
   });
 }

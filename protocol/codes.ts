@@ -73,7 +73,16 @@ export function isSuccessCode(code: number): boolean {
  * RetryOn retryable, as a node serving the channel may be restarting (actors/hive/transport.ts,
  * unservedResult) — the Code stays 404 for everyone else.
  */
-const RETRYABLE_CODES: ReadonlySet<number> = new Set([408, 425, Code.TooManyRequests, Code.ServiceError, Code.UpstreamError, Code.Unavailable, Code.Timeout, Code.InsufficientStorage]);
+const RETRYABLE_CODES: ReadonlySet<number> = new Set([
+  408,
+  425,
+  Code.TooManyRequests,
+  Code.ServiceError,
+  Code.UpstreamError,
+  Code.Unavailable,
+  Code.Timeout,
+  Code.InsufficientStorage,
+]);
 
 /** True for a failure Code worth retrying (see RETRYABLE_CODES for which and why). */
 export function isRetryableCode(code: number): boolean {

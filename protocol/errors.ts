@@ -161,7 +161,10 @@ export class ListenError extends ConfigError {
     options: HiveErrorOptions = {},
   ) {
     const who = target.instance === undefined ? target.service : `${target.service} '${target.instance}'`;
-    super(`${who} cannot start: ${target.parameter} ${target.value} ${problem}; ${hint}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${who} cannot start: ${target.parameter} ${target.value} ${problem}; ${hint}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
   }
 
   /** The same failure with another hint. */

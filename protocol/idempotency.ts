@@ -27,8 +27,15 @@ export function idempotencyKeyOf(controls: ValueMap): string | undefined {
   const values = controls[IDEMPOTENCY_KEY] ?? [];
   if (values.length !== 1) throw new BadInputError(`control ${IDEMPOTENCY_KEY} takes one value, got ${values.length}`);
   const key = values[0]!;
-  if (key === '') throw new BadInputError(`control ${IDEMPOTENCY_KEY} is empty; give a key of 1 to ${MAX_KEY_LENGTH} printable characters`);
-  if (key.length > MAX_KEY_LENGTH) throw new BadInputError(`control ${IDEMPOTENCY_KEY} is ${key.length} characters long; it may be at most ${MAX_KEY_LENGTH}`);
-  if (!PRINTABLE.test(key)) throw new BadInputError(`control ${IDEMPOTENCY_KEY} may hold printable ASCII characters only`);
+  if (key === '')
+    throw new BadInputError(
+      `control ${IDEMPOTENCY_KEY} is empty; give a key of 1 to ${MAX_KEY_LENGTH} printable characters`,
+    );
+  if (key.length > MAX_KEY_LENGTH)
+    throw new BadInputError(
+      `control ${IDEMPOTENCY_KEY} is ${key.length} characters long; it may be at most ${MAX_KEY_LENGTH}`,
+    );
+  if (!PRINTABLE.test(key))
+    throw new BadInputError(`control ${IDEMPOTENCY_KEY} may hold printable ASCII characters only`);
   return key;
 }

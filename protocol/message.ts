@@ -168,22 +168,33 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Validates one name → list-of-strings map from untrusted input; `where` names it in errors. */
-export function validateValueMap(input: unknown, where: string, limits: ShapeLimits = DEFAULT_LIMITS, budget = new Budget(limits)): ValueMap {
+export function validateValueMap(
+  input: unknown,
+  where: string,
+  limits: ShapeLimits = DEFAULT_LIMITS,
+  budget = new Budget(limits),
+): ValueMap {
   if (input === undefined || input === null) return emptyMap();
-  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object of name -> list of strings, got ${typeName(input)}`);
+  if (!isPlainObject(input))
+    throw new BadInputError(`${where} must be an object of name -> list of strings, got ${typeName(input)}`);
   const keys = Object.keys(input);
-  if (keys.length > limits.maxKeys) throw new TooLargeError(`${where} has ${keys.length} keys; the limit is ${limits.maxKeys}`);
+  if (keys.length > limits.maxKeys)
+    throw new TooLargeError(`${where} has ${keys.length} keys; the limit is ${limits.maxKeys}`);
   const out = emptyMap();
   for (const key of keys) {
     if (isForbiddenKey(key)) throw new BadInputError(`${where} key '${key}' is not allowed`);
-    if (key.length > limits.maxKeyLength) throw new TooLargeError(`${where} has a key longer than ${limits.maxKeyLength} characters`);
+    if (key.length > limits.maxKeyLength)
+      throw new TooLargeError(`${where} has a key longer than ${limits.maxKeyLength} characters`);
     const value = input[key];
-    if (!Array.isArray(value)) throw new BadInputError(`${where}.${key} must be a list of strings, got ${typeName(value)}`);
-    if (value.length > limits.maxValues) throw new TooLargeError(`${where}.${key} has ${value.length} values; the limit is ${limits.maxValues}`);
+    if (!Array.isArray(value))
+      throw new BadInputError(`${where}.${key} must be a list of strings, got ${typeName(value)}`);
+    if (value.length > limits.maxValues)
+      throw new TooLargeError(`${where}.${key} has ${value.length} values; the limit is ${limits.maxValues}`);
     budget.spend(key.length, where);
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if (typeof item !== 'string') throw new BadInputError(`${where}.${key}[${i}] must be a string, got ${typeName(item)}`);
+      if (typeof item !== 'string')
+        throw new BadInputError(`${where}.${key}[${i}] must be a string, got ${typeName(item)}`);
       budget.spend(item.length, where);
     }
     out[key] = value as string[];
@@ -212,7 +223,9 @@ export function checkNamePart(value: string, what: string): string {
   if (m) {
     // the answer shows the value with its control characters escaped, never the raw bytes
     const shown = value.slice(0, 80).replace(CONTROL_CHARACTERS, (c) => `\\u${codePoint(c)}`);
-    throw new BadInputError(`${what} '${shown}' contains the control character U+${codePoint(m[0])}; Class and Operation take printable characters only`);
+    throw new BadInputError(
+      `${what} '${shown}' contains the control character U+${codePoint(m[0])}; Class and Operation take printable characters only`,
+    );
   }
   return value;
 }
@@ -226,7 +239,10 @@ export function checkMessageNames(message: Message, where: string): Message {
 
 /** Validates an untrusted protocol message; `where` (for example 'body') prefixes error messages. */
 export function validateMessage(input: unknown, where = 'message', limits: ShapeLimits = DEFAULT_LIMITS): Message {
-  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object with Class, Operation, Control and Data, got ${typeName(input)}`);
+  if (!isPlainObject(input))
+    throw new BadInputError(
+      `${where} must be an object with Class, Operation, Control and Data, got ${typeName(input)}`,
+    );
   for (const key of Object.keys(input)) {
     if (isForbiddenKey(key)) throw new BadInputError(`${where} key '${key}' is not allowed`);
   }
@@ -241,13 +257,17 @@ export function validateMessage(input: unknown, where = 'message', limits: Shape
 
 /** Validates an untrusted Result (hive wire, interceptor reply); `Status` is accepted for `Code`. */
 export function validateResult(input: unknown, where = 'result', limits: ShapeLimits = DEFAULT_LIMITS): Result {
-  if (!isPlainObject(input)) throw new BadInputError(`${where} must be an object with Code, Message, Data and List, got ${typeName(input)}`);
+  if (!isPlainObject(input))
+    throw new BadInputError(`${where} must be an object with Code, Message, Data and List, got ${typeName(input)}`);
   const rawCode = input.Code ?? input.Status;
   if (typeof rawCode !== 'number' || !Number.isInteger(rawCode) || rawCode < 100 || rawCode > 599) {
-    throw new BadInputError(`${where}.Code must be an integer from 100 to 599, got ${JSON.stringify(rawCode) ?? 'nothing'}`);
+    throw new BadInputError(
+      `${where}.Code must be an integer from 100 to 599, got ${JSON.stringify(rawCode) ?? 'nothing'}`,
+    );
   }
   const list = input.List;
-  if (list !== undefined && list !== null && !Array.isArray(list)) throw new BadInputError(`${where}.List must be a list or null, got ${typeName(list)}`);
+  if (list !== undefined && list !== null && !Array.isArray(list))
+    throw new BadInputError(`${where}.List must be a list or null, got ${typeName(list)}`);
   return {
     Code: rawCode,
     Message: optionalString(input, 'Message', where),

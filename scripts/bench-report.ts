@@ -23,17 +23,42 @@ interface Section {
 }
 
 /** Sections in reading order (the peers first); benches not listed follow alphabetically. */
-const ORDER = ['gateway', 'gateway-tls', 'gateway-tracing', 'console-cost', 'bullmq', 'queue', 'queue-scale', 'queue-dead', 'queue-dead-paging', 'queue-ops', 'queue-jetstream', 'hive', 'sql', 'sql-transaction', 'sql-batch', 'httpclient', 'exec', 'syslog', 'syslog-relp', 'startup', 'reload', 'template'];
+const ORDER = [
+  'gateway',
+  'gateway-tls',
+  'gateway-tracing',
+  'console-cost',
+  'bullmq',
+  'queue',
+  'queue-scale',
+  'queue-dead',
+  'queue-dead-paging',
+  'queue-ops',
+  'queue-jetstream',
+  'hive',
+  'sql',
+  'sql-transaction',
+  'sql-batch',
+  'httpclient',
+  'exec',
+  'syslog',
+  'syslog-relp',
+  'startup',
+  'reload',
+  'template',
+];
 const TITLES: Record<string, string> = {
   gateway: 'Gateway (HTTP) — against raw node:http and Node-RED',
   'gateway-tls': 'Gateway over HTTPS — against the same gateway over plain HTTP',
-  'gateway-tracing': 'Gateway with tracing — OTLP export at 100% sampling against tracing off, and tracing off against the trace code bypassed',
+  'gateway-tracing':
+    'Gateway with tracing — OTLP export at 100% sampling against tracing off, and tracing off against the trace code bypassed',
   'console-cost': 'Operator console — the gateway with the console open in a browser against without',
   bullmq: 'Durable queue — against BullMQ on redis',
   queue: 'Durable queue — against raw fsync’d appends',
   'queue-scale': 'Durable queue as the store grows (10^4 / 10^5 / 10^6 entries; recovery of 10^7)',
   'queue-dead': 'Durable queue with 10^6 dead entries kept — memory against an empty store',
-  'queue-dead-paging': 'Durable queue: enqueues while a client pages 10^5 dead entries — against the same enqueues with no paging',
+  'queue-dead-paging':
+    'Durable queue: enqueues while a client pages 10^5 dead entries — against the same enqueues with no paging',
   'queue-ops': 'Durable queue — idempotency keys and group limits against the plain queue',
   'queue-jetstream': 'Queue on JetStream (R1, R3) — against bare nats.js JetStream and BullMQ',
   hive: 'The hive — against bare nact and bare nats.js',
@@ -43,7 +68,8 @@ const TITLES: Record<string, string> = {
   httpclient: 'HTTP client — against raw undici and got',
   exec: 'Exec — against raw spawn',
   syslog: 'Syslog receiver — UDP against a raw node:dgram receiver, TCP against rsyslogd',
-  'syslog-relp': 'Syslog over RELP — receive into a SQLite queue, each message answered once stored, against plain TCP into the same queue',
+  'syslog-relp':
+    'Syslog over RELP — receive into a SQLite queue, each message answered once stored, against plain TCP into the same queue',
   startup: 'A whole node: start-up time and memory',
   reload: 'Reloading a node under load — p99 latency during reloads against the same load without',
   template: 'Templates — against Go text/template',
@@ -51,7 +77,8 @@ const TITLES: Record<string, string> = {
 
 function readSection(dir: string, name: string): Section {
   const text = readFileSync(join(dir, `${name}.log`), 'utf8');
-  const number = (ext: string): number => (existsSync(join(dir, `${name}.${ext}`)) ? Number(readFileSync(join(dir, `${name}.${ext}`), 'utf8').trim()) : NaN);
+  const number = (ext: string): number =>
+    existsSync(join(dir, `${name}.${ext}`)) ? Number(readFileSync(join(dir, `${name}.${ext}`), 'utf8').trim()) : NaN;
   const figures: Reported[] = [];
   const lines: string[] = [];
   for (const line of text.split('\n')) {
@@ -86,7 +113,9 @@ function table(figures: Reported[]): string[] {
   const rows = ['| figure | hivenode | baseline or peer | baseline | ratio | target |', '|---|--:|---|--:|--:|---|'];
   for (const f of figures) {
     const base = f.baselineValue === undefined ? '' : value(f.baselineValue, f.unit);
-    rows.push(`| ${cell(f.figure)} | ${value(f.hivenode, f.unit)} | ${cell(f.baseline ?? '—')} | ${base} | ${ratioCell(f)} | ${cell(targetCell(f))} |`);
+    rows.push(
+      `| ${cell(f.figure)} | ${value(f.hivenode, f.unit)} | ${cell(f.baseline ?? '—')} | ${base} | ${ratioCell(f)} | ${cell(targetCell(f))} |`,
+    );
   }
   return rows;
 }
@@ -116,7 +145,9 @@ const PEERS_NOTE = [
 function main(): void {
   const [dir, total] = process.argv.slice(2);
   if (!dir) throw new Error('usage: bench-report.ts <log directory> <total seconds>');
-  const names = readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4));
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => f.slice(0, -4));
   names.sort((a, b) => (ORDER.indexOf(a) + 1 || 99) - (ORDER.indexOf(b) + 1 || 99) || a.localeCompare(b));
   const sections = names.map((n) => readSection(dir, n));
   const out = [
@@ -141,7 +172,11 @@ function main(): void {
   ];
   for (const s of sections) {
     out.push('', `## ${TITLES[s.name] ?? s.name} (\`bench/${s.name}.ts\`, ${num(s.seconds)} s)`, '');
-    if (s.exit !== 0) out.push(`**The bench exited with code ${s.exit}**: its figures may be missing or incomplete (see its output).`, '');
+    if (s.exit !== 0)
+      out.push(
+        `**The bench exited with code ${s.exit}**: its figures may be missing or incomplete (see its output).`,
+        '',
+      );
     out.push(...(s.figures.length > 0 ? table(s.figures) : ['No figures: see the output below.']));
     out.push('', '<details><summary>bench output</summary>', '', '```', ...s.lines, '```', '', '</details>');
   }

@@ -31,7 +31,8 @@ if (!existsSync(ENTRY) || !existsSync(LAUNCHER) || readFileSync(ENTRY, 'utf8').i
   throw new Error(`${ENTRY} is not tsc's output: run tsc -p tsconfig.json first (make build does both)`);
 }
 
-const external = (id: string): boolean => id.startsWith('node:') || builtinModules.includes(id) || !(id.startsWith('.') || id.startsWith('/'));
+const external = (id: string): boolean =>
+  id.startsWith('node:') || builtinModules.includes(id) || !(id.startsWith('.') || id.startsWith('/'));
 const quiet: Pick<RollupOptions, 'onLog'> = {
   onLog: (level, log, handler) => {
     // import cycles are eslint's concern (import/no-cycle, within the layers); the chunk-merging report is noise
@@ -47,13 +48,21 @@ const quiet: Pick<RollupOptions, 'onLog'> = {
  */
 const runtimeImports: Plugin = {
   name: 'runtime-imports',
-  renderDynamicImport: ({ targetModuleId }) => (targetModuleId === null ? { left: `globalThis[Symbol.for('${IMPORT_HOOK.description}')](`, right: ')' } : null),
+  renderDynamicImport: ({ targetModuleId }) =>
+    targetModuleId === null ? { left: `globalThis[Symbol.for('${IMPORT_HOOK.description}')](`, right: ')' } : null,
 };
 
 const cli = await rollup({ input: { cli: ENTRY }, external, plugins: [runtimeImports], ...quiet });
 // chunk names carry a hash: the chunks of an earlier build would otherwise pile up beside these
 rmSync(`${BIN}/chunks`, { recursive: true, force: true });
-await cli.write({ dir: BIN, format: 'cjs', dynamicImportInCjs: false, entryFileNames: '[name].cjs', chunkFileNames: 'chunks/[name]-[hash].cjs', experimentalMinChunkSize: 20_000 });
+await cli.write({
+  dir: BIN,
+  format: 'cjs',
+  dynamicImportInCjs: false,
+  entryFileNames: '[name].cjs',
+  chunkFileNames: 'chunks/[name]-[hash].cjs',
+  experimentalMinChunkSize: 20_000,
+});
 await cli.close();
 
 const launcher = await rollup({ input: LAUNCHER, external, ...quiet });
@@ -68,5 +77,7 @@ const texts = files.map((f) => ({ f, text: readFileSync(f, 'utf8') }));
 const renamed = texts.flatMap(({ f, text }) => [...text.matchAll(/\bclass (\w+\$\d+)/g)].map((m) => `${m[1]} in ${f}`));
 if (renamed.length > 0) throw new Error(`the bundle renamed classes; give them distinct names: ${renamed.join(', ')}`);
 // an import() left in the bundle would fail once its file is compiled from the code cache
-const imports = texts.flatMap(({ f, text }) => [...text.matchAll(/^(?!\s*(?:\*|\/\/)).*\bimport\(/gm)].map((m) => `${f}: ${m[0].trim().slice(0, 120)}`));
+const imports = texts.flatMap(({ f, text }) =>
+  [...text.matchAll(/^(?!\s*(?:\*|\/\/)).*\bimport\(/gm)].map((m) => `${f}: ${m[0].trim().slice(0, 120)}`),
+);
 if (imports.length > 0) throw new Error(`import() left in the CommonJS bundle:\n${imports.join('\n')}`);

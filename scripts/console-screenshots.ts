@@ -27,11 +27,24 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const node = await startDemo({ access: true });
   const base = `http://127.0.0.1:${node.dashboard!.port}`;
-  const call = (channel: string, control: Record<string, string[]>, data: Record<string, string[]>): Promise<unknown> => node.hive.call(channel, makeMessage({ Class: 'demo', Operation: 'screenshot', Control: mapOf(control), Data: mapOf(data) }), 5_000);
+  const call = (channel: string, control: Record<string, string[]>, data: Record<string, string[]>): Promise<unknown> =>
+    node.hive.call(
+      channel,
+      makeMessage({ Class: 'demo', Operation: 'screenshot', Control: mapOf(control), Data: mapOf(data) }),
+      5_000,
+    );
   let loading = true;
   // the demo gateway's user (examples/demo.htpasswd): HTTP clients → gateway → echo and SQL, as the flow draws them
   const gateway = `http://127.0.0.1:${String(node.services.find((s) => s.name === 'gateway')!.running.status().port)}`;
-  const post = (path: string, data: Record<string, string[]>): Promise<unknown> => fetch(`${gateway}${path}`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`, 'content-type': 'application/json' }, body: JSON.stringify(data) }).then((r) => r.text());
+  const post = (path: string, data: Record<string, string[]>): Promise<unknown> =>
+    fetch(`${gateway}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from('demo:hivenode-demo').toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(data),
+    }).then((r) => r.text());
   // a steady trickle through the queue to echo and through the gateway to echo and SQL, so the charts have lines and the arrows rates
   const load = (async () => {
     for (let i = 0; loading; i++) {
@@ -41,16 +54,42 @@ async function main(): Promise<void> {
       await sleep(20);
     }
   })();
-  await call('queue', { channel: ['nobody-here'], requeue_count: ['0'] }, { invoice: ['INV-1042'], customer: ['acme'] });
-  await call('queue', { channel: ['nobody-here'], requeue_count: ['0'] }, { invoice: ['INV-1043'], customer: ['globex'] });
-  await call('queue', { command: ['schedule'], schedule_name: ['nightly-report'], cron: ['30 2 * * *'], tz: ['Europe/Berlin'] }, { report: ['daily'] });
+  await call(
+    'queue',
+    { channel: ['nobody-here'], requeue_count: ['0'] },
+    { invoice: ['INV-1042'], customer: ['acme'] },
+  );
+  await call(
+    'queue',
+    { channel: ['nobody-here'], requeue_count: ['0'] },
+    { invoice: ['INV-1043'], customer: ['globex'] },
+  );
+  await call(
+    'queue',
+    { command: ['schedule'], schedule_name: ['nightly-report'], cron: ['30 2 * * *'], tz: ['Europe/Berlin'] },
+    { report: ['daily'] },
+  );
   for (let i = 0; i < 4; i++) await call('queue', { delay: ['2h'] }, { item: [`later-${i}`], customer: ['acme'] });
   await call('echo', { echo_crash: ['true'] }, { item: ['bad input'], password: ['hunter2'] });
   await sleep(40_000);
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
   try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, httpCredentials: { username: 'ops', password: 'hivenode-console' } });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      httpCredentials: { username: 'ops', password: 'hivenode-console' },
+    });
     const page = await context.newPage();
     await page.goto(`${base}/login`);
     const shoot = async (path: string, file: string, prepare?: () => Promise<void>): Promise<void> => {
@@ -85,10 +124,43 @@ async function main(): Promise<void> {
 /** Two nodes on a NATS hive: 'intake' (console, a queue → billing) and 'billing' (echo billing, a queue → audit on intake). */
 async function hiveFlow(browser: Browser): Promise<void> {
   const server = await natsServer();
-  const hive = [['SERVERHOST', server.url], ['SERVERAUTH', server.token]] as const;
-  const service = (kind: 'echo' | 'queue', values: Array<readonly [string, string]>): { kind: 'echo' | 'queue'; layers: Array<{ source: string; values: Array<readonly [string, string]> }> } => ({ kind, layers: [{ source: 'screenshots', values: [...values, ...hive] }] });
-  const intake = await HiveNode.start({ name: 'intake', dashboardPort: 0, logStream: new PassThrough(), services: [service('echo', [['NAME', 'audit']]), service('queue', [['NAME', 'orders'], ['PersistPath', ''], ['DefaultChannel', 'billing'], ['DefaultDeadLetterSlap', 'audit']])] });
-  const billing = await HiveNode.start({ name: 'billing', logStream: new PassThrough(), services: [service('echo', [['NAME', 'billing']]), service('queue', [['NAME', 'refunds'], ['PersistPath', ''], ['DefaultChannel', 'audit']])] });
+  const hive = [
+    ['SERVERHOST', server.url],
+    ['SERVERAUTH', server.token],
+  ] as const;
+  const service = (
+    kind: 'echo' | 'queue',
+    values: Array<readonly [string, string]>,
+  ): { kind: 'echo' | 'queue'; layers: Array<{ source: string; values: Array<readonly [string, string]> }> } => ({
+    kind,
+    layers: [{ source: 'screenshots', values: [...values, ...hive] }],
+  });
+  const intake = await HiveNode.start({
+    name: 'intake',
+    dashboardPort: 0,
+    logStream: new PassThrough(),
+    services: [
+      service('echo', [['NAME', 'audit']]),
+      service('queue', [
+        ['NAME', 'orders'],
+        ['PersistPath', ''],
+        ['DefaultChannel', 'billing'],
+        ['DefaultDeadLetterSlap', 'audit'],
+      ]),
+    ],
+  });
+  const billing = await HiveNode.start({
+    name: 'billing',
+    logStream: new PassThrough(),
+    services: [
+      service('echo', [['NAME', 'billing']]),
+      service('queue', [
+        ['NAME', 'refunds'],
+        ['PersistPath', ''],
+        ['DefaultChannel', 'audit'],
+      ]),
+    ],
+  });
   let loading = true;
   const load = (async () => {
     for (let i = 0; loading; i++) {
@@ -122,7 +194,10 @@ async function hiveFlow(browser: Browser): Promise<void> {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    log.error(`screenshots failed: ${describeError(e)}`, e instanceof Error && e.stack ? { stack: e.stack } : undefined);
+    log.error(
+      `screenshots failed: ${describeError(e)}`,
+      e instanceof Error && e.stack ? { stack: e.stack } : undefined,
+    );
     process.exit(1);
   },
 );

@@ -34,10 +34,14 @@ for (let at = from; at < from + cases; at += SLICE) {
   summary.leanRefused += part.leanRefused;
   summary.disagreements += part.disagreements;
   findings.push(...part.findings);
-  if (cases > SLICE) console.log(`fuzz: ${summary.cases.toLocaleString('en')} cases, ${summary.disagreements} accepted disagreements`);
+  if (cases > SLICE)
+    console.log(`fuzz: ${summary.cases.toLocaleString('en')} cases, ${summary.disagreements} accepted disagreements`);
 }
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-for (const f of findings) console.log(`\nDISAGREEMENT seed ${f.seed} case ${f.index} (${f.kind}): ${f.problem}\n  bytes: ${f.bytes}\n  again: npx tsx scripts/fuzz.ts --seed ${f.seed} --from ${f.index} --cases 1`);
+for (const f of findings)
+  console.log(
+    `\nDISAGREEMENT seed ${f.seed} case ${f.index} (${f.kind}): ${f.problem}\n  bytes: ${f.bytes}\n  again: npx tsx scripts/fuzz.ts --seed ${f.seed} --from ${f.index} --cases 1`,
+  );
 console.log(
   `fuzz: seed ${seed}, ${summary.cases.toLocaleString('en')} cases in ${seconds.toFixed(1)} s (${Math.round(summary.cases / seconds).toLocaleString('en')}/s): ` +
     `lean parser accepted messages in ${summary.accepted.toLocaleString('en')}, refused in ${summary.leanRefused.toLocaleString('en')}; ` +

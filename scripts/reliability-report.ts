@@ -38,21 +38,23 @@ function table(records: ReliabilityRecord[]): string[] {
   return [
     '| Suite | Test | Load | Faults | Result | Figures | Time (s) |',
     '|---|---|---|---|---|---|---|',
-    ...records.map((r) =>
-      [
-        r.suite,
-        r.test,
-        r.load,
-        r.faults,
-        r.result === 'pass' ? '**pass**' : r.result,
-        Object.entries(r.figures)
-          .map(([k, v]) => `${k}: ${v}`)
-          .join('\n'),
-        String(r.seconds),
-      ]
-        .map(cell)
-        .join(' | '),
-    ).map((row) => `| ${row} |`),
+    ...records
+      .map((r) =>
+        [
+          r.suite,
+          r.test,
+          r.load,
+          r.faults,
+          r.result === 'pass' ? '**pass**' : r.result,
+          Object.entries(r.figures)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join('\n'),
+          String(r.seconds),
+        ]
+          .map(cell)
+          .join(' | '),
+      )
+      .map((row) => `| ${row} |`),
   ];
 }
 
@@ -60,7 +62,9 @@ function render(records: ReliabilityRecord[]): string {
   const scales = [...new Set(records.map((r) => r.scale))].join(', ');
   const passed = records.filter((r) => r.result === 'pass').length;
   const cpu = cpus();
-  const total = values.seconds ? `${values.seconds} s in total` : `${records.reduce((s, r) => s + r.seconds, 0).toFixed(0)} s of tests`;
+  const total = values.seconds
+    ? `${values.seconds} s in total`
+    : `${records.reduce((s, r) => s + r.seconds, 0).toFixed(0)} s of tests`;
   const lines = [
     '# Reliability',
     '',
@@ -74,7 +78,14 @@ function render(records: ReliabilityRecord[]): string {
     '',
     ...table(records.filter((r) => r.suite !== SECURITY)),
     ...(records.some((r) => r.suite === SECURITY)
-      ? ['', '## Security', '', 'TLS handshakes under load, plain text on TLS ports, wrong certificates and credentials, the authorization matrix.', '', ...table(records.filter((r) => r.suite === SECURITY))]
+      ? [
+          '',
+          '## Security',
+          '',
+          'TLS handshakes under load, plain text on TLS ports, wrong certificates and credentials, the authorization matrix.',
+          '',
+          ...table(records.filter((r) => r.suite === SECURITY)),
+        ]
       : []),
     '',
   ];

@@ -18,7 +18,10 @@ npx tsc -p tsconfig.json
 # the processes the tests start run this build, not the sources through tsx: about a second less each
 # (spec/support/hivenode-bin.ts)
 export HIVENODE_TEST_BUILD=dist
-echo "== lint (eslint, knip)"
+echo "== lint (prettier, eslint, knip)"
+# formatted as Prettier writes it (.prettierrc.json: width 120; the parameter tables of config/ keep a
+# row a line); `make format` rewrites what differs
+npx prettier --check '**/*.ts' --log-level warn
 npx eslint .
 # no export that nothing imports (knip.json)
 npx knip --no-progress

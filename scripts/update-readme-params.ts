@@ -10,4 +10,6 @@ const path = new URL('../README.md', import.meta.url);
 const before = readFileSync(path, 'utf8');
 const after = replaceReadmeParams(before, renderReadmeParams());
 if (after !== before) writeFileSync(path, after);
-createLogger({ level: 'info', stream: process.stdout }).info(after === before ? 'README parameter reference is up to date' : 'README parameter reference updated');
+createLogger({ level: 'info', stream: process.stdout }).info(
+  after === before ? 'README parameter reference is up to date' : 'README parameter reference updated',
+);

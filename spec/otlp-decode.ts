@@ -11,7 +11,11 @@ const kv = { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue'
 const SCHEMA = {
   nested: {
     AnyValue: {
-      oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] } },
+      oneofs: {
+        value: {
+          oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'],
+        },
+      },
       fields: {
         stringValue: { type: 'string', id: 1 },
         boolValue: { type: 'bool', id: 2 },
@@ -25,7 +29,12 @@ const SCHEMA = {
     ArrayValue: { fields: { values: { rule: 'repeated', type: 'AnyValue', id: 1 } } },
     KeyValueList: { fields: { values: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
     KeyValue: kv,
-    Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 }, droppedAttributesCount: { type: 'uint32', id: 2 } } },
+    Resource: {
+      fields: {
+        attributes: { rule: 'repeated', type: 'KeyValue', id: 1 },
+        droppedAttributesCount: { type: 'uint32', id: 2 },
+      },
+    },
     InstrumentationScope: { fields: { name: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
     Status: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
     Span: {
@@ -44,8 +53,20 @@ const SCHEMA = {
         status: { type: 'Status', id: 15 },
       },
     },
-    ScopeSpans: { fields: { scope: { type: 'InstrumentationScope', id: 1 }, spans: { rule: 'repeated', type: 'Span', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
-    ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
+    ScopeSpans: {
+      fields: {
+        scope: { type: 'InstrumentationScope', id: 1 },
+        spans: { rule: 'repeated', type: 'Span', id: 2 },
+        schemaUrl: { type: 'string', id: 3 },
+      },
+    },
+    ResourceSpans: {
+      fields: {
+        resource: { type: 'Resource', id: 1 },
+        scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 },
+        schemaUrl: { type: 'string', id: 3 },
+      },
+    },
     ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
   },
 };
@@ -76,10 +97,14 @@ export interface OtlpSpan {
   status?: { code?: number; message?: string };
 }
 export interface OtlpRequest {
-  resourceSpans: Array<{ resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: Array<{ scope?: { name?: string }; spans?: OtlpSpan[] }> }>;
+  resourceSpans: Array<{
+    resource?: { attributes?: OtlpKeyValue[] };
+    scopeSpans?: Array<{ scope?: { name?: string }; spans?: OtlpSpan[] }>;
+  }>;
 }
 
-const hex = (bytes: Uint8Array | undefined): string | undefined => (bytes && bytes.length > 0 ? Buffer.from(bytes).toString('hex') : undefined);
+const hex = (bytes: Uint8Array | undefined): string | undefined =>
+  bytes && bytes.length > 0 ? Buffer.from(bytes).toString('hex') : undefined;
 
 /** An ExportTraceServiceRequest in protobuf, in OTLP/JSON's shape (throws on what is not one). */
 export function decodeOtlpProtobuf(body: Uint8Array): OtlpRequest {

@@ -25,9 +25,15 @@ function hiveMessage(v: unknown): Record<string, unknown> | undefined {
 }
 
 /** The hive message an actor message carries (a delivery's, or its own `message`), if any. */
-function carried(msg: unknown): { delivery: Record<string, unknown> | undefined; message: Record<string, unknown> | undefined } {
+function carried(msg: unknown): {
+  delivery: Record<string, unknown> | undefined;
+  message: Record<string, unknown> | undefined;
+} {
   const delivery = isRecord(msg) && isRecord(msg.delivery) ? msg.delivery : undefined;
-  return { delivery, message: hiveMessage(delivery?.message) ?? (isRecord(msg) ? hiveMessage(msg.message) : undefined) };
+  return {
+    delivery,
+    message: hiveMessage(delivery?.message) ?? (isRecord(msg) ? hiveMessage(msg.message) : undefined),
+  };
 }
 
 /** A W3C traceparent's trace id (lower-case hex, not all zeros: README, Tracing). */

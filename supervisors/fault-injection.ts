@@ -43,7 +43,8 @@ function faultInjectionEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 /** The fault a hive delivery asks for, if any (only `{type: 'delivery'}` messages carry controls). */
 function requestedFault(msg: unknown): Fault | undefined {
   if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'delivery') return undefined;
-  const control = (msg as { delivery?: { message?: { Control?: Record<string, readonly string[] | undefined> } } }).delivery?.message?.Control;
+  const control = (msg as { delivery?: { message?: { Control?: Record<string, readonly string[] | undefined> } } })
+    .delivery?.message?.Control;
   const wanted = control?.[FAULT_CONTROL]?.[0];
   return wanted === Fault.Throw || wanted === Fault.Reject ? wanted : undefined;
 }
@@ -52,17 +53,23 @@ function requestedFault(msg: unknown): Fault | undefined {
  * Wraps an actor's receive so that deliveries asking for a fault crash it; returns `receive` itself
  * when fault injection is off, so a normal node pays nothing and cannot be crashed by a control.
  */
-export function withFaultInjection<S, M, C>(receive: Receive<S, M, C>, env: NodeJS.ProcessEnv = process.env): Receive<S, M, C> {
+export function withFaultInjection<S, M, C>(
+  receive: Receive<S, M, C>,
+  env: NodeJS.ProcessEnv = process.env,
+): Receive<S, M, C> {
   if (!faultInjectionEnabled(env)) return receive;
   if (!announced) {
     announced = true;
     // stderr on purpose: this must be seen whatever LOGLEVEL or log destination the node uses
-    console.error(`*** ${FAULT_INJECTION_ENV}=1: FAULT INJECTION IS ON — a message with the control '${FAULT_CONTROL}' crashes the service actor receiving it. Never run a production node like this. ***`);
+    console.error(
+      `*** ${FAULT_INJECTION_ENV}=1: FAULT INJECTION IS ON — a message with the control '${FAULT_CONTROL}' crashes the service actor receiving it. Never run a production node like this. ***`,
+    );
   }
   return (state, msg, ctx) => {
     const fault = requestedFault(msg);
     if (fault === Fault.Throw) throw new InjectedFaultError(`fault injected by the '${FAULT_CONTROL}' control (throw)`);
-    if (fault === Fault.Reject) return Promise.reject(new InjectedFaultError(`fault injected by the '${FAULT_CONTROL}' control (reject)`));
+    if (fault === Fault.Reject)
+      return Promise.reject(new InjectedFaultError(`fault injected by the '${FAULT_CONTROL}' control (reject)`));
     return receive(state, msg, ctx);
   };
 }

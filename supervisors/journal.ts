@@ -83,7 +83,11 @@ export class Journal {
 
   record(entry: Omit<JournalEntry, 'time'>): JournalEntry {
     const traceId = this.opts.traceOf?.();
-    const full: JournalEntry = { time: new Date().toISOString(), ...entry, ...(traceId === undefined ? {} : { trace_id: traceId }) };
+    const full: JournalEntry = {
+      time: new Date().toISOString(),
+      ...entry,
+      ...(traceId === undefined ? {} : { trace_id: traceId }),
+    };
     const mask = this.opts.mask;
     if (mask && full.error) full.error = { class: full.error.class, message: mask(full.error.message) };
     if (mask && full.cause !== undefined) full.cause = mask(full.cause);

@@ -52,8 +52,10 @@ export function validatePolicy(input: Partial<RestartPolicy>, where = 'restart p
   nonNegative('initialMs', p.initialMs);
   nonNegative('maxMs', p.maxMs);
   nonNegative('withinMs', p.withinMs);
-  if (!Number.isFinite(p.factor) || p.factor < 1) throw new ConfigError(`${where}: factor must be >= 1, got ${p.factor}`);
-  if (!Number.isInteger(p.maxRestarts) || p.maxRestarts < 0) throw new ConfigError(`${where}: maxRestarts must be a whole number >= 0, got ${p.maxRestarts}`);
+  if (!Number.isFinite(p.factor) || p.factor < 1)
+    throw new ConfigError(`${where}: factor must be >= 1, got ${p.factor}`);
+  if (!Number.isInteger(p.maxRestarts) || p.maxRestarts < 0)
+    throw new ConfigError(`${where}: maxRestarts must be a whole number >= 0, got ${p.maxRestarts}`);
   if (p.maxMs < p.initialMs) throw new ConfigError(`${where}: maxMs (${p.maxMs}) is below initialMs (${p.initialMs})`);
   if (p.onExhausted !== Decision.Stop && p.onExhausted !== Decision.Escalate) {
     throw new ConfigError(`${where}: onExhausted must be 'stop' or 'escalate', got ${String(p.onExhausted)}`);

@@ -88,7 +88,12 @@ export class ActorRuntime implements Runtime, CellHost {
       return cell;
     };
 
-    const onCrash = async (_token: unknown, error: unknown, nctx: nact.SupervisionContext<M, nact.Ref<unknown>>, child?: nact.Ref<unknown>): Promise<symbol> => {
+    const onCrash = async (
+      _token: unknown,
+      error: unknown,
+      nctx: nact.SupervisionContext<M, nact.Ref<unknown>>,
+      child?: nact.Ref<unknown>,
+    ): Promise<symbol> => {
       try {
         if (child !== undefined) {
           const childCell = this.byInner.get(child as object);
@@ -221,7 +226,9 @@ export class ActorRuntime implements Runtime, CellHost {
 
   /** Facts about every live actor, sorted by path. */
   actorInfos(): ActorInfo[] {
-    return [...this.actors.values()].map((a) => ({ ...a.info, mailbox: a.mailbox.size })).sort((a, b) => a.path.localeCompare(b.path));
+    return [...this.actors.values()]
+      .map((a) => ({ ...a.info, mailbox: a.mailbox.size }))
+      .sort((a, b) => a.path.localeCompare(b.path));
   }
 
   /** Stops every actor; later tells fail their hooks. */

@@ -28,16 +28,34 @@ export interface CrashSite {
  * An actor's own crash: the message it was handling is answered with the error, then the policy
  * decides. `cell` is absent when the actor failed before it was registered.
  */
-export async function decideOwnCrash(site: CrashSite, cell: ActorCell<unknown, unknown> | undefined, policy: RestartPolicy, error: unknown): Promise<Decision> {
+export async function decideOwnCrash(
+  site: CrashSite,
+  cell: ActorCell<unknown, unknown> | undefined,
+  policy: RestartPolicy,
+  error: unknown,
+): Promise<Decision> {
   const { path, journal } = site;
   const current = cell?.takeCurrent();
   const cause = crashCause(current);
   const trace = crashTrace(current);
-  journal.record({ event: JournalEvent.Crash, path, error: errorSummary(error), ...(cause === undefined ? {} : { cause }), ...(trace === undefined ? {} : { trace_id: trace }) });
-  if (cell) failMessage(current, new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
+  journal.record({
+    event: JournalEvent.Crash,
+    path,
+    error: errorSummary(error),
+    ...(cause === undefined ? {} : { cause }),
+    ...(trace === undefined ? {} : { trace_id: trace }),
+  });
+  if (cell)
+    failMessage(current, new ServiceFailureError(`${path} crashed: ${errorSummary(error).message}`, { cause: error }));
   const verdict = (cell?.tracker ?? new RestartTracker(policy)).onCrash(Date.now());
   const decision = verdict.decision === Decision.Escalate && site.topLevel ? Decision.Stop : verdict.decision;
-  journal.record({ event: JournalEvent.Decision, path, decision, delayMs: verdict.delayMs, restarts: verdict.restartsInWindow });
+  journal.record({
+    event: JournalEvent.Decision,
+    path,
+    decision,
+    delayMs: verdict.delayMs,
+    restarts: verdict.restartsInWindow,
+  });
   if (decision === Decision.Restart) {
     if (verdict.delayMs > 0) await sleep(verdict.delayMs);
     journal.record({ event: JournalEvent.Restart, path, restarts: verdict.restartsInWindow });
@@ -52,12 +70,23 @@ export async function decideOwnCrash(site: CrashSite, cell: ActorCell<unknown, u
  * A child whose own restarts are exhausted escalated to `site` (its parent): the parent's child
  * policy, with a restart count per child name, decides for it.
  */
-export async function decideForChild(site: CrashSite, child: ActorCell<unknown, unknown> | undefined, tracker: RestartTracker, error: unknown): Promise<Decision> {
+export async function decideForChild(
+  site: CrashSite,
+  child: ActorCell<unknown, unknown> | undefined,
+  tracker: RestartTracker,
+  error: unknown,
+): Promise<Decision> {
   const { path, journal } = site;
   const childPath = child?.path ?? `${path}/?`;
   const verdict = tracker.onCrash(Date.now());
   const decision = verdict.decision === Decision.Escalate && site.topLevel ? Decision.Stop : verdict.decision;
-  journal.record({ event: JournalEvent.Decision, path: childPath, decision: `${decision} (by ${path})`, delayMs: verdict.delayMs, restarts: verdict.restartsInWindow });
+  journal.record({
+    event: JournalEvent.Decision,
+    path: childPath,
+    decision: `${decision} (by ${path})`,
+    delayMs: verdict.delayMs,
+    restarts: verdict.restartsInWindow,
+  });
   if (decision === Decision.Restart) {
     if (verdict.delayMs > 0) await sleep(verdict.delayMs);
     child?.tracker.reset();

@@ -46,11 +46,19 @@ export class RenderBudget {
   }
 
   tooManyChars(): never {
-    throw new BudgetExceeded(`the render builds more than ${this.maxChars} characters (the limit ${this.names.chars})`, BudgetLimit.Chars, this.maxChars);
+    throw new BudgetExceeded(
+      `the render builds more than ${this.maxChars} characters (the limit ${this.names.chars})`,
+      BudgetLimit.Chars,
+      this.maxChars,
+    );
   }
 
   tooManyItems(): never {
-    throw new BudgetExceeded(`the render adds more than ${this.maxItems} arguments, values and entries (the limit ${this.names.items})`, BudgetLimit.Items, this.maxItems);
+    throw new BudgetExceeded(
+      `the render adds more than ${this.maxItems} arguments, values and entries (the limit ${this.names.items})`,
+      BudgetLimit.Items,
+      this.maxItems,
+    );
   }
 }
 

@@ -137,7 +137,15 @@ export const BUILTINS: ReadonlyMap<string, FuncSpec> = new Map<string, FuncSpec>
   ['slice', { fn: slice, params: [V], variadic: V }],
   ['call', { fn: call, params: [V], variadic: V }],
   ['print', { fn: (b: RenderBudget, ...a: unknown[]) => sprint(a, b), params: [], variadic: A, budget: true }],
-  ['printf', { fn: (b: RenderBudget, f: string, ...a: unknown[]) => sprintf(f, a, b), params: [Param.String], variadic: A, budget: true }],
+  [
+    'printf',
+    {
+      fn: (b: RenderBudget, f: string, ...a: unknown[]) => sprintf(f, a, b),
+      params: [Param.String],
+      variadic: A,
+      budget: true,
+    },
+  ],
   ['println', { fn: (b: RenderBudget, ...a: unknown[]) => sprintln(a, b), params: [], variadic: A, budget: true }],
   ['html', { fn: (...a: unknown[]) => htmlEscape(escaperText(a)), params: [], variadic: A }],
   ['js', { fn: (...a: unknown[]) => jsEscape(escaperText(a)), params: [], variadic: A }],

@@ -48,7 +48,9 @@ function cmpInt(a: number | bigint, b: number | bigint): number {
 
 function nonComparable(a: unknown, b: unknown): FuncError {
   if (typeName(a) !== typeName(b)) {
-    return new FuncError(`non-comparable types ${sprintf('%s', [a])}: ${typeName(a)}, ${typeName(b)}: ${sprintf('%v', [b])}`);
+    return new FuncError(
+      `non-comparable types ${sprintf('%s', [a])}: ${typeName(a)}, ${typeName(b)}: ${sprintf('%v', [b])}`,
+    );
   }
   return new FuncError(`non-comparable type ${sprintf('%s', [b])}: ${typeName(b)}`);
 }

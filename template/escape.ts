@@ -86,7 +86,15 @@ export function jsEscape(s: string): string {
 const HEX = '0123456789ABCDEF';
 
 function unreserved(b: number): boolean {
-  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2e || b === 0x5f || b === 0x7e;
+  return (
+    (b >= 0x30 && b <= 0x39) ||
+    (b >= 0x41 && b <= 0x5a) ||
+    (b >= 0x61 && b <= 0x7a) ||
+    b === 0x2d ||
+    b === 0x2e ||
+    b === 0x5f ||
+    b === 0x7e
+  );
 }
 
 export function urlQueryEscape(s: string): string {

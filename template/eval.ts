@@ -3,7 +3,17 @@
  * The order in which nodes become "current" (state.node) mirrors Go, so errors name the same node.
  */
 import { NodeType } from './nodes.js';
-import type { ArgNode, ChainNode, CommandNode, FieldNode, IdentifierNode, Node, NumberNode, PipeNode, VariableNode } from './nodes.js';
+import type {
+  ArgNode,
+  ChainNode,
+  CommandNode,
+  FieldNode,
+  IdentifierNode,
+  Node,
+  NumberNode,
+  PipeNode,
+  VariableNode,
+} from './nodes.js';
 import { MISSING, MissingKey } from './state.js';
 import type { State } from './state.js';
 import { Param } from './funcs.js';
@@ -40,7 +50,8 @@ export function evalPipeline(s: State, dot: unknown, pipe: PipeNode | null): unk
 }
 
 function notAFunction(s: State, args: readonly ArgNode[], final: unknown): void {
-  if (args.length > 1 || final !== MISSING) s.fail(`can't give argument to non-function ${nodeString(args[0] as Node)}`);
+  if (args.length > 1 || final !== MISSING)
+    s.fail(`can't give argument to non-function ${nodeString(args[0] as Node)}`);
 }
 
 function evalCommand(s: State, dot: unknown, cmd: CommandNode, final: unknown): unknown {
@@ -82,16 +93,35 @@ function idealConstant(s: State, n: NumberNode): unknown {
   return n.value;
 }
 
-function evalFieldNode(s: State, dot: unknown, field: FieldNode, args: readonly ArgNode[] | null, final: unknown): unknown {
+function evalFieldNode(
+  s: State,
+  dot: unknown,
+  field: FieldNode,
+  args: readonly ArgNode[] | null,
+  final: unknown,
+): unknown {
   s.node = field;
   return evalFieldChain(s, dot, s.dotIface, field.idents, args, final);
 }
 
-function evalChainNode(s: State, dot: unknown, chain: ChainNode, args: readonly ArgNode[] | null, final: unknown): unknown {
+function evalChainNode(
+  s: State,
+  dot: unknown,
+  chain: ChainNode,
+  args: readonly ArgNode[] | null,
+  final: unknown,
+): unknown {
   s.node = chain;
   if (chain.node.type === NodeType.Nil) s.fail(`indirection through explicit nil in ${nodeString(chain)}`);
   const receiver = evalArg(s, dot, Param.Value, chain.node);
-  return evalFieldChain(s, receiver, chain.node.type === NodeType.Identifier && chain.node.name === 'index', chain.fields, args, final);
+  return evalFieldChain(
+    s,
+    receiver,
+    chain.node.type === NodeType.Identifier && chain.node.name === 'index',
+    chain.fields,
+    args,
+    final,
+  );
 }
 
 function evalVariableNode(s: State, v: VariableNode, args: readonly ArgNode[] | null, final: unknown): unknown {
@@ -106,7 +136,14 @@ function evalVariableNode(s: State, v: VariableNode, args: readonly ArgNode[] | 
 }
 
 // eslint-disable-next-line max-params -- the evaluator keeps the signatures of Go's text/template (exec.go) and runs per node of every render: no options object per call
-function evalFieldChain(s: State, receiver: unknown, iface: boolean, idents: readonly string[], args: readonly ArgNode[] | null, final: unknown): unknown {
+function evalFieldChain(
+  s: State,
+  receiver: unknown,
+  iface: boolean,
+  idents: readonly string[],
+  args: readonly ArgNode[] | null,
+  final: unknown,
+): unknown {
   const n = idents.length;
   let r = receiver;
   let isIface = iface;
@@ -118,7 +155,14 @@ function evalFieldChain(s: State, receiver: unknown, iface: boolean, idents: rea
 }
 
 // eslint-disable-next-line max-params -- as evalFieldChain
-function evalField(s: State, name: string, args: readonly ArgNode[] | null, final: unknown, receiver: unknown, iface: boolean): unknown {
+function evalField(
+  s: State,
+  name: string,
+  args: readonly ArgNode[] | null,
+  final: unknown,
+  receiver: unknown,
+  iface: boolean,
+): unknown {
   if (receiver === undefined) {
     if (s.env.missingKey === MissingKey.Error) s.fail(`nil data; no entry for key ${quote(name)}`);
     return undefined;
@@ -144,7 +188,14 @@ function evalField(s: State, name: string, args: readonly ArgNode[] | null, fina
 }
 
 // eslint-disable-next-line max-params -- as evalFieldChain
-function evalFunction(s: State, dot: unknown, ident: IdentifierNode, cmd: Node, args: readonly ArgNode[] | null, final: unknown): unknown {
+function evalFunction(
+  s: State,
+  dot: unknown,
+  ident: IdentifierNode,
+  cmd: Node,
+  args: readonly ArgNode[] | null,
+  final: unknown,
+): unknown {
   s.node = ident;
   const found = s.env.func(ident.name);
   if (found === undefined) return s.fail(`${quote(ident.name)} is not a defined function`);
@@ -152,7 +203,16 @@ function evalFunction(s: State, dot: unknown, ident: IdentifierNode, cmd: Node, 
 }
 
 // eslint-disable-next-line max-params -- as evalFieldChain
-function evalCall(s: State, dot: unknown, spec: FuncSpec, builtin: boolean, node: Node, name: string, allArgs: readonly ArgNode[] | null, final: unknown): unknown {
+function evalCall(
+  s: State,
+  dot: unknown,
+  spec: FuncSpec,
+  builtin: boolean,
+  node: Node,
+  name: string,
+  allArgs: readonly ArgNode[] | null,
+  final: unknown,
+): unknown {
   const args = allArgs === null ? [] : allArgs.slice(1);
   const numIn = args.length + (final === MISSING ? 0 : 1);
   const fixed = spec.params.length;
@@ -217,7 +277,8 @@ function validateType(s: State, value: unknown, param: Param): unknown {
       if (value === undefined) return s.fail(`invalid value; expected ${param}`);
       const k = kindOf(value);
       const ok = param === Param.String ? k === Kind.String : param === Param.Bool ? k === Kind.Bool : k === Kind.Int;
-      if (!ok) s.fail(`wrong type for value; expected ${param}; got ${value === null ? 'interface {}' : typeName(value)}`);
+      if (!ok)
+        s.fail(`wrong type for value; expected ${param}; got ${value === null ? 'interface {}' : typeName(value)}`);
       return value;
     }
     default:
@@ -297,4 +358,3 @@ function evalArg(s: State, dot: unknown, param: Param, n: ArgNode): unknown {
       return assertNever(param, 'parameter kind');
   }
 }
-

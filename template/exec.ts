@@ -202,8 +202,12 @@ function walkTemplate(s: State, dot: unknown, t: TemplateNode): void {
 }
 
 /** Executes `tree` with `data` as dot; returns the output or throws ExecFailure (state.out holds the partial output). */
-export function executeTree(env: ExecEnv, tree: Tree, data: unknown, state: State = new State(env, tree, data)): string {
+export function executeTree(
+  env: ExecEnv,
+  tree: Tree,
+  data: unknown,
+  state: State = new State(env, tree, data),
+): string {
   walkList(state, data, tree.root);
   return state.out;
 }
-

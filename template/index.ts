@@ -2,7 +2,14 @@
  * hivenode/template: a Go text/template engine. Users' queue and exec templates are written in Go
  * syntax, so parsing, evaluation, functions and value formatting follow Go's documented semantics.
  */
-export { Template, DEFAULT_MAX_CHARS, DEFAULT_MAX_ITEMS, DEFAULT_MAX_OUTPUT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITERATIONS } from './template.js';
+export {
+  Template,
+  DEFAULT_MAX_CHARS,
+  DEFAULT_MAX_ITEMS,
+  DEFAULT_MAX_OUTPUT,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_ITERATIONS,
+} from './template.js';
 export type { TemplateOptions } from './template.js';
 export { TemplateError, TemplatePhase, RenderBudgetError, BudgetLimit } from './errors.js';
 export { RenderBudget } from './budget.js';

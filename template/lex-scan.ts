@@ -16,7 +16,8 @@ export function isSpace(c: string): boolean {
 export function isAlphaNumeric(c: string): boolean {
   if (c.length === 0) return false;
   const code = c.charCodeAt(0);
-  if (code < 0x80) return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+  if (code < 0x80)
+    return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
   return ALNUM.test(c);
 }
 

@@ -17,7 +17,6 @@ const SINGLE: ReadonlyMap<string, Tok> = new Map<string, Tok>([
   ['|', Tok.Pipe],
 ]);
 
-
 class Lexer extends LexStream {
   private parenDepth = 0;
 
@@ -59,7 +58,8 @@ class Lexer extends LexStream {
   /** At a right delimiter, optionally preceded by the " -" trim marker. */
   private atRightDelim(): { delim: boolean; trim: boolean } {
     const s = this.input;
-    if (isSpace(s.charAt(this.pos)) && s.charAt(this.pos + 1) === '-' && s.startsWith(this.right, this.pos + 2)) return { delim: true, trim: true };
+    if (isSpace(s.charAt(this.pos)) && s.charAt(this.pos + 1) === '-' && s.startsWith(this.right, this.pos + 2))
+      return { delim: true, trim: true };
     if (s.startsWith(this.right, this.pos)) return { delim: true, trim: false };
     return { delim: false, trim: false };
   }
@@ -200,7 +200,6 @@ class Lexer extends LexStream {
     }
     this.emit(Tok.Space);
   }
-
 }
 
 /** Tokens of `input`, ending with EOF or an error token. */

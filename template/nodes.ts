@@ -136,7 +136,17 @@ interface StringNode extends Base {
 }
 
 /** Nodes that can be a command word or argument. */
-export type ArgNode = FieldNode | VariableNode | ChainNode | IdentifierNode | DotNode | NilNode | BoolNode | NumberNode | StringNode | PipeNode;
+export type ArgNode =
+  | FieldNode
+  | VariableNode
+  | ChainNode
+  | IdentifierNode
+  | DotNode
+  | NilNode
+  | BoolNode
+  | NumberNode
+  | StringNode
+  | PipeNode;
 /** Nodes that can appear in a list. */
 export type ListItem = TextNode | ActionNode | IfNode | RangeNode | WithNode | TemplateNode | BreakNode | ContinueNode;
 export type Node = ListNode | ListItem | EndNode | ElseNode | CommandNode | ArgNode;

@@ -72,7 +72,8 @@ function parseInteger(text: string): bigint | undefined {
       digits = s.slice(1);
     }
   }
-  const valid = prefix === '0x' ? /^[0-9a-fA-F]+$/ : prefix === '0o' ? /^[0-7]+$/ : prefix === '0b' ? /^[01]+$/ : /^[0-9]+$/;
+  const valid =
+    prefix === '0x' ? /^[0-9a-fA-F]+$/ : prefix === '0o' ? /^[0-7]+$/ : prefix === '0b' ? /^[01]+$/ : /^[0-9]+$/;
   if (!valid.test(digits)) return undefined;
   const v = BigInt(prefix + digits);
   return neg ? -v : v;

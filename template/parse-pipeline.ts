@@ -59,7 +59,10 @@ export class PipelineParser {
   }
 
   protected errorf(message: string): never {
-    throw new ParseFailure(`template: ${this.parseName}:${this.tokens[this.furthest]?.line ?? 1}: ${message}`, this.tokens[this.furthest]?.line ?? 1);
+    throw new ParseFailure(
+      `template: ${this.parseName}:${this.tokens[this.furthest]?.line ?? 1}: ${message}`,
+      this.tokens[this.furthest]?.line ?? 1,
+    );
   }
 
   /** "unexpected X in CONTEXT", or the lexer's message for error tokens. */
@@ -88,7 +91,14 @@ export class PipelineParser {
   /** A pipeline, with optional declarations, up to the `end` token. */
   protected pipeline(context: string, end: Tok): PipeNode {
     const first = this.peekNonSpace();
-    const pipe: PipeNode = { type: NodeType.Pipe, pos: first.pos, line: first.line, isAssign: false, decls: [], cmds: [] };
+    const pipe: PipeNode = {
+      type: NodeType.Pipe,
+      pos: first.pos,
+      line: first.line,
+      isAssign: false,
+      decls: [],
+      cmds: [],
+    };
     for (;;) {
       const v = this.peekNonSpace();
       if (v.type !== Tok.Variable) break;
@@ -194,7 +204,16 @@ export class PipelineParser {
       case NodeType.Number:
       case NodeType.Nil:
       case NodeType.Dot: {
-        const text = node.type === NodeType.Bool ? String(node.value) : node.type === NodeType.String ? node.quoted : node.type === NodeType.Number ? node.text : node.type === NodeType.Nil ? 'nil' : '.';
+        const text =
+          node.type === NodeType.Bool
+            ? String(node.value)
+            : node.type === NodeType.String
+              ? node.quoted
+              : node.type === NodeType.Number
+                ? node.text
+                : node.type === NodeType.Nil
+                  ? 'nil'
+                  : '.';
         this.errorf(`unexpected . after term ${quote(text)}`);
       }
       // falls through: errorf never returns
@@ -236,7 +255,8 @@ export class PipelineParser {
   }
 
   private newNumber(t: Token): ArgNode {
-    if (t.type === Tok.Number && /i$/.test(t.val)) this.errorf(`complex and imaginary constants are not supported: ${t.val}`);
+    if (t.type === Tok.Number && /i$/.test(t.val))
+      this.errorf(`complex and imaginary constants are not supported: ${t.val}`);
     try {
       const info = parseNumber(t.val, t.type === Tok.CharConstant);
       return { type: NodeType.Number, pos: t.pos, text: t.val, value: info.value, overflows: info.overflows };

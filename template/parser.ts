@@ -216,7 +216,12 @@ class Parser extends PipelineParser {
 }
 
 /** Parses `text` as template `name`; returns every tree it defines (the main one under `name`). */
-export function parse(name: string, text: string, left: string, right: string, hasFunction: (name: string) => boolean): Map<string, Tree> {
+export function parse(
+  name: string,
+  text: string,
+  left: string,
+  right: string,
+  hasFunction: (name: string) => boolean,
+): Map<string, Tree> {
   return new Parser(lex(text, left, right), name, text, hasFunction).parse();
 }
-

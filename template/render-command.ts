@@ -73,9 +73,19 @@ function withDialectHint(e: unknown, dialect: Dialect): unknown {
   if (!(e instanceof TemplateError)) return e;
   const fn = /function "([^"]+)" not defined/.exec(e.message)?.[1];
   if (fn === undefined) return e;
-  const owner = dialect !== Dialect.Exec && execFuncNames().includes(fn) ? Dialect.Exec : dialect !== Dialect.Queue && queueFuncNames().includes(fn) ? Dialect.Queue : undefined;
+  const owner =
+    dialect !== Dialect.Exec && execFuncNames().includes(fn)
+      ? Dialect.Exec
+      : dialect !== Dialect.Queue && queueFuncNames().includes(fn)
+        ? Dialect.Queue
+        : undefined;
   if (owner === undefined) return e;
-  return new TemplateError(`${e.message} in the ${dialect} dialect: ${fn} is a function of the ${owner} dialect (--dialect ${owner})`, e.phase, e.output, e);
+  return new TemplateError(
+    `${e.message} in the ${dialect} dialect: ${fn} is a function of the ${owner} dialect (--dialect ${owner})`,
+    e.phase,
+    e.output,
+    e,
+  );
 }
 
 export async function renderTemplateFile(opts: RenderFileOptions): Promise<string> {
@@ -98,14 +108,21 @@ async function renderIn(opts: RenderFileOptions): Promise<string> {
       return opts.define === undefined || opts.define === '' ? t.execute(value) : t.executeTemplate(opts.define, value);
     }
     case Dialect.Exec: {
-      const r = renderExecTemplate(source, validateValueMap(data ?? {}, 'data file'), { name: basename(opts.file), ...shared });
+      const r = renderExecTemplate(source, validateValueMap(data ?? {}, 'data file'), {
+        name: basename(opts.file),
+        ...shared,
+      });
       const command = r.command === undefined ? '(none: the template did not call setCmd)' : showWord(r.command);
       return `command: ${command}\nargs: ${JSON.stringify(r.args)}\n`;
     }
     case Dialect.Queue: {
-      const r = renderQueueTemplate(source, opts.define ?? '', queueRequest(data), { name: basename(opts.file), ...shared });
+      const r = renderQueueTemplate(source, opts.define ?? '', queueRequest(data), {
+        name: basename(opts.file),
+        ...shared,
+      });
       const lines = [`entries: ${r.entries.length}`];
-      for (const e of r.entries) lines.push(JSON.stringify({ Class: e.Class, Operation: e.Operation, Control: e.Control, Data: e.Data }));
+      for (const e of r.entries)
+        lines.push(JSON.stringify({ Class: e.Class, Operation: e.Operation, Control: e.Control, Data: e.Data }));
       return lines.join('\n') + '\n';
     }
     default:

@@ -89,7 +89,8 @@ export class State {
 
   /** Counts one range iteration or template call against the execution's budget. */
   iterate(): void {
-    if (--this.iterationsLeft < 0) this.fail(`more than ${this.env.maxIterations} range iterations and template calls in one execution`);
+    if (--this.iterationsLeft < 0)
+      this.fail(`more than ${this.env.maxIterations} range iterations and template calls in one execution`);
   }
 
   push(name: string, value: unknown, iface: boolean): void {

@@ -45,12 +45,15 @@ export async function readTemplateFile(path: string, maxBytes = MAX_TEMPLATE_FIL
     // O_NONBLOCK: opening a FIFO must not wait for a writer before we can tell what it is
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw new BadInputError(`template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+    throw new BadInputError(
+      `template file '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+    );
   }
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new BadInputError(`template file '${path}' is ${kind(st)}, not a regular file`);
-    const tooLarge = (): TooLargeError => new TooLargeError(`template file '${path}' is larger than the limit of ${maxBytes} bytes`);
+    const tooLarge = (): TooLargeError =>
+      new TooLargeError(`template file '${path}' is larger than the limit of ${maxBytes} bytes`);
     if (st.size > maxBytes) throw tooLarge();
     const bytes = await readCapped(handle, maxBytes);
     if (bytes === undefined) throw tooLarge();

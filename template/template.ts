@@ -13,7 +13,14 @@ import { MissingKey } from './state.js';
 import { BUILTINS } from './builtins.js';
 import { toSpec } from './funcs.js';
 import type { FuncMap, FuncSpec } from './funcs.js';
-import { TemplateError, TemplatePhase, ExecFailure, ParseFailure, BudgetExceeded, RenderBudgetError } from './errors.js';
+import {
+  TemplateError,
+  TemplatePhase,
+  ExecFailure,
+  ParseFailure,
+  BudgetExceeded,
+  RenderBudgetError,
+} from './errors.js';
 import { DEFAULT_LIMIT_NAMES, budgetOptions } from './budget.js';
 import type { BudgetOptions } from './budget.js';
 import { quote } from './fmt/quote.js';
@@ -123,7 +130,11 @@ export class Template {
   /** Adds functions (before parsing the templates that use them). */
   funcs(map: FuncMap): this {
     for (const [name, f] of Object.entries(map)) {
-      if (!IDENT.test(name)) throw new TemplateError(`template: function name ${quote(name)} is not a valid identifier`, TemplatePhase.Parse);
+      if (!IDENT.test(name))
+        throw new TemplateError(
+          `template: function name ${quote(name)} is not a valid identifier`,
+          TemplatePhase.Parse,
+        );
       if (typeof f !== 'function' && (typeof f !== 'object' || f === null || typeof f.fn !== 'function')) {
         throw new TemplateError(`template: value for ${name} not a function`, TemplatePhase.Parse);
       }
@@ -140,7 +151,13 @@ export class Template {
       trees = parse(this.name, text, this.common.left, this.common.right, (n) => this.common.hasFunction(n));
     } catch (e) {
       if (e instanceof ParseFailure) throw new TemplateError(e.message, TemplatePhase.Parse);
-      if (e instanceof RangeError) throw new TemplateError(`template: ${this.name}: template is nested too deeply to parse`, TemplatePhase.Parse, '', e);
+      if (e instanceof RangeError)
+        throw new TemplateError(
+          `template: ${this.name}: template is nested too deeply to parse`,
+          TemplatePhase.Parse,
+          '',
+          e,
+        );
       throw e;
     }
     for (const [name, tree] of trees) {
@@ -161,14 +178,21 @@ export class Template {
   /** Executes the template called `name` of this set. */
   executeTemplate(name: string, data?: unknown): string {
     if (!this.common.trees.has(name)) {
-      throw new TemplateError(`template: no template ${quote(name)} associated with template ${quote(this.name)}`, TemplatePhase.Exec);
+      throw new TemplateError(
+        `template: no template ${quote(name)} associated with template ${quote(this.name)}`,
+        TemplatePhase.Exec,
+      );
     }
     return this.run(name, data);
   }
 
   private run(name: string, data: unknown): string {
     const tree = this.common.trees.get(name);
-    if (tree === undefined) throw new TemplateError(`template: ${name}: ${quote(name)} is an incomplete or empty template`, TemplatePhase.Exec);
+    if (tree === undefined)
+      throw new TemplateError(
+        `template: ${name}: ${quote(name)} is an incomplete or empty template`,
+        TemplatePhase.Exec,
+      );
     const env = this.common.execEnv();
     // Go's reflect.ValueOf(nil) is the invalid value
     const dot = data === null ? undefined : data;
@@ -176,12 +200,23 @@ export class Template {
     try {
       return executeTree(env, tree, dot, state);
     } catch (e) {
-      if (e instanceof BudgetExceeded) throw new RenderBudgetError(state.errorPrefix() + e.message, state.out, e.limit, e.max);
+      if (e instanceof BudgetExceeded)
+        throw new RenderBudgetError(state.errorPrefix() + e.message, state.out, e.limit, e.max);
       if (e instanceof ExecFailure) throw new TemplateError(e.message, TemplatePhase.Exec, state.out);
       if (e instanceof RangeError) {
-        throw new TemplateError(`template: ${name}: execution nested too deeply (JS stack exhausted)`, TemplatePhase.Exec, state.out, e);
+        throw new TemplateError(
+          `template: ${name}: execution nested too deeply (JS stack exhausted)`,
+          TemplatePhase.Exec,
+          state.out,
+          e,
+        );
       }
-      throw new TemplateError(`template: ${name}: internal error: ${describeError(e)}`, TemplatePhase.Exec, state.out, e);
+      throw new TemplateError(
+        `template: ${name}: internal error: ${describeError(e)}`,
+        TemplatePhase.Exec,
+        state.out,
+        e,
+      );
     }
   }
 

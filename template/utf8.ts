@@ -41,7 +41,6 @@ export function fromBytes(b: Uint8Array): string {
   return decoder.decode(b);
 }
 
-
 /** Number of code points (Go's utf8.RuneCountInString), used by width and precision of %s. */
 export function runeCount(s: string): number {
   let n = 0;

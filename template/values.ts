@@ -105,7 +105,6 @@ export function typeName(v: unknown): string {
   }
 }
 
-
 /** Elements of a slice value. */
 export function sliceItems(v: unknown): readonly unknown[] {
   if (Array.isArray(v)) return v;

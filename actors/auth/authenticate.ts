@@ -47,7 +47,9 @@ function parseUsers(text: string, file: string): Map<string, string> {
     const user = line.slice(0, colon);
     const hash = line.slice(colon + 1);
     if (colon <= 0 || !/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(hash)) {
-      throw new ConfigError(`users file ${file} line ${i + 1}: expected 'user:bcrypt-hash' (write entries with 'hivenode passwd')`);
+      throw new ConfigError(
+        `users file ${file} line ${i + 1}: expected 'user:bcrypt-hash' (write entries with 'hivenode passwd')`,
+      );
     }
     users.set(user, hash);
   });
@@ -122,8 +124,16 @@ export class BasicAuth {
     const hash = users.get(user);
     const retryAfter = this.throttle.retryAfter(address, user, now);
     if (retryAfter !== undefined) {
-      this.throttledLines.note('throttled', (suppressed) => this.onThrottled?.(`sign-in attempts refused (429) after too many failures: the last from ${address || 'an unknown address'} for user '${user.slice(0, 64)}'${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`));
-      return { ok: false, reason: `too many failed sign-ins from this address or for this user; retry in ${retryAfter} s`, retryAfter };
+      this.throttledLines.note('throttled', (suppressed) =>
+        this.onThrottled?.(
+          `sign-in attempts refused (429) after too many failures: the last from ${address || 'an unknown address'} for user '${user.slice(0, 64)}'${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
+        ),
+      );
+      return {
+        ok: false,
+        reason: `too many failed sign-ins from this address or for this user; retry in ${retryAfter} s`,
+        retryAfter,
+      };
     }
     this.throttle.attempt(address, user, now);
     let matches: boolean;
@@ -165,13 +175,20 @@ function userOfConnection(socket: Socket): string | undefined {
  * authenticates nobody: no users file, and no verified certificate on the connection. With
  * TLSClientAuth require every connection carries a verified certificate, so every request has a user.
  */
-export async function authenticate(req: IncomingMessage, basic: BasicAuth | undefined, clientAuth: TlsClientAuth, bearer?: BearerAuth): Promise<AuthOutcome | undefined> {
+export async function authenticate(
+  req: IncomingMessage,
+  basic: BasicAuth | undefined,
+  clientAuth: TlsClientAuth,
+  bearer?: BearerAuth,
+): Promise<AuthOutcome | undefined> {
   const header = req.headers.authorization;
   if (bearer && header !== undefined) {
     const m = BEARER.exec(header);
     if (m) {
       const outcome = await bearer.check(m[1]!);
-      return outcome.ok ? { ok: true, user: outcome.user, groups: outcome.groups, via: 'Bearer' } : { ok: false, reason: outcome.reason, bearer: true };
+      return outcome.ok
+        ? { ok: true, user: outcome.user, groups: outcome.groups, via: 'Bearer' }
+        : { ok: false, reason: outcome.reason, bearer: true };
     }
     if (!basic) return { ok: false, reason: 'only Bearer tokens are accepted', bearer: true };
   }
@@ -179,8 +196,16 @@ export async function authenticate(req: IncomingMessage, basic: BasicAuth | unde
   const user = clientAuth === 'none' ? undefined : userOfConnection(req.socket);
   if (user !== undefined) return { ok: true, user };
   if (bearer && !basic) return { ok: false, reason: 'a Bearer token is required', bearer: true };
-  if (basic) return { ok: false, reason: clientAuth === 'none' ? 'credentials are required' : 'credentials are required (Basic, or a client certificate)' };
-  if (clientAuth === 'require') return { ok: false, reason: 'the client certificate names no user (its subject has no CN)' };
+  if (basic)
+    return {
+      ok: false,
+      reason:
+        clientAuth === 'none'
+          ? 'credentials are required'
+          : 'credentials are required (Basic, or a client certificate)',
+    };
+  if (clientAuth === 'require')
+    return { ok: false, reason: 'the client certificate names no user (its subject has no CN)' };
   return undefined;
 }
 

@@ -18,7 +18,8 @@ export interface BearerSettings extends Omit<BearerConfig, 'jwks' | 'jwksCa'> {
   keys: KeySource | undefined;
 }
 
-export type BearerOutcome = { ok: true; user: string; groups: ReadonlySet<string>; exp?: number } | { ok: false; reason: string };
+export type BearerOutcome =
+  { ok: true; user: string; groups: ReadonlySet<string>; exp?: number } | { ok: false; reason: string };
 
 const NO_GROUPS: ReadonlySet<string> = new Set();
 
@@ -32,7 +33,10 @@ function groupsOf(claim: unknown): ReadonlySet<string> {
 /** Why verification failed, in words fit for a log line and a 401 (jose's messages never quote the token). */
 function reasonOf(e: unknown): string {
   if (e instanceof errors.JWTExpired) return 'the token has expired';
-  if (e instanceof errors.JWTClaimValidationFailed) return e.claim === 'nbf' ? 'the token is not valid yet' : `the token's "${e.claim}" claim is not accepted (${e.message})`;
+  if (e instanceof errors.JWTClaimValidationFailed)
+    return e.claim === 'nbf'
+      ? 'the token is not valid yet'
+      : `the token's "${e.claim}" claim is not accepted (${e.message})`;
   if (e instanceof errors.JOSEAlgNotAllowed) return "the token's signature algorithm is not accepted (JWTAlgorithms)";
   if (e instanceof errors.JWKSNoMatchingKey) return 'the token was signed by a key the JWKS does not hold';
   if (e instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
@@ -66,7 +70,10 @@ export class BearerAuth {
     const outcome = await this.verified(token);
     if (outcome.ok && typeof outcome.exp === 'number') {
       if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(digest, { outcome, until: Math.min(now + CACHE_TTL_MS, (outcome.exp + this.s.clockSkewS) * 1000) });
+      this.cache.set(digest, {
+        outcome,
+        until: Math.min(now + CACHE_TTL_MS, (outcome.exp + this.s.clockSkewS) * 1000),
+      });
     }
     return outcome;
   }
@@ -76,7 +83,8 @@ export class BearerAuth {
     try {
       payload = await this.verify(token);
     } catch (e) {
-      if (!(e instanceof errors.JWKSNoMatchingKey) || !(await this.s.keys?.refetchForUnknownKey())) return { ok: false, reason: reasonOf(e) };
+      if (!(e instanceof errors.JWKSNoMatchingKey) || !(await this.s.keys?.refetchForUnknownKey()))
+        return { ok: false, reason: reasonOf(e) };
       // the provider rotated its keys: one more try against the set just fetched
       try {
         payload = await this.verify(token);
@@ -85,8 +93,14 @@ export class BearerAuth {
       }
     }
     const user = payload[this.s.userClaim];
-    if (typeof user !== 'string' || user === '') return { ok: false, reason: `the token has no "${this.s.userClaim}" claim naming its user (JWTUserClaim)` };
-    return { ok: true, user, groups: this.s.groupsClaim === '' ? NO_GROUPS : groupsOf(payload[this.s.groupsClaim]), ...(payload.exp === undefined ? {} : { exp: payload.exp }) };
+    if (typeof user !== 'string' || user === '')
+      return { ok: false, reason: `the token has no "${this.s.userClaim}" claim naming its user (JWTUserClaim)` };
+    return {
+      ok: true,
+      user,
+      groups: this.s.groupsClaim === '' ? NO_GROUPS : groupsOf(payload[this.s.groupsClaim]),
+      ...(payload.exp === undefined ? {} : { exp: payload.exp }),
+    };
   }
 
   private async verify(token: string): Promise<JWTPayload> {

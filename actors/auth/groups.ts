@@ -28,10 +28,19 @@ function groupLine(raw: string, lineNo: number, file: string): GroupLine | undef
   if (line === '' || line.startsWith('#')) return undefined;
   const m = LINE.exec(line);
   if (!m) throw new ConfigError(`groups file ${file} line ${lineNo}: expected 'group: user1 user2 …'`);
-  if (m[1] === RESERVED) throw new ConfigError(`groups file ${file} line ${lineNo}: '*' is not a group name (in Access it means any authenticated user)`);
-  const members = m[2]!.trim().split(/\s+/).filter((u) => u !== '');
+  if (m[1] === RESERVED)
+    throw new ConfigError(
+      `groups file ${file} line ${lineNo}: '*' is not a group name (in Access it means any authenticated user)`,
+    );
+  const members = m[2]!
+    .trim()
+    .split(/\s+/)
+    .filter((u) => u !== '');
   const bad = members.find((u) => u.includes(':'));
-  if (bad !== undefined) throw new ConfigError(`groups file ${file} line ${lineNo}: user name '${bad}' contains ':' (one group per line: 'group: user1 user2 …')`);
+  if (bad !== undefined)
+    throw new ConfigError(
+      `groups file ${file} line ${lineNo}: user name '${bad}' contains ':' (one group per line: 'group: user1 user2 …')`,
+    );
   return { group: m[1]!, members };
 }
 
@@ -54,7 +63,8 @@ export function parseGroups(text: string, file: string): Groups {
 
 /** Checks a group name given on the command line (`hivenode passwd --group`). */
 export function checkGroupName(group: string): string {
-  if (!/^[^\s:#]+$/.test(group) || group === RESERVED) throw new ConfigError(`group name '${group}' is not valid: no white space, ':', '#', and not '*'`);
+  if (!/^[^\s:#]+$/.test(group) || group === RESERVED)
+    throw new ConfigError(`group name '${group}' is not valid: no white space, ':', '#', and not '*'`);
   return group;
 }
 

@@ -42,7 +42,8 @@ function parseJwks(text: string, source: string): KeyGetter {
   } catch (e) {
     throw new ConfigError(`JWKS: ${source} is not JSON: ${describeError(e)}`);
   }
-  if (typeof value !== 'object' || value === null || !Array.isArray((value as { keys?: unknown }).keys)) throw new ConfigError(`JWKS: ${source} is not a JSON Web Key Set (an object with a "keys" array)`);
+  if (typeof value !== 'object' || value === null || !Array.isArray((value as { keys?: unknown }).keys))
+    throw new ConfigError(`JWKS: ${source} is not a JSON Web Key Set (an object with a "keys" array)`);
   try {
     return createLocalJWKSet(value as JSONWebKeySet);
   } catch (e) {
@@ -62,20 +63,24 @@ function maxAgeOf(cacheControl: string | undefined): number {
 
 function fetchText(url: string, ca: string | undefined): Promise<{ text: string; cacheControl: string | undefined }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers: { accept: 'application/json' }, timeout: FETCH_TIMEOUT_MS, ...(ca ? { ca } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_JWKS_BYTES) req.destroy(new Error(`the answer is larger than ${MAX_JWKS_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode ?? '?'}`));
-        else resolve({ text: Buffer.concat(chunks).toString('utf8'), cacheControl: res.headers['cache-control'] });
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'GET', headers: { accept: 'application/json' }, timeout: FETCH_TIMEOUT_MS, ...(ca ? { ca } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_JWKS_BYTES) req.destroy(new Error(`the answer is larger than ${MAX_JWKS_BYTES} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode ?? '?'}`));
+          else resolve({ text: Buffer.concat(chunks).toString('utf8'), cacheControl: res.headers['cache-control'] });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${FETCH_TIMEOUT_MS / 1000} s`)));
     req.on('error', reject);
     req.end();
@@ -100,7 +105,9 @@ class RemoteKeys implements KeySource {
     try {
       await keys.fetch();
     } catch (e) {
-      throw new ConfigError(`JWKS: cannot fetch the key set from ${url}: ${describeError(e)}; check the URL (and JWKSCA for a private CA), or use a file:// JWKS`);
+      throw new ConfigError(
+        `JWKS: cannot fetch the key set from ${url}: ${describeError(e)}; check the URL (and JWKSCA for a private CA), or use a file:// JWKS`,
+      );
     }
     return keys;
   }
@@ -115,7 +122,11 @@ class RemoteKeys implements KeySource {
   /** One fetch at a time: concurrent requests share it; a failure is logged and the old keys kept. */
   private refresh(): Promise<void> {
     this.pending ??= this.fetch()
-      .catch((e: unknown) => this.onError(`JWKS: cannot fetch the key set from ${this.url}: ${describeError(e)}; the keys fetched before stay in use`))
+      .catch((e: unknown) =>
+        this.onError(
+          `JWKS: cannot fetch the key set from ${this.url}: ${describeError(e)}; the keys fetched before stay in use`,
+        ),
+      )
       .finally(() => {
         this.pending = undefined;
       });
@@ -146,9 +157,17 @@ class RemoteKeys implements KeySource {
 }
 
 /** Opens `JWKS`: a file:// set or an https:// URL (fetched now: a failure stops the start). */
-export async function openKeySource(jwks: string, ca: string | undefined, onError: (line: string) => void): Promise<KeySource> {
+export async function openKeySource(
+  jwks: string,
+  ca: string | undefined,
+  onError: (line: string) => void,
+): Promise<KeySource> {
   if (jwks.startsWith('file://')) {
-    const file = new WatchedFile(jwks.slice('file://'.length), (text, f) => parseJwks(text, `file '${f}'`), { param: 'JWKS', kind: 'JWKS file', onReloadError: onError });
+    const file = new WatchedFile(jwks.slice('file://'.length), (text, f) => parseJwks(text, `file '${f}'`), {
+      param: 'JWKS',
+      kind: 'JWKS file',
+      onReloadError: onError,
+    });
     return { keys: () => Promise.resolve(file.get()), refetchForUnknownKey: () => Promise.resolve(false), fetches: 0 };
   }
   return RemoteKeys.open(jwks, ca, onError);

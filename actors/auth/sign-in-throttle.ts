@@ -27,7 +27,10 @@ export class SignInThrottle {
 
   /** Seconds to wait when the address or the user is throttled now; undefined when an attempt may go ahead. */
   retryAfter(address: string, user: string, now = Date.now()): number | undefined {
-    const wait = Math.max(this.waitOf(`a:${address}`, this.perAddress, now), this.waitOf(`u:${user}`, this.perUser, now));
+    const wait = Math.max(
+      this.waitOf(`a:${address}`, this.perAddress, now),
+      this.waitOf(`u:${user}`, this.perUser, now),
+    );
     if (wait <= 0) return undefined;
     this.refused++;
     return Math.max(1, Math.ceil(wait / 1000));

@@ -51,7 +51,8 @@ export class VerifyPool {
   /** Whether `password` matches the bcrypt `hash`; rejects with UnavailableError when too many wait. */
   compare(password: string, hash: string): Promise<boolean> {
     if (this.closed) return Promise.reject(new UnavailableError('the gateway is shutting down'));
-    if (this.waiting.length >= MAX_WAITING) return Promise.reject(new UnavailableError('too many sign-ins are being verified; retry shortly'));
+    if (this.waiting.length >= MAX_WAITING)
+      return Promise.reject(new UnavailableError('too many sign-ins are being verified; retry shortly'));
     return new Promise<boolean>((resolve, reject) => {
       this.waiting.push({ id: this.next++, password, hash, resolve, reject });
       this.pump();

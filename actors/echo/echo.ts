@@ -35,7 +35,9 @@ async function start(ctx: ServiceContext<EchoConfig>): Promise<RunningService> {
   const reply = async (message: Message, delivery: Delivery): Promise<Result> => {
     if (record) {
       try {
-        await record.append(JSON.stringify({ time: new Date().toISOString(), mode: delivery.mode, channel: delivery.channel, message }));
+        await record.append(
+          JSON.stringify({ time: new Date().toISOString(), mode: delivery.mode, channel: delivery.channel, message }),
+        );
       } catch (e) {
         ctx.log.error(`echo could not record a message: ${describeError(e)}`);
         throw e;
@@ -43,7 +45,12 @@ async function start(ctx: ServiceContext<EchoConfig>): Promise<RunningService> {
     }
     if (config.Delay > 0) await sleep(config.Delay);
     const code = config.ReplyCode;
-    return { Code: code, Message: isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`, Data: message.Data, List: [] };
+    return {
+      Code: code,
+      Message: isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`,
+      Data: message.Data,
+      List: [],
+    };
   };
   const answer = handleAsync(reply);
   // nothing to record and no delay: the answer is given at once, without a promise and its two callbacks per message
@@ -51,12 +58,18 @@ async function start(ctx: ServiceContext<EchoConfig>): Promise<RunningService> {
   const code = config.ReplyCode;
   const text = isSuccessCode(code) ? SUCCESS_MESSAGE : `echo answers ${code} as configured`;
   const handle: Handler = (delivery, a) => {
-    if (delivery.message.Control.echo_crash?.[0] === 'true') throw new CrashRequestedError('crash requested by the echo_crash control');
+    if (delivery.message.Control.echo_crash?.[0] === 'true')
+      throw new CrashRequestedError('crash requested by the echo_crash control');
     if (atOnce) a.result({ Code: code, Message: text, Data: delivery.message.Data, List: [] });
     else answer(delivery, a);
   };
 
-  const running = await serve(ctx, { worker: 'worker', handle, close: () => record?.close(), status: () => ({ replyCode: config.ReplyCode }) });
+  const running = await serve(ctx, {
+    worker: 'worker',
+    handle,
+    close: () => record?.close(),
+    status: () => ({ replyCode: config.ReplyCode }),
+  });
   ctx.log.info(`echo listening on channel '${ctx.inputChannel}'${record ? `, recording to ${config.RecordFile}` : ''}`);
   return running;
 }

@@ -23,7 +23,9 @@ export class RecordFile {
     try {
       this.handle = await open(this.path, 'a');
     } catch (e) {
-      throw new ConfigError(`RecordFile '${this.path}' cannot be opened for appending: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}; give a file in an existing, writable directory`);
+      throw new ConfigError(
+        `RecordFile '${this.path}' cannot be opened for appending: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}; give a file in an existing, writable directory`,
+      );
     }
   }
 

@@ -117,7 +117,8 @@ export class RunContainment {
       await this.pause(KILL_POLL_MS);
     }
     const left = this.membersIn(readProcessTable()) ?? [];
-    if (left.length > 0) this.warn(`processes of a command still run after SIGKILL: ${left.map((p) => p.pid).join(', ')}`);
+    if (left.length > 0)
+      this.warn(`processes of a command still run after SIGKILL: ${left.map((p) => p.pid).join(', ')}`);
   }
 
   /**
@@ -153,7 +154,9 @@ export class RunContainment {
   /** The run's live processes in `table`, remembered for later scans; undefined without /proc. */
   private membersIn(table: ProcessEntry[] | undefined): ProcessEntry[] | undefined {
     if (this.leader === undefined || this.since === undefined || table === undefined) return undefined;
-    const found = runMembers(table, { leader: this.leader, since: this.since, known: this.known }, (pid) => environHas(pid, this.cookieEntry)).filter((p) => !this.refused.has(p.pid));
+    const found = runMembers(table, { leader: this.leader, since: this.since, known: this.known }, (pid) =>
+      environHas(pid, this.cookieEntry),
+    ).filter((p) => !this.refused.has(p.pid));
     for (const p of found) this.known.set(p.pid, p.startTime);
     return found;
   }

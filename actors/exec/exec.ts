@@ -13,7 +13,15 @@ import { SERVICES } from '../../config/registry.js';
 import { compilerFor } from '../../config/resolve.js';
 import { splitList } from '../../config/values.js';
 import { Code } from '../../protocol/codes.js';
-import { BadInputError, ConfigError, ForbiddenError, OverloadedError, TimeoutError, UnavailableError, describeError } from '../../protocol/errors.js';
+import {
+  BadInputError,
+  ConfigError,
+  ForbiddenError,
+  OverloadedError,
+  TimeoutError,
+  UnavailableError,
+  describeError,
+} from '../../protocol/errors.js';
 import type { Message, Result } from '../../protocol/message.js';
 import { emptyMap, failure, success } from '../../protocol/message.js';
 import type { RunningService, ServiceContext } from '../service/context.js';
@@ -47,7 +55,11 @@ function resultOf(command: string, o: CommandOutcome): Result {
   if (o.timedOut) return failure(Code.Timeout, `${command} did not finish in time and was killed`, data);
   if (o.stopped) return failure(Code.Unavailable, `${command} was killed: the node is shutting down`, data);
   if (o.exitCode === 0) return success(data, []);
-  return failure(Code.UpstreamError, o.signal ? `${command} was killed by ${o.signal}` : `${command} exited with ${o.exitCode}`, data);
+  return failure(
+    Code.UpstreamError,
+    o.signal ? `${command} was killed by ${o.signal}` : `${command} exited with ${o.exitCode}`,
+    data,
+  );
 }
 
 /** The environment variables EnvAllowList lets the template read. */
@@ -61,14 +73,18 @@ function allowedEnv(c: ExecConfig): Record<string, string> {
 }
 
 const loadTemplate = async (c: ExecConfig, name: string, hive?: HiveClient): Promise<ExecTemplate> =>
-  new ExecTemplate(await resolveTemplateSource(c.Template, { ...(hive ? { hive } : {}), templateChannel: c.TemplateChannel }), { name, env: allowedEnv(c), ...templateBudget(c) });
+  new ExecTemplate(
+    await resolveTemplateSource(c.Template, { ...(hive ? { hive } : {}), templateChannel: c.TemplateChannel }),
+    { name, env: allowedEnv(c), ...templateBudget(c) },
+  );
 
 /**
  * The exec service's start-time checks: AllowedCommands, and a file:// or inline Template parsed
  * (hive:// ones are fetched on first use). `hivenode check` and a reload run it alone.
  */
 async function check(c: ExecConfig, name: string, hive?: HiveClient): Promise<ExecTemplate | undefined> {
-  for (const a of splitList(c.AllowedCommands)) if (!isAbsolute(a)) throw new ConfigError(`AllowedCommands: '${a}' is not an absolute path`);
+  for (const a of splitList(c.AllowedCommands))
+    if (!isAbsolute(a)) throw new ConfigError(`AllowedCommands: '${a}' is not an absolute path`);
   if (c.Template.startsWith('hive://')) return undefined;
   try {
     return await loadTemplate(c, name, hive);
@@ -98,23 +114,47 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     template ??= await load();
     const rendered = template.render(message.Data, env);
     // lines written after an await (a hive:// template's first load) are still the message's
-    if (c.DEBUG_TEMPLATE) inMessageTrace(message, () => ctx.log.info(`template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`));
+    if (c.DEBUG_TEMPLATE)
+      inMessageTrace(message, () =>
+        ctx.log.info(
+          `template rendered command ${JSON.stringify(rendered.command)} args ${JSON.stringify(rendered.args)}`,
+        ),
+      );
     const command = rendered.command;
-    if (command === undefined || command === '') throw new BadInputError('the template did not set a command (call setCmd)');
+    if (command === undefined || command === '')
+      throw new BadInputError('the template did not set a command (call setCmd)');
     // the span names the command; its arguments (which may hold secrets) only with LOGSENSITIVE
-    annotateSpan(message, () => ({ 'process.executable.name': command, ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}) }));
-    if (allowed.size > 0 && !allowed.has(command)) throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
-    for (const a of [command, ...rendered.args]) if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
+    annotateSpan(message, () => ({
+      'process.executable.name': command,
+      ...(c.LOGSENSITIVE ? { 'process.command_args': JSON.stringify(rendered.args) } : {}),
+    }));
+    if (allowed.size > 0 && !allowed.has(command))
+      throw new ForbiddenError(`command '${command}' is not in AllowedCommands`);
+    for (const a of [command, ...rendered.args])
+      if (a.includes('\0')) throw new BadInputError('a command or argument contains a NUL character');
     let stdin: string | undefined;
     if (c.StdinField) stdin = Object.hasOwn(message.Data, c.StdinField) ? message.Data[c.StdinField]!.join('\n') : '';
     const release = await slots.acquire(c.WaitTimeout).catch((e: unknown) => {
-      if (e instanceof TimeoutError) throw new OverloadedError(`no free slot within ${c.WaitTimeout} ms (${c.MaxConcurrent} commands running)`);
+      if (e instanceof TimeoutError)
+        throw new OverloadedError(`no free slot within ${c.WaitTimeout} ms (${c.MaxConcurrent} commands running)`);
       throw e;
     });
     let run: CommandRun;
     try {
       if (closed) throw new UnavailableError('the node is shutting down');
-      run = startCommand({ command, args: rendered.args, env, cwd: c.WorkDir || undefined, stdin, timeoutMs: c.Timeout, killGraceMs: c.KillGrace, maxOutputBytes: c.MaxOutputBytes }, (m) => inMessageTrace(message, () => ctx.log.warn(m)));
+      run = startCommand(
+        {
+          command,
+          args: rendered.args,
+          env,
+          cwd: c.WorkDir || undefined,
+          stdin,
+          timeoutMs: c.Timeout,
+          killGraceMs: c.KillGrace,
+          maxOutputBytes: c.MaxOutputBytes,
+        },
+        (m) => inMessageTrace(message, () => ctx.log.warn(m)),
+      );
     } catch (e) {
       release();
       throw e;
@@ -148,8 +188,15 @@ async function start(ctx: ServiceContext<ExecConfig>): Promise<RunningService> {
     },
     status: () => ({ running: slots.busy, waiting: slots.waiting, ran }),
   });
-  ctx.log.info(`exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`);
+  ctx.log.info(
+    `exec listening on channel '${ctx.inputChannel}' (at most ${c.MaxConcurrent} commands at once, timeout ${c.Timeout} ms)`,
+  );
   return running;
 }
 
-export const execService = defineService(SERVICES.exec, compilerFor('exec', EXEC_PARAMS), start, async (c, name) => void (await check(c, name)));
+export const execService = defineService(
+  SERVICES.exec,
+  compilerFor('exec', EXEC_PARAMS),
+  start,
+  async (c, name) => void (await check(c, name)),
+);

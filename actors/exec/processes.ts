@@ -24,7 +24,14 @@ export function parseStat(pid: number, text: string): ProcessEntry | undefined {
   const f = text.slice(close + 2).split(' ');
   // f[0] is field 3 of proc(5): state, ppid, pgrp, session, ..., starttime (field 22)
   if (f.length < 20) return undefined;
-  return { pid, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), startTime: Number(f[19]), zombie: f[0] === 'Z' || f[0] === 'X' };
+  return {
+    pid,
+    ppid: Number(f[1]),
+    pgid: Number(f[2]),
+    sid: Number(f[3]),
+    startTime: Number(f[19]),
+    zombie: f[0] === 'Z' || f[0] === 'X',
+  };
 }
 
 /** One buffer for every stat read: a stat line is a few hundred bytes (the command name at most 64). */
@@ -176,11 +183,16 @@ export interface RunIdentity {
  * links. Only processes started at or after the leader qualify, so the node and anything older
  * can never be taken for a member, whatever a recycled pid looks like.
  */
-export function runMembers(table: readonly ProcessEntry[], run: RunIdentity, carriesCookie: (pid: number) => boolean): ProcessEntry[] {
+export function runMembers(
+  table: readonly ProcessEntry[],
+  run: RunIdentity,
+  carriesCookie: (pid: number) => boolean,
+): ProcessEntry[] {
   const candidates = table.filter((p) => !p.zombie && p.startTime >= run.since && p.pid > 1);
   const members = new Map<number, ProcessEntry>();
   for (const p of candidates) {
-    if (run.known.get(p.pid) === p.startTime || p.sid === run.leader || p.pgid === run.leader || carriesCookie(p.pid)) members.set(p.pid, p);
+    if (run.known.get(p.pid) === p.startTime || p.sid === run.leader || p.pgid === run.leader || carriesCookie(p.pid))
+      members.set(p.pid, p);
   }
   const children = new Map<number, ProcessEntry[]>();
   for (const p of candidates) {

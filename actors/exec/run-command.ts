@@ -77,7 +77,14 @@ export function startCommand(spec: CommandSpec, warn: (message: string) => void)
   let resolveEnded!: () => void;
   const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
   // its own session and process group (detached), and the run's cookie in its environment
-  const child = spawn(spec.command, spec.args, { shell: false, detached: true, env: { ...spec.env, ...containment.environment }, cwd: spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const child = spawn(spec.command, spec.args, {
+    shell: false,
+    detached: true,
+    env: { ...spec.env, ...containment.environment },
+    cwd: spec.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
   if (child.pid !== undefined) containment.attach(child.pid);
 
   let settled = false;
@@ -91,7 +98,16 @@ export function startCommand(spec: CommandSpec, warn: (message: string) => void)
       child.stderr.destroy();
       child.stdin.destroy();
     }
-    resolveOutcome({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, timedOut: how === 'timedOut', stopped: how === 'stopped', ...(spawnError ? { spawnError } : {}) });
+    resolveOutcome({
+      exitCode: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      stdout: out.text(),
+      stderr: err.text(),
+      truncated: out.truncated || err.truncated,
+      timedOut: how === 'timedOut',
+      stopped: how === 'stopped',
+      ...(spawnError ? { spawnError } : {}),
+    });
   };
   const finish = (graceMs: number): void => {
     if (child.pid === undefined) resolveEnded();

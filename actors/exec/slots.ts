@@ -32,7 +32,8 @@ export class Slots {
       this.held++;
       return Promise.resolve(release);
     }
-    if (this.queue.length >= this.maxWaiting) return Promise.reject(new OverloadedError(`${this.size} running and ${this.maxWaiting} waiting; retry shortly`));
+    if (this.queue.length >= this.maxWaiting)
+      return Promise.reject(new OverloadedError(`${this.size} running and ${this.maxWaiting} waiting; retry shortly`));
     return new Promise((resolve, reject) => {
       const entry = {
         grant: () => {

@@ -35,7 +35,12 @@ export class Callers {
         const rest = (this.waiting.get(run.key) ?? []).filter((w) => w !== waiter);
         if (rest.length > 0) this.waiting.set(run.key, rest);
         else this.waiting.delete(run.key);
-        respond({ Code: 202, Message: `the run goes on; ask with command fetch and key ${run.key}`, Data: mapOf({ key: [run.key], state: [run.state] }), List: [] });
+        respond({
+          Code: 202,
+          Message: `the run goes on; ask with command fetch and key ${run.key}`,
+          Data: mapOf({ key: [run.key], state: [run.state] }),
+          List: [],
+        });
       }, this.answerWithinMs),
     };
     list.push(waiter);

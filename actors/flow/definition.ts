@@ -159,7 +159,13 @@ class Reader {
   textMap(v: unknown, where: string): TextMap {
     if (v === undefined) return [];
     if (!isObj(v)) throw new DefinitionError(`${where}: expected a map of name → template (or list of templates)`);
-    return Object.entries(v).map(([k, t]) => [k, Array.isArray(t) ? t.map((x, i) => this.text(x, `${where}.${k}[${i}]`)) : [this.text(t, `${where}.${k}`)]] as const);
+    return Object.entries(v).map(
+      ([k, t]) =>
+        [
+          k,
+          Array.isArray(t) ? t.map((x, i) => this.text(x, `${where}.${k}[${i}]`)) : [this.text(t, `${where}.${k}`)],
+        ] as const,
+    );
   }
 }
 
@@ -168,7 +174,8 @@ function describe(v: unknown): string {
 }
 
 function duration(v: unknown, where: string): number {
-  if (typeof v !== 'string' && typeof v !== 'number') throw new DefinitionError(`${where}: expected a duration such as 250ms, 5s, 1m (a plain number is seconds)`);
+  if (typeof v !== 'string' && typeof v !== 'number')
+    throw new DefinitionError(`${where}: expected a duration such as 250ms, 5s, 1m (a plain number is seconds)`);
   try {
     return parseDuration(String(v));
   } catch (e) {
@@ -181,7 +188,8 @@ function codes(v: unknown, where: string): Set<number> {
   return new Set(
     list.map((c) => {
       const n = typeof c === 'number' ? c : typeof c === 'string' && /^\d{3}$/.test(c.trim()) ? Number(c) : NaN;
-      if (!Number.isInteger(n) || n < 100 || n > 599) throw new DefinitionError(`${where}: '${String(c)}' is not a Code (100–599)`);
+      if (!Number.isInteger(n) || n < 100 || n > 599)
+        throw new DefinitionError(`${where}: '${String(c)}' is not a Code (100–599)`);
       return n;
     }),
   );
@@ -194,12 +202,21 @@ function targetName(v: unknown, where: string): string {
 
 function retryRule(v: unknown, where: string): RetryRule {
   if (!isObj(v)) throw new DefinitionError(`${where}: expected {count, timer, backoff, on}`);
-  for (const k of Object.keys(v)) if (!['count', 'timer', 'backoff', 'on'].includes(k)) throw new DefinitionError(`${where}: unknown field '${k}' (count, timer, backoff, on)`);
+  for (const k of Object.keys(v))
+    if (!['count', 'timer', 'backoff', 'on'].includes(k))
+      throw new DefinitionError(`${where}: unknown field '${k}' (count, timer, backoff, on)`);
   const count = v.count ?? 3;
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > 1000) throw new DefinitionError(`${where}.count: expected a whole number from 0 to 1000`);
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > 1000)
+    throw new DefinitionError(`${where}.count: expected a whole number from 0 to 1000`);
   const backoff = v.backoff ?? 'fixed';
-  if (backoff !== 'fixed' && backoff !== 'exponential') throw new DefinitionError(`${where}.backoff: expected 'fixed' or 'exponential'`);
-  return { count, timerMs: v.timer === undefined ? 1000 : duration(v.timer, `${where}.timer`), backoff, on: v.on === undefined ? new Set(DEFAULT_RETRY_ON) : codes(v.on, `${where}.on`) };
+  if (backoff !== 'fixed' && backoff !== 'exponential')
+    throw new DefinitionError(`${where}.backoff: expected 'fixed' or 'exponential'`);
+  return {
+    count,
+    timerMs: v.timer === undefined ? 1000 : duration(v.timer, `${where}.timer`),
+    backoff,
+    on: v.on === undefined ? new Set(DEFAULT_RETRY_ON) : codes(v.on, `${where}.on`),
+  };
 }
 
 function catchRules(v: unknown, where: string): CatchRule[] {
@@ -207,15 +224,28 @@ function catchRules(v: unknown, where: string): CatchRule[] {
   return list.map((c, i) => {
     const at = `${where}[${i}]`;
     if (!isObj(c)) throw new DefinitionError(`${at}: expected {codes, next}`);
-    for (const k of Object.keys(c)) if (k !== 'codes' && k !== 'next') throw new DefinitionError(`${at}: unknown field '${k}' (codes, next)`);
-    return { codes: c.codes === undefined ? undefined : codes(c.codes, `${at}.codes`), next: targetName(c.next, `${at}.next`) };
+    for (const k of Object.keys(c))
+      if (k !== 'codes' && k !== 'next') throw new DefinitionError(`${at}: unknown field '${k}' (codes, next)`);
+    return {
+      codes: c.codes === undefined ? undefined : codes(c.codes, `${at}.codes`),
+      next: targetName(c.next, `${at}.next`),
+    };
   });
 }
 
 function readSend(r: Reader, raw: Obj, kind: SendKind, name: string, at: string): SendSpec {
   const channel = r.text(raw[kind], `${at}.${kind}`);
-  if (!channel.isTemplate && !CHANNEL.test(channel.source)) throw new DefinitionError(`${at}.${kind}: '${channel.source}' is not a channel (1–200 of A-Z a-z 0-9 _ -)`);
-  return { kind, name, channel, class: r.optText(raw.class, `${at}.class`), operation: r.optText(raw.operation, `${at}.operation`), control: r.textMap(raw.control, `${at}.control`), data: r.textMap(raw.data, `${at}.data`) };
+  if (!channel.isTemplate && !CHANNEL.test(channel.source))
+    throw new DefinitionError(`${at}.${kind}: '${channel.source}' is not a channel (1–200 of A-Z a-z 0-9 _ -)`);
+  return {
+    kind,
+    name,
+    channel,
+    class: r.optText(raw.class, `${at}.class`),
+    operation: r.optText(raw.operation, `${at}.operation`),
+    control: r.textMap(raw.control, `${at}.control`),
+    data: r.textMap(raw.data, `${at}.data`),
+  };
 }
 
 /** A sub-step of a map or a parallel: one send with its own timeout and retry. */
@@ -224,7 +254,9 @@ function readSub(r: Reader, raw: unknown, name: string, at: string): SubStep {
   const kinds = SEND_KINDS.filter((k) => raw[k] !== undefined);
   if (kinds.length !== 1) throw new DefinitionError(`${at}: give exactly one of ${SEND_KINDS.join(', ')}`);
   const kind = kinds[0]!;
-  for (const k of Object.keys(raw)) if (k !== kind && !SUB_KEYS.includes(k)) throw new DefinitionError(`${at}: unknown field '${k}' (${SUB_KEYS.join(', ')})`);
+  for (const k of Object.keys(raw))
+    if (k !== kind && !SUB_KEYS.includes(k))
+      throw new DefinitionError(`${at}: unknown field '${k}' (${SUB_KEYS.join(', ')})`);
   return {
     ...readSend(r, raw, kind, name, at),
     timeoutMs: raw.timeout === undefined ? undefined : duration(raw.timeout, `${at}.timeout`),
@@ -234,18 +266,27 @@ function readSub(r: Reader, raw: unknown, name: string, at: string): SubStep {
 
 function kindOf(raw: Obj, where: string): StepKind {
   const kinds = STEP_KINDS.filter((k) => raw[k] !== undefined);
-  if (kinds.length !== 1) throw new DefinitionError(`${where}: ${kinds.length === 0 ? 'says no kind' : `says ${kinds.join(' and ')}`}: give exactly one of ${STEP_KINDS.join(', ')}`);
+  if (kinds.length !== 1)
+    throw new DefinitionError(
+      `${where}: ${kinds.length === 0 ? 'says no kind' : `says ${kinds.join(' and ')}`}: give exactly one of ${STEP_KINDS.join(', ')}`,
+    );
   return kinds[0]!;
 }
 
 function readStep(r: Reader, raw: unknown, index: number): Step {
   if (!isObj(raw)) throw new DefinitionError(`steps[${index}]: expected a step (a map with name and a kind)`);
-  if (typeof raw.name !== 'string' || !NAME.test(raw.name)) throw new DefinitionError(`steps[${index}]: name ${raw.name === undefined ? 'is missing' : `'${String(raw.name)}' is not a step name`} (a letter or _, then letters, digits, _ or -)`);
+  if (typeof raw.name !== 'string' || !NAME.test(raw.name))
+    throw new DefinitionError(
+      `steps[${index}]: name ${raw.name === undefined ? 'is missing' : `'${String(raw.name)}' is not a step name`} (a letter or _, then letters, digits, _ or -)`,
+    );
   const name = raw.name;
   const at = `step '${name}'`;
   const kind = kindOf(raw, at);
-  for (const k of Object.keys(raw)) if (k !== kind && !COMMON_KEYS.includes(k) && !KEYS[kind].includes(k)) throw new DefinitionError(`${at}: unknown field '${k}' for a ${kind} step`);
-  if (raw.end !== undefined && typeof raw.end !== 'boolean') throw new DefinitionError(`${at}.end: expected true or false`);
+  for (const k of Object.keys(raw))
+    if (k !== kind && !COMMON_KEYS.includes(k) && !KEYS[kind].includes(k))
+      throw new DefinitionError(`${at}: unknown field '${k}' for a ${kind} step`);
+  if (raw.end !== undefined && typeof raw.end !== 'boolean')
+    throw new DefinitionError(`${at}.end: expected true or false`);
   const base: StepBase = {
     name,
     next: raw.next === undefined ? undefined : targetName(raw.next, `${at}.next`),
@@ -263,15 +304,29 @@ function readStep(r: Reader, raw: unknown, index: number): Step {
     case 'emit':
       return { ...base, ...readSend(r, raw, kind, name, at) };
     case 'map': {
-      if (!isObj(body)) throw new DefinitionError(`${at}.map: expected {items, concurrency, call|execute|emit: <channel>, data, …}`);
+      if (!isObj(body))
+        throw new DefinitionError(`${at}.map: expected {items, concurrency, call|execute|emit: <channel>, data, …}`);
       const concurrency = body.concurrency ?? 4;
-      if (typeof concurrency !== 'number' || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new DefinitionError(`${at}.map.concurrency: expected a whole number from 1 to 1024`);
-      if (body.items === undefined) throw new DefinitionError(`${at}.map: items is missing (a template rendering a JSON array, or one element per line)`);
+      if (typeof concurrency !== 'number' || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024)
+        throw new DefinitionError(`${at}.map.concurrency: expected a whole number from 1 to 1024`);
+      if (body.items === undefined)
+        throw new DefinitionError(
+          `${at}.map: items is missing (a template rendering a JSON array, or one element per line)`,
+        );
       const { items: _items, concurrency: _c, ...sub } = body;
-      return { ...base, kind, items: r.text(body.items, `${at}.map.items`), concurrency, each: readSub(r, sub, `${name}[]`, `${at}.map`) };
+      return {
+        ...base,
+        kind,
+        items: r.text(body.items, `${at}.map.items`),
+        concurrency,
+        each: readSub(r, sub, `${name}[]`, `${at}.map`),
+      };
     }
     case 'parallel': {
-      if (!isObj(body) || Object.keys(body).length === 0) throw new DefinitionError(`${at}.parallel: expected named branches, each {call|execute|emit: <channel>, data, …}`);
+      if (!isObj(body) || Object.keys(body).length === 0)
+        throw new DefinitionError(
+          `${at}.parallel: expected named branches, each {call|execute|emit: <channel>, data, …}`,
+        );
       const branches = Object.entries(body).map(([branch, sub]) => {
         if (!NAME.test(branch)) throw new DefinitionError(`${at}.parallel: branch name '${branch}' is not a step name`);
         return { name: branch, sub: readSub(r, sub, branch, `${at}.parallel.${branch}`) };
@@ -279,26 +334,50 @@ function readStep(r: Reader, raw: unknown, index: number): Step {
       return { ...base, kind, branches };
     }
     case 'choice': {
-      if (!Array.isArray(body) || body.length === 0) throw new DefinitionError(`${at}.choice: expected a list of {when, next}`);
+      if (!Array.isArray(body) || body.length === 0)
+        throw new DefinitionError(`${at}.choice: expected a list of {when, next}`);
       const branches = body.map((b: unknown, i) => {
         const bw = `${at}.choice[${i}]`;
         if (!isObj(b) || b.when === undefined) throw new DefinitionError(`${bw}: expected {when, next}`);
-        for (const k of Object.keys(b)) if (k !== 'when' && k !== 'next') throw new DefinitionError(`${bw}: unknown field '${k}' (when, next)`);
+        for (const k of Object.keys(b))
+          if (k !== 'when' && k !== 'next') throw new DefinitionError(`${bw}: unknown field '${k}' (when, next)`);
         return { when: r.text(b.when, `${bw}.when`), next: targetName(b.next, `${bw}.next`) };
       });
-      return { ...base, kind, branches, otherwise: raw.default === undefined ? undefined : targetName(raw.default, `${at}.default`) };
+      return {
+        ...base,
+        kind,
+        branches,
+        otherwise: raw.default === undefined ? undefined : targetName(raw.default, `${at}.default`),
+      };
     }
     case 'succeed':
       return { ...base, kind };
     case 'fail': {
       if (!isObj(body)) throw new DefinitionError(`${at}.fail: expected {code, message}`);
-      for (const k of Object.keys(body)) if (k !== 'code' && k !== 'message') throw new DefinitionError(`${at}.fail: unknown field '${k}' (code, message)`);
-      return { ...base, kind, code: r.text(body.code ?? '500', `${at}.fail.code`), message: r.text(body.message ?? `the flow failed at step '${name}'`, `${at}.fail.message`) };
+      for (const k of Object.keys(body))
+        if (k !== 'code' && k !== 'message')
+          throw new DefinitionError(`${at}.fail: unknown field '${k}' (code, message)`);
+      return {
+        ...base,
+        kind,
+        code: r.text(body.code ?? '500', `${at}.fail.code`),
+        message: r.text(body.message ?? `the flow failed at step '${name}'`, `${at}.fail.message`),
+      };
     }
     case 'wait': {
-      if (typeof body === 'number' || (typeof body === 'string' && !body.includes('{{'))) return { ...base, kind, forMs: duration(body, `${at}.wait`), forText: undefined, until: undefined };
-      if (!isObj(body) || (body.for === undefined) === (body.until === undefined)) throw new DefinitionError(`${at}.wait: expected a duration, or {for: <duration template>} or {until: <time template>}`);
-      return { ...base, kind, forMs: undefined, forText: r.optText(body.for, `${at}.wait.for`), until: r.optText(body.until, `${at}.wait.until`) };
+      if (typeof body === 'number' || (typeof body === 'string' && !body.includes('{{')))
+        return { ...base, kind, forMs: duration(body, `${at}.wait`), forText: undefined, until: undefined };
+      if (!isObj(body) || (body.for === undefined) === (body.until === undefined))
+        throw new DefinitionError(
+          `${at}.wait: expected a duration, or {for: <duration template>} or {until: <time template>}`,
+        );
+      return {
+        ...base,
+        kind,
+        forMs: undefined,
+        forText: r.optText(body.for, `${at}.wait.for`),
+        until: r.optText(body.until, `${at}.wait.until`),
+      };
     }
   }
 }
@@ -328,8 +407,11 @@ export function readDefinition(text: string, budget: BudgetOptions = {}): FlowDe
   }
   if (Array.isArray(doc)) doc = { steps: doc };
   if (!isObj(doc)) throw new DefinitionError('the definition must be a map with steps (or a list of steps)');
-  for (const k of Object.keys(doc)) if (!['steps', 'on_cancel', 'result'].includes(k)) throw new DefinitionError(`unknown field '${k}' in the definition (steps, on_cancel, result)`);
-  if (!Array.isArray(doc.steps) || doc.steps.length === 0) throw new DefinitionError('the definition has no steps: give steps as a list');
+  for (const k of Object.keys(doc))
+    if (!['steps', 'on_cancel', 'result'].includes(k))
+      throw new DefinitionError(`unknown field '${k}' in the definition (steps, on_cancel, result)`);
+  if (!Array.isArray(doc.steps) || doc.steps.length === 0)
+    throw new DefinitionError('the definition has no steps: give steps as a list');
   const r = new Reader(budget);
   const steps = doc.steps.map((s: unknown, i) => readStep(r, s, i));
   const byName = new Map<string, Step>();
@@ -341,7 +423,14 @@ export function readDefinition(text: string, budget: BudgetOptions = {}): FlowDe
   for (const send of sendsOf(steps)) if (!send.channel.isTemplate) literalChannels.add(send.channel.source);
   for (const s of steps) {
     if (s.kind !== 'parallel') continue;
-    for (const b of s.branches) if (byName.has(b.name) || steps.some((o) => o !== s && o.kind === 'parallel' && o.branches.some((x) => x.name === b.name))) throw new DefinitionError(`step '${s.name}'.parallel: branch '${b.name}' is named like another step or branch (its Result is kept as .Steps.${b.name})`);
+    for (const b of s.branches)
+      if (
+        byName.has(b.name) ||
+        steps.some((o) => o !== s && o.kind === 'parallel' && o.branches.some((x) => x.name === b.name))
+      )
+        throw new DefinitionError(
+          `step '${s.name}'.parallel: branch '${b.name}' is named like another step or branch (its Result is kept as .Steps.${b.name})`,
+        );
   }
   const def: FlowDefinition = {
     steps,

@@ -44,7 +44,11 @@ export function startFan(host: FanHost, run: Run, step: MapStep | ParallelStep, 
       items = step.kind === 'map' ? mapItems(step.items.render(host.scopeOf(run))) : step.branches.map((b) => b.name);
     } catch (e) {
       host.release(live);
-      return host.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}'.map.items: ${describeError(e)}`));
+      return host.failed(
+        run,
+        step,
+        failure(resultFromError(e).Code, `step '${step.name}'.map.items: ${describeError(e)}`),
+      );
     }
     run.fan = { items, results: items.map(() => null) };
   }
@@ -64,14 +68,16 @@ function sendFan(host: FanHost, run: Run, step: MapStep | ParallelStep, live: Li
     if (fan.results[index] !== null) continue;
     const item = fan.items[index];
     const sub = step.kind === 'map' ? step.each : step.branches[index]!.sub;
-    const scope: FlowScope = step.kind === 'map' ? { ...host.scopeOf(run), Item: item, Index: index } : host.scopeOf(run);
+    const scope: FlowScope =
+      step.kind === 'map' ? { ...host.scopeOf(run), Item: item, Index: index } : host.scopeOf(run);
     const part = step.kind === 'map' ? `:${index}` : `.${sub.name}`;
     const token = live.fanToken;
     const at = Date.now();
     live.fanActive++;
     host.countSent();
-    void sendWithRetry(host.request(sub, scope, stepKey(run, step.name, part)), sub.retry, halted).then(({ result, attempts }) =>
-      host.tell({ type: 'fan-done', key: run.key, token, index, result, attempts, at, ms: Date.now() - at }),
+    void sendWithRetry(host.request(sub, scope, stepKey(run, step.name, part)), sub.retry, halted).then(
+      ({ result, attempts }) =>
+        host.tell({ type: 'fan-done', key: run.key, token, index, result, attempts, at, ms: Date.now() - at }),
     );
   }
   if (live.fanActive > 0) return;
@@ -91,7 +97,12 @@ function sendFan(host: FanHost, run: Run, step: MapStep | ParallelStep, live: Li
 }
 
 /** One element of a fan ended: its Result kept (and written), the next one sent. */
-export function fanDone(host: FanHost, run: Run, where: { step: MapStep | ParallelStep; live: Live }, ended: FanElementEnded): void {
+export function fanDone(
+  host: FanHost,
+  run: Run,
+  where: { step: MapStep | ParallelStep; live: Live },
+  ended: FanElementEnded,
+): void {
   const { step, live } = where;
   const { index, result, attempts, at, ms } = ended;
   live.fanActive--;

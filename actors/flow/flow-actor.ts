@@ -40,8 +40,12 @@ function parkedNeed(core: FlowCore, message: Message): ParkedNeed | undefined {
     return undefined;
   }
   // every parked run is waiting: a list of another state needs none of them
-  if (command === 'list') return (firstValue(message.Control, 'state') ?? RunState.Waiting) === RunState.Waiting ? 'all' : undefined;
-  const key = command === 'start' ? core.seen.runOf(firstValue(message.Control, IDEMPOTENCY_KEY)) : firstValue(message.Control, 'key');
+  if (command === 'list')
+    return (firstValue(message.Control, 'state') ?? RunState.Waiting) === RunState.Waiting ? 'all' : undefined;
+  const key =
+    command === 'start'
+      ? core.seen.runOf(firstValue(message.Control, IDEMPOTENCY_KEY))
+      : firstValue(message.Control, 'key');
   return key !== undefined && !core.runs.has(key) ? { keys: [key] } : undefined;
 }
 
@@ -64,7 +68,11 @@ function start(core: FlowCore, delivery: Delivery): void {
   core.start(message, idem, (run, error) => {
     if (!run) {
       const r = resultFromError(error);
-      delivery.respond(codeOf(error) === Code.InsufficientStorage ? r : failure(Code.ServiceError, `the run was not stored: ${describeError(error)}`));
+      delivery.respond(
+        codeOf(error) === Code.InsufficientStorage
+          ? r
+          : failure(Code.ServiceError, `the run was not stored: ${describeError(error)}`),
+      );
       return;
     }
     // an execute is answered with the run's key once the run is durable; a call once the run ends (or 202)
@@ -73,7 +81,12 @@ function start(core: FlowCore, delivery: Delivery): void {
   });
 }
 
-export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, deps: FlowDeps, onCore: (core: FlowCore) => void): ActorRef<FlowMsg> {
+export function spawnFlowActor(
+  runtime: FlowDeps['runtime'],
+  parent: ParentRef,
+  deps: FlowDeps,
+  onCore: (core: FlowCore) => void,
+): ActorRef<FlowMsg> {
   const handle = (s: FlowState, msg: FlowMsg): FlowState | Promise<FlowState> => {
     const core = s.core;
     switch (msg.type) {
@@ -99,10 +112,13 @@ export function spawnFlowActor(runtime: FlowDeps['runtime'], parent: ParentRef, 
           break;
         }
         // runs parked in the store that the command names (or a list) are read first, the actor held meanwhile
-        return core.readParked(need).then(serve, (e: unknown) => {
-          deps.log.error(`flow could not read runs from its store: ${describeError(e)}`);
-          delivery.respond(resultFromError(e));
-        }).then(() => settle(s));
+        return core
+          .readParked(need)
+          .then(serve, (e: unknown) => {
+            deps.log.error(`flow could not read runs from its store: ${describeError(e)}`);
+            delivery.respond(resultFromError(e));
+          })
+          .then(() => settle(s));
       }
       case 'stored':
         core.stored(msg.key, msg.token, msg.then);

@@ -21,7 +21,10 @@ const MAX_LIST_LIMIT = 10_000;
 /** The command a message asks for (no `command` control: start a run). */
 export function commandOf(message: Message): FlowCommand {
   const name = (firstValue(message.Control, 'command') ?? 'start').trim().toLowerCase() || 'start';
-  if (!(FLOW_COMMANDS as readonly string[]).includes(name)) throw new BadInputError(`command '${name}' is not known to a flow; use one of ${FLOW_COMMANDS.join(', ')} (no command starts a run)`);
+  if (!(FLOW_COMMANDS as readonly string[]).includes(name))
+    throw new BadInputError(
+      `command '${name}' is not known to a flow; use one of ${FLOW_COMMANDS.join(', ')} (no command starts a run)`,
+    );
   return name as FlowCommand;
 }
 
@@ -59,7 +62,8 @@ function whole(message: Message, name: string, min: number, max: number): number
   const text = firstValue(message.Control, name);
   if (text === undefined) return undefined;
   const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= min && n <= max)) throw new BadInputError(`control ${name} is '${text}'; give a whole number from ${min} to ${max}`);
+  if (!(n >= min && n <= max))
+    throw new BadInputError(`control ${name} is '${text}'; give a whole number from ${min} to ${max}`);
   return n;
 }
 
@@ -77,11 +81,13 @@ function age(message: Message, name: string): number | undefined {
 function list(core: FlowCore, message: Message, parked: readonly Run[]): Result {
   const c = message.Control;
   const state = firstValue(c, 'state');
-  if (state !== undefined && !(RUN_STATES as readonly string[]).includes(state)) throw new BadInputError(`state '${state}' is not known; use one of ${RUN_STATES.join(', ')}`);
+  if (state !== undefined && !(RUN_STATES as readonly string[]).includes(state))
+    throw new BadInputError(`state '${state}' is not known; use one of ${RUN_STATES.join(', ')}`);
   const step = firstValue(c, 'step');
   const codeText = firstValue(c, 'code');
   const code = codeText === undefined ? undefined : Number(codeText);
-  if (code !== undefined && !Number.isInteger(code)) throw new BadInputError(`control code is '${codeText}'; give a Code such as 502`);
+  if (code !== undefined && !Number.isInteger(code))
+    throw new BadInputError(`control code is '${codeText}'; give a Code such as 502`);
   const olderThan = age(message, 'older_than');
   const newerThan = age(message, 'newer_than');
   const field = firstValue(c, 'field');
@@ -98,7 +104,11 @@ function list(core: FlowCore, message: Message, parked: readonly Run[]): Result 
     if (code !== undefined && run.result?.Code !== code) continue;
     if (olderThan !== undefined && run.created > now - olderThan) continue;
     if (newerThan !== undefined && run.created < now - newerThan) continue;
-    if (field !== undefined && !(Object.hasOwn(run.input.Data, field) && (value === undefined || run.input.Data[field]!.includes(value)))) continue;
+    if (
+      field !== undefined &&
+      !(Object.hasOwn(run.input.Data, field) && (value === undefined || run.input.Data[field]!.includes(value)))
+    )
+      continue;
     if (matched++ >= offset && keys.length < limit) keys.push(run.key);
   }
   return success(statusData(core, mapOf({ objects: keys, matched: [String(matched)] })), []);
@@ -107,16 +117,37 @@ function list(core: FlowCore, message: Message, parked: readonly Run[]): Result 
 /** `fetch`: one run with its Input, position, every attempt and every kept Result (the document in List). */
 function fetch(core: FlowCore, message: Message): Result {
   const run = runOfControl(core, message);
-  const data = mapOf({ key: [run.key], state: [visibleState(core, run)], created: [new Date(run.created).toISOString()], updated: [new Date(run.updated).toISOString()] });
+  const data = mapOf({
+    key: [run.key],
+    state: [visibleState(core, run)],
+    created: [new Date(run.created).toISOString()],
+    updated: [new Date(run.updated).toISOString()],
+  });
   if (run.step !== undefined) data.step = [run.step];
   if (run.failedStep !== undefined) data.failed_step = [run.failedStep];
   if (run.result) data.code = [String(run.result.Code)];
   if (run.dueAt > 0) data.due = [new Date(run.dueAt).toISOString()];
-  return success(statusData(core, data), [{ key: run.key, state: visibleState(core, run), input: run.input, step: run.step ?? null, failedStep: run.failedStep ?? null, attempts: run.attempts, steps: run.steps, result: run.result ?? null }]);
+  return success(statusData(core, data), [
+    {
+      key: run.key,
+      state: visibleState(core, run),
+      input: run.input,
+      step: run.step ?? null,
+      failedStep: run.failedStep ?? null,
+      attempts: run.attempts,
+      steps: run.steps,
+      result: run.result ?? null,
+    },
+  ]);
 }
 
 /** Runs one command; a start is the flow actor's (it needs the delivery). `parked`: for a list, the runs held in the store only. */
-export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'>, message: Message, parked: readonly Run[] = []): Result {
+export function runCommand(
+  core: FlowCore,
+  command: Exclude<FlowCommand, 'start'>,
+  message: Message,
+  parked: readonly Run[] = [],
+): Result {
   switch (command) {
     case 'status':
       return success(statusData(core), []);
@@ -126,7 +157,8 @@ export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'
       return fetch(core, message);
     case 'replay': {
       const run = runOfControl(core, message);
-      if (run.state !== RunState.Failed && run.state !== RunState.Cancelled) throw new ConflictError(`run '${run.key}' is ${run.state}: only a failed or cancelled run is replayed`);
+      if (run.state !== RunState.Failed && run.state !== RunState.Cancelled)
+        throw new ConflictError(`run '${run.key}' is ${run.state}: only a failed or cancelled run is replayed`);
       const from = firstValue(message.Control, 'step') ?? run.failedStep ?? core.deps.def.steps[0]!.name;
       if (!core.deps.def.byName.has(from)) throw new BadInputError(`step '${from}' is not in the flow's definition`);
       core.replay(run, from, message.Data);
@@ -141,13 +173,18 @@ export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'
     case 'purge': {
       const key = firstValue(message.Control, 'key');
       const state = firstValue(message.Control, 'state');
-      if (state !== undefined && !isFinal(state as RunState)) throw new BadInputError(`purge removes finished runs: state is one of ${RunState.Succeeded}, ${RunState.Failed}, ${RunState.Cancelled}`);
+      if (state !== undefined && !isFinal(state as RunState))
+        throw new BadInputError(
+          `purge removes finished runs: state is one of ${RunState.Succeeded}, ${RunState.Failed}, ${RunState.Cancelled}`,
+        );
       let runs: Run[];
       if (key !== undefined) {
         const run = runOfControl(core, message);
-        if (!isFinal(run.state)) throw new ConflictError(`run '${key}' is ${run.state}: cancel it first, a run in progress is not purged`);
+        if (!isFinal(run.state))
+          throw new ConflictError(`run '${key}' is ${run.state}: cancel it first, a run in progress is not purged`);
         runs = [run];
-      } else runs = [...core.runs.values()].filter((r) => isFinal(r.state) && (state === undefined || r.state === state));
+      } else
+        runs = [...core.runs.values()].filter((r) => isFinal(r.state) && (state === undefined || r.state === state));
       return success(statusData(core, mapOf({ purged: [String(core.drop(runs))] })), []);
     }
     default:
@@ -157,5 +194,10 @@ export function runCommand(core: FlowCore, command: Exclude<FlowCommand, 'start'
 
 /** The answer to a start whose idempotency key started a run already. */
 export function duplicateAnswer(core: FlowCore, run: Run): Result {
-  return { Code: Code.Success, Message: 'Success', Data: statusData(core, mapOf({ key: [run.key], state: [visibleState(core, run)], duplicate: ['true'] })), List: [] };
+  return {
+    Code: Code.Success,
+    Message: 'Success',
+    Data: statusData(core, mapOf({ key: [run.key], state: [visibleState(core, run)], duplicate: ['true'] })),
+    List: [],
+  };
 }

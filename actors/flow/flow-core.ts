@@ -110,8 +110,12 @@ export class FlowCore implements FanHost {
     this.seq = Math.max(this.seq, lastSeq);
     if (this.seen.on) this.seen.load(await this.deps.store.loadSeen(Date.now() - this.deps.dedupWindowMs));
     const resumed = rows.filter((r) => !isFinal(r.state)).length;
-    const parked = this.parked.count > 0 ? `; ${this.parked.count} waiting until after ${new Date(horizon!).toISOString()} stay in the store until then` : '';
-    if (resumed + this.parked.count > 0) this.deps.log.info(`flow resumes ${resumed} run${resumed === 1 ? '' : 's'} in progress${parked}`);
+    const parked =
+      this.parked.count > 0
+        ? `; ${this.parked.count} waiting until after ${new Date(horizon!).toISOString()} stay in the store until then`
+        : '';
+    if (resumed + this.parked.count > 0)
+      this.deps.log.info(`flow resumes ${resumed} run${resumed === 1 ? '' : 's'} in progress${parked}`);
     for (const run of rows) this.place(run);
   }
 
@@ -129,7 +133,13 @@ export class FlowCore implements FanHost {
    */
   private heldBack(run: Run): boolean {
     const held = this.deps.held;
-    if (!held || held.until <= Date.now() || !held.keys.includes(run.key) || this.deps.def.byName.get(run.step ?? '')?.kind === 'wait') return false;
+    if (
+      !held ||
+      held.until <= Date.now() ||
+      !held.keys.includes(run.key) ||
+      this.deps.def.byName.get(run.step ?? '')?.kind === 'wait'
+    )
+      return false;
     run.state = RunState.Waiting;
     run.dueAt = held.until;
     this.arm(run);
@@ -197,7 +207,8 @@ export class FlowCore implements FanHost {
     run.updated = Date.now();
     const live = this.liveOf(run.key);
     const token = (live.token = nextToken());
-    const ops = isFinal(run.state) && this.deps.runRetentionMs === 0 ? [{ type: 'remove', key: run.key } as const] : [putOp(run)];
+    const ops =
+      isFinal(run.state) && this.deps.runRetentionMs === 0 ? [{ type: 'remove', key: run.key } as const] : [putOp(run)];
     this.writing++;
     this.deps.store.write([...ops, ...extra]).then(
       () => {
@@ -212,7 +223,11 @@ export class FlowCore implements FanHost {
   }
 
   /** Starts a run for `input`; `answer` is told when the run is durable (or could not be stored). */
-  start(input: Message, idempotencyKey: string | undefined, onStored: (run: Run | undefined, error?: unknown) => void): Run {
+  start(
+    input: Message,
+    idempotencyKey: string | undefined,
+    onStored: (run: Run | undefined, error?: unknown) => void,
+  ): Run {
     const now = Date.now();
     const first = this.deps.def.steps[0]!.name;
     const run: Run = {
@@ -250,7 +265,9 @@ export class FlowCore implements FanHost {
   }
 
   scopeOf(run: Run, result?: Result): FlowScope {
-    return result === undefined ? { Input: run.input, Steps: run.steps } : { Input: run.input, Steps: run.steps, Result: result };
+    return result === undefined
+      ? { Input: run.input, Steps: run.steps }
+      : { Input: run.input, Steps: run.steps, Result: result };
   }
 
   /** A `stored` message: the run's write is durable. */
@@ -309,7 +326,8 @@ export class FlowCore implements FanHost {
     for (let guard = 0; guard < 100_000; guard++) {
       if (isFinal(run.state)) return;
       const name = run.step;
-      if (name === undefined) return this.end(run, RunState.Succeeded, successAnswer(this.deps.def, run, this.scopeOf(run)), unwritten);
+      if (name === undefined)
+        return this.end(run, RunState.Succeeded, successAnswer(this.deps.def, run, this.scopeOf(run)), unwritten);
       const step = this.deps.def.byName.get(name)!;
       try {
         switch (step.kind) {
@@ -386,7 +404,15 @@ export class FlowCore implements FanHost {
   }
 
   request(spec: SendSpec & { readonly timeoutMs: number | undefined }, scope: FlowScope, key: string): SendRequest {
-    return { hive: this.deps.hive, service: this.deps.name, step: spec, scope, key, timeoutMs: spec.timeoutMs ?? this.deps.defaultTimeoutMs, gate: this.deps.gate };
+    return {
+      hive: this.deps.hive,
+      service: this.deps.name,
+      step: spec,
+      scope,
+      key,
+      timeoutMs: spec.timeoutMs ?? this.deps.defaultTimeoutMs,
+      gate: this.deps.gate,
+    };
   }
 
   countSent(): void {
@@ -429,7 +455,9 @@ export class FlowCore implements FanHost {
       const wait = retryDelay(retry, run.attempt);
       run.state = RunState.Waiting;
       run.dueAt = Date.now() + Math.round(wait);
-      this.deps.log.debug(`flow run ${run.key} step '${step.name}' failed (${result.Code} ${result.Message}) at attempt ${run.attempt} of ${retry.count + 1}; retrying in ${Math.round(wait)} ms`);
+      this.deps.log.debug(
+        `flow run ${run.key} step '${step.name}' failed (${result.Code} ${result.Message}) at attempt ${run.attempt} of ${retry.count + 1}; retrying in ${Math.round(wait)} ms`,
+      );
       return this.persist(run, 'none');
     }
     this.failed(run, step, result);
@@ -440,9 +468,18 @@ export class FlowCore implements FanHost {
     let kept = result;
     if (step.result) {
       try {
-        kept = { Code: result.Code, Message: result.Message, Data: renderMap(step.result, this.scopeOf(run, result)), List: [] };
+        kept = {
+          Code: result.Code,
+          Message: result.Message,
+          Data: renderMap(step.result, this.scopeOf(run, result)),
+          List: [],
+        };
       } catch (e) {
-        return this.failed(run, step, failure(resultFromError(e).Code, `step '${step.name}' result: ${describeError(e)}`));
+        return this.failed(
+          run,
+          step,
+          failure(resultFromError(e).Code, `step '${step.name}' result: ${describeError(e)}`),
+        );
       }
     }
     run.steps[step.name] = kept;
@@ -467,7 +504,12 @@ export class FlowCore implements FanHost {
   end(run: Run, state: RunState, result: Result, extra: StoreOp[] = []): void {
     const final = run.cancelling ? RunState.Cancelled : state;
     run.state = final;
-    run.result = run.cancelling ? failure(Code.Conflict, `the run was cancelled${state === RunState.Failed ? `; on_cancel failed: ${result.Code} ${result.Message}` : ''}`) : result;
+    run.result = run.cancelling
+      ? failure(
+          Code.Conflict,
+          `the run was cancelled${state === RunState.Failed ? `; on_cancel failed: ${result.Code} ${result.Message}` : ''}`,
+        )
+      : result;
     run.ended = Date.now();
     run.step = undefined;
     run.dueAt = 0;
@@ -487,7 +529,10 @@ export class FlowCore implements FanHost {
   arm(run: Run): void {
     const live = this.liveOf(run.key);
     if (live.timer) clearTimeout(live.timer);
-    live.timer = setTimeout(() => this.tell({ type: 'due', key: run.key }), Math.max(0, Math.min(MAX_TIMER_MS, run.dueAt - Date.now())));
+    live.timer = setTimeout(
+      () => this.tell({ type: 'due', key: run.key }),
+      Math.max(0, Math.min(MAX_TIMER_MS, run.dueAt - Date.now())),
+    );
   }
 
   /** A `due` message: a waiting run whose time came goes on (a retry sends again, a wait step passes). */
@@ -557,7 +602,12 @@ export class FlowCore implements FanHost {
       this.live.delete(run.key);
       ops.push({ type: 'remove', key: run.key });
     }
-    if (ops.length > 0) this.deps.store.write(ops).catch((e: unknown) => this.deps.log.error(`flow could not remove ${ops.length} finished runs from its store: ${describeError(e)}`));
+    if (ops.length > 0)
+      this.deps.store
+        .write(ops)
+        .catch((e: unknown) =>
+          this.deps.log.error(`flow could not remove ${ops.length} finished runs from its store: ${describeError(e)}`),
+        );
     return ops.length;
   }
 

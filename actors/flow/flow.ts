@@ -42,7 +42,10 @@ type FlowConfig = ConfigOf<typeof FLOW_PARAMS>;
 async function check(config: FlowConfig, hive?: HiveClient): Promise<FlowDefinition | undefined> {
   if (!hive && config.Definition.startsWith('hive://')) return undefined;
   try {
-    const text = await resolveTemplateSource(config.Definition, { ...(hive ? { hive } : {}), templateChannel: config.TemplateChannel });
+    const text = await resolveTemplateSource(config.Definition, {
+      ...(hive ? { hive } : {}),
+      templateChannel: config.TemplateChannel,
+    });
     return parseDefinition(text, templateBudget(config));
   } catch (e) {
     throw new ConfigError(`Definition: ${describeError(e)}`);
@@ -59,7 +62,8 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
 
   // runs live where queue entries live: on JetStream, one node of the NAME holds the flow (queue-holder.ts)
   if (config.Store === 'jetstream') {
-    if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
+    if (ctx.explicit.has('StoreRecovery'))
+      ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
     return holdShared(ctx, 'flow', (parent, store, held) => runFlow(ctx, parent, store, { ...flow, held }));
   }
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
@@ -67,7 +71,13 @@ async function start(ctx: ServiceContext<FlowConfig>): Promise<RunningService> {
   if (config.PersistPath === '') {
     ctx.log.warn('PersistPath is empty: flow runs are kept in memory only and are lost when the process stops');
     store = new MemoryStore();
-  } else store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, 0, storeRecovery(ctx, config.StoreRecovery, 'flow'));
+  } else
+    store = await SqliteStore.open(
+      join(config.PersistPath, ctx.name),
+      ctx.log,
+      0,
+      storeRecovery(ctx, config.StoreRecovery, 'flow'),
+    );
   return (await runFlow(ctx, ctx.supervisor, store, flow)).service;
 }
 
@@ -83,10 +93,18 @@ interface FlowSetup {
  * lets the steps under way end and closes the store. The keys of the runs sending are the holder's
  * report on JetStream.
  */
-async function runFlow(ctx: ServiceContext<FlowConfig>, parent: ParentRef, store: QueueStore, { def, gate, held }: FlowSetup): Promise<HeldService> {
+async function runFlow(
+  ctx: ServiceContext<FlowConfig>,
+  parent: ParentRef,
+  store: QueueStore,
+  { def, gate, held }: FlowSetup,
+): Promise<HeldService> {
   const config = ctx.config;
   const stats: FlowStats = { started: 0, succeeded: 0, failed: 0, cancelled: 0, stepsSent: 0, retried: 0 };
-  if (held) ctx.log.info(`flow: ${held.keys.length} run(s) the previous holder had a step under way for wait until ${new Date(held.until).toISOString()} (AckWait) before sending it again`);
+  if (held)
+    ctx.log.info(
+      `flow: ${held.keys.length} run(s) the previous holder had a step under way for wait until ${new Date(held.until).toISOString()} (AckWait) before sending it again`,
+    );
   let core: FlowCore | undefined;
   const actor = spawnFlowActor(
     ctx.runtime,
@@ -111,23 +129,43 @@ async function runFlow(ctx: ServiceContext<FlowConfig>, parent: ParentRef, store
     (c) => (core = c),
   );
   // RunRetention and DedupWindow are kept by a sweep every tenth of the shorter (1 s to 1 min)
-  const every = Math.min(60_000, Math.max(1000, Math.min(config.RunRetention || Infinity, config.DedupWindow || Infinity) / 10));
+  const every = Math.min(
+    60_000,
+    Math.max(1000, Math.min(config.RunRetention || Infinity, config.DedupWindow || Infinity) / 10),
+  );
   const sweeps = setInterval(() => ctx.runtime.tell(actor, { type: 'sweep' }), every);
   sweeps.unref();
   const close = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;
     clearInterval(sweeps);
     // the store's load ends before it is closed, so the actor never reads a closed store
-    await ctx.runtime.ask<FlowMsg, void>(actor, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
+    await ctx.runtime
+      .ask<FlowMsg, void>(actor, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs))
+      .catch(() => undefined);
     // steps under way end and their Results are written (within the deadline); no step starts meanwhile
     if (core) core.draining = true;
     while (core && !core.idle && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     core?.stop();
     await store.close();
   };
-  const service = await serveActor(ctx, actor, { close, status: () => ({ ...stats, steps: def.steps.length, durable: store.durable, ...(core ? { states: stateCounts(core), parked: core.parked.count } : {}) }) });
-  ctx.log.info(`flow listening on channel '${ctx.inputChannel}' with ${def.steps.length} steps${store.where ? `, store ${store.where}` : ''}`);
+  const service = await serveActor(ctx, actor, {
+    close,
+    status: () => ({
+      ...stats,
+      steps: def.steps.length,
+      durable: store.durable,
+      ...(core ? { states: stateCounts(core), parked: core.parked.count } : {}),
+    }),
+  });
+  ctx.log.info(
+    `flow listening on channel '${ctx.inputChannel}' with ${def.steps.length} steps${store.where ? `, store ${store.where}` : ''}`,
+  );
   return { service, inFlight: { [Symbol.iterator]: () => core?.inFlight() ?? [][Symbol.iterator]() } };
 }
 
-export const flowService = defineService(SERVICES.flow, compilerFor('flow', FLOW_PARAMS), start, async (config) => void (await check(config)));
+export const flowService = defineService(
+  SERVICES.flow,
+  compilerFor('flow', FLOW_PARAMS),
+  start,
+  async (config) => void (await check(config)),
+);

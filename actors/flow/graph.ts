@@ -34,16 +34,22 @@ function edgesOf(def: FlowDefinition, step: Step): Edge[] {
     const next = fallThrough(def, step);
     if (next !== undefined) edges.push({ to: next, label: 'next' });
   }
-  for (const c of step.catches) edges.push({ to: c.next, label: `catch ${c.codes ? [...c.codes].join(',') : 'any failure'}` });
+  for (const c of step.catches)
+    edges.push({ to: c.next, label: `catch ${c.codes ? [...c.codes].join(',') : 'any failure'}` });
   return edges;
 }
 
 /** Throws a DefinitionError naming the first step whose graph is wrong. */
 function checkGraph(def: FlowDefinition): void {
   for (const s of def.steps) {
-    for (const e of edgesOf(def, s)) if (!def.byName.has(e.to)) throw new DefinitionError(`step '${s.name}': ${e.label === 'next' ? 'next' : e.label} names step '${e.to}', which is not in the definition`);
+    for (const e of edgesOf(def, s))
+      if (!def.byName.has(e.to))
+        throw new DefinitionError(
+          `step '${s.name}': ${e.label === 'next' ? 'next' : e.label} names step '${e.to}', which is not in the definition`,
+        );
   }
-  if (def.onCancel !== undefined && !def.byName.has(def.onCancel)) throw new DefinitionError(`on_cancel names step '${def.onCancel}', which is not in the definition`);
+  if (def.onCancel !== undefined && !def.byName.has(def.onCancel))
+    throw new DefinitionError(`on_cancel names step '${def.onCancel}', which is not in the definition`);
   const reached = new Set<string>();
   const stack = [def.steps[0]!.name, ...(def.onCancel !== undefined ? [def.onCancel] : [])];
   while (stack.length > 0) {
@@ -52,9 +58,16 @@ function checkGraph(def: FlowDefinition): void {
     reached.add(name);
     for (const e of edgesOf(def, def.byName.get(name)!)) stack.push(e.to);
   }
-  for (const s of def.steps) if (!reached.has(s.name)) throw new DefinitionError(`step '${s.name}' is unreachable: no step leads to it (and it is not the first step nor on_cancel)`);
+  for (const s of def.steps)
+    if (!reached.has(s.name))
+      throw new DefinitionError(
+        `step '${s.name}' is unreachable: no step leads to it (and it is not the first step nor on_cancel)`,
+      );
   const loop = loopWithoutWait(def);
-  if (loop) throw new DefinitionError(`step '${loop[0]}': the loop ${[...loop, loop[0]].map((n) => `'${n}'`).join(' → ')} has no wait step: a run would spin through it; add a wait step to the loop`);
+  if (loop)
+    throw new DefinitionError(
+      `step '${loop[0]}': the loop ${[...loop, loop[0]].map((n) => `'${n}'`).join(' → ')} has no wait step: a run would spin through it; add a wait step to the loop`,
+    );
 }
 
 /** A cycle that passes no wait step (its steps in order), if there is one: a depth-first search over the steps that are not waits. */
@@ -117,7 +130,9 @@ function summary(step: Step): string {
 export function graphLines(def: FlowDefinition): string[] {
   const lines: string[] = [];
   for (const s of def.steps) {
-    lines.push(`${s.name}${s === def.steps[0] ? ' (start)' : ''}${s.name === def.onCancel ? ' (on_cancel)' : ''}: ${summary(s)}${s.retry ? `, retry ${s.retry.count}× ${s.retry.backoff}` : ''}`);
+    lines.push(
+      `${s.name}${s === def.steps[0] ? ' (start)' : ''}${s.name === def.onCancel ? ' (on_cancel)' : ''}: ${summary(s)}${s.retry ? `, retry ${s.retry.count}× ${s.retry.backoff}` : ''}`,
+    );
     const edges = edgesOf(def, s);
     for (const e of edges) lines.push(`  --${e.label}--> ${e.to}`);
     if (s.kind === 'fail') lines.push('  --> (run failed)');
@@ -128,5 +143,7 @@ export function graphLines(def: FlowDefinition): string[] {
 
 /** The channels the definition names literally, each with the step (or sub-step) sending there; template channels left out. */
 export function literalSends(def: FlowDefinition): FlowSend[] {
-  return sendsOf(def.steps).flatMap((s) => (s.channel.isTemplate ? [] : [{ channel: s.channel.source, label: s.name }]));
+  return sendsOf(def.steps).flatMap((s) =>
+    s.channel.isTemplate ? [] : [{ channel: s.channel.source, label: s.name }],
+  );
 }

@@ -19,7 +19,17 @@ export interface Live {
 }
 
 export function newLive(): Live {
-  return { token: 0, sending: false, queued: false, timer: undefined, cancelRequested: false, onStored: undefined, fanToken: 0, fanActive: 0, fanNext: 0 };
+  return {
+    token: 0,
+    sending: false,
+    queued: false,
+    timer: undefined,
+    cancelRequested: false,
+    onStored: undefined,
+    fanToken: 0,
+    fanActive: 0,
+    fanNext: 0,
+  };
 }
 
 /**

@@ -34,7 +34,8 @@ export function dueOf(step: WaitStep, scope: FlowScope, now = Date.now()): numbe
   }
   const text = step.until!.render(scope).trim();
   const at = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text);
-  if (!Number.isFinite(at)) throw new BadInputError(`wait.until rendered '${text}', which is neither an RFC 3339 time nor epoch seconds`);
+  if (!Number.isFinite(at))
+    throw new BadInputError(`wait.until rendered '${text}', which is neither an RFC 3339 time nor epoch seconds`);
   return at;
 }
 

@@ -74,7 +74,14 @@ export interface Run {
  * without reading documents (parked-runs.ts), are those of its states waiting for a time.
  */
 export function putOp(run: Run): StoreOp {
-  return { type: 'put', key: run.key, seq: run.seq, state: run.state === RunState.Waiting ? TIMED_ROW_STATE : run.state, dueAt: run.dueAt, doc: JSON.stringify(run) };
+  return {
+    type: 'put',
+    key: run.key,
+    seq: run.seq,
+    state: run.state === RunState.Waiting ? TIMED_ROW_STATE : run.state,
+    dueAt: run.dueAt,
+    doc: JSON.stringify(run),
+  };
 }
 
 /** The store state column of a waiting run: one of the queue store's timed states (sqlite-schema.ts TIMED). */

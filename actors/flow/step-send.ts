@@ -17,7 +17,6 @@ import { messageHop, withHop } from '../observe/trace-message.js';
 import type { RetryRule, SendSpec, TextMap } from './definition.js';
 import type { FlowScope } from './flow-text.js';
 
-
 /** A map of rendered texts: one value per template. */
 export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
   const out = emptyMap();
@@ -29,7 +28,12 @@ export function renderMap(map: TextMap, scope: FlowScope): ValueMap {
 function stepMessage(step: SendSpec, scope: FlowScope, key: string): Message {
   const control = renderMap(step.control, scope);
   control[IDEMPOTENCY_KEY] = [key];
-  return makeMessage({ Class: step.class?.render(scope) ?? '', Operation: step.operation?.render(scope) ?? '', Control: control, Data: renderMap(step.data, scope) });
+  return makeMessage({
+    Class: step.class?.render(scope) ?? '',
+    Operation: step.operation?.render(scope) ?? '',
+    Control: control,
+    Data: renderMap(step.data, scope),
+  });
 }
 
 export interface SendRequest {
@@ -57,7 +61,8 @@ export async function sendStep(req: SendRequest): Promise<Result> {
     return failure(r.Code, `step '${step.name}': ${describeError(e)}`);
   }
   // a channel rendered from the run's Input must not reach what the flow was not meant to reach (AllowedChannels)
-  if (!gateAdmits(req.gate, channel)) return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
+  if (!gateAdmits(req.gate, channel))
+    return failure(Code.Forbidden, `step '${step.name}': channel '${channel}' is not among the flow's AllowedChannels`);
   // a run is one trace (docs/ARCHITECTURE.md, Tracing): every attempt of every step is a span, child of
   // the span that started the run (its Input keeps the traceparent through the store, as a queue entry does)
   const input = scope.Input.Control;
@@ -65,13 +70,23 @@ export async function sendStep(req: SendRequest): Promise<Result> {
     message.Control[TRACEPARENT] = input[TRACEPARENT];
     if (input[TRACESTATE]) message.Control[TRACESTATE] = input[TRACESTATE];
   }
-  const hop = messageHop(message, 'client', false, () => ({ name: `${req.service} step`, service: req.service, attributes: { 'hivenode.flow.step': step.name, 'hivenode.channel': channel, 'hivenode.mode': step.kind } }));
+  const hop = messageHop(message, 'client', false, () => ({
+    name: `${req.service} step`,
+    service: req.service,
+    attributes: { 'hivenode.flow.step': step.name, 'hivenode.channel': channel, 'hivenode.mode': step.kind },
+  }));
   const result = await send(req.hive, step, channel, withHop(message, hop), req.timeoutMs);
   hop?.end(result.Code, result.Message);
   return result;
 }
 
-async function send(hive: HiveClient, step: SendSpec, channel: string, message: Message, timeoutMs: number): Promise<Result> {
+async function send(
+  hive: HiveClient,
+  step: SendSpec,
+  channel: string,
+  message: Message,
+  timeoutMs: number,
+): Promise<Result> {
   try {
     switch (step.kind) {
       case 'call':
@@ -79,7 +94,9 @@ async function send(hive: HiveClient, step: SendSpec, channel: string, message: 
       case 'execute':
         return await hive.execute(channel, message, timeoutMs);
       case 'emit':
-        return (await hive.emit(channel, message)) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: [] } : failure(Code.NotFound, `step '${step.name}': nobody took the emit on channel '${channel}'`);
+        return (await hive.emit(channel, message))
+          ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: emptyMap(), List: [] }
+          : failure(Code.NotFound, `step '${step.name}': nobody took the emit on channel '${channel}'`);
     }
   } catch (e) {
     // a hive call resolves, never rejects; a bad channel name is refused by a throw
@@ -89,7 +106,9 @@ async function send(hive: HiveClient, step: SendSpec, channel: string, message: 
 
 /** How long a retry waits before attempt `attempt + 1`: the timer, doubled per attempt with ±20 % jitter when exponential. */
 export function retryDelay(retry: RetryRule, attempt: number): number {
-  return Math.round(retry.backoff === 'fixed' ? retry.timerMs : retry.timerMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4));
+  return Math.round(
+    retry.backoff === 'fixed' ? retry.timerMs : retry.timerMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4),
+  );
 }
 
 /**
@@ -97,10 +116,15 @@ export function retryDelay(retry: RetryRule, attempt: number): number {
  * share its place in the run, so their pauses are timers here, not the run's; after a restart an
  * element without a kept Result is sent again from its first attempt.
  */
-export async function sendWithRetry(req: SendRequest, retry: RetryRule | undefined, stopped: () => boolean): Promise<{ result: Result; attempts: number }> {
+export async function sendWithRetry(
+  req: SendRequest,
+  retry: RetryRule | undefined,
+  stopped: () => boolean,
+): Promise<{ result: Result; attempts: number }> {
   for (let attempt = 1; ; attempt++) {
     const result = await sendStep(req);
-    if (!retry || attempt > retry.count || !retry.on.has(result.Code) || stopped()) return { result, attempts: attempt };
+    if (!retry || attempt > retry.count || !retry.on.has(result.Code) || stopped())
+      return { result, attempts: attempt };
     await new Promise((r) => setTimeout(r, retryDelay(retry, attempt)));
   }
 }

@@ -38,7 +38,8 @@ export interface AccessTable {
   readonly entries: ReadonlyArray<PatternEntry<AccessRule> & { readonly commands?: readonly string[] }>;
 }
 
-export type AccessDecision = { allowed: true } | { allowed: false; route: string; command: string; entry: PatternEntry<AccessRule> | undefined };
+export type AccessDecision =
+  { allowed: true } | { allowed: false; route: string; command: string; entry: PatternEntry<AccessRule> | undefined };
 
 const parseGroupList = (raw: string): AccessRule => {
   const groups = raw.split(',').map((g) => g.trim());
@@ -65,7 +66,15 @@ export function parseAccess(text: string): AccessTable {
       entries.push({ pattern, value: parseGroupListIn(written, groups) });
       continue;
     }
-    const commands = [...new Set(commandText.split(',').map((c) => c.trim()).filter((c) => c !== '').map((c) => canonicalCommand(c)))];
+    const commands = [
+      ...new Set(
+        commandText
+          .split(',')
+          .map((c) => c.trim())
+          .filter((c) => c !== '')
+          .map((c) => canonicalCommand(c)),
+      ),
+    ];
     if (commands.length === 0) throw new Error(`entry '${written}' names no command after ':'`);
     const bad = commands.find((c) => !COMMAND.test(c));
     if (bad !== undefined) throw new Error(`entry '${written}': '${bad}' is not a command name`);
@@ -118,12 +127,20 @@ export class Authorizer {
    * where a plain entry and a command entry share that pattern, either's groups allow it.
    * `tokenGroups` are the groups of a Bearer token's groups claim, counted as the file's are.
    */
-  decide(user: string, cls: string, operation: string, command: string = DEFAULT_COMMAND, tokenGroups?: ReadonlySet<string>): AccessDecision {
+  decide(
+    user: string,
+    cls: string,
+    operation: string,
+    command: string = DEFAULT_COMMAND,
+    tokenGroups?: ReadonlySet<string>,
+  ): AccessDecision {
     const wanted = canonicalCommand(command);
     const plain = this.table.plain.match(cls, operation);
     const named = this.table.byCommand.get(wanted)?.match(cls, operation);
     const level = Math.max(plain ? specificity(plain.pattern) : 0, named ? specificity(named.pattern) : 0);
-    const deciding = [plain, named].filter((e): e is PatternEntry<AccessRule> => e !== undefined && specificity(e.pattern) === level);
+    const deciding = [plain, named].filter(
+      (e): e is PatternEntry<AccessRule> => e !== undefined && specificity(e.pattern) === level,
+    );
     if (deciding.some((e) => this.member(user, e.value.groups, tokenGroups))) return { allowed: true };
     return { allowed: false, route: `${cls}/${operation}`, command: wanted, entry: deciding[0] };
   }
@@ -143,7 +160,13 @@ export class Authorizer {
  * such a group is taken (it is the authority on membership) with a warning, and a bad one is logged
  * and the groups read before are kept.
  */
-export function openAccess(table: AccessTable, groupsFile: string, log: Logger, recheckMs?: number, tokenGroups = false): Authorizer {
+export function openAccess(
+  table: AccessTable,
+  groupsFile: string,
+  log: Logger,
+  recheckMs?: number,
+  tokenGroups = false,
+): Authorizer {
   const named = namedGroups(table);
   if (groupsFile === '') return new Authorizer(table, undefined);
   let started = false;
@@ -155,12 +178,22 @@ export function openAccess(table: AccessTable, groupsFile: string, log: Logger, 
       const missing = tokenGroups ? [] : named.filter((g) => !parsed.names.has(g));
       if (missing.length > 0) {
         const what = `Access names ${missing.map((g) => `'${g}'`).join(', ')}, which groups file '${file}' does not define`;
-        if (!started) throw new ConfigError(`${what}; define ${missing.length === 1 ? 'it' : 'them'} there (a group with no members denies everyone) or correct Access`);
-        log.warn(`${what}: no one is in ${missing.length === 1 ? 'it' : 'them'} until the file defines ${missing.length === 1 ? 'it' : 'them'} again`);
+        if (!started)
+          throw new ConfigError(
+            `${what}; define ${missing.length === 1 ? 'it' : 'them'} there (a group with no members denies everyone) or correct Access`,
+          );
+        log.warn(
+          `${what}: no one is in ${missing.length === 1 ? 'it' : 'them'} until the file defines ${missing.length === 1 ? 'it' : 'them'} again`,
+        );
       }
       return parsed;
     },
-    { param: 'Groups', kind: 'groups file', onReloadError: (m) => log.error(m), ...(recheckMs === undefined ? {} : { recheckMs }) },
+    {
+      param: 'Groups',
+      kind: 'groups file',
+      onReloadError: (m) => log.error(m),
+      ...(recheckMs === undefined ? {} : { recheckMs }),
+    },
   );
   started = true;
   return new Authorizer(table, groups);

@@ -31,7 +31,9 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume();
-    return Promise.reject(new TooLargeError(`request body of ${declared} bytes is over the limit of ${maxBytes} bytes`));
+    return Promise.reject(
+      new TooLargeError(`request body of ${declared} bytes is over the limit of ${maxBytes} bytes`),
+    );
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];

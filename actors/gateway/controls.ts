@@ -12,8 +12,23 @@ import { ForbiddenError } from '../../protocol/errors.js';
 const NEVER = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 /** Transport headers skipped by '*' (they describe the HTTP exchange, not the message). */
 const TRANSPORT = new Set([
-  'host', 'connection', 'content-length', 'content-type', 'transfer-encoding', 'te', 'upgrade', 'keep-alive', 'expect',
-  'accept', 'accept-encoding', 'accept-language', 'user-agent', 'origin', 'referer', 'cache-control', 'pragma',
+  'host',
+  'connection',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'keep-alive',
+  'expect',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'user-agent',
+  'origin',
+  'referer',
+  'cache-control',
+  'pragma',
 ]);
 
 export interface ControlPolicy {
@@ -68,14 +83,22 @@ export function addHeaderControls(out: ValueMap, req: IncomingMessage, policy: C
  * name is refused (403 naming it) rather than passed on — an allow list written to restrict controls
  * restricted only headers before.
  */
-export function splitPrefixedControls(data: ValueMap, controls: ValueMap, prefix: string, policy: ControlPolicy): ValueMap {
+export function splitPrefixedControls(
+  data: ValueMap,
+  controls: ValueMap,
+  prefix: string,
+  policy: ControlPolicy,
+): ValueMap {
   if (prefix === '') return data;
   const rest = emptyMap();
   for (const key of Object.keys(data)) {
     if (key.startsWith(prefix) && key.length > prefix.length) {
       const name = key.slice(prefix.length);
       if (NEVER.has(name.toLowerCase()) || isForbiddenKey(name)) continue;
-      if (!policy.allowAll && !policy.allowed.has(name.toLowerCase())) throw new ForbiddenError(`control '${key.slice(0, 100)}' is not allowed: ControlAllowList does not name '${name.slice(0, 100)}'`);
+      if (!policy.allowAll && !policy.allowed.has(name.toLowerCase()))
+        throw new ForbiddenError(
+          `control '${key.slice(0, 100)}' is not allowed: ControlAllowList does not name '${name.slice(0, 100)}'`,
+        );
       controls[name] = data[key]!;
     } else {
       rest[key] = data[key]!;

@@ -26,7 +26,7 @@ export interface CorsRule {
   readonly credentials: boolean;
 }
 
-const FORM = "pattern=origin1 origin2|*[,credentials] (an origin is scheme://host[:port])";
+const FORM = 'pattern=origin1 origin2|*[,credentials] (an origin is scheme://host[:port])';
 const ORIGIN = /^(https?):\/\/([a-z0-9.-]+|\[[0-9a-f:.]+\])(:\d{1,5})?$/;
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 /** How long a browser may keep a preflight's answer (Chromium holds it two hours at most). */
@@ -47,11 +47,15 @@ function parseRule(raw: string): CorsRule {
   if (written.length === 0) throw new Error("names no origin (origins separated by spaces, or '*')");
   const any = written.includes('*');
   if (any && written.length > 1) throw new Error("'*' allows every origin: write it alone");
-  if (any && credentials) throw new Error("'*' with credentials is refused: browsers do not accept that answer, and allowing every origin with the user's credentials would let any site act as the user; name the origins");
+  if (any && credentials)
+    throw new Error(
+      "'*' with credentials is refused: browsers do not accept that answer, and allowing every origin with the user's credentials would let any site act as the user; name the origins",
+    );
   const origins = new Set<string>();
   for (const o of any ? [] : written) {
     const lower = o.toLowerCase().replace(/\/$/, '');
-    if (!ORIGIN.test(lower)) throw new Error(`'${o.slice(0, 80)}' is not an origin (scheme://host[:port], no path; 'null' is never allowed)`);
+    if (!ORIGIN.test(lower))
+      throw new Error(`'${o.slice(0, 80)}' is not an origin (scheme://host[:port], no path; 'null' is never allowed)`);
     origins.add(lower);
   }
   return { origins, any, credentials };
@@ -107,7 +111,10 @@ export class Cors {
     }
     this.allowOrigin(res, entry.value, origin);
     res.setHeader('access-control-allow-methods', this.methods);
-    res.setHeader('access-control-allow-headers', this.settings.anyHeader ? requestedHeaders(req) || this.headers : this.headers);
+    res.setHeader(
+      'access-control-allow-headers',
+      this.settings.anyHeader ? requestedHeaders(req) || this.headers : this.headers,
+    );
     res.setHeader('access-control-max-age', String(CORS_MAX_AGE_S));
     res.writeHead(204);
     res.end();
@@ -149,7 +156,10 @@ export class Cors {
 
 /** The headers a preflight asks for, when each is a header name (else '': the configured list is answered). */
 function requestedHeaders(req: IncomingMessage): string {
-  const asked = (one(req.headers['access-control-request-headers']) ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  const asked = (one(req.headers['access-control-request-headers']) ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
   return asked.every((h) => HEADER_TOKEN.test(h)) ? asked.join(', ') : '';
 }
 

@@ -89,33 +89,66 @@ export class GatewayListener {
   readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
 
   constructor(parts: Omit<GatewayListener, 'adopted'>) {
-    ({ server: this.server, key: this.key, port: this.port, tls: this.tls, handshakes: this.handshakes, onRequest: this.onRequest } = parts);
+    ({
+      server: this.server,
+      key: this.key,
+      port: this.port,
+      tls: this.tls,
+      handshakes: this.handshakes,
+      onRequest: this.onRequest,
+    } = parts);
   }
 }
 
-const listenerKey = (c: GatewayConfig): string => JSON.stringify([c.Port, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSClientAuth]);
+const listenerKey = (c: GatewayConfig): string =>
+  JSON.stringify([c.Port, c.TLSCert, c.TLSKey, c.TLSCA, c.TLSClientAuth]);
 
 async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService> {
   const opts = compileGatewayOptions(ctx.config);
   const previous = ctx.predecessor?.handOver;
-  const inherited = previous instanceof GatewayListener && !previous.adopted && previous.key === listenerKey(ctx.config) ? previous : undefined;
+  const inherited =
+    previous instanceof GatewayListener && !previous.adopted && previous.key === listenerKey(ctx.config)
+      ? previous
+      : undefined;
   const tls = inherited ? inherited.tls : ServerTls.fromConfig(ctx.config, `gateway ${ctx.name}`, ctx.log);
   const clientAuth = tls?.clientAuth ?? 'none';
   // read once: a debug line built per request or handshake costs its formatting even when not written
   const debug = /^(debug|trace)$/i.test(ctx.config.LOGLEVEL);
-  const auth = opts.usersFile ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m), onThrottled: (m) => ctx.log.warn(m) }) : undefined;
-  const access = opts.access ? openAccess(opts.access, opts.groupsFile, ctx.log, undefined, opts.bearer?.groupsClaim !== undefined && opts.bearer.groupsClaim !== '') : undefined;
+  const auth = opts.usersFile
+    ? new BasicAuth(opts.usersFile, { onReloadError: (m) => ctx.log.error(m), onThrottled: (m) => ctx.log.warn(m) })
+    : undefined;
+  const access = opts.access
+    ? openAccess(
+        opts.access,
+        opts.groupsFile,
+        ctx.log,
+        undefined,
+        opts.bearer?.groupsClaim !== undefined && opts.bearer.groupsClaim !== '',
+      )
+    : undefined;
   const bearer = opts.bearer ? await openBearer(opts.bearer, (m) => ctx.log.error(m)) : undefined;
-  const webhooks = opts.webhooks ? new Webhooks(opts.webhooks, opts.webhookToleranceMs, (m) => ctx.log.error(m)) : undefined;
-  if (!auth && !bearer && clientAuth === 'none') ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
-  if (!auth && !bearer && clientAuth === 'request') ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
-  if (opts.devMode) ctx.log.warn(`DevMode is on: every control passes and CORS is wide open${opts.cors ? ' (Cors is not applied)' : ''}; do not use this in production`);
+  const webhooks = opts.webhooks
+    ? new Webhooks(opts.webhooks, opts.webhookToleranceMs, (m) => ctx.log.error(m))
+    : undefined;
+  if (!auth && !bearer && clientAuth === 'none')
+    ctx.log.warn('Users is not set: the gateway accepts requests without authentication');
+  if (!auth && !bearer && clientAuth === 'request')
+    ctx.log.warn('Users is not set: requests without a client certificate are accepted without authentication');
+  if (opts.devMode)
+    ctx.log.warn(
+      `DevMode is on: every control passes and CORS is wide open${opts.cors ? ' (Cors is not applied)' : ''}; do not use this in production`,
+    );
   // compiled before anything is started, so a schema that does not compile leaves nothing running
   const schemas = opts.schemas ? new RequestSchemas(opts.schemas) : undefined;
   const rateLimiter = opts.rateLimits ? new RateLimiter(opts.rateLimits, ctx.hive.kind === 'nats') : undefined;
   const rateSync = rateLimiter ? await shareRateLimits(ctx, rateLimiter) : undefined;
   // interceptors are called direct even when the environment names a proxy, unless InterceptProxy
-  const proxies = opts.interceptProxy ? proxyRoutes(proxySettings('', process.env, (line) => ctx.log.warn(line)), { connections: 64 }) : undefined;
+  const proxies = opts.interceptProxy
+    ? proxyRoutes(
+        proxySettings('', process.env, (line) => ctx.log.warn(line)),
+        { connections: 64 },
+      )
+    : undefined;
   const inFlight = new InFlight();
   const deps: GatewayDeps = {
     opts,
@@ -132,7 +165,9 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     unauthorizedLines: new LogThrottle(),
     clientAuth,
     logUsers: debug,
-    ...(opts.interceptBefore ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) } : {}),
+    ...(opts.interceptBefore
+      ? { before: await connectInterceptor('InterceptBefore', opts.interceptBefore, proxies) }
+      : {}),
     ...(opts.interceptAfter ? { after: await connectInterceptor('InterceptAfter', opts.interceptAfter, proxies) } : {}),
     finished: (res, hop) => {
       endRequestHop(hop, res);
@@ -140,17 +175,39 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     },
   };
   // DevMode keeps its meaning: every origin on every route, so the Cors entries would only narrow what it opens
-  const cors = opts.cors && !opts.devMode ? new Cors(opts.cors, { strict: opts.strict, controlHeaders: opts.allowed, anyHeader: opts.allowAll }, () => deps.counts.forbidden++) : undefined;
+  const cors =
+    opts.cors && !opts.devMode
+      ? new Cors(
+          opts.cors,
+          { strict: opts.strict, controlHeaders: opts.allowed, anyHeader: opts.allowAll },
+          () => deps.counts.forbidden++,
+        )
+      : undefined;
   // built on first asking, and kept once every service of the node has started (each declares its requests when it starts)
   let openApiText: string | undefined;
   const openApi = (): string => {
     if (openApiText !== undefined) return openApiText;
-    const text = JSON.stringify(openApiDocument({ opts, name: ctx.name, release: ctx.info.release, basic: auth !== undefined, bearer: bearer !== undefined, clientAuth, schemas, siblings: ctx.siblings?.() ?? [] }));
+    const text = JSON.stringify(
+      openApiDocument({
+        opts,
+        name: ctx.name,
+        release: ctx.info.release,
+        basic: auth !== undefined,
+        bearer: bearer !== undefined,
+        clientAuth,
+        schemas,
+        siblings: ctx.siblings?.() ?? [],
+      }),
+    );
     if (ctx.readiness.ready) openApiText = text;
     return text;
   };
-  if (opts.openApiPath !== '' && !opts.openApiPublic) deps.openApi = { subPath: opts.openApiPath.slice(opts.basePath.length), document: openApi };
-  if (ctx.explicit.has('OpenAPIPath') && ctx.config.OpenAPIPath !== '' && !opts.strict) ctx.log.warn('OpenAPIPath is not served in interceptor mode (Strict false): the interceptors make the messages, so the gateway cannot describe its routes');
+  if (opts.openApiPath !== '' && !opts.openApiPublic)
+    deps.openApi = { subPath: opts.openApiPath.slice(opts.basePath.length), document: openApi };
+  if (ctx.explicit.has('OpenAPIPath') && ctx.config.OpenAPIPath !== '' && !opts.strict)
+    ctx.log.warn(
+      'OpenAPIPath is not served in interceptor mode (Strict false): the interceptors make the messages, so the gateway cannot describe its routes',
+    );
   const closeInterceptors = () => {
     rateSync?.stop();
     return Promise.all([deps.before?.close(), deps.after?.close(), proxies?.close(), auth?.close()]);
@@ -169,7 +226,13 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     init: () => undefined,
     receive: (state, msg) => {
       // handleRequest never rejects: every failure becomes an error response; its end calls deps.finished
-      void handleRequest(msg.req, msg.res, msg.subPath, deps, requestHop(msg.req, msg.res, ctx.name, hopName, msg.subPath));
+      void handleRequest(
+        msg.req,
+        msg.res,
+        msg.subPath,
+        deps,
+        requestHop(msg.req, msg.res, ctx.name, hopName, msg.subPath),
+      );
       return state;
     },
   });
@@ -184,7 +247,13 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     if (path === opts.healthPath || path === healthSlash) {
       req.resume();
       if (req.method !== 'GET') {
-        send(res, 405, JSON.stringify({ status: 'method not allowed', allow: 'GET' }), 'application/json; charset=utf-8', { allow: 'GET' });
+        send(
+          res,
+          405,
+          JSON.stringify({ status: 'method not allowed', allow: 'GET' }),
+          'application/json; charset=utf-8',
+          { allow: 'GET' },
+        );
         return;
       }
       const health = healthOf({ hiveConnected: ctx.hive.isConnected(), draining, readiness: ctx.readiness });
@@ -204,7 +273,8 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     }
     const subPath = path.slice(base.length);
     // CORS before admission: a browser's preflight carries no credentials, and a page must be able to read a 503 too
-    if (cors && ((req.method === 'OPTIONS' && cors.preflight(req, res, subPath)) || !cors.admit(req, res, subPath))) return;
+    if (cors && ((req.method === 'OPTIONS' && cors.preflight(req, res, subPath)) || !cors.admit(req, res, subPath)))
+      return;
     if (opts.openApiPublic && path === opts.openApiPath) {
       req.resume();
       serveOpenApi(req, res, openApi);
@@ -223,7 +293,13 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
 
   // Node checks these timeouts only every connectionsCheckingInterval (30 s by default): check often
   // enough that a slow client is cut off close to ClientTimeout
-  const httpOptions: ServerOptions = { ServerResponse: GatewayResponse, requestTimeout: opts.clientTimeoutMs, headersTimeout: Math.min(opts.clientTimeoutMs, 60_000), keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)) };
+  const httpOptions: ServerOptions = {
+    ServerResponse: GatewayResponse,
+    requestTimeout: opts.clientTimeoutMs,
+    headersTimeout: Math.min(opts.clientTimeoutMs, 60_000),
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, opts.clientTimeoutMs / 4)),
+  };
   let server: Server | HttpsServer;
   let handshakes: ReturnType<typeof countHandshakes> | undefined;
   let port: number;
@@ -241,15 +317,29 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
   } else {
     // HTTPS on the same Port when TLS is configured: one listener, so no plain-HTTP door stays open beside it
     // a client that stalls in the handshake (a truncated record, a slow-loris on TLS) gets ClientTimeout too, not Node's 120 s
-    const httpsServer = tls ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest) : undefined;
+    const httpsServer = tls
+      ? createHttpsServer({ ...httpOptions, ...tls.serverOptions(), handshakeTimeout: opts.clientTimeoutMs }, onRequest)
+      : undefined;
     server = httpsServer ?? createServer(httpOptions, onRequest);
     handshakes = httpsServer ? countHandshakes(httpsServer, `gateway ${ctx.name}`, ctx.log, debug) : undefined;
     server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       // malformed requests (smuggling attempts, bad headers) are answered 400 by us, not dropped silently
       if (!socket.writable) return;
-      const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-      const body = JSON.stringify({ Code: Number(status.slice(0, 3)), Message: `malformed request: ${err.code ?? err.message}`, Data: {}, List: null });
-      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const status =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? '408 Request Timeout'
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? '431 Request Header Fields Too Large'
+            : '400 Bad Request';
+      const body = JSON.stringify({
+        Code: Number(status.slice(0, 3)),
+        Message: `malformed request: ${err.code ?? err.message}`,
+        Data: {},
+        List: null,
+      });
+      socket.end(
+        `HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
     });
     try {
       await listenOn(server, { service: ctx.info.kind, instance: ctx.name, port: opts.port });
@@ -262,8 +352,12 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
     port = (server.address() as AddressInfo).port;
   }
   const handOver = new GatewayListener({ server, key: listenerKey(ctx.config), port, tls, handshakes, onRequest });
-  const scheme = tls ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}` : 'HTTP';
-  ctx.log.info(`gateway ${inherited ? 'took over the listener' : 'listening'} on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`);
+  const scheme = tls
+    ? `HTTPS${clientAuth === 'none' ? '' : `, client certificates ${clientAuth === 'require' ? 'required' : 'requested'}`}`
+    : 'HTTP';
+  ctx.log.info(
+    `gateway ${inherited ? 'took over the listener' : 'listening'} on port ${port} (${scheme})${opts.basePath === '/' ? '' : ` below ${opts.basePath}`} (${opts.strict ? 'strict' : 'interceptor'} mode${auth ? `, ${auth.userCount} user(s)` : ''}${bearer ? ', Bearer tokens' : ''}${opts.webhooks ? `, ${opts.webhooks.entries.length} webhook route(s)` : ''}${opts.schemas ? `, ${opts.schemas.entries.length} schema(s)` : ''}${opts.access ? `, ${opts.access.entries.length} Access entr${opts.access.entries.length === 1 ? 'y' : 'ies'}` : ''})`,
+  );
 
   return {
     handOver,
@@ -289,7 +383,18 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
       tls?.close();
       await closeInterceptors();
     },
-    status: () => ({ port, inFlight: inFlight.size, accepted, refused, ...deps.counts, ...(auth ? { signInVerifications: auth.verifications } : {}), ...(bearer ? { jwksFetches: bearer.jwksFetches } : {}), ...(rateSync ? { rateSyncs: rateSync.rounds } : {}), strict: opts.strict, ...(handshakes ? { tls: true, ...handshakes.figures() } : {}) }),
+    status: () => ({
+      port,
+      inFlight: inFlight.size,
+      accepted,
+      refused,
+      ...deps.counts,
+      ...(auth ? { signInVerifications: auth.verifications } : {}),
+      ...(bearer ? { jwksFetches: bearer.jwksFetches } : {}),
+      ...(rateSync ? { rateSyncs: rateSync.rounds } : {}),
+      strict: opts.strict,
+      ...(handshakes ? { tls: true, ...handshakes.figures() } : {}),
+    }),
   };
 }
 
@@ -298,7 +403,10 @@ async function start(ctx: ServiceContext<GatewayConfig>): Promise<RunningService
  * KV bucket; a hive that refuses the bucket (no JetStream) leaves each gateway counting on its own,
  * said at start. Undefined on the embedded hive (one process: nothing to share).
  */
-async function shareRateLimits(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>, limiter: RateLimiter): Promise<RateSync | undefined> {
+async function shareRateLimits(
+  ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAMS>>,
+  limiter: RateLimiter,
+): Promise<RateSync | undefined> {
   const opening = ctx.hive.sharedBucket(RATE_BUCKET);
   if (!opening) return undefined;
   try {
@@ -307,7 +415,9 @@ async function shareRateLimits(ctx: ServiceContext<ConfigOf<typeof GATEWAY_PARAM
     sync.start();
     return sync;
   } catch (e) {
-    ctx.log.warn(`RateLimits: the JetStream KV bucket '${RATE_BUCKET}' the gateways share their limits through was refused (${describeError(e)}): each gateway counts on its own, so the hive admits the limit once per gateway; enable JetStream in the nats-server configuration`);
+    ctx.log.warn(
+      `RateLimits: the JetStream KV bucket '${RATE_BUCKET}' the gateways share their limits through was refused (${describeError(e)}): each gateway counts on its own, so the hive admits the limit once per gateway; enable JetStream in the nats-server configuration`,
+    );
     return undefined;
   }
 }

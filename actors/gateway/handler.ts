@@ -6,7 +6,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Code, SUCCESS_MESSAGE, isSuccessCode } from '../../protocol/codes.js';
-import { BadInputError, ForbiddenError, OverloadedError, UnauthorizedError, UnavailableError, describeError } from '../../protocol/errors.js';
+import {
+  BadInputError,
+  ForbiddenError,
+  OverloadedError,
+  UnauthorizedError,
+  UnavailableError,
+  describeError,
+} from '../../protocol/errors.js';
 import { DEFAULT_COMMAND } from '../../protocol/commands.js';
 import type { LogThrottle } from '../observe/log-throttle.js';
 import type { Message, Result } from '../../protocol/message.js';
@@ -45,7 +52,14 @@ export interface GatewayDeps {
   /** Set with Access; the gateway refuses to start with Access but no authentication. */
   access?: Authorizer;
   /** Requests answered 401, 403, 429 and 400 for Data its route's schema refused, and those no route matched (sent to OUTPUTCHANNEL): in the service status, so in /metrics and on the console's flow. */
-  counts: { unauthorized: number; forbidden: number; throttled: number; unrouted: number; rateLimited: number; invalid: number };
+  counts: {
+    unauthorized: number;
+    forbidden: number;
+    throttled: number;
+    unrouted: number;
+    rateLimited: number;
+    invalid: number;
+  };
   /** Set with RateLimits (rate-limits.ts). */
   rateLimiter?: RateLimiter;
   /** Set with Schemas (schemas.ts). */
@@ -74,7 +88,8 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
 /** The request as the interceptors see it in options.http_request (credentials removed). */
 function describeRequest(req: IncomingMessage): string {
   const headers: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(req.headersDistinct)) if (v && !SECRET_HEADERS.has(k)) headers[k] = v.length === 1 ? v[0]! : v;
+  for (const [k, v] of Object.entries(req.headersDistinct))
+    if (v && !SECRET_HEADERS.has(k)) headers[k] = v.length === 1 ? v[0]! : v;
   const q = (req.url ?? '').indexOf('?');
   return JSON.stringify({ method: req.method, url: req.url, path: q < 0 ? req.url : req.url!.slice(0, q), headers });
 }
@@ -86,7 +101,12 @@ function finishMessage(message: Message, req: IncomingMessage, opts: GatewayOpti
   addMessageControls(controls, message.Control, opts);
   if (!signedOnly) addHeaderControls(controls, req, opts);
   const data = splitPrefixedControls(message.Data, controls, opts.controlPrefix, opts);
-  return { Class: message.Class || opts.defaultClass, Operation: message.Operation || opts.defaultOperation, Control: controls, Data: data };
+  return {
+    Class: message.Class || opts.defaultClass,
+    Operation: message.Operation || opts.defaultOperation,
+    Control: controls,
+    Data: data,
+  };
 }
 
 /** The procedure asked for by the Platform-Procedure header ('call' unless 'Execution'). */
@@ -95,7 +115,11 @@ function procedureOf(req: IncomingMessage): 'call' | 'execute' {
   return typeof v === 'string' && v.trim().toLowerCase() === 'execution' ? 'execute' : 'call';
 }
 
-async function messageFromBefore(x: Exchange, body: Buffer, httpRequest: string): Promise<Message | { status: number; text: string }> {
+async function messageFromBefore(
+  x: Exchange,
+  body: Buffer,
+  httpRequest: string,
+): Promise<Message | { status: number; text: string }> {
   const { req, deps, deadline, hop } = x;
   const type = bodyType(req.headers['content-type']);
   const text = body.toString('utf8');
@@ -113,8 +137,17 @@ async function messageFromBefore(x: Exchange, body: Buffer, httpRequest: string)
 async function respondThroughAfter(x: Exchange, result: Result, httpRequest: string): Promise<void> {
   const { res, deps, deadline, hop } = x;
   const headers: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(res.getHeaders())) if (v !== undefined) headers[k] = Array.isArray(v) ? v : String(v);
-  const reply = await deps.after!.call({ type: 'json', value: result, options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) } }, deadline, hop);
+  for (const [k, v] of Object.entries(res.getHeaders()))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v : String(v);
+  const reply = await deps.after!.call(
+    {
+      type: 'json',
+      value: result,
+      options: { http_request: httpRequest, http_response_headers: JSON.stringify(headers) },
+    },
+    deadline,
+    hop,
+  );
   if (!isSuccessCode(reply.status_code)) {
     send(res, reply.status_code, reply.status, 'text/plain; charset=utf-8');
     return;
@@ -122,7 +155,8 @@ async function respondThroughAfter(x: Exchange, result: Result, httpRequest: str
   const wanted = reply.options.http_response_headers;
   if (wanted !== undefined) {
     const parsed = parseJson(wanted, 'after interceptor options.http_response_headers');
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadInputError('after interceptor options.http_response_headers must be an object');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new BadInputError('after interceptor options.http_response_headers must be an object');
     for (const [name, v] of Object.entries(parsed as Record<string, unknown>)) {
       // the answer's traceparent is the request's own trace (respond.ts writes it with the head): the interceptor's is dropped
       if ((res as Partial<GatewayResponse>).traceparent !== undefined && name.toLowerCase() === TRACEPARENT) continue;
@@ -150,10 +184,28 @@ const REDIRECTING_CONTROLS = ['channel', 'deadletter_slap'] as const;
 function authorized(x: Exchange, access: Authorizer, who: Who, message: Message): boolean {
   const { user, groups } = who;
   const command = message.Control.command?.[0];
-  const decision = user === undefined ? { allowed: false as const, route: `${message.Class}/${message.Operation}`, command: command ?? DEFAULT_COMMAND, entry: undefined } : access.decide(user, message.Class, message.Operation, command, groups);
+  const decision =
+    user === undefined
+      ? {
+          allowed: false as const,
+          route: `${message.Class}/${message.Operation}`,
+          command: command ?? DEFAULT_COMMAND,
+          entry: undefined,
+        }
+      : access.decide(user, message.Class, message.Operation, command, groups);
   if (!decision.allowed) {
-    const what = command === undefined ? `route '${decision.route.slice(0, 200)}'` : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
-    refuse(x, user, what, decision.entry ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'` : 'no Access entry matches it');
+    const what =
+      command === undefined
+        ? `route '${decision.route.slice(0, 200)}'`
+        : `command '${decision.command.slice(0, 100)}' on route '${decision.route.slice(0, 200)}'`;
+    refuse(
+      x,
+      user,
+      what,
+      decision.entry
+        ? `Access entry '${decision.entry.pattern}=${decision.entry.value.groups.join(',')}'`
+        : 'no Access entry matches it',
+    );
     return false;
   }
   for (const name of REDIRECTING_CONTROLS) {
@@ -167,7 +219,13 @@ function authorized(x: Exchange, access: Authorizer, who: Who, message: Message)
 }
 
 /** Whether `user` may use some route whose channel is `channel`, or the `*` route. */
-function reachable(access: Authorizer, user: string, groups: ReadonlySet<string> | undefined, channel: string, deps: GatewayDeps): boolean {
+function reachable(
+  access: Authorizer,
+  user: string,
+  groups: ReadonlySet<string> | undefined,
+  channel: string,
+  deps: GatewayDeps,
+): boolean {
   const routes = deps.opts.routes.entries.filter((e) => e.value === channel);
   for (const r of routes) {
     const [cls, op] = r.pattern === '*' ? ['*', '*'] : (r.pattern.split('/') as [string, string | undefined]);
@@ -183,7 +241,11 @@ function refuse(x: Exchange, user: string | undefined, what: string, why: string
   deps.counts.forbidden++;
   // one line per user and route a minute: a client repeating a refused request does not flood the log
   deps.forbiddenLines.note(`${user ?? ''}\n${what}`, (suppressed) =>
-    logIn(hop, () => deps.log.warn(`403: user '${user ?? ''}' may not use ${what} (${why})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`)),
+    logIn(hop, () =>
+      deps.log.warn(
+        `403: user '${user ?? ''}' may not use ${what} (${why})${suppressed > 0 ? `; ${suppressed} more refused since the last line` : ''}`,
+      ),
+    ),
   );
   // the answer names what was refused, not the groups that would have allowed it: the policy stays the operator's
   sendError(res, new ForbiddenError(`${what} is not allowed for user '${user ?? ''}'`));
@@ -194,20 +256,36 @@ function refuse(x: Exchange, user: string | undefined, what: string, why: string
  * and refused gets `error="invalid_token"` (RFC 6750 3.1), and a log line with the reason, never the
  * token; one line a minute per client address and reason, so a client retrying a dead token does not flood the log.
  */
-function challenge(deps: GatewayDeps, req: IncomingMessage, bearerRefused: boolean, reason: string): Record<string, string> {
+function challenge(
+  deps: GatewayDeps,
+  req: IncomingMessage,
+  bearerRefused: boolean,
+  reason: string,
+): Record<string, string> {
   const sent = /^Bearer\s/i.test(req.headers.authorization ?? '');
   if (bearerRefused && sent) {
     deps.unauthorizedLines.note(`${req.socket.remoteAddress ?? ''}\n${reason}`, (suppressed) =>
-      deps.log.warn(`401: Bearer token from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`),
+      deps.log.warn(
+        `401: Bearer token from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`,
+      ),
     );
     return { 'www-authenticate': 'Bearer error="invalid_token"' };
   }
-  const schemes = [...(deps.auth ? ['Basic realm="hivenode", charset="UTF-8"'] : []), ...(deps.bearer ? ['Bearer realm="hivenode"'] : [])];
+  const schemes = [
+    ...(deps.auth ? ['Basic realm="hivenode", charset="UTF-8"'] : []),
+    ...(deps.bearer ? ['Bearer realm="hivenode"'] : []),
+  ];
   return schemes.length === 0 ? {} : { 'www-authenticate': schemes.join(', ') };
 }
 
 /** Handles one request below the base path (health checks are answered before this); never rejects, and calls deps.finished at its end. */
-export async function handleRequest(req: IncomingMessage, res: ServerResponse, subPath: string, deps: GatewayDeps, hop?: Hop): Promise<void> {
+export async function handleRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  subPath: string,
+  deps: GatewayDeps,
+  hop?: Hop,
+): Promise<void> {
   const { opts } = deps;
   const x: Exchange = { req, res, subPath, deps, deadline: Date.now() + opts.requestTimeoutMs, hop };
   try {
@@ -218,17 +296,28 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
       await handleWebhook(x, hook);
       return;
     }
-    const outcome = deps.auth || deps.bearer || deps.clientAuth !== 'none' ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer) : undefined;
+    const outcome =
+      deps.auth || deps.bearer || deps.clientAuth !== 'none'
+        ? await authenticate(req, deps.auth, deps.clientAuth, deps.bearer)
+        : undefined;
     if (outcome && !outcome.ok) {
       req.resume();
       if (outcome.retryAfter !== undefined) {
         // throttled (429), or no verification possible now (503): no challenge, a time to come back
         deps.counts.throttled++;
-        sendError(res, outcome.unavailable ? new UnavailableError(outcome.reason) : new OverloadedError(outcome.reason), { 'retry-after': String(outcome.retryAfter) });
+        sendError(
+          res,
+          outcome.unavailable ? new UnavailableError(outcome.reason) : new OverloadedError(outcome.reason),
+          { 'retry-after': String(outcome.retryAfter) },
+        );
         return;
       }
       deps.counts.unauthorized++;
-      sendError(res, new UnauthorizedError(outcome.reason), challenge(deps, req, outcome.bearer === true, outcome.reason));
+      sendError(
+        res,
+        new UnauthorizedError(outcome.reason),
+        challenge(deps, req, outcome.bearer === true, outcome.reason),
+      );
       return;
     }
     if (docs) {
@@ -238,13 +327,19 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
     }
     const user = outcome?.ok ? outcome.user : undefined;
     const groups = outcome?.ok ? outcome.groups : undefined;
-    if (outcome && deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`));
+    if (outcome && deps.logUsers)
+      logIn(hop, () =>
+        deps.log.debug(
+          `${req.method} ${opts.basePath}${subPath}: user ${user ?? ''} (${outcome.ok && outcome.via ? outcome.via : req.headers.authorization ? 'Basic' : 'client certificate'})`,
+        ),
+      );
     const body = bodyIfArrived(req, opts.maxBodySize) ?? (await readBody(req, opts.maxBodySize));
     await handleMessage(x, body, { user, groups });
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     // the gateway's lines about a request carry its trace
-    if (typeof code !== 'number' || code >= 500) logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
+    if (typeof code !== 'number' || code >= 500)
+      logIn(hop, () => deps.log.warn(`request ${req.method} ${subPath} failed: ${describeError(e)}`));
     sendError(res, e);
   } finally {
     deps.finished(res, hop);
@@ -254,7 +349,18 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, s
 /** Answers a request for the OpenAPI document (GET only: 405 otherwise). */
 export function serveOpenApi(req: IncomingMessage, res: ServerResponse, document: () => string): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    send(res, 405, JSON.stringify({ Code: 405, Message: `the OpenAPI document is read with GET, not ${req.method}`, Data: {}, List: null }), 'application/json; charset=utf-8', { allow: 'GET' });
+    send(
+      res,
+      405,
+      JSON.stringify({
+        Code: 405,
+        Message: `the OpenAPI document is read with GET, not ${req.method}`,
+        Data: {},
+        List: null,
+      }),
+      'application/json; charset=utf-8',
+      { allow: 'GET' },
+    );
     return;
   }
   send(res, Code.Success, document(), 'application/json; charset=utf-8');
@@ -275,7 +381,14 @@ function admitted(x: Exchange, limiter: RateLimiter, message: Message, user: str
   deps.counts.rateLimited++;
   // the Result written directly, not through an error: a route at its limit answers most requests so,
   // and an Error's stack trace is most of what such an answer would cost
-  sendResult(res, failure(Code.TooManyRequests, `the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`), verdict.headers);
+  sendResult(
+    res,
+    failure(
+      Code.TooManyRequests,
+      `the rate limit of route '${`${message.Class}/${message.Operation}`.slice(0, 200)}' is reached; retry in ${verdict.headers['retry-after']} s`,
+    ),
+    verdict.headers,
+  );
   return false;
 }
 
@@ -290,7 +403,12 @@ function conforms(schemas: RequestSchemas, message: Message, res: ServerResponse
   deps.counts.invalid++;
   const more = refusal.more > 0 ? `; ${refusal.more} more` : '';
   const route = `${message.Class}/${message.Operation}`.slice(0, 200);
-  sendResult(res, { Code: Code.BadRequest, Message: `Data does not match the schema of route '${route}': ${refusal.problems.join('; ')}${more}`, Data: { errors: refusal.problems }, List: null });
+  sendResult(res, {
+    Code: Code.BadRequest,
+    Message: `Data does not match the schema of route '${route}': ${refusal.problems.join('; ')}${more}`,
+    Data: { errors: refusal.problems },
+    List: null,
+  });
   return false;
 }
 
@@ -323,13 +441,18 @@ async function handleWebhook(x: Exchange, hook: Webhook): Promise<void> {
   if (!verdict.ok) {
     deps.counts.unauthorized++;
     deps.unauthorizedLines.note(`webhook\n${hook.route}\n${verdict.reason}`, (suppressed) =>
-      logIn(hop, () => deps.log.warn(`401: webhook route '${hook.route}' from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${verdict.reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`)),
+      logIn(hop, () =>
+        deps.log.warn(
+          `401: webhook route '${hook.route}' from ${req.socket.remoteAddress ?? 'an unknown address'} refused: ${verdict.reason}${suppressed > 0 ? ` (${suppressed} more refused since the last line)` : ''}`,
+        ),
+      ),
     );
     sendError(res, new UnauthorizedError(`webhook signature refused: ${verdict.reason}`));
     return;
   }
   const user = `webhook:${hook.route}`;
-  if (deps.logUsers) logIn(hop, () => deps.log.debug(`${req.method} ${deps.opts.basePath}${subPath}: user ${user} (webhook signature)`));
+  if (deps.logUsers)
+    logIn(hop, () => deps.log.debug(`${req.method} ${deps.opts.basePath}${subPath}: user ${user} (webhook signature)`));
   await handleMessage(x, body, { user, groups: undefined, hook });
 }
 
@@ -359,7 +482,12 @@ async function handleMessage(x: Exchange, body: Buffer, who: Who): Promise<void>
   if (who.hook) {
     // the route the signature was checked for is the route used: an interceptor may not turn a webhook into another
     if (!deps.webhooks!.owns(who.hook, message.Class, message.Operation)) {
-      refuse(x, user, `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`, `webhook route '${who.hook.route}' may not reach another route`);
+      refuse(
+        x,
+        user,
+        `route '${`${message.Class}/${message.Operation}`.slice(0, 200)}'`,
+        `webhook route '${who.hook.route}' may not reach another route`,
+      );
       return;
     }
   } else if (deps.access && !authorized(x, deps.access, who, message)) return;
@@ -379,7 +507,12 @@ async function handleMessage(x: Exchange, body: Buffer, who: Who): Promise<void>
   if (procedureOf(req) === 'execute') {
     const ack = await deps.hive.execute(channel, message, remaining);
     // a service that answers the hand-over itself passes its Data on (a flow: the run's key); a bare acknowledgement has none
-    sendResult(res, isSuccessCode(ack.Code) ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null } : ack);
+    sendResult(
+      res,
+      isSuccessCode(ack.Code)
+        ? { Code: Code.Success, Message: SUCCESS_MESSAGE, Data: ack.Data ?? emptyMap(), List: null }
+        : ack,
+    );
     return;
   }
   const result = await deps.hive.call(channel, message, remaining);

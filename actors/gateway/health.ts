@@ -22,6 +22,7 @@ export interface HealthAnswer {
 export function healthOf({ hiveConnected, draining, readiness }: HealthInputs): HealthAnswer {
   const hive = hiveConnected ? 'connected' : 'disconnected';
   if (!hiveConnected || draining) return { code: Code.Unavailable, body: { status: 'unavailable', hive } };
-  if (!readiness.ready) return { code: Code.Unavailable, body: { status: 'starting', hive, starting: readiness.pending() } };
+  if (!readiness.ready)
+    return { code: Code.Unavailable, body: { status: 'starting', hive, starting: readiness.pending() } };
   return { code: Code.Success, body: { status: 'ok', hive } };
 }

@@ -43,8 +43,21 @@ const REASONS: Record<string, Reason> = {
  * A client certificate that does not verify is refused by Node after the handshake's last message,
  * so its failure arrives as a hang-up: the socket's authorizationError says why.
  */
-export function countHandshakes(server: TlsServer, where: string, log: Logger, debug: boolean): { figures(): HandshakeFigures } {
-  const figures: HandshakeFigures = { tlsHandshakes: 0, tlsHandshakeFailures: 0, tlsPlainText: 0, tlsOldProtocol: 0, tlsNoCertificate: 0, tlsBadCertificate: 0, tlsHandshakeTimeouts: 0 };
+export function countHandshakes(
+  server: TlsServer,
+  where: string,
+  log: Logger,
+  debug: boolean,
+): { figures(): HandshakeFigures } {
+  const figures: HandshakeFigures = {
+    tlsHandshakes: 0,
+    tlsHandshakeFailures: 0,
+    tlsPlainText: 0,
+    tlsOldProtocol: 0,
+    tlsNoCertificate: 0,
+    tlsBadCertificate: 0,
+    tlsHandshakeTimeouts: 0,
+  };
   server.on('secureConnection', () => figures.tlsHandshakes++);
   server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
     socket.destroy();
@@ -53,7 +66,10 @@ export function countHandshakes(server: TlsServer, where: string, log: Logger, d
     const refused = socket.authorizationError as unknown as string | null | undefined;
     const reason = refused ? 'tlsBadCertificate' : REASONS[err.code ?? ''];
     if (reason) figures[reason]++;
-    if (debug) log.debug(`${where}: TLS handshake from ${socket.remoteAddress ?? 'a closed connection'} refused: ${refused ? `client certificate ${refused}` : (err.code ?? err.message)}`);
+    if (debug)
+      log.debug(
+        `${where}: TLS handshake from ${socket.remoteAddress ?? 'a closed connection'} refused: ${refused ? `client certificate ${refused}` : (err.code ?? err.message)}`,
+      );
   });
   return { figures: () => ({ ...figures }) };
 }

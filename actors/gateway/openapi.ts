@@ -29,7 +29,11 @@ export interface OpenApiInput {
 type Json = Record<string, unknown>;
 
 const NAME_PATTERN = '^[A-Za-z0-9_.-]+$';
-const DATA: Json = { type: 'object', description: 'Data: each field a list of strings', additionalProperties: { type: 'array', items: { type: 'string' } } };
+const DATA: Json = {
+  type: 'object',
+  description: 'Data: each field a list of strings',
+  additionalProperties: { type: 'array', items: { type: 'string' } },
+};
 const RESULT: Json = {
   type: 'object',
   required: ['Code', 'Message', 'Data', 'List'],
@@ -69,7 +73,11 @@ function split(pattern: string): [string | undefined, string | undefined] {
 
 /** The routes the document has an operation for, each once (class and operation without case). */
 function routesOf(opts: GatewayOptions): Array<[string | undefined, string | undefined]> {
-  const patterns = [...opts.routes.entries.map((e) => e.pattern), ...(opts.schemas?.entries.map((e) => e.pattern) ?? []), ...(opts.webhooks?.entries.map((e) => e.pattern) ?? [])];
+  const patterns = [
+    ...opts.routes.entries.map((e) => e.pattern),
+    ...(opts.schemas?.entries.map((e) => e.pattern) ?? []),
+    ...(opts.webhooks?.entries.map((e) => e.pattern) ?? []),
+  ];
   const seen = new Map<string, [string | undefined, string | undefined]>();
   for (const p of patterns) {
     const route = split(p);
@@ -101,16 +109,27 @@ const schemeName = (pattern: string): string => `webhook_${pattern.replace(/[^A-
 function declaredBody(shape: RequestShape | undefined, opts: GatewayOptions): Json {
   if (!shape) return { $ref: '#/components/schemas/Data' };
   const properties: Json = {};
-  for (const f of shape.fields) properties[f.name] = { type: 'array', items: { type: 'string' }, description: f.description };
+  for (const f of shape.fields)
+    properties[f.name] = { type: 'array', items: { type: 'string' }, description: f.description };
   // controls travel as prefixed Data fields only when ControlPrefix is set and the allow list lets them through
   if (opts.controlPrefix !== '') {
     for (const c of shape.controls) {
       if (!opts.allowAll && !opts.allowed.has(c.name.toLowerCase())) continue;
-      properties[`${opts.controlPrefix}${c.name}`] = { type: 'array', maxItems: 1, items: { type: 'string', ...(c.values ? { enum: [...c.values] } : {}) }, description: `control '${c.name}': ${c.description}` };
+      properties[`${opts.controlPrefix}${c.name}`] = {
+        type: 'array',
+        maxItems: 1,
+        items: { type: 'string', ...(c.values ? { enum: [...c.values] } : {}) },
+        description: `control '${c.name}': ${c.description}`,
+      };
     }
   }
   const required = shape.fields.filter((f) => f.required).map((f) => f.name);
-  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: { type: 'array', items: { type: 'string' } } };
+  return {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+  };
 }
 
 /** Builds the document; the same input gives the same document. */
@@ -119,31 +138,61 @@ export function openApiDocument(input: OpenApiInput): Json {
   const securitySchemes: Json = {};
   const security: Array<Record<string, string[]>> = [];
   if (input.basic) {
-    securitySchemes.basic = { type: 'http', scheme: 'basic', description: "a user of the Users file ('hivenode passwd')" };
+    securitySchemes.basic = {
+      type: 'http',
+      scheme: 'basic',
+      description: "a user of the Users file ('hivenode passwd')",
+    };
     security.push({ basic: [] });
   }
   if (input.bearer) {
-    securitySchemes.bearer = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'an access token of the identity provider (JWKS)' };
+    securitySchemes.bearer = {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'an access token of the identity provider (JWKS)',
+    };
     security.push({ bearer: [] });
   }
   if (input.clientAuth !== 'none') {
-    securitySchemes.mutualTLS = { type: 'mutualTLS', description: "a client certificate the gateway's CA signed; its CN is the user" };
+    securitySchemes.mutualTLS = {
+      type: 'mutualTLS',
+      description: "a client certificate the gateway's CA signed; its CN is the user",
+    };
     security.push({ mutualTLS: [] });
   }
   const paths: Record<string, Json> = {};
   const usedIds = new Set<string>();
   const components: Json = { schemas: { Result: RESULT, Data: DATA } };
   const responses: Json = {};
-  for (const [code, description] of CODES) responses[String(code)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } } };
+  for (const [code, description] of CODES)
+    responses[String(code)] = {
+      description,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } },
+    };
   components.responses = Object.fromEntries(Object.entries(responses).map(([code, r]) => [`Code${code}`, r]));
 
   for (const [cls, op] of routesOf(opts)) {
     const path = `/${cls ?? '{class}'}/${op ?? '{operation}'}`;
     const parameters: Json[] = [];
-    if (cls === undefined) parameters.push({ name: 'class', in: 'path', required: true, schema: { type: 'string', pattern: NAME_PATTERN } });
-    if (op === undefined) parameters.push({ name: 'operation', in: 'path', required: true, schema: { type: 'string', pattern: NAME_PATTERN } });
+    if (cls === undefined)
+      parameters.push({ name: 'class', in: 'path', required: true, schema: { type: 'string', pattern: NAME_PATTERN } });
+    if (op === undefined)
+      parameters.push({
+        name: 'operation',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: NAME_PATTERN },
+      });
     // a header control the allow list names may come with any request
-    for (const name of [...opts.allowed].filter((n) => n !== '*').sort()) parameters.push({ name, in: 'header', required: false, schema: { type: 'string' }, description: `control '${name}' (ControlAllowList)` });
+    for (const name of [...opts.allowed].filter((n) => n !== '*').sort())
+      parameters.push({
+        name,
+        in: 'header',
+        required: false,
+        schema: { type: 'string' },
+        description: `control '${name}' (ControlAllowList)`,
+      });
     const matchCls = cls ?? '*';
     const matchOp = op ?? '*';
     const channel = opts.routes.channelFor(matchCls, matchOp, opts.outputChannel);
@@ -152,28 +201,51 @@ export function openApiDocument(input: OpenApiInput): Json {
     const hook = opts.webhooks?.match(matchCls, matchOp);
     const limited = opts.rateLimits?.match(matchCls, matchOp);
     const id = uniqueId(`${cls ?? 'any'}_${op ?? 'any'}`, usedIds);
-    const ok: Json = { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } }, ...(limited ? { headers: RATE_HEADERS } : {}) };
+    const ok: Json = {
+      description: 'Success',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } },
+      ...(limited ? { headers: RATE_HEADERS } : {}),
+    };
     const answers: Json = { '200': ok };
     for (const [code] of CODES) {
       if (code === 401 && !hook && security.length === 0) continue;
       if (code === 403 && !hook && !opts.access && !opts.cors) continue;
-      answers[String(code)] = code === 429 && limited ? { $ref: '#/components/responses/Code429', description: 'over the rate limit (Retry-After, RateLimit)' } : { $ref: `#/components/responses/Code${code}` };
+      answers[String(code)] =
+        code === 429 && limited
+          ? { $ref: '#/components/responses/Code429', description: 'over the rate limit (Retry-After, RateLimit)' }
+          : { $ref: `#/components/responses/Code${code}` };
     }
     const operation: Json = {
       operationId: id,
       summary: `${cls ?? '<class>'}/${op ?? '<operation>'} → channel '${channel}'${target ? ` (${target.kind} service '${target.name}')` : ''}`,
       description: [
-        schema ? 'The request body must match the route\'s schema (Schemas): a body that does not is answered 400 naming each failing field.' : target?.describe ? `The fields and controls the ${target.kind} service declares.` : 'Any Data (each field a list of strings).',
-        'A message-shaped body ({Class, Operation, Data, Control}) is accepted too; the path\'s class and operation win.',
-        limited ? `Rate limited (RateLimits entry '${limited.pattern}': ${limited.value.limit}/${limited.value.windowS === 1 ? 's' : 'm'}, by ${limited.value.by}).` : '',
-      ].filter((l) => l !== '').join(' '),
+        schema
+          ? "The request body must match the route's schema (Schemas): a body that does not is answered 400 naming each failing field."
+          : target?.describe
+            ? `The fields and controls the ${target.kind} service declares.`
+            : 'Any Data (each field a list of strings).',
+        "A message-shaped body ({Class, Operation, Data, Control}) is accepted too; the path's class and operation win.",
+        limited
+          ? `Rate limited (RateLimits entry '${limited.pattern}': ${limited.value.limit}/${limited.value.windowS === 1 ? 's' : 'm'}, by ${limited.value.by}).`
+          : '',
+      ]
+        .filter((l) => l !== '')
+        .join(' '),
       ...(parameters.length > 0 ? { parameters } : {}),
-      requestBody: { required: false, content: { 'application/json': { schema: schema ?? declaredBody(target?.describe?.(), opts) } } },
+      requestBody: {
+        required: false,
+        content: { 'application/json': { schema: schema ?? declaredBody(target?.describe?.(), opts) } },
+      },
       responses: answers,
     };
     if (hook) {
       const scheme = schemeName(hook.pattern);
-      securitySchemes[scheme] = { type: 'apiKey', in: 'header', name: webhookHeader(hook.value), description: `the ${hook.value.scheme.kind} signature (HMAC-SHA256) of the body (Webhooks entry '${hook.pattern}')` };
+      securitySchemes[scheme] = {
+        type: 'apiKey',
+        in: 'header',
+        name: webhookHeader(hook.value),
+        description: `the ${hook.value.scheme.kind} signature (HMAC-SHA256) of the body (Webhooks entry '${hook.pattern}')`,
+      };
       operation.security = [{ [scheme]: [] }];
     }
     paths[path] = { post: operation };
@@ -182,7 +254,12 @@ export function openApiDocument(input: OpenApiInput): Json {
   const server = opts.basePath === '/' ? '/' : opts.basePath.replace(/\/$/, '');
   return {
     openapi: '3.1.0',
-    info: { title: `hivenode gateway ${input.name}`, version: input.release, description: 'Every request becomes a hive message; the Result\'s Code is the HTTP status and the body is the Result JSON (README, The REST gateway).' },
+    info: {
+      title: `hivenode gateway ${input.name}`,
+      version: input.release,
+      description:
+        "Every request becomes a hive message; the Result's Code is the HTTP status and the body is the Result JSON (README, The REST gateway).",
+    },
     servers: [{ url: server }],
     ...(security.length > 0 ? { security } : {}),
     paths,

@@ -88,7 +88,10 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   // a line starting with white space would be an HTTP folded continuation line; splitHeaderLines trims
   // it into a header of its own, which is not what its writer meant: refuse it
   const folded = c.ResponseHeaders.split(/\r\n|\n|\\r\\n/).find((l) => /^[ \t]+\S/.test(l));
-  if (folded !== undefined) throw new ConfigError(`ResponseHeaders: line '${folded.trim()}' starts with white space; write each header as 'Name: value' on a line of its own`);
+  if (folded !== undefined)
+    throw new ConfigError(
+      `ResponseHeaders: line '${folded.trim()}' starts with white space; write each header as 'Name: value' on a line of its own`,
+    );
   try {
     responseHeaders = splitHeaderLines(c.ResponseHeaders);
   } catch (e) {
@@ -98,21 +101,31 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
     if (!TOKEN.test(name)) throw new ConfigError(`ResponseHeaders: '${name}' is not a valid header name`);
     // the gateway answers each request with the traceparent of its own trace (trace.ts), unchecked
     // by node:http (respond.ts): a fixed one beside it would name no trace and be a second header
-    if (name.toLowerCase() === TRACEPARENT) throw new ConfigError(`ResponseHeaders: '${name}' is the gateway's own answer (each request's trace, docs/ARCHITECTURE.md, Tracing); remove it from ResponseHeaders`);
-    if (/[\r\n\0]/.test(value)) throw new ConfigError(`ResponseHeaders: the value of '${name}' contains a line break or NUL (header injection)`);
+    if (name.toLowerCase() === TRACEPARENT)
+      throw new ConfigError(
+        `ResponseHeaders: '${name}' is the gateway's own answer (each request's trace, docs/ARCHITECTURE.md, Tracing); remove it from ResponseHeaders`,
+      );
+    if (/[\r\n\0]/.test(value))
+      throw new ConfigError(`ResponseHeaders: the value of '${name}' contains a line break or NUL (header injection)`);
     // any other character node:http refuses (control characters, beyond Latin-1) would throw from
     // setHeader on every request, outside any handler, and take the node down: refuse it here
     try {
       validateHeaderValue(name, value);
     } catch {
-      throw new ConfigError(`ResponseHeaders: the value of '${name}' has a character HTTP header values may not hold (a control character or one beyond Latin-1)`);
+      throw new ConfigError(
+        `ResponseHeaders: the value of '${name}' has a character HTTP header values may not hold (a control character or one beyond Latin-1)`,
+      );
     }
   }
   if (c.DevMode) responseHeaders.push(...DEV_MODE_HEADERS.map(([n, v]) => [n, v] as [string, string]));
   const list = splitList(c.ControlAllowList).map((s) => s.toLowerCase());
-  for (const name of list) if (name !== '*' && !TOKEN.test(name)) throw new ConfigError(`ControlAllowList: '${name}' is not a valid header name`);
+  for (const name of list)
+    if (name !== '*' && !TOKEN.test(name))
+      throw new ConfigError(`ControlAllowList: '${name}' is not a valid header name`);
   if (!c.Strict && (c.InterceptBefore === '' || c.InterceptAfter === '')) {
-    throw new ConfigError('InterceptBefore and InterceptAfter are mandatory when Strict is false (README, The REST gateway); set both, or Strict=true');
+    throw new ConfigError(
+      'InterceptBefore and InterceptAfter are mandatory when Strict is false (README, The REST gateway); set both, or Strict=true',
+    );
   }
   // what the start connects to, checked here so `hivenode check` and a reload refuse it too
   if (c.InterceptBefore) interceptorUrl('InterceptBefore', c.InterceptBefore);
@@ -133,7 +146,10 @@ export function compileGatewayOptions(c: GatewayConfig): GatewayOptions {
   const basePath = trimmed === '' ? '/' : `/${trimmed}/`;
   const health = c.HealthcheckPath.replace(/^\/+/, '');
   const openApi = c.OpenAPIPath.replace(/^\/+/, '');
-  if (openApi !== '' && openApi === health) throw new ConfigError(`OpenAPIPath '${c.OpenAPIPath}' is the health check's path (HealthcheckPath); give it another, or '' to serve no document`);
+  if (openApi !== '' && openApi === health)
+    throw new ConfigError(
+      `OpenAPIPath '${c.OpenAPIPath}' is the health check's path (HealthcheckPath); give it another, or '' to serve no document`,
+    );
   return {
     port: c.Port,
     basePath,
@@ -189,17 +205,24 @@ function compileAccess(c: GatewayConfig, bearer: BearerConfig | undefined): Acce
     throw new ConfigError(`Access: ${describeError(e)}`);
   }
   if (table.entries.length === 0) {
-    if (c.Groups !== '') throw new ConfigError("Groups is set but Access is not: groups authorize nothing without Access; set Access (for example '*=admins') or remove Groups");
+    if (c.Groups !== '')
+      throw new ConfigError(
+        "Groups is set but Access is not: groups authorize nothing without Access; set Access (for example '*=admins') or remove Groups",
+      );
     return undefined;
   }
   // with client certificates required every request has a user (its certificate's CN): no users file needed
   if (c.Users === '' && c.TLSClientAuth !== 'require' && !bearer) {
-    throw new ConfigError("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access");
+    throw new ConfigError(
+      "Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access",
+    );
   }
   const named = namedGroups(table);
   // groups may come from the tokens' groups claim instead of (or besides) a groups file
   if (named.length > 0 && c.Groups === '' && !bearer?.groupsClaim) {
-    throw new ConfigError(`Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines), JWTGroupsClaim (groups from Bearer tokens), or allow any authenticated user with '*'`);
+    throw new ConfigError(
+      `Access names ${named.map((g) => `'${g}'`).join(', ')} but Groups is not set; set Groups to a groups file ('group: user1 user2' lines), JWTGroupsClaim (groups from Bearer tokens), or allow any authenticated user with '*'`,
+    );
   }
   return table;
 }

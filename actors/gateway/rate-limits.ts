@@ -21,14 +21,15 @@ export interface RateRule {
   readonly by: RateBy;
 }
 
-const FORM = "pattern=N/s|N/m[,burst=M][,by=user|ip|route]";
+const FORM = 'pattern=N/s|N/m[,burst=M][,by=user|ip|route]';
 /** Buckets kept at most: beyond, full ones (which hold nothing worth keeping) are dropped first, then the oldest. */
 const MAX_BUCKETS = 100_000;
 
 function parseRule(raw: string): RateRule {
   const [rate, ...options] = raw.split(',').map((p) => p.trim());
   const m = /^(\d{1,9})\s*\/\s*(s|m)$/i.exec(rate ?? '');
-  if (!m || Number(m[1]) < 1) throw new Error(`'${(rate ?? '').slice(0, 40)}' is not a rate (N/s or N/m, N at least 1)`);
+  if (!m || Number(m[1]) < 1)
+    throw new Error(`'${(rate ?? '').slice(0, 40)}' is not a rate (N/s or N/m, N at least 1)`);
   const limit = Number(m[1]);
   let burst = limit;
   let by: RateBy = 'route';
@@ -36,11 +37,13 @@ function parseRule(raw: string): RateRule {
     const o = /^(burst|by)\s*=\s*(\S+)$/i.exec(option);
     if (!o) throw new Error(`'${option.slice(0, 40)}' is not an option (burst=M or by=user|ip|route)`);
     if (o[1]!.toLowerCase() === 'burst') {
-      if (!/^\d{1,9}$/.test(o[2]!) || Number(o[2]) < 1) throw new Error(`burst '${o[2]!.slice(0, 20)}' is not a whole number of at least 1`);
+      if (!/^\d{1,9}$/.test(o[2]!) || Number(o[2]) < 1)
+        throw new Error(`burst '${o[2]!.slice(0, 20)}' is not a whole number of at least 1`);
       burst = Number(o[2]);
     } else {
       const v = o[2]!.toLowerCase();
-      if (v !== 'route' && v !== 'user' && v !== 'ip') throw new Error(`by '${o[2]!.slice(0, 20)}' is not user, ip or route`);
+      if (v !== 'route' && v !== 'user' && v !== 'ip')
+        throw new Error(`by '${o[2]!.slice(0, 20)}' is not user, ip or route`);
       by = v;
     }
   }
@@ -82,7 +85,13 @@ export class RateLimiter {
   }
 
   /** Takes a token for a request to route cls/operation from `user` at `ip`; undefined when no entry limits the route. */
-  take(cls: string, operation: string, user: string | undefined, ip: string, now = Date.now()): RateVerdict | undefined {
+  take(
+    cls: string,
+    operation: string,
+    user: string | undefined,
+    ip: string,
+    now = Date.now(),
+  ): RateVerdict | undefined {
     const entry = this.table.match(cls, operation);
     if (!entry) return undefined;
     const rule = entry.value;
@@ -139,7 +148,12 @@ export class RateLimiter {
     }
   }
 
-  private headers(entry: PatternEntry<RateRule>, tokens: number, perMs: number, allowed: boolean): Record<string, string> {
+  private headers(
+    entry: PatternEntry<RateRule>,
+    tokens: number,
+    perMs: number,
+    allowed: boolean,
+  ): Record<string, string> {
     const { limit, windowS, burst } = entry.value;
     const name = entry.pattern.replace(/["\\]/g, '');
     const full = Math.ceil((burst - tokens) / perMs / 1000);

@@ -95,7 +95,9 @@ export class RateSync {
         }
         all[this.id] = { at: now, taken: this.mine(now) };
         const text = JSON.stringify(all);
-        const written = current ? await this.bucket.update(this.key, text, current.revision) : await this.bucket.create(this.key, text);
+        const written = current
+          ? await this.bucket.update(this.key, text, current.revision)
+          : await this.bucket.create(this.key, text);
         if (written !== undefined) break;
       }
       this.rounds++;
@@ -103,7 +105,10 @@ export class RateSync {
       this.failedOnce = false;
     } catch (e) {
       // the hive cut off: each gateway counts on its own meanwhile (logged once, until a round succeeds)
-      if (!this.failedOnce) this.log.warn(`rate limits: sharing through the hive failed (${describeError(e)}); this gateway counts on its own until it is back`);
+      if (!this.failedOnce)
+        this.log.warn(
+          `rate limits: sharing through the hive failed (${describeError(e)}); this gateway counts on its own until it is back`,
+        );
       this.failedOnce = true;
     } finally {
       this.syncing = false;

@@ -48,13 +48,22 @@ function headCarriesTraceparent(): boolean {
     const traceparent = this.traceparent;
     store.call(this, traceparent === undefined ? firstLine : `${firstLine}${TRACEPARENT}: ${traceparent}\r\n`, headers);
   };
-  Object.defineProperty(GatewayResponse.prototype, '_storeHeader', { value: withTrace, writable: true, configurable: true });
+  Object.defineProperty(GatewayResponse.prototype, '_storeHeader', {
+    value: withTrace,
+    writable: true,
+    configurable: true,
+  });
   // the probe: a response on no socket, its head written and read back
   const probe = new GatewayResponse(new IncomingMessage(new Socket()));
   probe.traceparent = PROBE_TRACEPARENT;
   probe.writeHead(200, ['content-length', '0']);
   const head = (probe as unknown as HeadBuilder)._header;
-  if (typeof head === 'string' && head.startsWith(`HTTP/1.1 200 OK\r\n${TRACEPARENT}: ${PROBE_TRACEPARENT}\r\n`) && head.endsWith('\r\n\r\n')) return true;
+  if (
+    typeof head === 'string' &&
+    head.startsWith(`HTTP/1.1 200 OK\r\n${TRACEPARENT}: ${PROBE_TRACEPARENT}\r\n`) &&
+    head.endsWith('\r\n\r\n')
+  )
+    return true;
   delete (GatewayResponse.prototype as unknown as Partial<HeadBuilder>)._storeHeader;
   return false;
 }
@@ -76,7 +85,13 @@ export function applyHeaders(res: ServerResponse, headers: ReadonlyArray<readonl
  * flat list of names and values), after any header set before (configured response headers), which
  * writeHead then merges; a content-type set before is kept.
  */
-export function send(res: ServerResponse, status: number, body: string | Buffer, contentType: string, extra?: Record<string, string>): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  contentType: string,
+  extra?: Record<string, string>,
+): void {
   if (res.headersSent || res.destroyed) return;
   const head: string[] = res.hasHeader('content-type') ? [] : ['content-type', contentType];
   if (extra !== undefined) for (const name of Object.keys(extra)) head.push(name, extra[name]!);
@@ -94,7 +109,10 @@ export function send(res: ServerResponse, status: number, body: string | Buffer,
  * it carries Retry-After, so a client knows to send again, and when, unless the caller gave its own.
  */
 export function sendResult(res: ServerResponse, result: Result, extra?: Record<string, string>): void {
-  const headers = result.Code === Code.Unavailable && extra?.['retry-after'] === undefined ? { ...extra, 'retry-after': RETRY_AFTER_SECONDS } : extra;
+  const headers =
+    result.Code === Code.Unavailable && extra?.['retry-after'] === undefined
+      ? { ...extra, 'retry-after': RETRY_AFTER_SECONDS }
+      : extra;
   send(res, result.Code, JSON.stringify(result), JSON_TYPE, headers);
 }
 

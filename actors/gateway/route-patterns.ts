@@ -42,7 +42,10 @@ export function parsePatternTable<T>(text: string, form: string, parseValue: (ra
     }
     const entry: PatternEntry<T> = { pattern: m[1]!, value };
     const [cls, op] = m[1]!.toLowerCase().split('/') as [string, string | undefined];
-    const twice = (): Error => new Error(`entry '${written}': pattern '${m[1]}' is given twice${op === '*' || (op === undefined && cls !== '*') ? ` ('${cls}' and '${cls}/*' are the same)` : ''}`);
+    const twice = (): Error =>
+      new Error(
+        `entry '${written}': pattern '${m[1]}' is given twice${op === '*' || (op === undefined && cls !== '*') ? ` ('${cls}' and '${cls}/*' are the same)` : ''}`,
+      );
     if (cls === '*') {
       if (anyRoute) throw twice();
       anyRoute = entry;

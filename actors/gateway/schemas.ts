@@ -46,8 +46,10 @@ function describeProblem(e: ErrorObject): string {
   const at = e.instancePath;
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') return `${at}/${pointerSegment(String(params.missingProperty))}: is required`;
-  if (e.keyword === 'additionalProperties') return `${at}/${pointerSegment(String(params.additionalProperty))}: is not allowed`;
-  if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) return `${at || '/'}: must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'additionalProperties')
+    return `${at}/${pointerSegment(String(params.additionalProperty))}: is not allowed`;
+  if (e.keyword === 'enum' && Array.isArray(params.allowedValues))
+    return `${at || '/'}: must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return `${at || '/'}: ${e.message ?? e.keyword}`;
 }
 
@@ -73,7 +75,13 @@ export class RequestSchemas {
   constructor(private readonly table: PatternTable<SchemaRule>) {
     // allErrors: a client learns every wrong field at once, not one per attempt; strict: a typo in a
     // keyword ('minLenght') or an unknown format stops the start rather than checking nothing
-    const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false });
+    const ajv = new Ajv2020({
+      allErrors: true,
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+    });
     formats.default(ajv);
     const byFile = new Map<string, Compiled>();
     for (const entry of table.entries) {
@@ -111,7 +119,9 @@ function compileFile(ajv: Ajv2020, file: string, pattern: string): Compiled {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(`${where} cannot be read: ${oneLine(describeError(e))}; write it or correct the path (relative paths are from the working directory)`);
+    throw new ConfigError(
+      `${where} cannot be read: ${oneLine(describeError(e))}; write it or correct the path (relative paths are from the working directory)`,
+    );
   }
   let schema: unknown;
   try {
@@ -119,10 +129,13 @@ function compileFile(ajv: Ajv2020, file: string, pattern: string): Compiled {
   } catch (e) {
     throw new ConfigError(`${where} is not JSON: ${oneLine(describeError(e))}`);
   }
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new ConfigError(`${where} is not a JSON Schema (an object)`);
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    throw new ConfigError(`${where} is not a JSON Schema (an object)`);
   const declared = (schema as Record<string, unknown>).$schema;
   if (declared !== undefined && declared !== 'https://json-schema.org/draft/2020-12/schema') {
-    throw new ConfigError(`${where} declares $schema '${oneLine(String(declared)).slice(0, 100)}': only JSON Schema 2020-12 is understood; write "https://json-schema.org/draft/2020-12/schema" or leave $schema out`);
+    throw new ConfigError(
+      `${where} declares $schema '${oneLine(String(declared)).slice(0, 100)}': only JSON Schema 2020-12 is understood; write "https://json-schema.org/draft/2020-12/schema" or leave $schema out`,
+    );
   }
   try {
     return { validate: ajv.compile(schema), schema: schema as Record<string, unknown> };

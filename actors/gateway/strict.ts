@@ -44,7 +44,12 @@ export function strictMessage(subPath: string, body: Buffer, defaults: { cls: st
     message = { Class: '', Operation: '', Control: emptyMap(), Data: emptyMap() };
   } else {
     const parsed = parseJson(body.toString('utf8'), 'request body');
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && isMessageShaped(parsed as Record<string, unknown>)) {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      isMessageShaped(parsed as Record<string, unknown>)
+    ) {
       message = validateMessage(parsed, 'request body');
     } else {
       message = { Class: '', Operation: '', Control: emptyMap(), Data: validateValueMap(parsed, 'request body') };

@@ -23,11 +23,25 @@ export const requestHopName = (service: string): HopName => new HopName((method)
  * Begins the request's hop and sets its traceparent response header; undefined when tracing is off.
  * `name`: the gateway's requestHopName.
  */
-export function requestHop(req: IncomingMessage, res: ServerResponse, service: string, name: HopName, subPath: string): Hop | undefined {
+export function requestHop(
+  req: IncomingMessage,
+  res: ServerResponse,
+  service: string,
+  name: HopName,
+  subPath: string,
+): Hop | undefined {
   const traceparent = header(req, TRACEPARENT);
   const tracestate = header(req, TRACESTATE);
   const hop = recording()
-    ? recordedHop(name.of(req.method ?? ''), service, 'server', traceparent, tracestate, { 'http.request.method': req.method ?? '', 'url.path': subPath }, undefined)
+    ? recordedHop(
+        name.of(req.method ?? ''),
+        service,
+        'server',
+        traceparent,
+        tracestate,
+        { 'http.request.method': req.method ?? '', 'url.path': subPath },
+        undefined,
+      )
     : carriedHop(traceparent, tracestate, true);
   // written with the head (respond.ts: send), for every answer the request gets
   if (hop) (res as GatewayResponse).traceparent = hop.traceparent;

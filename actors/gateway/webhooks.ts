@@ -16,7 +16,12 @@ import { hmacSha256 as hmac, secretKey, standardSignature } from '../net/webhook
 import type { PatternEntry, PatternTable } from './route-patterns.js';
 import { parsePatternTable } from './route-patterns.js';
 
-type WebhookScheme = { kind: 'github' } | { kind: 'stripe' } | { kind: 'shopify' } | { kind: 'standard' } | { kind: 'hmac-sha256'; header: string };
+type WebhookScheme =
+  | { kind: 'github' }
+  | { kind: 'stripe' }
+  | { kind: 'shopify' }
+  | { kind: 'standard' }
+  | { kind: 'hmac-sha256'; header: string };
 
 export interface WebhookRule {
   scheme: WebhookScheme;
@@ -24,7 +29,8 @@ export interface WebhookRule {
   files: readonly string[];
 }
 
-const FORM = "route=scheme:file://<secret>[,file://<secret>…] (scheme: github, stripe, shopify, standard or hmac-sha256:<Header>)";
+const FORM =
+  'route=scheme:file://<secret>[,file://<secret>…] (scheme: github, stripe, shopify, standard or hmac-sha256:<Header>)';
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Stripe signatures remembered against replays, at most: the oldest go first beyond it. */
 const MAX_SEEN = 100_000;
@@ -37,21 +43,31 @@ function parseRule(raw: string): WebhookRule {
     const after = raw.slice('hmac-sha256:'.length);
     const colon = after.indexOf(':');
     const header = colon < 0 ? '' : after.slice(0, colon).trim();
-    if (!HEADER.test(header) || after.trimStart().toLowerCase().startsWith('file://')) throw new Error("hmac-sha256 needs the header carrying the signature: 'hmac-sha256:<Header>:file://<secret>'");
+    if (!HEADER.test(header) || after.trimStart().toLowerCase().startsWith('file://'))
+      throw new Error("hmac-sha256 needs the header carrying the signature: 'hmac-sha256:<Header>:file://<secret>'");
     scheme = { kind: 'hmac-sha256', header: header.toLowerCase() };
     rest = after.slice(colon + 1);
   } else {
     const colon = raw.indexOf(':');
     const kind = colon < 0 ? raw : raw.slice(0, colon).trim().toLowerCase();
-    if (kind !== 'github' && kind !== 'stripe' && kind !== 'shopify' && kind !== 'standard') throw new Error(`'${kind.slice(0, 40)}' is not a webhook scheme (github, stripe, shopify, standard or hmac-sha256:<Header>)`);
+    if (kind !== 'github' && kind !== 'stripe' && kind !== 'shopify' && kind !== 'standard')
+      throw new Error(
+        `'${kind.slice(0, 40)}' is not a webhook scheme (github, stripe, shopify, standard or hmac-sha256:<Header>)`,
+      );
     scheme = { kind };
     rest = colon < 0 ? '' : raw.slice(colon + 1);
   }
-  const files = rest.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const files = rest
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   if (files.length === 0) throw new Error('names no secret (file://<path>)');
   const inline = files.find((f) => !f.startsWith('file://') || f.length === 'file://'.length);
   // a secret written into the configuration would show in every copy of it: only references
-  if (inline !== undefined) throw new Error('the secret must be a file:// reference to a file holding it (a secret written here would be in every copy of the configuration)');
+  if (inline !== undefined)
+    throw new Error(
+      'the secret must be a file:// reference to a file holding it (a secret written here would be in every copy of the configuration)',
+    );
   return { scheme, files: files.map((f) => f.slice('file://'.length)) };
 }
 
@@ -62,7 +78,10 @@ export function parseWebhooks(text: string): PatternTable<WebhookRule> {
 
 /** The route of a request for Webhooks: the path's first two segments, as strict mode reads them. */
 export function pathRoute(subPath: string): [string, string] {
-  const parts = subPath.split('?')[0]!.split('/').filter((p) => p !== '');
+  const parts = subPath
+    .split('?')[0]!
+    .split('/')
+    .filter((p) => p !== '');
   const decode = (p: string | undefined): string => {
     try {
       return decodeURIComponent(p ?? '');
@@ -83,8 +102,12 @@ function matchesAny(given: Buffer | undefined, macs: Buffer[]): boolean {
   return ok;
 }
 
-const hex = (text: string): Buffer | undefined => (/^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : undefined);
-const base64 = (text: string): Buffer | undefined => (/^[A-Za-z0-9+/]{43}=$|^[A-Za-z0-9_-]{43}$/.test(text) ? Buffer.from(text, /[_-]/.test(text) ? 'base64url' : 'base64') : undefined);
+const hex = (text: string): Buffer | undefined =>
+  /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : undefined;
+const base64 = (text: string): Buffer | undefined =>
+  /^[A-Za-z0-9+/]{43}=$|^[A-Za-z0-9_-]{43}$/.test(text)
+    ? Buffer.from(text, /[_-]/.test(text) ? 'base64url' : 'base64')
+    : undefined;
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
@@ -107,7 +130,8 @@ export class Webhook {
         new WatchedFile(
           f,
           (text, file) => {
-            if (text.trim() === '') throw new ConfigError(`Webhooks: secret file '${file}' of route '${route}' is empty`);
+            if (text.trim() === '')
+              throw new ConfigError(`Webhooks: secret file '${file}' of route '${route}' is empty`);
             try {
               return secretKey(rule.scheme.kind, text);
             } catch (e) {
@@ -131,18 +155,36 @@ export class Webhook {
         const h = headerOf(req, 'x-hub-signature-256');
         if (h === undefined) return { ok: false, reason: 'the X-Hub-Signature-256 header is missing' };
         const given = h.startsWith('sha256=') ? hex(h.slice('sha256='.length)) : undefined;
-        return this.outcome(matchesAny(given, this.keys().map((k) => hmac(k, body))), 'X-Hub-Signature-256');
+        return this.outcome(
+          matchesAny(
+            given,
+            this.keys().map((k) => hmac(k, body)),
+          ),
+          'X-Hub-Signature-256',
+        );
       }
       case 'shopify': {
         const h = headerOf(req, 'x-shopify-hmac-sha256');
         if (h === undefined) return { ok: false, reason: 'the X-Shopify-Hmac-Sha256 header is missing' };
-        return this.outcome(matchesAny(base64(h), this.keys().map((k) => hmac(k, body))), 'X-Shopify-Hmac-Sha256');
+        return this.outcome(
+          matchesAny(
+            base64(h),
+            this.keys().map((k) => hmac(k, body)),
+          ),
+          'X-Shopify-Hmac-Sha256',
+        );
       }
       case 'hmac-sha256': {
         const h = headerOf(req, scheme.header);
         if (h === undefined) return { ok: false, reason: `the ${scheme.header} header is missing` };
         const text = h.replace(/^sha256=/i, '');
-        return this.outcome(matchesAny(hex(text) ?? base64(text), this.keys().map((k) => hmac(k, body))), scheme.header);
+        return this.outcome(
+          matchesAny(
+            hex(text) ?? base64(text),
+            this.keys().map((k) => hmac(k, body)),
+          ),
+          scheme.header,
+        );
       }
       case 'stripe':
         return this.verifyStripe(req, body, now);
@@ -156,8 +198,10 @@ export class Webhook {
     const id = headerOf(req, 'webhook-id');
     const t = headerOf(req, 'webhook-timestamp');
     const h = headerOf(req, 'webhook-signature');
-    if (id === undefined || id === '' || h === undefined) return { ok: false, reason: 'the webhook-id or webhook-signature header is missing' };
-    if (t === undefined || !/^\d{1,12}$/.test(t)) return { ok: false, reason: 'the webhook-timestamp header is missing or not unix seconds' };
+    if (id === undefined || id === '' || h === undefined)
+      return { ok: false, reason: 'the webhook-id or webhook-signature header is missing' };
+    if (t === undefined || !/^\d{1,12}$/.test(t))
+      return { ok: false, reason: 'the webhook-timestamp header is missing or not unix seconds' };
     const macs = this.keys().map((k) => Buffer.from(standardSignature(k, id, Number(t), body), 'base64'));
     const match = h.split(' ').find((sig) => sig.startsWith('v1,') && matchesAny(base64(sig.slice(3)), macs));
     if (match === undefined) return this.outcome(false, 'webhook-signature');
@@ -179,12 +223,22 @@ export class Webhook {
     const macs = this.keys().map((k) => hmac(k, signed, body));
     const match = fields.filter((f) => f.startsWith('v1=')).find((f) => matchesAny(hex(f.slice(3)), macs));
     if (match === undefined) return this.outcome(false, 'Stripe-Signature');
-    return this.fresh(`${t}:${match.slice(3).toLowerCase()}`, Number(t) * 1000, now, 'Stripe-Signature', 'Stripe event');
+    return this.fresh(
+      `${t}:${match.slice(3).toLowerCase()}`,
+      Number(t) * 1000,
+      now,
+      'Stripe-Signature',
+      'Stripe event',
+    );
   }
 
   /** A signature with its time: refused beyond WebhookTolerance, and when seen before within it (a replay). */
   private fresh(key: string, at: number, now: number, header: string, what: string): WebhookOutcome {
-    if (Math.abs(now - at) > this.toleranceMs) return { ok: false, reason: `the ${header} timestamp is ${Math.round((now - at) / 1000)} s from now, beyond WebhookTolerance (a replay, or a clock far off)` };
+    if (Math.abs(now - at) > this.toleranceMs)
+      return {
+        ok: false,
+        reason: `the ${header} timestamp is ${Math.round((now - at) / 1000)} s from now, beyond WebhookTolerance (a replay, or a clock far off)`,
+      };
     // within the tolerance a captured request could be sent again: each signature is accepted once
     this.forget(now);
     if (this.seen.has(key)) return { ok: false, reason: `this ${what} signature was received before (a replay)` };

@@ -26,7 +26,6 @@ export type BridgeMsg =
   /** Stops a subscription. */
   | { type: 'unlisten'; subscription: Subscription };
 
-
 export function spawnBridge(runtime: Runtime, parent: ParentRef, transport: HiveTransport): ActorRef<BridgeMsg> {
   return runtime.spawn<HiveTransport, BridgeMsg>(parent, {
     name: 'hive-bridge',

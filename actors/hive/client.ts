@@ -8,7 +8,17 @@ import { failure } from '../../protocol/message.js';
 import type { ActorRef, Runtime } from '../../supervisors/runtime.js';
 import { onUndelivered } from '../../supervisors/runtime.js';
 import type { BridgeMsg } from './bridge.js';
-import type { ChannelHold, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type {
+  ChannelHold,
+  HiveTransport,
+  Listener,
+  SharedBucket,
+  SharedLog,
+  SharedLogOptions,
+  Subscription,
+  TemplateBucket,
+  TransportStats,
+} from './transport.js';
 
 /** A call or execute for the bridge; answered 503 if the bridge cannot take it (see undelivered.ts on the class). */
 class BridgeRequest {
@@ -70,7 +80,9 @@ export class HiveClient {
   }
 
   private send(type: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
-    return new Promise<Result>((resolve) => this.runtime.tell(this.bridge, new BridgeRequest(type, channel, message, timeoutMs, resolve)));
+    return new Promise<Result>((resolve) =>
+      this.runtime.tell(this.bridge, new BridgeRequest(type, channel, message, timeoutMs, resolve)),
+    );
   }
 
   /** Fire-and-forget; resolves with whether a listener got it (drops are counted by the transport). */

@@ -102,7 +102,8 @@ export class Lease {
    * timer, not after a renewal, which may itself wait for its timeout.
    */
   private expire(): void {
-    if (LEASE_STOPS && this.revision !== undefined && Date.now() >= this.validUntil) this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
+    if (LEASE_STOPS && this.revision !== undefined && Date.now() >= this.validUntil)
+      this.lost(`its lease ran out: not renewed for ${this.ttlMs} ms`);
   }
 
   private stepSoon(): void {
@@ -146,7 +147,10 @@ export class Lease {
       if (this.unreachable) this.log.info(`the ${this.role.name} lease bucket answers again`);
       this.unreachable = false;
     } catch (e) {
-      if (!this.unreachable) this.log.warn(`the ${this.role.name} lease bucket does not answer (${describeError(e)}); ${this.revision !== undefined ? 'the work stops when the lease runs out' : 'retrying'}`);
+      if (!this.unreachable)
+        this.log.warn(
+          `the ${this.role.name} lease bucket does not answer (${describeError(e)}); ${this.revision !== undefined ? 'the work stops when the lease runs out' : 'retrying'}`,
+        );
       this.unreachable = true;
     }
   }

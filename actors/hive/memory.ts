@@ -49,7 +49,9 @@ export class MemoryTransport implements HiveTransport {
 
   private unserved(channel: string): Result {
     this.counters.failures++;
-    return this.open ? failure(Code.NotFound, `no service listens on channel '${channel}'`) : failure(Code.Unavailable, 'the hive is closed');
+    return this.open
+      ? failure(Code.NotFound, `no service listens on channel '${channel}'`)
+      : failure(Code.Unavailable, 'the hive is closed');
   }
 
   call(channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
@@ -62,12 +64,23 @@ export class MemoryTransport implements HiveTransport {
     this.deliver('execute', channel, message, timeoutMs, answer);
   }
 
-  private deliver(mode: DeliveryMode, channel: string, message: Message, timeoutMs: number, answer: (r: Result) => void): void {
+  private deliver(
+    mode: DeliveryMode,
+    channel: string,
+    message: Message,
+    timeoutMs: number,
+    answer: (r: Result) => void,
+  ): void {
     const listener = this.open ? this.pick(channel) : undefined;
     if (!listener) return answer(this.unserved(channel));
     const deadline = this.deadlines.start(timeoutMs, () => {
       this.counters.failures++;
-      answer(failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`));
+      answer(
+        failure(
+          Code.Timeout,
+          `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`,
+        ),
+      );
     });
     // the first of the listener's answer and the deadline wins; a late answer is dropped
     deliverTo(listener, mode, channel, message, (r) => {

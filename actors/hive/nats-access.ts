@@ -56,7 +56,10 @@ function tlsCause(e: unknown, servers: string): string | undefined {
   const code = typeof err.code === 'string' ? err.code : '';
   const text = typeof err.message === 'string' ? err.message : describeError(e);
   if (/^ERR_SSL_.*ALERT_/.test(code)) {
-    const alert = code.replace(/^ERR_SSL_(?:SSLV3_|TLSV13_|TLSV1_)?ALERT_/, '').toLowerCase().replace(/_/g, ' ');
+    const alert = code
+      .replace(/^ERR_SSL_(?:SSLV3_|TLSV13_|TLSV1_)?ALERT_/, '')
+      .toLowerCase()
+      .replace(/_/g, ' ');
     return `the NATS hive at ${servers} refused the client certificate (TLS alert: ${alert}); check SERVERCERT and SERVERKEY (a certificate signed by a CA the server trusts, not expired)`;
   }
   switch (code) {
@@ -83,8 +86,12 @@ export function connectError(e: unknown, servers: string, access: HiveAccess): C
   const tls = tlsCause(e, servers);
   if (tls) return new ConfigError(tls);
   const m = describeError(e);
-  if (/authoriz|authentic/i.test(m)) return new ConfigError(`the NATS hive at ${servers} refused the connection: ${m} (check ${authParams(access)})`);
-  if (/tls.*not available|does not support 'tls'/i.test(m)) return new ConfigError(`the NATS hive at ${servers} does not speak TLS (${m}); use nats:// in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server`);
+  if (/authoriz|authentic/i.test(m))
+    return new ConfigError(`the NATS hive at ${servers} refused the connection: ${m} (check ${authParams(access)})`);
+  if (/tls.*not available|does not support 'tls'/i.test(m))
+    return new ConfigError(
+      `the NATS hive at ${servers} does not speak TLS (${m}); use nats:// in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server`,
+    );
   return new ConfigError(`cannot connect to the NATS hive at ${servers}: ${m}`);
 }
 

@@ -7,7 +7,15 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { headers } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager, StreamConfig } from '@nats-io/jetstream';
 import { randomUUID } from 'node:crypto';
 import { ConfigError, StorageFullError, UnavailableError, describeError } from '../../protocol/errors.js';
@@ -47,7 +55,9 @@ const APPEND_RETRY_MS = 15_000;
 
 /** No leader to answer now (one is being elected, or the server's link is down): worth another try. */
 function isElecting(e: unknown): boolean {
-  return /no responders|not enabled|timeout|timed out|disconnect|stream.*(unavailable|offline)|10008/i.test(describeError(e));
+  return /no responders|not enabled|timeout|timed out|disconnect|stream.*(unavailable|offline)|10008/i.test(
+    describeError(e),
+  );
 }
 
 /** A read the stream could not answer now is a 503 (UnavailableError): its reader may try again. */
@@ -55,7 +65,8 @@ async function answered<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
-    if (isElecting(e) && !(e instanceof UnavailableError)) throw new UnavailableError(`${what}: ${describeError(e)}`, { cause: e });
+    if (isElecting(e) && !(e instanceof UnavailableError))
+      throw new UnavailableError(`${what}: ${describeError(e)}`, { cause: e });
     throw e;
   }
 }
@@ -122,7 +133,9 @@ export class NatsSharedLog implements SharedLog {
   static async open(nc: NatsConnection, name: string, options: SharedLogOptions, log: Logger): Promise<NatsSharedLog> {
     if (!LOG_NAME.test(name)) throw new ConfigError(`shared log name '${name}' is not valid: use A-Z a-z 0-9 _ -`);
     const jsm = await jetstreamManager(nc).catch((e: unknown) => {
-      throw new ConfigError(`JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`);
+      throw new ConfigError(
+        `JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`,
+      );
     });
     const self = new NatsSharedLog(nc, jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
     const config: Partial<StreamConfig> & { name: string } = {
@@ -139,13 +152,24 @@ export class NatsSharedLog implements SharedLog {
       // the stream's creation time tells it apart from one deleted and made again under its name
       if (!existing) self.identity = `${self.stream}@${(await jsm.streams.add(config)).created}`;
       else self.identity = `${self.stream}@${existing.created}`;
-      if (existing && (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes)) {
-        log.info(`stream ${self.stream}: replicas ${existing.config.num_replicas} → ${options.replicas}, max bytes ${existing.config.max_bytes} → ${config.max_bytes}`);
-        await jsm.streams.update(self.stream, { ...existing.config, num_replicas: options.replicas, max_bytes: config.max_bytes });
+      if (
+        existing &&
+        (existing.config.num_replicas !== options.replicas || existing.config.max_bytes !== config.max_bytes)
+      ) {
+        log.info(
+          `stream ${self.stream}: replicas ${existing.config.num_replicas} → ${options.replicas}, max bytes ${existing.config.max_bytes} → ${config.max_bytes}`,
+        );
+        await jsm.streams.update(self.stream, {
+          ...existing.config,
+          num_replicas: options.replicas,
+          max_bytes: config.max_bytes,
+        });
       }
     } catch (e) {
       const why = describeError(e);
-      const hint = /replicas|cluster|insufficient resources|peer/i.test(why) ? `; ${options.replicas} replicas need a JetStream cluster of at least ${options.replicas} servers (give Replicas 1 on a single server)` : '';
+      const hint = /replicas|cluster|insufficient resources|peer/i.test(why)
+        ? `; ${options.replicas} replicas need a JetStream cluster of at least ${options.replicas} servers (give Replicas 1 on a single server)`
+        : '';
       throw new ConfigError(`JetStream refused the stream ${self.stream} (${why})${hint}`);
     }
     // persist_mode exists from nats-server 2.12: 'async' acknowledges before writing
@@ -164,12 +188,20 @@ export class NatsSharedLog implements SharedLog {
     const until = Date.now() + APPEND_RETRY_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
       try {
-        const ack = await this.js.publish(this.prefix + topic, data, { msgID, ...(after === undefined ? {} : fenced(after)) });
+        const ack = await this.js.publish(this.prefix + topic, data, {
+          msgID,
+          ...(after === undefined ? {} : fenced(after)),
+        });
         return ack.seq;
       } catch (e) {
-        if (after !== undefined && isWrongSequence(e)) throw new LogFencedError(`another writer appended to ${topic} after position ${after}`);
-        if (isFull(e)) throw new StorageFullError(`the stream ${this.stream} is full: ${describeError(e)}`, { cause: e });
-        if (!isElecting(e) || Date.now() + wait > until) throw new UnavailableError(`the stream ${this.stream} did not store the write: ${describeError(e)}`, { cause: e });
+        if (after !== undefined && isWrongSequence(e))
+          throw new LogFencedError(`another writer appended to ${topic} after position ${after}`);
+        if (isFull(e))
+          throw new StorageFullError(`the stream ${this.stream} is full: ${describeError(e)}`, { cause: e });
+        if (!isElecting(e) || Date.now() + wait > until)
+          throw new UnavailableError(`the stream ${this.stream} did not store the write: ${describeError(e)}`, {
+            cause: e,
+          });
         await new Promise((r) => setTimeout(r, wait));
       }
     }
@@ -180,7 +212,9 @@ export class NatsSharedLog implements SharedLog {
     const info = await this.jsm.consumers.add(this.stream, {
       ack_policy: AckPolicy.None,
       filter_subject: this.prefix + pattern,
-      ...(from !== undefined && from > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { deliver_policy: DeliverPolicy.All }),
+      ...(from !== undefined && from > 1
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }
+        : { deliver_policy: DeliverPolicy.All }),
       inactive_threshold: READER_IDLE_NS,
       mem_storage: true,
       // one copy: a replicated consumer is a Raft group of its own, which cannot form while a
@@ -200,12 +234,18 @@ export class NatsSharedLog implements SharedLog {
    * after a lost server — a consumer had to wait for the lost server tens of seconds on 2.9 (measured).
    * The records are batches of writes, so a log is not many records (the store compacts it).
    */
-  private async readAll(pattern: string, onRecords: (records: LogRecord[]) => void | Promise<void>, from?: number): Promise<void> {
+  private async readAll(
+    pattern: string,
+    onRecords: (records: LogRecord[]) => void | Promise<void>,
+    from?: number,
+  ): Promise<void> {
     const end = await this.end();
     let next = Math.max(1, from ?? 1);
     let records: LogRecord[] = [];
     while (next <= end) {
-      const m = await this.jsm.streams.getMessage(this.stream, { seq: next, next_by_subj: this.prefix + pattern } as never).catch(notFound);
+      const m = await this.jsm.streams
+        .getMessage(this.stream, { seq: next, next_by_subj: this.prefix + pattern } as never)
+        .catch(notFound);
       if (!m || m.seq > end) break;
       records.push({ seq: m.seq, topic: m.subject.slice(this.prefix.length), data: m.data });
       next = m.seq + 1;
@@ -227,16 +267,24 @@ export class NatsSharedLog implements SharedLog {
   }
 
   async last(topic: string): Promise<LogRecord | undefined> {
-    const m = await answered(`the stream ${this.stream} did not answer a read`, () => this.jsm.streams.getMessage(this.stream, { last_by_subj: this.prefix + topic }).catch(notFound));
+    const m = await answered(`the stream ${this.stream} did not answer a read`, () =>
+      this.jsm.streams.getMessage(this.stream, { last_by_subj: this.prefix + topic }).catch(notFound),
+    );
     return m ? { seq: m.seq, topic, data: m.data } : undefined;
   }
 
   end(): Promise<number> {
-    return answered(`the stream ${this.stream} did not answer`, async () => (await this.jsm.streams.info(this.stream)).state.last_seq);
+    return answered(
+      `the stream ${this.stream} did not answer`,
+      async () => (await this.jsm.streams.info(this.stream)).state.last_seq,
+    );
   }
 
   async purge(pattern: string, before?: number): Promise<number> {
-    const r = await this.jsm.streams.purge(this.stream, before === undefined ? { filter: this.prefix + pattern } : { filter: this.prefix + pattern, seq: before });
+    const r = await this.jsm.streams.purge(
+      this.stream,
+      before === undefined ? { filter: this.prefix + pattern } : { filter: this.prefix + pattern, seq: before },
+    );
     return r.purged;
   }
 }

@@ -108,7 +108,8 @@ export class ReplyMux {
   private settle(msg: Msg): void {
     const p = this.pending.get(msg.subject);
     if (!p) return; // answered after its timeout: nobody waits for it any more
-    if (msg.data.length === 0 && msg.headers?.code === 503) return this.fail(msg.subject, NoReply.NoResponders, 'no responders');
+    if (msg.data.length === 0 && msg.headers?.code === 503)
+      return this.fail(msg.subject, NoReply.NoResponders, 'no responders');
     this.pending.delete(msg.subject);
     this.deadlines.settle(p.deadline);
     p.resolve(msg);

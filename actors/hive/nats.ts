@@ -17,7 +17,18 @@ import type { Message, Result } from '../../protocol/message.js';
 import { failure, resultFromError } from '../../protocol/message.js';
 import { decodeMessage, decodeResult } from '../../protocol/wire.js';
 import type { Logger } from '../observe/logger.js';
-import type { ChannelHold, DeliveryMode, HiveTransport, Listener, SharedBucket, SharedLog, SharedLogOptions, Subscription, TemplateBucket, TransportStats } from './transport.js';
+import type {
+  ChannelHold,
+  DeliveryMode,
+  HiveTransport,
+  Listener,
+  SharedBucket,
+  SharedLog,
+  SharedLogOptions,
+  Subscription,
+  TemplateBucket,
+  TransportStats,
+} from './transport.js';
 import { NatsSharedLog } from './nats-log.js';
 import { deliverTo, unservedResult } from './transport.js';
 import { NoReply, NoReplyError, ReplyMux } from './nats-replies.js';
@@ -86,7 +97,17 @@ export class NatsTransport implements HiveTransport {
     const access = natsAccessOptions(this.opts.access, servers);
     if (access.tls) await probeTls(servers, this.opts.access);
     try {
-      this.nc = await connect({ servers, name: this.opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PINGS_OUT, timeout: CONNECT_TIMEOUT_MS, ...access });
+      this.nc = await connect({
+        servers,
+        name: this.opts.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        waitOnFirstConnect: false,
+        pingInterval: PING_INTERVAL_MS,
+        maxPingOut: MAX_PINGS_OUT,
+        timeout: CONNECT_TIMEOUT_MS,
+        ...access,
+      });
     } catch (e) {
       throw connectError(e, this.opts.servers, this.opts.access);
     }
@@ -124,11 +145,19 @@ export class NatsTransport implements HiveTransport {
   }
 
   /** A ready connection and the payload, or the Result explaining why not. */
-  private prepare(channel: string, message: Message): { nc: NatsConnection; replies: ReplyMux; payload: Uint8Array } | Result {
-    if (!this.nc || !this.replies || !this.isConnected()) return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
+  private prepare(
+    channel: string,
+    message: Message,
+  ): { nc: NatsConnection; replies: ReplyMux; payload: Uint8Array } | Result {
+    if (!this.nc || !this.replies || !this.isConnected())
+      return failure(Code.Unavailable, `the hive (${this.opts.servers}) is not connected`);
     const payload = encode(JSON.stringify(message));
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (payload.length > max) return failure(Code.TooLarge, `the message to '${channel}' is ${payload.length} bytes; the hive accepts at most ${max}`);
+    if (payload.length > max)
+      return failure(
+        Code.TooLarge,
+        `the message to '${channel}' is ${payload.length} bytes; the hive accepts at most ${max}`,
+      );
     return { nc: this.nc, replies: this.replies, payload };
   }
 
@@ -144,10 +173,19 @@ export class NatsTransport implements HiveTransport {
 
   /** `call` as a promise, for the command line (which has no bridge). */
   callAsync(channel: string, message: Message, timeoutMs: number, mode: 'call' | 'execute' = 'call'): Promise<Result> {
-    return new Promise((resolve) => (mode === 'call' ? this.call(channel, message, timeoutMs, resolve) : this.execute(channel, message, timeoutMs, resolve)));
+    return new Promise((resolve) =>
+      mode === 'call'
+        ? this.call(channel, message, timeoutMs, resolve)
+        : this.execute(channel, message, timeoutMs, resolve),
+    );
   }
 
-  private async request(mode: 'call' | 'execute', channel: string, message: Message, timeoutMs: number): Promise<Result> {
+  private async request(
+    mode: 'call' | 'execute',
+    channel: string,
+    message: Message,
+    timeoutMs: number,
+  ): Promise<Result> {
     const ready = this.prepare(channel, message);
     if (!('nc' in ready)) {
       this.counters.failures++;
@@ -165,7 +203,8 @@ export class NatsTransport implements HiveTransport {
       const reply = await ready.replies.request(subjectOf(channel), ready.payload, timeoutMs, headers);
       return decodeResult(decoder.decode(reply.data), `answer from '${channel}'`);
     } catch (e) {
-      if (e instanceof NoReplyError && e.reason === NoReply.NoResponders && this.held.has(channel)) return this.awaitListener({ payload: ready.payload, mode, channel, headers }, until, timeoutMs);
+      if (e instanceof NoReplyError && e.reason === NoReply.NoResponders && this.held.has(channel))
+        return this.awaitListener({ payload: ready.payload, mode, channel, headers }, until, timeoutMs);
       this.counters.failures++;
       return this.noAnswer(e, mode, channel, timeoutMs);
     }
@@ -177,7 +216,16 @@ export class NatsTransport implements HiveTransport {
    * just before its timeout. Nothing was delivered while nobody listened, so sending again cannot
    * double anything.
    */
-  private async awaitListener(request: { payload: Uint8Array; mode: 'call' | 'execute'; channel: string; headers: ReturnType<typeof natsHeaders> | undefined }, until: number, timeoutMs: number): Promise<Result> {
+  private async awaitListener(
+    request: {
+      payload: Uint8Array;
+      mode: 'call' | 'execute';
+      channel: string;
+      headers: ReturnType<typeof natsHeaders> | undefined;
+    },
+    until: number,
+    timeoutMs: number,
+  ): Promise<Result> {
     const { payload, mode, channel, headers } = request;
     for (let i = 0; ; i++) {
       const pause = HOLD_PAUSES[Math.min(i, HOLD_PAUSES.length - 1)]!;
@@ -197,7 +245,10 @@ export class NatsTransport implements HiveTransport {
       }
     }
     this.counters.failures++;
-    return failure(Code.Unavailable, `no node serves channel '${channel}' yet: the queue there is changing hands (no holder within ${timeoutMs} ms); retry shortly`);
+    return failure(
+      Code.Unavailable,
+      `no node serves channel '${channel}' yet: the queue there is changing hands (no holder within ${timeoutMs} ms); retry shortly`,
+    );
   }
 
   /** The Result of a request that got no answer. */
@@ -207,7 +258,10 @@ export class NatsTransport implements HiveTransport {
       case NoReply.NoResponders:
         return unservedResult(channel);
       case NoReply.Timeout:
-        return failure(Code.Timeout, `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`);
+        return failure(
+          Code.Timeout,
+          `channel '${channel}' did not ${mode === 'call' ? 'answer' : 'acknowledge'} within ${timeoutMs} ms`,
+        );
       case NoReply.Disconnected:
         return failure(Code.Unavailable, `the hive connection failed: ${e.message}`);
       case NoReply.ListenerGone:
@@ -224,7 +278,10 @@ export class NatsTransport implements HiveTransport {
       listenerGone: (sentBefore) => {
         const message = `the node serving channel '${channel}' stopped while it had this request (the queue there changed hands); it may have been added before — retry (with an idempotency-key, a retry adds it once)`;
         const failed = this.replies?.failSent(subjectOf(channel), sentBefore, message) ?? 0;
-        if (failed > 0) this.opts.log.warn(`${failed} request(s) to channel '${channel}' answered 503: the node serving it stopped while it had them`);
+        if (failed > 0)
+          this.opts.log.warn(
+            `${failed} request(s) to channel '${channel}' answered 503: the node serving it stopped while it had them`,
+          );
       },
       release: () => {
         if (released) return;
@@ -279,7 +336,13 @@ export class NatsTransport implements HiveTransport {
       },
     });
     // drain, not unsubscribe: requests already on their way here are still answered
-    return { channel, close: () => sub.drain().catch((e: unknown) => this.opts.log.debug(`draining the subscription to '${channel}': ${describeError(e)}`)) };
+    return {
+      channel,
+      close: () =>
+        sub
+          .drain()
+          .catch((e: unknown) => this.opts.log.debug(`draining the subscription to '${channel}': ${describeError(e)}`)),
+    };
   }
 
   private deliver(channel: string, msg: Msg, listener: Listener): void {
@@ -342,9 +405,14 @@ export class NatsTransport implements HiveTransport {
     try {
       return await kvm.create(name, { history: 1, replicas: 3 });
     } catch (e) {
-      const existing = await kvm.open(name).then(async (kv) => ((await kv.status()) ? kv : undefined)).catch(() => undefined);
+      const existing = await kvm
+        .open(name)
+        .then(async (kv) => ((await kv.status()) ? kv : undefined))
+        .catch(() => undefined);
       if (existing) return existing;
-      this.opts.log.warn(`the NATS cluster did not make bucket ${name} with 3 replicas (${describeError(e)}); it has one, on one server`);
+      this.opts.log.warn(
+        `the NATS cluster did not make bucket ${name} with 3 replicas (${describeError(e)}); it has one, on one server`,
+      );
       return kvm.create(name, { history: 1 });
     }
   }

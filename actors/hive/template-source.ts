@@ -33,17 +33,31 @@ export async function resolveTemplateSource(value: string, opts: TemplateSourceO
   if (value.startsWith('file://')) return readTemplateFile(value.slice('file://'.length));
   if (value.startsWith('hive://')) {
     const name = value.slice('hive://'.length);
-    if (!opts.hive) throw new TemplateSourceError(`template 'hive://${name}' is fetched from the hive at start, not checked here`, 503);
+    if (!opts.hive)
+      throw new TemplateSourceError(
+        `template 'hive://${name}' is fetched from the hive at start, not checked here`,
+        503,
+      );
     const bucket = opts.hive.templateBucket(opts.templateChannel);
     if (bucket) {
       const content = await (await bucket).get(name);
-      if (content === undefined) throw new TemplateSourceError(`template 'hive://${name}' is not in bucket '${opts.templateChannel}'`, 404);
+      if (content === undefined)
+        throw new TemplateSourceError(`template 'hive://${name}' is not in bucket '${opts.templateChannel}'`, 404);
       return content;
     }
-    const result = await opts.hive.call(opts.templateChannel, makeMessage({ Class: 'storage', Operation: 'get', Data: mapOf({ name: [name] }) }), opts.timeoutMs ?? 10_000);
-    if (!isSuccessCode(result.Code)) throw new TemplateSourceError(`template 'hive://${name}' from channel '${opts.templateChannel}': ${result.Message}`, result.Code);
+    const result = await opts.hive.call(
+      opts.templateChannel,
+      makeMessage({ Class: 'storage', Operation: 'get', Data: mapOf({ name: [name] }) }),
+      opts.timeoutMs ?? 10_000,
+    );
+    if (!isSuccessCode(result.Code))
+      throw new TemplateSourceError(
+        `template 'hive://${name}' from channel '${opts.templateChannel}': ${result.Message}`,
+        result.Code,
+      );
     const content = firstValue(result.Data, 'content');
-    if (content === undefined) throw new TemplateSourceError(`template 'hive://${name}': the storage answer has no content`, 502);
+    if (content === undefined)
+      throw new TemplateSourceError(`template 'hive://${name}': the storage answer has no content`, 502);
     return content;
   }
   return value;
@@ -56,7 +70,14 @@ export async function resolveTemplateSource(value: string, opts: TemplateSourceO
  */
 export function pathLikeTemplateWarning(param: string, value: string): string | undefined {
   const text = value.trim();
-  if (text === '' || text.startsWith('file://') || text.startsWith('hive://') || text.includes('\n') || text.includes('{{')) return undefined;
+  if (
+    text === '' ||
+    text.startsWith('file://') ||
+    text.startsWith('hive://') ||
+    text.includes('\n') ||
+    text.includes('{{')
+  )
+    return undefined;
   try {
     if (!statSync(text).isFile()) return undefined;
   } catch {

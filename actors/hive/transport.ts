@@ -249,7 +249,13 @@ const ignore = (): void => undefined;
  * Hands a message to a listener: `answer` (which must tolerate being called more than once) gets the
  * call's Result, the execute's acknowledgement, or the error if the listener throws.
  */
-export function deliverTo(listener: Listener, mode: DeliveryMode, channel: string, message: Message, answer: (r: Result) => void): void {
+export function deliverTo(
+  listener: Listener,
+  mode: DeliveryMode,
+  channel: string,
+  message: Message,
+  answer: (r: Result) => void,
+): void {
   const hook = mode === 'emit' ? undefined : listener.onAnswer;
   if (hook) {
     const started = performance.now();

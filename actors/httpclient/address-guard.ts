@@ -42,10 +42,14 @@ export function addressPolicy(blockPrivate: boolean, networks: string): AddressP
     for (const [net, prefix, type] of PRIVATE) list.addSubnet(net, prefix, type);
     active = true;
   }
-  for (const raw of networks.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of networks
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([^/]+)\/(\d{1,3})$/.exec(raw);
     const family = m ? isIP(m[1]!) : 0;
-    if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) throw new ConfigError(`BlockNetworks: '${raw}' is not a CIDR such as 10.1.0.0/16`);
+    if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128))
+      throw new ConfigError(`BlockNetworks: '${raw}' is not a CIDR such as 10.1.0.0/16`);
     list.addSubnet(m[1]!, Number(m[2]), family === 4 ? 'ipv4' : 'ipv6');
     active = true;
   }
@@ -87,7 +91,8 @@ export function guardedLookup(policy: AddressPolicy) {
 /** Checks a URL whose host is an IP literal (no lookup happens for those). */
 export function checkLiteralHost(url: URL, policy: AddressPolicy): void {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (policy.active && isIP(host) !== 0 && policy.blocked(host)) throw new BlockedAddressError(`${url.host} is a blocked address`);
+  if (policy.active && isIP(host) !== 0 && policy.blocked(host))
+    throw new BlockedAddressError(`${url.host} is a blocked address`);
 }
 
 /**
@@ -109,7 +114,10 @@ export async function checkUpstreamHost(url: URL, policy: AddressPolicy): Promis
   try {
     list = await dns.lookup(host, { all: true });
   } catch (e) {
-    throw new UpstreamError(`${host} cannot be resolved to check it against BlockPrivate/BlockNetworks: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`, { cause: e });
+    throw new UpstreamError(
+      `${host} cannot be resolved to check it against BlockPrivate/BlockNetworks: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+      { cause: e },
+    );
   }
   const refusal = refusalAmong(host, list, policy);
   if (refusal) throw refusal;

@@ -49,7 +49,22 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
-const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 function headerValues(raw: Record<string, string | string[] | undefined>): Record<string, string[]> {
   const out = emptyRecord<string[]>();
@@ -101,7 +116,12 @@ export interface Outbound {
   readonly routes: Routes;
 }
 
-async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
+async function once(
+  out: Outbound,
+  req: OutboundRequest,
+  limits: ExchangeLimits,
+  policy: AddressPolicy,
+): Promise<InboundResponse> {
   const url = req.url;
   const via = out.routes.route(url);
   const proxy = via?.proxy;
@@ -112,7 +132,10 @@ async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits,
   if (via) {
     const address = await checkUpstreamHost(url, policy);
     // undici's proxy connector refuses such a header (it would hand the proxy credentials on)
-    if (Object.keys(headers).some((k) => k.toLowerCase() === 'proxy-authorization')) throw new BadInputError('a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL');
+    if (Object.keys(headers).some((k) => k.toLowerCase() === 'proxy-authorization'))
+      throw new BadInputError(
+        'a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL',
+      );
     // the proxy connector adds a Host header to the headers it is given: a copy keeps that Host out
     // of the next hop's request after a redirect
     headers = { ...headers };
@@ -128,29 +151,60 @@ async function once(out: Outbound, req: OutboundRequest, limits: ExchangeLimits,
   const signal = new RequestSignal();
   const deadline = deadlines.start(remaining, () => signal.abort());
   try {
-    const res = await dispatcher.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: req.method as Dispatcher.HttpMethod, headers, body: req.body, signal, maxRedirections: 0 } as Dispatcher.RequestOptions);
-    const body = await readCapped(res.body, limits.maxBytes, () => new ResponseTooLargeError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`));
-    return { status: res.statusCode, statusText: STATUS_TEXT[res.statusCode] ?? '', headers: headerValues(res.headers), body, url: url.href };
+    const res = await dispatcher.request({
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
+      method: req.method as Dispatcher.HttpMethod,
+      headers,
+      body: req.body,
+      signal,
+      maxRedirections: 0,
+    } as Dispatcher.RequestOptions);
+    const body = await readCapped(
+      res.body,
+      limits.maxBytes,
+      () => new ResponseTooLargeError(`the response of ${url.origin} is larger than ${limits.maxBytes} bytes`),
+    );
+    return {
+      status: res.statusCode,
+      statusText: STATUS_TEXT[res.statusCode] ?? '',
+      headers: headerValues(res.headers),
+      body,
+      url: url.href,
+    };
   } catch (e) {
     if (e instanceof UpstreamError || e instanceof BlockedAddressError) throw e;
     const cause = (e as { cause?: unknown }).cause;
     if (cause instanceof BlockedAddressError) throw cause;
     const refused = proxy ? proxyRefusal(e, proxy, url.origin) : undefined;
     if (refused) throw refused;
-    if (signal.aborted) throw new TimeoutError(`${req.method} ${url.origin} did not answer in time${proxy ? ` (through proxy ${proxy.shown})` : ''}`, { cause: e });
-    throw new UpstreamError(`${req.method} ${url.origin} failed${proxy ? ` through proxy ${proxy.shown}` : ''}: ${describeError(e)}`, { cause: e });
+    if (signal.aborted)
+      throw new TimeoutError(
+        `${req.method} ${url.origin} did not answer in time${proxy ? ` (through proxy ${proxy.shown})` : ''}`,
+        { cause: e },
+      );
+    throw new UpstreamError(
+      `${req.method} ${url.origin} failed${proxy ? ` through proxy ${proxy.shown}` : ''}: ${describeError(e)}`,
+      { cause: e },
+    );
   } finally {
     deadlines.settle(deadline);
   }
 }
 
 /** Sends a request, following redirects and retrying as the limits allow. */
-export async function exchange(out: Outbound, request: OutboundRequest, limits: ExchangeLimits, policy: AddressPolicy): Promise<InboundResponse> {
+export async function exchange(
+  out: Outbound,
+  request: OutboundRequest,
+  limits: ExchangeLimits,
+  policy: AddressPolicy,
+): Promise<InboundResponse> {
   let req = { ...request, method: request.method.toUpperCase() };
   let redirects = 0;
   let retries = 0;
   /** A retry is made for idempotent methods only, while retries are left and its wait ends before the deadline. */
-  const mayRetryAfter = (wait: number): boolean => IDEMPOTENT.has(req.method) && retries < limits.retries && Date.now() + wait < limits.deadline;
+  const mayRetryAfter = (wait: number): boolean =>
+    IDEMPOTENT.has(req.method) && retries < limits.retries && Date.now() + wait < limits.deadline;
   for (;;) {
     let res: InboundResponse;
     try {
@@ -167,13 +221,16 @@ export async function exchange(out: Outbound, request: OutboundRequest, limits: 
       throw e;
     }
     if (REDIRECT_STATUS.has(res.status) && res.headers.location?.[0]) {
-      if (redirects >= limits.maxRedirects) throw new UpstreamError(`too many redirects (more than ${limits.maxRedirects}) from ${request.url.href}`);
+      if (redirects >= limits.maxRedirects)
+        throw new UpstreamError(`too many redirects (more than ${limits.maxRedirects}) from ${request.url.href}`);
       redirects++;
       const next = new URL(res.headers.location[0], req.url);
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new UpstreamError(`redirect to a ${next.protocol} URL refused`);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw new UpstreamError(`redirect to a ${next.protocol} URL refused`);
       const crossOrigin = next.origin !== req.url.origin;
       const headers: Record<string, string[]> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (!(crossOrigin && CREDENTIAL_HEADERS.has(k.toLowerCase()))) headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (!(crossOrigin && CREDENTIAL_HEADERS.has(k.toLowerCase()))) headers[k] = v;
       const toGet = res.status === 303 || ((res.status === 301 || res.status === 302) && req.method === 'POST');
       if (toGet) for (const k of Object.keys(headers)) if (/^content-(type|length)$/i.test(k)) delete headers[k];
       req = { method: toGet ? 'GET' : req.method, url: next, headers, body: toGet ? undefined : req.body };

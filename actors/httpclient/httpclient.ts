@@ -47,11 +47,13 @@ function headerMap(lines: [string, string][]): Record<string, string[]> {
 
 function parseHeaderOption(text: string): Record<string, string[]> {
   const parsed = parseJson(text, 'before interceptor options.headers');
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadInputError('before interceptor options.headers must be an object of name -> list of values');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new BadInputError('before interceptor options.headers must be an object of name -> list of values');
   const out: Record<string, string[]> = {};
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
     const values = (Array.isArray(v) ? v : [v]).map(String);
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || values.some((x) => /[\r\n\0]/.test(x))) throw new BadInputError(`before interceptor set an invalid header '${k}'`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || values.some((x) => /[\r\n\0]/.test(x)))
+      throw new BadInputError(`before interceptor set an invalid header '${k}'`);
     out[k] = values;
   }
   return out;
@@ -65,7 +67,8 @@ function targetOf(url: string): URL {
   } catch {
     throw new BadInputError(`'${url}' is not a URL`);
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new BadInputError(`only http and https URLs are accepted, not ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new BadInputError(`only http and https URLs are accepted, not ${target.protocol}`);
   return target;
 }
 
@@ -82,7 +85,10 @@ function plainResult(res: InboundResponse): Result {
   // its status is the Code, so a queue with RetryOn retryable retries exactly what is worth retrying.
   // As 502 it was retried until dead. Anything else (5xx, a stray 1xx/3xx) is the upstream failing: 502.
   const code = res.status >= 400 && res.status < 500 ? res.status : Code.UpstreamError;
-  return withRetryAfter(failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data), res);
+  return withRetryAfter(
+    failure(code, `upstream answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, data),
+    res,
+  );
 }
 
 /**
@@ -105,8 +111,16 @@ function withRetryAfter(result: Result, res: InboundResponse): Result {
 function check(
   c: HttpClientConfig,
   onSecretError: (line: string) => void = () => undefined,
-): { configuredTarget: URL | undefined; configuredHeaders: Record<string, string[]>; ca: string | undefined; signer: Signer | undefined } {
-  if (!c.InterceptBefore && !c.InterceptAfter) throw new ConfigError('the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)');
+): {
+  configuredTarget: URL | undefined;
+  configuredHeaders: Record<string, string[]>;
+  ca: string | undefined;
+  signer: Signer | undefined;
+} {
+  if (!c.InterceptBefore && !c.InterceptAfter)
+    throw new ConfigError(
+      'the HTTP client needs at least one interceptor: set InterceptBefore and/or InterceptAfter (README, The HTTP client)',
+    );
   if (c.InterceptBefore) interceptorUrl('InterceptBefore', c.InterceptBefore);
   if (c.InterceptAfter) interceptorUrl('InterceptAfter', c.InterceptAfter);
   const signer = signerOf(c.Signing, onSecretError);
@@ -129,7 +143,9 @@ function check(
     try {
       ca = readFileSync(c.CAFile, 'utf8');
     } catch (e) {
-      throw new ConfigError(`CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+      throw new ConfigError(
+        `CAFile '${c.CAFile}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+      );
     }
   }
   return { configuredTarget, configuredHeaders, ca, signer };
@@ -140,15 +156,22 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
   const { configuredTarget, configuredHeaders, ca, signer } = check(c, (line) => ctx.log.warn(line));
   const policy = addressPolicy(c.BlockPrivate, c.BlockNetworks);
   const proxies = proxySettings(c.Proxy, process.env, (line) => ctx.log.warn(line));
-  const dispatcher = new LazyAgent({ connections: 64, connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) } });
+  const dispatcher = new LazyAgent({
+    connections: 64,
+    connect: { ...(policy.active ? { lookup: guardedLookup(policy) as never } : {}), ...(ca ? { ca } : {}) },
+  });
   const routes = proxyRoutes(proxies, { connections: 64, ...(ca ? { ca } : {}) });
   const outbound = { direct: dispatcher, routes };
   const interceptorRoutes = c.InterceptProxy ? routes : undefined;
   let before: Awaited<ReturnType<typeof connectInterceptor>> | undefined;
   let after: typeof before;
   try {
-    before = c.InterceptBefore ? await connectInterceptor('InterceptBefore', c.InterceptBefore, interceptorRoutes) : undefined;
-    after = c.InterceptAfter ? await connectInterceptor('InterceptAfter', c.InterceptAfter, interceptorRoutes) : undefined;
+    before = c.InterceptBefore
+      ? await connectInterceptor('InterceptBefore', c.InterceptBefore, interceptorRoutes)
+      : undefined;
+    after = c.InterceptAfter
+      ? await connectInterceptor('InterceptAfter', c.InterceptAfter, interceptorRoutes)
+      : undefined;
   } catch (e) {
     // a start refused here must not leave the outbound pools (and a connected before interceptor) open
     await Promise.all([before?.close(), dispatcher.close(), routes.close()]).catch(() => undefined);
@@ -166,21 +189,36 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     let headers: Record<string, string[]> = { ...configuredHeaders };
     let body: string | undefined;
     if (before) {
-      const reply = await before.call({ type: 'json', value: message, options: { method, url, content_type: contentType, headers: configuredHeadersJson } }, deadline, trace);
+      const reply = await before.call(
+        {
+          type: 'json',
+          value: message,
+          options: { method, url, content_type: contentType, headers: configuredHeadersJson },
+        },
+        deadline,
+        trace,
+      );
       if (!isSuccessCode(reply.status_code)) return failure(reply.status_code, reply.status);
       method = reply.options.method || method;
       url = reply.options.url || url;
       contentType = reply.options.content_type || contentType;
       if (reply.options.headers !== undefined) headers = parseHeaderOption(reply.options.headers);
-      body = reply.data === undefined || reply.data === null ? undefined : typeof reply.data === 'string' ? reply.data : JSON.stringify(reply.data);
+      body =
+        reply.data === undefined || reply.data === null
+          ? undefined
+          : typeof reply.data === 'string'
+            ? reply.data
+            : JSON.stringify(reply.data);
     } else {
       body = JSON.stringify(message.Data);
     }
-    if (!url) throw new BadInputError('no URL: set the URL parameter or return options.url from the before interceptor');
+    if (!url)
+      throw new BadInputError('no URL: set the URL parameter or return options.url from the before interceptor');
     const target = url === c.URL && configuredTarget ? configuredTarget : targetOf(url);
     if (!/^[A-Za-z]+$/.test(method)) throw new BadInputError(`'${method}' is not an HTTP method`);
     // a Content-Type among the headers wins over ContentType (README, The HTTP client)
-    if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = [contentType];
+    if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+      headers['content-type'] = [contentType];
     // unless the headers already name a trace
     addTraceHeaders(headers, trace, (v) => [v]);
     const upper = method.toUpperCase();
@@ -188,7 +226,12 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     // signed last, over the very bytes sent, after the before interceptor had its say on headers and body
     signer?.sign(headers, sent, message.Control);
     const request: OutboundRequest = { method: upper, url: target, headers, body: sent };
-    const res = await exchange(outbound, request, { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries }, policy);
+    const res = await exchange(
+      outbound,
+      request,
+      { deadline, maxBytes: c.MaxResponseBytes, maxRedirects: c.MaxRedirects, retries: c.Retries },
+      policy,
+    );
     const type = responseType(res.headers['content-type']?.[0]);
     if (!after) return type === 'raw' ? failure(Code.BadRequest, 'Not supported raw types') : plainResult(res);
     const text = res.body.toString('utf8');
@@ -201,7 +244,8 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
       }
     }
     const shownHeaders: Record<string, string[]> = {};
-    for (const [k, v] of Object.entries(request.headers)) if (!/^(authorization|cookie|proxy-authorization)$/i.test(k)) shownHeaders[k] = v;
+    for (const [k, v] of Object.entries(request.headers))
+      if (!/^(authorization|cookie|proxy-authorization)$/i.test(k)) shownHeaders[k] = v;
     const reply = await after.call(
       {
         type,
@@ -229,10 +273,18 @@ async function start(ctx: ServiceContext<HttpClientConfig>): Promise<RunningServ
     observe: (code, error) => {
       if (error !== undefined && code >= 500) ctx.log.warn(`request failed: ${describeError(error)}`);
     },
-    close: () => Promise.all([before?.close(), after?.close(), dispatcher.close(), routes.close()]).then(() => undefined),
+    close: () =>
+      Promise.all([before?.close(), after?.close(), dispatcher.close(), routes.close()]).then(() => undefined),
   });
-  ctx.log.info(`HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${signer ? `, signing (${signer.scheme})` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`);
+  ctx.log.info(
+    `HTTP client listening on channel '${ctx.inputChannel}'${c.URL ? `, calling ${c.Method || 'POST'} ${new URL(c.URL).origin}` : ''}${signer ? `, signing (${signer.scheme})` : ''}${proxies.summary ? `; ${proxies.summary}${c.InterceptProxy ? ', interceptors too' : ''}` : ''}`,
+  );
   return running;
 }
 
-export const httpClientService = defineService(SERVICES.httpclient, compilerFor('httpclient', HTTPCLIENT_PARAMS), start, (c) => void check(c));
+export const httpClientService = defineService(
+  SERVICES.httpclient,
+  compilerFor('httpclient', HTTPCLIENT_PARAMS),
+  start,
+  (c) => void check(c),
+);

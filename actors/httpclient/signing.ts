@@ -13,7 +13,8 @@ import { WatchedFile } from '../net/watched-file.js';
 import type { SigningScheme } from '../net/webhook-signing.js';
 import { SIGNING_SCHEMES, secretKey, signatureHeaders } from '../net/webhook-signing.js';
 
-const SIGNING_FORM = "scheme:secret[,secret] (scheme: standard, github or stripe; a secret inline or file://<path>; standard's is whsec_<base64>)";
+const SIGNING_FORM =
+  "scheme:secret[,secret] (scheme: standard, github or stripe; a secret inline or file://<path>; standard's is whsec_<base64>)";
 
 /** A key that is read once (inline) or from a file watched for changes. */
 interface KeySource {
@@ -53,13 +54,17 @@ export function signerOf(text: string, onReloadError: (line: string) => void): S
   if (t === '') return undefined;
   const colon = t.indexOf(':');
   const scheme = (colon < 0 ? t : t.slice(0, colon)).trim().toLowerCase();
-  if (!(SIGNING_SCHEMES as readonly string[]).includes(scheme)) throw new ConfigError(`Signing: '${scheme.slice(0, 40)}' is not a signing scheme; expected ${SIGNING_FORM}`);
+  if (!(SIGNING_SCHEMES as readonly string[]).includes(scheme))
+    throw new ConfigError(`Signing: '${scheme.slice(0, 40)}' is not a signing scheme; expected ${SIGNING_FORM}`);
   const secrets = (colon < 0 ? '' : t.slice(colon + 1))
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (secrets.length === 0) throw new ConfigError(`Signing: '${scheme}' names no secret; expected ${SIGNING_FORM}`);
-  if (secrets.length > 2) throw new ConfigError(`Signing: ${secrets.length} secrets given; at most two, the current one and the one being rotated out (${SIGNING_FORM})`);
+  if (secrets.length > 2)
+    throw new ConfigError(
+      `Signing: ${secrets.length} secrets given; at most two, the current one and the one being rotated out (${SIGNING_FORM})`,
+    );
   const keys = secrets.map((s, i): KeySource => {
     const which = i === 0 ? 'first secret' : 'second secret';
     if (s.startsWith('file://')) {

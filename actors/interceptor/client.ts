@@ -48,7 +48,9 @@ export class InterceptorClient {
       this.lean = LeanPool.forUrl(`interceptor ${url}`, u, connections, MAX_REPLY_BYTES);
       this.leanHead = `POST ${this.path} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: `;
     } else {
-      this.own = this.proxy ? undefined : new (loadUndici().Pool)(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+      this.own = this.proxy
+        ? undefined
+        : new (loadUndici().Pool)(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
       this.dispatcher = this.own ?? via!.dispatcher;
     }
   }
@@ -67,19 +69,28 @@ export class InterceptorClient {
       // a Pool ignores the origin (it has its own); a proxy's connector needs it
       // the shared headers object only without a trace: a trace's headers go on a copy of it
       const headers = trace ? addTraceHeaders<string>({ ...JSON_HEADERS }, trace, (v) => v) : JSON_HEADERS;
-      this.dispatcher!.dispatch({ origin: this.origin, path: this.path, method: 'POST', headers, body: JSON.stringify(request) }, exchange);
+      this.dispatcher!.dispatch(
+        { origin: this.origin, path: this.path, method: 'POST', headers, body: JSON.stringify(request) },
+        exchange,
+      );
     });
   }
 
   /** One call over the lean client: the request written as one string, its reply checked as undici's is. */
-  private callLean(lean: LeanPool, request: InterceptorRequest, remaining: number, trace: Trace | undefined): Promise<InterceptorReply> {
+  private callLean(
+    lean: LeanPool,
+    request: InterceptorRequest,
+    remaining: number,
+    trace: Trace | undefined,
+  ): Promise<InterceptorReply> {
     const body = JSON.stringify(request);
     let extra = '';
     if (trace) {
       const headers = addTraceHeaders<string>({}, trace, (v) => v);
       for (const name of Object.keys(headers)) {
         const value = headers[name]!;
-        if (LINE_BREAK.test(value)) return Promise.reject(new UpstreamError(`interceptor ${this.url} failed: invalid ${name} header`));
+        if (LINE_BREAK.test(value))
+          return Promise.reject(new UpstreamError(`interceptor ${this.url} failed: invalid ${name} header`));
         extra += `${name}: ${value}\r\n`;
       }
     }
@@ -117,7 +128,8 @@ export class InterceptorClient {
     if (e instanceof UpstreamError) return e;
     const refused = this.proxy ? proxyRefusal(e, this.proxy, `interceptor ${this.url}`) : undefined;
     if (refused) return refused;
-    if (timedOut || e.name === 'AbortError' || e instanceof loadUndici().errors.RequestAbortedError) return new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`, { cause: e });
+    if (timedOut || e.name === 'AbortError' || e instanceof loadUndici().errors.RequestAbortedError)
+      return new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`, { cause: e });
     return new UpstreamError(`interceptor ${this.url} failed: ${describeError(e)}`, { cause: e });
   }
 

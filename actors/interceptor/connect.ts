@@ -35,7 +35,8 @@ export function copyJsonValue(value: unknown): unknown {
   for (const k of Object.keys(value)) {
     const v = copyJsonValue((value as Record<string, unknown>)[k]);
     // JSON.parse makes "__proto__" an own key; assigning it would set the copy's prototype instead
-    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
   }
   return out;
@@ -61,7 +62,9 @@ class ModuleInterceptor implements Interceptor {
     }
     if (!isThenable(out)) return this.reply(out);
     return new Promise<unknown>((resolve, reject) => {
-      const pending = this.deadlines.start(remaining, () => reject(new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`)));
+      const pending = this.deadlines.start(remaining, () =>
+        reject(new TimeoutError(`interceptor ${this.url} did not answer within ${remaining} ms`)),
+      );
       // whichever comes first, the answer or the deadline, settles the call
       out.then(
         (v) => {
@@ -102,7 +105,8 @@ export function interceptorUrl(name: string, url: string): URL | undefined {
   } catch {
     throw new ConfigError(`${name} '${url}' is not a URL: write an http(s):// or module:// URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ConfigError(`${name} '${url}' must be an http(s):// or module:// URL`);
   return u;
 }
 

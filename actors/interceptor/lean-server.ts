@@ -62,7 +62,10 @@ class ServerConnection {
     private readonly server: LeanServer,
     maxBody: number,
   ) {
-    this.parser = new Http1Parser('request', maxBody, { onHead: (head) => this.headIn(head), onMessage: (head, body) => this.requestIn(head, body) });
+    this.parser = new Http1Parser('request', maxBody, {
+      onHead: (head) => this.headIn(head),
+      onMessage: (head, body) => this.requestIn(head, body),
+    });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('end', () => this.ended());
@@ -131,7 +134,11 @@ class ServerConnection {
 
   private encode(status: number, json: string, close: boolean, minor: number): string {
     // an HTTP/1.1 client may pipeline to us (answered in order): the lean client waits for the word
-    const connection = close ? 'connection: close\r\n' : minor === 0 ? `connection: keep-alive\r\nkeep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n` : `keep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n${PIPELINING_HEADER}: 1\r\n`;
+    const connection = close
+      ? 'connection: close\r\n'
+      : minor === 0
+        ? `connection: keep-alive\r\nkeep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n`
+        : `keep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n${PIPELINING_HEADER}: 1\r\n`;
     return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(json)}\r\ndate: ${httpDate()}\r\n${connection}\r\n${json}`;
   }
 

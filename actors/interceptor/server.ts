@@ -31,7 +31,8 @@ export async function loadInterceptor(modulePath: string): Promise<InterceptorFu
     throw new ConfigError(`cannot load interceptor module '${modulePath}': ${describeError(e)}`);
   }
   const fn = typeof mod.default === 'function' ? mod.default : mod.intercept;
-  if (typeof fn !== 'function') throw new ConfigError(`interceptor module '${modulePath}' must export a function (default or 'intercept')`);
+  if (typeof fn !== 'function')
+    throw new ConfigError(`interceptor module '${modulePath}' must export a function (default or 'intercept')`);
   return fn as InterceptorFunction;
 }
 
@@ -51,7 +52,11 @@ export interface RunningInterceptor {
   close(): Promise<void>;
 }
 
-export async function serveInterceptor(fn: InterceptorFunction, port: number, host = '127.0.0.1'): Promise<RunningInterceptor> {
+export async function serveInterceptor(
+  fn: InterceptorFunction,
+  port: number,
+  host = '127.0.0.1',
+): Promise<RunningInterceptor> {
   const lean = new LeanServer((head, body, respond) => answer(fn, head.method, body, respond), refusal, MAX_REQUEST);
   await listenOn(lean.net, { service: 'interceptor', port, host });
   return {

@@ -41,10 +41,12 @@ function stringMap(v: unknown, where: string): Record<string, string> {
 
 /** Validates an untrusted interceptor reply; `status_code` may also come as Code or Status (README, Services). */
 export function validateReply(input: unknown, where = 'interceptor reply'): InterceptorReply {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadInputError(`${where} must be an object with data, status, status_code`);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new BadInputError(`${where} must be an object with data, status, status_code`);
   const o = input as Record<string, unknown>;
   const code = o.status_code ?? o.Code ?? o.Status ?? 200;
-  if (typeof code !== 'number' || !Number.isInteger(code) || code < 100 || code > 599) throw new BadInputError(`${where}.status_code must be an integer from 100 to 599`);
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < 100 || code > 599)
+    throw new BadInputError(`${where}.status_code must be an integer from 100 to 599`);
   const status = o.status ?? o.Message ?? '';
   if (typeof status !== 'string') throw new BadInputError(`${where}.status must be a text`);
   return { data: o.data, status, status_code: code, options: stringMap(o.options, `${where}.options`) };
@@ -52,7 +54,8 @@ export function validateReply(input: unknown, where = 'interceptor reply'): Inte
 
 /** Validates an untrusted interceptor request (the kit's server side). */
 export function validateRequest(input: unknown, where = 'interceptor request'): InterceptorRequest {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadInputError(`${where} must be an object with type, value, options`);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new BadInputError(`${where} must be an object with type, value, options`);
   const o = input as Record<string, unknown>;
   if (typeof o.type !== 'string') throw new BadInputError(`${where}.type must be a text`);
   return { type: o.type, value: o.value, options: stringMap(o.options, `${where}.options`) };

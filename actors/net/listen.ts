@@ -29,18 +29,44 @@ const PRIVILEGED_BELOW = 1024;
 /** The ListenError a failed listen or bind at `at` stands for. */
 export function listenFailure(error: unknown, at: ListenAt): ListenError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
-  const port: ListenTarget = { service: at.service, ...(at.instance === undefined ? {} : { instance: at.instance }), parameter: at.parameter ?? 'Port', value: at.port };
+  const port: ListenTarget = {
+    service: at.service,
+    ...(at.instance === undefined ? {} : { instance: at.instance }),
+    parameter: at.parameter ?? 'Port',
+    value: at.port,
+  };
   const over = at.protocol ? ` over ${at.protocol}` : '';
   const cause = { cause: error };
-  if (code === 'EADDRINUSE') return new ListenError(port, `is already in use${over} (EADDRINUSE)`, `choose a free ${at.parameter ?? 'Port'} or stop the program that holds it`, cause);
+  if (code === 'EADDRINUSE')
+    return new ListenError(
+      port,
+      `is already in use${over} (EADDRINUSE)`,
+      `choose a free ${at.parameter ?? 'Port'} or stop the program that holds it`,
+      cause,
+    );
   if (code === 'EACCES' && at.port > 0 && at.port < PRIVILEGED_BELOW) {
-    return new ListenError(port, `needs privileges${over}: ports below ${PRIVILEGED_BELOW} are reserved to root (EACCES)`, `choose a ${at.parameter ?? 'Port'} from ${PRIVILEGED_BELOW} up`, cause);
+    return new ListenError(
+      port,
+      `needs privileges${over}: ports below ${PRIVILEGED_BELOW} are reserved to root (EACCES)`,
+      `choose a ${at.parameter ?? 'Port'} from ${PRIVILEGED_BELOW} up`,
+      cause,
+    );
   }
   if (BAD_ADDRESS.has(code) && at.host !== undefined) {
     const address: ListenTarget = { ...port, parameter: 'IP', value: at.host };
-    return new ListenError(address, `is not an address of this host (${code})`, `give one of its IP addresses, 127.0.0.1 (this host only) or 0.0.0.0 (every interface)`, cause);
+    return new ListenError(
+      address,
+      `is not an address of this host (${code})`,
+      `give one of its IP addresses, 127.0.0.1 (this host only) or 0.0.0.0 (every interface)`,
+      cause,
+    );
   }
-  return new ListenError(port, `cannot be opened${over}: ${describeError(error)}`, `check Port${at.host === undefined ? '' : ' and IP'}`, cause);
+  return new ListenError(
+    port,
+    `cannot be opened${over}: ${describeError(error)}`,
+    `check Port${at.host === undefined ? '' : ' and IP'}`,
+    cause,
+  );
 }
 
 /** Listens with a TCP (or HTTP) server; rejects with a ListenError. */

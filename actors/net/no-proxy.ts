@@ -29,7 +29,10 @@ function portOf(url: URL): string {
 
 /** The host of a URL as the rules compare it: lower case, IPv6 without brackets, no trailing dot. */
 function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 function parseEntry(raw: string): Entry | 'cidr' | undefined {
@@ -85,7 +88,8 @@ export function noProxyRules(value: string): NoProxyRules {
         if (e.port !== undefined && e.port !== (port ??= portOf(url))) continue;
         if (host === e.host) return true;
         // a suffix matches whole labels of names only: 10.0.0.1 is not below 0.0.1
-        if (family === 0 && host.endsWith(e.host) && host.charCodeAt(host.length - e.host.length - 1) === 46) return true;
+        if (family === 0 && host.endsWith(e.host) && host.charCodeAt(host.length - e.host.length - 1) === 46)
+          return true;
       }
       return false;
     },

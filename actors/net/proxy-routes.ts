@@ -50,15 +50,32 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
   // one connector per proxy server (as many as the settings name, never closed before the end)
   const agents = agentCache(Infinity);
   const agentOf = (server: ProxyServer): ProxyAgent =>
-    agents.get(server.url.href, () => new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: false, connections: options.connections, ...(ca ? { requestTls: ca, proxyTls: ca } : {}) }));
+    agents.get(
+      server.url.href,
+      () =>
+        new undici.ProxyAgent({
+          uri: server.url.href,
+          proxyTunnel: false,
+          connections: options.connections,
+          ...(ca ? { requestTls: ca, proxyTls: ca } : {}),
+        }),
+    );
   // undici's ProxyAgent takes the upstream's TLS name from requestTls when it has one (a CAFile), not
   // from the request: a tunnel to an address needs a connector that names the host itself — one per
   // proxy, scheme and name, bounded since the names come from requests
   const pinned = agentCache(PINNED_LIMIT);
   const pinnedOf = (server: ProxyServer, url: URL): ProxyAgent => {
     const https = url.protocol === 'https:';
-    return pinned.get(`${server.url.href} ${https ? url.hostname : 'http'}`, () =>
-      new undici.ProxyAgent({ uri: server.url.href, proxyTunnel: true, connections: options.connections, ...(https ? { requestTls: { ...ca, servername: url.hostname } } : {}), ...(ca ? { proxyTls: ca } : {}) }),
+    return pinned.get(
+      `${server.url.href} ${https ? url.hostname : 'http'}`,
+      () =>
+        new undici.ProxyAgent({
+          uri: server.url.href,
+          proxyTunnel: true,
+          connections: options.connections,
+          ...(https ? { requestTls: { ...ca, servername: url.hostname } } : {}),
+          ...(ca ? { proxyTls: ca } : {}),
+        }),
     );
   };
   /** Scheme and host → route; null remembers 'direct'. */
@@ -69,7 +86,9 @@ export function proxyRoutes(settings: ProxySettings, options: RouteOptions): Rou
       let route = memo.get(key);
       if (route === undefined) {
         const server = settings.proxyFor(url);
-        route = server ? { dispatcher: agentOf(server), proxy: server, pinned: (target) => pinnedOf(server, target) } : null;
+        route = server
+          ? { dispatcher: agentOf(server), proxy: server, pinned: (target) => pinnedOf(server, target) }
+          : null;
         if (memo.size >= MEMO_LIMIT) memo.clear();
         memo.set(key, route);
       }
@@ -113,7 +132,9 @@ class ProxyAuthError extends UpstreamError {
 /** The status of a proxy's refusal as undici reports it: a refused CONNECT, or a 407 to a forwarded request. */
 function refusedStatus(e: unknown): number | undefined {
   const message = e instanceof Error ? e.message : '';
-  const m = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/.exec(message) ?? /^Proxy Authentication Required \((407)\)$/.exec(message);
+  const m =
+    /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/.exec(message) ??
+    /^Proxy Authentication Required \((407)\)$/.exec(message);
   return m ? Number(m[1]) : undefined;
 }
 
@@ -125,8 +146,12 @@ export function proxyRefusal(e: unknown, proxy: ProxyServer, target: string): Up
   const status = refusedStatus(e);
   if (status === undefined) return undefined;
   if (status === 407) {
-    const what = proxy.url.username ? `refused the credentials given in ${proxy.source}` : `requires credentials (give them in ${proxy.source} as http://user:password@host:port)`;
-    return new ProxyAuthError(`proxy ${proxy.shown} ${what} (407 Proxy Authentication Required) for ${target}`, { cause: e });
+    const what = proxy.url.username
+      ? `refused the credentials given in ${proxy.source}`
+      : `requires credentials (give them in ${proxy.source} as http://user:password@host:port)`;
+    return new ProxyAuthError(`proxy ${proxy.shown} ${what} (407 Proxy Authentication Required) for ${target}`, {
+      cause: e,
+    });
   }
   return new UpstreamError(`proxy ${proxy.shown} refused the tunnel to ${target} (${status})`, { cause: e });
 }

@@ -45,9 +45,11 @@ function parseProxy(value: string, source: string, schemeOptional: boolean): Pro
   } catch {
     return `'${masked(value)}' is not a URL`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `'${masked(value)}' is not an http:// or https:// URL`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `'${masked(value)}' is not an http:// or https:// URL`;
   if (!url.hostname) return `'${masked(value)}' names no host`;
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `'${masked(value)}' has a path; a proxy is scheme://[user:password@]host[:port]`;
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash)
+    return `'${masked(value)}' has a path; a proxy is scheme://[user:password@]host[:port]`;
   return { url, shown: `${url.protocol}//${url.host}`, source };
 }
 
@@ -83,9 +85,17 @@ export function proxySettings(param: string, env: NodeJS.ProcessEnv, warn: (line
   if (!http && !https) return { proxyFor: () => undefined, servers: [], summary: '' };
   const noProxyVar = fromEnv(env, ['no_proxy', 'NO_PROXY']);
   const rules: NoProxyRules | undefined = noProxyVar ? noProxyRules(noProxyVar[1]) : undefined;
-  if (noProxyVar && rules!.rejected.length) warn(`${noProxyVar[0]}: ${rules!.rejected.map((r) => `'${r}'`).join(', ')} cannot be read; ignored`);
-  const servers = https && http && https.url.href === http.url.href ? [http] : [http, https].filter((s): s is ProxyServer => s !== undefined);
-  const parts = [http ? `http through ${http.shown} (${http.source})` : '', https ? `https through ${https.shown} (${https.source})` : '', noProxyVar ? `except ${noProxyVar[0]}` : ''].filter(Boolean);
+  if (noProxyVar && rules!.rejected.length)
+    warn(`${noProxyVar[0]}: ${rules!.rejected.map((r) => `'${r}'`).join(', ')} cannot be read; ignored`);
+  const servers =
+    https && http && https.url.href === http.url.href
+      ? [http]
+      : [http, https].filter((s): s is ProxyServer => s !== undefined);
+  const parts = [
+    http ? `http through ${http.shown} (${http.source})` : '',
+    https ? `https through ${https.shown} (${https.source})` : '',
+    noProxyVar ? `except ${noProxyVar[0]}` : '',
+  ].filter(Boolean);
   return {
     servers,
     summary: parts.join(', '),

@@ -81,8 +81,12 @@ export class ServerTls {
       if (s) this.sources[part] = s;
     }
     this.clientAuth = config.TLSClientAuth as TlsClientAuth;
-    if (!this.sources.TLSCert || !this.sources.TLSKey) throw new ConfigError(`${where}: TLS needs both TLSCert and TLSKey (PEM files, for example from 'make certs')`);
-    if (this.clientAuth !== 'none' && !this.sources.TLSCA) throw new ConfigError(`${where}: TLSClientAuth ${this.clientAuth} needs TLSCA, the CA that client certificates are checked against`);
+    if (!this.sources.TLSCert || !this.sources.TLSKey)
+      throw new ConfigError(`${where}: TLS needs both TLSCert and TLSKey (PEM files, for example from 'make certs')`);
+    if (this.clientAuth !== 'none' && !this.sources.TLSCA)
+      throw new ConfigError(
+        `${where}: TLSClientAuth ${this.clientAuth} needs TLSCA, the CA that client certificates are checked against`,
+      );
     this.current = this.read((part, e) => new ConfigError(`${where}: ${part} ${this.describe(part)}: ${e}`));
   }
 
@@ -91,7 +95,8 @@ export class ServerTls {
   /** The listener's TLS when its configuration turns TLS on (TLSCert or TLSKey given), else undefined. */
   static fromConfig(config: TlsConfig, where: string, log?: Logger): ServerTls | undefined {
     if (config.TLSCert.trim() === '' && config.TLSKey.trim() === '') {
-      if (config.TLSCA.trim() !== '' || config.TLSClientAuth !== 'none') throw new ConfigError(`${where}: TLSCA and TLSClientAuth need TLSCert and TLSKey (TLS is off without them)`);
+      if (config.TLSCA.trim() !== '' || config.TLSClientAuth !== 'none')
+        throw new ConfigError(`${where}: TLSCA and TLSClientAuth need TLSCert and TLSKey (TLS is off without them)`);
       return undefined;
     }
     const tls = new ServerTls(config, where);
@@ -141,7 +146,9 @@ export class ServerTls {
       log.info(`${this.where}: TLS certificate reloaded (${this.subject()})`);
       this.warnIfExpiring(log);
     } catch (e) {
-      log.warn(`${this.where}: TLS files changed but do not load (${describeError(e)}); the previous certificate stays in use until they do`);
+      log.warn(
+        `${this.where}: TLS files changed but do not load (${describeError(e)}); the previous certificate stays in use until they do`,
+      );
     }
   }
 
@@ -160,7 +167,10 @@ export class ServerTls {
     const key = text('TLSKey')!;
     const ca = text('TLSCA');
     const options: SecureContextOptions = { cert, key, ...(ca === undefined ? {} : { ca }) };
-    for (const [part, pem] of [['TLSCert', cert], ['TLSCA', ca]] as const) {
+    for (const [part, pem] of [
+      ['TLSCert', cert],
+      ['TLSCA', ca],
+    ] as const) {
       if (pem === undefined) continue;
       try {
         new X509Certificate(pem);
@@ -190,8 +200,12 @@ export class ServerTls {
   private warnIfExpiring(log: Logger): void {
     const cert = new X509Certificate(this.current.cert as string);
     const left = Date.parse(cert.validTo) - Date.now();
-    if (left <= 0) log.warn(`${this.where}: the TLS certificate expired on ${new Date(cert.validTo).toISOString()}; clients will refuse it`);
-    else if (left < EXPIRY_WARNING_MS) log.warn(`${this.where}: the TLS certificate expires on ${new Date(cert.validTo).toISOString()}`);
+    if (left <= 0)
+      log.warn(
+        `${this.where}: the TLS certificate expired on ${new Date(cert.validTo).toISOString()}; clients will refuse it`,
+      );
+    else if (left < EXPIRY_WARNING_MS)
+      log.warn(`${this.where}: the TLS certificate expires on ${new Date(cert.validTo).toISOString()}`);
   }
 }
 

@@ -42,7 +42,9 @@ export class WatchedFile<T> {
       this.value = parse(readFileSync(file, 'utf8'), file);
     } catch (e) {
       if (e instanceof ConfigError) throw e;
-      throw new ConfigError(`${opts.param}: cannot read ${opts.kind} '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+      throw new ConfigError(
+        `${opts.param}: cannot read ${opts.kind} '${file}': ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+      );
     }
   }
 
@@ -61,7 +63,10 @@ export class WatchedFile<T> {
     try {
       version = stamp(statSync(this.file));
     } catch (e) {
-      this.failed(`missing:${(e as NodeJS.ErrnoException).code}`, `cannot read it: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+      this.failed(
+        `missing:${(e as NodeJS.ErrnoException).code}`,
+        `cannot read it: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+      );
       return;
     }
     if (version === this.seen) return;
@@ -76,6 +81,8 @@ export class WatchedFile<T> {
   private failed(version: string, reason: string): void {
     if (version === this.seen) return;
     this.seen = version;
-    this.opts.onReloadError?.(`${this.opts.param}: ${this.opts.kind} '${this.file}' changed but ${reason}; keeping what was read before`);
+    this.opts.onReloadError?.(
+      `${this.opts.param}: ${this.opts.kind} '${this.file}' changed but ${reason}; keeping what was read before`,
+    );
   }
 }

@@ -23,11 +23,14 @@ const WHSEC = 'whsec_';
 /** The key a Standard Webhooks secret stands for: the bytes of the base64 after `whsec_`; throws an Error saying what is wrong. */
 function standardWebhookKey(text: string): Buffer {
   const t = text.trim();
-  if (!t.startsWith(WHSEC)) throw new Error(`a Standard Webhooks secret starts with '${WHSEC}' followed by the key in base64`);
+  if (!t.startsWith(WHSEC))
+    throw new Error(`a Standard Webhooks secret starts with '${WHSEC}' followed by the key in base64`);
   const b64 = t.slice(WHSEC.length);
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0) throw new Error(`the part after '${WHSEC}' is not base64`);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0)
+    throw new Error(`the part after '${WHSEC}' is not base64`);
   const key = Buffer.from(b64, 'base64');
-  if (key.length < 16) throw new Error(`the key after '${WHSEC}' is ${key.length} bytes; Standard Webhooks keys are 24 to 64 bytes`);
+  if (key.length < 16)
+    throw new Error(`the key after '${WHSEC}' is ${key.length} bytes; Standard Webhooks keys are 24 to 64 bytes`);
   return key;
 }
 
@@ -53,13 +56,28 @@ export type SigningScheme = (typeof SIGNING_SCHEMES)[number];
  * Stripe carry one signature per key, so a receiver holding either secret during a rotation
  * accepts the message; GitHub's header holds one: it is signed with the first key.
  */
-export function signatureHeaders(scheme: SigningScheme, keys: readonly Buffer[], body: Buffer | string, id: string, timestamp: number): Record<string, string> {
+export function signatureHeaders(
+  scheme: SigningScheme,
+  keys: readonly Buffer[],
+  body: Buffer | string,
+  id: string,
+  timestamp: number,
+): Record<string, string> {
   switch (scheme) {
     case 'standard':
-      return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': keys.map((k) => `v1,${standardSignature(k, id, timestamp, body)}`).join(' ') };
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': keys.map((k) => `v1,${standardSignature(k, id, timestamp, body)}`).join(' '),
+      };
     case 'github':
       return { 'x-hub-signature-256': `sha256=${hmacSha256(keys[0]!, body).toString('hex')}` };
     case 'stripe':
-      return { 'stripe-signature': [`t=${timestamp}`, ...keys.map((k) => `v1=${hmacSha256(k, `${timestamp}.`, body).toString('hex')}`)].join(',') };
+      return {
+        'stripe-signature': [
+          `t=${timestamp}`,
+          ...keys.map((k) => `v1=${hmacSha256(k, `${timestamp}.`, body).toString('hex')}`),
+        ].join(','),
+      };
   }
 }

@@ -70,7 +70,12 @@ export class OtlpBatchExporter {
     this.url = opts.url;
     this.onDropped = opts.onDropped;
     this.encoding = opts.protocol === 'http/json' ? new OtlpJson(opts) : new OtlpProtobuf(opts);
-    this.transport = otlpTransport({ url: new URL(opts.url), contentType: this.encoding.contentType, headers: opts.headers, timeoutMs: TIMEOUT_MS });
+    this.transport = otlpTransport({
+      url: new URL(opts.url),
+      contentType: this.encoding.contentType,
+      headers: opts.headers,
+      timeoutMs: TIMEOUT_MS,
+    });
   }
 
   /** Takes a finished span: written into the batch, which goes when full, else on the timer. */
@@ -148,10 +153,15 @@ export class OtlpBatchExporter {
     const now = Date.now();
     if (now - this.reportedAt < DROP_REPORT_MS) return;
     this.reportedAt = now;
-    const why = status === 0 ? 'no answer (nothing listens there, or the connection failed or timed out)' : `it answered ${status}`;
+    const why =
+      status === 0
+        ? 'no answer (nothing listens there, or the connection failed or timed out)'
+        : `it answered ${status}`;
     const { batches, spans: lost } = this.unreported;
     this.unreported = { batches: 0, spans: 0 };
-    this.onDropped(`OTLP export to ${this.url} failed: ${why}; ${lost} span(s) of ${batches} batch(es) dropped${batches > 1 ? ' since the last such line' : ''} (OTEL_EXPORTER_OTLP_ENDPOINT)`);
+    this.onDropped(
+      `OTLP export to ${this.url} failed: ${why}; ${lost} span(s) of ${batches} batch(es) dropped${batches > 1 ? ' since the last such line' : ''} (OTEL_EXPORTER_OTLP_ENDPOINT)`,
+    );
   }
 
   /** Posts `body`; the collector's last status (0: no answer). */

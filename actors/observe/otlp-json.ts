@@ -68,7 +68,11 @@ function anyValue(v: AttributeValue): string {
       return `{"boolValue":${v}}`;
     case 'number':
       // beyond 2^53 a number is not an exact integer (nor within int64 from 2^63): written as a double
-      return Number.isSafeInteger(v) ? `{"intValue":${v}}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"doubleValue":"${String(v)}"}`;
+      return Number.isSafeInteger(v)
+        ? `{"intValue":${v}}`
+        : Number.isFinite(v)
+          ? `{"doubleValue":${v}}`
+          : `{"doubleValue":"${String(v)}"}`;
     default:
       return `{"arrayValue":{"values":[${(v as Array<string | number | boolean | null | undefined>).map((x) => (x === null || x === undefined ? '{}' : anyValue(x))).join(',')}]}}`;
   }
@@ -87,7 +91,11 @@ function attributeList(attributes: Attributes): string {
 /** One span's JSON (the API's SpanKind counts from 0, OTLP's from 1: unspecified is 0 there). */
 export function spanJson(s: RecordedSpan): string {
   // an unset status is OTLP's default: left out, as every default may be
-  const status = s.status.message ? `,"status":{"code":${s.status.code},"message":${asciiJson(s.status.message)}}` : s.status.code === 0 ? '' : `,"status":{"code":${s.status.code}}`;
+  const status = s.status.message
+    ? `,"status":{"code":${s.status.code},"message":${asciiJson(s.status.message)}}`
+    : s.status.code === 0
+      ? ''
+      : `,"status":{"code":${s.status.code}}`;
   return (
     `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${s.traceState ? `,"traceState":${asciiJson(s.traceState)}` : ''}` +
     `${s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : ''},"name":${jsonString(s.name)},"kind":${s.kind + 1}` +

@@ -12,7 +12,28 @@ import type { AttributeValue, Attributes } from '@opentelemetry/api';
 import type { OtlpEncoding, OtlpOrigin } from './otlp-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
-import { FIXED64, LEN, MEMO_LONGEST, MEMO_SIZE, NO_ROOM, VARINT, beginLen, copied, endLen, key, putBytes, putId, putIdBytes, putNanos, putNegativeVarint, putString, putVarint, room, setLimit, varintSize } from './protobuf-wire.js';
+import {
+  FIXED64,
+  LEN,
+  MEMO_LONGEST,
+  MEMO_SIZE,
+  NO_ROOM,
+  VARINT,
+  beginLen,
+  copied,
+  endLen,
+  key,
+  putBytes,
+  putId,
+  putIdBytes,
+  putNanos,
+  putNegativeVarint,
+  putString,
+  putVarint,
+  room,
+  setLimit,
+  varintSize,
+} from './protobuf-wire.js';
 
 // the fields written (opentelemetry/proto: collector/trace/v1, trace/v1, common/v1, resource/v1)
 const REQUEST_RESOURCE_SPANS = key(1, LEN);
@@ -91,7 +112,8 @@ const attributeMemo = new Map<string, Map<string | number | boolean, Uint8Array>
 
 /** One attribute of a span, as a Span.attributes field: from the memo when its name came with the value before. */
 function putSpanAttribute(b: Buffer, at: number, name: string, v: AttributeValue): number {
-  if (typeof v === 'object' || (typeof v === 'string' && v.length > MEMO_LONGEST)) return putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
+  if (typeof v === 'object' || (typeof v === 'string' && v.length > MEMO_LONGEST))
+    return putKeyValue(b, at, SPAN_ATTRIBUTES, name, v);
   let values = attributeMemo.get(name);
   const bytes = values?.get(v);
   if (bytes !== undefined) return putBytes(b, at, bytes);
@@ -152,7 +174,13 @@ function sameAttributes(shape: Shape, attributes: Attributes): boolean {
 function putShape(b: Buffer, at: number, s: RecordedSpan): number {
   const kind = s.kind + 1;
   const shape = shapes.get(s.name);
-  if (shape !== undefined && shape.kind === kind && shape.service === s.service && shape.code === s.code && sameAttributes(shape, s.attributes)) {
+  if (
+    shape !== undefined &&
+    shape.kind === kind &&
+    shape.service === s.service &&
+    shape.code === s.code &&
+    sameAttributes(shape, s.attributes)
+  ) {
     shape.misses = 0;
     return putBytes(b, at, shape.bytes);
   }
@@ -174,7 +202,15 @@ function putShape(b: Buffer, at: number, s: RecordedSpan): number {
     names.push(name);
     values.push(v);
   }
-  shapes.set(s.name, { kind, service: s.service, code: s.code, names, values, bytes: copied(b, start, p), misses: shape?.misses ?? 0 });
+  shapes.set(s.name, {
+    kind,
+    service: s.service,
+    code: s.code,
+    names,
+    values,
+    bytes: copied(b, start, p),
+    misses: shape?.misses ?? 0,
+  });
   return p;
 }
 
@@ -191,10 +227,15 @@ function putAttributes(b: Buffer, at: number, fieldKey: number, attributes: Attr
 /** One span, as a ScopeSpans.spans field (the API's SpanKind counts from 0, OTLP's from 1). */
 function putSpan(b: Buffer, at: number, s: RecordedSpan): number {
   const start = beginLen(b, at, SCOPE_SPANS_SPANS, 2);
-  let p = s.traceBytes ? putIdBytes(b, start, SPAN_TRACE_ID, s.traceBytes, s.traceAt, 16) : putId(b, start, SPAN_TRACE_ID, s.traceId);
+  let p = s.traceBytes
+    ? putIdBytes(b, start, SPAN_TRACE_ID, s.traceBytes, s.traceAt, 16)
+    : putId(b, start, SPAN_TRACE_ID, s.traceId);
   p = s.spanBytes ? putIdBytes(b, p, SPAN_SPAN_ID, s.spanBytes, s.spanAt, 8) : putId(b, p, SPAN_SPAN_ID, s.spanId);
   if (s.traceState) p = putString(b, p, SPAN_TRACE_STATE, s.traceState);
-  if (s.parentSpanId) p = s.parentBytes ? putIdBytes(b, p, SPAN_PARENT_SPAN_ID, s.parentBytes, s.parentAt, 8) : putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
+  if (s.parentSpanId)
+    p = s.parentBytes
+      ? putIdBytes(b, p, SPAN_PARENT_SPAN_ID, s.parentBytes, s.parentAt, 8)
+      : putId(b, p, SPAN_PARENT_SPAN_ID, s.parentSpanId);
   p = putNanos(b, p, SPAN_START, s.startMs);
   p = putNanos(b, p, SPAN_END, s.endMs);
   // the name, kind and attributes last (protobuf takes fields in any order): one copy when they are
@@ -265,7 +306,9 @@ export class OtlpProtobuf implements OtlpEncoding {
   end(buffer: Buffer, end: number): Buffer {
     const scopeSpans = this.scope.length + end - this.head;
     const resourceSpans = this.resource.length + 1 + varintSize(scopeSpans) + scopeSpans;
-    const start = this.head - (1 + varintSize(resourceSpans) + this.resource.length + 1 + varintSize(scopeSpans) + this.scope.length);
+    const start =
+      this.head -
+      (1 + varintSize(resourceSpans) + this.resource.length + 1 + varintSize(scopeSpans) + this.scope.length);
     setLimit(buffer.length);
     buffer[start] = REQUEST_RESOURCE_SPANS;
     let at = putVarint(buffer, start + 1, resourceSpans);

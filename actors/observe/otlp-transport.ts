@@ -50,7 +50,14 @@ class LeanTransport implements OtlpTransport {
   }
 
   post(body: Buffer): Promise<number> {
-    return new Promise((resolve) => this.pool.send(`${this.head}${body.length}\r\n\r\n`, this.opts.timeoutMs, (error, status) => resolve(error ? 0 : status), body));
+    return new Promise((resolve) =>
+      this.pool.send(
+        `${this.head}${body.length}\r\n\r\n`,
+        this.opts.timeoutMs,
+        (error, status) => resolve(error ? 0 : status),
+        body,
+      ),
+    );
   }
 
   close(): void {
@@ -66,11 +73,20 @@ class TlsTransport implements OtlpTransport {
   post(body: Buffer): Promise<number> {
     const { url, contentType, headers, timeoutMs } = this.opts;
     return new Promise<number>((resolve) => {
-      const req = tlsRequest(url, { method: 'POST', agent: this.agent, timeout: timeoutMs, headers: { ...headers, 'content-type': contentType, 'content-length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      });
+      const req = tlsRequest(
+        url,
+        {
+          method: 'POST',
+          agent: this.agent,
+          timeout: timeoutMs,
+          headers: { ...headers, 'content-type': contentType, 'content-length': body.length },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+          res.on('error', () => resolve(0));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', () => resolve(0));
       req.end(body);

@@ -161,7 +161,14 @@ export function putId(b: Buffer, at: number, fieldKey: number, hex: string): num
 
 /** A bytes field of an id whose bytes the recorder pointed the span at (recorded-span.ts: traceBytes…): `count` bytes from `from` of `ids`. */
 // eslint-disable-next-line max-params -- per id of every exported span, beside putBytes: no options object per field written
-export function putIdBytes(b: Buffer, at: number, fieldKey: number, ids: Uint8Array, from: number, count: number): number {
+export function putIdBytes(
+  b: Buffer,
+  at: number,
+  fieldKey: number,
+  ids: Uint8Array,
+  from: number,
+  count: number,
+): number {
   room(at, count + 2);
   b[at] = fieldKey;
   b[at + 1] = count;

@@ -6,7 +6,16 @@
  * (a test's SpanExporter still gets the SDK's ReadableSpan view of it: trace-recorder.ts).
  */
 import { performance } from 'node:perf_hooks';
-import type { AttributeValue, Attributes, Exception, Link, SpanAttributes, SpanContext, SpanStatus, TimeInput } from '@opentelemetry/api';
+import type {
+  AttributeValue,
+  Attributes,
+  Exception,
+  Link,
+  SpanAttributes,
+  SpanContext,
+  SpanStatus,
+  TimeInput,
+} from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
 import type { SamplerName } from '../../config/tracing.js';
@@ -16,7 +25,13 @@ import type { HopKind } from './trace-hop.js';
 import type { Admission } from './trace-ring.js';
 import { CODE_ATTRIBUTE, SERVICE_ATTRIBUTE } from './trace-hop.js';
 
-export const KINDS: Record<HopKind, SpanKind> = { server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL };
+export const KINDS: Record<HopKind, SpanKind> = {
+  server: SpanKind.SERVER,
+  client: SpanKind.CLIENT,
+  consumer: SpanKind.CONSUMER,
+  producer: SpanKind.PRODUCER,
+  internal: SpanKind.INTERNAL,
+};
 
 // milliseconds since the epoch with sub-microsecond resolution: performance.now() on the process's origin
 // (node:perf_hooks' performance: the global one is a lazy getter, ~25 ns more a read)
@@ -80,7 +95,12 @@ export class RecordedSpan implements Span {
   }
 
   spanContext(): SpanContext {
-    return { traceId: this.traceId, spanId: this.spanId, traceFlags: this.traceFlags, ...(this.traceState ? { traceState: createTraceState(this.traceState) } : {}) };
+    return {
+      traceId: this.traceId,
+      spanId: this.spanId,
+      traceFlags: this.traceFlags,
+      ...(this.traceState ? { traceState: createTraceState(this.traceState) } : {}),
+    };
   }
   setAttribute(key: string, value: AttributeValue | undefined): this {
     if (this.endMs < 0 && value !== undefined && value !== null) this.attributes[key] = value;

@@ -62,7 +62,12 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   const spanId = v.slice(36, 52);
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   const flags = parseInt(v.slice(53, 55), 16);
-  return { traceId, spanId, flags, text: v.length === LENGTH && version === '00' ? v : formatTraceparent(traceId, spanId, flags) };
+  return {
+    traceId,
+    spanId,
+    flags,
+    text: v.length === LENGTH && version === '00' ? v : formatTraceparent(traceId, spanId, flags),
+  };
 }
 
 /** The most list-members and characters of a tracestate this process passes on (W3C Trace Context, tracestate limits). */
@@ -88,7 +93,8 @@ export function boundTracestate(value: string | undefined): string | undefined {
     .split(',')
     .map((m) => m.trim())
     .filter((m) => m !== '');
-  const fits = (list: string[]): boolean => list.length <= TRACESTATE_MAX_MEMBERS && list.join(',').length <= TRACESTATE_MAX_LENGTH;
+  const fits = (list: string[]): boolean =>
+    list.length <= TRACESTATE_MAX_MEMBERS && list.join(',').length <= TRACESTATE_MAX_LENGTH;
   if (!fits(members)) members = members.filter((m) => m.length <= TRACESTATE_LONG_MEMBER);
   while (members.length > 0 && !fits(members)) members.pop();
   return members.length === 0 ? undefined : members.join(',');
@@ -98,7 +104,14 @@ const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 97 && c <= 1
 
 /** Whether a 55-character value is `00-<32 hex>-<16 hex>-<2 hex>` in lower case (TRACEPARENT_FORM for version 00). */
 function isVersion00(v: string): boolean {
-  if (v.charCodeAt(0) !== 48 || v.charCodeAt(1) !== 48 || v.charCodeAt(2) !== 45 || v.charCodeAt(35) !== 45 || v.charCodeAt(52) !== 45) return false;
+  if (
+    v.charCodeAt(0) !== 48 ||
+    v.charCodeAt(1) !== 48 ||
+    v.charCodeAt(2) !== 45 ||
+    v.charCodeAt(35) !== 45 ||
+    v.charCodeAt(52) !== 45
+  )
+    return false;
   for (let i = 3; i < 35; i++) if (!isHex(v.charCodeAt(i))) return false;
   for (let i = 36; i < 52; i++) if (!isHex(v.charCodeAt(i))) return false;
   return isHex(v.charCodeAt(53)) && isHex(v.charCodeAt(54));
@@ -138,7 +151,8 @@ function poolRandom(): number {
     randomFillSync(random);
     // an all-zero id is invalid: every aligned 8 bytes (a span id, half a trace id) are drawn again
     // while all zero (a 2^-64 chance), so no id made of them can be
-    for (let w = 0; w < words.length; w += 2) while ((words[w]! | words[w + 1]!) === 0) randomFillSync(random, w * 4, 8);
+    for (let w = 0; w < words.length; w += 2)
+      while ((words[w]! | words[w + 1]!) === 0) randomFillSync(random, w * 4, 8);
     randomAt = 0;
   }
   const at = randomAt;
@@ -175,7 +189,12 @@ class IdPool {
     private readonly keepsBytes: boolean,
     random: { firstAt: number; firstBytes: number; secondAt?: number; secondBytes?: number },
   ) {
-    ({ firstAt: this.firstAt, firstBytes: this.firstBytes, secondAt: this.secondAt = 0, secondBytes: this.secondBytes = 0 } = random);
+    ({
+      firstAt: this.firstAt,
+      firstBytes: this.firstBytes,
+      secondAt: this.secondAt = 0,
+      secondBytes: this.secondBytes = 0,
+    } = random);
     const { firstBytes, secondBytes } = this;
     this.length = template.length;
     this.recordBytes = firstBytes + secondBytes;
@@ -224,8 +243,18 @@ class IdPool {
   }
 }
 
-const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, false, { firstAt: 3, firstBytes: 16, secondAt: 36, secondBytes: 8 });
-const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, true, { firstAt: 3, firstBytes: 16, secondAt: 36, secondBytes: 8 });
+const unsampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-00`, false, {
+  firstAt: 3,
+  firstBytes: 16,
+  secondAt: 36,
+  secondBytes: 8,
+});
+const sampled = new IdPool(`00-${ZERO_TRACE}-${ZERO_SPAN}-01`, true, {
+  firstAt: 3,
+  firstBytes: 16,
+  secondAt: 36,
+  secondBytes: 8,
+});
 // a span id alone: 8 random bytes and 16 digits, where one cut from a traceparent took 24 and 48
 const spanIds = new IdPool(ZERO_SPAN, true, { firstAt: 0, firstBytes: 8 });
 

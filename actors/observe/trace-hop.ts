@@ -23,7 +23,15 @@ export interface Hop extends TraceScope {
 /** What records spans (trace-recorder.ts). */
 export interface Recorder {
   /** `parent`: the span `traceparent` names, when it was recorded in this process (its ids, unparsed). */
-  begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined, parent?: SpanParent): Hop;
+  begin(
+    name: string,
+    service: string,
+    kind: HopKind,
+    traceparent: string | undefined,
+    tracestate: string | undefined,
+    attributes: Attributes | undefined,
+    parent?: SpanParent,
+  ): Hop;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }

@@ -16,7 +16,12 @@ import { carriedHop, recordedHop, recording, tracingMode } from './tracing.js';
  * The hop of `message`'s trace (see tracing.ts: beginHop); undefined when tracing is off or there is no trace to
  * carry. `describe` names the hop and gives its attributes: called only when a span records it.
  */
-export function messageHop(message: Message, kind: HopKind, start: boolean, describe: () => { name: string; service: string; attributes?: Attributes }): Hop | undefined {
+export function messageHop(
+  message: Message,
+  kind: HopKind,
+  start: boolean,
+  describe: () => { name: string; service: string; attributes?: Attributes },
+): Hop | undefined {
   if (tracingMode() === 'off') return undefined;
   if (!recording()) return carriedMessageHop(message, start);
   const { name, service, attributes } = describe();
@@ -27,10 +32,24 @@ export function messageHop(message: Message, kind: HopKind, start: boolean, desc
  * messageHop (without `start`) when `recording()` is true, for the hot paths: no closure describing
  * the hop, and the Control read as carriedMessageHop reads it.
  */
-export function recordedMessageHop(message: Message, kind: HopKind, name: string, service: string, attributes: Attributes): Hop | undefined {
+export function recordedMessageHop(
+  message: Message,
+  kind: HopKind,
+  name: string,
+  service: string,
+  attributes: Attributes,
+): Hop | undefined {
   const control = message.Control;
   const traceparent = control[TRACEPARENT]?.[0];
-  return recordedHop(name, service, kind, traceparent, control[TRACESTATE]?.[0], attributes, spanParent(message, traceparent));
+  return recordedHop(
+    name,
+    service,
+    kind,
+    traceparent,
+    control[TRACESTATE]?.[0],
+    attributes,
+    spanParent(message, traceparent),
+  );
 }
 
 /**
@@ -70,7 +89,8 @@ export function putMessageHop(message: Message, hop: Hop | undefined): void {
  * the 36 characters both begin with (~500 instructions a delivery).
  */
 export function withHop(message: Message, hop: Hop | undefined): Message {
-  if (hop === undefined || (hop.span === undefined && firstValue(message.Control, TRACEPARENT) === hop.traceparent)) return message;
+  if (hop === undefined || (hop.span === undefined && firstValue(message.Control, TRACEPARENT) === hop.traceparent))
+    return message;
   const control = copyMap(message.Control);
   putHop(control, hop);
   return messageWithSpan(message, control, hop.span);

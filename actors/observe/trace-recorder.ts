@@ -12,19 +12,34 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config/tracing.js';
 import type { SpanParent } from './trace-context.js';
-import { boundTracestate, formatTraceparent, newSampledTraceparent, newSpanId, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes } from './trace-context.js';
+import {
+  boundTracestate,
+  formatTraceparent,
+  newSampledTraceparent,
+  newSpanId,
+  parseTraceparent,
+  sampledAt,
+  sampledBytes,
+  spanIdAt,
+  spanIdBytes,
+} from './trace-context.js';
 import type { RingSpan, SpanStatus, TraceRing } from './trace-ring.js';
 import type { Hop, HopKind, Recorder } from './trace-hop.js';
 import { KINDS, RecordedSpan, allAttributes, samplerOf } from './recorded-span.js';
 import { OtlpBatchExporter } from './otlp-export.js';
 
 const SCOPE = 'hivenode';
-const STATUS: Record<number, SpanStatus> = { [SpanStatusCode.UNSET]: 'unset', [SpanStatusCode.OK]: 'ok', [SpanStatusCode.ERROR]: 'error' };
+const STATUS: Record<number, SpanStatus> = {
+  [SpanStatusCode.UNSET]: 'unset',
+  [SpanStatusCode.OK]: 'ok',
+  [SpanStatusCode.ERROR]: 'error',
+};
 
 /** The span as plain data for the trace ring (made only when the ring is read). */
 function ringSpan(span: RecordedSpan): RingSpan {
   const attributes: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(allAttributes(span))) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
+  for (const [k, v] of Object.entries(allAttributes(span)))
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
   return {
     traceId: span.traceId,
     spanId: span.spanId,
@@ -46,7 +61,15 @@ const hrTime = (ms: number): HrTime => {
 
 /** The SDK's view of a finished span, for a SpanExporter a test gives. */
 function readable(span: RecordedSpan, resource: ReadableSpan['resource']): ReadableSpan {
-  const parent: SpanContext | undefined = span.parentSpanId ? { traceId: span.traceId, spanId: span.parentSpanId, traceFlags: span.traceFlags, isRemote: true, ...(span.traceState ? { traceState: createTraceState(span.traceState) } : {}) } : undefined;
+  const parent: SpanContext | undefined = span.parentSpanId
+    ? {
+        traceId: span.traceId,
+        spanId: span.parentSpanId,
+        traceFlags: span.traceFlags,
+        isRemote: true,
+        ...(span.traceState ? { traceState: createTraceState(span.traceState) } : {}),
+      }
+    : undefined;
   return {
     name: span.name,
     kind: span.kind,
@@ -80,7 +103,8 @@ class RecordedHop implements Hop {
     this.traceparent = span.traceparent;
   }
   end(code: number, message?: string): void {
-    if (code >= 500) this.span.setStatus(message ? { code: SpanStatusCode.ERROR, message } : { code: SpanStatusCode.ERROR });
+    if (code >= 500)
+      this.span.setStatus(message ? { code: SpanStatusCode.ERROR, message } : { code: SpanStatusCode.ERROR });
     this.span.endWithCode(code);
   }
 }
@@ -113,7 +137,12 @@ function pointAtIdBytes(span: RecordedSpan, parent: SpanParent | undefined): voi
  * keeping sampled spans in `ring` (given by the caller: this module is loaded on demand, and the
  * ring must be the one the console reads however modules are loaded).
  */
-export function createRecorder(settings: TracingSettings, ring: TraceRing, exporter?: SpanExporter, onDropped?: (line: string) => void): Recorder {
+export function createRecorder(
+  settings: TracingSettings,
+  ring: TraceRing,
+  exporter?: SpanExporter,
+  onDropped?: (line: string) => void,
+): Recorder {
   const resourceAttributes = { [ATTR_SERVICE_NAME]: settings.serviceName };
   let exportSpan: (span: RecordedSpan) => void;
   let flush: () => Promise<void>;
@@ -135,7 +164,14 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
       await exporter.shutdown();
     };
   } else {
-    const batches = new OtlpBatchExporter({ url: settings.endpoint, protocol: settings.protocol, headers: settings.headers, resource: resourceAttributes, scope: SCOPE, ...(onDropped ? { onDropped } : {}) });
+    const batches = new OtlpBatchExporter({
+      url: settings.endpoint,
+      protocol: settings.protocol,
+      headers: settings.headers,
+      resource: resourceAttributes,
+      scope: SCOPE,
+      ...(onDropped ? { onDropped } : {}),
+    });
     exportSpan = (span) => batches.push(span);
     flush = () => batches.flush();
     shutdown = () => batches.shutdown();
@@ -148,7 +184,15 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
   const sample = samplerOf(settings.sampler, settings.samplerArg);
   return {
     // eslint-disable-next-line max-params -- per hop on the hot paths (tracing.ts: recordedHop): no options object per hop
-    begin(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes | undefined, known?: SpanParent): Hop {
+    begin(
+      name: string,
+      service: string,
+      kind: HopKind,
+      traceparent: string | undefined,
+      tracestate: string | undefined,
+      attributes: Attributes | undefined,
+      known?: SpanParent,
+    ): Hop {
       const parent = known ?? parseTraceparent(traceparent);
       // a root span's ids come cut from a new trace's traceparent, which is then the hop's as it is
       const root = parent ? undefined : newSampledTraceparent();
@@ -159,7 +203,18 @@ export function createRecorder(settings: TracingSettings, ring: TraceRing, expor
         // not sampled: the trace goes on under a span id of its own, flagged so, and nothing is recorded
         return { traceId, traceparent: formatTraceparent(traceId, spanId, 0), tracestate: state, end: noEnd };
       }
-      const span = new RecordedSpan(traceId, spanId, parent?.spanId, 1, state, name, KINDS[kind], attributes ?? {}, finished, root);
+      const span = new RecordedSpan(
+        traceId,
+        spanId,
+        parent?.spanId,
+        1,
+        state,
+        name,
+        KINDS[kind],
+        attributes ?? {},
+        finished,
+        root,
+      );
       span.service = service;
       pointAtIdBytes(span, parent);
       // a trace begun here comes into the ring, or not, now; a child begun here follows its parent

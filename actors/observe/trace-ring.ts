@@ -87,7 +87,8 @@ export class TraceRing {
     readonly newTracesPerSecond = 100,
     private readonly clock: () => number = Date.now,
   ) {
-    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1) || !(maxSpans >= 1) || !(newTracesPerSecond >= 1)) throw new RangeError('a trace ring holds at least one trace of one span');
+    if (!(maxTraces >= 1) || !(maxSpansPerTrace >= 1) || !(maxSpans >= 1) || !(newTracesPerSecond >= 1))
+      throw new RangeError('a trace ring holds at least one trace of one span');
   }
 
   get size(): number {
@@ -107,7 +108,14 @@ export class TraceRing {
    * many spans a busy node's ring does not keep.
    */
   // eslint-disable-next-line max-params -- per recorded span: nothing allocated for the spans the ring does not keep (see above)
-  addLazy<T>(traceId: string, source: T, make: (source: T) => RingSpan, error = false, at = this.clock(), admission: Admission = 'unknown'): void {
+  addLazy<T>(
+    traceId: string,
+    source: T,
+    make: (source: T) => RingSpan,
+    error = false,
+    at = this.clock(),
+    admission: Admission = 'unknown',
+  ): void {
     // a trace refused when it began is not looked for: only an error brings it in (on the error budget)
     if (admission === 'out' && !error) return;
     this.keep(traceId, error, at, admission === 'in')?.spans.push(() => make(source));
@@ -200,7 +208,8 @@ export class TraceRing {
     const end = Math.max(...spans.map((s) => s.start + s.duration));
     const ids = new Set(spans.map((s) => s.spanId));
     // the root is the span whose parent is not in the trace (in this process); the earliest such one
-    const root = spans.find((s) => s.parentSpanId === undefined) ?? spans.find((s) => !ids.has(s.parentSpanId!)) ?? spans[0]!;
+    const root =
+      spans.find((s) => s.parentSpanId === undefined) ?? spans.find((s) => !ids.has(s.parentSpanId!)) ?? spans[0]!;
     return {
       traceId,
       start,

@@ -144,14 +144,20 @@ export class CarriedScope implements TraceScope {
 }
 
 /** The trace a Control carries (traceparent, tracestate), for what is sent on from a message. */
-export function traceOf(control: Message['Control']): { traceparent: string; tracestate?: string | undefined } | undefined {
+export function traceOf(
+  control: Message['Control'],
+): { traceparent: string; tracestate?: string | undefined } | undefined {
   const traceparent = Object.hasOwn(control, TRACEPARENT) ? control[TRACEPARENT]![0] : undefined;
   if (traceparent === undefined) return undefined;
   return { traceparent, tracestate: Object.hasOwn(control, TRACESTATE) ? control[TRACESTATE]![0] : undefined };
 }
 
 /** Adds a trace's traceparent (and tracestate) to outgoing HTTP headers, unless they carry their own. */
-export function addTraceHeaders<V extends string | string[]>(headers: Record<string, V>, trace: { traceparent: string; tracestate?: string | undefined } | undefined, wrap: (value: string) => V): Record<string, V> {
+export function addTraceHeaders<V extends string | string[]>(
+  headers: Record<string, V>,
+  trace: { traceparent: string; tracestate?: string | undefined } | undefined,
+  wrap: (value: string) => V,
+): Record<string, V> {
   if (trace === undefined) return headers;
   const names = Object.keys(headers).map((k) => k.toLowerCase());
   if (!names.includes(TRACEPARENT)) {

@@ -42,9 +42,19 @@ export interface TracingHandle {
  * is shut down (its batch flushed first). `onExportFailed` gets a line when the collector did not take a
  * batch after its retries (at most one a minute: otlp-export.ts).
  */
-export async function startTracing(settings: TracingSettings, opts: { exporter?: SpanExporter; onExportFailed?: (line: string) => void } = {}): Promise<TracingHandle> {
-  const next: TracingMode = !settings.propagate ? 'off' : settings.endpoint !== '' || opts.exporter ? 'record' : 'propagate';
-  const created = next === 'record' ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter, opts.onExportFailed) : undefined;
+export async function startTracing(
+  settings: TracingSettings,
+  opts: { exporter?: SpanExporter; onExportFailed?: (line: string) => void } = {},
+): Promise<TracingHandle> {
+  const next: TracingMode = !settings.propagate
+    ? 'off'
+    : settings.endpoint !== '' || opts.exporter
+      ? 'record'
+      : 'propagate';
+  const created =
+    next === 'record'
+      ? (await import('./trace-recorder.js')).createRecorder(settings, traceRing, opts.exporter, opts.onExportFailed)
+      : undefined;
   const previous = recorder;
   recorder = created;
   mode = next;
@@ -100,7 +110,14 @@ export function recording(): boolean {
  * is then undefined: log lines go without one).
  */
 // eslint-disable-next-line max-params -- per hop; the same parameters as recordedHop, which the hot paths call
-export function beginHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, opts: { start: boolean; attributes?: () => Attributes }): Hop | undefined {
+export function beginHop(
+  name: string,
+  service: string,
+  kind: HopKind,
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+  opts: { start: boolean; attributes?: () => Attributes },
+): Hop | undefined {
   if (recorder !== undefined) return recorder.begin(name, service, kind, traceparent, tracestate, opts.attributes?.());
   return carriedHop(traceparent, tracestate, opts.start);
 }
@@ -112,15 +129,29 @@ export function beginHop(name: string, service: string, kind: HopKind, tracepare
  * (as beginHop without `start`).
  */
 // eslint-disable-next-line max-params -- per hop on the hot paths: no options object or closure per hop (see above)
-export function recordedHop(name: string, service: string, kind: HopKind, traceparent: string | undefined, tracestate: string | undefined, attributes: Attributes, parent: SpanParent | undefined): Hop | undefined {
-  return recorder !== undefined ? recorder.begin(name, service, kind, traceparent, tracestate, attributes, parent) : carriedHop(traceparent, tracestate, false);
+export function recordedHop(
+  name: string,
+  service: string,
+  kind: HopKind,
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+  attributes: Attributes,
+  parent: SpanParent | undefined,
+): Hop | undefined {
+  return recorder !== undefined
+    ? recorder.begin(name, service, kind, traceparent, tracestate, attributes, parent)
+    : carriedHop(traceparent, tracestate, false);
 }
 
 /**
  * beginHop when nothing records (`recording()` false), for the hot paths: the hop's name and
  * attributes, which only a span reads, are then not even put together.
  */
-export function carriedHop(traceparent: string | undefined, tracestate: string | undefined, start: boolean): Hop | undefined {
+export function carriedHop(
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+  start: boolean,
+): Hop | undefined {
   if (mode === 'off') return undefined;
   if (traceparent === undefined) return start ? new CarriedHop(newTraceparent(), undefined) : undefined;
   // a tracestate travels with queue entries and upstream: never more than the specification's limits

@@ -39,7 +39,8 @@ export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, sel
   };
   // an open batch waiting out its BatchWindow takes its group's entries that came since (its group is
   // at its limit by the batch's first entry, so the gate would not hand them out)
-  if (gate && !s.paused) for (const open of [...b.partial()]) topUp(open.entries[0]!, open.id, config.BatchSize - open.entries.length);
+  if (gate && !s.paused)
+    for (const open of [...b.partial()]) topUp(open.entries[0]!, open.id, config.BatchSize - open.entries.length);
   while (!s.paused && s.flights.size < config.DeliveryConcurrency) {
     // gather what came up until a batch is full or nothing more is ready
     while (!b.hasFull) {
@@ -63,7 +64,12 @@ export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, sel
  * Starts one batch: the entries still waiting (a `step`, `delete` or `clear` may have taken some
  * since they were gathered) go out as one message, each counting its own attempt.
  */
-export function startBatch(core: QueueCore, s: QueueState, entries: readonly QueueEntry[], self: ActorRef<QueueMsg>): void {
+export function startBatch(
+  core: QueueCore,
+  s: QueueState,
+  entries: readonly QueueEntry[],
+  self: ActorRef<QueueMsg>,
+): void {
   const going = entries.filter((e) => e.state === EntryState.Waiting && s.entries.get(e.key) === e);
   if (going.length === 0) return;
   const flight = core.nextFlight++;
@@ -79,7 +85,15 @@ export function startBatch(core: QueueCore, s: QueueState, entries: readonly Que
   core.deps.stats.batchedEntries += going.length;
   const first = going[0]!;
   const keys = going.map((e) => e.key);
-  deliver(core.runtime, core.deps.delivery(), self, { type: 'deliver', key: first.key, channel: first.channel, mode: first.mode, message: batchMessage(going), attempt: first.attempts, batch: { keys, flight } });
+  deliver(core.runtime, core.deps.delivery(), self, {
+    type: 'deliver',
+    key: first.key,
+    channel: first.channel,
+    mode: first.mode,
+    message: batchMessage(going),
+    attempt: first.attempts,
+    batch: { keys, flight },
+  });
 }
 
 /**
@@ -87,10 +101,23 @@ export function startBatch(core: QueueCore, s: QueueState, entries: readonly Que
  * batch's); a `codes` that cannot be matched to the keys fails every entry with 502 and is logged.
  * `inEntry` runs each entry's part in that entry's trace.
  */
-export function batchOutcome(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, ended: Omit<Ended, 'batch'> & { batch: { keys: string[]; flight: number } }, inEntry: (key: string, result: Result, fn: () => void) => void): void {
+export function batchOutcome(
+  core: QueueCore,
+  s: QueueState,
+  self: ActorRef<QueueMsg>,
+  ended: Omit<Ended, 'batch'> & { batch: { keys: string[]; flight: number } },
+  inEntry: (key: string, result: Result, fn: () => void) => void,
+): void {
   const { batch, result, durationMs } = ended;
   s.flights.delete(batch.flight);
   const { results, problem } = entryResults(result, batch.keys);
-  if (problem) core.deps.log.warn(`batch of ${batch.keys.length} entries to '${s.entries.get(batch.keys[0]!)?.channel ?? '?'}' failed as a whole: ${problem}`);
-  batch.keys.forEach((key, i) => inEntry(key, results[i]!, () => core.outcome(s, key, self, { result: results[i]!, durationMs, batch: batch.keys.length })));
+  if (problem)
+    core.deps.log.warn(
+      `batch of ${batch.keys.length} entries to '${s.entries.get(batch.keys[0]!)?.channel ?? '?'}' failed as a whole: ${problem}`,
+    );
+  batch.keys.forEach((key, i) =>
+    inEntry(key, results[i]!, () =>
+      core.outcome(s, key, self, { result: results[i]!, durationMs, batch: batch.keys.length }),
+    ),
+  );
 }

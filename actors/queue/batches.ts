@@ -39,15 +39,26 @@ export interface BatchSettings {
  * it delivers one entry of a group at a time in arrival order and holds the group while one
  * retries, which a batch that fails one entry alone (its later entries delivered) cannot keep.
  */
-export function batchSettingsOf(config: Pick<QueueConfig, 'BatchSize' | 'BatchWindow' | 'GroupBy' | 'GroupOrder'>): BatchSettings | undefined {
+export function batchSettingsOf(
+  config: Pick<QueueConfig, 'BatchSize' | 'BatchWindow' | 'GroupBy' | 'GroupOrder'>,
+): BatchSettings | undefined {
   if (config.BatchSize <= 1) return undefined;
-  if (config.GroupOrder !== '') throw new ConfigError(`GroupOrder ${config.GroupOrder} delivers one entry of a group at a time, but BatchSize is ${config.BatchSize}; set BatchSize to 1, or leave GroupOrder out`);
+  if (config.GroupOrder !== '')
+    throw new ConfigError(
+      `GroupOrder ${config.GroupOrder} delivers one entry of a group at a time, but BatchSize is ${config.BatchSize}; set BatchSize to 1, or leave GroupOrder out`,
+    );
   return { size: config.BatchSize, windowMs: config.BatchWindow, groupBy: config.GroupBy.trim() };
 }
 
 /** What the entries of one batch share: channel, mode, Class, Operation, and group. */
 function batchKeyOf(e: QueueEntry, groupBy: string): string {
-  return JSON.stringify([e.channel, e.mode, e.message.Class, e.message.Operation, groupBy === '' ? '' : attributeOf(e, groupBy)]);
+  return JSON.stringify([
+    e.channel,
+    e.mode,
+    e.message.Class,
+    e.message.Operation,
+    groupBy === '' ? '' : attributeOf(e, groupBy),
+  ]);
 }
 
 /** A batch gathering entries. */
@@ -152,7 +163,8 @@ export function batchMessage(entries: readonly QueueEntry[]): Message {
   const names = new Set<string>();
   for (const e of entries) for (const name of Object.keys(e.message.Data)) names.add(name);
   const data: ValueMap = emptyMap();
-  for (const name of names) data[name] = entries.map((e) => (Object.hasOwn(e.message.Data, name) ? (e.message.Data[name]?.[0] ?? '') : ''));
+  for (const name of names)
+    data[name] = entries.map((e) => (Object.hasOwn(e.message.Data, name) ? (e.message.Data[name]?.[0] ?? '') : ''));
   const control: ValueMap = emptyMap();
   for (const [name, values] of Object.entries(first.Control)) control[name] = values;
   control[BATCH_KEYS] = entries.map((e) => e.key);
@@ -171,17 +183,29 @@ export function entryResults(result: Result, keys: readonly string[]): { results
   if (codes === undefined) return { results: keys.map(() => result) };
   const parsed = codes.map((c) => (/^\s*[1-5]\d\d\s*$/.test(c) ? Number(c) : NaN));
   let problem: string | undefined;
-  if (codes.length !== keys.length) problem = `the target answered ${codes.length} code(s) in Data codes for a batch of ${keys.length} entries; it needs one per key of Control keys, in their order`;
-  else if (parsed.some((c) => Number.isNaN(c))) problem = `the target answered Data codes that are not all Codes from 100 to 599 (${JSON.stringify(codes.slice(0, 5))}…)`;
+  if (codes.length !== keys.length)
+    problem = `the target answered ${codes.length} code(s) in Data codes for a batch of ${keys.length} entries; it needs one per key of Control keys, in their order`;
+  else if (parsed.some((c) => Number.isNaN(c)))
+    problem = `the target answered Data codes that are not all Codes from 100 to 599 (${JSON.stringify(codes.slice(0, 5))}…)`;
   if (problem) {
     const failed = failure(Code.UpstreamError, `${problem} (target answered ${result.Code} ${result.Message})`);
     return { results: keys.map(() => failed), problem };
   }
-  const messages = Object.hasOwn(result.Data, BATCH_MESSAGES) && result.Data[BATCH_MESSAGES]!.length === keys.length ? result.Data[BATCH_MESSAGES]! : undefined;
+  const messages =
+    Object.hasOwn(result.Data, BATCH_MESSAGES) && result.Data[BATCH_MESSAGES]!.length === keys.length
+      ? result.Data[BATCH_MESSAGES]!
+      : undefined;
   // a Retry-After the target answered holds for each entry it failed
   const data: ValueMap = emptyMap();
   if (Object.hasOwn(result.Data, 'retry_after')) data.retry_after = result.Data.retry_after!;
   return {
-    results: parsed.map((code, i) => ({ Code: code, Message: messages?.[i] || (code === result.Code ? result.Message : `${code} for entry ${i + 1} of a batch of ${keys.length}`), Data: data, List: null })),
+    results: parsed.map((code, i) => ({
+      Code: code,
+      Message:
+        messages?.[i] ||
+        (code === result.Code ? result.Message : `${code} for entry ${i + 1} of a batch of ${keys.length}`),
+      Data: data,
+      List: null,
+    })),
   };
 }

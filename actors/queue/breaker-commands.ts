@@ -14,7 +14,17 @@ import { statusData } from './responses.js';
 
 /** A breaker never opened: closed, holding nothing. */
 function closedView(channel: string): BreakerView {
-  return { channel, state: BreakerState.Closed, held: 0, reason: '', opened: '', until: '', probes: 0, opens: 0, failingSince: '' };
+  return {
+    channel,
+    state: BreakerState.Closed,
+    held: 0,
+    reason: '',
+    opened: '',
+    until: '',
+    probes: 0,
+    opens: 0,
+    failingSince: '',
+  };
 }
 
 /** The answer: one value per breaker in each field (channel order), and the breakers in List. */
@@ -33,7 +43,13 @@ function breakersResult(core: QueueCore, s: QueueState, views: BreakerView[]): R
   return success(data, views);
 }
 
-export function runBreakerCommand(core: QueueCore, s: QueueState, cmd: BreakerCommand, gate: ChannelGate, respond: (r: Result) => void): void {
+export function runBreakerCommand(
+  core: QueueCore,
+  s: QueueState,
+  cmd: BreakerCommand,
+  gate: ChannelGate,
+  respond: (r: Result) => void,
+): void {
   const breakers = core.deps.breakers!;
   if (cmd.action === 'status') {
     if (cmd.channel === undefined) return respond(breakersResult(core, s, breakers.views()));

@@ -29,7 +29,8 @@ const DEFAULT_BREAKER_MIN = 10;
 const MAX_WINDOW_MS = 86_400_000;
 
 /** What an expression looks like, for the message of one that cannot be read. */
-export const BREAKER_FORM = "expressions separated by ';', each errors>N%/<window>[,min=N] or latency.pNN>duration/<window>[,min=N], such as errors>50%/30s,min=20;latency.p99>2s/30s";
+export const BREAKER_FORM =
+  "expressions separated by ';', each errors>N%/<window>[,min=N] or latency.pNN>duration/<window>[,min=N], such as errors>50%/30s,min=20;latency.p99>2s/30s";
 
 function duration(text: string, what: string, clause: string): number {
   // a bare number would leave seconds or milliseconds to guessing
@@ -42,7 +43,9 @@ function duration(text: string, what: string, clause: string): number {
 }
 
 function parseRule(clause: string): BreakerRule {
-  const m = /^(errors|latency\.p(\d{2,3}))\s*>\s*([^/\s]+)\s*\/\s*([^,\s]+)\s*(?:,\s*min\s*=\s*(\d{1,9})\s*)?$/i.exec(clause);
+  const m = /^(errors|latency\.p(\d{2,3}))\s*>\s*([^/\s]+)\s*\/\s*([^,\s]+)\s*(?:,\s*min\s*=\s*(\d{1,9})\s*)?$/i.exec(
+    clause,
+  );
   if (!m) throw new Error(`'${clause}' is not an expression`);
   const windowMs = duration(m[4]!, 'window', clause);
   if (windowMs < 100) throw new Error(`'${clause}' has a window shorter than 100ms`);
@@ -56,7 +59,14 @@ function parseRule(clause: string): BreakerRule {
   }
   // 1 - 0.99 in floating point is a hair above 0.01: rounded, exactly 1 slow in 100 stays within p99
   const fraction = Math.round((1 - Number(`0.${m[2]}`)) * 1e9) / 1e9;
-  return { text: clause, metric: 'latency', slowerThanMs: duration(m[3]!, 'latency bound', clause), fraction, windowMs, min };
+  return {
+    text: clause,
+    metric: 'latency',
+    slowerThanMs: duration(m[3]!, 'latency bound', clause),
+    fraction,
+    windowMs,
+    min,
+  };
 }
 
 /** The rules of a Breaker text ('' has none); throws an Error naming the expression it cannot read. */

@@ -153,7 +153,17 @@ class Breaker {
 
   view(): BreakerView {
     const iso = (t: number): string => (t > 0 ? new Date(t).toISOString() : '');
-    return { channel: this.channel, state: this.state, held: this.held.size, reason: this.reason, opened: iso(this.openedAt), until: this.state === BreakerState.Open ? iso(this.until) : '', probes: this.probesOk, opens: this.opens, failingSince: iso(this.failingSince) };
+    return {
+      channel: this.channel,
+      state: this.state,
+      held: this.held.size,
+      reason: this.reason,
+      opened: iso(this.openedAt),
+      until: this.state === BreakerState.Open ? iso(this.until) : '',
+      probes: this.probesOk,
+      opens: this.opens,
+      failingSince: iso(this.failingSince),
+    };
   }
 }
 
@@ -216,7 +226,8 @@ export class Breakers {
   holds(e: QueueEntry): boolean {
     if (this.notClosed === 0) return false;
     const b = this.byChannel.get(e.channel);
-    if (!b || b.state === BreakerState.Closed || (b.state === BreakerState.HalfOpen && b.probe === undefined)) return false;
+    if (!b || b.state === BreakerState.Closed || (b.state === BreakerState.HalfOpen && b.probe === undefined))
+      return false;
     b.hold(e);
     return true;
   }
@@ -240,12 +251,20 @@ export class Breakers {
    * only a probe's outcome is then still read, by its key. May open, close or re-open the breaker;
    * closing releases its held entries.
    */
-  record(key: string, channel: string | undefined, ended: { result: Result; durationMs: number }, release: Release, now = Date.now()): void {
+  record(
+    key: string,
+    channel: string | undefined,
+    ended: { result: Result; durationMs: number },
+    release: Release,
+    now = Date.now(),
+  ): void {
     const { result, durationMs } = ended;
     const failed = isTargetError(result);
     const probed = this.probeOf(key);
     const disables = (this.opts.disableAfterMs ?? 0) > 0;
-    const b = probed ?? (channel !== undefined && (this.opts.rules.length > 0 || disables) ? this.breakerOf(channel) : undefined);
+    const b =
+      probed ??
+      (channel !== undefined && (this.opts.rules.length > 0 || disables) ? this.breakerOf(channel) : undefined);
     if (!b) return;
     if (disables && this.failingTooLong(b, failed, result, now)) return;
     if (probed) return this.probeAnswered(probed, failed, result, release, now);
@@ -297,7 +316,11 @@ export class Breakers {
   close(channel: string, release: Release, line = 'closed by command'): BreakerView {
     const b = this.breakerOf(channel);
     const released = this.toClosed(b, release);
-    this.opts.changed(channel, BreakerState.Closed, `${line}; ${released} held entr${released === 1 ? 'y' : 'ies'} released`);
+    this.opts.changed(
+      channel,
+      BreakerState.Closed,
+      `${line}; ${released} held entr${released === 1 ? 'y' : 'ies'} released`,
+    );
     return b.view();
   }
 
@@ -310,7 +333,11 @@ export class Breakers {
     b.state = BreakerState.HalfOpen;
     b.probe = undefined;
     b.probesOk = 0;
-    this.opts.changed(channel, BreakerState.HalfOpen, `half-open after ${this.opts.openForMs} ms: sending ${this.opts.probes} probe(s), one at a time`);
+    this.opts.changed(
+      channel,
+      BreakerState.HalfOpen,
+      `half-open after ${this.opts.openForMs} ms: sending ${this.opts.probes} probe(s), one at a time`,
+    );
     this.releaseOne(b, release);
   }
 
@@ -382,7 +409,11 @@ export class Breakers {
         this.wake(b.channel);
       }, this.opts.openForMs).unref();
     }
-    this.opts.changed(b.channel, BreakerState.Open, `opened: ${reason}${timed ? `; half-opens in ${this.opts.openForMs} ms` : ''}`);
+    this.opts.changed(
+      b.channel,
+      BreakerState.Open,
+      `opened: ${reason}${timed ? `; half-opens in ${this.opts.openForMs} ms` : ''}`,
+    );
   }
 
   private toClosed(b: Breaker, release: Release): number {

@@ -52,13 +52,43 @@ export type QueueCommand =
   | BreakerCommand;
 
 /** The queue's command names (protocol/commands.ts, shared with the gateway's Access so an alias cannot walk around it). */
-const ALIASES = Object.fromEntries(Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command])) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
+const ALIASES = Object.fromEntries(
+  Object.entries(COMMAND_ALIASES).map(([name, command]) => [name, command === 'delete' ? 'clear-or-delete' : command]),
+) as Record<string, Exclude<QueueCommand['type'], 'clear' | 'delete'> | 'clear-or-delete'>;
 
 /** Names of the controls the queue itself reads: they are not passed on with an entry's message. */
-const QUEUE_CONTROLS = new Set(['command', 'key', 'channel', 'mode', 'template_define', 'requeue_timer', 'requeue_count', 'deadletter_slap', 'groupby', 'list', 'state', 'delay', 'not_before', 'idempotency-key', 'debounce', 'dedup_mode', 'priority', 'older_than', 'newer_than', 'list_offset', 'list_limit', 'breaker', 'requeue_schedule', ...SCHEDULE_CONTROLS]);
+const QUEUE_CONTROLS = new Set([
+  'command',
+  'key',
+  'channel',
+  'mode',
+  'template_define',
+  'requeue_timer',
+  'requeue_count',
+  'deadletter_slap',
+  'groupby',
+  'list',
+  'state',
+  'delay',
+  'not_before',
+  'idempotency-key',
+  'debounce',
+  'dedup_mode',
+  'priority',
+  'older_than',
+  'newer_than',
+  'list_offset',
+  'list_limit',
+  'breaker',
+  'requeue_schedule',
+  ...SCHEDULE_CONTROLS,
+]);
 
 /** The control's value: undefined when absent, the table default when given without a value. */
-function control(controls: ValueMap, name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state'): string | undefined {
+function control(
+  controls: ValueMap,
+  name: keyof typeof QUEUE_CONTROL_DEFAULTS | 'key' | 'groupby' | 'list' | 'state',
+): string | undefined {
   if (!Object.hasOwn(controls, name)) return undefined;
   const v = controls[name]?.[0];
   if (v === undefined || v === '') return (QUEUE_CONTROL_DEFAULTS as Record<string, string>)[name] ?? '';
@@ -73,7 +103,8 @@ function wholeControl(controls: ValueMap, name: string, min: number, max: number
   if (!Object.hasOwn(controls, name)) return undefined;
   const text = controls[name]?.[0] ?? '';
   const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= min && n <= max)) throw new BadInputError(`control ${name} is '${text}'; give a whole number from ${min} to ${max}`);
+  if (!(n >= min && n <= max))
+    throw new BadInputError(`control ${name} is '${text}'; give a whole number from ${min} to ${max}`);
   return n;
 }
 
@@ -99,7 +130,10 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
     case 'clear-or-delete':
       if (key !== undefined) return { type: 'delete', key };
       // emptying the whole queue is never a service default: the caller names the command
-      if (!Object.hasOwn(c, 'command')) throw new BadInputError(`clearing the whole queue needs control command '${name}' in the request (DefaultCommand does not clear)`);
+      if (!Object.hasOwn(c, 'command'))
+        throw new BadInputError(
+          `clearing the whole queue needs control command '${name}' in the request (DefaultCommand does not clear)`,
+        );
       return { type: 'clear' };
     case 'list': {
       const state = selector(c, 'state', 'one of ' + Object.values(EntryState).join(', '));
@@ -108,10 +142,21 @@ export function parseCommand(message: Message, cfg: QueueConfig): QueueCommand {
       }
       const groupBy = selector(c, 'groupby', 'the attribute to group by');
       const value = control(c, 'list');
-      if (value !== undefined && groupBy === undefined) throw new BadInputError("control list selects the entries of one groupby value: give control groupby with it");
+      if (value !== undefined && groupBy === undefined)
+        throw new BadInputError('control list selects the entries of one groupby value: give control groupby with it');
       const page = listPageOf(c);
-      if (page && groupBy && value === undefined) throw new BadInputError('list_offset and list_limit page a list of keys; a groupby without list answers counts, which have no pages');
-      return { type: 'list', ...(groupBy ? { groupBy } : {}), ...(value !== undefined ? { value } : {}), ...(state ? { state } : {}), ...(page ? { page } : {}), ...ageFilterOf(c, Date.now()) };
+      if (page && groupBy && value === undefined)
+        throw new BadInputError(
+          'list_offset and list_limit page a list of keys; a groupby without list answers counts, which have no pages',
+        );
+      return {
+        type: 'list',
+        ...(groupBy ? { groupBy } : {}),
+        ...(value !== undefined ? { value } : {}),
+        ...(state ? { state } : {}),
+        ...(page ? { page } : {}),
+        ...ageFilterOf(c, Date.now()),
+      };
     }
     case 'fetch':
       return key ? { type: 'fetch', key } : { type: 'fetch' };
@@ -158,16 +203,24 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig, gate: Channe
   // '' is no dead-letter target at all: nothing is handed anywhere
   if (deadLetter !== '') allowedChannel(gate, deadLetter, 'deadletter_slap');
   const mode = (control(controls, 'mode') ?? cfg.DefaultMode).toLowerCase();
-  if (mode !== 'call' && mode !== 'execute') throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
+  if (mode !== 'call' && mode !== 'execute')
+    throw new BadInputError(`control mode must be 'call' or 'execute', got '${mode}'`);
   const timer = control(controls, 'requeue_timer');
   const count = control(controls, 'requeue_count');
   const schedule = requeueScheduleOf(controls, cfg, timer !== undefined || count !== undefined);
-  if (schedule) return { channel, mode, requeueTimerMs: 0, requeueCount: schedule.length, requeueSchedule: schedule, deadLetter };
+  if (schedule)
+    return { channel, mode, requeueTimerMs: 0, requeueCount: schedule.length, requeueSchedule: schedule, deadLetter };
   return {
     channel,
     mode,
-    requeueTimerMs: timer === undefined ? cfg.DefaultRequeueTime * 1000 : wholeInRange(timer, 'requeue_timer', 0, MAX_REQUEUE_SECONDS, 'seconds') * 1000,
-    requeueCount: count === undefined ? cfg.DefaultRequeueCount : wholeInRange(count, 'requeue_count', 0, MAX_REQUEUE_COUNT, 'retries'),
+    requeueTimerMs:
+      timer === undefined
+        ? cfg.DefaultRequeueTime * 1000
+        : wholeInRange(timer, 'requeue_timer', 0, MAX_REQUEUE_SECONDS, 'seconds') * 1000,
+    requeueCount:
+      count === undefined
+        ? cfg.DefaultRequeueCount
+        : wholeInRange(count, 'requeue_count', 0, MAX_REQUEUE_COUNT, 'retries'),
     deadLetter,
   };
 }
@@ -178,7 +231,10 @@ export function entrySettings(controls: ValueMap, cfg: QueueConfig, gate: Channe
  */
 function requeueScheduleOf(controls: ValueMap, cfg: QueueConfig, timed: boolean): number[] | undefined {
   if (Object.hasOwn(controls, 'requeue_schedule')) {
-    if (timed) throw new BadInputError('control requeue_schedule sets the waits and the number of retries: give it without requeue_timer and requeue_count');
+    if (timed)
+      throw new BadInputError(
+        'control requeue_schedule sets the waits and the number of retries: give it without requeue_timer and requeue_count',
+      );
     return parseRequeueSchedule(controls.requeue_schedule?.[0] ?? '', 'control requeue_schedule');
   }
   return timed ? undefined : defaultRequeueSchedule(cfg.DefaultRequeueSchedule);
@@ -190,7 +246,8 @@ function requeueScheduleOf(controls: ValueMap, cfg: QueueConfig, timed: boolean)
  * cannot reach its channel by naming it in a control.
  */
 export function allowedChannel(gate: ChannelGate, channel: string, what: string): string {
-  if (!gateAdmits(gate, channel)) throw new ForbiddenError(`${what} '${channel}' is not among the queue's AllowedChannels`);
+  if (!gateAdmits(gate, channel))
+    throw new ForbiddenError(`${what} '${channel}' is not among the queue's AllowedChannels`);
   return channel;
 }
 

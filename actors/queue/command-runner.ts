@@ -24,22 +24,35 @@ function steppable(state: EntryState): boolean {
 /** `delete` of a key that is no live entry: 400 when it is kept (dead or done: purge removes it), else 404. */
 async function notLive(core: QueueCore, key: string): Promise<void> {
   const kept = await core.deps.store.kept.get(key);
-  if (kept) throw new BadInputError(`entry '${key}' is ${kept.state}: delete removes a live entry (purge removes dead and done ones)`);
+  if (kept)
+    throw new BadInputError(
+      `entry '${key}' is ${kept.state}: delete removes a live entry (purge removes dead and done ones)`,
+    );
   throw new NotFoundError(`no entry with key '${key}'`);
 }
 
 /** Runs one command; returns a promise only while a template fan-out renders. */
-export function runCommand(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, request: { cmd: QueueCommand; message: Message; respond: (r: Result) => void }): void | Promise<void> {
+export function runCommand(
+  core: QueueCore,
+  s: QueueState,
+  self: ActorRef<QueueMsg>,
+  request: { cmd: QueueCommand; message: Message; respond: (r: Result) => void },
+): void | Promise<void> {
   const { cmd, message, respond } = request;
   const view = core.view(s);
   switch (cmd.type) {
     case 'add': {
       if (cmd.templateDefine === undefined) return core.add(s, [message], self, respond);
       const fanOut = core.deps.fanOut;
-      if (!fanOut) throw new BadInputError(`template_define '${cmd.templateDefine}' needs a queue Template, and none is configured`);
+      if (!fanOut)
+        throw new BadInputError(
+          `template_define '${cmd.templateDefine}' needs a queue Template, and none is configured`,
+        );
       // read before rendering, so a bad delay renders nothing; entries the template gives their own keep theirs
       const notBefore = notBeforeOf(message.Control, Date.now());
-      return fanOut(message, cmd.templateDefine).then((created) => core.add(s, created, self, respond, { fannedOut: true, inheritedNotBefore: notBefore }));
+      return fanOut(message, cmd.templateDefine).then((created) =>
+        core.add(s, created, self, respond, { fannedOut: true, inheritedNotBefore: notBefore }),
+      );
     }
     case 'status':
       return respond(statusResult(core.countedView(s)));
@@ -68,14 +81,25 @@ export function runCommand(core: QueueCore, s: QueueState, self: ActorRef<QueueM
       s.entries.delete(cmd.key);
       core.attemptEnded(s, cmd.key);
       if (e.state === EntryState.Dead) core.cancelDeadLetter(e.key);
-      return core.durably([{ type: 'remove', key: cmd.key }], respond, () => statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }));
+      return core.durably([{ type: 'remove', key: cmd.key }], respond, () =>
+        statusResult(core.view(s), { deleted: ['1'], key: [cmd.key] }),
+      );
     }
     case 'pause':
     case 'resume':
       // one channel: its breaker, opened by hand or closed (a channel DisableAfter disabled is resumed so)
-      if (cmd.channel !== undefined) return runBreakerCommand(core, s, { type: 'breaker', action: cmd.type === 'pause' ? 'open' : 'close', channel: cmd.channel }, core.deps.gate, respond);
+      if (cmd.channel !== undefined)
+        return runBreakerCommand(
+          core,
+          s,
+          { type: 'breaker', action: cmd.type === 'pause' ? 'open' : 'close', channel: cmd.channel },
+          core.deps.gate,
+          respond,
+        );
       s.paused = cmd.type === 'pause';
-      return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () => statusResult(core.view(s)));
+      return core.durably([{ type: 'meta', name: 'paused', value: String(s.paused) }], respond, () =>
+        statusResult(core.view(s)),
+      );
     case 'list':
       return listEntries(core, s, cmd, respond);
     case 'fetch': {
@@ -87,7 +111,12 @@ export function runCommand(core: QueueCore, s: QueueState, self: ActorRef<QueueM
     case 'step': {
       let e = cmd.key ? s.entries.get(cmd.key) : undefined;
       // without a key, a scheduled entry is not taken early: only naming it delivers it before its time
-      if (!cmd.key) for (const candidate of s.entries.values()) if (candidate.state === EntryState.Waiting || candidate.state === EntryState.Retrying) { e = candidate; break; }
+      if (!cmd.key)
+        for (const candidate of s.entries.values())
+          if (candidate.state === EntryState.Waiting || candidate.state === EntryState.Retrying) {
+            e = candidate;
+            break;
+          }
       if (!e) throw new NotFoundError(cmd.key ? `no entry with key '${cmd.key}'` : 'no entry is waiting');
       if (!steppable(e.state)) throw new BadInputError(`entry '${e.key}' is ${e.state} and cannot be stepped`);
       s.stepWaiters.set(e.key, respond);

@@ -19,7 +19,8 @@ export const MAX_RETRY_WAIT_MS = MAX_REQUEUE_SECONDS * 1000;
 export function wholeInRange(text: string, name: string, min: number, max: number, unit: string): number {
   const t = text.trim();
   const n = /^\d{1,16}$/.test(t) ? Number(t) : NaN;
-  if (!(n >= min && n <= max)) throw new BadInputError(`control ${name} must be a whole number of ${unit} from ${min} to ${max}, got '${text}'`);
+  if (!(n >= min && n <= max))
+    throw new BadInputError(`control ${name} must be a whole number of ${unit} from ${min} to ${max}, got '${text}'`);
   return n;
 }
 
@@ -44,7 +45,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * or undefined when all fit. A timer longer than setTimeout's limit would fire at once; a span beyond
  * 100 years makes times before any date the store holds.
  */
-export function durationParamProblem(config: Readonly<Record<'DedupWindow' | 'DeadRetention' | 'DoneRetention' | 'PageHorizon' | 'AckWait' | 'CallTimeout' | 'BatchWindow', number>>): string | undefined {
+export function durationParamProblem(
+  config: Readonly<
+    Record<
+      'DedupWindow' | 'DeadRetention' | 'DoneRetention' | 'PageHorizon' | 'AckWait' | 'CallTimeout' | 'BatchWindow',
+      number
+    >
+  >,
+): string | undefined {
   const bounds = [
     ['DedupWindow', MAX_SPAN_MS, '36500d'],
     ['DeadRetention', MAX_SPAN_MS, '36500d'],
@@ -54,6 +62,7 @@ export function durationParamProblem(config: Readonly<Record<'DedupWindow' | 'De
     ['CallTimeout', MAX_TIMER_MS, '24d'],
     ['BatchWindow', MAX_TIMER_MS, '24d'],
   ] as const;
-  for (const [name, max, shown] of bounds) if (config[name] > max) return `${name} is ${config[name]} ms; it may be at most ${shown}`;
+  for (const [name, max, shown] of bounds)
+    if (config[name] > max) return `${name} is ${config[name]} ms; it may be at most ${shown}`;
   return undefined;
 }

@@ -26,9 +26,19 @@ const SECOND: FieldSpec = { name: 'second', min: 0, max: 59 };
 const MINUTE: FieldSpec = { name: 'minute', min: 0, max: 59 };
 const HOUR: FieldSpec = { name: 'hour', min: 0, max: 23 };
 const DAY_OF_MONTH: FieldSpec = { name: 'day-of-month', min: 1, max: 31 };
-const MONTH: FieldSpec = { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] };
+const MONTH: FieldSpec = {
+  name: 'month',
+  min: 1,
+  max: 12,
+  names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
+};
 /** 0–7, both 0 and 7 Sunday. */
-const DAY_OF_WEEK: FieldSpec = { name: 'day-of-week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] };
+const DAY_OF_WEEK: FieldSpec = {
+  name: 'day-of-week',
+  min: 0,
+  max: 7,
+  names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'],
+};
 
 const MACROS: Readonly<Record<string, string>> = {
   '@yearly': '0 0 1 1 *',
@@ -67,7 +77,13 @@ function fail(source: string, field: FieldSpec, value: string, why: string): nev
 function valueOf(source: string, field: FieldSpec, text: string, whole: string): number {
   const named = field.names?.indexOf(text.toUpperCase()) ?? -1;
   if (named >= 0) return named + (field === MONTH ? 1 : 0);
-  if (!/^\d+$/.test(text)) fail(source, field, whole, `is not a number${field.names ? ' or a name' : ''} (accepted: ${field.min}-${field.max}${field.names ? `, ${field.names[0]}-${field.names[field.names.length - 1]}` : ''})`);
+  if (!/^\d+$/.test(text))
+    fail(
+      source,
+      field,
+      whole,
+      `is not a number${field.names ? ' or a name' : ''} (accepted: ${field.min}-${field.max}${field.names ? `, ${field.names[0]}-${field.names[field.names.length - 1]}` : ''})`,
+    );
   const n = Number(text);
   if (n < field.min || n > field.max) fail(source, field, whole, `is out of range ${field.min}-${field.max}`);
   return n;
@@ -82,9 +98,11 @@ function parseField(source: string, field: FieldSpec, text: string): Set<number>
     if (range === '') fail(source, field, text, 'has an empty item');
     let step = 1;
     if (stepText !== undefined) {
-      if (!/^\d+$/.test(stepText) || Number(stepText) < 1) fail(source, field, item, 'has a step that is not a whole number of at least 1');
+      if (!/^\d+$/.test(stepText) || Number(stepText) < 1)
+        fail(source, field, item, 'has a step that is not a whole number of at least 1');
       step = Number(stepText);
-      if (step > field.max - field.min + 1) fail(source, field, item, `has a step beyond the field's span ${field.min}-${field.max}`);
+      if (step > field.max - field.min + 1)
+        fail(source, field, item, `has a step beyond the field's span ${field.min}-${field.max}`);
     }
     let from = field.min;
     let to = field.max;
@@ -109,11 +127,15 @@ export function parseCron(expression: string): Cron {
   const source = expression.trim();
   const text = MACROS[source.toLowerCase()] ?? source;
   if (source.startsWith('@') && !Object.hasOwn(MACROS, source.toLowerCase())) {
-    throw new BadInputError(`control cron '${source}' is not a known macro; use one of ${Object.keys(MACROS).join(', ')}`);
+    throw new BadInputError(
+      `control cron '${source}' is not a known macro; use one of ${Object.keys(MACROS).join(', ')}`,
+    );
   }
   const fields = text.split(/\s+/).filter((f) => f !== '');
   if (fields.length !== 5 && fields.length !== 6) {
-    throw new BadInputError(`control cron '${source}' has ${fields.length} field(s); give 5 (minute hour day-of-month month day-of-week) or 6 (second first)`);
+    throw new BadInputError(
+      `control cron '${source}' has ${fields.length} field(s); give 5 (minute hour day-of-month month day-of-week) or 6 (second first)`,
+    );
   }
   const hasSeconds = fields.length === 6;
   const [sec, min, hour, dom, month, dow] = hasSeconds ? fields : ['0', ...fields];
@@ -142,7 +164,14 @@ function nextLocalMatch(cron: Cron, from: number, limit: number): number | undef
   let t = from;
   while (t <= limit) {
     const d = new Date(t);
-    const [y, mo, day, h, mi, s] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
+    const [y, mo, day, h, mi, s] = [
+      d.getUTCFullYear(),
+      d.getUTCMonth(),
+      d.getUTCDate(),
+      d.getUTCHours(),
+      d.getUTCMinutes(),
+      d.getUTCSeconds(),
+    ];
     if (!cron.month.has(mo + 1)) t = Date.UTC(y, mo + 1, 1);
     else if (!dayMatches(cron, d)) t = Date.UTC(y, mo, day + 1);
     else if (!cron.hour.has(h)) t = Date.UTC(y, mo, day, h + 1);
@@ -164,7 +193,7 @@ export function nextFiring(cron: Cron, zone: TimeZone, after: number): number | 
   const limit = low + HORIZON_MS;
   /** A second occurrence of a repeated local time: a first occurrence of a later local time may still come sooner. */
   let pending: number | undefined;
-  for (let from = Math.floor(low / unit) * unit; ; ) {
+  for (let from = Math.floor(low / unit) * unit; ;) {
     const local = nextLocalMatch(cron, from, limit);
     if (local === undefined) return pending;
     from = local + unit;

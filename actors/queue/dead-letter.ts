@@ -70,7 +70,12 @@ export interface DeadLetterOptions {
   queue: () => ActorRef<DeadLetteredMsg>;
 }
 
-export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveClient, opts: DeadLetterOptions): ActorRef<DeadLetterMsg> {
+export function spawnDeadLetter(
+  runtime: Runtime,
+  parent: ParentRef,
+  hive: HiveClient,
+  opts: DeadLetterOptions,
+): ActorRef<DeadLetterMsg> {
   const { log, queue } = opts;
   const end = (pending: Map<string, Handover>, key: string): void => {
     const h = pending.get(key);
@@ -99,7 +104,9 @@ export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveC
         if (pending.get(entry.key) !== handover) return; // cancelled while it ran
         if (isSuccessCode(r.Code)) {
           pending.delete(entry.key);
-          inMessageTrace(entry.message, () => log.info(`entry ${entry.key} dead-lettered to '${entry.deadLetter}' after ${entry.attempts} attempt(s)`));
+          inMessageTrace(entry.message, () =>
+            log.info(`entry ${entry.key} dead-lettered to '${entry.deadLetter}' after ${entry.attempts} attempt(s)`),
+          );
           runtime.tell(queue(), { type: 'dead-lettered', key: entry.key });
           return;
         }
@@ -113,10 +120,17 @@ export function spawnDeadLetter(runtime: Runtime, parent: ParentRef, hive: HiveC
         // the first refusal is a warning; the retries after it are debug lines, and giving up is one more warning
         inMessageTrace(entry.message, () =>
           msg.tries === 0
-            ? log.warn(`dead-letter target '${entry.deadLetter}' refused entry ${entry.key} (${refused}); retrying up to ${opts.retries} time(s), waits doubling from ${wait} ms to ${MAX_BACKOFF_MS} ms`)
-            : log.debug(`dead-letter target '${entry.deadLetter}' refused entry ${entry.key} again (${refused}); retry ${msg.tries + 1} of ${opts.retries} in ${wait} ms`),
+            ? log.warn(
+                `dead-letter target '${entry.deadLetter}' refused entry ${entry.key} (${refused}); retrying up to ${opts.retries} time(s), waits doubling from ${wait} ms to ${MAX_BACKOFF_MS} ms`,
+              )
+            : log.debug(
+                `dead-letter target '${entry.deadLetter}' refused entry ${entry.key} again (${refused}); retry ${msg.tries + 1} of ${opts.retries} in ${wait} ms`,
+              ),
         );
-        handover.timer = setTimeout(() => runtime.tell(ctx.self, { ...msg, tries: msg.tries + 1, handover }), wait).unref();
+        handover.timer = setTimeout(
+          () => runtime.tell(ctx.self, { ...msg, tries: msg.tries + 1, handover }),
+          wait,
+        ).unref();
       });
       return pending;
     },

@@ -19,7 +19,16 @@ import { endedAtOf, isKeptState, matchesAgeAndGroup } from './kept.js';
 import type { KeptCommand, ReplayEdits } from './kept-commands.js';
 import type { QueueCore, QueueState } from './queue-core.js';
 import type { QueueView } from './responses.js';
-import { ListedKeys, attributeOf, countInto, fetchResult, groupsResult, listResult, refuseCollidingGroupBy, statusResult } from './responses.js';
+import {
+  ListedKeys,
+  attributeOf,
+  countInto,
+  fetchResult,
+  groupsResult,
+  listResult,
+  refuseCollidingGroupBy,
+  statusResult,
+} from './responses.js';
 import type { StoreOp, StoredRow } from './store.js';
 import { rankOf } from './priority.js';
 
@@ -66,15 +75,28 @@ function deadInMemory(s: QueueState, f: KeptFilter): QueueEntry[] {
  * `list`: live states from memory as before (aged by when they were added), with the entries parked
  * in the store (backlog.ts) read for the answer only, not kept; dead and done from the store too.
  */
-export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, respond: (r: Result) => void): void | Promise<void> {
+export function listEntries(
+  core: QueueCore,
+  s: QueueState,
+  cmd: ListCommand,
+  respond: (r: Result) => void,
+): void | Promise<void> {
   const view = core.countedView(s);
   if (!isKeptState(cmd.state)) {
-    const answer = (live: Iterable<QueueEntry>): void => respond(listResult(hasAge(cmd) ? addedWithin(live, cmd) : live, view, cmd));
+    const answer = (live: Iterable<QueueEntry>): void =>
+      respond(listResult(hasAge(cmd) ? addedWithin(live, cmd) : live, view, cmd));
     const timed = cmd.state === undefined || cmd.state === EntryState.Retrying || cmd.state === EntryState.Scheduled;
     if (!timed || s.entries.parkedCount === 0) return answer(s.entries.values());
-    return s.backlog.read('all', (key) => s.entries.has(key)).then((rows) => answer(bySeq(s.entries.values(), readable(core, rows))));
+    return s.backlog
+      .read('all', (key) => s.entries.has(key))
+      .then((rows) => answer(bySeq(s.entries.values(), readable(core, rows))));
   }
-  const filter: KeptFilter = { state: cmd.state, ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}), before: cmd.before, since: cmd.since };
+  const filter: KeptFilter = {
+    state: cmd.state,
+    ...(cmd.groupBy !== undefined && cmd.value !== undefined ? { groupBy: cmd.groupBy, value: cmd.value } : {}),
+    before: cmd.before,
+    since: cmd.since,
+  };
   // Off the actor's turn: the dead entries in memory are taken now, the store is read while the
   // actor goes on (enqueues, deliveries). A read of kept entries changes nothing, and the store
   // answers it after every write submitted before, so it sees what the actor had done by now.
@@ -85,7 +107,13 @@ export function listEntries(core: QueueCore, s: QueueState, cmd: ListCommand, re
   });
 }
 
-async function listKept(core: QueueCore, cmd: ListCommand, filter: KeptFilter, inMemory: QueueEntry[], view: QueueView): Promise<Result> {
+async function listKept(
+  core: QueueCore,
+  cmd: ListCommand,
+  filter: KeptFilter,
+  inMemory: QueueEntry[],
+  view: QueueView,
+): Promise<Result> {
   const { store } = core.deps;
   if (cmd.groupBy !== undefined && cmd.value === undefined) {
     refuseCollidingGroupBy(cmd.groupBy);
@@ -111,7 +139,12 @@ async function listKept(core: QueueCore, cmd: ListCommand, filter: KeptFilter, i
 }
 
 /** `fetch` of a key not in memory: the kept entry, with its whole history. */
-export async function fetchKept(core: QueueCore, key: string, view: QueueView, respond: (r: Result) => void): Promise<void> {
+export async function fetchKept(
+  core: QueueCore,
+  key: string,
+  view: QueueView,
+  respond: (r: Result) => void,
+): Promise<void> {
   const row = await core.deps.store.kept.get(key);
   if (!row) throw new NotFoundError(`no entry with key '${key}'`);
   respond(fetchResult(fromStored(row.doc), view));
@@ -139,11 +172,18 @@ function revive(e: QueueEntry, seq: number, now: number, edits: ReplayEdits): vo
  * Replays dead entries: durably back among the live entries (and out of the kept ones) before they
  * are visible; `fromStore` entries count against Capacity (those in memory are there already).
  */
-async function replayBatch(core: QueueCore, s: QueueState, batch: { entries: QueueEntry[]; fromStore: boolean; done: number }, edits: ReplayEdits): Promise<void> {
+async function replayBatch(
+  core: QueueCore,
+  s: QueueState,
+  batch: { entries: QueueEntry[]; fromStore: boolean; done: number },
+  edits: ReplayEdits,
+): Promise<void> {
   const { entries, fromStore, done } = batch;
   const { config, store, stats } = core.deps;
   if (fromStore && s.entries.size + entries.length > config.Capacity) {
-    throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`);
+    throw new StorageFullError(
+      `the queue is full: ${s.entries.size} of ${config.Capacity} entries; ${done} entries were replayed, ${entries.length} more would exceed the capacity`,
+    );
   }
   const now = Date.now();
   // a dead entry still in memory may be being handed to its dead-letter target: replayed, it is not
@@ -160,10 +200,16 @@ async function replayBatch(core: QueueCore, s: QueueState, batch: { entries: Que
   }
 }
 
-const notDead = (key: string, state: string, verb: string): BadInputError => new BadInputError(`entry '${key}' is ${state}: ${verb}`);
+const notDead = (key: string, state: string, verb: string): BadInputError =>
+  new BadInputError(`entry '${key}' is ${state}: ${verb}`);
 
 /** `replay`: one dead entry by key (with edits), or every dead entry the filter matches. Answers `replayed`. */
-export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCommand, { type: 'replay' }>, respond: (r: Result) => void): Promise<void> {
+export async function replay(
+  core: QueueCore,
+  s: QueueState,
+  cmd: Extract<KeptCommand, { type: 'replay' }>,
+  respond: (r: Result) => void,
+): Promise<void> {
   const { target, edits } = cmd;
   if (edits.channel !== undefined) allowedChannel(core.deps.gate, edits.channel, 'channel');
   let replayed = 0;
@@ -180,7 +226,12 @@ export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCo
     if (inMemory.length > 0) await replayBatch(core, s, { entries: inMemory, fromStore: false, done: 0 }, edits);
     replayed = inMemory.length;
     await core.deps.store.kept.read(target.filter, true, async (rows) => {
-      await replayBatch(core, s, { entries: rows.map((r) => fromStored(r.doc)), fromStore: true, done: replayed }, edits);
+      await replayBatch(
+        core,
+        s,
+        { entries: rows.map((r) => fromStored(r.doc)), fromStore: true, done: replayed },
+        edits,
+      );
       replayed += rows.length;
     });
   }
@@ -188,14 +239,20 @@ export async function replay(core: QueueCore, s: QueueState, cmd: Extract<KeptCo
 }
 
 /** `purge`: removes for good one dead or done entry by key, or every one the filter matches. Answers `purged`. */
-export async function purge(core: QueueCore, s: QueueState, cmd: Extract<KeptCommand, { type: 'purge' }>, respond: (r: Result) => void): Promise<void> {
+export async function purge(
+  core: QueueCore,
+  s: QueueState,
+  cmd: Extract<KeptCommand, { type: 'purge' }>,
+  respond: (r: Result) => void,
+): Promise<void> {
   const { store, stats } = core.deps;
   const { target } = cmd;
   const counter = (state: string): 'deadKept' | 'doneKept' => (state === EntryState.Dead ? 'deadKept' : 'doneKept');
   let purged = 0;
   if (target.key !== undefined) {
     const live = s.entries.get(target.key);
-    if (live && live.state !== EntryState.Dead) throw notDead(target.key, live.state, 'purge removes dead and done entries (delete removes a live one)');
+    if (live && live.state !== EntryState.Dead)
+      throw notDead(target.key, live.state, 'purge removes dead and done entries (delete removes a live one)');
     const row = live ? undefined : await store.kept.get(target.key);
     if (!live && !row) throw new NotFoundError(`no entry with key '${target.key}'`);
     if (live) {

@@ -29,8 +29,7 @@ const MODES: readonly string[] = Object.values(DedupMode);
 /** What an add's `debounce` / `dedup_mode` controls ask for; undefined when neither is given. */
 export type KeyedAdd =
   /** The DedupWindow's deduplication (dedup.ts), the entry due `debounceMs` after it is added (if given). */
-  | { mode: 'drop'; debounceMs: number | undefined }
-  | { mode: ReplaceMode; key: string; debounceMs: number | undefined };
+  { mode: 'drop'; debounceMs: number | undefined } | { mode: ReplaceMode; key: string; debounceMs: number | undefined };
 
 /**
  * Reads the controls `debounce` and `dedup_mode`; 400 naming the control for a value it cannot read,
@@ -49,20 +48,32 @@ export function keyedAddOf(controls: ValueMap, maxDebounceMs: number, limit: str
     } catch {
       throw new BadInputError(`control debounce '${text}' is not a duration; use ${ACCEPTED_DURATION}`);
     }
-    if (debounceMs > maxDebounceMs) throw new BadInputError(`control debounce '${text}' is too long; it may be ${limit}`);
-    if (Object.hasOwn(controls, 'delay') || Object.hasOwn(controls, 'not_before')) throw new BadInputError('control debounce sets the due time itself; leave out delay and not_before');
+    if (debounceMs > maxDebounceMs)
+      throw new BadInputError(`control debounce '${text}' is too long; it may be ${limit}`);
+    if (Object.hasOwn(controls, 'delay') || Object.hasOwn(controls, 'not_before'))
+      throw new BadInputError('control debounce sets the due time itself; leave out delay and not_before');
   }
   const modeText = hasMode ? (controls.dedup_mode?.[0] ?? '').trim().toLowerCase() : undefined;
-  if (modeText !== undefined && !MODES.includes(modeText)) throw new BadInputError(`control dedup_mode '${controls.dedup_mode?.[0] ?? ''}' is not known; use one of ${MODES.join(', ')}`);
+  if (modeText !== undefined && !MODES.includes(modeText))
+    throw new BadInputError(
+      `control dedup_mode '${controls.dedup_mode?.[0] ?? ''}' is not known; use one of ${MODES.join(', ')}`,
+    );
   const key = idempotencyKeyOf(controls);
-  if (key === undefined) throw new BadInputError(`control ${hasDebounce ? 'debounce' : 'dedup_mode'} needs control idempotency-key: the key whose entries it ${hasDebounce ? 'debounces' : 'deduplicates'}`);
+  if (key === undefined)
+    throw new BadInputError(
+      `control ${hasDebounce ? 'debounce' : 'dedup_mode'} needs control idempotency-key: the key whose entries it ${hasDebounce ? 'debounces' : 'deduplicates'}`,
+    );
   const mode = (modeText ?? (hasDebounce ? DedupMode.Replace : DedupMode.Drop)) as DedupMode;
   return mode === DedupMode.Drop ? { mode, debounceMs } : { mode, key, debounceMs };
 }
 
 /** Whether a later add of the entry's key replaces it: it waits and was never tried. */
 function replaceable(e: QueueEntry | undefined): e is QueueEntry {
-  return e !== undefined && e.attempts === 0 && (e.state === EntryState.Pending || e.state === EntryState.Scheduled || e.state === EntryState.Waiting);
+  return (
+    e !== undefined &&
+    e.attempts === 0 &&
+    (e.state === EntryState.Pending || e.state === EntryState.Scheduled || e.state === EntryState.Waiting)
+  );
 }
 
 /** The replace-mode keys of the entries still waiting, and (keep-last-if-active) of those being delivered. */
@@ -141,7 +152,12 @@ export class LiveKeys {
  * controls) and, with a debounce, moves its due time to now + debounce. Returns whether the due
  * time moved (the retry scheduler then needs the new one).
  */
-export function replaceEntry(e: QueueEntry, message: QueueEntry['message'], debounceMs: number | undefined, now: number): boolean {
+export function replaceEntry(
+  e: QueueEntry,
+  message: QueueEntry['message'],
+  debounceMs: number | undefined,
+  now: number,
+): boolean {
   e.message = message;
   if (debounceMs === undefined) return false;
   e.dueAt = now + debounceMs;

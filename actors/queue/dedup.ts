@@ -12,7 +12,6 @@ import type { SeenRow, StoreOp } from './store.js';
 /** Expired keys are swept at most this often (and at least once per window), so adds stay O(1) on average. */
 const SWEEP_EVERY_MS = 60_000;
 
-
 /** A duplicate waiting for its first entry's write: the promise it got and how to settle it. */
 interface Waiter {
   promise: Promise<void>;
@@ -60,7 +59,9 @@ export class SeenKey {
     if (state === true) return Promise.resolve();
     if (state === undefined) {
       let settle!: (error?: unknown) => void;
-      const promise = new Promise<void>((resolve, reject) => (settle = (e) => (e === undefined ? resolve() : reject(e))));
+      const promise = new Promise<void>(
+        (resolve, reject) => (settle = (e) => (e === undefined ? resolve() : reject(e))),
+      );
       this.state = { promise, settle };
       return promise;
     }
@@ -79,7 +80,8 @@ export class SeenKey {
     const before = this.state;
     this.state = outcome;
     this.owner?.settled(this);
-    if (before !== undefined && before !== true && 'settle' in before) before.settle(outcome === true ? undefined : outcome.error);
+    if (before !== undefined && before !== true && 'settle' in before)
+      before.settle(outcome === true ? undefined : outcome.error);
   }
 }
 

@@ -19,7 +19,14 @@ const LIMIT = 'at most 366 days ahead';
 export function parseRfc3339(text: string): number {
   const m = RFC3339.exec(text.trim());
   if (!m) return NaN;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return NaN;
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
@@ -34,7 +41,8 @@ export function parseRfc3339(text: string): number {
 export function notBeforeOf(controls: ValueMap, now: number): number | undefined {
   const hasDelay = Object.hasOwn(controls, 'delay');
   const hasTime = Object.hasOwn(controls, 'not_before');
-  if (hasDelay && hasTime) throw new BadInputError('controls delay and not_before exclude each other; give one of them');
+  if (hasDelay && hasTime)
+    throw new BadInputError('controls delay and not_before exclude each other; give one of them');
   if (hasDelay) {
     const text = controls.delay?.[0] ?? '';
     let ms: number;
@@ -49,8 +57,10 @@ export function notBeforeOf(controls: ValueMap, now: number): number | undefined
   if (hasTime) {
     const text = controls.not_before?.[0] ?? '';
     const at = parseRfc3339(text);
-    if (Number.isNaN(at)) throw new BadInputError(`control not_before '${text}' is not a time; use ${ACCEPTED_TIME}, ${LIMIT}`);
-    if (at - now > MAX_SCHEDULE_MS) throw new BadInputError(`control not_before '${text}' is too far ahead; it may be ${LIMIT}`);
+    if (Number.isNaN(at))
+      throw new BadInputError(`control not_before '${text}' is not a time; use ${ACCEPTED_TIME}, ${LIMIT}`);
+    if (at - now > MAX_SCHEDULE_MS)
+      throw new BadInputError(`control not_before '${text}' is too far ahead; it may be ${LIMIT}`);
     return at;
   }
   return undefined;

@@ -25,7 +25,13 @@ export function attemptHop(service: string, msg: Attempt): { hop: Hop | undefine
   const hop = messageHop(msg.message, 'client', false, () => ({
     name: `${service} deliver`,
     service,
-    attributes: { 'hivenode.queue.key': msg.key, 'hivenode.queue.attempt': msg.attempt ?? 0, 'hivenode.channel': msg.channel, 'hivenode.mode': msg.mode, ...(msg.batch ? { 'hivenode.queue.batch': msg.batch.keys.length } : {}) },
+    attributes: {
+      'hivenode.queue.key': msg.key,
+      'hivenode.queue.attempt': msg.attempt ?? 0,
+      'hivenode.channel': msg.channel,
+      'hivenode.mode': msg.mode,
+      ...(msg.batch ? { 'hivenode.queue.batch': msg.batch.keys.length } : {}),
+    },
   }));
   return { hop, message: withHop(msg.message, hop) };
 }

@@ -39,7 +39,12 @@ export interface OutcomeMsg {
 }
 
 /** `service`: the NAME the deliveries' spans and lines carry. */
-export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveClient, opts: { timeoutMs: number; queue: () => ActorRef<OutcomeMsg>; service?: string }): ActorRef<DeliverMsg> {
+export function spawnDelivery(
+  runtime: Runtime,
+  parent: ParentRef,
+  hive: HiveClient,
+  opts: { timeoutMs: number; queue: () => ActorRef<OutcomeMsg>; service?: string },
+): ActorRef<DeliverMsg> {
   const { timeoutMs, queue, service = 'queue' } = opts;
   return runtime.spawn<undefined, DeliverMsg>(parent, {
     name: 'delivery',
@@ -47,10 +52,19 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
     receive: (s, msg) => {
       const started = performance.now();
       const { hop, message } = attemptHop(service, msg);
-      const send = msg.mode === 'execute' ? hive.execute(msg.channel, message, timeoutMs) : hive.call(msg.channel, message, timeoutMs);
+      const send =
+        msg.mode === 'execute'
+          ? hive.execute(msg.channel, message, timeoutMs)
+          : hive.call(msg.channel, message, timeoutMs);
       void send.then((result) => {
         hop?.end(result.Code, result.Message);
-        runtime.tell(queue(), { type: 'outcome', key: msg.key, result, durationMs: Math.round(performance.now() - started), ...(msg.batch ? { batch: msg.batch } : {}) });
+        runtime.tell(queue(), {
+          type: 'outcome',
+          key: msg.key,
+          result,
+          durationMs: Math.round(performance.now() - started),
+          ...(msg.batch ? { batch: msg.batch } : {}),
+        });
       });
       return s;
     },
@@ -58,9 +72,22 @@ export function spawnDelivery(runtime: Runtime, parent: ParentRef, hive: HiveCli
 }
 
 /** Tells the delivery actor to deliver; if it cannot (crashed, stopped) the queue gets a failed outcome. */
-export function deliver(runtime: Runtime, delivery: ActorRef<DeliverMsg>, queue: ActorRef<OutcomeMsg>, msg: DeliverMsg): void {
+export function deliver(
+  runtime: Runtime,
+  delivery: ActorRef<DeliverMsg>,
+  queue: ActorRef<OutcomeMsg>,
+  msg: DeliverMsg,
+): void {
   runtime.tell(
     delivery,
-    onFailure(msg, (e) => runtime.tell(queue, { type: 'outcome', key: msg.key, result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`), durationMs: 0, ...(msg.batch ? { batch: msg.batch } : {}) })),
+    onFailure(msg, (e) =>
+      runtime.tell(queue, {
+        type: 'outcome',
+        key: msg.key,
+        result: failure(Code.ServiceError, `delivery actor failed: ${describeError(e)}`),
+        durationMs: 0,
+        ...(msg.batch ? { batch: msg.batch } : {}),
+      }),
+    ),
   );
 }

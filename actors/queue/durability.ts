@@ -81,15 +81,29 @@ export function chooseDurability(asked: string, facts: ServerFacts): DurabilityC
       );
     }
     if (facts.persistMode === 'async') {
-      throw new ConfigError('Durability fsync: the queue\'s stream is configured persist_mode: async, which acknowledges before writing; remove persist_mode from the stream, or give Durability journal');
+      throw new ConfigError(
+        "Durability fsync: the queue's stream is configured persist_mode: async, which acknowledges before writing; remove persist_mode from the stream, or give Durability journal",
+      );
     }
-    return { level: Durability.Fsync, holdMs: 0, why: `asked for; nats-server ${facts.version} must run with sync_interval: always (a client cannot see it)` };
+    return {
+      level: Durability.Fsync,
+      holdMs: 0,
+      why: `asked for; nats-server ${facts.version} must run with sync_interval: always (a client cannot see it)`,
+    };
   }
   if (asked === Durability.Replicated) {
-    return { level: Durability.Replicated, holdMs: 0, why: `asked for: a power cut of every server can lose what they acknowledged in the last ${holdMs / 1000} s (nats-server ${facts.version} fsyncs every ${seconds}, its Raft state later)` };
+    return {
+      level: Durability.Replicated,
+      holdMs: 0,
+      why: `asked for: a power cut of every server can lose what they acknowledged in the last ${holdMs / 1000} s (nats-server ${facts.version} fsyncs every ${seconds}, its Raft state later)`,
+    };
   }
   const reason = atLeast210(facts.version)
     ? `nats-server ${facts.version}: a client cannot see whether the servers run sync_interval: always (give Durability fsync if they do)`
     : `nats-server ${facts.version} fsyncs only every ${seconds} and cannot fsync before acknowledging`;
-  return { level: Durability.Journal, holdMs, why: `${asked === Durability.Journal ? 'asked for' : 'the default'}; ${reason}; records stay in the journal ${holdMs / 1000} s after JetStream acknowledged them` };
+  return {
+    level: Durability.Journal,
+    holdMs,
+    why: `${asked === Durability.Journal ? 'asked for' : 'the default'}; ${reason}; records stay in the journal ${holdMs / 1000} s after JetStream acknowledged them`,
+  };
 }

@@ -135,7 +135,9 @@ export class EntryTable {
 
   /** Keys and due times of the entries waiting for a time (retrying, scheduled), without parsing stored ones. */
   *timed(): IterableIterator<{ key: string; dueAt: number }> {
-    for (const slot of this.map.values()) if (slot.state === EntryState.Retrying || slot.state === EntryState.Scheduled) yield { key: slot.key, dueAt: slot.dueAt };
+    for (const slot of this.map.values())
+      if (slot.state === EntryState.Retrying || slot.state === EntryState.Scheduled)
+        yield { key: slot.key, dueAt: slot.dueAt };
   }
 
   private parse(slot: StoredEntry): QueueEntry | undefined {

@@ -92,14 +92,22 @@ export function toStored(e: QueueEntry): string {
 }
 
 /** The store write of an entry: its document, plus the state and due time a start schedules it by. */
-export function putOp(e: QueueEntry): { type: 'put'; key: string; seq: number; state: EntryState; dueAt: number; doc: string } {
+export function putOp(e: QueueEntry): {
+  type: 'put';
+  key: string;
+  seq: number;
+  state: EntryState;
+  dueAt: number;
+  doc: string;
+} {
   return { type: 'put', key: e.key, seq: e.seq, state: storedState(e), dueAt: e.dueAt, doc: toStored(e) };
 }
 
 /** Parses a stored entry; throws on documents that are not entries (a corrupt row). */
 export function fromStored(text: string): QueueEntry {
   const e = JSON.parse(text) as QueueEntry;
-  if (typeof e.key !== 'string' || typeof e.seq !== 'number' || typeof e.message !== 'object' || e.message === null) throw new Error('stored entry is malformed');
+  if (typeof e.key !== 'string' || typeof e.seq !== 'number' || typeof e.message !== 'object' || e.message === null)
+    throw new Error('stored entry is malformed');
   // JSON.parse gives Object.prototype: the maps get a value map's prototype back, as every protocol map has
   e.message.Control = copyMap(e.message.Control);
   e.message.Data = copyMap(e.message.Data);

@@ -14,11 +14,21 @@ export const GroupOrder = { Strict: 'strict', SkipDead: 'skip-dead' } as const;
 export type GroupOrder = (typeof GroupOrder)[keyof typeof GroupOrder];
 
 /** GroupOrder checked at start against the other group parameters; undefined when off. */
-export function groupOrderOf(config: { GroupOrder: string; GroupBy: string; GroupConcurrency: number }): GroupOrder | undefined {
+export function groupOrderOf(config: {
+  GroupOrder: string;
+  GroupBy: string;
+  GroupConcurrency: number;
+}): GroupOrder | undefined {
   const order = config.GroupOrder.trim();
   if (order === '') return undefined;
-  if (config.GroupBy.trim() === '') throw new ConfigError(`GroupOrder ${order} keeps the order of each group, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`);
-  if (config.GroupConcurrency > 1) throw new ConfigError(`GroupOrder ${order} delivers one entry of a group at a time, but GroupConcurrency is ${config.GroupConcurrency}; set GroupConcurrency to 0 or 1`);
+  if (config.GroupBy.trim() === '')
+    throw new ConfigError(
+      `GroupOrder ${order} keeps the order of each group, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`,
+    );
+  if (config.GroupConcurrency > 1)
+    throw new ConfigError(
+      `GroupOrder ${order} delivers one entry of a group at a time, but GroupConcurrency is ${config.GroupConcurrency}; set GroupConcurrency to 0 or 1`,
+    );
   return order as GroupOrder;
 }
 

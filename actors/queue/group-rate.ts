@@ -31,7 +31,8 @@ export function parseGroupRate(text: string): GroupRate | undefined {
   const m = /^(\d+)\s*\/\s*(\S+)$/.exec(t);
   if (!m) throw new Error(`'${text}' is not a rate`);
   const count = Number(m[1]);
-  if (!Number.isSafeInteger(count) || count < 1) throw new Error(`'${text}' starts no delivery per window; the count must be 1 or more`);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new Error(`'${text}' starts no delivery per window; the count must be 1 or more`);
   const window = m[2]!;
   if (/^\d+(\.\d+)?$/.test(window)) throw new Error(`'${text}' gives its window without a unit`);
   let windowMs: number;

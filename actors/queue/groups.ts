@@ -53,7 +53,10 @@ export interface GroupLimits {
  * without GroupBy, or GroupBy `state` (which changes with delivery) stop the start with a
  * ConfigError naming the parameter and what it accepts.
  */
-export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'> & Partial<Pick<QueueConfig, 'BatchSize'>>): GroupLimits | undefined {
+export function groupLimitsOf(
+  config: Pick<QueueConfig, 'GroupBy' | 'GroupConcurrency' | 'GroupRate' | 'Fairness' | 'GroupWeights' | 'GroupOrder'> &
+    Partial<Pick<QueueConfig, 'BatchSize'>>,
+): GroupLimits | undefined {
   let rate: GroupRate | undefined;
   try {
     rate = parseGroupRate(config.GroupRate);
@@ -67,17 +70,33 @@ export function groupLimitsOf(config: Pick<QueueConfig, 'GroupBy' | 'GroupConcur
   } catch (e) {
     throw new ConfigError(`GroupWeights: ${describeError(e)}; expected ${GROUP_WEIGHTS_FORM}`);
   }
-  if (!weighted && config.GroupWeights.trim() !== '') throw new ConfigError("GroupWeights weighs the groups only with Fairness weighted; set Fairness: weighted, or leave GroupWeights out");
+  if (!weighted && config.GroupWeights.trim() !== '')
+    throw new ConfigError(
+      'GroupWeights weighs the groups only with Fairness weighted; set Fairness: weighted, or leave GroupWeights out',
+    );
   const order = groupOrderOf(config);
   const groupBy = config.GroupBy.trim();
   if (groupBy === '') {
-    if (config.GroupConcurrency > 0 || rate || weighted) throw new ConfigError(`${weighted ? 'Fairness weighted shares deliveries among groups' : rate ? 'GroupRate limits groups' : 'GroupConcurrency limits groups'}, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`);
+    if (config.GroupConcurrency > 0 || rate || weighted)
+      throw new ConfigError(
+        `${weighted ? 'Fairness weighted shares deliveries among groups' : rate ? 'GroupRate limits groups' : 'GroupConcurrency limits groups'}, but GroupBy is empty; expected GroupBy to name an entry attribute (channel, mode, class, operation) or a Data field`,
+      );
     return undefined;
   }
-  if (groupBy === 'state') throw new ConfigError("GroupBy: 'state' changes while an entry is delivered; expected an entry attribute (channel, mode, class, operation) or a Data field");
+  if (groupBy === 'state')
+    throw new ConfigError(
+      "GroupBy: 'state' changes while an entry is delivered; expected an entry attribute (channel, mode, class, operation) or a Data field",
+    );
   if (config.GroupConcurrency === 0 && !rate && !weighted && !order) return undefined;
   // strict order is one entry of a group at a time
-  return { groupBy, concurrency: order ? 1 : config.GroupConcurrency, rate, ...(weights ? { weights } : {}), ...(order ? { order } : {}), ...((config.BatchSize ?? 1) > 1 ? { batched: true } : {}) };
+  return {
+    groupBy,
+    concurrency: order ? 1 : config.GroupConcurrency,
+    rate,
+    ...(weights ? { weights } : {}),
+    ...(order ? { order } : {}),
+    ...((config.BatchSize ?? 1) > 1 ? { batched: true } : {}),
+  };
 }
 
 /** Not in the free heap. */
@@ -138,7 +157,11 @@ export class GroupGate {
    * entry's group is at its limit. Takes entries from `ready` (keys by seq) as they become the
    * oldest candidate; `waitingEntry` gives the entry of a key if it is still waiting.
    */
-  take(ready: MinHeap<string>, waitingEntry: (key: string) => QueueEntry | undefined, now = Date.now()): QueueEntry | undefined {
+  take(
+    ready: MinHeap<string>,
+    waitingEntry: (key: string) => QueueEntry | undefined,
+    now = Date.now(),
+  ): QueueEntry | undefined {
     this.feedStarved(now);
     this.retireIdle(now);
     if (this.limits.weights || this.holds || this.limits.batched) {
@@ -186,7 +209,13 @@ export class GroupGate {
    * GroupConcurrency and GroupRate count once (by its first entry). Entries `joins` refuses keep
    * their place; at most 4 × `max` are looked at, so a group mixing channels costs no scan of it all.
    */
-  more(first: QueueEntry, max: number, waitingEntry: (key: string) => QueueEntry | undefined, joins: (e: QueueEntry) => boolean, now = Date.now()): QueueEntry[] {
+  more(
+    first: QueueEntry,
+    max: number,
+    waitingEntry: (key: string) => QueueEntry | undefined,
+    joins: (e: QueueEntry) => boolean,
+    now = Date.now(),
+  ): QueueEntry[] {
     const g = this.groups.get(attributeOf(first, this.limits.groupBy));
     if (!g || max <= 0) return [];
     const taken: QueueEntry[] = [];
@@ -269,7 +298,11 @@ export class GroupGate {
     const name = attributeOf(e, this.limits.groupBy);
     let g = this.groups.get(name);
     if (!g) {
-      g = new Group(name, this.limits.rate ? new TokenBucket(this.limits.rate, now) : undefined, this.limits.weights ? 1 / weightOf(this.limits.weights, name) : 0);
+      g = new Group(
+        name,
+        this.limits.rate ? new TokenBucket(this.limits.rate, now) : undefined,
+        this.limits.weights ? 1 / weightOf(this.limits.weights, name) : 0,
+      );
       this.groups.set(name, g);
     }
     return g;
@@ -333,10 +366,13 @@ export class GroupGate {
     if (next === undefined || (this.timer && this.timerAt <= next)) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, Math.max(1, next - now)).unref();
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.wake();
+      },
+      Math.max(1, next - now),
+    ).unref();
   }
 
   /**

@@ -17,7 +17,16 @@
  * take the first free slot; a node started later takes a dead node's slot with its records, and
  * publishes them again when it holds the queue.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -66,7 +75,10 @@ export class LogJournal {
   private closed = false;
   private readonly commits = new GroupCommit<Line>(
     (lines) => this.writeLines(lines),
-    (e) => (/ENOSPC/.test(describeError(e)) ? new StorageFullError(`the queue's journal is full: ${describeError(e)}`, { cause: e }) : new UnavailableError(`the queue's journal could not be written: ${describeError(e)}`, { cause: e })),
+    (e) =>
+      /ENOSPC/.test(describeError(e))
+        ? new StorageFullError(`the queue's journal is full: ${describeError(e)}`, { cause: e })
+        : new UnavailableError(`the queue's journal could not be written: ${describeError(e)}`, { cause: e }),
   );
 
   private constructor(
@@ -80,7 +92,8 @@ export class LogJournal {
     for (const name of readdirSync(dir)) {
       const m = SEGMENT.exec(name);
       // a segment from before this start: kept until it was published again (renew) and held since
-      if (m) this.segments.push({ n: Number(m[1]), file: join(dir, name), pending: 0, lastAck: Infinity, finished: true });
+      if (m)
+        this.segments.push({ n: Number(m[1]), file: join(dir, name), pending: 0, lastAck: Infinity, finished: true });
     }
     this.segments.sort((a, b) => a.n - b.n);
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
@@ -92,7 +105,13 @@ export class LogJournal {
    * journal written for another stream (one deleted and made again, another hive on this PersistPath)
    * is emptied, never published into this one.
    */
-  static async open(base: string, identity: string, holdMs: number, log: Logger, now: () => number = Date.now): Promise<LogJournal> {
+  static async open(
+    base: string,
+    identity: string,
+    holdMs: number,
+    log: Logger,
+    now: () => number = Date.now,
+  ): Promise<LogJournal> {
     for (let slot = 0; slot < SLOTS; slot++) {
       const dir = join(base, `journal-${slot}`);
       makeDirectory(dir, 'PersistPath');
@@ -119,7 +138,8 @@ export class LogJournal {
       was = undefined;
     }
     if (was === identity) return;
-    if (was !== undefined && this.segments.length > 0) this.log.warn(`queue journal ${this.dir} was written for ${was}, not ${identity}: its records are dropped`);
+    if (was !== undefined && this.segments.length > 0)
+      this.log.warn(`queue journal ${this.dir} was written for ${was}, not ${identity}: its records are dropped`);
     await this.discard();
     writeFileSync(`${file}.tmp`, identity);
     const fd = openSync(`${file}.tmp`, 'r');
@@ -156,7 +176,14 @@ export class LogJournal {
     const segment = this.where.get(id);
     this.where.delete(id);
     if (segment) segment.pending--;
-    if (!this.closed) await this.commits.submit({ kind: 'drop', id }).catch((e: unknown) => this.log.warn(`queue journal: a refused record could not be marked (${describeError(e)}); it is published again after a restart only if the stream lacks it`));
+    if (!this.closed)
+      await this.commits
+        .submit({ kind: 'drop', id })
+        .catch((e: unknown) =>
+          this.log.warn(
+            `queue journal: a refused record could not be marked (${describeError(e)}); it is published again after a restart only if the stream lacks it`,
+          ),
+        );
   }
 
   /**
@@ -201,14 +228,27 @@ export class LogJournal {
     await this.commits.idle();
     if (!this.writing) await this.finishCurrent();
     const upTo = this.segments.length === 0 ? -1 : this.segments[this.segments.length - 1]!.n;
-    while (!this.closed && this.segments.some((s) => s.n <= upTo)) await new Promise((r) => setTimeout(r, SWEEP_MS).unref());
+    while (!this.closed && this.segments.some((s) => s.n <= upTo))
+      await new Promise((r) => setTimeout(r, SWEEP_MS).unref());
   }
 
   private async writeLines(lines: Line[]): Promise<void> {
     this.writing = true;
     try {
       const segment = await this.segmentToWrite();
-      const text = lines.map((l) => (l.kind === 'record' ? JSON.stringify({ i: l.record.id, t: l.record.topic, a: l.record.after, d: Buffer.from(l.record.data).toString('base64') }) : JSON.stringify({ x: l.id }))).join('\n') + '\n';
+      const text =
+        lines
+          .map((l) =>
+            l.kind === 'record'
+              ? JSON.stringify({
+                  i: l.record.id,
+                  t: l.record.topic,
+                  a: l.record.after,
+                  d: Buffer.from(l.record.data).toString('base64'),
+                })
+              : JSON.stringify({ x: l.id }),
+          )
+          .join('\n') + '\n';
       await this.current!.file.write(text);
       await this.current!.file.datasync();
       for (const l of lines) {
@@ -225,7 +265,13 @@ export class LogJournal {
     if (this.current && this.now() - this.current.openedAt >= ROTATE_MS) await this.finishCurrent();
     if (!this.current) {
       const n = (this.segments[this.segments.length - 1]?.n ?? 0) + 1;
-      const segment: Segment = { n, file: join(this.dir, `seg-${n}.jnl`), pending: 0, lastAck: this.now(), finished: false };
+      const segment: Segment = {
+        n,
+        file: join(this.dir, `seg-${n}.jnl`),
+        pending: 0,
+        lastAck: this.now(),
+        finished: false,
+      };
       const file = await open(segment.file, 'a');
       // the new file's name must survive a power cut of this machine as its contents do
       const dirFd = openSync(this.dir, 'r');
@@ -252,7 +298,7 @@ export class LogJournal {
   private sweep(): void {
     if (this.current && this.now() - this.current.openedAt >= ROTATE_MS && !this.writing) void this.finishCurrent();
     const now = this.now();
-    for (let i = 0; i < this.segments.length; ) {
+    for (let i = 0; i < this.segments.length;) {
       const s = this.segments[i]!;
       if (s.finished && s.pending <= 0 && now - s.lastAck >= this.holdMs) {
         unlinkQuietly(s.file);
@@ -276,7 +322,15 @@ function parseLine(line: string): Line | undefined {
     const o = JSON.parse(line) as { i?: string; t?: string; a?: number; d?: string; x?: string };
     if (typeof o.x === 'string') return { kind: 'drop', id: o.x };
     if (typeof o.i !== 'string' || typeof o.t !== 'string' || typeof o.d !== 'string') return undefined;
-    return { kind: 'record', record: { id: o.i, topic: o.t, ...(typeof o.a === 'number' ? { after: o.a } : {}), data: new Uint8Array(Buffer.from(o.d, 'base64')) } };
+    return {
+      kind: 'record',
+      record: {
+        id: o.i,
+        topic: o.t,
+        ...(typeof o.a === 'number' ? { after: o.a } : {}),
+        data: new Uint8Array(Buffer.from(o.d, 'base64')),
+      },
+    };
   } catch {
     return undefined; // cut short by a crash: never answered
   }

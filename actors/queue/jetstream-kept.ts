@@ -48,7 +48,11 @@ export class JetStreamKept implements KeptEntries {
   /** The counts as the writes that record them. */
   countOps(): Array<{ type: 'meta'; name: string; value: string }> {
     this.changed = false;
-    return KEPT_STATES.map((state) => ({ type: 'meta' as const, name: COUNT_META[state], value: String(this.counts[state]) }));
+    return KEPT_STATES.map((state) => ({
+      type: 'meta' as const,
+      name: COUNT_META[state],
+      value: String(this.counts[state]),
+    }));
   }
 
   /** Writes a kept entry (before the log record that takes it out of the live entries). */

@@ -132,8 +132,15 @@ export class JetStreamStore implements QueueStore {
   private readonly onFenced: ((error: LogFencedError) => void) | undefined;
 
   /** The newest complete snapshot and the records after it, replayed. */
-  private async replay(): Promise<{ state: LogState; tail: number; logBytes: number; records: number; snapshotBytes: number }> {
-    const onUnreadable = (line: string, e: Error): void => this.logger.error(`queue log record line is unreadable (${e.message}); it is skipped: ${line}`);
+  private async replay(): Promise<{
+    state: LogState;
+    tail: number;
+    logBytes: number;
+    records: number;
+    snapshotBytes: number;
+  }> {
+    const onUnreadable = (line: string, e: Error): void =>
+      this.logger.error(`queue log record line is unreadable (${e.message}); it is skipped: ${line}`);
     // snapshot parts come in order; a snapshot counts once its last part is there, and the one
     // covering the most of the log wins (a node that lost the log may have written an older one later)
     let best: { state: LogState; asOf: number; bytes: number } | undefined;
@@ -143,10 +150,12 @@ export class JetStreamStore implements QueueStore {
         const text = decoder.decode(r.data);
         const header = snapshotHeader(text);
         if (!header) continue;
-        if (building?.id !== header.id) building = { id: header.id, asOf: header.asOf, state: new LogState(), bytes: 0 };
+        if (building?.id !== header.id)
+          building = { id: header.id, asOf: header.asOf, state: new LogState(), bytes: 0 };
         building.state.apply(text, onUnreadable);
         building.bytes += r.data.length;
-        if (header.end && (!best || header.asOf >= best.asOf)) best = { state: building.state, asOf: header.asOf, bytes: building.bytes };
+        if (header.end && (!best || header.asOf >= best.asOf))
+          best = { state: building.state, asOf: header.asOf, bytes: building.bytes };
       }
     });
     const state = best?.state ?? new LogState();
@@ -206,7 +215,9 @@ export class JetStreamStore implements QueueStore {
         this.tail = await this.log.append(LOG, data, this.tail);
       } catch (e) {
         if (e instanceof LogFencedError && !this.fenced) {
-          this.fenced = new LogFencedError(`the queue's log was written by another node: this node no longer holds the queue (${e.message})`);
+          this.fenced = new LogFencedError(
+            `the queue's log was written by another node: this node no longer holds the queue (${e.message})`,
+          );
           this.logger.warn(this.fenced.message);
           this.onFenced?.(this.fenced);
         }
@@ -245,7 +256,9 @@ export class JetStreamStore implements QueueStore {
     }
     if (this.dueForCompaction() && !this.compacting && !this.closed) {
       this.compacting = this.compact()
-        .catch((e: unknown) => this.logger.warn(`queue log compaction failed (${describeError(e)}); the next write tries again`))
+        .catch((e: unknown) =>
+          this.logger.warn(`queue log compaction failed (${describeError(e)}); the next write tries again`),
+        )
         .finally(() => (this.compacting = undefined));
     }
   }
@@ -258,9 +271,14 @@ export class JetStreamStore implements QueueStore {
     const started = Date.now();
     const { state, tail } = await this.replay();
     const id = randomUUID();
-    const parts = [...packLines((function* () {
-      for (const op of state.asOps()) yield encodeOp(op);
-    })(), this.log.maxRecordBytes - 200)];
+    const parts = [
+      ...packLines(
+        (function* () {
+          for (const op of state.asOps()) yield encodeOp(op);
+        })(),
+        this.log.maxRecordBytes - 200,
+      ),
+    ];
     if (parts.length === 0) parts.push('');
     let first = 0;
     let bytes = 0;
@@ -283,7 +301,9 @@ export class JetStreamStore implements QueueStore {
     // the record at `tail` stays: the next fenced append expects the log topic's last record
     await this.log.purge(LOG, tail);
     await this.log.purge(SNAPSHOT, first);
-    this.logger.info(`queue log compacted in ${Date.now() - started} ms: ${state.entries.size} entries in a snapshot of ${parts.length} record(s) as of position ${tail}`);
+    this.logger.info(
+      `queue log compacted in ${Date.now() - started} ms: ${state.entries.size} entries in a snapshot of ${parts.length} record(s) as of position ${tail}`,
+    );
   }
 
   async close(): Promise<void> {
@@ -293,4 +313,3 @@ export class JetStreamStore implements QueueStore {
     await this.compacting;
   }
 }
-

@@ -90,7 +90,12 @@ export class JournaledLog implements SharedLog {
     if (this.unjournaled.has(topic)) return this.inner.append(topic, data, after, id);
     while (this.recovering) await this.recovering.catch(() => undefined);
     const fence = after === undefined ? undefined : (this.moved.get(after) ?? after);
-    const record: JournalRecord = { id: id ?? randomUUID(), topic, ...(fence === undefined ? {} : { after: fence }), data };
+    const record: JournalRecord = {
+      id: id ?? randomUUID(),
+      topic,
+      ...(fence === undefined ? {} : { after: fence }),
+      data,
+    };
     const written = this.journal.write(record);
     const published = this.inner.append(topic, data, fence, record.id);
     // settled once the append is acknowledged or its refusal marked in the journal: a recovery reading
@@ -195,7 +200,9 @@ export class JournaledLog implements SharedLog {
       }
       let at = k > 0 ? stream[k - 1]!.seq : start;
       if (k === 0 && (last?.seq ?? 0) !== start) {
-        this.log.error(`queue journal: the stream lost records older than the journal keeps (it ends at ${last?.seq ?? 0}, the journal begins after ${start}): the servers fsync less often than assumed`);
+        this.log.error(
+          `queue journal: the stream lost records older than the journal keeps (it ends at ${last?.seq ?? 0}, the journal begins after ${start}): the servers fsync less often than assumed`,
+        );
         at = last?.seq ?? 0;
       }
       chains.set(topic, { at, firstLost: chain[k]!.i });
@@ -210,7 +217,11 @@ export class JournaledLog implements SharedLog {
       const chain = r.after === undefined ? undefined : chains.get(r.topic);
       // a fenced record before its chain's first lost one survived, as did an unfenced one before the last survivor
       if (r.after !== undefined ? !chain || i < chain.firstLost : i <= survivedUpTo) continue;
-      const seq = await untilAnswered(() => this.inner.append(r.topic, r.data, chain?.at, r.id), this.log, 'publishing again');
+      const seq = await untilAnswered(
+        () => this.inner.append(r.topic, r.data, chain?.at, r.id),
+        this.log,
+        'publishing again',
+      );
       if (chain) {
         const old = this.positions.get(r.id);
         if (old) this.moved.set(old.seq, seq);
@@ -221,7 +232,10 @@ export class JournaledLog implements SharedLog {
       result.republished++;
     }
     this.journal.renew();
-    if (result.republished > 0) this.log.warn(`queue journal: ${result.republished} of ${records.length} kept record(s) were missing from the stream and were published again`);
+    if (result.republished > 0)
+      this.log.warn(
+        `queue journal: ${result.republished} of ${records.length} kept record(s) were missing from the stream and were published again`,
+      );
     return result;
   }
 

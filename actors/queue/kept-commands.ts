@@ -12,7 +12,6 @@ import { KEPT_STATES } from './kept.js';
 import { ACCEPTED_DURATION } from '../../config/values.js';
 import { selector } from './control-ranges.js';
 
-
 /** A control's single value, or undefined when absent. */
 function single(controls: ValueMap, name: string): string | undefined {
   return Object.hasOwn(controls, name) ? (controls[name]?.[0] ?? '') : undefined;
@@ -29,10 +28,13 @@ function age(controls: ValueMap, name: 'older_than' | 'newer_than', now: number)
   try {
     ms = parseDuration(text);
   } catch (e) {
-    throw new BadInputError(`control ${name} '${text}' is not a duration (${describeError(e)}); use ${ACCEPTED_DURATION}`);
+    throw new BadInputError(
+      `control ${name} '${text}' is not a duration (${describeError(e)}); use ${ACCEPTED_DURATION}`,
+    );
   }
   // an age beyond any date would make a time the store cannot compare (and Date cannot print)
-  if (ms > MAX_AGE_MS) throw new BadInputError(`control ${name} '${text}' is too long; an age may be at most ${MAX_AGE_DAYS} days`);
+  if (ms > MAX_AGE_MS)
+    throw new BadInputError(`control ${name} '${text}' is too long; an age may be at most ${MAX_AGE_DAYS} days`);
   return now - ms;
 }
 
@@ -56,7 +58,8 @@ export interface ReplayEdits {
   mode?: string;
 }
 
-export type KeptCommand = { type: 'replay'; target: KeptTarget; edits: ReplayEdits } | { type: 'purge'; target: KeptTarget };
+export type KeptCommand =
+  { type: 'replay'; target: KeptTarget; edits: ReplayEdits } | { type: 'purge'; target: KeptTarget };
 
 /**
  * Reads a replay or purge. The state defaults to dead; replay takes dead only, purge dead or done.
@@ -69,15 +72,31 @@ export function parseKeptCommand(kind: KeptCommand['type'], message: Message, no
   if (!allowed.includes(state)) throw new BadInputError(`${kind} takes state ${allowed.join(' or ')}, got '${state}'`);
   const groupBy = selector(c, 'groupby', 'the attribute to group by');
   const value = single(c, 'list');
-  if (groupBy !== undefined && value === undefined) throw new BadInputError(`${kind} with groupby '${groupBy}' needs control list (the value whose entries to ${kind})`);
-  if (value !== undefined && groupBy === undefined) throw new BadInputError(`${kind} with control list needs control groupby (the attribute whose value list names)`);
+  if (groupBy !== undefined && value === undefined)
+    throw new BadInputError(
+      `${kind} with groupby '${groupBy}' needs control list (the value whose entries to ${kind})`,
+    );
+  if (value !== undefined && groupBy === undefined)
+    throw new BadInputError(`${kind} with control list needs control groupby (the attribute whose value list names)`);
   const key = selector(c, 'key', `the key of the entry to ${kind}`);
-  const filter: KeptFilter = { state: state as KeptFilter['state'], ...(groupBy !== undefined ? { groupBy, value } : {}), ...ageFilterOf(c, now) };
+  const filter: KeptFilter = {
+    state: state as KeptFilter['state'],
+    ...(groupBy !== undefined ? { groupBy, value } : {}),
+    ...ageFilterOf(c, now),
+  };
   const target: KeptTarget = key !== undefined ? { key, filter } : { filter };
   if (kind === 'purge') return { type: 'purge', target };
-  const edits: ReplayEdits = { data: message.Data, ...(single(c, 'channel') ? { channel: single(c, 'channel') } : {}), ...(single(c, 'mode') ? { mode: single(c, 'mode') } : {}) };
-  if (edits.mode !== undefined && !Object.values(DeliveryMode).includes(edits.mode as DeliveryMode)) throw new BadInputError(`control mode must be 'call' or 'execute', got '${edits.mode}'`);
-  if (key === undefined && (Object.keys(edits.data).length > 0 || edits.channel !== undefined || edits.mode !== undefined)) {
+  const edits: ReplayEdits = {
+    data: message.Data,
+    ...(single(c, 'channel') ? { channel: single(c, 'channel') } : {}),
+    ...(single(c, 'mode') ? { mode: single(c, 'mode') } : {}),
+  };
+  if (edits.mode !== undefined && !Object.values(DeliveryMode).includes(edits.mode as DeliveryMode))
+    throw new BadInputError(`control mode must be 'call' or 'execute', got '${edits.mode}'`);
+  if (
+    key === undefined &&
+    (Object.keys(edits.data).length > 0 || edits.channel !== undefined || edits.mode !== undefined)
+  ) {
     throw new BadInputError('replay edits (Data, channel, mode) apply to one entry: name it with control key');
   }
   return { type: 'replay', target, edits };

@@ -23,8 +23,17 @@ const PURGE_CHUNK = 5_000;
 
 /** The statements of a keep (out of `entries` into `kept`, in the caller's transaction) or an unkeep. */
 export function keptStatement(op: KeepOp | UnkeepOp): string {
-  if (op.type === 'unkeep') return op.keys.length === 0 ? '' : `DELETE FROM kept WHERE key IN (${op.keys.map(literal).join(',')});`;
-  const row = [literal(op.key), integer(op.seq), literal(op.state), literal(op.reason), literal(op.channel), integer(op.endedAt), literal(op.doc)].join(',');
+  if (op.type === 'unkeep')
+    return op.keys.length === 0 ? '' : `DELETE FROM kept WHERE key IN (${op.keys.map(literal).join(',')});`;
+  const row = [
+    literal(op.key),
+    integer(op.seq),
+    literal(op.state),
+    literal(op.reason),
+    literal(op.channel),
+    integer(op.endedAt),
+    literal(op.doc),
+  ].join(',');
   return `DELETE FROM entries WHERE key = ${literal(op.key)}; INSERT OR REPLACE INTO kept (key, seq, state, reason, channel, ended_at, doc) VALUES (${row});`;
 }
 
@@ -78,8 +87,11 @@ export class SqliteKept implements KeptEntries {
   async read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void> {
     const columns = `${COLUMNS}, ${withDocs ? 'doc' : "'' AS doc"}`;
     await this.settled();
-    for (let after = 0; ; ) {
-      const rows = await all<KeptRow & { id: number }>(this.db, `SELECT ${columns} FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${READ_CHUNK}`);
+    for (let after = 0; ;) {
+      const rows = await all<KeptRow & { id: number }>(
+        this.db,
+        `SELECT ${columns} FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${READ_CHUNK}`,
+      );
       if (rows.length === 0) return;
       after = rows[rows.length - 1]!.id;
       await onRows(rows);
@@ -95,14 +107,20 @@ export class SqliteKept implements KeptEntries {
   async page(filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
     await this.settled();
     const where = whereOf(filter);
-    const rows = await all<{ key: string }>(this.db, `SELECT key FROM kept WHERE ${where} ORDER BY rowid LIMIT ${integer(limit)} OFFSET ${integer(offset)}`);
+    const rows = await all<{ key: string }>(
+      this.db,
+      `SELECT key FROM kept WHERE ${where} ORDER BY rowid LIMIT ${integer(limit)} OFFSET ${integer(offset)}`,
+    );
     const [counted] = await all<{ n: number }>(this.db, `SELECT COUNT(*) AS n FROM kept WHERE ${where}`);
     return { keys: rows.map((r) => r.key), total: counted?.n ?? 0 };
   }
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {
     await this.settled();
-    const rows = await all<{ v: string; n: number }>(this.db, `SELECT ${attributeSql(groupBy)} AS v, COUNT(*) AS n FROM kept WHERE ${whereOf(filter)} GROUP BY v`);
+    const rows = await all<{ v: string; n: number }>(
+      this.db,
+      `SELECT ${attributeSql(groupBy)} AS v, COUNT(*) AS n FROM kept WHERE ${whereOf(filter)} GROUP BY v`,
+    );
     return new Map(rows.map((r) => [String(r.v), r.n] as const));
   }
 
@@ -114,16 +132,23 @@ export class SqliteKept implements KeptEntries {
   async count(): Promise<KeptCounts> {
     const counts: KeptCounts = { [EntryState.Dead]: 0, [EntryState.Done]: 0 };
     await this.settled();
-    for (const r of await all<{ state: string; n: number }>(this.db, 'SELECT state, COUNT(*) AS n FROM kept GROUP BY state')) if (r.state === EntryState.Dead || r.state === EntryState.Done) counts[r.state] = r.n;
+    for (const r of await all<{ state: string; n: number }>(
+      this.db,
+      'SELECT state, COUNT(*) AS n FROM kept GROUP BY state',
+    ))
+      if (r.state === EntryState.Dead || r.state === EntryState.Done) counts[r.state] = r.n;
     return counts;
   }
 
   async purge(filter: KeptFilter, limit = Infinity): Promise<number> {
     let removed = 0;
     await this.settled();
-    for (let after = 0; removed < limit; ) {
+    for (let after = 0; removed < limit;) {
       const n = Math.min(PURGE_CHUNK, limit - removed);
-      const rows = await all<{ id: number; key: string }>(this.db, `SELECT rowid AS id, key FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${integer(n)}`);
+      const rows = await all<{ id: number; key: string }>(
+        this.db,
+        `SELECT rowid AS id, key FROM kept WHERE rowid > ${integer(after)} AND ${whereOf(filter)} ORDER BY rowid LIMIT ${integer(n)}`,
+      );
       if (rows.length === 0) break;
       await this.write([{ type: 'unkeep', keys: rows.map((r) => r.key) }]);
       removed += rows.length;

@@ -88,7 +88,16 @@ export function endedAtOf(e: QueueEntry): number {
 export function keepOp(e: QueueEntry, state: KeptState, now: number): KeepOp {
   e.state = state;
   e.endedAt ??= new Date(now).toISOString();
-  return { type: 'keep', key: e.key, seq: e.seq, state, reason: state === EntryState.Dead ? (e.deadReason ?? '') : '', channel: e.channel, endedAt: endedAtOf(e), doc: toStored(e) };
+  return {
+    type: 'keep',
+    key: e.key,
+    seq: e.seq,
+    state,
+    reason: state === EntryState.Dead ? (e.deadReason ?? '') : '',
+    channel: e.channel,
+    endedAt: endedAtOf(e),
+    doc: toStored(e),
+  };
 }
 
 /** Whether an entry (live or kept) passes the filter's age and group conditions; `at` is the time its age counts from. */
@@ -115,7 +124,12 @@ export function keptRowMatches(row: KeptRow, f: KeptFilter): boolean {
 }
 
 /** A page of `read`'s keys, for stores that filter while reading (memory, JetStream): counted and cut while they stream by. */
-export async function pageByReading(kept: Pick<KeptEntries, 'read'>, filter: KeptFilter, offset: number, limit: number): Promise<{ keys: string[]; total: number }> {
+export async function pageByReading(
+  kept: Pick<KeptEntries, 'read'>,
+  filter: KeptFilter,
+  offset: number,
+  limit: number,
+): Promise<{ keys: string[]; total: number }> {
   const keys: string[] = [];
   let total = 0;
   await kept.read(filter, false, (rows) => {

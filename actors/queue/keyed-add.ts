@@ -52,7 +52,11 @@ export function splitKeyed(messages: readonly Message[], maxDebounceMs: number, 
 }
 
 /** How many new entries the replace-mode messages make: the capacity is checked before anything changes. */
-export function newKeyedEntries(split: KeyedSplit, live: LiveKeys, entry: (key: string) => QueueEntry | undefined): number {
+export function newKeyedEntries(
+  split: KeyedSplit,
+  live: LiveKeys,
+  entry: (key: string) => QueueEntry | undefined,
+): number {
   const keys = new Set<string>();
   let n = 0;
   for (const { ask } of split.keyed) {
@@ -98,7 +102,17 @@ export function applyKeyed(
       live.opened(e);
     } else {
       const dueBefore = e.dueAt;
-      const moved = replaceEntry(e, { Class: message.Class, Operation: message.Operation, Control: passedControls(message.Control), Data: message.Data }, ask.debounceMs, now);
+      const moved = replaceEntry(
+        e,
+        {
+          Class: message.Class,
+          Operation: message.Operation,
+          Control: passedControls(message.Control),
+          Data: message.Data,
+        },
+        ask.debounceMs,
+        now,
+      );
       if (!out.created.includes(e) && !out.replaced.includes(e)) out.replaced.push(e);
       if (moved && e.state !== EntryState.Pending) reschedule(e, dueBefore);
     }

@@ -128,7 +128,8 @@ export class LogState {
 
   /** The state as the writes that make it again: what a snapshot holds. */
   *asOps(): IterableIterator<LoggedOp> {
-    for (const r of this.entriesBySeq()) yield { type: 'put', key: r.key, seq: r.seq, state: r.state ?? 'waiting', dueAt: r.dueAt ?? 0, doc: r.doc };
+    for (const r of this.entriesBySeq())
+      yield { type: 'put', key: r.key, seq: r.seq, state: r.state ?? 'waiting', dueAt: r.dueAt ?? 0, doc: r.doc };
     for (const [name, value] of this.meta) yield { type: 'meta', name, value };
     for (const k of this.seen) yield { type: 'seen', key: k.key, entryKey: k.entryKey, seenAt: k.seenAt };
     for (const [name, doc] of this.schedules) yield { type: 'put-schedule', name, doc };

@@ -42,7 +42,9 @@ export class MemoryKept implements KeptEntries {
     this.onEvicted(oldest.state);
     if (this.warned) return;
     this.warned = true;
-    this.log?.warn(`the queue keeps at most ${this.capacity} dead and done entries in memory (PersistPath is empty): the oldest are dropped from now on`);
+    this.log?.warn(
+      `the queue keeps at most ${this.capacity} dead and done entries in memory (PersistPath is empty): the oldest are dropped from now on`,
+    );
   }
 
   async read(filter: KeptFilter, withDocs: boolean, onRows: (rows: KeptRow[]) => void | Promise<void>): Promise<void> {
@@ -61,7 +63,8 @@ export class MemoryKept implements KeptEntries {
 
   async group(filter: KeptFilter, groupBy: string): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
-    for (const row of this.rows.values()) if (keptRowMatches(row, filter)) countInto(counts, keptRowAttribute(row, groupBy));
+    for (const row of this.rows.values())
+      if (keptRowMatches(row, filter)) countInto(counts, keptRowAttribute(row, groupBy));
     return counts;
   }
 

@@ -13,7 +13,11 @@ export class MemoryStore implements QueueStore {
   private readonly schedules = new Map<string, string>();
   /** Kept entries must be readable (fetch, list, replay), so they are held here, bounded by `capacity`. */
   readonly kept: MemoryKept;
-  constructor(capacity = Number.MAX_SAFE_INTEGER, log?: Logger, onEvicted: (state: KeptState) => void = () => undefined) {
+  constructor(
+    capacity = Number.MAX_SAFE_INTEGER,
+    log?: Logger,
+    onEvicted: (state: KeptState) => void = () => undefined,
+  ) {
     this.kept = new MemoryKept(capacity, log, onEvicted);
   }
   async load(): Promise<Map<string, string>> {

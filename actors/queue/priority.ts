@@ -40,6 +40,9 @@ export function storedPriority(doc: string): number {
 export function priorityOf(controls: ValueMap, fallback: number): number {
   if (!Object.hasOwn(controls, 'priority')) return fallback;
   const text = controls.priority?.[0] ?? '';
-  if (!/^\s*\d\s*$/.test(text)) throw new BadInputError(`control priority must be a whole number from 0 to ${MAX_PRIORITY} (higher is delivered first), got '${text}'`);
+  if (!/^\s*\d\s*$/.test(text))
+    throw new BadInputError(
+      `control priority must be a whole number from 0 to ${MAX_PRIORITY} (higher is delivered first), got '${text}'`,
+    );
   return Number(text.trim());
 }

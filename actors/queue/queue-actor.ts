@@ -38,7 +38,12 @@ export type { FanOut, QueueDeps, QueueMsg, QueueStats } from './queue-core.js';
  * state of the state now current: the status figures read it when asked (the console charts them),
  * so nothing is counted per message.
  */
-export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: QueueDeps, countsReader?: (read: () => StateCounts) => void): ActorRef<QueueMsg> {
+export function spawnQueueActor(
+  runtime: Runtime,
+  parent: ParentRef,
+  deps: QueueDeps,
+  countsReader?: (read: () => StateCounts) => void,
+): ActorRef<QueueMsg> {
   const core = new QueueCore(runtime, deps);
   const { config, log } = deps;
 
@@ -71,7 +76,10 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
         // An execute is acknowledged by the command's answer, not on receipt: an added entry only
         // once it is durable, and a refusal (a full store, a bad control) is answered instead of a
         // false acknowledgement. The acknowledgement itself is what it always was.
-        const respond = delivery.mode === 'execute' ? (r: Result): void => (isSuccessCode(r.Code) ? delivery.ack() : delivery.respond(r)) : (r: Result): void => delivery.respond(r);
+        const respond =
+          delivery.mode === 'execute'
+            ? (r: Result): void => (isSuccessCode(r.Code) ? delivery.ack() : delivery.respond(r))
+            : (r: Result): void => delivery.respond(r);
         // the command's lines (and a failure's, after a fan-out's await too) are in the message's trace
         const failed = (e: unknown): void => runInScope(trace, () => answerFailure(respond)(e));
         let pending: void | Promise<void> = undefined;
@@ -79,7 +87,8 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           const cmd = parseCommand(delivery.message, config);
           // entries the command needs that are parked in the store come in first (backlog.ts)
           const need = s.entries.parkedCount > 0 ? pageNeedOf(cmd) : undefined;
-          const run = (): void | Promise<void> => runInScope(trace, () => runCommand(core, s, self, { cmd, message: delivery.message, respond }));
+          const run = (): void | Promise<void> =>
+            runInScope(trace, () => runCommand(core, s, self, { cmd, message: delivery.message, respond }));
           pending = need ? core.pageIn(s, need).then(run) : run();
         } catch (e) {
           failed(e);
@@ -96,8 +105,10 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           // added before a restart, committed after the store was reloaded: it is durable, so it is ours
           // (unless it is due beyond the horizon: then the store holds it until its page-in, as a parked
           // entry); so is a replaced entry whose first write failed but whose replacement is stored
-          const ours = msg.generation !== s.generation || (committed.state === EntryState.Pending && adopt.includes(committed));
-          if (!e && ours && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter)) s.entries.set(committed.key, (e = committed));
+          const ours =
+            msg.generation !== s.generation || (committed.state === EntryState.Pending && adopt.includes(committed));
+          if (!e && ours && !(isScheduled(committed, now) && committed.dueAt > s.backlog.parkedAfter))
+            s.entries.set(committed.key, (e = committed));
           if (e?.state !== EntryState.Pending) continue;
           deps.stats.added++;
           if (isScheduled(e, now)) {
@@ -124,28 +135,44 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
           s.dedup.forget(seen);
           seen.failed(msg.error);
         }
-        const line = (): void => log.error(`queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`);
+        const line = (): void =>
+          log.error(
+            `queue could not store ${msg.keys.length} entr${msg.keys.length === 1 ? 'y' : 'ies'}: ${describeError(msg.error)}`,
+          );
         if (one) inMessageTrace(one.message, line);
         else line();
         // a full store (507) and a store that cannot answer now (503: its stream has no leader, or
         // another node holds the queue — a fenced write) tell the client what to do: try again later or
         // elsewhere, nothing was stored; anything else is the queue's own failure (500)
         const code = codeOf(msg.error);
-        msg.reply(failure(code === Code.InsufficientStorage || code === Code.Unavailable ? code : Code.ServiceError, `the entry was not stored: ${describeError(msg.error)}`));
+        msg.reply(
+          failure(
+            code === Code.InsufficientStorage || code === Code.Unavailable ? code : Code.ServiceError,
+            `the entry was not stored: ${describeError(msg.error)}`,
+          ),
+        );
         break;
       }
       case 'outcome': {
         // what the outcome logs (dropped, kept dead, a retry) is about the entry: in its trace
         const retrying = (key: string, result: Result): void => {
           const e = s.entries.get(key);
-          if (e?.state === EntryState.Retrying) log.debug(`entry ${e.key} for '${e.channel}' failed (${result.Code} ${result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`);
+          if (e?.state === EntryState.Retrying)
+            log.debug(
+              `entry ${e.key} for '${e.channel}' failed (${result.Code} ${result.Message}) at attempt ${e.attempts} of ${e.requeueCount + 1}; retrying at ${new Date(e.dueAt).toISOString()}`,
+            );
         };
         if (msg.batch) {
-          batchOutcome(core, s, self, { batch: msg.batch, result: msg.result, durationMs: msg.durationMs }, (key, result, fn) =>
-            inEntryTrace(s, key, () => {
-              fn();
-              retrying(key, result);
-            }),
+          batchOutcome(
+            core,
+            s,
+            self,
+            { batch: msg.batch, result: msg.result, durationMs: msg.durationMs },
+            (key, result, fn) =>
+              inEntryTrace(s, key, () => {
+                fn();
+                retrying(key, result);
+              }),
           );
           break;
         }
@@ -233,7 +260,16 @@ export function spawnQueueActor(runtime: Runtime, parent: ParentRef, deps: Queue
       // a group's next rate token wakes the actor by a pump
       const groups = deps.groups && new GroupGate(deps.groups, () => runtime.tell(ctx.self, { type: 'pump' }));
       // GroupOrder holds a group by its retrying entries, so every one of them is in memory: no paging
-      const s = emptyQueueState({ generation: ++generation, paused: config.StartPaused, log, dedupWindowMs: config.DedupWindow, store: deps.store, pageHorizonMs: deps.groups?.order ? 0 : config.PageHorizon, groups, batches: deps.batches });
+      const s = emptyQueueState({
+        generation: ++generation,
+        paused: config.StartPaused,
+        log,
+        dedupWindowMs: config.DedupWindow,
+        store: deps.store,
+        pageHorizonMs: deps.groups?.order ? 0 : config.PageHorizon,
+        groups,
+        batches: deps.batches,
+      });
       // a fresh state reloads every entry as waiting: what the breakers held is found again as it comes up
       deps.breakers?.forgetHeld();
       deps.breakers?.setWake((channel) => runtime.tell(ctx.self, { type: 'breaker-due', channel }));

@@ -61,7 +61,14 @@ export type QueueMsg =
   /** A dead-letter hand-over could not even be started (the dead-letter actor failed): try again later. */
   | { type: 'dead-letter-failed'; key: string }
   /** Writes of added entries are durable: make them visible and answer the caller. */
-  | { type: 'committed'; entries: QueueEntry[]; seen: SeenKey[]; generation: number; reply: () => void; adopt?: QueueEntry[] }
+  | {
+      type: 'committed';
+      entries: QueueEntry[];
+      seen: SeenKey[];
+      generation: number;
+      reply: () => void;
+      adopt?: QueueEntry[];
+    }
   /** Writes of added entries failed: forget them (and their idempotency keys) and answer the caller with the error. */
   | { type: 'commit-failed'; keys: string[]; seen: SeenKey[]; error: unknown; reply: (r: Result) => void }
   /** Start deliveries if there is room (sent at start and whenever something may have become due). */
@@ -186,8 +193,26 @@ export interface StateStart {
 
 export function emptyQueueState(start: StateStart): QueueState {
   const { generation, paused, log, dedupWindowMs, store, pageHorizonMs, groups, batches } = start;
-  const entries = new EntryTable((key, e) => log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`));
-  return { generation, loaded: false, entries, ready: new MinHeap<string>(), paused, nextSeq: 1, delivering: 0, stepWaiters: new Map(), dedup: new DedupKeys(dedupWindowMs), schedules: new ScheduleBook(), groups, backlog: new Backlog(store, pageHorizonMs), live: new LiveKeys(), batches: batches && new BatchBuffers(batches), flights: new Set() };
+  const entries = new EntryTable((key, e) =>
+    log.error(`queue entry ${key} in the store is unreadable (${e.message}); it is skipped`),
+  );
+  return {
+    generation,
+    loaded: false,
+    entries,
+    ready: new MinHeap<string>(),
+    paused,
+    nextSeq: 1,
+    delivering: 0,
+    stepWaiters: new Map(),
+    dedup: new DedupKeys(dedupWindowMs),
+    schedules: new ScheduleBook(),
+    groups,
+    backlog: new Backlog(store, pageHorizonMs),
+    live: new LiveKeys(),
+    batches: batches && new BatchBuffers(batches),
+    flights: new Set(),
+  };
 }
 
 export class QueueCore {
@@ -234,7 +259,9 @@ export class QueueCore {
 
   /** A write nobody waits for (a removal or retry state): a lost one only means a redelivery. */
   persist(ops: StoreOp[]): void {
-    this.deps.store.write(ops).catch((e: unknown) => this.deps.log.error(`queue store write failed: ${describeError(e)}`));
+    this.deps.store
+      .write(ops)
+      .catch((e: unknown) => this.deps.log.error(`queue store write failed: ${describeError(e)}`));
   }
 
   /** A write the caller is answered about once it is durable. */
@@ -289,8 +316,13 @@ export class QueueCore {
     // a schedule's overlap counts its entries still in the queue by key: those are in memory
     await this.pageIn(s, { keys: s.schedules.list().flatMap((sc) => sc.doc.liveKeys) });
     s.loaded = true;
-    const parked = s.entries.parkedCount > 0 ? `, ${s.entries.parkedCount} of them due after ${new Date(horizon!).toISOString()} left in the store until then` : '';
-    log.info(`queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'}${parked} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`);
+    const parked =
+      s.entries.parkedCount > 0
+        ? `, ${s.entries.parkedCount} of them due after ${new Date(horizon!).toISOString()} left in the store until then`
+        : '';
+    log.info(
+      `queue loaded ${s.entries.size} entr${s.entries.size === 1 ? 'y' : 'ies'}${parked} and ${s.dedup.size} idempotency key(s) (${s.paused ? 'paused' : 'running'}, ${store.durable ? 'durable' : 'memory only'})`,
+    );
   }
 
   /** Puts a stored row among the entries and schedules it by its state; `paged`: it was counted as parked. */
@@ -310,13 +342,16 @@ export class QueueCore {
       if (e) s.groups.failed(e, row.state === EntryState.Dead);
     }
     if (row.state === EntryState.Waiting) s.ready.push(rank(row.seq, storedPriority(row.doc)), row.key);
-    else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
+    else if ((row.state === EntryState.Retrying || row.state === EntryState.Scheduled) && row.dueAt !== null)
+      this.runtime.tell(this.deps.retry(), { type: 'schedule', key: row.key, dueAt: row.dueAt });
     else {
       // dead entries are handed over now, and rows without a state column must be read to know theirs
       const e = s.entries.get(row.key);
       if (e?.state === EntryState.Waiting) s.ready.push(rankOf(e), e.key);
-      else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
-      else if (e?.state === EntryState.Dead) this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
+      else if (e?.state === EntryState.Retrying || e?.state === EntryState.Scheduled)
+        this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+      else if (e?.state === EntryState.Dead)
+        this.runtime.tell(this.deps.deadLetter(), { type: 'dead-letter', entry: e, tries: 0 });
     }
   }
 
@@ -348,17 +383,28 @@ export class QueueCore {
       this.runtime.tell(this.deps.retry(), { type: 'schedule', key, dueAt: held.until });
       n++;
     }
-    if (n > 0) this.deps.log.info(`${n} entr${n === 1 ? 'y' : 'ies'} the previous holder was delivering wait until ${new Date(held.until).toISOString()} (AckWait) before being delivered again`);
+    if (n > 0)
+      this.deps.log.info(
+        `${n} entr${n === 1 ? 'y' : 'ies'} the previous holder was delivering wait until ${new Date(held.until).toISOString()} (AckWait) before being delivered again`,
+      );
   }
 
   /**
    * `inherited`: the request's `delay` / `not_before` time, for fan-out entries that set none of
    * their own. `keyed`: the idempotency key and mode of a replace-mode entry (debounce.ts).
    */
-  private newEntry(s: QueueState, message: Message, now: number, inherited: number | undefined, keyed?: { key: string; mode: ReplaceMode; debounceMs: number | undefined }): QueueEntry {
+  private newEntry(
+    s: QueueState,
+    message: Message,
+    now: number,
+    inherited: number | undefined,
+    keyed?: { key: string; mode: ReplaceMode; debounceMs: number | undefined },
+  ): QueueEntry {
     const settings = entrySettings(message.Control, this.deps.config, this.deps.gate);
     // a debounce is a delay counted from this add (drop mode: the control is read here; replace modes: by the caller)
-    const debounceMs = keyed ? keyed.debounceMs : keyedAddOf(message.Control, this.maxDebounceMs, this.debounceLimit)?.debounceMs;
+    const debounceMs = keyed
+      ? keyed.debounceMs
+      : keyedAddOf(message.Control, this.maxDebounceMs, this.debounceLimit)?.debounceMs;
     const notBefore = debounceMs !== undefined ? now + debounceMs : (notBeforeOf(message.Control, now) ?? inherited);
     const seq = s.nextSeq++;
     const priority = priorityOf(message.Control, this.deps.config.DefaultPriority);
@@ -366,7 +412,12 @@ export class QueueCore {
       key: randomUUID(),
       seq,
       ...(priority !== 0 ? { priority } : {}),
-      message: { Class: message.Class, Operation: message.Operation, Control: passedControls(message.Control), Data: message.Data },
+      message: {
+        Class: message.Class,
+        Operation: message.Operation,
+        Control: passedControls(message.Control),
+        Data: message.Data,
+      },
       ...settings,
       attempts: 0,
       state: EntryState.Pending,
@@ -385,7 +436,13 @@ export class QueueCore {
    * the entry key of each message (a duplicate's: the first entry's) and returns writes for the same
    * transaction (a schedule's firing).
    */
-  add(s: QueueState, messages: Message[], self: ActorRef<QueueMsg>, respond: (r: Result) => void, how: AddOptions = {}): void {
+  add(
+    s: QueueState,
+    messages: Message[],
+    self: ActorRef<QueueMsg>,
+    respond: (r: Result) => void,
+    how: AddOptions = {},
+  ): void {
     const { fannedOut = false, inheritedNotBefore, alsoWrite } = how;
     const { config, log, store } = this.deps;
     const now = Date.now();
@@ -396,7 +453,9 @@ export class QueueCore {
     const entry = (key: string): QueueEntry | undefined => s.entries.get(key);
     const adding = plan.fresh.length + (split ? newKeyedEntries(split, s.live, entry) : 0);
     if (s.entries.size + adding > config.Capacity) {
-      throw new StorageFullError(`the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${adding} would exceed the capacity`);
+      throw new StorageFullError(
+        `the queue is full: ${s.entries.size} of ${config.Capacity} entries; adding ${adding} would exceed the capacity`,
+      );
     }
     const created = plan.fresh.map((f) => this.newEntry(s, f.message, now, inheritedNotBefore));
     for (const e of created) s.entries.set(e.key, e);
@@ -413,7 +472,11 @@ export class QueueCore {
         s.entries.set(e.key, e);
         return e;
       };
-      const keyed = applyKeyed(split, s.live, now, { entry, make, reschedule: (e, before) => this.reschedule(e, before) });
+      const keyed = applyKeyed(split, s.live, now, {
+        entry,
+        make,
+        reschedule: (e, before) => this.reschedule(e, before),
+      });
       created.push(...keyed.created);
       replaced = keyed.replaced;
       const all = new Array<string>(messages.length);
@@ -428,10 +491,26 @@ export class QueueCore {
     if (alsoWrite) ops.push(...alsoWrite(keys));
     const answer = (): Result =>
       !fannedOut && created.length === 0
-        ? statusResult(this.view(s), { key: keys, ...(replaced.length > 0 ? { replaced: ['true'] } : { duplicate: ['true'] }) })
-        : statusResult({ size: fannedOut ? created.length : s.entries.size, paused: s.paused }, { keys, ...(repeated.length > 0 ? { duplicates: [String(repeated.length)] } : {}), ...(replaced.length > 0 ? { replaced: [String(replaced.length)] } : {}) });
-    const reply = (): void => void Promise.all(repeated.map((r) => r.durable)).then(() => respond(answer()), (e: unknown) => respond(resultFromError(e)));
-    if (config.DEBUG_TEMPLATE && fannedOut) for (const e of created) log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
+        ? statusResult(this.view(s), {
+            key: keys,
+            ...(replaced.length > 0 ? { replaced: ['true'] } : { duplicate: ['true'] }),
+          })
+        : statusResult(
+            { size: fannedOut ? created.length : s.entries.size, paused: s.paused },
+            {
+              keys,
+              ...(repeated.length > 0 ? { duplicates: [String(repeated.length)] } : {}),
+              ...(replaced.length > 0 ? { replaced: [String(replaced.length)] } : {}),
+            },
+          );
+    const reply = (): void =>
+      void Promise.all(repeated.map((r) => r.durable)).then(
+        () => respond(answer()),
+        (e: unknown) => respond(resultFromError(e)),
+      );
+    if (config.DEBUG_TEMPLATE && fannedOut)
+      for (const e of created)
+        log.info(`template created entry ${e.key} for channel '${e.channel}': ${JSON.stringify(e.message)}`);
     // a replaced entry whose own first write was still under way: should that write fail, this one
     // stored it, so it is taken back in once this write is committed (queue-actor.ts, committed)
     const adopt = replaced.filter((e) => e.state === EntryState.Pending);
@@ -440,8 +519,25 @@ export class QueueCore {
       return reply();
     }
     store.write(ops).then(
-      () => this.runtime.tell(self, { type: 'committed', entries: created, seen, generation: s.generation, reply, ...(adopt.length > 0 ? { adopt } : {}) }),
-      (error: unknown) => (created.length > 0 ? this.runtime.tell(self, { type: 'commit-failed', keys: created.map((e) => e.key), seen, error, reply: respond }) : respond(resultFromError(error))),
+      () =>
+        this.runtime.tell(self, {
+          type: 'committed',
+          entries: created,
+          seen,
+          generation: s.generation,
+          reply,
+          ...(adopt.length > 0 ? { adopt } : {}),
+        }),
+      (error: unknown) =>
+        created.length > 0
+          ? this.runtime.tell(self, {
+              type: 'commit-failed',
+              keys: created.map((e) => e.key),
+              seen,
+              error,
+              reply: respond,
+            })
+          : respond(resultFromError(error)),
     );
   }
 
@@ -461,7 +557,8 @@ export class QueueCore {
   private reschedule(e: QueueEntry, dueBefore: number): void {
     const wasWaiting = e.state === EntryState.Waiting;
     if (wasWaiting) e.state = EntryState.Scheduled;
-    if (e.state === EntryState.Scheduled && (wasWaiting || e.dueAt < dueBefore)) this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
+    if (e.state === EntryState.Scheduled && (wasWaiting || e.dueAt < dueBefore))
+      this.runtime.tell(this.deps.retry(), { type: 'schedule', key: e.key, dueAt: e.dueAt });
   }
 
   /** Starts deliveries while the queue runs and there is room. */
@@ -518,7 +615,14 @@ export class QueueCore {
     s.delivering++;
     this.deps.inFlight?.add(e.key);
     s.live.started(e);
-    deliver(this.runtime, this.deps.delivery(), self, { type: 'deliver', key: e.key, channel: e.channel, mode: e.mode, message: e.message, attempt: e.attempts });
+    deliver(this.runtime, this.deps.delivery(), self, {
+      type: 'deliver',
+      key: e.key,
+      channel: e.channel,
+      mode: e.mode,
+      message: e.message,
+      attempt: e.attempts,
+    });
   }
 
   /** One entry's outcome; `batch`: the size of the batch it went in (batch-delivery.ts), which its history records. */
@@ -529,13 +633,24 @@ export class QueueCore {
     this.attemptEnded(s, key);
     const e = s.entries.get(key);
     // counted before anything else: a probe's outcome counts even if its entry was deleted while out
-    this.deps.breakers?.record(key, e?.state === EntryState.Delivering ? e.channel : undefined, { result, durationMs }, this.release(s));
+    this.deps.breakers?.record(
+      key,
+      e?.state === EntryState.Delivering ? e.channel : undefined,
+      { result, durationMs },
+      this.release(s),
+    );
     if (!e || e.state !== EntryState.Delivering) return; // cleared or deleted meanwhile
     s.delivering--;
     // GroupOrder: a failure holds the group before its room is given back (groups.ts, failed)
     if (!isSuccessCode(result.Code)) s.groups?.failed(e, e.attempts > e.requeueCount || !this.worthRetrying(result));
     s.groups?.finished(key);
-    e.history.push({ time: new Date().toISOString(), duration: durationMs, code: result.Code, message: result.Message, ...(batch !== undefined ? { batch } : {}) });
+    e.history.push({
+      time: new Date().toISOString(),
+      duration: durationMs,
+      code: result.Code,
+      message: result.Message,
+      ...(batch !== undefined ? { batch } : {}),
+    });
     if (isSuccessCode(result.Code)) {
       s.entries.delete(key);
       stats.delivered++;
@@ -549,7 +664,9 @@ export class QueueCore {
       const notRetryable = e.attempts <= e.requeueCount;
       e.state = EntryState.Dead;
       stats.died++;
-      e.deadReason = notRetryable ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)` : `no success after ${e.attempts} attempt(s)`;
+      e.deadReason = notRetryable
+        ? `${result.Code} is not retryable (RetryOn retryable); no retry after ${e.attempts} attempt(s)`
+        : `no success after ${e.attempts} attempt(s)`;
       e.endedAt = new Date().toISOString();
       if (e.deadLetter === '') {
         s.entries.delete(key);
@@ -557,7 +674,9 @@ export class QueueCore {
         if (!this.keepsDead) stats.dropped++;
         this.persist([this.retire(e, EntryState.Dead)]);
         this.deadLeft(s, key);
-        log.warn(`entry ${key} for '${e.channel}' ${this.keepsDead ? 'kept in the dead set' : 'dropped'} after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`);
+        log.warn(
+          `entry ${key} for '${e.channel}' ${this.keepsDead ? 'kept in the dead set' : 'dropped'} after ${e.attempts} attempt(s)${notRetryable ? ', not retryable' : ''}: ${result.Code} ${result.Message} (no dead-letter target)`,
+        );
       } else {
         this.persist([putOp(e)]);
         this.sendDeadLetter(e, self);
@@ -573,7 +692,13 @@ export class QueueCore {
     const waiter = s.stepWaiters.get(key);
     if (waiter) {
       s.stepWaiters.delete(key);
-      waiter(statusResult(this.view(s), { key: [key], result_code: [String(result.Code)], result_message: [result.Message] }));
+      waiter(
+        statusResult(this.view(s), {
+          key: [key],
+          result_code: [String(result.Code)],
+          result_message: [result.Message],
+        }),
+      );
     }
   }
 
@@ -610,7 +735,9 @@ export class QueueCore {
       this.persist([this.retire(e, EntryState.Dead)]);
       this.deadLeft(s, key);
     }
-    this.deps.log.warn(`dead-letter target '${e.deadLetter}' refused entry ${key} ${tries} time(s), last ${last}; no more tries: it stays dead${this.keepsDead ? ' in the dead set (list, replay or purge it there)' : ' in the queue until the next start'}`);
+    this.deps.log.warn(
+      `dead-letter target '${e.deadLetter}' refused entry ${key} ${tries} time(s), last ${last}; no more tries: it stays dead${this.keepsDead ? ' in the dead set (list, replay or purge it there)' : ' in the queue until the next start'}`,
+    );
   }
 
   /**
@@ -629,7 +756,11 @@ export class QueueCore {
   async refreshHolds(s: QueueState): Promise<void> {
     const gate = s.groups;
     if (!gate?.holds) return;
-    gate.setDeadKept(gate.holds.order === 'strict' ? await this.deps.store.kept.group({ state: EntryState.Dead }, gate.limits.groupBy) : new Map());
+    gate.setDeadKept(
+      gate.holds.order === 'strict'
+        ? await this.deps.store.kept.group({ state: EntryState.Dead }, gate.limits.groupBy)
+        : new Map(),
+    );
     for (const key of gate.holds.keys()) {
       const e = s.entries.get(key);
       if (e?.state !== EntryState.Retrying && e?.state !== EntryState.Dead) gate.release(key);
@@ -639,7 +770,9 @@ export class QueueCore {
   sendDeadLetter(e: QueueEntry, self: ActorRef<QueueMsg>): void {
     this.runtime.tell(
       this.deps.deadLetter(),
-      onFailure({ type: 'dead-letter', entry: e, tries: 0 } as DeadLetterMsg, () => setTimeout(() => this.runtime.tell(self, { type: 'dead-letter-failed', key: e.key }), 1000).unref()),
+      onFailure({ type: 'dead-letter', entry: e, tries: 0 } as DeadLetterMsg, () =>
+        setTimeout(() => this.runtime.tell(self, { type: 'dead-letter-failed', key: e.key }), 1000).unref(),
+      ),
     );
   }
 }

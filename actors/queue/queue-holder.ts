@@ -76,12 +76,17 @@ function leaseKey(kind: SharedKind, word: string): string {
 const REPLICAS = [1, 3, 5];
 
 async function openShared<T>(opening: Promise<T> | undefined, what: string, kind: SharedKind): Promise<T> {
-  if (!opening) throw new ConfigError(`Store jetstream keeps the ${kind === 'queue' ? "queue's entries" : "flow's runs"} in the NATS hive's JetStream: give SERVERHOST a nats:// address (on the embedded hive use Store sqlite)`);
+  if (!opening)
+    throw new ConfigError(
+      `Store jetstream keeps the ${kind === 'queue' ? "queue's entries" : "flow's runs"} in the NATS hive's JetStream: give SERVERHOST a nats:// address (on the embedded hive use Store sqlite)`,
+    );
   try {
     return await opening;
   } catch (e) {
     if (e instanceof ConfigError) throw e;
-    throw new ConfigError(`Store jetstream: the NATS hive refused ${what} (${describeError(e)}); enable JetStream in the nats-server configuration (jetstream { store_dir: … })`);
+    throw new ConfigError(
+      `Store jetstream: the NATS hive refused ${what} (${describeError(e)}); enable JetStream in the nats-server configuration (jetstream { store_dir: … })`,
+    );
   }
 }
 
@@ -89,17 +94,44 @@ async function openShared<T>(opening: Promise<T> | undefined, what: string, kind
  * Opens the stream of a queue or flow and contends for it; serves it whenever this node holds it.
  * The flow reuses the queue's whole machinery (stream, Durability, lease, fencing, AckWait) by this.
  */
-export async function holdShared<C extends SharedStoreConfig>(ctx: ServiceContext<C>, kind: SharedKind, run: RunHeld): Promise<RunningService> {
+export async function holdShared<C extends SharedStoreConfig>(
+  ctx: ServiceContext<C>,
+  kind: SharedKind,
+  run: RunHeld,
+): Promise<RunningService> {
   const c = ctx.config;
-  if (!REPLICAS.includes(c.Replicas)) throw new ConfigError(`Replicas is ${c.Replicas}; give 1, 3 or 5 (a majority of the copies must answer each write)`);
+  if (!REPLICAS.includes(c.Replicas))
+    throw new ConfigError(
+      `Replicas is ${c.Replicas}; give 1, 3 or 5 (a majority of the copies must answer each write)`,
+    );
   const word = sharedNameWord(ctx.name);
-  const log = await openShared(ctx.hive.sharedLog(`${kind}_${word}`, { replicas: c.Replicas, maxBytes: c.MaxStoreBytes ?? 0 }), `the stream of ${kind} '${ctx.name}'`, kind);
+  const log = await openShared(
+    ctx.hive.sharedLog(`${kind}_${word}`, { replicas: c.Replicas, maxBytes: c.MaxStoreBytes ?? 0 }),
+    `the stream of ${kind} '${ctx.name}'`,
+    kind,
+  );
   const durability = chooseDurability(c.Durability, log.servers ?? { version: '0.0.0' });
   let journaled: JournaledLog | undefined;
   if (durability.level === Durability.Journal) {
-    if (c.PersistPath === '') throw new ConfigError(`Durability ${durability.level} keeps a journal of the ${kind}'s writes in PersistPath, which is empty: give PersistPath a local directory, or give Durability replicated`);
-    journaled = new JournaledLog(log, await LogJournal.open(join(c.PersistPath, ctx.name), log.identity ?? log.servers?.version ?? '', durability.holdMs, ctx.log), ctx.log, new Set([SNAPSHOT]));
-  } else if (ctx.explicit.has('PersistPath')) ctx.log.warn(`PersistPath is not used with Store jetstream and Durability ${durability.level}: the ${kind === 'queue' ? 'entries' : 'runs'} are kept in the NATS hive`);
+    if (c.PersistPath === '')
+      throw new ConfigError(
+        `Durability ${durability.level} keeps a journal of the ${kind}'s writes in PersistPath, which is empty: give PersistPath a local directory, or give Durability replicated`,
+      );
+    journaled = new JournaledLog(
+      log,
+      await LogJournal.open(
+        join(c.PersistPath, ctx.name),
+        log.identity ?? log.servers?.version ?? '',
+        durability.holdMs,
+        ctx.log,
+      ),
+      ctx.log,
+      new Set([SNAPSHOT]),
+    );
+  } else if (ctx.explicit.has('PersistPath'))
+    ctx.log.warn(
+      `PersistPath is not used with Store jetstream and Durability ${durability.level}: the ${kind === 'queue' ? 'entries' : 'runs'} are kept in the NATS hive`,
+    );
   ctx.log.info(`${kind} '${ctx.name}' Durability ${durability.level}: ${durability.why}`);
   const servers = partitionWarning(log.servers?.version ?? '0.0.0', c.Replicas);
   if (servers) ctx.log.warn(`${kind} '${ctx.name}': ${servers}`);
@@ -137,12 +169,26 @@ class SharedHolder implements RunningService {
   private readonly journaled: JournaledLog | undefined;
 
   constructor(
-    parts: { ctx: ServiceContext<SharedStoreConfig>; kind: SharedKind; log: SharedLog; run: RunHeld; durability: DurabilityChoice; journaled: JournaledLog | undefined },
+    parts: {
+      ctx: ServiceContext<SharedStoreConfig>;
+      kind: SharedKind;
+      log: SharedLog;
+      run: RunHeld;
+      durability: DurabilityChoice;
+      journaled: JournaledLog | undefined;
+    },
     bucket: SharedBucket,
     /** The NAME as a word of the stream's name and the lease's key. */
     word: string,
   ) {
-    ({ ctx: this.ctx, kind: this.kind, log: this.log, run: this.run, durability: this.durability, journaled: this.journaled } = parts);
+    ({
+      ctx: this.ctx,
+      kind: this.kind,
+      log: this.log,
+      run: this.run,
+      durability: this.durability,
+      journaled: this.journaled,
+    } = parts);
     const { ctx, kind, log, journaled } = parts;
     // a NATS outage may have been a power cut of every server: what the journal keeps is published again
     this.unwatch = journaled ? log.onReconnect?.(() => this.recoverAfterOutage()) : undefined;
@@ -151,7 +197,8 @@ class SharedHolder implements RunningService {
     this.lease = new Lease(bucket, leaseKey(kind, word), HOLDER_LEASE_MS, ctx.log, {
       name: `${kind} holder`,
       note: () => JSON.stringify([...(this.term?.held.inFlight ?? [])]),
-      onChange: (held, previous) => this.change(held ? () => this.take(previous) : () => this.stepDown('it no longer holds the lease')),
+      onChange: (held, previous) =>
+        this.change(held ? () => this.take(previous) : () => this.stepDown('it no longer holds the lease')),
       // requests this node sent to a holder that died get no answer: 503 now, not at their timeout
       onHolderDead: (sentBefore) => this.hold?.listenerGone(sentBefore),
     });
@@ -173,25 +220,38 @@ class SharedHolder implements RunningService {
   private async awaitServed(): Promise<void> {
     const hold = this.hold;
     if (!hold) return;
-    while (!this.stopped && !this.term && !(await hold.served())) await new Promise((r) => setTimeout(r, SERVED_POLL_MS));
+    while (!this.stopped && !this.term && !(await hold.served()))
+      await new Promise((r) => setTimeout(r, SERVED_POLL_MS));
     if (!this.stopped && !this.term) this.ctx.log.info(`${this.kind} '${this.ctx.name}' is served by another node`);
   }
 
   private recoverAfterOutage(): void {
     const journaled = this.journaled;
     if (!journaled || !this.term || this.stopped) return;
-    journaled.recover().catch((e: unknown) => this.ctx.log.error(`${this.kind} '${this.ctx.name}': publishing the journal again after the outage failed (${describeError(e)}); the next write or takeover tries again`));
+    journaled
+      .recover()
+      .catch((e: unknown) =>
+        this.ctx.log.error(
+          `${this.kind} '${this.ctx.name}': publishing the journal again after the outage failed (${describeError(e)}); the next write or takeover tries again`,
+        ),
+      );
   }
 
   private change(step: () => Promise<void>): void {
-    this.changing = this.changing.then(step).catch((e: unknown) => this.ctx.log.error(`${this.kind} holder: ${describeError(e)}`));
+    this.changing = this.changing
+      .then(step)
+      .catch((e: unknown) => this.ctx.log.error(`${this.kind} holder: ${describeError(e)}`));
   }
 
   /** Starts serving the queue: a fresh store on the stream, the actors under a term actor of their own. */
   private async take(previous: string | undefined): Promise<void> {
     if (this.stopped || this.term) return;
     const n = ++this.terms;
-    const parent = this.ctx.runtime.spawn<undefined, never>(this.ctx.supervisor, { name: `term-${n}`, init: () => undefined, receive: (s) => s });
+    const parent = this.ctx.runtime.spawn<undefined, never>(this.ctx.supervisor, {
+      name: `term-${n}`,
+      init: () => undefined,
+      receive: (s) => s,
+    });
     const journal = this.journaled?.journal;
     const store = new JetStreamStore(this.journaled ?? this.log, this.ctx.log, this.where, {
       onFenced: () => this.change(() => this.stepDown(`another node wrote the ${this.kind}`)),
@@ -203,7 +263,10 @@ class SharedHolder implements RunningService {
       // server, this node's own restart) is put back first (docs/ARCHITECTURE.md, The journal)
       this.journaled?.newTerm();
       const recovered = await this.journaled?.recover();
-      if (recovered && recovered.kept > 0) this.ctx.log.info(`${this.kind} '${this.ctx.name}' journal: ${recovered.kept} record(s) kept, ${recovered.republished} published again`);
+      if (recovered && recovered.kept > 0)
+        this.ctx.log.info(
+          `${this.kind} '${this.ctx.name}' journal: ${recovered.kept} record(s) kept, ${recovered.republished} published again`,
+        );
       this.term = { held: await this.run(parent, store, held), parent };
     } catch (e) {
       this.ctx.runtime.stop(parent);

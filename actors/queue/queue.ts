@@ -68,7 +68,8 @@ async function check(config: QueueConfig, name: string, hive?: HiveClient): Prom
   } catch (e) {
     throw new ConfigError(describeError(e));
   }
-  if (!config.Template || config.Template.startsWith('hive://')) return { template: undefined, groups, breaker, batches };
+  if (!config.Template || config.Template.startsWith('hive://'))
+    return { template: undefined, groups, breaker, batches };
   try {
     return { template: await loadTemplate(config, name, hive), groups, breaker, batches };
   } catch (e) {
@@ -77,7 +78,10 @@ async function check(config: QueueConfig, name: string, hive?: HiveClient): Prom
 }
 
 async function loadTemplate(config: QueueConfig, name: string, hive?: HiveClient): Promise<FanOutTemplate> {
-  const text = await resolveTemplateSource(config.Template, { ...(hive ? { hive } : {}), templateChannel: config.TemplateChannel });
+  const text = await resolveTemplateSource(config.Template, {
+    ...(hive ? { hive } : {}),
+    templateChannel: config.TemplateChannel,
+  });
   return new FanOutTemplate(text, `queue ${name}`, templateBudget(config));
 }
 
@@ -97,8 +101,11 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
 
   const { groups, breaker, batches } = checked;
   if (config.Store === 'jetstream') {
-    if (ctx.explicit.has('StoreRecovery')) ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
-    return holdShared(ctx, 'queue', (parent, store, held) => runQueue(ctx, parent, store, { fanOut, groups, breaker, held, batches }));
+    if (ctx.explicit.has('StoreRecovery'))
+      ctx.log.warn('StoreRecovery is not used with Store jetstream: it is for the SQLite store in PersistPath');
+    return holdShared(ctx, 'queue', (parent, store, held) =>
+      runQueue(ctx, parent, store, { fanOut, groups, breaker, held, batches }),
+    );
   }
 
   // opened after everything that can refuse the start by itself, so a refused start holds no store lock
@@ -114,7 +121,12 @@ async function startQueue(ctx: ServiceContext<QueueConfig>): Promise<RunningServ
     counts.stats = running.stats;
     return running.service;
   }
-  store = await SqliteStore.open(join(config.PersistPath, ctx.name), ctx.log, config.MaxStoreBytes, storeRecovery(ctx, config.StoreRecovery, 'queue'));
+  store = await SqliteStore.open(
+    join(config.PersistPath, ctx.name),
+    ctx.log,
+    config.MaxStoreBytes,
+    storeRecovery(ctx, config.StoreRecovery, 'queue'),
+  );
   return (await runQueue(ctx, ctx.supervisor, store, { fanOut, groups, breaker, batches })).service;
 }
 
@@ -139,15 +151,46 @@ interface QueueExtras {
  * Spawns the queue's actors under `parent` on an open store, serves its channel, and gives the
  * running service with its live figures; draining stops serving and closes the store.
  */
-async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, store: QueueStore, extras: QueueExtras): Promise<RunningQueue> {
+async function runQueue(
+  ctx: ServiceContext<QueueConfig>,
+  parent: ParentRef,
+  store: QueueStore,
+  extras: QueueExtras,
+): Promise<RunningQueue> {
   const config = ctx.config;
-  const stats: QueueStats = { size: 0, paused: config.StartPaused, added: 0, delivered: 0, retried: 0, deadLettered: 0, died: 0, dropped: 0, deliveringNow: 0, deadKept: 0, doneKept: 0, idempotencyKeys: 0, replaceable: 0, batches: 0, batchedEntries: 0, batchGathering: 0 };
+  const stats: QueueStats = {
+    size: 0,
+    paused: config.StartPaused,
+    added: 0,
+    delivered: 0,
+    retried: 0,
+    deadLettered: 0,
+    died: 0,
+    dropped: 0,
+    deliveringNow: 0,
+    deadKept: 0,
+    doneKept: 0,
+    idempotencyKeys: 0,
+    replaceable: 0,
+    batches: 0,
+    batchedEntries: 0,
+    batchGathering: 0,
+  };
   const inFlight = new Set<string>();
   // the siblings and the queue actor refer to each other: the queue ref is read only after spawning
   const queueRef = (): ActorRef<QueueMsg> => queue;
-  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, queue: queueRef, service: ctx.name });
+  const delivery = spawnDelivery(ctx.runtime, parent, ctx.hive, {
+    timeoutMs: config.CallTimeout,
+    queue: queueRef,
+    service: ctx.name,
+  });
   const retry = spawnRetryScheduler(ctx.runtime, parent, queueRef);
-  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, { timeoutMs: config.CallTimeout, retries: config.DeadLetterRetries, log: ctx.log, queue: queueRef });
+  const deadLetter = spawnDeadLetter(ctx.runtime, parent, ctx.hive, {
+    timeoutMs: config.CallTimeout,
+    retries: config.DeadLetterRetries,
+    log: ctx.log,
+    queue: queueRef,
+  });
   let counts: (() => StateCounts) | undefined;
   // every change of a breaker is one log line and one journal event (console /journal?event=breaker)
   const breakers = new Breakers({
@@ -160,8 +203,32 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
     },
     disabled: (view) => sendAlert(ctx, view),
   });
-  const queue = spawnQueueActor(ctx.runtime, parent, { config, gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]), store, log: ctx.log, delivery: () => delivery, retry: () => retry, deadLetter: () => deadLetter, fanOut: extras.fanOut, stats, groups: extras.groups, inFlight, held: extras.held, breakers, batches: extras.batches }, (read) => (counts = read));
-  const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [config.DeadRetention, config.DoneRetention, config.DedupWindow]);
+  const queue = spawnQueueActor(
+    ctx.runtime,
+    parent,
+    {
+      config,
+      gate: channelGate(config.AllowedChannels, [config.DefaultChannel, config.DefaultDeadLetterSlap]),
+      store,
+      log: ctx.log,
+      delivery: () => delivery,
+      retry: () => retry,
+      deadLetter: () => deadLetter,
+      fanOut: extras.fanOut,
+      stats,
+      groups: extras.groups,
+      inFlight,
+      held: extras.held,
+      breakers,
+      batches: extras.batches,
+    },
+    (read) => (counts = read),
+  );
+  const stopSweeps = startRetentionSweeps(ctx.runtime, queue, [
+    config.DeadRetention,
+    config.DoneRetention,
+    config.DedupWindow,
+  ]);
   /** Lets the store load and the deliveries in flight finish (within the deadline), then closes the store. */
   const stop = async (deadlineMs: number): Promise<void> => {
     const until = Date.now() + deadlineMs;
@@ -169,13 +236,26 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
     breakers.stop();
     // a start that fails right after ours stops us at once: let the store load finish before
     // closing it, so the queue actor never reads a closed store
-    await ctx.runtime.ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs)).catch(() => undefined);
+    await ctx.runtime
+      .ask<QueueMsg, void>(queue, (reply) => ({ type: 'flush', reply }), Math.max(1, deadlineMs))
+      .catch(() => undefined);
     while (stats.deliveringNow > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     await store.close();
   };
   // `states`: the entries per state (waiting, scheduled, retrying, dead, done), counted when read
-  const service = await serveActor(ctx, queue, { close: stop, status: () => ({ ...stats, status: stats.paused ? 'paused' : 'running', durable: store.durable, ...(counts ? { states: counts() } : {}), ...breakers.figures() }) });
-  ctx.log.info(`queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`);
+  const service = await serveActor(ctx, queue, {
+    close: stop,
+    status: () => ({
+      ...stats,
+      status: stats.paused ? 'paused' : 'running',
+      durable: store.durable,
+      ...(counts ? { states: counts() } : {}),
+      ...breakers.figures(),
+    }),
+  });
+  ctx.log.info(
+    `queue listening on channel '${ctx.inputChannel}', delivering to '${config.DefaultChannel}' by default${store.where ? `, store ${store.where}` : ''}`,
+  );
   return { service, stats, inFlight };
 }
 
@@ -186,21 +266,41 @@ async function runQueue(ctx: ServiceContext<QueueConfig>, parent: ParentRef, sto
 function sendAlert(ctx: ServiceContext<QueueConfig>, view: BreakerView): void {
   const to = ctx.config.AlertChannel;
   if (to === '') return;
-  const data = mapOf({ queue: [ctx.name], channel: [view.channel], reason: [view.reason], held: [String(view.held)], failing_since: [view.failingSince], disabled: [view.opened] });
+  const data = mapOf({
+    queue: [ctx.name],
+    channel: [view.channel],
+    reason: [view.reason],
+    held: [String(view.held)],
+    failing_since: [view.failingSince],
+    disabled: [view.opened],
+  });
   const message = makeMessage({ Class: 'queue', Operation: 'alert', Data: data });
   void ctx.hive.execute(to, message, ctx.config.CallTimeout).then((r) => {
-    if (r.Code >= 300) ctx.log.error(`AlertChannel '${to}' refused the alert that channel '${view.channel}' was disabled: ${r.Code} ${r.Message}`);
+    if (r.Code >= 300)
+      ctx.log.error(
+        `AlertChannel '${to}' refused the alert that channel '${view.channel}' was disabled: ${r.Code} ${r.Message}`,
+      );
   });
 }
 
 /** The controls a request to a queue may carry (README, The queue), for a front door's description of its routes. */
 const QUEUE_CONTROLS: RequestShape['controls'] = [
-  { name: 'command', description: 'what to do: add an entry (the DefaultCommand), or another command', values: Object.keys(COMMAND_ALIASES) },
-  { name: 'channel', description: "the channel the entry is delivered to (else DefaultChannel; within AllowedChannels)" },
+  {
+    name: 'command',
+    description: 'what to do: add an entry (the DefaultCommand), or another command',
+    values: Object.keys(COMMAND_ALIASES),
+  },
+  {
+    name: 'channel',
+    description: 'the channel the entry is delivered to (else DefaultChannel; within AllowedChannels)',
+  },
   { name: 'mode', description: 'delivery: call (a 2xx Code) or execute (acknowledged)', values: ['call', 'execute'] },
   { name: 'requeue_timer', description: 'seconds between delivery attempts' },
   { name: 'requeue_count', description: 'delivery attempts before the entry is dead' },
-  { name: 'requeue_schedule', description: 'the waits before each next attempt (5s,5m,30m,…); past the last the entry is dead' },
+  {
+    name: 'requeue_schedule',
+    description: 'the waits before each next attempt (5s,5m,30m,…); past the last the entry is dead',
+  },
   { name: 'deadletter_slap', description: 'the channel a dead entry is sent to' },
   { name: 'delay', description: 'a duration to wait before the first delivery' },
   { name: 'idempotency-key', description: 'an add with a key seen within DedupWindow adds nothing' },
@@ -217,4 +317,9 @@ async function start(ctx: ServiceContext<QueueConfig>): Promise<RunningService> 
   return running;
 }
 
-export const queueService = defineService(SERVICES.queue, compilerFor('queue', QUEUE_PARAMS), start, async (config, name) => void (await check(config, name)));
+export const queueService = defineService(
+  SERVICES.queue,
+  compilerFor('queue', QUEUE_PARAMS),
+  start,
+  async (config, name) => void (await check(config, name)),
+);

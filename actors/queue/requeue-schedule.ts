@@ -18,8 +18,10 @@ const MAX_SCHEDULE_STEPS = 100;
 /** The waits of a requeue_schedule text, ms; throws BadInputError naming `what` (the control or parameter) and the bad step. */
 export function parseRequeueSchedule(text: string, what: string): number[] {
   const steps = text.split(',').map((s) => s.trim());
-  if (steps.length === 1 && steps[0] === '') throw new BadInputError(`${what} is empty; give waits separated by commas, such as 5s,5m,30m,2h,5h,10h,10h`);
-  if (steps.length > MAX_SCHEDULE_STEPS) throw new BadInputError(`${what} has ${steps.length} waits; at most ${MAX_SCHEDULE_STEPS}`);
+  if (steps.length === 1 && steps[0] === '')
+    throw new BadInputError(`${what} is empty; give waits separated by commas, such as 5s,5m,30m,2h,5h,10h,10h`);
+  if (steps.length > MAX_SCHEDULE_STEPS)
+    throw new BadInputError(`${what} has ${steps.length} waits; at most ${MAX_SCHEDULE_STEPS}`);
   return steps.map((step, i) => {
     let ms: number;
     try {
@@ -27,7 +29,8 @@ export function parseRequeueSchedule(text: string, what: string): number[] {
     } catch {
       throw new BadInputError(`${what}: wait ${i + 1} '${step}' is not ${ACCEPTED_DURATION}`);
     }
-    if (ms > MAX_RETRY_WAIT_MS) throw new BadInputError(`${what}: wait ${i + 1} '${step}' is longer than a year and a day`);
+    if (ms > MAX_RETRY_WAIT_MS)
+      throw new BadInputError(`${what}: wait ${i + 1} '${step}' is longer than a year and a day`);
     return ms;
   });
 }
@@ -42,7 +45,8 @@ export function retryAfterOf(result: Result): number | undefined {
 /** The wait before the next attempt of an entry whose attempt `e.attempts` just failed with `result`. */
 export function retryWaitMs(e: QueueEntry, result: Result, exponential: boolean): number {
   let wait: number;
-  if (e.requeueSchedule !== undefined) wait = e.requeueSchedule[Math.min(e.attempts, e.requeueSchedule.length) - 1] ?? 0;
+  if (e.requeueSchedule !== undefined)
+    wait = e.requeueSchedule[Math.min(e.attempts, e.requeueSchedule.length) - 1] ?? 0;
   else if (exponential) wait = e.requeueTimerMs * 2 ** (e.attempts - 1) * (0.8 + Math.random() * 0.4);
   else wait = e.requeueTimerMs;
   const asked = retryAfterOf(result);

@@ -19,7 +19,10 @@ export interface QueueView {
 }
 
 export function statusData(view: QueueView, extra: Record<string, string[]> = {}): ValueMap {
-  return Object.assign(emptyMap(), view.counts ? countsData(view.counts) : {}, extra, { queuesize: [String(view.size)], status: [view.paused ? 'paused' : 'running'] });
+  return Object.assign(emptyMap(), view.counts ? countsData(view.counts) : {}, extra, {
+    queuesize: [String(view.size)],
+    status: [view.paused ? 'paused' : 'running'],
+  });
 }
 
 export function statusResult(view: QueueView, extra: Record<string, string[]> = {}): Result {
@@ -88,7 +91,12 @@ export function listResult(entries: Iterable<QueueEntry>, view: QueueView, req: 
   if (req.groupBy !== undefined) refuseCollidingGroupBy(req.groupBy);
   if (req.groupBy === undefined || req.value !== undefined) {
     const listed = new ListedKeys(req.page);
-    for (const e of entries) if ((!req.state || e.state === req.state) && (req.groupBy === undefined || attributeOf(e, req.groupBy) === req.value)) listed.add(e.key);
+    for (const e of entries)
+      if (
+        (!req.state || e.state === req.state) &&
+        (req.groupBy === undefined || attributeOf(e, req.groupBy) === req.value)
+      )
+        listed.add(e.key);
     return listed.result(view);
   }
   const counts = new Map<string, number>();
@@ -97,7 +105,8 @@ export function listResult(entries: Iterable<QueueEntry>, view: QueueView, req: 
 }
 
 export function refuseCollidingGroupBy(groupBy: string): void {
-  if (!ATTRIBUTES.has(groupBy) && /^(queuesize|status|objects|total)$/.test(groupBy)) throw new BadInputError(`groupby '${groupBy}' collides with a response field`);
+  if (!ATTRIBUTES.has(groupBy) && /^(queuesize|status|objects|total)$/.test(groupBy))
+    throw new BadInputError(`groupby '${groupBy}' collides with a response field`);
 }
 
 /** Adds `n` to a value's count (groupby answers). */
@@ -108,7 +117,8 @@ export function countInto(counts: Map<string, number>, value: string, n = 1): vo
 /** A groupby answer: the count of each value. */
 export function groupsResult(counts: Map<string, number>, view: QueueView): Result {
   const groups: Record<string, string[]> = {};
-  for (const [v, n] of counts) if (!/^(queuesize|status|__proto__|constructor|prototype)$/.test(v)) groups[v] = [String(n)];
+  for (const [v, n] of counts)
+    if (!/^(queuesize|status|__proto__|constructor|prototype)$/.test(v)) groups[v] = [String(n)];
   return statusResult(view, groups);
 }
 

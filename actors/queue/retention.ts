@@ -25,7 +25,10 @@ export async function sweepKept(core: QueueCore, self: ActorRef<QueueMsg>): Prom
     stats.deadKept -= dead;
     const done = await store.kept.purge({ state: EntryState.Done, before: now - config.DoneRetention }, SWEEP_BATCH);
     stats.doneKept -= done;
-    if (dead + done > 0) log.info(`queue retention removed ${dead} dead entr${dead === 1 ? 'y' : 'ies'} (DeadRetention) and ${done} done entr${done === 1 ? 'y' : 'ies'} (DoneRetention)`);
+    if (dead + done > 0)
+      log.info(
+        `queue retention removed ${dead} dead entr${dead === 1 ? 'y' : 'ies'} (DeadRetention) and ${done} done entr${done === 1 ? 'y' : 'ies'} (DoneRetention)`,
+      );
     if (dead === SWEEP_BATCH || done === SWEEP_BATCH) core.runtime.tell(self, { type: 'sweep' });
   } catch (e) {
     log.error(`queue retention sweep failed: ${describeError(e)}`);
@@ -36,6 +39,9 @@ export async function sweepKept(core: QueueCore, self: ActorRef<QueueMsg>): Prom
 export function startRetentionSweeps(runtime: Runtime, queue: ActorRef<QueueMsg>, retentionsMs: number[]): () => void {
   const shortest = Math.min(SWEEP_EVERY_MS, ...retentionsMs.filter((ms) => ms > 0));
   runtime.tell(queue, { type: 'sweep' });
-  const timer = setInterval(() => runtime.tell(queue, { type: 'sweep' }), Math.max(MIN_SWEEP_EVERY_MS, shortest)).unref();
+  const timer = setInterval(
+    () => runtime.tell(queue, { type: 'sweep' }),
+    Math.max(MIN_SWEEP_EVERY_MS, shortest),
+  ).unref();
   return () => clearInterval(timer);
 }

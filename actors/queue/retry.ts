@@ -21,7 +21,11 @@ interface RetryState {
   timerAt: number;
 }
 
-export function spawnRetryScheduler(runtime: Runtime, parent: ParentRef, queue: () => ActorRef<DueMsg>): ActorRef<RetryMsg> {
+export function spawnRetryScheduler(
+  runtime: Runtime,
+  parent: ParentRef,
+  queue: () => ActorRef<DueMsg>,
+): ActorRef<RetryMsg> {
   const arm = (s: RetryState, self: ActorRef<RetryMsg>): void => {
     const next = s.heap.peekPriority();
     if (next === undefined || (s.timer && s.timerAt <= next)) return;
@@ -29,7 +33,10 @@ export function spawnRetryScheduler(runtime: Runtime, parent: ParentRef, queue: 
     s.timerAt = next;
     // unref: a retry waiting for its time never keeps the process alive by itself (a stopped node exits).
     // Capped: Node fires a longer timeout at once; an early fire finds nothing due and arms again.
-    s.timer = setTimeout(() => runtime.tell(self, { type: 'fire' }), Math.min(MAX_TIMEOUT_MS, Math.max(0, next - Date.now()))).unref();
+    s.timer = setTimeout(
+      () => runtime.tell(self, { type: 'fire' }),
+      Math.min(MAX_TIMEOUT_MS, Math.max(0, next - Date.now())),
+    ).unref();
   };
   return runtime.spawn<RetryState, RetryMsg>(parent, {
     name: 'retry-scheduler',

@@ -105,7 +105,9 @@ export class DamagedFile {
 
   /** The tables of the file (throws when its schema itself cannot be read). */
   async tables(): Promise<DamagedTable[]> {
-    const master = await this.all<{ type: string; name: string; tbl_name: string; sql: string | null }>('SELECT type, name, tbl_name, sql FROM sqlite_master');
+    const master = await this.all<{ type: string; name: string; tbl_name: string; sql: string | null }>(
+      'SELECT type, name, tbl_name, sql FROM sqlite_master',
+    );
     const tables: DamagedTable[] = [];
     for (const t of master) {
       if (t.type !== 'table' || t.name.startsWith('sqlite_') || typeof t.sql !== 'string') continue;
@@ -113,7 +115,11 @@ export class DamagedFile {
       const table: DamagedTable = { name: t.name, sql: t.sql, columns };
       for (const index of master.filter((i) => i.type === 'index' && i.tbl_name === t.name)) {
         const info = await this.all<{ name: string }>(`PRAGMA index_info(${identifier(index.name)})`).catch(() => []);
-        const unique = (await this.all<{ name: string; unique: number; partial: number }>(`PRAGMA index_list(${identifier(t.name)})`).catch(() => [])).some((i) => i.name === index.name && i.unique === 1 && i.partial === 0);
+        const unique = (
+          await this.all<{ name: string; unique: number; partial: number }>(
+            `PRAGMA index_list(${identifier(t.name)})`,
+          ).catch(() => [])
+        ).some((i) => i.name === index.name && i.unique === 1 && i.partial === 0);
         if (unique && info.length === 1 && info[0]!.name) {
           table.keyIndex = { name: index.name, column: info[0]!.name };
           break;
@@ -132,7 +138,9 @@ export class DamagedFile {
   private async rowsFrom(table: DamagedTable, from: number, limit: number): Promise<SalvagedRow[] | Error> {
     const columns = table.columns.map(identifier).join(', ');
     try {
-      return await this.all<SalvagedRow>(`SELECT rowid AS rowid, ${columns} FROM ${identifier(table.name)} WHERE rowid >= ${from} ORDER BY rowid LIMIT ${limit}`);
+      return await this.all<SalvagedRow>(
+        `SELECT rowid AS rowid, ${columns} FROM ${identifier(table.name)} WHERE rowid >= ${from} ORDER BY rowid LIMIT ${limit}`,
+      );
     } catch (e) {
       return e instanceof Error ? e : new Error(String(e));
     }
@@ -167,7 +175,11 @@ export class DamagedFile {
    * Reads every row of `table` that reads whole, in rowid order, handing each batch to `onRows`
    * (awaited, so the writer sets the pace); `onProgress` hears the count now and then.
    */
-  async read(table: DamagedTable, onRows: (rows: SalvagedRow[]) => Promise<void>, onProgress?: (read: number) => void): Promise<TableSalvage> {
+  async read(
+    table: DamagedTable,
+    onRows: (rows: SalvagedRow[]) => Promise<void>,
+    onProgress?: (read: number) => void,
+  ): Promise<TableSalvage> {
     const result: TableSalvage = { table: table.name, read: 0, stretches: [] };
     let from = Number.MIN_SAFE_INTEGER;
     let singles = 0;
@@ -210,11 +222,18 @@ export class DamagedFile {
   }
 
   /** The rows of the damaged stretches that the table's unique index still names (it lives in pages of its own). */
-  private async lostRows(table: DamagedTable, stretches: DamagedStretch[]): Promise<{ count: number; keys: string[] } | undefined> {
+  private async lostRows(
+    table: DamagedTable,
+    stretches: DamagedStretch[],
+  ): Promise<{ count: number; keys: string[] } | undefined> {
     if (!table.keyIndex || stretches.length > COUNTED_STRETCHES) return undefined;
-    const within = stretches.map((s) => `(rowid >= ${s.from}${s.to === undefined ? '' : ` AND rowid <= ${s.to}`})`).join(' OR ');
+    const within = stretches
+      .map((s) => `(rowid >= ${s.from}${s.to === undefined ? '' : ` AND rowid <= ${s.to}`})`)
+      .join(' OR ');
     try {
-      const rows = await this.all<{ key: unknown }>(`SELECT ${identifier(table.keyIndex.column)} AS key FROM ${identifier(table.name)} INDEXED BY ${identifier(table.keyIndex.name)} WHERE ${within}`);
+      const rows = await this.all<{ key: unknown }>(
+        `SELECT ${identifier(table.keyIndex.column)} AS key FROM ${identifier(table.name)} INDEXED BY ${identifier(table.keyIndex.name)} WHERE ${within}`,
+      );
       return { count: rows.length, keys: rows.slice(0, LOST_KEYS_HELD).map((r) => String(r.key)) };
     } catch {
       return undefined;

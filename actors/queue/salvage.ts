@@ -93,7 +93,13 @@ function moveIfThere(from: string, to: string): void {
 }
 
 /** Writes the rows of one table into the new store; a row whose values cannot be written is counted, not written. */
-async function writeRows(db: sqlite3.Database, table: string, columns: string[], rows: SalvagedRow[], counts: { written: number; refused: number }): Promise<void> {
+async function writeRows(
+  db: sqlite3.Database,
+  table: string,
+  columns: string[],
+  rows: SalvagedRow[],
+  counts: { written: number; refused: number },
+): Promise<void> {
   const values: string[] = [];
   for (const r of rows) {
     try {
@@ -104,7 +110,8 @@ async function writeRows(db: sqlite3.Database, table: string, columns: string[],
   }
   const head = `INSERT OR IGNORE INTO ${identifier(table)} (rowid, ${columns.map(identifier).join(', ')}) VALUES `;
   await exec(db, 'BEGIN');
-  for (let i = 0; i < values.length; i += INSERT_ROWS) counts.written += await run(db, head + values.slice(i, i + INSERT_ROWS).join(','));
+  for (let i = 0; i < values.length; i += INSERT_ROWS)
+    counts.written += await run(db, head + values.slice(i, i + INSERT_ROWS).join(','));
   await exec(db, 'COMMIT');
 }
 
@@ -119,9 +126,19 @@ async function forgetKeysOf(db: sqlite3.Database, lost: ReadonlySet<string>): Pr
   let forgotten = 0;
   const keys = [...lost];
   await exec(db, 'BEGIN');
-  for (let i = 0; i < keys.length; i += INSERT_ROWS) forgotten += await run(db, `DELETE FROM dedup WHERE entry IN (${keys.slice(i, i + INSERT_ROWS).map(literal).join(',')})`);
-  for (let after = Number.MIN_SAFE_INTEGER; ; ) {
-    const rows = await all<{ id: number; keys: string }>(db, `SELECT rowid AS id, keys FROM dedup_log WHERE rowid > ${after} ORDER BY rowid LIMIT ${KEYS_CHUNK}`);
+  for (let i = 0; i < keys.length; i += INSERT_ROWS)
+    forgotten += await run(
+      db,
+      `DELETE FROM dedup WHERE entry IN (${keys
+        .slice(i, i + INSERT_ROWS)
+        .map(literal)
+        .join(',')})`,
+    );
+  for (let after = Number.MIN_SAFE_INTEGER; ;) {
+    const rows = await all<{ id: number; keys: string }>(
+      db,
+      `SELECT rowid AS id, keys FROM dedup_log WHERE rowid > ${after} ORDER BY rowid LIMIT ${KEYS_CHUNK}`,
+    );
     for (const r of rows) {
       let triples: unknown;
       try {
@@ -133,7 +150,12 @@ async function forgetKeysOf(db: sqlite3.Database, lost: ReadonlySet<string>): Pr
       const kept = triples.filter((t) => !(Array.isArray(t) && lost.has(String(t[1]))));
       if (kept.length === triples.length) continue;
       forgotten += triples.length - kept.length;
-      await exec(db, kept.length === 0 ? `DELETE FROM dedup_log WHERE rowid = ${r.id}` : `UPDATE dedup_log SET keys = ${literal(JSON.stringify(kept))} WHERE rowid = ${r.id}`);
+      await exec(
+        db,
+        kept.length === 0
+          ? `DELETE FROM dedup_log WHERE rowid = ${r.id}`
+          : `UPDATE dedup_log SET keys = ${literal(JSON.stringify(kept))} WHERE rowid = ${r.id}`,
+      );
     }
     if (rows.length < KEYS_CHUNK) break;
     after = rows[rows.length - 1]!.id;
@@ -159,14 +181,28 @@ async function tableColumns(db: sqlite3.Database, table: DamagedTable): Promise<
  * Salvages the store in `dir` (whose lock the caller holds). `progress` hears a line every
  * `progressEveryMs` on a long salvage. Throws ConfigError when there is no store file.
  */
-export async function salvageStore(dir: string, progress: (line: string) => void = () => undefined, progressEveryMs = PROGRESS_MS): Promise<StoreSalvage> {
+export async function salvageStore(
+  dir: string,
+  progress: (line: string) => void = () => undefined,
+  progressEveryMs = PROGRESS_MS,
+): Promise<StoreSalvage> {
   const began = Date.now();
   const file = join(dir, STORE_FILE);
-  if (!existsSync(file)) throw new ConfigError(`${dir} holds no store (${STORE_FILE}): nothing to salvage; give the directory PersistPath/<NAME> of the queue or flow`);
+  if (!existsSync(file))
+    throw new ConfigError(
+      `${dir} holds no store (${STORE_FILE}): nothing to salvage; give the directory PersistPath/<NAME> of the queue or flow`,
+    );
   const building = `${file}.salvage`;
   for (const f of [building, `${building}-journal`]) rmSync(f, { force: true }); // a salvage interrupted before: started again
   const damaged = await DamagedFile.open(file);
-  const result: StoreSalvage = { file, keptAs: '', check: '', tables: [], forgottenKeys: { count: 0, complete: true }, seconds: 0 };
+  const result: StoreSalvage = {
+    file,
+    keptAs: '',
+    check: '',
+    tables: [],
+    forgottenKeys: { count: 0, complete: true },
+    seconds: 0,
+  };
   let fresh: sqlite3.Database | undefined;
   let built = false;
   try {
@@ -186,7 +222,13 @@ export async function salvageStore(dir: string, progress: (line: string) => void
       try {
         columns = await tableColumns(fresh, table);
       } catch (e) {
-        result.tables.push({ table: table.name, read: 0, stretches: [], error: `its statement does not run: ${describeError(e)}`, ...counts });
+        result.tables.push({
+          table: table.name,
+          read: 0,
+          stretches: [],
+          error: `its statement does not run: ${describeError(e)}`,
+          ...counts,
+        });
         continue;
       }
       const read = await damaged.read(
@@ -202,7 +244,9 @@ export async function salvageStore(dir: string, progress: (line: string) => void
     }
     const entryTables = result.tables.filter((t) => ENTRY_TABLES.includes(t.table));
     const lostKeys = new Set(entryTables.flatMap((t) => t.lost?.keys ?? []));
-    const complete = entryTables.every((t) => (t.stretches.length === 0 && !t.error) || (t.lost !== undefined && t.lost.keys.length === t.lost.count));
+    const complete = entryTables.every(
+      (t) => (t.stretches.length === 0 && !t.error) || (t.lost !== undefined && t.lost.keys.length === t.lost.count),
+    );
     result.forgottenKeys = { count: lostKeys.size === 0 ? 0 : await forgetKeysOf(fresh, lostKeys), complete };
     built = true;
   } finally {
@@ -236,10 +280,16 @@ export async function checkStore(dir: string): Promise<string> {
 function lostText(t: StoreSalvage['tables'][number]): string {
   const parts: string[] = [];
   const named = t.lost?.keys.slice(0, NAMED_LOST) ?? [];
-  const lost = t.lost ? (t.lost.count === 0 ? 'no rows were there' : `${t.lost.count} rows lost (keys ${named.join(', ')}${t.lost.count > named.length ? ', …' : ''})`) : 'rows lost: how many is unknown (no key index of the table that still reads names them)';
+  const lost = t.lost
+    ? t.lost.count === 0
+      ? 'no rows were there'
+      : `${t.lost.count} rows lost (keys ${named.join(', ')}${t.lost.count > named.length ? ', …' : ''})`
+    : 'rows lost: how many is unknown (no key index of the table that still reads names them)';
   if (t.error) parts.push(`nothing of it could be read (${t.error}): ${lost}`);
   else if (t.stretches.length > 0) {
-    const ranges = t.stretches.slice(0, 5).map((s) => (s.to === undefined ? `from ${s.from} on` : s.to === s.from ? `${s.from}` : `${s.from}–${s.to}`));
+    const ranges = t.stretches
+      .slice(0, 5)
+      .map((s) => (s.to === undefined ? `from ${s.from} on` : s.to === s.from ? `${s.from}` : `${s.from}–${s.to}`));
     const more = t.stretches.length > 5 ? ` and ${t.stretches.length - 5} more stretches` : '';
     parts.push(`unreadable rowids ${ranges.join(', ')}${more}: ${lost}`);
   }
@@ -251,17 +301,28 @@ function lostText(t: StoreSalvage['tables'][number]): string {
 
 /** What became of the idempotency keys of lost entries, in words ('' when no entry was lost). */
 function forgottenText(f: StoreSalvage['forgottenKeys']): string {
-  if (f.complete) return f.count === 0 ? '' : `idempotency keys of lost entries forgotten: ${f.count} (an enqueue repeating one creates its entry anew)`;
+  if (f.complete)
+    return f.count === 0
+      ? ''
+      : `idempotency keys of lost entries forgotten: ${f.count} (an enqueue repeating one creates its entry anew)`;
   return `idempotency keys of lost entries forgotten: ${f.count}; entries lost that no key index names keep theirs (an enqueue repeating one is answered as a duplicate of an entry that is gone)`;
 }
 
 /** The salvage's report, one line per table, after a first line saying where everything is. */
 export function salvageReport(s: StoreSalvage): string[] {
-  const lines = [`salvaged ${basename(s.file)} in ${s.seconds.toFixed(1)} s: the new store is ${s.file}; the damaged file is kept as ${s.keptAs}`, `  integrity check of the damaged file: ${s.check}`];
-  if (s.schemaError) lines.push(`  the damaged file's schema could not be read (${s.schemaError}): no table could be recovered; the new store is empty`);
+  const lines = [
+    `salvaged ${basename(s.file)} in ${s.seconds.toFixed(1)} s: the new store is ${s.file}; the damaged file is kept as ${s.keptAs}`,
+    `  integrity check of the damaged file: ${s.check}`,
+  ];
+  if (s.schemaError)
+    lines.push(
+      `  the damaged file's schema could not be read (${s.schemaError}): no table could be recovered; the new store is empty`,
+    );
   for (const t of s.tables) {
     const lost = lostText(t);
-    lines.push(`  ${t.table} — ${MEANING[t.table] ?? 'a table of a later version'}: ${t.written} rows recovered${lost ? `; ${lost}` : ''}`);
+    lines.push(
+      `  ${t.table} — ${MEANING[t.table] ?? 'a table of a later version'}: ${t.written} rows recovered${lost ? `; ${lost}` : ''}`,
+    );
   }
   const forgotten = forgottenText(s.forgottenKeys);
   if (forgotten) lines.push(`  ${forgotten}`);
@@ -271,9 +332,16 @@ export function salvageReport(s: StoreSalvage): string[] {
 /** One line of counts for a log line and the journal: `entries 286 recovered, 14 lost; kept 0 recovered; …`. */
 export function salvageSummary(s: StoreSalvage): string {
   const tables = s.tables.map((t) => {
-    const lost = t.error ? ', unreadable' : t.stretches.length === 0 ? '' : t.lost ? `, ${t.lost.count} lost` : ', some lost (how many unknown)';
+    const lost = t.error
+      ? ', unreadable'
+      : t.stretches.length === 0
+        ? ''
+        : t.lost
+          ? `, ${t.lost.count} lost`
+          : ', some lost (how many unknown)';
     return `${t.table} ${t.written} recovered${lost}`;
   });
-  const forgotten = s.forgottenKeys.count > 0 ? `; ${s.forgottenKeys.count} idempotency keys of lost entries forgotten` : '';
+  const forgotten =
+    s.forgottenKeys.count > 0 ? `; ${s.forgottenKeys.count} idempotency keys of lost entries forgotten` : '';
   return `${s.schemaError ? `schema unreadable (${s.schemaError}), nothing recovered` : tables.join('; ')}${forgotten}; the damaged file is kept as ${s.keptAs}`;
 }

@@ -64,7 +64,13 @@ function schedulesResult(schedules: Schedule[], view: QueueView): Result {
   return success(data, schedules.map(described));
 }
 
-export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: ScheduleCommand, respond: (r: Result) => void, self: ActorRef<QueueMsg>): void {
+export function runScheduleCommand(
+  core: QueueCore,
+  s: QueueState,
+  cmd: ScheduleCommand,
+  respond: (r: Result) => void,
+  self: ActorRef<QueueMsg>,
+): void {
   switch (cmd.type) {
     case 'schedule': {
       const { request } = cmd;
@@ -74,10 +80,21 @@ export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: Schedule
       notBeforeOf(request.message.Control, now);
       if (s.dedup.enabled) idempotencyKeyOf(request.message.Control);
       const nextAt = nextFiring(request.cron, request.zone, now);
-      if (nextAt === undefined) throw new BadInputError(`control cron '${request.cron.source}' names no time within eight years (a day such as 30 February never comes)`);
+      if (nextAt === undefined)
+        throw new BadInputError(
+          `control cron '${request.cron.source}' names no time within eight years (a day such as 30 February never comes)`,
+        );
       const { schedule, replaced } = s.schedules.set(request, nextAt, now);
-      core.deps.log.info(`queue schedule '${request.name}' ${replaced ? 'replaced' : 'added'}: cron '${request.cron.source}' in ${request.zone.name}, next firing ${new Date(nextAt).toISOString()}`);
-      return core.durably([putScheduleOp(schedule.doc)], respond, () => statusResult(core.view(s), { schedule_name: [request.name], next: [new Date(nextAt).toISOString()], replaced: [String(replaced)] }));
+      core.deps.log.info(
+        `queue schedule '${request.name}' ${replaced ? 'replaced' : 'added'}: cron '${request.cron.source}' in ${request.zone.name}, next firing ${new Date(nextAt).toISOString()}`,
+      );
+      return core.durably([putScheduleOp(schedule.doc)], respond, () =>
+        statusResult(core.view(s), {
+          schedule_name: [request.name],
+          next: [new Date(nextAt).toISOString()],
+          replaced: [String(replaced)],
+        }),
+      );
     }
     case 'schedules': {
       const one = cmd.name === undefined ? undefined : s.schedules.get(cmd.name);
@@ -87,7 +104,9 @@ export function runScheduleCommand(core: QueueCore, s: QueueState, cmd: Schedule
     case 'unschedule':
       if (!s.schedules.remove(cmd.name)) throw new NotFoundError(`no schedule named '${cmd.name}'`);
       core.deps.log.info(`queue schedule '${cmd.name}' removed`);
-      return core.durably([{ type: 'remove-schedule', name: cmd.name }], respond, () => statusResult(core.view(s), { unscheduled: [cmd.name] }));
+      return core.durably([{ type: 'remove-schedule', name: cmd.name }], respond, () =>
+        statusResult(core.view(s), { unscheduled: [cmd.name] }),
+      );
     case 'run_schedule': {
       const schedule = s.schedules.get(cmd.name);
       if (!schedule) throw new NotFoundError(`no schedule named '${cmd.name}'`);

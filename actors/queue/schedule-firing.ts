@@ -16,7 +16,13 @@ import { followingFiring, putScheduleOp, roomFor } from './schedules.js';
 import { Overlap } from './schedule-request.js';
 
 /** States in which an entry still counts against `overlap`: not yet done (dead ones are out of the run). */
-const IN_PROGRESS: ReadonlySet<EntryState> = new Set([EntryState.Pending, EntryState.Scheduled, EntryState.Waiting, EntryState.Delivering, EntryState.Retrying]);
+const IN_PROGRESS: ReadonlySet<EntryState> = new Set([
+  EntryState.Pending,
+  EntryState.Scheduled,
+  EntryState.Waiting,
+  EntryState.Delivering,
+  EntryState.Retrying,
+]);
 
 /** Fires every schedule that is due (the timer woke the actor). */
 export function fireDue(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>): void {
@@ -39,16 +45,24 @@ const earlier = (n: number): string => `${n} earlier entr${n === 1 ? 'y is' : 'i
  * Adds the schedule's message through the queue's add path and records the firing in the entry's
  * own transaction (a timed firing and a run now alike); `respond` gets the add's answer.
  */
-function addFiring(core: QueueCore, s: QueueState, self: ActorRef<QueueMsg>, doc: ScheduleDoc, at: { now: number; respond: (r: Result) => void }): void {
+function addFiring(
+  core: QueueCore,
+  s: QueueState,
+  self: ActorRef<QueueMsg>,
+  doc: ScheduleDoc,
+  at: { now: number; respond: (r: Result) => void },
+): void {
   const { now, respond } = at;
-  core.add(s, [doc.message], self, respond, { alsoWrite: ([key]) => {
-    doc.fired++;
-    doc.lastFiredAt = now;
-    doc.lastEntryKey = key!;
-    // `allow` never waits for its entries: only the last is kept, for the listing
-    doc.liveKeys = doc.overlap === Overlap.Allow ? [key!] : [...doc.liveKeys.filter((k) => k !== key), key!];
-    return [putScheduleOp(doc)];
-  } });
+  core.add(s, [doc.message], self, respond, {
+    alsoWrite: ([key]) => {
+      doc.fired++;
+      doc.lastFiredAt = now;
+      doc.lastEntryKey = key!;
+      // `allow` never waits for its entries: only the last is kept, for the listing
+      doc.liveKeys = doc.overlap === Overlap.Allow ? [key!] : [...doc.liveKeys.filter((k) => k !== key), key!];
+      return [putScheduleOp(doc)];
+    },
+  });
 }
 
 function fire(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef<QueueMsg>, now: number): void {
@@ -59,11 +73,14 @@ function fire(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef
   pruneLive(s, doc);
   if (!roomFor(doc.overlap, doc.liveKeys.length)) {
     doc.skipped++;
-    log.debug(`queue schedule '${doc.name}' skipped a firing: ${earlier(doc.liveKeys.length)} (overlap ${doc.overlap})`);
+    log.debug(
+      `queue schedule '${doc.name}' skipped a firing: ${earlier(doc.liveKeys.length)} (overlap ${doc.overlap})`,
+    );
     return core.persist([putScheduleOp(doc)]);
   }
   const answered = (r: Result): void => {
-    if (!isSuccessCode(r.Code)) log.warn(`queue schedule '${doc.name}' could not add its entry: ${r.Code} ${r.Message}`);
+    if (!isSuccessCode(r.Code))
+      log.warn(`queue schedule '${doc.name}' could not add its entry: ${r.Code} ${r.Message}`);
   };
   try {
     addFiring(core, s, self, doc, { now, respond: answered });
@@ -81,12 +98,20 @@ function fire(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef
  * operator can wait for them, or delete them); the timed firings go on as before either way. A
  * refusal of the add itself (full, 507) is the caller's answer too.
  */
-export function runScheduleNow(core: QueueCore, s: QueueState, schedule: Schedule, self: ActorRef<QueueMsg>, respond: (r: Result) => void): void {
+export function runScheduleNow(
+  core: QueueCore,
+  s: QueueState,
+  schedule: Schedule,
+  self: ActorRef<QueueMsg>,
+  respond: (r: Result) => void,
+): void {
   const doc = schedule.doc;
   pruneLive(s, doc);
   if (!roomFor(doc.overlap, doc.liveKeys.length)) {
     const keys = doc.liveKeys.map((k) => `'${k}' (${s.entries.get(k)?.state ?? 'gone'})`).join(', ');
-    throw new ConflictError(`schedule '${doc.name}' was not run: its overlap rule '${doc.overlap}' adds no entry while ${earlier(doc.liveKeys.length)}: ${keys}`);
+    throw new ConflictError(
+      `schedule '${doc.name}' was not run: its overlap rule '${doc.overlap}' adds no entry while ${earlier(doc.liveKeys.length)}: ${keys}`,
+    );
   }
   core.deps.log.info(`queue schedule '${doc.name}' run now`);
   addFiring(core, s, self, doc, { now: Date.now(), respond });

@@ -62,7 +62,8 @@ function oneOf<T extends string>(controls: ValueMap, name: string, accepted: Rec
   const text = single(controls, name);
   if (text === undefined || text === '') return fallback;
   const found = Object.values(accepted).find((v) => v === text.toLowerCase());
-  if (!found) throw new BadInputError(`control ${name} '${text}' is not known; use one of ${Object.values(accepted).join(', ')}`);
+  if (!found)
+    throw new BadInputError(`control ${name} '${text}' is not known; use one of ${Object.values(accepted).join(', ')}`);
   return found;
 }
 
@@ -70,7 +71,10 @@ function oneOf<T extends string>(controls: ValueMap, name: string, accepted: Rec
 export function scheduleNameOf(controls: ValueMap): string {
   const name = single(controls, 'schedule_name');
   if (name === undefined || name === '') throw new BadInputError('control schedule_name is missing; name the schedule');
-  if (name.length > MAX_NAME_LENGTH) throw new BadInputError(`control schedule_name is ${name.length} characters long; it may be at most ${MAX_NAME_LENGTH}`);
+  if (name.length > MAX_NAME_LENGTH)
+    throw new BadInputError(
+      `control schedule_name is ${name.length} characters long; it may be at most ${MAX_NAME_LENGTH}`,
+    );
   if (!NAME.test(name)) throw new BadInputError('control schedule_name may hold printable ASCII characters only');
   return name;
 }
@@ -80,8 +84,10 @@ export function parseScheduleRequest(message: Message): ScheduleRequest {
   const c = message.Control;
   const name = scheduleNameOf(c);
   const cronText = single(c, 'cron');
-  if (cronText === undefined || cronText === '') throw new BadInputError("control cron is missing; give a cron expression such as '*/5 * * * *'");
-  if (Object.hasOwn(c, 'template_define')) throw new BadInputError('control template_define cannot be scheduled: a firing enqueues the request as one entry');
+  if (cronText === undefined || cronText === '')
+    throw new BadInputError("control cron is missing; give a cron expression such as '*/5 * * * *'");
+  if (Object.hasOwn(c, 'template_define'))
+    throw new BadInputError('control template_define cannot be scheduled: a firing enqueues the request as one entry');
   const cron = parseCron(cronText);
   const zone = TimeZone.of(single(c, 'tz') || 'UTC');
   const control = emptyMap();

@@ -94,7 +94,10 @@ export class ScheduleBook {
    */
   set(request: ScheduleRequest, nextAt: number, now: number): { schedule: Schedule; replaced: boolean } {
     const old = this.byName.get(request.name)?.doc;
-    if (!old && this.byName.size >= this.limit) throw new TooLargeError(`the queue holds ${this.byName.size} schedules, the most it takes; unschedule one or replace one by its schedule_name`);
+    if (!old && this.byName.size >= this.limit)
+      throw new TooLargeError(
+        `the queue holds ${this.byName.size} schedules, the most it takes; unschedule one or replace one by its schedule_name`,
+      );
     const doc: ScheduleDoc = {
       name: request.name,
       cron: request.cron.source,
@@ -149,7 +152,10 @@ export class ScheduleBook {
       const { doc } = schedule;
       if (doc.nextAt < now) {
         const missedAt = new Date(doc.nextAt).toISOString();
-        if (doc.catchup === Catchup.One) log.info(`queue schedule '${doc.name}' missed its firing(s) since ${missedAt}: one entry for them now (catchup one)`);
+        if (doc.catchup === Catchup.One)
+          log.info(
+            `queue schedule '${doc.name}' missed its firing(s) since ${missedAt}: one entry for them now (catchup one)`,
+          );
         else {
           doc.nextAt = followingFiring(schedule, now);
           ops.push(putScheduleOp(doc));

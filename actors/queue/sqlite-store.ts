@@ -37,7 +37,9 @@ const SYNCHRONOUS = process.env.HIVENODE_TEST_BROKEN_NO_FSYNC === '1' ? 'OFF' : 
 
 function isFull(e: unknown): boolean {
   const code = (e as { code?: string }).code;
-  return code === 'SQLITE_FULL' || code === 'ENOSPC' || /SQLITE_FULL|disk is full|ENOSPC/i.test(String(describeError(e)));
+  return (
+    code === 'SQLITE_FULL' || code === 'ENOSPC' || /SQLITE_FULL|disk is full|ENOSPC/i.test(String(describeError(e)))
+  );
 }
 
 /** One stored idempotency key in a dedup_log row: [key, entry key, first seen (epoch ms)]. */
@@ -64,7 +66,12 @@ function dedupLogStatement(seen: ReadonlyArray<Extract<StoreOp, { type: 'seen' }
 }
 
 /** `rows` (by seq, up to `upTo`) with the entries of `timed` from `from` on whose seq is at most `upTo`, by seq. */
-function mergeBySeq(rows: StoredRow[], timed: StoredRow[], upTo: number, from: number): { rows: StoredRow[]; next: number } {
+function mergeBySeq(
+  rows: StoredRow[],
+  timed: StoredRow[],
+  upTo: number,
+  from: number,
+): { rows: StoredRow[]; next: number } {
   const out: StoredRow[] = [];
   let t = from;
   for (const r of rows) {
@@ -89,11 +96,20 @@ export interface StoreRecovery {
  * A service's StoreRecovery: a salvage at its start is journaled (README, Console: the journal) with
  * its counts, beside the WARN line the store logs.
  */
-export function storeRecovery(ctx: { readonly name: string; readonly journal: Journal }, parameter: string, kind: 'queue' | 'flow'): StoreRecovery {
+export function storeRecovery(
+  ctx: { readonly name: string; readonly journal: Journal },
+  parameter: string,
+  kind: 'queue' | 'flow',
+): StoreRecovery {
   return {
     mode: parameter === 'salvage' ? 'salvage' : 'refuse',
     kind,
-    onSalvaged: (s, summary) => ctx.journal.record({ event: JournalEvent.Salvage, path: `/node/${ctx.name}`, action: `${kind} store ${s.file} salvaged: ${summary}` }),
+    onSalvaged: (s, summary) =>
+      ctx.journal.record({
+        event: JournalEvent.Salvage,
+        path: `/node/${ctx.name}`,
+        action: `${kind} store ${s.file} salvaged: ${summary}`,
+      }),
   };
 }
 
@@ -102,7 +118,8 @@ export class SqliteStore implements QueueStore {
   private closed = false;
   private readonly commits = new GroupCommit<StoreOp[]>(
     (batches) => this.commit(batches.flat()),
-    (e) => (isFull(e) ? new StorageFullError(`the queue store is full: ${describeError(e)}`, { cause: e }) : (e as Error)),
+    (e) =>
+      isFull(e) ? new StorageFullError(`the queue store is full: ${describeError(e)}`, { cause: e }) : (e as Error),
   );
 
   get where(): string {
@@ -122,7 +139,12 @@ export class SqliteStore implements QueueStore {
    * another process holds it); a damaged store stops the start (ConfigError), or is salvaged first
    * when `recovery` says so.
    */
-  static async open(dir: string, log: Logger, maxBytes = 0, recovery: StoreRecovery = { mode: 'refuse', kind: 'queue' }): Promise<SqliteStore> {
+  static async open(
+    dir: string,
+    log: Logger,
+    maxBytes = 0,
+    recovery: StoreRecovery = { mode: 'refuse', kind: 'queue' },
+  ): Promise<SqliteStore> {
     makeDirectory(dir, 'PersistPath');
     const lock = await StoreLock.acquire(join(dir, 'queue.lock'), `the ${recovery.kind} store ${dir}`);
     try {
@@ -140,7 +162,13 @@ export class SqliteStore implements QueueStore {
    * salvages it; the file and its -wal/-shm are left exactly as they were. With StoreRecovery salvage
    * the node runs that salvage itself (the damaged file kept aside) and opens the new store.
    */
-  private static async openOrRefuse(file: string, log: Logger, maxBytes: number, lock: StoreLock, recovery: StoreRecovery): Promise<SqliteStore> {
+  private static async openOrRefuse(
+    file: string,
+    log: Logger,
+    maxBytes: number,
+    lock: StoreLock,
+    recovery: StoreRecovery,
+  ): Promise<SqliteStore> {
     try {
       return await SqliteStore.openChecked(file, log, maxBytes, lock);
     } catch (e) {
@@ -157,13 +185,17 @@ export class SqliteStore implements QueueStore {
       // loaded only here: a start on a sound store never reads the salvage's code (README, Start-up)
       const { salvageStore, salvageSummary } = await import('./salvage.js');
       const salvage = await salvageStore(dir, (line) => log.info(line)).catch((failed: unknown) => {
-        throw new ConfigError(`the ${recovery.kind} store ${file} is damaged (${what}) and its salvage failed (${describeError(failed).replace(/\s+/g, ' ')}): it was left as it is; fix that (the salvage writes a new store beside it) and start again, or run 'hivenode ${recovery.kind} salvage ${dir}'`);
+        throw new ConfigError(
+          `the ${recovery.kind} store ${file} is damaged (${what}) and its salvage failed (${describeError(failed).replace(/\s+/g, ' ')}): it was left as it is; fix that (the salvage writes a new store beside it) and start again, or run 'hivenode ${recovery.kind} salvage ${dir}'`,
+        );
       });
       const summary = salvageSummary(salvage);
       log.warn(`the ${recovery.kind} store ${file} was salvaged: ${summary}`);
       recovery.onSalvaged?.(salvage, summary);
       return SqliteStore.openChecked(file, log, maxBytes, lock).catch((again: unknown) => {
-        throw new ConfigError(`the ${recovery.kind} store ${file} salvaged from a damaged one does not open (${describeError(again)}); the damaged file is kept as ${salvage.keptAs}`);
+        throw new ConfigError(
+          `the ${recovery.kind} store ${file} salvaged from a damaged one does not open (${describeError(again)}); the damaged file is kept as ${salvage.keptAs}`,
+        );
       });
     }
   }
@@ -178,10 +210,14 @@ export class SqliteStore implements QueueStore {
       const checkStart = Date.now();
       const check = await all<{ quick_check: string }>(db, 'PRAGMA quick_check');
       log.debug(`queue store ${file}: quick_check took ${Date.now() - checkStart} ms`);
-      if (check[0]?.quick_check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), { code: 'SQLITE_CORRUPT' });
+      if (check[0]?.quick_check !== 'ok')
+        throw Object.assign(new Error(`integrity check failed: ${check.map((r) => r.quick_check).join('; ')}`), {
+          code: 'SQLITE_CORRUPT',
+        });
       await exec(db, SCHEMA);
       const columns = new Set((await all<{ name: string }>(db, 'PRAGMA table_info(entries)')).map((c) => c.name));
-      for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
+      for (const [name, type] of ADDED_COLUMNS)
+        if (!columns.has(name)) await exec(db, `ALTER TABLE entries ADD COLUMN ${name} ${type}`);
       await exec(db, INDEXES);
       if (maxBytes > 0) {
         const page = (await all<{ page_size: number }>(db, 'PRAGMA page_size'))[0]?.page_size ?? 4096;
@@ -202,8 +238,18 @@ export class SqliteStore implements QueueStore {
    */
   async load(onRows: (rows: StoredRow[]) => void, parkAfter?: number): Promise<Map<string, string>> {
     const where = parkAfter === undefined ? '' : `${UNTIMED} AND`;
-    const chunk = (after: number): Promise<StoredRow[]> => all(this.db, `SELECT ${ROW} FROM entries WHERE ${where} seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`);
-    const timed = parkAfter === undefined ? [] : await all<StoredRow>(this.db, `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at <= ${integer(parkAfter)} ORDER BY seq`);
+    const chunk = (after: number): Promise<StoredRow[]> =>
+      all(
+        this.db,
+        `SELECT ${ROW} FROM entries WHERE ${where} seq > ${integer(after)} ORDER BY seq LIMIT ${LOAD_CHUNK}`,
+      );
+    const timed =
+      parkAfter === undefined
+        ? []
+        : await all<StoredRow>(
+            this.db,
+            `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at <= ${integer(parkAfter)} ORDER BY seq`,
+          );
     let t = 0;
     let rows = await chunk(-1);
     for (;;) {
@@ -215,7 +261,11 @@ export class SqliteStore implements QueueStore {
       if (!next) break;
       rows = await next;
     }
-    return new Map((await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map((r) => [r.name, r.value] as const));
+    return new Map(
+      (await all<{ name: string; value: string }>(this.db, 'SELECT name, value FROM meta')).map(
+        (r) => [r.name, r.value] as const,
+      ),
+    );
   }
 
   /** The paging queries (EntryPaging), each through its index. */
@@ -223,34 +273,67 @@ export class SqliteStore implements QueueStore {
     countTimedAfter: async (after) => {
       const counts = [];
       for (const state of TIMED_STATES) {
-        const n = (await all<{ n: number }>(this.db, `SELECT COUNT(*) AS n FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`))[0]?.n ?? 0;
+        const n =
+          (
+            await all<{ n: number }>(
+              this.db,
+              `SELECT COUNT(*) AS n FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`,
+            )
+          )[0]?.n ?? 0;
         if (n > 0) counts.push({ state, n });
       }
       return counts;
     },
-    timedBetween: (after, until) => all(this.db, `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at > ${integer(after)} AND due_at <= ${integer(until)} ORDER BY seq`),
-    timedByKeys: (keys, after) => (keys.length === 0 ? Promise.resolve([]) : all(this.db, `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND key IN (${keys.map(literal).join(',')})`)),
+    timedBetween: (after, until) =>
+      all(
+        this.db,
+        `SELECT ${ROW} FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND due_at > ${integer(after)} AND due_at <= ${integer(until)} ORDER BY seq`,
+      ),
+    timedByKeys: (keys, after) =>
+      keys.length === 0
+        ? Promise.resolve([])
+        : all(
+            this.db,
+            `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND key IN (${keys.map(literal).join(',')})`,
+          ),
     oldestTimed: async (states, after) => {
-      const rows = await all<StoredRow>(this.db, `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND state IN (${states.map(literal).join(',')}) ORDER BY seq LIMIT 1`);
+      const rows = await all<StoredRow>(
+        this.db,
+        `SELECT ${ROW} FROM entries WHERE ${TIMED} AND due_at > ${integer(after)} AND state IN (${states.map(literal).join(',')}) ORDER BY seq LIMIT 1`,
+      );
       return rows[0];
     },
     nextDueAfter: async (after) => {
       // per state: the minimum of one index range is its first entry
       let next: number | undefined;
       for (const state of TIMED_STATES) {
-        const due = (await all<{ dueAt: number | null }>(this.db, `SELECT MIN(due_at) AS dueAt FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`))[0]?.dueAt ?? undefined;
+        const due =
+          (
+            await all<{ dueAt: number | null }>(
+              this.db,
+              `SELECT MIN(due_at) AS dueAt FROM entries INDEXED BY entries_timed WHERE ${TIMED} AND state = ${literal(state)} AND due_at > ${integer(after)}`,
+            )
+          )[0]?.dueAt ?? undefined;
         if (due !== undefined && (next === undefined || due < next)) next = due;
       }
       return next;
     },
-    lastSeq: async () => (await all<{ seq: number | null }>(this.db, 'SELECT MAX(seq) AS seq FROM entries'))[0]?.seq ?? 0,
+    lastSeq: async () =>
+      (await all<{ seq: number | null }>(this.db, 'SELECT MAX(seq) AS seq FROM entries'))[0]?.seq ?? 0,
   };
 
   /** From the log, and from the table of one row per key that stores written before the log keep. */
   async loadSeen(after: number): Promise<SeenRow[]> {
-    const rows = await all<SeenRow>(this.db, `SELECT key, entry AS entryKey, seen_at AS seenAt FROM dedup WHERE seen_at > ${integer(after)}`);
-    for (const r of await all<{ keys: string }>(this.db, `SELECT keys FROM dedup_log WHERE seen_at > ${integer(after)} ORDER BY rowid`)) {
-      for (const [key, entryKey, seenAt] of JSON.parse(r.keys) as LoggedKey[]) if (seenAt > after) rows.push({ key, entryKey, seenAt });
+    const rows = await all<SeenRow>(
+      this.db,
+      `SELECT key, entry AS entryKey, seen_at AS seenAt FROM dedup WHERE seen_at > ${integer(after)}`,
+    );
+    for (const r of await all<{ keys: string }>(
+      this.db,
+      `SELECT keys FROM dedup_log WHERE seen_at > ${integer(after)} ORDER BY rowid`,
+    )) {
+      for (const [key, entryKey, seenAt] of JSON.parse(r.keys) as LoggedKey[])
+        if (seenAt > after) rows.push({ key, entryKey, seenAt });
     }
     // oldest first, and a key seen again after its window later than its first time (sort is stable)
     return rows.sort((a, b) => a.seenAt - b.seenAt);
@@ -284,7 +367,7 @@ export class SqliteStore implements QueueStore {
       else ops.push(op);
     }
     const parts: string[] = ['BEGIN IMMEDIATE;'];
-    for (let i = 0; i < ops.length; ) {
+    for (let i = 0; i < ops.length;) {
       const op = ops[i]!;
       if (op.type === 'put') {
         const rows: string[] = [];
@@ -295,13 +378,16 @@ export class SqliteStore implements QueueStore {
         parts.push(`INSERT OR REPLACE INTO entries (key, seq, state, due_at, doc) VALUES ${rows.join(',')};`);
       } else if (op.type === 'remove') {
         const keys: string[] = [];
-        while (i < ops.length && ops[i]!.type === 'remove' && keys.length < CHUNK) keys.push(literal((ops[i++] as { key: string }).key));
+        while (i < ops.length && ops[i]!.type === 'remove' && keys.length < CHUNK)
+          keys.push(literal((ops[i++] as { key: string }).key));
         parts.push(`DELETE FROM entries WHERE key IN (${keys.join(',')});`);
       } else if (op.type === 'clear') {
         parts.push('DELETE FROM entries;');
         i++;
       } else if (op.type === 'forget-seen') {
-        parts.push(`DELETE FROM dedup WHERE seen_at <= ${integer(op.before)}; DELETE FROM dedup_log WHERE seen_at <= ${integer(op.before)};`);
+        parts.push(
+          `DELETE FROM dedup WHERE seen_at <= ${integer(op.before)}; DELETE FROM dedup_log WHERE seen_at <= ${integer(op.before)};`,
+        );
         i++;
       } else if (op.type === 'put-schedule') {
         parts.push(`INSERT OR REPLACE INTO schedules (name, doc) VALUES (${literal(op.name)}, ${literal(op.doc)});`);

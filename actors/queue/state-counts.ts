@@ -6,7 +6,13 @@
 import { EntryState } from './entry.js';
 import type { EntryTable } from './entry-table.js';
 
-const COUNTED_STATES = [EntryState.Waiting, EntryState.Scheduled, EntryState.Retrying, EntryState.Dead, EntryState.Done] as const;
+const COUNTED_STATES = [
+  EntryState.Waiting,
+  EntryState.Scheduled,
+  EntryState.Retrying,
+  EntryState.Dead,
+  EntryState.Done,
+] as const;
 type CountedState = (typeof COUNTED_STATES)[number];
 export type StateCounts = Record<CountedState, number>;
 

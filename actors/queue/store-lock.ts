@@ -83,7 +83,15 @@ function readHolder(file: string): Read {
   try {
     const h = JSON.parse(text) as Partial<LockHolder>;
     // the nonce names a takeover file, so it must be a plain name; pid 0 or below would address process groups
-    if (Number.isSafeInteger(h.pid) && h.pid! > 0 && typeof h.host === 'string' && typeof h.started === 'string' && typeof h.nonce === 'string' && NONCE.test(h.nonce)) return { kind: 'holder', holder: h as LockHolder };
+    if (
+      Number.isSafeInteger(h.pid) &&
+      h.pid! > 0 &&
+      typeof h.host === 'string' &&
+      typeof h.started === 'string' &&
+      typeof h.nonce === 'string' &&
+      NONCE.test(h.nonce)
+    )
+      return { kind: 'holder', holder: h as LockHolder };
   } catch {
     // reported below
   }
@@ -154,14 +162,23 @@ async function take(file: string, me: LockHolder, deadline: number): Promise<Loc
     if (create(file, me)) return undefined;
     const read = readHolder(file);
     if (read.kind === 'gone') continue; // released meanwhile: try again
-    if (read.kind === 'unreadable') throw new StoreHeldError(`the lock file ${file} is ${read.reason}: if no node uses this store, delete ${file} and start again`, file);
+    if (read.kind === 'unreadable')
+      throw new StoreHeldError(
+        `the lock file ${file} is ${read.reason}: if no node uses this store, delete ${file} and start again`,
+        file,
+      );
     const stale = read.holder;
     if (holderAlive(stale)) return stale;
     const takeover = `${file}.takeover-${stale.nonce}`;
     const taker = await take(takeover, me, deadline);
     if (taker) {
       // another process is replacing the same stale holder: it is done in moments, then it holds the lock
-      if (Date.now() > deadline) throw new StoreHeldError(`the lock file ${file} is being taken over by pid ${taker.pid} on host ${taker.host} and it did not finish: if no node uses this store, delete ${file} and ${takeover}, then start again`, file, taker);
+      if (Date.now() > deadline)
+        throw new StoreHeldError(
+          `the lock file ${file} is being taken over by pid ${taker.pid} on host ${taker.host} and it did not finish: if no node uses this store, delete ${file} and ${takeover}, then start again`,
+          file,
+          taker,
+        );
       await sleep(20);
       continue;
     }
@@ -241,10 +258,22 @@ export class StoreLock {
 function refusal(file: string, store: string, h: LockHolder): StoreHeldError {
   const since = `since ${h.started}`;
   if (h.host !== hostname()) {
-    return new StoreHeldError(`${store} is held by pid ${h.pid} on host ${h.host} (${since}), not this host: if that host no longer runs a node on this store, delete ${file} and start again`, file, h);
+    return new StoreHeldError(
+      `${store} is held by pid ${h.pid} on host ${h.host} (${since}), not this host: if that host no longer runs a node on this store, delete ${file} and start again`,
+      file,
+      h,
+    );
   }
   if (h.pid === process.pid) {
-    return new StoreHeldError(`${store} is already open in this process (pid ${h.pid} on host ${h.host}) by another service: give each its own PersistPath or NAME`, file, h);
+    return new StoreHeldError(
+      `${store} is already open in this process (pid ${h.pid} on host ${h.host}) by another service: give each its own PersistPath or NAME`,
+      file,
+      h,
+    );
   }
-  return new StoreHeldError(`${store} is in use by pid ${h.pid} on host ${h.host} (${since}; lock ${file}): stop that node first, or give this queue another PersistPath or NAME`, file, h);
+  return new StoreHeldError(
+    `${store} is in use by pid ${h.pid} on host ${h.host} (${since}; lock ${file}): stop that node first, or give this queue another PersistPath or NAME`,
+    file,
+    h,
+  );
 }

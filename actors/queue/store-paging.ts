@@ -46,7 +46,8 @@ export class Backlog {
 
   /** Reads when the earliest parked entry is due, for the timer. */
   async findNextDue(): Promise<void> {
-    this.nextDue = this.paging && this.parkedAfter !== Infinity ? await this.paging.nextDueAfter(this.parkedAfter) : undefined;
+    this.nextDue =
+      this.paging && this.parkedAfter !== Infinity ? await this.paging.nextDueAfter(this.parkedAfter) : undefined;
     this.nextDueExact = true;
   }
 
@@ -63,7 +64,11 @@ export class Backlog {
       const rows = await paging.timedBetween(this.parkedAfter, Number.MAX_SAFE_INTEGER);
       return rows.filter((r) => !has(r.key));
     }
-    if ('keys' in need) return paging.timedByKeys(need.keys.filter((k) => !has(k)), this.parkedAfter);
+    if ('keys' in need)
+      return paging.timedByKeys(
+        need.keys.filter((k) => !has(k)),
+        this.parkedAfter,
+      );
     const row = await paging.oldestTimed(need.oldest, this.parkedAfter);
     return row && !has(row.key) ? [row] : [];
   }
@@ -87,7 +92,8 @@ export class Backlog {
   parkable(dueAt: number, now: number, parked: number): boolean {
     if (!this.paging || this.parkedAfter === Infinity) return false;
     const horizon = now + this.horizonMs;
-    if (parked === 0 || (this.nextDueExact && this.nextDue !== undefined && this.nextDue > horizon)) this.parkedAfter = Math.max(this.parkedAfter, horizon);
+    if (parked === 0 || (this.nextDueExact && this.nextDue !== undefined && this.nextDue > horizon))
+      this.parkedAfter = Math.max(this.parkedAfter, horizon);
     return dueAt > this.parkedAfter;
   }
 
@@ -105,10 +111,13 @@ export class Backlog {
     this.timerAt = at;
     // unref: parked entries never keep a stopped node's process alive. Capped as the retry timer is:
     // an early wake moves the horizon on and arms again
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      wake();
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()))).unref();
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        wake();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
+    ).unref();
   }
 
   /** After a failed page-in: the timer tries again in a few seconds, not at once. */

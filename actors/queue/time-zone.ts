@@ -38,9 +38,20 @@ export class TimeZone {
     else {
       let format: Intl.DateTimeFormat;
       try {
-        format = new Intl.DateTimeFormat('en-US', { timeZone: name, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+        format = new Intl.DateTimeFormat('en-US', {
+          timeZone: name,
+          hourCycle: 'h23',
+          year: 'numeric',
+          month: 'numeric',
+          day: 'numeric',
+          hour: 'numeric',
+          minute: 'numeric',
+          second: 'numeric',
+        });
       } catch {
-        throw new BadInputError(`control tz '${name}' is not a known time zone; use an IANA name such as UTC, Europe/Berlin or America/New_York`);
+        throw new BadInputError(
+          `control tz '${name}' is not a known time zone; use an IANA name such as UTC, Europe/Berlin or America/New_York`,
+        );
       }
       zone = new TimeZone(name, format);
     }
@@ -70,7 +81,9 @@ export class TimeZone {
     if (!this.format) return { kind: 'one', at: local };
     const earlier = this.offsetAt(local - DAY_MS);
     const later = this.offsetAt(local + DAY_MS);
-    const valid = [...new Set([local - earlier, local - later])].filter((i) => this.localOf(i) === local).sort((a, b) => a - b);
+    const valid = [...new Set([local - earlier, local - later])]
+      .filter((i) => this.localOf(i) === local)
+      .sort((a, b) => a - b);
     if (valid.length === 2) return { kind: 'two', first: valid[0]!, second: valid[1]! };
     if (valid.length === 1) return { kind: 'one', at: valid[0]! };
     // in the gap: local time runs from before `local` to after it between these two instants

@@ -48,7 +48,11 @@ export interface NodeFacilities {
  */
 export interface RequestShape {
   readonly fields: ReadonlyArray<{ readonly name: string; readonly required: boolean; readonly description: string }>;
-  readonly controls: ReadonlyArray<{ readonly name: string; readonly description: string; readonly values?: readonly string[] }>;
+  readonly controls: ReadonlyArray<{
+    readonly name: string;
+    readonly description: string;
+    readonly values?: readonly string[];
+  }>;
 }
 
 /** A service of the same node as another sees it. */
@@ -145,7 +149,13 @@ export interface TypedServiceDefinition<C> extends ServiceDefinition {
 }
 
 /** One instance's compiled configuration, bound to the start that runs it. */
-function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, check: (config: C, name: string) => Promise<void>, load?: () => Promise<unknown>): CompiledService {
+function bound<C extends CommonValues>(
+  info: ServiceInfo,
+  c: Compiled<C>,
+  start: (ctx: ServiceContext<C>) => Promise<RunningService>,
+  check: (config: C, name: string) => Promise<void>,
+  load?: () => Promise<unknown>,
+): CompiledService {
   return {
     info,
     common: c.values,
@@ -162,9 +172,19 @@ function bound<C extends CommonValues>(info: ServiceInfo, c: Compiled<C>, start:
  * table's, checked here against the common parameters, and travels to `start` inside the compiled
  * service: the registry holds every kind alike without erasing it.
  */
-export function defineService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, start: (ctx: ServiceContext<C>) => Promise<RunningService>, check?: (config: C, name: string) => Promise<void> | void): TypedServiceDefinition<C> {
+export function defineService<C extends CommonValues>(
+  info: ServiceInfo,
+  compile: (layers: readonly Layer[]) => Compiled<C>,
+  start: (ctx: ServiceContext<C>) => Promise<RunningService>,
+  check?: (config: C, name: string) => Promise<void> | void,
+): TypedServiceDefinition<C> {
   const checked = async (config: C, name: string): Promise<void> => void (await check?.(config, name));
-  return { info, start, ...(check ? { check } : {}), compile: (layers) => bound(info, compile(layers), start, checked) };
+  return {
+    info,
+    start,
+    ...(check ? { check } : {}),
+    compile: (layers) => bound(info, compile(layers), start, checked),
+  };
 }
 
 /**
@@ -174,9 +194,16 @@ export function defineService<C extends CommonValues>(info: ServiceInfo, compile
  * registry (actors/index.ts) holds every kind this way, so `hivenode --version` or a node of the
  * gateway alone never pays for Sequelize, undici or sqlite3.
  */
-export function lazyService<C extends CommonValues>(info: ServiceInfo, compile: (layers: readonly Layer[]) => Compiled<C>, load: () => Promise<TypedServiceDefinition<C>>): ServiceDefinition {
+export function lazyService<C extends CommonValues>(
+  info: ServiceInfo,
+  compile: (layers: readonly Layer[]) => Compiled<C>,
+  load: () => Promise<TypedServiceDefinition<C>>,
+): ServiceDefinition {
   const check = async (config: C, name: string): Promise<void> => void (await (await load()).check?.(config, name));
-  return { info, compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx), check, load) };
+  return {
+    info,
+    compile: (layers) => bound(info, compile(layers), async (ctx) => (await load()).start(ctx), check, load),
+  };
 }
 
 /** The message an actor gets for a hive delivery. */

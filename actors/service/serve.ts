@@ -89,7 +89,10 @@ function serveChannel(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, endOnAck 
       return;
     }
     const hop = deliveryHop(ctx, delivery, hopName);
-    ctx.runtime.tell(ref, new DeliveryMessage(hop?.span === undefined ? delivery : recordedDelivery(delivery, hop, endOnAck), hop));
+    ctx.runtime.tell(
+      ref,
+      new DeliveryMessage(hop?.span === undefined ? delivery : recordedDelivery(delivery, hop, endOnAck), hop),
+    );
   };
   listener.onAnswer = (code, ms) => ctx.record(code, ms / 1000);
   return ctx.hive.listen(ctx.inputChannel, listener);
@@ -221,11 +224,19 @@ export async function serve(ctx: NodeFacilities, opts: ServeOptions): Promise<Ru
       return state;
     },
   });
-  return runningOn(ctx, worker, opts, { inFlight: kit.inFlight, figures: () => ({ inFlight: kit.inFlight.size, ...kit.figures }), endOnAck: false });
+  return runningOn(ctx, worker, opts, {
+    inFlight: kit.inFlight,
+    figures: () => ({ inFlight: kit.inFlight.size, ...kit.figures }),
+    endOnAck: false,
+  });
 }
 
 /** Serves the input channel through an actor of the service's own that takes DeliveryMsg among its messages. */
-export function serveActor(ctx: NodeFacilities, actor: ActorRef<DeliveryMsg>, opts: ServeCommon): Promise<RunningService> {
+export function serveActor(
+  ctx: NodeFacilities,
+  actor: ActorRef<DeliveryMsg>,
+  opts: ServeCommon,
+): Promise<RunningService> {
   // such an actor answers a successful execute by its acknowledgement alone: that ends the span
   return runningOn(ctx, actor, opts, { inFlight: undefined, figures: () => ({}), endOnAck: true });
 }
@@ -237,7 +248,12 @@ interface Serving {
   endOnAck: boolean;
 }
 
-async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: ServeCommon, serving: Serving): Promise<RunningService> {
+async function runningOn(
+  ctx: NodeFacilities,
+  ref: ActorRef<DeliveryMsg>,
+  opts: ServeCommon,
+  serving: Serving,
+): Promise<RunningService> {
   const { inFlight, figures, endOnAck } = serving;
   let subscription: Subscription;
   try {
@@ -261,7 +277,8 @@ async function runningOn(ctx: NodeFacilities, ref: ActorRef<DeliveryMsg>, opts: 
       // deliveries told to the actor before the subscription closed wait in its mailbox, not yet in
       // flight: a service replaced by a reload (docs/ARCHITECTURE.md, Reloading a node) has its actors
       // stopped after this drain, which would answer them 503
-      while (Date.now() < until && (ctx.runtime.actorInfos().find((a) => a.path === ref.path)?.mailbox ?? 0) > 0) await new Promise((r) => setTimeout(r, 5));
+      while (Date.now() < until && (ctx.runtime.actorInfos().find((a) => a.path === ref.path)?.mailbox ?? 0) > 0)
+        await new Promise((r) => setTimeout(r, 5));
       await inFlight?.idle(Math.max(0, until - Date.now()));
       await opts.close?.(Math.max(0, until - Date.now()));
     },

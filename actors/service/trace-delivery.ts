@@ -11,7 +11,8 @@ import { recordedMessageHop, withHop } from '../observe/trace-message.js';
 import type { NodeFacilities } from './context.js';
 
 /** The span names of one service's deliveries: `<service> <Class>/<Operation>`. */
-export const deliveryHopName = (service: string): HopName => new HopName((cls, operation) => `${service} ${cls}/${operation}`);
+export const deliveryHopName = (service: string): HopName =>
+  new HopName((cls, operation) => `${service} ${cls}/${operation}`);
 
 /**
  * The hop of a delivery's message when spans are recorded (`recording()` true: see messageHop). When

@@ -81,7 +81,7 @@ export class Deadlines {
 
   private sweep(): void {
     const now = Date.now();
-    for (let d = this.head; d; ) {
+    for (let d = this.head; d;) {
       const next = d.next;
       // an expiry that settled its successor unlinked it (and cleared its links): the rest wait a sweep
       if (d.pending && d.at <= now) {

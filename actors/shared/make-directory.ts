@@ -24,10 +24,13 @@ export function makeDirectory(dir: string, parameter: string): void {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' && isDirectory(part)) continue; // made meanwhile by someone else
-      throw new ConfigError(`${parameter}: cannot create ${part} (${code ?? String(e)}) for the directory ${target}; give a directory this user can create and write`);
+      throw new ConfigError(
+        `${parameter}: cannot create ${part} (${code ?? String(e)}) for the directory ${target}; give a directory this user can create and write`,
+      );
     }
   }
-  if (!isDirectory(target)) throw new ConfigError(`${parameter}: ${target} exists and is not a directory; give a directory`);
+  if (!isDirectory(target))
+    throw new ConfigError(`${parameter}: ${target} exists and is not a directory; give a directory`);
 }
 
 function exists(path: string): boolean {

@@ -10,7 +10,8 @@ export function stableJson(value: unknown): string {
 
 function part(key: string, holder: object, ancestors: object[]): string | undefined {
   let v = (holder as Record<string, unknown>)[key];
-  if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON(key: string): unknown }).toJSON(key);
+  if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+    v = (v as { toJSON(key: string): unknown }).toJSON(key);
   switch (typeof v) {
     case 'string':
       return JSON.stringify(v);

@@ -34,7 +34,8 @@ function bindOf(statement: RowsStatement, values: Value[]): RowsChunk['bind'] {
 /** The value lists of the statement's columns, by position (SQL_VALUEPARAMS may name one twice). */
 function columnLists(statement: RowsStatement, data: ValueMap): (readonly string[])[] {
   return statement.names.map((name) => {
-    if (!Object.hasOwn(data, name)) throw new BadInputError(`Data '${name}' is missing (it fills a placeholder of SQL_VALUEPARAMS)`);
+    if (!Object.hasOwn(data, name))
+      throw new BadInputError(`Data '${name}' is missing (it fills a placeholder of SQL_VALUEPARAMS)`);
     return data[name]!;
   });
 }
@@ -43,10 +44,15 @@ function columnLists(statement: RowsStatement, data: ValueMap): (readonly string
 function batchRows(statement: RowsStatement, lists: (readonly string[])[], maxBatch: number): number {
   const rows = lists[0]?.length ?? 0;
   if (lists.some((l) => l.length !== rows)) {
-    const lengths = [...new Set(statement.names)].map((n) => `${n} ${lists[statement.names.indexOf(n)]!.length}`).join(', ');
-    throw new BadInputError(`SQL_BATCH: the value fields differ in length (${lengths}); row i takes value i of each field, so each must carry one value per row`);
+    const lengths = [...new Set(statement.names)]
+      .map((n) => `${n} ${lists[statement.names.indexOf(n)]!.length}`)
+      .join(', ');
+    throw new BadInputError(
+      `SQL_BATCH: the value fields differ in length (${lengths}); row i takes value i of each field, so each must carry one value per row`,
+    );
   }
-  if (rows > maxBatch) throw new TooLargeError(`SQL_BATCH: ${rows} rows in one message, more than SQL_MAXBATCH (${maxBatch})`);
+  if (rows > maxBatch)
+    throw new TooLargeError(`SQL_BATCH: ${rows} rows in one message, more than SQL_MAXBATCH (${maxBatch})`);
   return rows;
 }
 
@@ -60,7 +66,9 @@ function checkKeysOnce(statement: RowsStatement, lists: (readonly string[])[], r
     const first = seen.get(id);
     if (first !== undefined) {
       const named = statement.keys.map((k, i) => `${statement.columns[k]} ${JSON.stringify(values[i])}`).join(', ');
-      throw new BadInputError(`SQL_KEYCOLUMNS: rows ${first + 1} and ${r + 1} of the batch have the same key (${named}); a batch may write each key once`);
+      throw new BadInputError(
+        `SQL_KEYCOLUMNS: rows ${first + 1} and ${r + 1} of the batch have the same key (${named}); a batch may write each key once`,
+      );
     }
     seen.set(id, r);
   }
@@ -70,9 +78,24 @@ function checkKeysOnce(statement: RowsStatement, lists: (readonly string[])[], r
  * The statements writing a message's rows, each carrying as many rows as the engine allows
  * (`statement.maxRows`), or `perStatement` (SQL_ROWCODES redoes the rows one by one); none for a batch of no rows. Errors are 400/413 naming what is wrong.
  */
-export function rowsChunks(statement: RowsStatement, data: ValueMap, batch: { on: boolean; max: number }, perStatement = statement.maxRows): RowsChunk[] {
+export function rowsChunks(
+  statement: RowsStatement,
+  data: ValueMap,
+  batch: { on: boolean; max: number },
+  perStatement = statement.maxRows,
+): RowsChunk[] {
   const lists = columnLists(statement, data);
-  if (!batch.on) return [{ sql: statement.sql(1), bind: bindOf(statement, lists.map((l) => l[0] ?? null)), rows: 1 }];
+  if (!batch.on)
+    return [
+      {
+        sql: statement.sql(1),
+        bind: bindOf(
+          statement,
+          lists.map((l) => l[0] ?? null),
+        ),
+        rows: 1,
+      },
+    ];
   const rows = batchRows(statement, lists, batch.max);
   checkKeysOnce(statement, lists, rows);
   const chunks: RowsChunk[] = [];

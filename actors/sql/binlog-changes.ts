@@ -66,7 +66,16 @@ interface OpenTx {
 
 export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOptions): RunningChanges {
   const { names } = opts;
-  const status: BinlogStatus = { tables: names.tables.map((t) => t.qualified), serverId: opts.serverId, positionIn: opts.memory.where, connected: false, emitted: 0, transactions: 0, refusals: 0, reconnects: 0 };
+  const status: BinlogStatus = {
+    tables: names.tables.map((t) => t.qualified),
+    serverId: opts.serverId,
+    positionIn: opts.memory.where,
+    connected: false,
+    emitted: 0,
+    transactions: 0,
+    refusals: 0,
+    reconnects: 0,
+  };
   const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status, opts.lease);
   const tables = new Set(status.tables);
   const keeper = new PositionKeeper(opts.memory);
@@ -90,7 +99,9 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
       if (taken === undefined) return undefined;
       keeper.advance(at);
       await keeper.flushed();
-      ctx.log.info(`change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; the stream goes on from ${at} (kept in ${opts.memory.where})`);
+      ctx.log.info(
+        `change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; the stream goes on from ${at} (kept in ${opts.memory.where})`,
+      );
       return at;
     }
     const end = positionText(await binlogEnd(opts.db));
@@ -109,7 +120,10 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
     // stopped during the snapshot: nothing is kept, the next start takes it again
     if (from === undefined) return;
     const start = parsePosition(from);
-    if (!start) throw new ConfigError(`${opts.memory.where} holds '${from}', which is no binlog position (file:position): remove it to start at the current end of the binlog`);
+    if (!start)
+      throw new ConfigError(
+        `${opts.memory.where} holds '${from}', which is no binlog position (file:position): remove it to start at the current end of the binlog`,
+      );
     status.confirmed = from;
     if (run.stopped) return;
 
@@ -150,13 +164,23 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
         if (name === 'mariadbgtid' && g.standalone) return;
         inTx = true;
         const begins = e.nextPosition - e.size - EVENT_HEADER - (z.useChecksum ? EVENT_CHECKSUM : 0);
-        push({ kind: 'begin', gtid: e.gtid ?? '', time: new Date(e.timestamp), start: `${z.options.filename ?? start.file}:${begins}` });
+        push({
+          kind: 'begin',
+          gtid: e.gtid ?? '',
+          time: new Date(e.timestamp),
+          start: `${z.options.filename ?? start.file}:${begins}`,
+        });
       } else if (name === 'writerows' || name === 'updaterows' || name === 'deleterows') {
         const r = e as Extract<AnyBinlogEvent, { getEventName(): 'writerows' | 'updaterows' | 'deleterows' }>;
         const t = r.tableMap[r.tableId];
         const table = t ? `${t.parentSchema}.${t.tableName}` : '';
         if (!tables.has(table)) return;
-        push({ kind: 'rows', operation: name === 'writerows' ? 'insert' : name === 'updaterows' ? 'update' : 'delete', table, rows: r.rows });
+        push({
+          kind: 'rows',
+          operation: name === 'writerows' ? 'insert' : name === 'updaterows' ? 'update' : 'delete',
+          table,
+          rows: r.rows,
+        });
       } else if (name === 'xid') {
         inTx = false;
         const position = `${z.options.filename}:${z.options.position}`;
@@ -175,7 +199,23 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
         }
       }
     });
-    z.start({ serverId: opts.serverId, filename: start.file, position: start.position, includeEvents: ['mariadbgtid', 'gtid', 'anonymousgtid', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'], includeSchema: schemas });
+    z.start({
+      serverId: opts.serverId,
+      filename: start.file,
+      position: start.position,
+      includeEvents: [
+        'mariadbgtid',
+        'gtid',
+        'anonymousgtid',
+        'tablemap',
+        'writerows',
+        'updaterows',
+        'deleterows',
+        'xid',
+        'query',
+      ],
+      includeSchema: schemas,
+    });
 
     let tx: OpenTx | undefined;
     let lastIdleKeep = 0;
@@ -203,7 +243,17 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
             const update = item.operation === 'update' ? (row as UpdateRowData) : undefined;
             const values = update ? update.after : (row as RowData);
             const before = update ? update.before : item.operation === 'delete' ? (row as RowData) : null;
-            const message = changeMessage(opts.cls, names.slot, { operation: item.operation, table: item.table, position: tx.start, txPosition: tx.start, index, commitTime: tx.time, tx: tx.gtid, values, before });
+            const message = changeMessage(opts.cls, names.slot, {
+              operation: item.operation,
+              table: item.table,
+              position: tx.start,
+              txPosition: tx.start,
+              index,
+              commitTime: tx.time,
+              tx: tx.gtid,
+              values,
+              before,
+            });
             if (!(await run.handOver(message, tx.time))) break;
           }
         } else if (item.kind === 'commit') {
@@ -220,7 +270,9 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
           }
         } else {
           // a TRUNCATE is no row change: it is logged, not emitted (README, Change streams)
-          ctx.log.warn(`change stream: '${item.statement.slice(0, 200)}' is not emitted: a TRUNCATE removes rows without a change per row`);
+          ctx.log.warn(
+            `change stream: '${item.statement.slice(0, 200)}' is not emitted: a TRUNCATE removes rows without a change per row`,
+          );
         }
         if (keeper.failed !== undefined) {
           // another node's reader kept a position meanwhile: this one no longer holds the NAME
@@ -233,7 +285,8 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
       wakeSession = undefined;
       z.stop();
     }
-    if (!run.stopped && failure !== undefined) throw binlogFailure(failure, opts.db, status.confirmed ?? from, opts.memory.where);
+    if (!run.stopped && failure !== undefined)
+      throw binlogFailure(failure, opts.db, status.confirmed ?? from, opts.memory.where);
     if (!run.stopped) throw new Error('the binlog connection ended');
   };
 
@@ -245,7 +298,11 @@ export function startBinlogChanges(ctx: ServiceContext<unknown>, opts: BinlogOpt
       run.stop();
       wakeSession?.();
       await running;
-      await keeper.flushed().catch((e: unknown) => ctx.log.warn(`change stream: the position could not be kept in ${opts.memory.where}: ${String(e)}`));
+      await keeper
+        .flushed()
+        .catch((e: unknown) =>
+          ctx.log.warn(`change stream: the position could not be kept in ${opts.memory.where}: ${String(e)}`),
+        );
     },
   };
 }

@@ -34,7 +34,12 @@ export class FilePosition implements PositionMemory {
 
   load(): Promise<string | undefined> {
     const note = this.state.load();
-    if (note !== undefined) return Promise.reject(new ConfigError(`${this.where} holds no binlog position of a change stream (${note.replace(/; starting from the beginning$/, '')}): name another file, or remove it to start at the current end of the binlog`));
+    if (note !== undefined)
+      return Promise.reject(
+        new ConfigError(
+          `${this.where} holds no binlog position of a change stream (${note.replace(/; starting from the beginning$/, '')}): name another file, or remove it to start at the current end of the binlog`,
+        ),
+      );
     const last = this.state.current().last;
     return Promise.resolve(last === undefined ? undefined : String(last));
   }

@@ -55,7 +55,12 @@ export function binlogServerId(serviceName: string): number {
   return 1_000_000 + (createHash('sha256').update(`hivenode:${serviceName}`).digest().readUInt32BE(0) % 2 ** 31);
 }
 
-const ACCESS_DENIED = new Set(['ER_SPECIFIC_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_TABLEACCESS_DENIED_ERROR']);
+const ACCESS_DENIED = new Set([
+  'ER_SPECIFIC_ACCESS_DENIED_ERROR',
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_DBACCESS_DENIED_ERROR',
+  'ER_TABLEACCESS_DENIED_ERROR',
+]);
 
 function isAccessDenied(e: unknown): boolean {
   return ACCESS_DENIED.has((e as { code?: string }).code ?? '');
@@ -63,7 +68,9 @@ function isAccessDenied(e: unknown): boolean {
 
 /** The refusal of a user without the replication privileges, naming the GRANT to run. */
 export function privilegeRefusal(user: string, missing: string): ConfigError {
-  return new ConfigError(`SQL_CHANGES needs the ${missing} privilege for SQL_USERNAME '${user}': GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '${user}'@'%' (BINLOG MONITOR is REPLICATION CLIENT on MySQL and MariaDB before 10.5)`);
+  return new ConfigError(
+    `SQL_CHANGES needs the ${missing} privilege for SQL_USERNAME '${user}': GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '${user}'@'%' (BINLOG MONITOR is REPLICATION CLIENT on MySQL and MariaDB before 10.5)`,
+  );
 }
 
 /**
@@ -76,19 +83,39 @@ export async function prepareBinlog(o: DatabaseOptions, names: ChangeNames): Pro
   const conn = await mysql.createConnection(mysqlConfig(o));
   const notes: string[] = [];
   try {
-    const [settings] = await conn.query<mysql.RowDataPacket[]>('SELECT @@GLOBAL.log_bin AS log_bin, @@GLOBAL.binlog_format AS format, @@GLOBAL.binlog_row_image AS image, CURRENT_USER() AS user');
+    const [settings] = await conn.query<mysql.RowDataPacket[]>(
+      'SELECT @@GLOBAL.log_bin AS log_bin, @@GLOBAL.binlog_format AS format, @@GLOBAL.binlog_row_image AS image, CURRENT_USER() AS user',
+    );
     const s = settings[0]!;
-    if (Number(s.log_bin) !== 1) throw new ConfigError("SQL_CHANGES needs the MariaDB/MySQL server setting log_bin (the binary log is off): start the server with log_bin (e.g. log_bin=mariadb-bin in my.cnf), binlog_format=ROW and a server_id, and restart it");
-    if (String(s.format).toUpperCase() !== 'ROW') throw new ConfigError(`SQL_CHANGES needs the server setting binlog_format=ROW (it is '${String(s.format)}'): SET GLOBAL binlog_format = 'ROW' (and binlog_format=ROW in my.cnf); sessions already open keep the old format until they reconnect`);
-    if (String(s.image).toUpperCase() !== 'FULL') notes.push(`binlog_row_image is '${String(s.image)}', not FULL: updates and deletes carry only some of their columns' old values (before_<column>), and an update's Data only the changed columns`);
+    if (Number(s.log_bin) !== 1)
+      throw new ConfigError(
+        'SQL_CHANGES needs the MariaDB/MySQL server setting log_bin (the binary log is off): start the server with log_bin (e.g. log_bin=mariadb-bin in my.cnf), binlog_format=ROW and a server_id, and restart it',
+      );
+    if (String(s.format).toUpperCase() !== 'ROW')
+      throw new ConfigError(
+        `SQL_CHANGES needs the server setting binlog_format=ROW (it is '${String(s.format)}'): SET GLOBAL binlog_format = 'ROW' (and binlog_format=ROW in my.cnf); sessions already open keep the old format until they reconnect`,
+      );
+    if (String(s.image).toUpperCase() !== 'FULL')
+      notes.push(
+        `binlog_row_image is '${String(s.image)}', not FULL: updates and deletes carry only some of their columns' old values (before_<column>), and an update's Data only the changed columns`,
+      );
     const [user, host] = splitUser(String(s.user));
     // the privileges granted to the user itself (a role's grants are not seen here: the read then fails with the same refusal)
-    const [privs] = await conn.query<mysql.RowDataPacket[]>('SELECT PRIVILEGE_TYPE AS p FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?', [`'${user}'@'${host}'`]);
+    const [privs] = await conn.query<mysql.RowDataPacket[]>(
+      'SELECT PRIVILEGE_TYPE AS p FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?',
+      [`'${user}'@'${host}'`],
+    );
     const have = new Set(privs.map((r) => String(r.p).toUpperCase()));
     if (!have.has('REPLICATION SLAVE')) throw privilegeRefusal(o.username, 'REPLICATION SLAVE');
     for (const t of names.tables) {
-      const [found] = await conn.query<mysql.RowDataPacket[]>('SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.schema, t.name]);
-      if (found.length === 0) throw new ConfigError(`SQL_TABLE: table '${t.qualified}' does not exist (or SQL_USERNAME '${o.username}' may not see it)`);
+      const [found] = await conn.query<mysql.RowDataPacket[]>(
+        'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?',
+        [t.schema, t.name],
+      );
+      if (found.length === 0)
+        throw new ConfigError(
+          `SQL_TABLE: table '${t.qualified}' does not exist (or SQL_USERNAME '${o.username}' may not see it)`,
+        );
     }
   } finally {
     await conn.end().catch(() => undefined);
@@ -121,7 +148,10 @@ export async function masterPosition(conn: mysql.Connection, o: DatabaseOptions)
     throw e;
   }
   const r = rows[0];
-  if (!r) throw new ConfigError('SQL_CHANGES needs the MariaDB/MySQL server setting log_bin (SHOW MASTER STATUS shows no binary log): start the server with log_bin and binlog_format=ROW');
+  if (!r)
+    throw new ConfigError(
+      'SQL_CHANGES needs the MariaDB/MySQL server setting log_bin (SHOW MASTER STATUS shows no binary log): start the server with log_bin and binlog_format=ROW',
+    );
   return { file: String(r.File), position: Number(r.Position) };
 }
 
@@ -134,6 +164,9 @@ export function binlogFailure(e: unknown, o: DatabaseOptions, from: string, wher
   if (isAccessDenied(e)) return privilegeRefusal(o.username, 'REPLICATION SLAVE');
   const errno = (e as { errno?: number }).errno;
   // 1236 ER_MASTER_FATAL_ERROR_READING_BINLOG: the file or position is gone (purged, RESET MASTER)
-  if (errno === 1236) return new ConfigError(`SQL_CHANGES: the server no longer has the binlog at ${from} (kept in ${where}): ${describeError(e)}; the changes since are lost to this stream — remove the position from ${where} to start at the current end, and keep binlogs longer (expire_logs_days / binlog_expire_logs_seconds)`);
+  if (errno === 1236)
+    return new ConfigError(
+      `SQL_CHANGES: the server no longer has the binlog at ${from} (kept in ${where}): ${describeError(e)}; the changes since are lost to this stream — remove the position from ${where} to start at the current end, and keep binlogs longer (expire_logs_days / binlog_expire_logs_seconds)`,
+    );
   return e;
 }

@@ -17,7 +17,8 @@ import { quoteName } from './dialect.js';
 import type { TableRef } from './identifiers.js';
 
 /** SQLite's rowid names, which a table has unless it is WITHOUT ROWID (not listed by table_info). */
-const SQLITE_ROWID = "SELECT r.name FROM pragma_table_list($p1) AS l, (SELECT 'rowid' AS name UNION ALL SELECT 'oid' UNION ALL SELECT '_rowid_') AS r WHERE l.wr = 0";
+const SQLITE_ROWID =
+  "SELECT r.name FROM pragma_table_list($p1) AS l, (SELECT 'rowid' AS name UNION ALL SELECT 'oid' UNION ALL SELECT '_rowid_') AS r WHERE l.wr = 0";
 
 /** A catalog query: text for `Database.run` and its bound values. */
 export interface CatalogQuery {
@@ -40,19 +41,34 @@ export function columnsQuery(dialect: Dialect, t: TableRef): CatalogQuery {
   switch (dialect) {
     case 'sqlite':
       return schema === null
-        ? { sql: `SELECT name FROM pragma_table_info($p1) UNION ALL ${SQLITE_ROWID} AND l.type = 'table'`, bind: { p1: t.name } }
+        ? {
+            sql: `SELECT name FROM pragma_table_info($p1) UNION ALL ${SQLITE_ROWID} AND l.type = 'table'`,
+            bind: { p1: t.name },
+          }
         : {
             sql: `SELECT p.name AS name FROM pragma_database_list AS d, pragma_table_info($p1, d.name) AS p WHERE d.name = $p2 COLLATE NOCASE UNION ALL ${SQLITE_ROWID} AND l.type = 'table' AND l.schema = $p2 COLLATE NOCASE`,
             bind: { p1: t.name, p2: schema },
           };
     case 'postgres':
-      return { sql: 'SELECT attname AS name FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass($p1) AND attnum > 0 AND NOT attisdropped', bind: { p1: quoteName('postgres', tableText(t)) } };
+      return {
+        sql: 'SELECT attname AS name FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass($p1) AND attnum > 0 AND NOT attisdropped',
+        bind: { p1: quoteName('postgres', tableText(t)) },
+      };
     case 'mysql':
-      return { sql: 'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE($p1, DATABASE()) AND TABLE_NAME = $p2', bind: { p1: schema, p2: t.name } };
+      return {
+        sql: 'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE($p1, DATABASE()) AND TABLE_NAME = $p2',
+        bind: { p1: schema, p2: t.name },
+      };
     case 'mssql':
-      return { sql: 'SELECT COLUMN_NAME AS name FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = COALESCE($p1, SCHEMA_NAME()) AND TABLE_NAME = $p2', bind: { p1: schema, p2: t.name } };
+      return {
+        sql: 'SELECT COLUMN_NAME AS name FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = COALESCE($p1, SCHEMA_NAME()) AND TABLE_NAME = $p2',
+        bind: { p1: schema, p2: t.name },
+      };
     case 'oracle':
-      return { sql: "SELECT COLUMN_NAME AS \"name\" FROM ALL_TAB_COLUMNS WHERE OWNER = COALESCE($p1, SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA')) AND TABLE_NAME = $p2", bind: { p1: schema, p2: t.name } };
+      return {
+        sql: "SELECT COLUMN_NAME AS \"name\" FROM ALL_TAB_COLUMNS WHERE OWNER = COALESCE($p1, SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA')) AND TABLE_NAME = $p2",
+        bind: { p1: schema, p2: t.name },
+      };
   }
 }
 
@@ -70,7 +86,10 @@ function uniqueKeysQuery(dialect: Dialect, t: TableRef): CatalogQuery | undefine
     case 'sqlite':
       // an INTEGER PRIMARY KEY is the rowid and has no index of its own: table_info's pk lists it
       return schema === null
-        ? { sql: "SELECT 'pk' AS idx, name AS col FROM pragma_table_info($p1) WHERE pk > 0 UNION ALL SELECT l.name AS idx, i.name AS col FROM pragma_index_list($p1) AS l, pragma_index_info(l.name) AS i WHERE l.\"unique\" = 1 AND l.partial = 0", bind: { p1: t.name } }
+        ? {
+            sql: 'SELECT \'pk\' AS idx, name AS col FROM pragma_table_info($p1) WHERE pk > 0 UNION ALL SELECT l.name AS idx, i.name AS col FROM pragma_index_list($p1) AS l, pragma_index_info(l.name) AS i WHERE l."unique" = 1 AND l.partial = 0',
+            bind: { p1: t.name },
+          }
         : undefined;
     case 'postgres':
       return {
@@ -78,7 +97,10 @@ function uniqueKeysQuery(dialect: Dialect, t: TableRef): CatalogQuery | undefine
         bind: { p1: quoteName('postgres', tableText(t)) },
       };
     case 'mysql':
-      return { sql: 'SELECT INDEX_NAME AS idx, COLUMN_NAME AS col FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE($p1, DATABASE()) AND TABLE_NAME = $p2 AND NON_UNIQUE = 0 AND COLUMN_NAME IS NOT NULL', bind: { p1: schema, p2: t.name } };
+      return {
+        sql: 'SELECT INDEX_NAME AS idx, COLUMN_NAME AS col FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE($p1, DATABASE()) AND TABLE_NAME = $p2 AND NON_UNIQUE = 0 AND COLUMN_NAME IS NOT NULL',
+        bind: { p1: schema, p2: t.name },
+      };
     case 'mssql':
     case 'oracle':
       return undefined;

@@ -118,7 +118,10 @@ export class ChangeRun {
       if (this.lease && !this.lease.holds()) throw new LeaseLost('the lease of this NAME went to another reader');
       const r = await this.ctx.hive.execute(this.channel, message, this.handoverTimeoutMs);
       if (r.Code === Code.Success) {
-        if (failures > 0) this.ctx.log.info(`change stream: channel '${this.channel}' took the change again after ${failures} refusal${failures === 1 ? '' : 's'}; reading resumes`);
+        if (failures > 0)
+          this.ctx.log.info(
+            `change stream: channel '${this.channel}' took the change again after ${failures} refusal${failures === 1 ? '' : 's'}; reading resumes`,
+          );
         this.status.emitted++;
         this.status.lagMs = Math.max(0, Date.now() - commitTime.getTime());
         return true;
@@ -126,7 +129,10 @@ export class ChangeRun {
       failures++;
       this.status.refusals++;
       this.status.lastError = `hand-over to '${this.channel}' answered ${r.Code}: ${r.Message}`;
-      if (failures === 1) this.ctx.log.warn(`change stream: ${this.status.lastError}; reading holds at ${message.Control.position?.[0] ?? '?'} and the change is offered again until it is taken`);
+      if (failures === 1)
+        this.ctx.log.warn(
+          `change stream: ${this.status.lastError}; reading holds at ${message.Control.position?.[0] ?? '?'} and the change is offered again until it is taken`,
+        );
       await this.sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(failures, 10)));
     }
     return false;
@@ -137,12 +143,29 @@ export class ChangeRun {
    * the snapshot's position, its table and its place in the table. Returns the row handler and a
    * count of the rows.
    */
-  snapshotRows(cls: string, stream: string, position: () => string): { onRow: (table: { qualified: string }, row: Record<string, unknown>, index: number) => Promise<boolean>; rows: () => number } {
+  snapshotRows(
+    cls: string,
+    stream: string,
+    position: () => string,
+  ): {
+    onRow: (table: { qualified: string }, row: Record<string, unknown>, index: number) => Promise<boolean>;
+    rows: () => number;
+  } {
     const taken = new Date();
     let rows = 0;
     return {
       onRow: async (table, row, index) => {
-        const message = changeMessage(cls, stream, { operation: 'read', table: table.qualified, position: position(), txPosition: `snapshot:${position()}:${table.qualified}`, index, commitTime: taken, tx: 'snapshot', values: row, before: null });
+        const message = changeMessage(cls, stream, {
+          operation: 'read',
+          table: table.qualified,
+          position: position(),
+          txPosition: `snapshot:${position()}:${table.qualified}`,
+          index,
+          commitTime: taken,
+          tx: 'snapshot',
+          values: row,
+          before: null,
+        });
         const handed = await this.handOver(message, taken);
         if (handed) rows++;
         return handed;
@@ -153,7 +176,10 @@ export class ChangeRun {
 
   /** A reading session streams: said once after failed attempts. */
   streaming(what: string): void {
-    if (this.failures > 0) this.ctx.log.info(`change stream: reading ${what} again after ${this.failures} failed attempt${this.failures === 1 ? '' : 's'}`);
+    if (this.failures > 0)
+      this.ctx.log.info(
+        `change stream: reading ${what} again after ${this.failures} failed attempt${this.failures === 1 ? '' : 's'}`,
+      );
     this.failures = 0;
   }
 
@@ -172,14 +198,18 @@ export class ChangeRun {
         continue;
       }
       if (lease) this.status.active = true;
-      const watch = lease ? setInterval(() => !lease.holds() && this.abortSession?.(), Math.max(100, Math.floor(lease.ttlMs / 3))) : undefined;
+      const watch = lease
+        ? setInterval(() => !lease.holds() && this.abortSession?.(), Math.max(100, Math.floor(lease.ttlMs / 3)))
+        : undefined;
       try {
         await readOnce();
       } catch (e) {
         if (this.stopped) break;
         if (lease && (e instanceof LeaseLost || !lease.holds())) {
           this.status.active = false;
-          this.ctx.log.info(`change stream: no longer the active reader of '${this.ctx.name}'; standing by (reading resumes at ${resumeAt()} wherever the lease goes)`);
+          this.ctx.log.info(
+            `change stream: no longer the active reader of '${this.ctx.name}'; standing by (reading resumes at ${resumeAt()} wherever the lease goes)`,
+          );
           continue;
         }
         if (e instanceof ConfigError) {
@@ -191,7 +221,8 @@ export class ChangeRun {
         this.failures++;
         this.status.reconnects++;
         this.status.lastError = describeError(e);
-        if (this.failures === 1) this.ctx.log.warn(`change stream: ${this.status.lastError}; reading again from ${resumeAt()} with back-off`);
+        if (this.failures === 1)
+          this.ctx.log.warn(`change stream: ${this.status.lastError}; reading again from ${resumeAt()} with back-off`);
         else this.ctx.log.debug(`change stream attempt ${this.failures} failed: ${this.status.lastError}`);
         await this.sleep(Math.min(MAX_BACKOFF_MS, 200 * 2 ** Math.min(this.failures, 10)));
       } finally {

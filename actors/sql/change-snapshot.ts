@@ -37,7 +37,12 @@ function snapshotSlot(slot: string): string {
  * Takes the snapshot and creates the stream's slot at its position. Returns the slot's position
  * (the consistent point), or undefined when `onRow` stopped it first (no slot is created then).
  */
-export async function pgSnapshot(o: DatabaseOptions, names: ChangeNames, onLsn: (lsn: string) => void, onRow: SnapshotRow): Promise<string | undefined> {
+export async function pgSnapshot(
+  o: DatabaseOptions,
+  names: ChangeNames,
+  onLsn: (lsn: string) => void,
+  onRow: SnapshotRow,
+): Promise<string | undefined> {
   const replication = new pg.Client(pgClientConfig(o, true));
   const reader = new pg.Client(pgClientConfig(o));
   await replication.connect();
@@ -45,13 +50,17 @@ export async function pgSnapshot(o: DatabaseOptions, names: ChangeNames, onLsn: 
     await reader.connect();
     const temp = snapshotSlot(names.slot);
     // the exported snapshot lives while the replication connection stays idle: it does nothing more until the copy
-    const created = await replication.query<{ consistent_point: string; snapshot_name: string }>(`CREATE_REPLICATION_SLOT ${temp} TEMPORARY LOGICAL pgoutput EXPORT_SNAPSHOT`);
+    const created = await replication.query<{ consistent_point: string; snapshot_name: string }>(
+      `CREATE_REPLICATION_SLOT ${temp} TEMPORARY LOGICAL pgoutput EXPORT_SNAPSHOT`,
+    );
     const { consistent_point: lsn, snapshot_name: snapshot } = created.rows[0]!;
     onLsn(lsn);
     await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await reader.query(`SET TRANSACTION SNAPSHOT '${snapshot.replace(/'/g, "''")}'`);
     for (const table of names.tables) {
-      await reader.query(`DECLARE snapshot_rows NO SCROLL CURSOR FOR SELECT * FROM ${quoteName('postgres', `${table.schema}.${table.name}`)}`);
+      await reader.query(
+        `DECLARE snapshot_rows NO SCROLL CURSOR FOR SELECT * FROM ${quoteName('postgres', `${table.schema}.${table.name}`)}`,
+      );
       let index = 0;
       for (;;) {
         const batch = await reader.query<Record<string, unknown>>(`FETCH ${FETCH} FROM snapshot_rows`);
@@ -73,7 +82,12 @@ export async function pgSnapshot(o: DatabaseOptions, names: ChangeNames, onLsn: 
  * Takes the snapshot in a consistent read and returns the binlog position it matches, or undefined
  * when `onRow` stopped it first.
  */
-export async function binlogSnapshot(o: DatabaseOptions, names: ChangeNames, onPosition: (p: BinlogPosition) => void, onRow: SnapshotRow): Promise<BinlogPosition | undefined> {
+export async function binlogSnapshot(
+  o: DatabaseOptions,
+  names: ChangeNames,
+  onPosition: (p: BinlogPosition) => void,
+  onRow: SnapshotRow,
+): Promise<BinlogPosition | undefined> {
   const conn = await mysql.createConnection(mysqlConfig(o));
   try {
     await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
@@ -82,16 +96,22 @@ export async function binlogSnapshot(o: DatabaseOptions, names: ChangeNames, onP
     const [status] = await conn.query<mysql.RowDataPacket[]>("SHOW STATUS LIKE 'binlog_snapshot_%'");
     const file = status.find((r) => r.Variable_name === 'Binlog_snapshot_file')?.Value as string | undefined;
     const at = status.find((r) => r.Variable_name === 'Binlog_snapshot_position')?.Value as string | undefined;
-    if (!file || !at) throw new ConfigError("SQL_CHANGESNAPSHOT needs MariaDB's snapshot position (status binlog_snapshot_file/position), which this server does not report (MySQL): leave SQL_CHANGESNAPSHOT false and copy the existing rows otherwise");
+    if (!file || !at)
+      throw new ConfigError(
+        "SQL_CHANGESNAPSHOT needs MariaDB's snapshot position (status binlog_snapshot_file/position), which this server does not report (MySQL): leave SQL_CHANGESNAPSHOT false and copy the existing rows otherwise",
+      );
     const position = { file, position: Number(at) };
     onPosition(position);
     for (const table of names.tables) {
       // the driver's own connection streams a result (its promise wrapper reads it whole)
       const core = (conn as unknown as { connection: CoreConnection }).connection;
-      const rows = core.query(`SELECT * FROM ${quoteName('mysql', `${table.schema}.${table.name}`)}`).stream({ highWaterMark: 256 });
+      const rows = core
+        .query(`SELECT * FROM ${quoteName('mysql', `${table.schema}.${table.name}`)}`)
+        .stream({ highWaterMark: 256 });
       let index = 0;
       try {
-        for await (const row of rows as AsyncIterable<Record<string, unknown>>) if (!(await onRow(table, row, index++))) return undefined;
+        for await (const row of rows as AsyncIterable<Record<string, unknown>>)
+          if (!(await onRow(table, row, index++))) return undefined;
       } finally {
         rows.destroy();
       }

@@ -49,7 +49,16 @@ function libraryIdle(svc: LogicalReplicationService): boolean {
 
 export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions): RunningChanges {
   const { names } = opts;
-  const status: ChangeStatus = { slot: names.slot, publication: names.publication, tables: names.tables.map((t) => t.qualified), connected: false, emitted: 0, transactions: 0, refusals: 0, reconnects: 0 };
+  const status: ChangeStatus = {
+    slot: names.slot,
+    publication: names.publication,
+    tables: names.tables.map((t) => t.qualified),
+    connected: false,
+    emitted: 0,
+    transactions: 0,
+    refusals: 0,
+    reconnects: 0,
+  };
   const run = new ChangeRun(ctx, opts.channel, opts.handoverTimeoutMs, status, opts.lease);
   const tables = new Set(status.tables);
   let service: LogicalReplicationService | undefined;
@@ -76,7 +85,8 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
     // the slot's and this reader's own (an acknowledgement lost with the connection; on a NATS hive, what
     // another node's reader confirmed while this one stood by)
     const kept = await slotPosition(opts.db, names.slot);
-    if (kept !== undefined && (status.confirmed === undefined || lsnValue(kept) > lsnValue(status.confirmed))) status.confirmed = kept;
+    if (kept !== undefined && (status.confirmed === undefined || lsnValue(kept) > lsnValue(status.confirmed)))
+      status.confirmed = kept;
     if (status.confirmed === undefined && opts.snapshot) {
       // a new stream: the rows first, then the changes after them (change-snapshot.ts)
       let lsn = '';
@@ -84,12 +94,17 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       const at = await pgSnapshot(opts.db, names, (l) => (lsn = l), onRow);
       if (at === undefined) return;
       status.confirmed = at;
-      ctx.log.info(`change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; slot ${names.slot} created at ${at}`);
+      ctx.log.info(
+        `change stream: snapshot of ${rows()} row${rows() === 1 ? '' : 's'} of ${status.tables.join(', ')} emitted; slot ${names.slot} created at ${at}`,
+      );
     }
     // stopped while preparing: no replication connection is opened any more
     if (run.stopped) return;
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [names.publication] });
-    const svc = new LogicalReplicationService(pgClientConfig(opts.db, true) as ConstructorParameters<typeof LogicalReplicationService>[0], { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+    const svc = new LogicalReplicationService(
+      pgClientConfig(opts.db, true) as ConstructorParameters<typeof LogicalReplicationService>[0],
+      { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } },
+    );
     service = svc;
     run.session(() => void svc.destroy());
     // settles once the connection streams or has failed: a stop waits for it, since ending a client
@@ -117,13 +132,19 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
       // Otherwise the answer repeats the confirmed position. Unanswered, the server ends the
       // connection after wal_sender_timeout.
       if (CONFIRM_ON_ARRIVAL || (tx === undefined && libraryIdle(svc))) confirm(svc, lsn);
-      if (shouldRespond && status.confirmed) void svc.acknowledge(lsnText(lsnValue(status.confirmed) - 1n)).catch(() => undefined);
+      if (shouldRespond && status.confirmed)
+        void svc.acknowledge(lsnText(lsnValue(status.confirmed) - 1n)).catch(() => undefined);
     });
     svc.on('data', async (lsn: string, log: Pgoutput.Message) => {
       if (run.stopped) return;
       try {
         if (log.tag === 'begin') {
-          tx = { commitLsn: lsnText(lsnValue(log.commitLsn ?? lsn)), commitTime: new Date(Number(log.commitTime.valueOf() as bigint / 1000n)), xid: log.xid, rows: 0 };
+          tx = {
+            commitLsn: lsnText(lsnValue(log.commitLsn ?? lsn)),
+            commitTime: new Date(Number((log.commitTime.valueOf() as bigint) / 1000n)),
+            xid: log.xid,
+            rows: 0,
+          };
           // the deliberately broken build (test only, change-run.ts) confirms a transaction before handing its rows over
           if (CONFIRM_ON_ARRIVAL) confirm(svc, lsnText(lsnValue(tx.commitLsn) + 1n));
         } else if (log.tag === 'commit') {
@@ -136,11 +157,23 @@ export function startChanges(ctx: ServiceContext<unknown>, opts: ChangeOptions):
           if (!tables.has(table)) return;
           const values = log.tag === 'delete' ? (log.old ?? log.key ?? {}) : log.new;
           const before = log.tag === 'insert' ? null : log.old;
-          const message = changeMessage(opts.cls, names.slot, { operation: log.tag as ChangeOperation, table, position: lsnText(lsnValue(lsn)), txPosition: tx.commitLsn, index, commitTime: tx.commitTime, tx: tx.xid, values, before });
+          const message = changeMessage(opts.cls, names.slot, {
+            operation: log.tag as ChangeOperation,
+            table,
+            position: lsnText(lsnValue(lsn)),
+            txPosition: tx.commitLsn,
+            index,
+            commitTime: tx.commitTime,
+            tx: tx.xid,
+            values,
+            before,
+          });
           await run.handOver(message, tx.commitTime);
         } else if (log.tag === 'truncate') {
           // a TRUNCATE is no row change: it is logged, not emitted (README, Change streams)
-          ctx.log.warn(`change stream: TRUNCATE of ${log.relations.map((r) => `${r.schema}.${r.name}`).join(', ')} (tx ${tx?.xid ?? '?'}) is not emitted: it removes rows without a change per row`);
+          ctx.log.warn(
+            `change stream: TRUNCATE of ${log.relations.map((r) => `${r.schema}.${r.name}`).join(', ')} (tx ${tx?.xid ?? '?'}) is not emitted: it removes rows without a change per row`,
+          );
         }
       } catch (e) {
         // a row that cannot be made a message stops reading here (the library would go on to the next)

@@ -39,10 +39,14 @@ export function databaseOptions(c: {
 }): DatabaseOptions {
   const engine = c.SQL_ENGINE as Engine;
   const protocol = c.SQL_PROTOCOL.trim().toLowerCase();
-  if (protocol !== 'tcp' && protocol !== 'unix') throw new ConfigError(`SQL_PROTOCOL: '${c.SQL_PROTOCOL}' is not 'tcp' or 'unix'`);
-  if (protocol === 'unix' && !['postgres', 'mysql', 'mariadb'].includes(engine)) throw new ConfigError(`SQL_PROTOCOL: 'unix' sockets are supported for postgres, mysql and mariadb, not ${engine}`);
-  if (protocol === 'unix' && c.SQL_SERVER.trim() === '') throw new ConfigError("SQL_PROTOCOL 'unix' needs SQL_SERVER: the socket path (PostgreSQL: the socket directory)");
-  if (engine !== 'sqlite' && c.SQL_DATABASE.trim() === '' && engine !== 'mysql' && engine !== 'mariadb') throw new ConfigError(`SQL_DATABASE: the ${engine} engine needs a database name`);
+  if (protocol !== 'tcp' && protocol !== 'unix')
+    throw new ConfigError(`SQL_PROTOCOL: '${c.SQL_PROTOCOL}' is not 'tcp' or 'unix'`);
+  if (protocol === 'unix' && !['postgres', 'mysql', 'mariadb'].includes(engine))
+    throw new ConfigError(`SQL_PROTOCOL: 'unix' sockets are supported for postgres, mysql and mariadb, not ${engine}`);
+  if (protocol === 'unix' && c.SQL_SERVER.trim() === '')
+    throw new ConfigError("SQL_PROTOCOL 'unix' needs SQL_SERVER: the socket path (PostgreSQL: the socket directory)");
+  if (engine !== 'sqlite' && c.SQL_DATABASE.trim() === '' && engine !== 'mysql' && engine !== 'mariadb')
+    throw new ConfigError(`SQL_DATABASE: the ${engine} engine needs a database name`);
   if (c.SQL_ACQUIRETIMEOUT <= 0) throw new ConfigError('SQL_ACQUIRETIMEOUT must be above 0');
   return {
     engine,
@@ -72,27 +76,57 @@ export function sequelizeOptions(o: DatabaseOptions): Options {
     retry: { max: 3, match: [/SQLITE_BUSY/] },
   };
   if (dialect === 'sqlite') return { ...base, storage: sqliteStorage(o.database) };
-  const server: Options = { ...base, database: o.database, username: o.username, password: o.password, host: o.host, port: o.port };
+  const server: Options = {
+    ...base,
+    database: o.database,
+    username: o.username,
+    password: o.password,
+    host: o.host,
+    port: o.port,
+  };
   const hooks: Options['hooks'] = {};
   switch (o.engine) {
     case 'postgres':
       // a unix socket is a directory given as host; pg finds .s.PGSQL.<port> in it
-      return { ...server, dialectOptions: { ...(o.timeoutMs > 0 ? { statement_timeout: o.timeoutMs } : {}), connectionTimeoutMillis: o.acquireTimeoutMs } };
+      return {
+        ...server,
+        dialectOptions: {
+          ...(o.timeoutMs > 0 ? { statement_timeout: o.timeoutMs } : {}),
+          connectionTimeoutMillis: o.acquireTimeoutMs,
+        },
+      };
     case 'mysql':
     case 'mariadb': {
-      const setting = o.engine === 'mariadb' ? `max_statement_time = ${o.timeoutMs / 1000}` : `max_execution_time = ${o.timeoutMs}`;
+      const setting =
+        o.engine === 'mariadb' ? `max_statement_time = ${o.timeoutMs / 1000}` : `max_execution_time = ${o.timeoutMs}`;
       if (o.timeoutMs > 0) hooks.afterConnect = (connection: unknown) => mysqlSet(connection, `SET SESSION ${setting}`);
       // FOUND_ROWS: UPDATE reports the rows matched, as PostgreSQL and SQLite do (sequelize turns it off)
       // maxPreparedStatements: mysql2 prepares each distinct text once per connection and keeps up to
       // 16000; a batch's text differs with its row count, so the pool's total is kept below the
       // server's max_prepared_stmt_count (16382 by default)
       const maxPreparedStatements = Math.max(16, Math.floor(8000 / o.poolSize));
-      return { ...server, hooks, dialectOptions: { flags: 'FOUND_ROWS', maxPreparedStatements, connectTimeout: o.acquireTimeoutMs, ...(o.protocol === 'unix' ? { socketPath: o.host } : {}) } };
+      return {
+        ...server,
+        hooks,
+        dialectOptions: {
+          flags: 'FOUND_ROWS',
+          maxPreparedStatements,
+          connectTimeout: o.acquireTimeoutMs,
+          ...(o.protocol === 'unix' ? { socketPath: o.host } : {}),
+        },
+      };
     }
     case 'mssql':
-      return { ...server, dialectOptions: { options: { requestTimeout: o.timeoutMs > 0 ? o.timeoutMs : 0, connectTimeout: o.acquireTimeoutMs } } };
+      return {
+        ...server,
+        dialectOptions: {
+          options: { requestTimeout: o.timeoutMs > 0 ? o.timeoutMs : 0, connectTimeout: o.acquireTimeoutMs },
+        },
+      };
     case 'oracle':
-      if (o.timeoutMs > 0) hooks.afterConnect = (connection: unknown) => void ((connection as { callTimeout: number }).callTimeout = o.timeoutMs);
+      if (o.timeoutMs > 0)
+        hooks.afterConnect = (connection: unknown) =>
+          void ((connection as { callTimeout: number }).callTimeout = o.timeoutMs);
       return { ...server, hooks };
     case 'sqlite':
       return base;
@@ -101,6 +135,8 @@ export function sequelizeOptions(o: DatabaseOptions): Options {
 
 function mysqlSet(connection: unknown, sql: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    (connection as { query(sql: string, cb: (e: Error | null) => void): void }).query(sql, (e) => (e ? reject(e) : resolve()));
+    (connection as { query(sql: string, cb: (e: Error | null) => void): void }).query(sql, (e) =>
+      e ? reject(e) : resolve(),
+    );
   });
 }

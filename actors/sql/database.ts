@@ -51,7 +51,8 @@ const CLIENT_GRACE_MS = 2000;
 function nulRefusal(dialect: Dialect, bind: Bind): BadInputError | undefined {
   if (dialect !== 'postgres') return undefined;
   for (const v of Object.values(bind)) {
-    if (typeof v === 'string' && v.includes('\0')) return new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
+    if (typeof v === 'string' && v.includes('\0'))
+      return new BadInputError('a value contains a NUL character, which PostgreSQL cannot store in text');
   }
   return undefined;
 }
@@ -81,7 +82,8 @@ export class Database {
     // Sequelize makes a SQLite file's directory with Node's recursive mkdir, which spins forever where a
     // parent cannot hold children (under /proc): made here, one level at a time, with a one-line refusal
     const file = options.database.trim();
-    if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:')) makeDirectory(dirname(file), 'SQL_DATABASE');
+    if (this.dialect === 'sqlite' && file !== '' && !file.startsWith(':') && !file.startsWith('file:'))
+      makeDirectory(dirname(file), 'SQL_DATABASE');
     if (this.dialect === 'sqlite') this.gate = new SqliteGate();
   }
 
@@ -100,7 +102,17 @@ export class Database {
       const connection = await open.catch(() => undefined);
       if (connection) adopt(sequelize.connectionManager, sqliteStorage(this.options.database), connection);
     }
-    const transactions = new TransactionRunner({ sequelize, dialect: this.dialect, options: this.options, deadlines: this.deadlines, query: (step, transaction) => this.query(step.kind, step.sql, step.bind, transaction).then((result) => outcomeOf(this.dialect, step.kind, result)), interruptSqlite: () => this.interruptSqlite() });
+    const transactions = new TransactionRunner({
+      sequelize,
+      dialect: this.dialect,
+      options: this.options,
+      deadlines: this.deadlines,
+      query: (step, transaction) =>
+        this.query(step.kind, step.sql, step.bind, transaction).then((result) =>
+          outcomeOf(this.dialect, step.kind, result),
+        ),
+      interruptSqlite: () => this.interruptSqlite(),
+    });
     this.orm = { sequelize, transactions, selects: DirectSelect.for(sequelize, this.dialect, this.options.poolSize) };
     return this.orm;
   }
@@ -127,7 +139,8 @@ export class Database {
   /** Where the service connects, for logs (never the password). */
   describe(): string {
     const o = this.options;
-    if (this.dialect === 'sqlite') return `sqlite database ${o.database.trim() === '' ? '(in memory)' : `'${o.database}'`}`;
+    if (this.dialect === 'sqlite')
+      return `sqlite database ${o.database.trim() === '' ? '(in memory)' : `'${o.database}'`}`;
     const where = o.protocol === 'unix' ? `socket ${o.host}` : `${o.host}:${o.port}`;
     return `${o.engine} database '${o.database}' at ${where}${o.username ? ` as '${o.username}'` : ''}`;
   }
@@ -155,7 +168,9 @@ export class Database {
    * Runs one statement with bound values; failures come back as HiveErrors with their Code.
    */
   run(kind: PlanKind, sql: string, bind: Bind): Promise<Outcome> {
-    return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!))));
+    return new Promise((resolve, reject) =>
+      this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!))),
+    );
   }
 
   /**
@@ -164,7 +179,9 @@ export class Database {
    * loaded; a busy file goes to Sequelize, which retries it.
    */
   runOwn(kind: 'exec' | 'query', sql: string, bind: Record<string, unknown>): Promise<Outcome> {
-    return new Promise((resolve, reject) => this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!)), true));
+    return new Promise((resolve, reject) =>
+      this.submit(kind, sql, bind, (error, outcome) => (error ? reject(error) : resolve(outcome!)), true),
+    );
   }
 
   /**
@@ -182,9 +199,20 @@ export class Database {
   }
 
   /** `own`: a statement of the service's own (runOwn); `ended`: told when the statement ends, answered or not (the gate). */
-  private send(kind: PlanKind, sql: string, bind: Bind, done: StatementDone, how: { own: boolean; ended?: () => void }): void {
+  private send(
+    kind: PlanKind,
+    sql: string,
+    bind: Bind,
+    done: StatementDone,
+    how: { own: boolean; ended?: () => void },
+  ): void {
     const { own, ended } = how;
-    const query = own && this.dialect === 'sqlite' && !this.orm && !Array.isArray(bind) ? this.onDriver(kind, sql, bind) : this.orm ? this.query(kind, sql, bind, undefined) : this.withOrm().then(() => this.query(kind, sql, bind, undefined));
+    const query =
+      own && this.dialect === 'sqlite' && !this.orm && !Array.isArray(bind)
+        ? this.onDriver(kind, sql, bind)
+        : this.orm
+          ? this.query(kind, sql, bind, undefined)
+          : this.withOrm().then(() => this.query(kind, sql, bind, undefined));
     const deadline = this.deadlineFor(done);
     void query.then(
       (result) => {
@@ -214,7 +242,11 @@ export class Database {
     this.transactionOf(steps, done, (runner) => runner.runEach(steps, done));
   }
 
-  private transactionOf(steps: readonly TransactionStep[], done: (error: Error) => void, start: (runner: TransactionRunner) => Promise<void>): void {
+  private transactionOf(
+    steps: readonly TransactionStep[],
+    done: (error: Error) => void,
+    start: (runner: TransactionRunner) => Promise<void>,
+  ): void {
     for (const step of steps) {
       const refused = nulRefusal(this.dialect, step.bind);
       if (refused) return done(refused);
@@ -233,7 +265,11 @@ export class Database {
     const viaSequelize = (): Promise<unknown> => this.withOrm().then(() => this.query(kind, sql, bind, undefined));
     // the text as Sequelize would send it: its bind rewriting turns the `$$` of StatementText back into `$`
     const text = displaySql(sql);
-    const direct = this.sqliteConnection().then((connection): Promise<unknown> => (kind === 'exec' ? runOn(connection, text) : allOn(connection, text, sqliteBind(bind)).then((rows) => [rows, undefined])));
+    const direct = this.sqliteConnection().then((connection): Promise<unknown> =>
+      kind === 'exec'
+        ? runOn(connection, text)
+        : allOn(connection, text, sqliteBind(bind)).then((rows) => [rows, undefined]),
+    );
     return direct.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e)));
   }
 
@@ -243,12 +279,24 @@ export class Database {
     const type = queryTypeOf(this.dialect, kind, sql);
     const values = this.dialect === 'sqlite' ? sqliteBind(bind) : bind;
     // a batch's many values go to the driver itself (driver-direct.ts: Sequelize's binding grows too fast)
-    const direct = Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert') ? runDirect(sequelize, this.dialect, sql, values, transaction) : undefined;
+    const direct =
+      Array.isArray(values) && values.length >= DIRECT_FROM && (kind === 'insert' || kind === 'upsert')
+        ? runDirect(sequelize, this.dialect, sql, values, transaction)
+        : undefined;
     if (direct) return direct;
-    const viaSequelize = (): Promise<unknown> => sequelize.query(sql, { bind: values, type, raw: true, logging: false, ...(transaction ? { transaction } : {}) }) as Promise<unknown>;
+    const viaSequelize = (): Promise<unknown> =>
+      sequelize.query(sql, {
+        bind: values,
+        type,
+        raw: true,
+        logging: false,
+        ...(transaction ? { transaction } : {}),
+      }) as Promise<unknown>;
     const select = kind === 'select' && !transaction && !Array.isArray(values) ? selects?.run(sql, values) : undefined;
     if (!select) return viaSequelize();
-    return this.dialect === 'sqlite' ? select.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e))) : select;
+    return this.dialect === 'sqlite'
+      ? select.catch((e: unknown) => (sqliteBusy(e) ? viaSequelize() : Promise.reject(e)))
+      : select;
   }
 
   /** The client-side deadline of a statement (none when SQL_TIMEOUT is 0). */
@@ -270,7 +318,9 @@ export class Database {
   private async interruptSqlite(): Promise<void> {
     try {
       if (!this.orm) return (await this.sqlite)?.interrupt();
-      const cm = this.orm.sequelize.connectionManager as unknown as { getConnection(o: object): Promise<{ interrupt?: () => void }> };
+      const cm = this.orm.sequelize.connectionManager as unknown as {
+        getConnection(o: object): Promise<{ interrupt?: () => void }>;
+      };
       (await cm.getConnection({})).interrupt?.();
     } catch {
       // nothing to interrupt
@@ -280,7 +330,11 @@ export class Database {
   /** Pool figures for the status page. */
   pool(): Record<string, number> {
     if (!this.orm) return {};
-    const pool = (this.orm.sequelize.connectionManager as unknown as { pool?: { size?: number; available?: number; using?: number; waiting?: number } }).pool;
+    const pool = (
+      this.orm.sequelize.connectionManager as unknown as {
+        pool?: { size?: number; available?: number; using?: number; waiting?: number };
+      }
+    ).pool;
     if (!pool || typeof pool.size !== 'number') return {};
     return { size: pool.size, available: pool.available ?? 0, using: pool.using ?? 0, waiting: pool.waiting ?? 0 };
   }

@@ -10,7 +10,14 @@
  * database's own reason (from the driver, not Sequelize's "Validation error", and cut to a readable
  * length, since it may quote the value), never the SQL text or the connection password.
  */
-import { BadInputError, HiveError, TimeoutError, UnavailableError, UpstreamError, describeError } from '../../protocol/errors.js';
+import {
+  BadInputError,
+  HiveError,
+  TimeoutError,
+  UnavailableError,
+  UpstreamError,
+  describeError,
+} from '../../protocol/errors.js';
 import type { Dialect } from './dialect.js';
 
 interface DriverError {
@@ -31,9 +38,13 @@ const MYSQL_TIMEOUT = new Set([1969, 3024]);
  * ER_NO_REFERENCED_ROW_2 1452, ER_DATA_OUT_OF_RANGE 1690, ER_INVALID_JSON_TEXT 3140,
  * ER_CHECK_CONSTRAINT_VIOLATED 3819, ER_CONSTRAINT_FAILED 4025 (MariaDB).
  */
-const MYSQL_BAD_VALUE = new Set([1048, 1062, 1138, 1139, 1216, 1217, 1264, 1265, 1292, 1300, 1365, 1366, 1367, 1406, 1411, 1451, 1452, 1690, 3140, 3819, 4025]);
+const MYSQL_BAD_VALUE = new Set([
+  1048, 1062, 1138, 1139, 1216, 1217, 1264, 1265, 1292, 1300, 1365, 1366, 1367, 1406, 1411, 1451, 1452, 1690, 3140,
+  3819, 4025,
+]);
 /** SQLite's value errors reported as SQLITE_ERROR: a LIKE/GLOB pattern over its complexity limit, a bad ESCAPE, malformed JSON. */
-const SQLITE_BAD_VALUE_MESSAGE = /LIKE or GLOB pattern too complex|ESCAPE expression must be a single character|malformed JSON/;
+const SQLITE_BAD_VALUE_MESSAGE =
+  /LIKE or GLOB pattern too complex|ESCAPE expression must be a single character|malformed JSON/;
 /** The longest engine reason quoted in an answer (a refused value may be quoted in it). */
 const REASON_LIMIT = 500;
 const MSSQL_BAD_VALUE = new Set([220, 241, 245, 515, 547, 2601, 2627, 2628, 8114, 8115, 8152]);
@@ -72,7 +83,10 @@ function isBadValue(dialect: Dialect, d: DriverError): boolean {
       return ORACLE_BAD_VALUE.has(Number(d.errorNum));
     case 'sqlite':
       if (typeof d.code !== 'string') return false;
-      return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG)/.test(d.code) || (d.code === 'SQLITE_ERROR' && typeof d.message === 'string' && SQLITE_BAD_VALUE_MESSAGE.test(d.message));
+      return (
+        /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG)/.test(d.code) ||
+        (d.code === 'SQLITE_ERROR' && typeof d.message === 'string' && SQLITE_BAD_VALUE_MESSAGE.test(d.message))
+      );
   }
 }
 
@@ -83,24 +97,42 @@ function reasonOf(d: DriverError, fallback: string): string {
 }
 
 /** The error a failed statement is answered with. */
-export function mapDbError(e: unknown, dialect: Dialect, limits: { acquireTimeoutMs: number; poolSize: number; timeoutMs: number }): HiveError {
+export function mapDbError(
+  e: unknown,
+  dialect: Dialect,
+  limits: { acquireTimeoutMs: number; poolSize: number; timeoutMs: number },
+): HiveError {
   if (e instanceof HiveError) return e;
   const name = (e as Error | undefined)?.name ?? '';
   const message = (e as Error | undefined)?.message || String(e);
   if (name === 'SequelizeConnectionAcquireTimeoutError') {
-    return new UnavailableError(`no database connection became free within ${limits.acquireTimeoutMs} ms (pool of ${limits.poolSize}); retry later`, { cause: e });
+    return new UnavailableError(
+      `no database connection became free within ${limits.acquireTimeoutMs} ms (pool of ${limits.poolSize}); retry later`,
+      { cause: e },
+    );
   }
-  if (/^Sequelize(Connection|ConnectionRefused|AccessDenied|HostNotFound|HostNotReachable|InvalidConnection|ConnectionTimedOut)Error$/.test(name)) {
+  if (
+    /^Sequelize(Connection|ConnectionRefused|AccessDenied|HostNotFound|HostNotReachable|InvalidConnection|ConnectionTimedOut)Error$/.test(
+      name,
+    )
+  ) {
     return new UpstreamError(`database unavailable: ${message}`, { cause: e });
   }
   const d = driverError(e);
-  if (isTimeout(dialect, d, message)) return new TimeoutError(`the statement did not finish within ${limits.timeoutMs} ms and was cancelled (${message})`, { cause: e });
-  if (isBadValue(dialect, d)) return new BadInputError(`the database refused the values: ${reasonOf(d, message)}`, { cause: e });
+  if (isTimeout(dialect, d, message))
+    return new TimeoutError(
+      `the statement did not finish within ${limits.timeoutMs} ms and was cancelled (${message})`,
+      { cause: e },
+    );
+  if (isBadValue(dialect, d))
+    return new BadInputError(`the database refused the values: ${reasonOf(d, message)}`, { cause: e });
   return new UpstreamError(`database error: ${message}`, { cause: e });
 }
 
 /** The error with `prefix` before its message (which statement failed), of the same class so of the same Code. */
 export function namingStatement(e: unknown, prefix: string): Error {
   const message = `${prefix}${describeError(e)}`;
-  return e instanceof HiveError ? new (e.constructor as new (m: string, o: { cause: unknown }) => HiveError)(message, { cause: e }) : new Error(message, { cause: e });
+  return e instanceof HiveError
+    ? new (e.constructor as new (m: string, o: { cause: unknown }) => HiveError)(message, { cause: e })
+    : new Error(message, { cause: e });
 }

@@ -15,7 +15,13 @@ export function dialectOf(engine: Engine): Dialect {
 }
 
 export function lexOptions(dialect: Dialect): LexOptions {
-  return { backslashEscapes: dialect === 'mysql', bracketQuotes: dialect === 'mssql', dollarQuotes: dialect === 'postgres', hashComments: dialect === 'mysql', dashCommentNeedsSpace: dialect === 'mysql' };
+  return {
+    backslashEscapes: dialect === 'mysql',
+    bracketQuotes: dialect === 'mssql',
+    dollarQuotes: dialect === 'postgres',
+    hashComments: dialect === 'mysql',
+    dashCommentNeedsSpace: dialect === 'mysql',
+  };
 }
 
 /**
@@ -27,7 +33,8 @@ const IDENTIFIER_PART = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** Quotes one validated identifier part for the dialect. */
 export function quotePart(dialect: Dialect, part: string): string {
-  if (!IDENTIFIER_PART.test(part)) throw new Error(`'${part}' is not a valid identifier (letters, digits and _, not starting with a digit)`);
+  if (!IDENTIFIER_PART.test(part))
+    throw new Error(`'${part}' is not a valid identifier (letters, digits and _, not starting with a digit)`);
   switch (dialect) {
     case 'mysql':
       return `\`${part}\``;
@@ -48,7 +55,12 @@ export function quoteName(dialect: Dialect, name: string, maxParts = 2): string 
 }
 
 /** Text of LIMIT/OFFSET for the dialect; `limit`/`offset` are bind tokens or validated integers. */
-export function limitClause(dialect: Dialect, limit: string | undefined, offset: string | undefined, hasOrderBy: boolean): string {
+export function limitClause(
+  dialect: Dialect,
+  limit: string | undefined,
+  offset: string | undefined,
+  hasOrderBy: boolean,
+): string {
   if (limit === undefined && offset === undefined) return '';
   switch (dialect) {
     case 'postgres':

@@ -34,7 +34,11 @@ interface MysqlConnection {
   query(options: { sql: string }, done: (e: Error | null, result: unknown) => void): void;
 }
 interface SqliteConnection extends KeptConnection {
-  run(text: string, values: unknown[], done: (this: { lastID: number; changes: number }, e: Error | null) => void): void;
+  run(
+    text: string,
+    values: unknown[],
+    done: (this: { lastID: number; changes: number }, e: Error | null) => void,
+  ): void;
 }
 interface Pool {
   getConnection(options: object): Promise<unknown>;
@@ -42,7 +46,13 @@ interface Pool {
 }
 
 /** Runs `sql` with `values` on the driver; undefined for an engine that has no direct path (SQL Server, Oracle). */
-export function runDirect(sequelize: Sequelize, dialect: Dialect, sql: string, values: unknown[], transaction?: Transaction): Promise<unknown> | undefined {
+export function runDirect(
+  sequelize: Sequelize,
+  dialect: Dialect,
+  sql: string,
+  values: unknown[],
+  transaction?: Transaction,
+): Promise<unknown> | undefined {
   if (dialect !== 'postgres' && dialect !== 'mysql' && dialect !== 'sqlite') return undefined;
   const pool = sequelize.connectionManager as unknown as Pool;
   const held = (transaction as unknown as { connection?: unknown } | undefined)?.connection;
@@ -73,13 +83,22 @@ function nativeText(sql: string): string {
   return text;
 }
 
-function onConnection(dialect: 'postgres' | 'mysql' | 'sqlite', connection: unknown, sql: string, values: unknown[]): Promise<unknown> {
+function onConnection(
+  dialect: 'postgres' | 'mysql' | 'sqlite',
+  connection: unknown,
+  sql: string,
+  values: unknown[],
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     switch (dialect) {
       case 'postgres':
-        return (connection as PgConnection).query(sql, values, (e, result) => (e ? reject(e) : resolve([result.rows, result])));
+        return (connection as PgConnection).query(sql, values, (e, result) =>
+          e ? reject(e) : resolve([result.rows, result]),
+        );
       case 'mysql':
-        return (connection as MysqlConnection).execute(nativeText(sql), values, (e, result) => (e ? reject(e) : resolve([result, result])));
+        return (connection as MysqlConnection).execute(nativeText(sql), values, (e, result) =>
+          e ? reject(e) : resolve([result, result]),
+        );
       case 'sqlite':
         return (connection as SqliteConnection).run(nativeText(sql), values, function (e) {
           if (e) reject(e);
@@ -103,7 +122,11 @@ const MYSQL_LANE: LaneDriver<MysqlConnection> = {
 };
 
 /** Sequelize's own conversion of a text with `$name` binds into the driver's text and values (its dialect's Query class). */
-type FormatBind = (sql: string, bind: Record<string, unknown>, dialect: string) => [string, unknown[] | Record<string, unknown>];
+type FormatBind = (
+  sql: string,
+  bind: Record<string, unknown>,
+  dialect: string,
+) => [string, unknown[] | Record<string, unknown>];
 
 /** A statement text in the driver's form, and the bind names in the order of the driver's values. */
 interface DriverText {
@@ -137,7 +160,9 @@ export class DirectSelect {
 
   /** Undefined for an engine without this path (SQL Server, Oracle); `poolSize` is the most connections the pool lends. */
   static for(sequelize: Sequelize, dialect: Dialect, poolSize: number): DirectSelect | undefined {
-    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite' ? new DirectSelect(sequelize, dialect, poolSize) : undefined;
+    return dialect === 'postgres' || dialect === 'mysql' || dialect === 'sqlite'
+      ? new DirectSelect(sequelize, dialect, poolSize)
+      : undefined;
   }
 
   private constructor(
@@ -145,7 +170,9 @@ export class DirectSelect {
     private readonly dialect: 'postgres' | 'mysql' | 'sqlite',
     poolSize: number,
   ) {
-    this.formatBind = (sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }).dialect.Query.formatBindParameters;
+    this.formatBind = (
+      sequelize as unknown as { dialect: { Query: { formatBindParameters: FormatBind } } }
+    ).dialect.Query.formatBindParameters;
     this.pool = sequelize.connectionManager as unknown as Pool;
     if (dialect === 'postgres') this.lanes = new SelectLanes(this.pool, poolSize, new PgPipeline());
     else if (dialect === 'mysql') this.lanes = new SelectLanes(this.pool, poolSize, MYSQL_LANE);
@@ -157,13 +184,19 @@ export class DirectSelect {
       const values: Record<string, unknown> = {};
       for (const name of names) values[`$${name}`] = bind[name];
       if (this.sqlite) return this.all(this.sqlite, text, values);
-      return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) => this.all((this.sqlite ??= new SqliteStatements(connection)), text, values));
+      return (this.pool.getConnection({}) as Promise<SqliteConnection>).then((connection) =>
+        this.all((this.sqlite ??= new SqliteStatements(connection)), text, values),
+      );
     }
     const values = names.map((name) => bind[name]);
     const lanes = this.lanes;
     if (lanes && values.length > 0) {
       const postgres = this.dialect === 'postgres';
-      return new Promise((resolve, reject) => lanes.select(text, values, (e, result) => (e ? reject(e) : resolve([postgres ? (result as { rows: unknown[] }).rows : result, result]))));
+      return new Promise((resolve, reject) =>
+        lanes.select(text, values, (e, result) =>
+          e ? reject(e) : resolve([postgres ? (result as { rows: unknown[] }).rows : result, result]),
+        ),
+      );
     }
     const dialect = this.dialect;
     const pool = this.pool;
@@ -172,7 +205,10 @@ export class DirectSelect {
         new Promise((resolve, reject) => {
           const settle = (e: Error | null, result?: unknown): void => {
             pool.releaseConnection(connection);
-            if (!e) return resolve(dialect === 'postgres' ? [(result as { rows: unknown[] }).rows, result] : [result, result]);
+            if (!e)
+              return resolve(
+                dialect === 'postgres' ? [(result as { rows: unknown[] }).rows, result] : [result, result],
+              );
             if (dialect === 'postgres') markIfBroken(connection, e);
             reject(e);
           };
@@ -213,4 +249,5 @@ export class DirectSelect {
 }
 
 /** Whether a direct SQLite statement failed only because another connection holds the file: Sequelize's path retries that. */
-export const sqliteBusy = (e: unknown): boolean => /SQLITE_BUSY/.test((e as { code?: string; message?: string }).code ?? (e as Error).message ?? '');
+export const sqliteBusy = (e: unknown): boolean =>
+  /SQLITE_BUSY/.test((e as { code?: string; message?: string }).code ?? (e as Error).message ?? '');

@@ -25,14 +25,18 @@ export interface SelectColumns {
 const AGGREGATES = new Set(['COUNT', 'SUM', 'MIN', 'MAX', 'AVG']);
 const NAME = '[A-Za-z_][A-Za-z0-9_]*(?:\\s*\\.\\s*[A-Za-z_][A-Za-z0-9_]*)?';
 const ALIAS = '[A-Za-z_][A-Za-z0-9_]*';
-const COLUMN = new RegExp(`^(?:([A-Za-z]+)\\s*\\(\\s*(\\*|${NAME})\\s*\\)|(${NAME})|(${ALIAS})\\s*\\.\\s*\\*|(\\*))(?:\\s+AS\\s+(${ALIAS}))?$`, 'i');
+const COLUMN = new RegExp(
+  `^(?:([A-Za-z]+)\\s*\\(\\s*(\\*|${NAME})\\s*\\)|(${NAME})|(${ALIAS})\\s*\\.\\s*\\*|(\\*))(?:\\s+AS\\s+(${ALIAS}))?$`,
+  'i',
+);
 const TABLE = new RegExp(`^(${NAME})(?:\\s+(?:AS\\s+)?(${ALIAS}))?$`, 'i');
 const ORDER_ITEM = new RegExp(`^(${NAME})(?:\\s+(ASC|DESC))?$`, 'i');
 const GROUP_ITEM = new RegExp(`^${NAME}$`);
 
 /** Identifier text is printable ASCII: no line breaks, NULs or look-alike letters. */
 function printable(text: string, what: string): void {
-  if (/[^\x20-\x7e]/.test(text)) throw new Error(`${what} ${JSON.stringify(text)} may hold only printable ASCII characters`);
+  if (/[^\x20-\x7e]/.test(text))
+    throw new Error(`${what} ${JSON.stringify(text)} may hold only printable ASCII characters`);
 }
 
 function items(text: string, what: string): string[] {
@@ -58,14 +62,18 @@ export interface ColumnRef {
 }
 
 /** One item of a select list. */
-export type SelectItem = { kind: 'column'; column: ColumnRef; fn?: string; alias?: string } | { kind: 'count'; alias?: string } | { kind: 'star'; qualifier?: string };
+export type SelectItem =
+  | { kind: 'column'; column: ColumnRef; fn?: string; alias?: string }
+  | { kind: 'count'; alias?: string }
+  | { kind: 'star'; qualifier?: string };
 
 function columnRef(name: string): ColumnRef {
   const parts = compact(name).split('.');
   return parts.length === 2 ? { qualifier: parts[0]!, name: parts[1]! } : { name: parts[0]! };
 }
 
-const quoteColumn = (dialect: Dialect, c: ColumnRef): string => quoteName(dialect, c.qualifier === undefined ? c.name : `${c.qualifier}.${c.name}`);
+const quoteColumn = (dialect: Dialect, c: ColumnRef): string =>
+  quoteName(dialect, c.qualifier === undefined ? c.name : `${c.qualifier}.${c.name}`);
 
 /** A table name, optionally schema-qualified, with an optional alias. */
 export function parseTable(text: string): TableRef {
@@ -84,7 +92,10 @@ export function parseTable(text: string): TableRef {
 /** A table name with an optional alias (written without AS, which Oracle refuses). */
 export function quoteTable(dialect: Dialect, text: string): string {
   const t = parseTable(text);
-  return quoteName(dialect, t.schema === undefined ? t.name : `${t.schema}.${t.name}`) + (t.alias !== undefined ? ` ${quotePart(dialect, t.alias)}` : '');
+  return (
+    quoteName(dialect, t.schema === undefined ? t.name : `${t.schema}.${t.name}`) +
+    (t.alias !== undefined ? ` ${quotePart(dialect, t.alias)}` : '')
+  );
 }
 
 /** The items of a select list: '' means '*'. */
@@ -92,12 +103,16 @@ export function parseSelectColumns(text: string): SelectItem[] {
   if (text.trim() === '') return [{ kind: 'star' }];
   return items(text, 'column list').map((item): SelectItem => {
     const m = COLUMN.exec(item);
-    if (!m) throw new Error(`column '${item}' is not a column name, table.column, table.*, *, or COUNT/SUM/MIN/MAX/AVG(column) with an optional AS alias`);
+    if (!m)
+      throw new Error(
+        `column '${item}' is not a column name, table.column, table.*, *, or COUNT/SUM/MIN/MAX/AVG(column) with an optional AS alias`,
+      );
     const [, fn, arg, name, starTable, , alias] = m;
     const as = alias !== undefined ? { alias } : {};
     if (fn !== undefined) {
       const upper = fn.toUpperCase();
-      if (!AGGREGATES.has(upper)) throw new Error(`function '${fn}' is not allowed in a column list (COUNT, SUM, MIN, MAX, AVG are)`);
+      if (!AGGREGATES.has(upper))
+        throw new Error(`function '${fn}' is not allowed in a column list (COUNT, SUM, MIN, MAX, AVG are)`);
       if (arg === '*' && upper !== 'COUNT') throw new Error(`${fn}(*) is not valid SQL; only COUNT(*) is`);
       return arg === '*' ? { kind: 'count', ...as } : { kind: 'column', column: columnRef(arg!), fn: upper, ...as };
     }
@@ -118,7 +133,10 @@ export function quoteSelectColumns(dialect: Dialect, text: string): SelectColumn
       keys.push(item.alias ?? 'COUNT(*)');
     } else if (item.kind === 'column' && item.fn !== undefined) {
       sql.push(`${item.fn}(${quoteColumn(dialect, item.column)})${as}`);
-      keys.push(item.alias ?? `${item.fn}(${item.column.qualifier === undefined ? '' : `${item.column.qualifier}.`}${item.column.name})`);
+      keys.push(
+        item.alias ??
+          `${item.fn}(${item.column.qualifier === undefined ? '' : `${item.column.qualifier}.`}${item.column.name})`,
+      );
     } else if (item.kind === 'column') {
       sql.push(`${quoteColumn(dialect, item.column)}${as}`);
       keys.push(item.alias ?? item.column.name);
@@ -157,8 +175,11 @@ export function quoteGroupBy(dialect: Dialect, text: string): string {
 export function parseOrderBy(text: string): { column: ColumnRef; direction?: 'ASC' | 'DESC' }[] {
   return items(text, 'ORDER BY list').map((item) => {
     const m = ORDER_ITEM.exec(item);
-    if (!m) throw new Error(`ORDER BY item '${item}' is not a column name or table.column with an optional ASC or DESC`);
-    return m[2] !== undefined ? { column: columnRef(m[1]!), direction: m[2].toUpperCase() as 'ASC' | 'DESC' } : { column: columnRef(m[1]!) };
+    if (!m)
+      throw new Error(`ORDER BY item '${item}' is not a column name or table.column with an optional ASC or DESC`);
+    return m[2] !== undefined
+      ? { column: columnRef(m[1]!), direction: m[2].toUpperCase() as 'ASC' | 'DESC' }
+      : { column: columnRef(m[1]!) };
   });
 }
 

@@ -19,7 +19,9 @@ export function readInitFile(path: string, db: Database): string[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new ConfigError(`SQL_INITFILE '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`);
+    throw new ConfigError(
+      `SQL_INITFILE '${path}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? describeError(e)}`,
+    );
   }
   try {
     return splitStatements(text, lexOptions(db.dialect)).map((s) => new StatementText().text(s).build());

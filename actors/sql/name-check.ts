@@ -74,8 +74,12 @@ export class AllowList {
       } catch (e) {
         throw new ConfigError(`SQL_ALLOWEDTABLES: ${describeError(e)}`);
       }
-      if (t.alias !== undefined) throw new ConfigError(`SQL_ALLOWEDTABLES: '${text}' has an alias; list table names only`);
-      if (isCatalogTable(dialect, t)) throw new ConfigError(`SQL_ALLOWEDTABLES: '${text}' is a catalog table of the database, which overrides may never name`);
+      if (t.alias !== undefined)
+        throw new ConfigError(`SQL_ALLOWEDTABLES: '${text}' has an alias; list table names only`);
+      if (isCatalogTable(dialect, t))
+        throw new ConfigError(
+          `SQL_ALLOWEDTABLES: '${text}' is a catalog table of the database, which overrides may never name`,
+        );
       this.tables.add(this.tableKey(t));
     }
     const extra = list(allowed.SQL_ALLOWEDCOLUMNS);
@@ -87,23 +91,37 @@ export class AllowList {
       }
     }
     this.columns =
-      configured.stars.length > 0 || extra.includes('*') ? undefined : new Set([...configured.columns.map((c) => c.column.name), ...extra].map((n) => foldName(dialect, n)));
+      configured.stars.length > 0 || extra.includes('*')
+        ? undefined
+        : new Set([...configured.columns.map((c) => c.column.name), ...extra].map((n) => foldName(dialect, n)));
   }
 
   /** Throws RefusedNameError for a name of an overridden parameter that the lists do not permit. */
   check(names: StatementNames, overridden: ReadonlySet<string>): void {
     const t = names.table;
     if (t && overridden.has('SQL_TABLE')) {
-      if (isCatalogTable(this.dialect, t)) throw new RefusedNameError('SQL_TABLE', `table '${tableText(t)}' is a catalog table of the database, which overrides may never name`);
-      if (!this.tables.has(this.tableKey(t))) throw new RefusedNameError('SQL_TABLE', `table '${tableText(t)}' is neither SQL_TABLE nor listed in SQL_ALLOWEDTABLES`);
+      if (isCatalogTable(this.dialect, t))
+        throw new RefusedNameError(
+          'SQL_TABLE',
+          `table '${tableText(t)}' is a catalog table of the database, which overrides may never name`,
+        );
+      if (!this.tables.has(this.tableKey(t)))
+        throw new RefusedNameError(
+          'SQL_TABLE',
+          `table '${tableText(t)}' is neither SQL_TABLE nor listed in SQL_ALLOWEDTABLES`,
+        );
     }
     if (this.columns === undefined) return;
     for (const param of names.stars) {
-      if (overridden.has(param)) throw new RefusedNameError(param, "'*' would select columns beyond SQL_ALLOWEDCOLUMNS; name the columns");
+      if (overridden.has(param))
+        throw new RefusedNameError(param, "'*' would select columns beyond SQL_ALLOWEDCOLUMNS; name the columns");
     }
     for (const { param, column } of names.columns) {
       if (overridden.has(param) && !this.columns.has(foldName(this.dialect, column.name))) {
-        throw new RefusedNameError(param, `column '${column.name}' is neither configured nor listed in SQL_ALLOWEDCOLUMNS`);
+        throw new RefusedNameError(
+          param,
+          `column '${column.name}' is neither configured nor listed in SQL_ALLOWEDCOLUMNS`,
+        );
       }
     }
   }
@@ -138,11 +156,13 @@ export class NameChecker {
     const sources: Source[] = [];
     if (names.table) {
       const source = { table: names.table, columns: await this.catalog.lookup(names.table, (c) => c !== undefined) };
-      if (source.columns === undefined) throw new SettingError('SQL_TABLE', `table '${tableText(names.table)}' does not exist in the database`);
+      if (source.columns === undefined)
+        throw new SettingError('SQL_TABLE', `table '${tableText(names.table)}' does not exist in the database`);
       sources.push(source);
     }
     // a join table the catalog does not list (a view elsewhere, a CTE) only leaves its columns unchecked
-    for (const table of names.joins) sources.push({ table, columns: await this.catalog.lookup(table, (c) => c !== undefined) });
+    for (const table of names.joins)
+      sources.push({ table, columns: await this.catalog.lookup(table, (c) => c !== undefined) });
     if (names.table && names.conflictKeys) await this.verifyConflictTarget(names.table, names.conflictKeys);
     if (sources.length === 0) return;
     const readable = names.joinsComplete && sources.every((s) => s.columns !== undefined);
@@ -157,7 +177,10 @@ export class NameChecker {
       if (candidates.some((s) => s.columns?.has(name))) continue;
       if (!readable && column.qualifier === undefined) continue;
       const tables = candidates.map((s) => `'${tableText(s.table)}'`).join(', ');
-      throw new SettingError(param, `'${column.qualifier === undefined ? '' : `${column.qualifier}.`}${column.name}' is not a column of table${candidates.length === 1 ? '' : 's'} ${tables}`);
+      throw new SettingError(
+        param,
+        `'${column.qualifier === undefined ? '' : `${column.qualifier}.`}${column.name}' is not a column of table${candidates.length === 1 ? '' : 's'} ${tables}`,
+      );
     }
   }
 
@@ -167,8 +190,12 @@ export class NameChecker {
     if (keys === undefined) return;
     const wanted = new Set(keyColumns.map((k) => foldName(this.dialect, k)));
     if (keys.some((k) => k.size === wanted.size && [...wanted].every((c) => k.has(c)))) return;
-    const known = keys.length === 0 ? 'it has none' : `its unique keys are ${keys.map((k) => `(${[...k].join(', ')})`).join(', ')}`;
-    throw new SettingError('SQL_KEYCOLUMNS', `(${keyColumns.join(', ')}) is not the PRIMARY KEY or a UNIQUE constraint of table '${tableText(table)}' (${known}): an UPSERT needs one on exactly its key columns`);
+    const known =
+      keys.length === 0 ? 'it has none' : `its unique keys are ${keys.map((k) => `(${[...k].join(', ')})`).join(', ')}`;
+    throw new SettingError(
+      'SQL_KEYCOLUMNS',
+      `(${keyColumns.join(', ')}) is not the PRIMARY KEY or a UNIQUE constraint of table '${tableText(table)}' (${known}): an UPSERT needs one on exactly its key columns`,
+    );
   }
 
   /** The tables a column may belong to; undefined when its qualifier names no table read here. */
@@ -176,7 +203,9 @@ export class NameChecker {
     const known = sources.filter((s) => s.columns !== undefined);
     if (column.qualifier === undefined) return known;
     const q = foldName(this.dialect, column.qualifier);
-    const match = sources.find((s) => foldName(this.dialect, s.table.alias ?? s.table.name) === q || foldName(this.dialect, s.table.name) === q);
+    const match = sources.find(
+      (s) => foldName(this.dialect, s.table.alias ?? s.table.name) === q || foldName(this.dialect, s.table.name) === q,
+    );
     return match?.columns === undefined ? undefined : [match];
   }
 }

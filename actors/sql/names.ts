@@ -34,8 +34,23 @@ export interface StatementNames {
   conflictKeys?: readonly string[];
 }
 
-const JOIN_WORDS = new Set(['ON', 'USING', 'JOIN', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'OUTER', 'CROSS', 'NATURAL', 'STRAIGHT_JOIN', 'WHERE', 'LATERAL']);
-const TABLE_AT = /^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)?)(?:\s+(?:AS\s+)?([A-Za-z_][A-Za-z0-9_]*))?/i;
+const JOIN_WORDS = new Set([
+  'ON',
+  'USING',
+  'JOIN',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'OUTER',
+  'CROSS',
+  'NATURAL',
+  'STRAIGHT_JOIN',
+  'WHERE',
+  'LATERAL',
+]);
+const TABLE_AT =
+  /^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)?)(?:\s+(?:AS\s+)?([A-Za-z_][A-Za-z0-9_]*))?/i;
 const LEADING_JOIN = /^\s*(?:(?:INNER|LEFT|RIGHT|FULL|CROSS|NATURAL|JOIN|STRAIGHT_JOIN|OUTER)\b|,)/i;
 
 /** The tables a join clause names: after each JOIN, after each top-level comma, and at the start. */
@@ -52,7 +67,8 @@ export function joinTables(dialect: Dialect, text: string): { tables: TableRef[]
     if (c === '(') depth++;
     else if (c === ')') depth--;
     else if (depth === 0 && c === ',') starts.push(i + 1);
-    else if (depth === 0 && /^JOIN\b/i.test(code.slice(i, i + 5)) && (i === 0 || /[^A-Za-z0-9_]/.test(code[i - 1]!))) starts.push(i + 4);
+    else if (depth === 0 && /^JOIN\b/i.test(code.slice(i, i + 5)) && (i === 0 || /[^A-Za-z0-9_]/.test(code[i - 1]!)))
+      starts.push(i + 4);
   }
   const tables: TableRef[] = [];
   let complete = true;

@@ -31,13 +31,20 @@ export function queryTypeOf(dialect: Dialect, kind: PlanKind, sql: string): stri
   if (kind === 'select' || kind === 'query' || dialect !== 'sqlite') return 'RAW';
   // SQLite's driver reports changes only for statements sequelize runs with `run`, chosen by type
   const verb = kind === 'exec' ? (/^\s*(insert|update|delete)\b/i.exec(sql)?.[1]?.toLowerCase() ?? 'other') : kind;
-  return verb === 'insert' || verb === 'upsert' ? 'INSERT' : verb === 'update' ? 'BULKUPDATE' : verb === 'delete' ? 'BULKDELETE' : 'RAW';
+  return verb === 'insert' || verb === 'upsert'
+    ? 'INSERT'
+    : verb === 'update'
+      ? 'BULKUPDATE'
+      : verb === 'delete'
+        ? 'BULKDELETE'
+        : 'RAW';
 }
 
 function columnsOf(dialect: Dialect, meta: unknown): string[] {
   // PostgreSQL: pg Result (one per statement) with fields; Oracle: metaData [{ name }]; others: none
   let fields: unknown;
-  if (dialect === 'postgres') fields = (Array.isArray(meta) ? meta[meta.length - 1] : (meta as { fields?: unknown } | undefined))?.fields;
+  if (dialect === 'postgres')
+    fields = (Array.isArray(meta) ? meta[meta.length - 1] : (meta as { fields?: unknown } | undefined))?.fields;
   else if (dialect === 'oracle') fields = meta;
   if (!Array.isArray(fields)) return [];
   return fields.map((f) => (f as { name?: unknown }).name).filter((n): n is string => typeof n === 'string');

@@ -20,7 +20,10 @@ import type { LaneDone, LaneDriver } from './select-lanes.js';
 
 /** The little of a node-postgres Client this path uses (the project carries no types for pg). */
 export interface PgClient {
-  query(config: { text: string; values: unknown[]; name?: string }, done: (e: Error | null, result: { rows: unknown[] }) => void): void;
+  query(
+    config: { text: string; values: unknown[]; name?: string },
+    done: (e: Error | null, result: { rows: unknown[] }) => void,
+  ): void;
   /** node-postgres: queries are written without waiting for the answers before them. */
   pipeline: boolean;
   /** Sequelize's pool drops a connection marked so when it comes back. */
@@ -37,7 +40,8 @@ const NAMES_KEPT = 256;
 const NAMES_PER_CONNECTION = 64;
 
 /** The failures on which Sequelize marks a PostgreSQL connection invalid (its query.js). */
-const BROKEN_PG = /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
+const BROKEN_PG =
+  /ECONNRESET|Unable to set non-blocking to true|SSL SYSCALL error: EOF detected|Local: Authentication failure|^ Query read timeout$/i;
 
 /** What Sequelize's PostgreSQL query does with a broken connection: marked, the pool drops it when it comes back. */
 export function markIfBroken(client: Pick<PgClient, '_invalid'>, e: Error): void {
@@ -45,7 +49,8 @@ export function markIfBroken(client: Pick<PgClient, '_invalid'>, e: Error): void
 }
 
 /** PostgreSQL's refusal to run a prepared statement whose result columns changed (feature_not_supported). */
-const stalePlan = (e: Error): boolean => (e as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(e.message);
+const stalePlan = (e: Error): boolean =>
+  (e as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(e.message);
 
 /** A statement name per text, never reused for another text (names are per connection on the server). */
 class StatementNames {

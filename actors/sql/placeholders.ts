@@ -28,7 +28,8 @@ export interface Clause {
 }
 
 function checkName(name: string): string {
-  if (!PLACEHOLDER_NAME.test(name)) throw new Error(`placeholder '{{ ${name} }}' is not a name (letters, digits, _ . -)`);
+  if (!PLACEHOLDER_NAME.test(name))
+    throw new Error(`placeholder '{{ ${name} }}' is not a name (letters, digits, _ . -)`);
   return name;
 }
 
@@ -59,7 +60,9 @@ export function parseClause(text: string, lex: LexOptions): Clause {
       }
       for (const m of seg.text.matchAll(PLACEHOLDER)) {
         if (PLACEHOLDER_NAME.test(m[1]!)) {
-          throw new Error(`placeholder '${m[0]}' is inside the quoted text ${seg.text}: write the placeholder alone ('{{ ${m[1]} }}' or {{ ${m[1]} }}) and put any % or other text into the value`);
+          throw new Error(
+            `placeholder '${m[0]}' is inside the quoted text ${seg.text}: write the placeholder alone ('{{ ${m[1]} }}' or {{ ${m[1]} }}) and put any % or other text into the value`,
+          );
         }
       }
       pushText(seg.text);
@@ -108,7 +111,8 @@ export class StatementText {
 
   /** Literal SQL from configuration (identifiers already quoted). */
   text(sql: string): this {
-    if (sql.includes(OPEN) || sql.includes(CLOSE)) throw new Error('SQL text may not contain the characters U+E000 or U+E001');
+    if (sql.includes(OPEN) || sql.includes(CLOSE))
+      throw new Error('SQL text may not contain the characters U+E000 or U+E001');
     this.chunks.push(sql);
     return this;
   }
@@ -162,10 +166,12 @@ export function displaySql(sql: string): string {
 export function bindValues(params: readonly ParamSource[], data: ValueMap): Record<string, string | number | null> {
   const bind: Record<string, string | number | null> = {};
   for (const p of params) {
-    if (!Object.hasOwn(data, p.name)) throw new BadInputError(`Data '${p.name}' is missing (it fills a placeholder of ${p.use})`);
+    if (!Object.hasOwn(data, p.name))
+      throw new BadInputError(`Data '${p.name}' is missing (it fills a placeholder of ${p.use})`);
     const first = data[p.name]![0];
     if (p.kind === 'count') {
-      if (first === undefined || !/^\d{1,15}$/.test(first)) throw new BadInputError(`Data '${p.name}' must be a non-negative whole number (${p.use})`);
+      if (first === undefined || !/^\d{1,15}$/.test(first))
+        throw new BadInputError(`Data '${p.name}' must be a non-negative whole number (${p.use})`);
       bind[p.key] = Number(first);
     } else {
       bind[p.key] = first ?? null;

@@ -38,7 +38,19 @@ export type SqlConfig = ConfigOf<typeof SQL_PARAMS>;
 /** What one message runs: a statement, or the statements of a raw transaction (SQL_RAWTRANSACTION). */
 export type Planned = Plan | TransactionPlan;
 
-const STATEMENT_PARAMS = ['SQL_STATEMENT', 'SQL_TABLE', 'SQL_COLUMNS', 'SQL_JOIN', 'SQL_WHERE', 'SQL_VALUEPARAMS', 'SQL_GROUPBY', 'SQL_HAVING', 'SQL_ORDERBY', 'SQL_LIMIT', 'SQL_OFFSET'] as const;
+const STATEMENT_PARAMS = [
+  'SQL_STATEMENT',
+  'SQL_TABLE',
+  'SQL_COLUMNS',
+  'SQL_JOIN',
+  'SQL_WHERE',
+  'SQL_VALUEPARAMS',
+  'SQL_GROUPBY',
+  'SQL_HAVING',
+  'SQL_ORDERBY',
+  'SQL_LIMIT',
+  'SQL_OFFSET',
+] as const;
 const RAW_PARAMS = ['SQL_RAWACTION', 'SQL_RAWVALUE'] as const;
 type Overridable = (typeof STATEMENT_PARAMS)[number] | (typeof RAW_PARAMS)[number];
 
@@ -77,8 +89,14 @@ export class Planner {
       const pieces = this.configuredPieces();
       this.configuredNames = this.base?.names ?? (pieces.table ? pieces : undefined);
       this.allow = new AllowList(dialect, pieces, config);
-      if (config.SQL_TABLE_CTRL.trim() !== '' && config.SQL_TABLE.trim() === '' && config.SQL_ALLOWEDTABLES.trim() === '') {
-        throw new ConfigError('SQL_TABLE_CTRL: with SQL_TABLE empty, list the tables the control may name in SQL_ALLOWEDTABLES');
+      if (
+        config.SQL_TABLE_CTRL.trim() !== '' &&
+        config.SQL_TABLE.trim() === '' &&
+        config.SQL_ALLOWEDTABLES.trim() === ''
+      ) {
+        throw new ConfigError(
+          'SQL_TABLE_CTRL: with SQL_TABLE empty, list the tables the control may name in SQL_ALLOWEDTABLES',
+        );
       }
     }
   }
@@ -134,7 +152,9 @@ export class Planner {
       const value = message.Control[control]![0];
       if (value === undefined) continue;
       if (CLAUSE_PARAMS.has(param) && !this.config.SQL_ALLOWCLAUSECTRL) {
-        throw new ForbiddenError(`control '${control}' would replace the SQL text of ${param}; set SQL_ALLOWCLAUSECTRL=true to allow clause text from messages`);
+        throw new ForbiddenError(
+          `control '${control}' would replace the SQL text of ${param}; set SQL_ALLOWCLAUSECTRL=true to allow clause text from messages`,
+        );
       }
       (overrides ??= []).push([param, value]);
     }
@@ -166,7 +186,9 @@ export class Planner {
     if (!overridden) return new ConfigError(`${e.param}: ${e.message}`);
     const where = overridden.has(e.param) ? `control '${this.controlOf(e.param)}' (${e.param})` : e.param;
     if (e instanceof RefusedNameError) return new ForbiddenError(`${where}: ${e.message}`);
-    return e instanceof TooManyStatementsError ? new TooLargeError(`${where}: ${e.message}`) : new BadInputError(`${where}: ${e.message}`);
+    return e instanceof TooManyStatementsError
+      ? new TooLargeError(`${where}: ${e.message}`)
+      : new BadInputError(`${where}: ${e.message}`);
   }
 
   private controlOf(param: string): string {
@@ -180,15 +202,26 @@ export class Planner {
   }
 
   private build(s: Record<Overridable, string>): Planned {
-    if (this.config.SQL_RAWMODE) return this.config.SQL_RAWTRANSACTION ? buildRawTransaction(this.dialect, s as RawSettings) : buildRaw(this.dialect, s as RawSettings);
-    const plan = buildStatement(this.dialect, { ...(s as StatementSettings), SQL_KEYCOLUMNS: this.config.SQL_KEYCOLUMNS });
+    if (this.config.SQL_RAWMODE)
+      return this.config.SQL_RAWTRANSACTION
+        ? buildRawTransaction(this.dialect, s as RawSettings)
+        : buildRaw(this.dialect, s as RawSettings);
+    const plan = buildStatement(this.dialect, {
+      ...(s as StatementSettings),
+      SQL_KEYCOLUMNS: this.config.SQL_KEYCOLUMNS,
+    });
     // a batch writes rows: the statement a control picks must be one that does
-    if (this.config.SQL_BATCH && !plan.rows) throw new SettingError('SQL_STATEMENT', `SQL_BATCH=true writes rows with INSERT or UPSERT, not ${plan.kind.toUpperCase()}`);
+    if (this.config.SQL_BATCH && !plan.rows)
+      throw new SettingError(
+        'SQL_STATEMENT',
+        `SQL_BATCH=true writes rows with INSERT or UPSERT, not ${plan.kind.toUpperCase()}`,
+      );
     return plan;
   }
 
   private missingMessage(): string {
-    if (this.config.SQL_RAWMODE) return `no SQL text: SQL_RAWVALUE is empty and control '${this.controlOf('SQL_RAWVALUE')}' was not given`;
+    if (this.config.SQL_RAWMODE)
+      return `no SQL text: SQL_RAWVALUE is empty and control '${this.controlOf('SQL_RAWVALUE')}' was not given`;
     return `no statement: SQL_STATEMENT is empty and control '${this.controlOf('SQL_STATEMENT')}' was not given`;
   }
 
@@ -200,7 +233,11 @@ export class Planner {
     try {
       if (!incomplete) return this.build(this.settings());
       if (completingControl.trim() === '') {
-        throw new ConfigError(c.SQL_RAWMODE ? 'raw mode needs SQL_RAWVALUE (or SQL_RAWVALUE_CTRL)' : 'SQL_STATEMENT is required: SELECT, INSERT, UPDATE, DELETE or UPSERT (or SQL_STATEMENT_CTRL, or SQL_RAWMODE=true)');
+        throw new ConfigError(
+          c.SQL_RAWMODE
+            ? 'raw mode needs SQL_RAWVALUE (or SQL_RAWVALUE_CTRL)'
+            : 'SQL_STATEMENT is required: SELECT, INSERT, UPDATE, DELETE or UPSERT (or SQL_STATEMENT_CTRL, or SQL_RAWMODE=true)',
+        );
       }
       this.checkPieces();
       return undefined;
@@ -232,7 +269,8 @@ export class Planner {
     check('SQL_GROUPBY', c.SQL_GROUPBY, (v) => quoteGroupBy(d, v));
     check('SQL_ORDERBY', c.SQL_ORDERBY, (v) => quoteOrderBy(d, v));
     check('SQL_KEYCOLUMNS', c.SQL_KEYCOLUMNS, (v) => quotePlainColumns(d, v));
-    for (const p of ['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING'] as const) check(p, c[p], (v) => parseClause(v, lexOptions(d)));
+    for (const p of ['SQL_JOIN', 'SQL_WHERE', 'SQL_HAVING'] as const)
+      check(p, c[p], (v) => parseClause(v, lexOptions(d)));
   }
 }
 
@@ -242,9 +280,18 @@ export class Planner {
  * SQL_STATEMENT). A configured SQL_BATCH statement other than INSERT or UPSERT fails in `build`.
  */
 function checkRowsSettings(c: SqlConfig): void {
-  if (c.SQL_BATCH && c.SQL_RAWMODE) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_RAWMODE');
+  if (c.SQL_BATCH && c.SQL_RAWMODE)
+    throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_RAWMODE');
   const statement = c.SQL_STATEMENT.trim().toLowerCase();
-  if (c.SQL_KEYCOLUMNS.trim() !== '' && !c.SQL_RAWMODE && statement !== '' && statement !== 'upsert' && c.SQL_STATEMENT_CTRL.trim() === '') {
-    throw new ConfigError(`SQL_KEYCOLUMNS: key columns are for SQL_STATEMENT UPSERT, and the statement is ${c.SQL_STATEMENT.trim().toUpperCase()}`);
+  if (
+    c.SQL_KEYCOLUMNS.trim() !== '' &&
+    !c.SQL_RAWMODE &&
+    statement !== '' &&
+    statement !== 'upsert' &&
+    c.SQL_STATEMENT_CTRL.trim() === ''
+  ) {
+    throw new ConfigError(
+      `SQL_KEYCOLUMNS: key columns are for SQL_STATEMENT UPSERT, and the statement is ${c.SQL_STATEMENT.trim().toUpperCase()}`,
+    );
   }
 }

@@ -42,7 +42,10 @@ function build(dialect: Dialect, c: SqlConfig, tracking?: Tracking): Plan {
     throw e;
   }
   const unfilled = plan.params.filter((p) => p.name !== TRACK_PARAM);
-  if (unfilled.length > 0) throw new ConfigError(`poll mode: ${unfilled.map((p) => `{{ ${p.name} }} in ${p.use}`).join(', ')} cannot be filled: no message supplies Data to a poll`);
+  if (unfilled.length > 0)
+    throw new ConfigError(
+      `poll mode: ${unfilled.map((p) => `{{ ${p.name} }} in ${p.use}`).join(', ')} cannot be filled: no message supplies Data to a poll`,
+    );
   return plan;
 }
 
@@ -57,8 +60,16 @@ export function pollerPlans(c: SqlConfig, dialect: Dialect): PollPlans {
   const parts = column.split('.');
   const key = parts[parts.length - 1]!.trim();
   const keys = quoteSelectColumns(dialect, c.SQL_COLUMNS).keys;
-  if (!keys.includes('*') && !keys.includes(key)) throw new ConfigError(`SQL_TRACKCOLUMN: '${column}' must be one of the selected columns (SQL_COLUMNS) so its last value can be read`);
+  if (!keys.includes('*') && !keys.includes(key))
+    throw new ConfigError(
+      `SQL_TRACKCOLUMN: '${column}' must be one of the selected columns (SQL_COLUMNS) so its last value can be read`,
+    );
   const state = new TrackState(c.SQL_STATEFILE.trim(), column);
-  const notes = [state.load(), c.SQL_ORDERBY.trim() !== '' ? `SQL_ORDERBY '${c.SQL_ORDERBY}' is replaced by the tracked column ${column} in poll mode` : undefined].filter((n): n is string => n !== undefined);
+  const notes = [
+    state.load(),
+    c.SQL_ORDERBY.trim() !== ''
+      ? `SQL_ORDERBY '${c.SQL_ORDERBY}' is replaced by the tracked column ${column} in poll mode`
+      : undefined,
+  ].filter((n): n is string => n !== undefined);
   return { first, tracking: { next, key, state, column }, ...(notes.length ? { note: notes.join('; ') } : {}) };
 }

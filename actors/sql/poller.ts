@@ -117,8 +117,12 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
     const tracking = opts.tracking;
     const end = tracking && trackValue(rows[rows.length - 1]![tracking.key]);
     if (tracking && end !== undefined && !(await markWrite(tracking.state.claim(end)))) return false;
-    const Control: ValueMap = tracking && end !== undefined ? { [IDEMPOTENCY_KEY]: [batchKey(opts.name, tracking.column, end)] } : {};
-    const delivered = await ctx.hive.emit(opts.channel, makeMessage({ Class: opts.cls, Operation: opts.operation, Control, Data: rowsResult(rows, columns).Data }));
+    const Control: ValueMap =
+      tracking && end !== undefined ? { [IDEMPOTENCY_KEY]: [batchKey(opts.name, tracking.column, end)] } : {};
+    const delivered = await ctx.hive.emit(
+      opts.channel,
+      makeMessage({ Class: opts.cls, Operation: opts.operation, Control, Data: rowsResult(rows, columns).Data }),
+    );
     if (!delivered) {
       // the claim stays: the next poll sends these rows again under the same key
       status.undelivered++;
@@ -152,7 +156,9 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
       const key = opts.tracking.key;
       const upTo = rows.findLastIndex((row) => sameTrack(trackValue(row[key]), pending));
       if (upTo >= 0) {
-        ctx.log.info(`sending again the batch claimed up to ${opts.tracking.column} ${describeTrack(pending)} (${upTo + 1} row${upTo === 0 ? '' : 's'}), which may have gone out unrecorded, under its idempotency-key`);
+        ctx.log.info(
+          `sending again the batch claimed up to ${opts.tracking.column} ${describeTrack(pending)} (${upTo + 1} row${upTo === 0 ? '' : 's'}), which may have gone out unrecorded, under its idempotency-key`,
+        );
         if (!(await emitBatch(rows.slice(0, upTo + 1), outcome.columns))) return;
         rows = rows.slice(upTo + 1);
         if (rows.length === 0) return;
@@ -169,7 +175,10 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
       if (opts.lease) status.active = opts.lease.holds();
       if (opts.lease && !status.active) {
         // standing by: look again soon, so a takeover polls within a third of the lease, not a whole interval later
-        timer = setTimeout(() => ctx.runtime.tell(ref, { type: 'tick' }), Math.min(opts.intervalMs, Math.max(100, Math.floor(opts.lease.ttlMs / 3))));
+        timer = setTimeout(
+          () => ctx.runtime.tell(ref, { type: 'tick' }),
+          Math.min(opts.intervalMs, Math.max(100, Math.floor(opts.lease.ttlMs / 3))),
+        );
         return state;
       }
       const began = Date.now();
@@ -177,7 +186,8 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
       let delay: number;
       try {
         await pollOnce();
-        if (consecutive > 0) ctx.log.info(`poll recovered after ${consecutive} failed attempt${consecutive === 1 ? '' : 's'}`);
+        if (consecutive > 0)
+          ctx.log.info(`poll recovered after ${consecutive} failed attempt${consecutive === 1 ? '' : 's'}`);
         consecutive = 0;
         delay = Math.max(0, opts.intervalMs - (Date.now() - began));
       } catch (e) {
@@ -186,7 +196,10 @@ export function startPoller(ctx: ServiceContext<unknown>, db: Database, opts: Po
         status.lastError = describeError(e);
         delay = backoffDelay(opts.intervalMs, consecutive);
         // once per outage: the first failure is a warning, the retries are debug lines
-        if (consecutive === 1) ctx.log.warn(`poll failed: ${status.lastError}; retrying with back-off (at most every ${Math.max(opts.intervalMs, MAX_BACKOFF_MS)} ms) until it succeeds`);
+        if (consecutive === 1)
+          ctx.log.warn(
+            `poll failed: ${status.lastError}; retrying with back-off (at most every ${Math.max(opts.intervalMs, MAX_BACKOFF_MS)} ms) until it succeeds`,
+          );
         else ctx.log.debug(`poll attempt ${consecutive} failed: ${status.lastError}; next in ${delay} ms`);
       } finally {
         inFlight.end();

@@ -56,7 +56,8 @@ const ROWS_CLAUSE = /\breturning\b|\boutput\s+(?:inserted|deleted)\b/i;
  * and ends it, and a COMMIT in the middle would make the statements after it run outside it. (ROLLBACK
  * TO SAVEPOINT stays inside and is allowed, except on SQL Server, whose ROLLBACK TRANSACTION may end it.) On SQL Server a BEGIN alone opens a block, not a transaction.
  */
-const TRANSACTION_CONTROL = /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
+const TRANSACTION_CONTROL =
+  /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
 const MSSQL_TRANSACTION_CONTROL = /^(?:begin\s+(?:tran|transaction|distributed)|commit|rollback)\b/i;
 
 function controlsTransaction(text: string, dialect: Dialect): boolean {
@@ -81,11 +82,18 @@ export function buildRawTransaction(dialect: Dialect, s: RawSettings): Transacti
   }
   if (texts.length === 0) throw new SettingError('SQL_RAWVALUE', 'raw mode needs the SQL text');
   if (texts.length > TRANSACTION_STATEMENT_LIMIT) {
-    throw new TooManyStatementsError('SQL_RAWVALUE', `${texts.length} statements; a raw transaction holds at most ${TRANSACTION_STATEMENT_LIMIT}`);
+    throw new TooManyStatementsError(
+      'SQL_RAWVALUE',
+      `${texts.length} statements; a raw transaction holds at most ${TRANSACTION_STATEMENT_LIMIT}`,
+    );
   }
   const statements = texts.map((text, i) => {
     const which = `statement ${i + 1} of ${texts.length}`;
-    if (controlsTransaction(text, dialect)) throw new SettingError('SQL_RAWVALUE', `${which}: '${text.split(/\s/, 1)[0]}' would end or nest the transaction; the service begins it and commits or rolls it back`);
+    if (controlsTransaction(text, dialect))
+      throw new SettingError(
+        'SQL_RAWVALUE',
+        `${which}: '${text.split(/\s/, 1)[0]}' would end or nest the transaction; the service begins it and commits or rolls it back`,
+      );
     const kind = (action === 'query' && i === texts.length - 1) || returnsRows(text, lex) ? 'query' : 'exec';
     try {
       return rawStatement(dialect, kind, text, `SQL_RAWVALUE ${which}`);
@@ -93,7 +101,9 @@ export function buildRawTransaction(dialect: Dialect, s: RawSettings): Transacti
       throw new SettingError('SQL_RAWVALUE', `${which}: ${describeError(e)}`);
     }
   });
-  const params = statements.flatMap((st) => st.params).filter((p, i, all) => all.findIndex((q) => q.name === p.name) === i);
+  const params = statements
+    .flatMap((st) => st.params)
+    .filter((p, i, all) => all.findIndex((q) => q.name === p.name) === i);
   return { kind: 'transaction', statements, sql: statements.map((st) => st.sql).join('; '), params };
 }
 

@@ -70,7 +70,9 @@ export function writeResult(affected: number, insertId?: number | string): Resul
 }
 
 /** The Result of the statements of one multi-row write: their rows summed; counts only if every statement gave them. */
-export function rowsWrittenResult(outcomes: readonly { affected: number; inserted?: number; updated?: number }[]): Result {
+export function rowsWrittenResult(
+  outcomes: readonly { affected: number; inserted?: number; updated?: number }[],
+): Result {
   let affected = 0;
   let inserted: number | undefined = 0;
   let updated: number | undefined = 0;

@@ -28,7 +28,13 @@ import { parsePlainColumns, parseTable } from './identifiers.js';
 import { escapeDollars } from './placeholders.js';
 
 /** Bound parameters one statement may carry. */
-export const PARAM_LIMIT: Readonly<Record<Dialect, number>> = { postgres: 65535, mysql: 65535, sqlite: 32766, mssql: 2098, oracle: 65535 };
+export const PARAM_LIMIT: Readonly<Record<Dialect, number>> = {
+  postgres: 65535,
+  mysql: 65535,
+  sqlite: 32766,
+  mssql: 2098,
+  oracle: 65535,
+};
 /** Rows one statement may carry whatever the parameters: SQL Server's VALUES takes 1000 row constructors. */
 const ROW_LIMIT: Readonly<Partial<Record<Dialect, number>>> = { mssql: 1000 };
 /** Statement texts kept per row count: the full chunk and the sizes of recent remainders. */
@@ -82,7 +88,10 @@ export class RowsStatement {
     const keys = kind === 'upsert' ? keyPositions(columns, keyColumns) : [];
     this.keys = keys;
     this.updates = columns.map((_, i) => i).filter((i) => !keys.includes(i));
-    this.maxRows = Math.max(1, Math.min(Math.floor(PARAM_LIMIT[dialect] / columns.length), ROW_LIMIT[dialect] ?? Infinity));
+    this.maxRows = Math.max(
+      1,
+      Math.min(Math.floor(PARAM_LIMIT[dialect] / columns.length), ROW_LIMIT[dialect] ?? Infinity),
+    );
   }
 
   /** The text for `rows` rows (1 ≤ rows ≤ maxRows): `$1`… or `$p1`… (BINDS_BY_POSITION) bound row by row, column by column. */
@@ -105,7 +114,9 @@ export class RowsStatement {
       const selects: string[] = [];
       for (let r = 0; r < rows; r++) {
         const m = marks();
-        selects.push(`SELECT ${r === 0 ? m.map((x, c) => `${x} AS ${this.columns[c]!}`).join(', ') : m.join(', ')} FROM DUAL`);
+        selects.push(
+          `SELECT ${r === 0 ? m.map((x, c) => `${x} AS ${this.columns[c]!}`).join(', ') : m.join(', ')} FROM DUAL`,
+        );
       }
       const source = selects.join(' UNION ALL ');
       return this.kind === 'insert' ? `INSERT INTO ${this.table} (${cols}) ${source}` : this.merge(`(${source}) s`);
@@ -115,7 +126,8 @@ export class RowsStatement {
     const values = `VALUES ${tuples.join(', ')}`;
     if (this.kind === 'insert') return `INSERT INTO ${this.table} (${cols}) ${values}`;
     const keys = this.keys.map((k) => this.columns[k]!).join(', ');
-    const set = (f: (c: string) => string): string => this.updates.map((u) => `${this.columns[u]!} = ${f(this.columns[u]!)}`).join(', ');
+    const set = (f: (c: string) => string): string =>
+      this.updates.map((u) => `${this.columns[u]!} = ${f(this.columns[u]!)}`).join(', ');
     switch (this.dialect) {
       case 'postgres':
         // the counts come back as one row; xmax is 0 in a row version this statement inserted
@@ -144,13 +156,18 @@ export class RowsStatement {
 
 /** Positions of the SQL_KEYCOLUMNS columns among the statement's columns. */
 function keyPositions(columns: readonly string[], keyColumns: string): number[] {
-  if (keyColumns.trim() === '') throw new Error('UPSERT needs the key columns that identify a row (a primary key or unique constraint)');
+  if (keyColumns.trim() === '')
+    throw new Error('UPSERT needs the key columns that identify a row (a primary key or unique constraint)');
   const keys = parsePlainColumns(keyColumns);
   const lower = columns.map((c) => c.toLowerCase());
   const missing = keys.filter((k) => !lower.includes(k.toLowerCase()));
-  if (missing.length > 0) throw new Error(`${missing.map((k) => `'${k}'`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not among the columns of SQL_COLUMNS (${columns.join(', ')}); the key is written like the other columns`);
+  if (missing.length > 0)
+    throw new Error(
+      `${missing.map((k) => `'${k}'`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not among the columns of SQL_COLUMNS (${columns.join(', ')}); the key is written like the other columns`,
+    );
   const positions = [...new Set(keys.map((k) => lower.indexOf(k.toLowerCase())))];
-  if (positions.length === columns.length) throw new Error('every column of SQL_COLUMNS is a key column: an UPSERT needs at least one other column to update');
+  if (positions.length === columns.length)
+    throw new Error('every column of SQL_COLUMNS is a key column: an UPSERT needs at least one other column to update');
   return positions;
 }
 
@@ -163,7 +180,8 @@ export function upsertCounts(dialect: Dialect, result: unknown): UpsertCounts | 
   const [first, meta] = Array.isArray(result) ? (result as [unknown, unknown]) : [undefined, undefined];
   switch (dialect) {
     case 'postgres': {
-      const row = (Array.isArray(first) ? first[0] : undefined) as { affected?: unknown; inserted?: unknown } | undefined;
+      const row = (Array.isArray(first) ? first[0] : undefined) as
+        { affected?: unknown; inserted?: unknown } | undefined;
       const affected = Number(row?.affected ?? 0);
       const inserted = Number(row?.inserted ?? 0);
       return { affected, inserted, updated: affected - inserted };

@@ -48,8 +48,12 @@ export class SharedMark extends MarkMemory {
 
   protected async write(mark: Mark): Promise<void> {
     const text = encodeTrack(this.column, mark);
-    const revision = this.revision === undefined ? await this.bucket.create(this.key, text) : await this.bucket.update(this.key, text, this.revision);
-    if (revision === undefined) throw new MarkMovedError(`another poller of the same NAME moved the mark ${this.key} meanwhile`);
+    const revision =
+      this.revision === undefined
+        ? await this.bucket.create(this.key, text)
+        : await this.bucket.update(this.key, text, this.revision);
+    if (revision === undefined)
+      throw new MarkMovedError(`another poller of the same NAME moved the mark ${this.key} meanwhile`);
     this.revision = revision;
     this.mark = mark;
   }

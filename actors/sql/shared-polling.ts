@@ -21,13 +21,17 @@ const POLLERS_BUCKET = 'hivenode_pollers';
  * pollers; a change stream's readers, README, Change streams), in the shared bucket. Undefined on the
  * embedded hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
  */
-export async function sharedLease(ctx: ServiceContext<SqlConfig>, role: LeaseRole): Promise<{ lease: Lease; bucket: SharedBucket; name: string } | undefined> {
+export async function sharedLease(
+  ctx: ServiceContext<SqlConfig>,
+  role: LeaseRole,
+): Promise<{ lease: Lease; bucket: SharedBucket; name: string } | undefined> {
   const c = ctx.config;
   if (c.SQL_POLLLEASE === 0) return undefined;
   const opening = ctx.hive.sharedBucket(POLLERS_BUCKET);
   if (!opening) return undefined;
   const every = role.name === 'poller' ? 'poll on every node' : 'read on every node';
-  if (c.SQL_POLLLEASE < 1_000) throw new ConfigError(`SQL_POLLLEASE is ${c.SQL_POLLLEASE} ms; give at least 1s (or 0 to ${every})`);
+  if (c.SQL_POLLLEASE < 1_000)
+    throw new ConfigError(`SQL_POLLLEASE is ${c.SQL_POLLLEASE} ms; give at least 1s (or 0 to ${every})`);
   let bucket: SharedBucket;
   try {
     bucket = await opening;
@@ -39,7 +43,9 @@ export async function sharedLease(ctx: ServiceContext<SqlConfig>, role: LeaseRol
   const name = sharedNameWord(ctx.name);
   const lease = new Lease(bucket, `lease.${name}`, c.SQL_POLLLEASE, ctx.log, role);
   await lease.start();
-  ctx.log.info(`${role.name} lease: ${lease.holds() ? 'active' : 'standing by'} among the ${role.name}s named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`);
+  ctx.log.info(
+    `${role.name} lease: ${lease.holds() ? 'active' : 'standing by'} among the ${role.name}s named '${ctx.name}' on the hive (lease ${c.SQL_POLLLEASE} ms, bucket ${POLLERS_BUCKET})`,
+  );
   return { lease, bucket, name };
 }
 
@@ -48,10 +54,16 @@ export async function sharedLease(ctx: ServiceContext<SqlConfig>, role: LeaseRol
  * SQL_TRACKCOLUMN, the mark shared with the other pollers of its NAME. Undefined on the embedded
  * hive (one process: nothing to elect) and with SQL_POLLLEASE 0.
  */
-export async function sharedPolling(ctx: ServiceContext<SqlConfig>, plans: PollPlans): Promise<{ lease: Lease; mark?: SharedMark } | undefined> {
+export async function sharedPolling(
+  ctx: ServiceContext<SqlConfig>,
+  plans: PollPlans,
+): Promise<{ lease: Lease; mark?: SharedMark } | undefined> {
   const shared = await sharedLease(ctx, { name: 'poller' });
   if (!shared) return undefined;
   const { lease, bucket, name } = shared;
   if (!plans.tracking) return { lease };
-  return { lease, mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.current(), ctx.log) };
+  return {
+    lease,
+    mark: new SharedMark(bucket, `mark.${name}`, plans.tracking.column, plans.tracking.state.current(), ctx.log),
+  };
 }

@@ -52,7 +52,11 @@ import { importModule } from '../../protocol/import-module.js';
  * create the tables), then the configured names checked against the catalog. At start when the
  * database answers then; else before the first statement, retried until it succeeds.
  */
-function startupRunner(ctx: ServiceContext<SqlConfig>, db: Database, checkNames: () => Promise<void>): { ready(): Promise<void> | undefined; connectedAtStart(): Promise<void> } {
+function startupRunner(
+  ctx: ServiceContext<SqlConfig>,
+  db: Database,
+  checkNames: () => Promise<void>,
+): { ready(): Promise<void> | undefined; connectedAtStart(): Promise<void> } {
   const path = ctx.config.SQL_INITFILE.trim();
   const statements = path === '' ? [] : readInitFile(path, db);
   let initDone = statements.length === 0;
@@ -77,7 +81,9 @@ function startupRunner(ctx: ServiceContext<SqlConfig>, db: Database, checkNames:
         // found only now (the database was down at start): statements answer 500 until it is fixed
         if (e instanceof ConfigError && e.message !== reported) {
           reported = e.message;
-          ctx.log.error(`${e.message}; statements are answered 500 until the configuration or the database is corrected`);
+          ctx.log.error(
+            `${e.message}; statements are answered 500 until the configuration or the database is corrected`,
+          );
         }
         throw e;
       },
@@ -114,17 +120,31 @@ function preloadOnceReady(ctx: ServiceContext<SqlConfig>, db: Database): void {
 /** The modes that cannot be combined (a change stream checks its own): the start runs it, and so do `hivenode check` and a reload. */
 function checkModes(c: SqlConfig): void {
   if (c.SQL_CHANGES) return;
-  if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE) throw new ConfigError('SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction');
-  if (c.SQL_POLLMODE && c.SQL_RAWMODE) throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
-  if (c.SQL_ROWCODES && !c.SQL_BATCH) throw new ConfigError('SQL_ROWCODES answers a code per row of a SQL_BATCH message; set SQL_BATCH=true, or leave SQL_ROWCODES out');
-  if (c.SQL_POLLMODE && c.SQL_BATCH) throw new ConfigError('SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT');
+  if (c.SQL_RAWTRANSACTION && !c.SQL_RAWMODE)
+    throw new ConfigError(
+      'SQL_RAWTRANSACTION needs SQL_RAWMODE=true: it runs the statements of SQL_RAWVALUE as one transaction',
+    );
+  if (c.SQL_POLLMODE && c.SQL_RAWMODE)
+    throw new ConfigError('SQL_POLLMODE polls the SELECT configuration; it cannot be combined with SQL_RAWMODE');
+  if (c.SQL_ROWCODES && !c.SQL_BATCH)
+    throw new ConfigError(
+      'SQL_ROWCODES answers a code per row of a SQL_BATCH message; set SQL_BATCH=true, or leave SQL_ROWCODES out',
+    );
+  if (c.SQL_POLLMODE && c.SQL_BATCH)
+    throw new ConfigError(
+      'SQL_BATCH writes rows with INSERT or UPSERT; it cannot be combined with SQL_POLLMODE, which polls a SELECT',
+    );
 }
 
 async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   const c = ctx.config;
   if (c.SQL_CHANGES) {
     // loaded only in this mode: the replication clients and decoders are not needed by any other SQL service
-    const { startChangeStream } = await importModule(import.meta.url, './change-stream.js', () => import('./change-stream.js'));
+    const { startChangeStream } = await importModule(
+      import.meta.url,
+      './change-stream.js',
+      () => import('./change-stream.js'),
+    );
     return startChangeStream(ctx, databaseOptions(c));
   }
   const db = new Database(databaseOptions(c));
@@ -136,17 +156,25 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
     if (c.SQL_POLLMODE) pollPlans = pollerPlans(c, db.dialect);
     else planner = new Planner(c, db.dialect, checker);
     const first = pollPlans?.first;
-    const init = startupRunner(ctx, db, first ? () => checkConfigured(checker, first.names) : () => planner!.checkConfigured());
+    const init = startupRunner(
+      ctx,
+      db,
+      first ? () => checkConfigured(checker, first.names) : () => planner!.checkConfigured(),
+    );
     let reachable = true;
     try {
       await db.check();
     } catch (e) {
       if (db.dialect === 'sqlite') throw new ConfigError(`${db.describe()} cannot be opened: ${describeError(e)}`);
       reachable = false;
-      ctx.log.warn(`${db.describe()} does not answer now (${describeError(e)}); the service runs and ${c.SQL_POLLMODE ? 'polls' : 'answers 502'} until it does`);
+      ctx.log.warn(
+        `${db.describe()} does not answer now (${describeError(e)}); the service runs and ${c.SQL_POLLMODE ? 'polls' : 'answers 502'} until it does`,
+      );
     }
     if (reachable) await init.connectedAtStart();
-    const running = c.SQL_POLLMODE ? await startPolling(ctx, db, pollPlans!, init.ready) : await startServing(ctx, db, planner!, init.ready);
+    const running = c.SQL_POLLMODE
+      ? await startPolling(ctx, db, pollPlans!, init.ready)
+      : await startServing(ctx, db, planner!, init.ready);
     preloadOnceReady(ctx, db);
     return running;
   } catch (e) {
@@ -155,29 +183,59 @@ async function start(ctx: ServiceContext<SqlConfig>): Promise<RunningService> {
   }
 }
 
-async function startPolling(ctx: ServiceContext<SqlConfig>, db: Database, plans: ReturnType<typeof pollerPlans>, ready: () => Promise<void> | undefined): Promise<RunningService> {
+async function startPolling(
+  ctx: ServiceContext<SqlConfig>,
+  db: Database,
+  plans: ReturnType<typeof pollerPlans>,
+  ready: () => Promise<void> | undefined,
+): Promise<RunningService> {
   const c = ctx.config;
   if (plans.note) ctx.log.warn(plans.note);
   const shared = await sharedPolling(ctx, plans);
   const tracking = plans.tracking && { ...plans.tracking, state: shared?.mark ?? plans.tracking.state };
-  const poller: RunningPoller = startPoller(ctx, db, { name: ctx.name, intervalMs: c.SQL_POLLINTERVAL, cls: c.SQL_POLLCLASS, operation: c.SQL_POLLOPERATION, channel: c.OUTPUTCHANNEL, first: plans.first, tracking, ready, ...(shared ? { lease: shared.lease } : {}) });
-  ctx.log.info(`polling ${db.describe()} every ${c.SQL_POLLINTERVAL} ms to channel '${c.OUTPUTCHANNEL}': ${displaySql(plans.first.sql)}${plans.tracking ? ` (tracking ${c.SQL_TRACKCOLUMN})` : ''}`);
+  const poller: RunningPoller = startPoller(ctx, db, {
+    name: ctx.name,
+    intervalMs: c.SQL_POLLINTERVAL,
+    cls: c.SQL_POLLCLASS,
+    operation: c.SQL_POLLOPERATION,
+    channel: c.OUTPUTCHANNEL,
+    first: plans.first,
+    tracking,
+    ready,
+    ...(shared ? { lease: shared.lease } : {}),
+  });
+  ctx.log.info(
+    `polling ${db.describe()} every ${c.SQL_POLLINTERVAL} ms to channel '${c.OUTPUTCHANNEL}': ${displaySql(plans.first.sql)}${plans.tracking ? ` (tracking ${c.SQL_TRACKCOLUMN})` : ''}`,
+  );
   return {
     async drain(deadlineMs) {
       await poller.stop(deadlineMs);
       await db.close();
     },
-    status: () => ({ mode: 'poll', database: db.describe(), channel: c.OUTPUTCHANNEL, poller: poller.status(), pool: db.pool() }),
+    status: () => ({
+      mode: 'poll',
+      database: db.describe(),
+      channel: c.OUTPUTCHANNEL,
+      poller: poller.status(),
+      pool: db.pool(),
+    }),
   };
 }
 
 /** The Result of one statement. */
 function outcomeResult(outcome: Outcome): Result {
-  return 'rows' in outcome ? rowsResult(outcome.rows, outcome.columns) : writeResult(outcome.affected, outcome.insertId);
+  return 'rows' in outcome
+    ? rowsResult(outcome.rows, outcome.columns)
+    : writeResult(outcome.affected, outcome.insertId);
 }
 
 /** Answers a statement or transaction: its failure, or its outcome shaped into a Result. */
-function reply<T>(answer: Answer, error: Error | undefined, outcome: T | undefined, shape: (outcome: T) => Result): void {
+function reply<T>(
+  answer: Answer,
+  error: Error | undefined,
+  outcome: T | undefined,
+  shape: (outcome: T) => Result,
+): void {
   if (error) return answer.error(error);
   let result: Result;
   try {
@@ -188,14 +246,22 @@ function reply<T>(answer: Answer, error: Error | undefined, outcome: T | undefin
   answer.result(result);
 }
 
-async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planner: Planner, ready: () => Promise<void> | undefined): Promise<RunningService> {
+async function startServing(
+  ctx: ServiceContext<SqlConfig>,
+  db: Database,
+  planner: Planner,
+  ready: () => Promise<void> | undefined,
+): Promise<RunningService> {
   let outage = 0;
 
   // database trouble is logged when it begins and when it ends, not once per message
   const noteOutcome = (code: number, error?: unknown): void => {
     if (code === Code.UpstreamError || code === Code.Unavailable || code === Code.Timeout) {
       const reason = error === undefined ? '' : `: ${describeError(error)}`;
-      if (outage++ === 0) ctx.log.warn(`statement failed (${code})${reason}; further failures are logged at debug level until one succeeds`);
+      if (outage++ === 0)
+        ctx.log.warn(
+          `statement failed (${code})${reason}; further failures are logged at debug level until one succeeds`,
+        );
       else ctx.log.debug(`statement failed (${code})${reason}`);
     } else if (code === Code.Success && outage > 0) {
       ctx.log.info(`database statements succeed again after ${outage} failure${outage === 1 ? '' : 's'}`);
@@ -212,19 +278,26 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
   const writeRows = (kind: PlanKind, chunks: RowsChunk[], answer: Answer, redo?: () => RowsChunk[]): void => {
     if (chunks.length === 0) return answer.result(redo ? allRowsWritten([], 0) : rowsWrittenResult([]));
     const rows = chunks.reduce((n, chunk) => n + chunk.rows, 0);
-    const written = (outcomes: Outcome[]): Result => (redo ? allRowsWritten(outcomes, rows) : rowsWrittenResult(outcomes.map(writtenOf)));
+    const written = (outcomes: Outcome[]): Result =>
+      redo ? allRowsWritten(outcomes, rows) : rowsWrittenResult(outcomes.map(writtenOf));
     const done = (error: Error | undefined, outcomes: Outcome[] | undefined): void => {
       if (!error || !redo || !refusedForValues(error)) return reply(answer, error, outcomes, written);
       rowRedos++;
       let steps: TransactionStep[];
       try {
-        steps = redo().map((chunk, i) => ({ kind, sql: chunk.sql, bind: chunk.bind, label: `row ${i + 1} of ${rows}` }));
+        steps = redo().map((chunk, i) => ({
+          kind,
+          sql: chunk.sql,
+          bind: chunk.bind,
+          label: `row ${i + 1} of ${rows}`,
+        }));
       } catch (e) {
         return answer.error(e);
       }
       db.transactionEach(steps, (e, each) => reply(answer, e, each, eachRowResult));
     };
-    if (chunks.length === 1) return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => done(error, outcome && [outcome]));
+    if (chunks.length === 1)
+      return db.submit(kind, chunks[0]!.sql, chunks[0]!.bind, (error, outcome) => done(error, outcome && [outcome]));
     let first = 1;
     const steps = chunks.map((chunk) => {
       const label = `rows ${first}-${first + chunk.rows - 1} of ${rows}`;
@@ -244,16 +317,31 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
       plan = planner.planFor(message);
       annotateSpan(message, () => statementAttributes(plan));
       // every statement of a transaction binds its own placeholders; a missing value fails before BEGIN
-      if (plan.kind === 'transaction') steps = plan.statements.map((st) => ({ kind: st.kind, sql: st.sql, bind: bindValues(st.params, message.Data) }));
-      else if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert')) chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });
+      if (plan.kind === 'transaction')
+        steps = plan.statements.map((st) => ({
+          kind: st.kind,
+          sql: st.sql,
+          bind: bindValues(st.params, message.Data),
+        }));
+      else if (plan.rows && (c.SQL_BATCH || plan.kind === 'upsert'))
+        chunks = rowsChunks(plan.rows, message.Data, { on: c.SQL_BATCH, max: c.SQL_MAXBATCH });
       else bind = bindValues(plan.params, message.Data);
     } catch (e) {
       return answer.error(e);
     }
     const submit = (): void => {
       try {
-        if (plan.kind === 'transaction') return db.transaction(steps!, (error, outcomes) => reply(answer, error, outcomes, transactionResult));
-        if (chunks) return writeRows(plan.kind, chunks, answer, rowCodes && plan.rows ? () => rowsChunks(plan.rows!, message.Data, { on: true, max: c.SQL_MAXBATCH }, 1) : undefined);
+        if (plan.kind === 'transaction')
+          return db.transaction(steps!, (error, outcomes) => reply(answer, error, outcomes, transactionResult));
+        if (chunks)
+          return writeRows(
+            plan.kind,
+            chunks,
+            answer,
+            rowCodes && plan.rows
+              ? () => rowsChunks(plan.rows!, message.Data, { on: true, max: c.SQL_MAXBATCH }, 1)
+              : undefined,
+          );
         db.submit(plan.kind, plan.sql, bind!, (error, outcome) => reply(answer, error, outcome, outcomeResult));
       } catch (e) {
         // every delivery is answered (and leaves the in-flight count) whatever fails on the way
@@ -277,15 +365,26 @@ async function startServing(ctx: ServiceContext<SqlConfig>, db: Database, planne
     observe: noteOutcome,
     close: () => db.close(),
     // rowRedos: SQL_BATCH messages whose rows were redone one by one (a row refused): the fast path is the rest
-    status: () => ({ mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement', database: db.describe(), pool: db.pool(), ...(rowCodes ? { rowRedos } : {}) }),
+    status: () => ({
+      mode: ctx.config.SQL_RAWMODE ? (ctx.config.SQL_RAWTRANSACTION ? 'raw transaction' : 'raw') : 'statement',
+      database: db.describe(),
+      pool: db.pool(),
+      ...(rowCodes ? { rowRedos } : {}),
+    }),
   });
   const refused = planner.refusedClauseControls();
-  if (refused.length > 0) ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
+  if (refused.length > 0)
+    ctx.log.warn(`${refused.join(', ')}: these controls are answered 403 while SQL_ALLOWCLAUSECTRL is false`);
   const configured = planner.configured;
-  const batch = c.SQL_BATCH && configured?.rows ? `; SQL_BATCH: up to ${c.SQL_MAXBATCH} rows a message, ${configured.rows.maxRows} a statement` : '';
+  const batch =
+    c.SQL_BATCH && configured?.rows
+      ? `; SQL_BATCH: up to ${c.SQL_MAXBATCH} rows a message, ${configured.rows.maxRows} a statement`
+      : '';
   // the configured statement's placeholders are the Data it reads (a request's controls may build another)
   running.describe = () => ({ fields: describeParams(configured?.params ?? []), controls: [] });
-  ctx.log.info(`SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}${batch}`);
+  ctx.log.info(
+    `SQL service on channel '${ctx.inputChannel}' using ${db.describe()}${configured ? `: ${displaySql(configured.sql)}${configured.params.length ? ` (bound: ${configured.params.map((p) => p.name).join(', ')})` : ''}` : ''}${batch}`,
+  );
   return running;
 }
 
@@ -298,7 +397,11 @@ function describeParams(params: readonly ParamSource[]): RequestShape['fields'] 
     seen.count ||= p.kind === 'count';
     uses.set(p.name, seen);
   }
-  return [...uses].map(([name, u]) => ({ name, required: true, description: `${u.count ? 'a whole number ' : ''}bound to the placeholder of ${[...u.uses].join(', ')}` }));
+  return [...uses].map(([name, u]) => ({
+    name,
+    required: true,
+    description: `${u.count ? 'a whole number ' : ''}bound to the placeholder of ${[...u.uses].join(', ')}`,
+  }));
 }
 
 export const sqlService = defineService(SERVICES.sql, compilerFor('sql', SQL_PARAMS), start, checkModes);

@@ -15,10 +15,16 @@ export async function openSqlite(storage: string): Promise<SqliteDriverConnectio
   // sqlite3 is CommonJS: Sequelize's `require('sqlite3')` later finds this same module in the cache
   const { default: sqlite3 } = await import('sqlite3');
   const connection = await new Promise<SqliteDriverConnection>((resolve, reject) => {
-    const opened: SqliteDriverConnection = new sqlite3.Database(storage, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (e) => (e ? reject(e) : resolve(opened)));
+    const opened: SqliteDriverConnection = new sqlite3.Database(
+      storage,
+      sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE,
+      (e) => (e ? reject(e) : resolve(opened)),
+    );
   });
   // what Sequelize runs on every connection it opens (its `foreignKeys` option is left at its default)
-  await new Promise<void>((resolve, reject) => connection.run('PRAGMA FOREIGN_KEYS=ON', (e) => (e ? reject(e) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    connection.run('PRAGMA FOREIGN_KEYS=ON', (e) => (e ? reject(e) : resolve())),
+  );
   return connection;
 }
 
@@ -29,7 +35,11 @@ export function adopt(connectionManager: unknown, storage: string, connection: S
 }
 
 /** SELECT-like statements (rows back) on the connection, values by `$name`. */
-export function allOn(connection: SqliteDriverConnection, sql: string, bind: Record<string, unknown>): Promise<unknown[]> {
+export function allOn(
+  connection: SqliteDriverConnection,
+  sql: string,
+  bind: Record<string, unknown>,
+): Promise<unknown[]> {
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(bind)) values[`$${k}`] = v;
   return new Promise((resolve, reject) => connection.all(sql, values, (e, rows) => (e ? reject(e) : resolve(rows))));

@@ -61,7 +61,13 @@ export class SqliteStatements {
     this.dropAll();
   }
 
-  private run(kept: Kept, statement: Statement, values: Record<string, unknown>, resolve: (rows: unknown[]) => void, reject: (e: Error) => void): void {
+  private run(
+    kept: Kept,
+    statement: Statement,
+    values: Record<string, unknown>,
+    resolve: (rows: unknown[]) => void,
+    reject: (e: Error) => void,
+  ): void {
     statement.all(values, (e, rows) => {
       if (e || kept.dropped) {
         kept.made--;

@@ -78,7 +78,8 @@ function at<T>(param: string, f: () => T): T {
 /** The statement kind of a SQL_STATEMENT value (any case). */
 export function statementKind(value: string): StatementKind {
   const kind = value.trim().toLowerCase();
-  if (!(STATEMENTS as readonly string[]).includes(kind)) throw new SettingError('SQL_STATEMENT', `'${value}' is not one of SELECT, INSERT, UPDATE, DELETE, UPSERT`);
+  if (!(STATEMENTS as readonly string[]).includes(kind))
+    throw new SettingError('SQL_STATEMENT', `'${value}' is not one of SELECT, INSERT, UPDATE, DELETE, UPSERT`);
   return kind as StatementKind;
 }
 
@@ -89,7 +90,8 @@ function clauseOf(dialect: Dialect, param: string, text: string, keyword?: strin
     if (keyword) t = t.replace(new RegExp(`^${keyword}\\b`, 'i'), '').trim();
     if (t === '') return undefined;
     // one statement only: clause text is spliced into the generated statement
-    if (hasStatementSeparator(t, lexOptions(dialect))) throw new Error("a ';' outside quotes is not allowed in clause text");
+    if (hasStatementSeparator(t, lexOptions(dialect)))
+      throw new Error("a ';' outside quotes is not allowed in clause text");
     return parseClause(t, lexOptions(dialect));
   });
 }
@@ -103,7 +105,8 @@ function countOf(param: string, text: string): string | undefined {
   if (t === '') return undefined;
   if (/^\d{1,15}$/.test(t)) return String(Number(t));
   const m = /^\{\{\s*([^{}]*?)\s*\}\}$/.exec(t);
-  if (!m || !PLACEHOLDER_NAME.test(m[1]!)) throw new SettingError(param, `'${text}' is neither a non-negative whole number nor a {{ name }} placeholder`);
+  if (!m || !PLACEHOLDER_NAME.test(m[1]!))
+    throw new SettingError(param, `'${text}' is neither a non-negative whole number nor a {{ name }} placeholder`);
   return `{{${m[1]}}}`;
 }
 
@@ -120,7 +123,8 @@ function buildSelect(dialect: Dialect, s: StatementSettings, st: StatementText, 
   const columns = at('SQL_COLUMNS', () => quoteSelectColumns(dialect, s.SQL_COLUMNS));
   const join = clauseOf(dialect, 'SQL_JOIN', s.SQL_JOIN);
   const where = clauseOf(dialect, 'SQL_WHERE', s.SQL_WHERE, 'WHERE');
-  const groupBy = s.SQL_GROUPBY.trim() === '' ? undefined : at('SQL_GROUPBY', () => quoteGroupBy(dialect, s.SQL_GROUPBY));
+  const groupBy =
+    s.SQL_GROUPBY.trim() === '' ? undefined : at('SQL_GROUPBY', () => quoteGroupBy(dialect, s.SQL_GROUPBY));
   const having = clauseOf(dialect, 'SQL_HAVING', s.SQL_HAVING, 'HAVING');
   if (having && !groupBy) throw new SettingError('SQL_HAVING', 'HAVING needs SQL_GROUPBY');
   let orderBy = s.SQL_ORDERBY.trim() === '' ? undefined : at('SQL_ORDERBY', () => quoteOrderBy(dialect, s.SQL_ORDERBY));
@@ -133,7 +137,10 @@ function buildSelect(dialect: Dialect, s: StatementSettings, st: StatementText, 
   if (join) {
     // the keyword may be left out: 'orders ON orders.uid = users.id' reads as a plain JOIN
     const first = join.parts[0];
-    const startsWithJoin = first && 'text' in first && /^\s*(?:(?:INNER|LEFT|RIGHT|FULL|CROSS|NATURAL|JOIN|STRAIGHT_JOIN|OUTER)\b|,)/i.test(first.text);
+    const startsWithJoin =
+      first &&
+      'text' in first &&
+      /^\s*(?:(?:INNER|LEFT|RIGHT|FULL|CROSS|NATURAL|JOIN|STRAIGHT_JOIN|OUTER)\b|,)/i.test(first.text);
     st.text(startsWithJoin ? ' ' : ' JOIN ').clause(join, 'SQL_JOIN');
   }
   if (where || tracking?.after !== undefined) {
@@ -157,9 +164,14 @@ function buildSelect(dialect: Dialect, s: StatementSettings, st: StatementText, 
 function valueNames(s: StatementSettings, columns: number): string[] {
   return at('SQL_VALUEPARAMS', () => {
     const names = s.SQL_VALUEPARAMS.split(',').map((n) => n.trim());
-    if (s.SQL_VALUEPARAMS.trim() === '' || names.some((n) => n === '')) throw new Error('a comma-separated list of Data names is required');
-    for (const n of names) if (!PLACEHOLDER_NAME.test(n)) throw new Error(`'${n}' is not a Data name (letters, digits, _ . -)`);
-    if (names.length !== columns) throw new Error(`${names.length} value parameters for ${columns} columns of SQL_COLUMNS; they pair up by position`);
+    if (s.SQL_VALUEPARAMS.trim() === '' || names.some((n) => n === ''))
+      throw new Error('a comma-separated list of Data names is required');
+    for (const n of names)
+      if (!PLACEHOLDER_NAME.test(n)) throw new Error(`'${n}' is not a Data name (letters, digits, _ . -)`);
+    if (names.length !== columns)
+      throw new Error(
+        `${names.length} value parameters for ${columns} columns of SQL_COLUMNS; they pair up by position`,
+      );
     return names;
   });
 }
@@ -175,10 +187,24 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     at('SQL_TABLE', () => quoteTable(dialect, s.SQL_TABLE));
     const columns = at('SQL_COLUMNS', () => quotePlainColumns(dialect, s.SQL_COLUMNS));
     const names = valueNames(s, columns.quoted.length);
-    rows = at('SQL_KEYCOLUMNS', () => new RowsStatement(dialect, kind, { table: s.SQL_TABLE, columns: columns.names, names, keyColumns: s.SQL_KEYCOLUMNS }));
+    rows = at(
+      'SQL_KEYCOLUMNS',
+      () =>
+        new RowsStatement(dialect, kind, {
+          table: s.SQL_TABLE,
+          columns: columns.names,
+          names,
+          keyColumns: s.SQL_KEYCOLUMNS,
+        }),
+    );
     if (kind === 'upsert') {
       // the one-row text for the log; `params` only name its values: an UPSERT always runs through `rows`
-      const params = names.map((name, i): ParamSource => ({ key: `p${i + 1}`, name, use: 'SQL_VALUEPARAMS', kind: 'value' }));
+      const params = names.map((name, i): ParamSource => ({
+        key: `p${i + 1}`,
+        name,
+        use: 'SQL_VALUEPARAMS',
+        kind: 'value',
+      }));
       const checked = statementNames(dialect, s, kind);
       checked.conflictKeys = rows.keys.map((i) => columns.names[i]!);
       return { kind, sql: rows.sql(1), params, names: checked, rows };
@@ -206,7 +232,12 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
     const where = clauseOf(dialect, 'SQL_WHERE', s.SQL_WHERE, 'WHERE');
     if (where) st.text(' WHERE ').clause(where, 'SQL_WHERE');
   }
-  const plan: Plan = { kind, sql: st.build(), params: st.params, names: statementNames(dialect, s, kind, tracking?.column) };
+  const plan: Plan = {
+    kind,
+    sql: st.build(),
+    params: st.params,
+    names: statementNames(dialect, s, kind, tracking?.column),
+  };
   if (rows) plan.rows = rows;
   return plan;
 }
@@ -214,7 +245,8 @@ export function buildStatement(dialect: Dialect, s: StatementSettings, tracking?
 /** The SQL_RAWACTION value as a plan kind. */
 export function rawAction(value: string): 'exec' | 'query' {
   const action = value.trim().toLowerCase();
-  if (action !== 'exec' && action !== 'query') throw new SettingError('SQL_RAWACTION', `'${value}' is neither 'exec' nor 'query'`);
+  if (action !== 'exec' && action !== 'query')
+    throw new SettingError('SQL_RAWACTION', `'${value}' is neither 'exec' nor 'query'`);
   return action;
 }
 
@@ -233,6 +265,10 @@ export function buildRaw(dialect: Dialect, s: RawSettings): Plan {
   // one statement only: SQLite's driver runs the first of several and drops the rest without a word,
   // PostgreSQL runs them all unless there are placeholders; neither is what a user can rely on
   const count = at('SQL_RAWVALUE', () => splitStatements(text, lexOptions(dialect)).length);
-  if (count > 1) throw new SettingError('SQL_RAWVALUE', `holds ${count} statements separated by ';': raw mode runs one; set SQL_RAWTRANSACTION to true to run them all in one transaction`);
+  if (count > 1)
+    throw new SettingError(
+      'SQL_RAWVALUE',
+      `holds ${count} statements separated by ';': raw mode runs one; set SQL_RAWTRANSACTION to true to run them all in one transaction`,
+    );
   return at('SQL_RAWVALUE', () => rawStatement(dialect, action, text));
 }

@@ -69,7 +69,10 @@ export interface TrackMemory {
 }
 
 function storedValue(value: TrackValue): StoredValue {
-  return { type: value instanceof Date ? 'date' : typeof value === 'number' ? 'number' : 'string', value: value instanceof Date ? value.toISOString() : value };
+  return {
+    type: value instanceof Date ? 'date' : typeof value === 'number' ? 'number' : 'string',
+    value: value instanceof Date ? value.toISOString() : value,
+  };
 }
 
 /** The value of a stored one; undefined when absent, null when of no usable type. */
@@ -99,10 +102,12 @@ export function encodeTrack(column: string, mark: Mark): string {
 export function decodeTrack(text: string, column: string, where: string): { mark: Mark } | { note: string } {
   try {
     const s = JSON.parse(text) as Partial<Stored>;
-    if (s.column !== column) return { note: `${where} tracks column '${String(s.column)}', not '${column}'; starting from the beginning` };
+    if (s.column !== column)
+      return { note: `${where} tracks column '${String(s.column)}', not '${column}'; starting from the beginning` };
     const last = loadedValue(s);
     const pending = loadedValue(s.pending);
-    if (last === null || pending === null || (last === undefined && pending === undefined)) return { note: `${where} holds no usable value; starting from the beginning` };
+    if (last === null || pending === null || (last === undefined && pending === undefined))
+      return { note: `${where} holds no usable value; starting from the beginning` };
     return { mark: { ...(last !== undefined ? { last } : {}), ...(pending !== undefined ? { pending } : {}) } };
   } catch {
     return { note: `${where} is not JSON; starting from the beginning` };

@@ -46,9 +46,14 @@ export type EachDone = (error: Error | undefined, outcomes?: (Outcome | Error)[]
 /** The savepoint around one statement of runEach, per engine (SQL Server names it with SAVE TRANSACTION and has no release). */
 function savepointSql(dialect: Dialect): { set: string; release: string | undefined; back: string } {
   const name = 'hivenode_row';
-  if (dialect === 'mssql') return { set: `SAVE TRANSACTION ${name}`, release: undefined, back: `ROLLBACK TRANSACTION ${name}` };
+  if (dialect === 'mssql')
+    return { set: `SAVE TRANSACTION ${name}`, release: undefined, back: `ROLLBACK TRANSACTION ${name}` };
   // Oracle has no RELEASE SAVEPOINT: a savepoint set again under its name replaces it
-  return { set: `SAVEPOINT ${name}`, release: dialect === 'oracle' ? undefined : `RELEASE SAVEPOINT ${name}`, back: `ROLLBACK TO SAVEPOINT ${name}` };
+  return {
+    set: `SAVEPOINT ${name}`,
+    release: dialect === 'oracle' ? undefined : `RELEASE SAVEPOINT ${name}`,
+    back: `ROLLBACK TO SAVEPOINT ${name}`,
+  };
 }
 
 /** How one statement reaches the database and what it produced (database.ts: the single statement path's own). */
@@ -89,8 +94,22 @@ export class TransactionRunner {
   /** Stops what runs on SQLite's connection now. */
   private readonly interruptSqlite: () => Promise<void>;
 
-  constructor(parts: { sequelize: Sequelize; dialect: Dialect; options: DatabaseOptions; deadlines: Deadlines; query: StepQuery; interruptSqlite: () => Promise<void> }) {
-    ({ sequelize: this.sequelize, dialect: this.dialect, options: this.options, deadlines: this.deadlines, query: this.query, interruptSqlite: this.interruptSqlite } = parts);
+  constructor(parts: {
+    sequelize: Sequelize;
+    dialect: Dialect;
+    options: DatabaseOptions;
+    deadlines: Deadlines;
+    query: StepQuery;
+    interruptSqlite: () => Promise<void>;
+  }) {
+    ({
+      sequelize: this.sequelize,
+      dialect: this.dialect,
+      options: this.options,
+      deadlines: this.deadlines,
+      query: this.query,
+      interruptSqlite: this.interruptSqlite,
+    } = parts);
   }
 
   /** Runs the steps; `done` is told once. Settles (never rejects) when the connection is given back. */
@@ -150,7 +169,11 @@ export class TransactionRunner {
             outcomes.push(error);
             continue;
           }
-          answer(error instanceof TimeoutError ? this.timedOut(error) : namingStatement(error, `${steps[i]!.label ?? `statement ${i + 1} of ${steps.length}`}: `));
+          answer(
+            error instanceof TimeoutError
+              ? this.timedOut(error)
+              : namingStatement(error, `${steps[i]!.label ?? `statement ${i + 1} of ${steps.length}`}: `),
+          );
           return;
         } finally {
           running = false;
@@ -163,7 +186,11 @@ export class TransactionRunner {
       answer(undefined, outcomes);
     } catch (e) {
       // BEGIN (no free connection, database down) or COMMIT failed
-      answer(session ? namingStatement(mapDbError(e, this.dialect, this.options), 'COMMIT: ') : mapDbError(e, this.dialect, this.options));
+      answer(
+        session
+          ? namingStatement(mapDbError(e, this.dialect, this.options), 'COMMIT: ')
+          : mapDbError(e, this.dialect, this.options),
+      );
     } finally {
       if (deadline) this.deadlines.settle(deadline);
       // a statement SQLite interrupted has already rolled the transaction back: that ROLLBACK fails, harmlessly
@@ -172,7 +199,10 @@ export class TransactionRunner {
   }
 
   private timedOut(cause?: unknown): TimeoutError {
-    return new TimeoutError(`the transaction did not finish within ${this.options.timeoutMs} ms (SQL_TIMEOUT covers all its statements) and was rolled back`, cause === undefined ? {} : { cause });
+    return new TimeoutError(
+      `the transaction did not finish within ${this.options.timeoutMs} ms (SQL_TIMEOUT covers all its statements) and was rolled back`,
+      cause === undefined ? {} : { cause },
+    );
   }
 
   private async begin(): Promise<Session> {
@@ -192,9 +222,20 @@ export class TransactionRunner {
         if (leftMs <= 0) throw this.timedOut();
         if (this.dialect === 'postgres' && leftMs < this.options.timeoutMs * NARROW_BELOW) {
           // SET LOCAL ends with the transaction: the pooled connection keeps its own limit
-          await this.sequelize.query(`SET LOCAL statement_timeout = ${Math.ceil(leftMs)}`, { type: 'RAW', raw: true, logging: false, transaction });
+          await this.sequelize.query(`SET LOCAL statement_timeout = ${Math.ceil(leftMs)}`, {
+            type: 'RAW',
+            raw: true,
+            logging: false,
+            transaction,
+          });
         } else if (this.options.engine === 'mariadb') {
-          return this.query({ ...step, sql: `SET STATEMENT max_statement_time = ${(Math.ceil(leftMs) / 1000).toFixed(3)} FOR ${step.sql}` }, transaction);
+          return this.query(
+            {
+              ...step,
+              sql: `SET STATEMENT max_statement_time = ${(Math.ceil(leftMs) / 1000).toFixed(3)} FOR ${step.sql}`,
+            },
+            transaction,
+          );
         }
         return this.query(step, transaction);
       },
@@ -216,7 +257,9 @@ export class TransactionRunner {
     const queries = this.sequelize.getQueryInterface();
     const t = transaction as Transaction & SequelizeTransactionEnd;
     try {
-      await (commit ? queries.commitTransaction(transaction, { logging: false }) : queries.rollbackTransaction(transaction, { logging: false }));
+      await (commit
+        ? queries.commitTransaction(transaction, { logging: false })
+        : queries.rollbackTransaction(transaction, { logging: false }));
       t.cleanup();
     } catch (e) {
       await t.forceCleanup();

@@ -22,7 +22,10 @@ const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
 
 /** Validates a template name: letters, digits, `_ . -`, not starting with a dot. */
 export function validateTemplateName(name: string | undefined): string {
-  if (name === undefined || !NAME.test(name)) throw new BadInputError(`template name '${name ?? ''}' is not valid: use letters, digits, _ . - (not starting with a dot)`);
+  if (name === undefined || !NAME.test(name))
+    throw new BadInputError(
+      `template name '${name ?? ''}' is not valid: use letters, digits, _ . - (not starting with a dot)`,
+    );
   return name;
 }
 
@@ -38,7 +41,9 @@ async function readTemplate(dir: string, name: string): Promise<string> {
     const real = await realpath(join(dir, name));
     const rel = relative(dir, real);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
-      throw new ForbiddenError(`template '${name}' is a symbolic link leading outside the template directory; only files inside it are served`);
+      throw new ForbiddenError(
+        `template '${name}' is a symbolic link leading outside the template directory; only files inside it are served`,
+      );
     }
     return await readFile(real, 'utf8');
   } catch (e) {
@@ -72,7 +77,8 @@ async function handle(dir: string, message: Message): Promise<Result> {
       try {
         await unlink(join(dir, name));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`template '${name}' does not exist`);
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+          throw new NotFoundError(`template '${name}' does not exist`);
         throw e;
       }
       return success(mapOf({ name: [name] }));
@@ -86,7 +92,11 @@ async function start(ctx: ServiceContext<ConfigOf<typeof STORAGE_PARAMS>>): Prom
   makeDirectory(ctx.config.Directory, 'Directory');
   // the directory's own real path: Directory may itself be (or pass through) a link
   const dir = await realpath(ctx.config.Directory);
-  const running = await serve(ctx, { worker: 'worker', handle: handleAsync((message) => handle(dir, message)), status: () => ({ directory: dir }) });
+  const running = await serve(ctx, {
+    worker: 'worker',
+    handle: handleAsync((message) => handle(dir, message)),
+    status: () => ({ directory: dir }),
+  });
   ctx.log.info(`template storage serving directory '${dir}' on channel '${ctx.inputChannel}'`);
   return running;
 }

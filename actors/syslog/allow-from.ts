@@ -52,11 +52,13 @@ export class AllowList {
     const v4 = isIPv4(address);
     if (!v4 && !isIPv6(address)) throw bad(entry, `'${given}' is not an IPv4 or IPv6 address`);
     const bits = v4 ? 32 : 128;
-    if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) throw bad(entry, `the prefix length '${prefixText}' is not a number`);
+    if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText))
+      throw bad(entry, `the prefix length '${prefixText}' is not a number`);
     let prefix = prefixText === undefined ? (mapped ? 128 : bits) : Number(prefixText);
     // '::ffff:10.0.0.0/104' is the IPv4 network 10.0.0.0/8 written as IPv6
     if (mapped) {
-      if (prefix < 96 || prefix > 128) throw bad(entry, `an IPv4-mapped address takes a prefix length of 96 to 128, not ${prefix}`);
+      if (prefix < 96 || prefix > 128)
+        throw bad(entry, `an IPv4-mapped address takes a prefix length of 96 to 128, not ${prefix}`);
       prefix -= 96;
     } else if (prefix > bits) {
       throw bad(entry, `the prefix length ${prefix} is over ${bits}`);

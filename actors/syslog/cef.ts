@@ -72,7 +72,8 @@ export function parseCef(text: string): CefParse {
   // a sender with an empty extension may leave out the last '|'
   if (fields.length === 6 && i >= text.length) fields.push(current);
   if (fields.length < 7) return { ok: false, reason: `CEF header has ${fields.length + 1} of 8 fields` };
-  if (!/^\d{1,3}$/.test(fields[0]!)) return { ok: false, reason: `CEF version '${fields[0]!.slice(0, 20)}' is not a number` };
+  if (!/^\d{1,3}$/.test(fields[0]!))
+    return { ok: false, reason: `CEF version '${fields[0]!.slice(0, 20)}' is not a number` };
   const header = emptyRecord<string>() as Record<CefHeaderKey, string>;
   CEF_HEADER_KEYS.forEach((key, k) => (header[key] = fields[k]!));
   return { ok: true, event: { header, extension: parseExtension(text.slice(i)) } };

@@ -108,5 +108,7 @@ export function decodeSyslog(bytes: Buffer, opts: DecodeOptions): Decoded {
   if (opts.decodeCEF) addCef(record, line);
   const expected = isExpected(opts.format, record, rfc5424Failure);
   const data = recordData(record, opts.remoteAddress);
-  return rfc5424Failure === undefined ? { ok: true, data, record, expected } : { ok: true, data, record, expected, rfc5424Failure };
+  return rfc5424Failure === undefined
+    ? { ok: true, data, record, expected }
+    : { ok: true, data, record, expected, rfc5424Failure };
 }

@@ -132,7 +132,8 @@ export class FrameDecoder {
       }
       // read through a method: TypeScript keeps `this.failure` narrowed to undefined across the calls above
       const failure = this.failed();
-      if (failure) return { frames, error: frames.length > 0 ? new FrameError(failure.kind, failure.message, frames) : failure };
+      if (failure)
+        return { frames, error: frames.length > 0 ? new FrameError(failure.kind, failure.message, frames) : failure };
     }
     return { frames };
   }
@@ -146,7 +147,10 @@ export class FrameDecoder {
 
   /** At the end of the stream: a last non-transparent frame without its LF is still a frame; a partial octet-counted frame is dropped. */
   end(): Buffer[] {
-    const last = !this.failure && this.mode === Mode.line && this.filled > 0 ? this.trimCr(this.partial.subarray(0, this.filled)) : undefined;
+    const last =
+      !this.failure && this.mode === Mode.line && this.filled > 0
+        ? this.trimCr(this.partial.subarray(0, this.filled))
+        : undefined;
     this.reset();
     return last && !this.failure ? [last] : [];
   }
@@ -170,7 +174,10 @@ export class FrameDecoder {
       }
       this.countText += String.fromCharCode(b);
       if (this.countText.length > maxDigits + 1) {
-        this.fail(FrameErrorKind.countTooLarge, `octet count '${this.countText}…' is over the limit of ${this.maxFrameBytes} bytes`);
+        this.fail(
+          FrameErrorKind.countTooLarge,
+          `octet count '${this.countText}…' is over the limit of ${this.maxFrameBytes} bytes`,
+        );
         return i;
       }
     }
@@ -250,7 +257,10 @@ export class FrameDecoder {
   }
 
   private tooLong(): void {
-    this.fail(FrameErrorKind.frameTooLarge, `frame is over the limit of ${this.maxFrameBytes} bytes without a line end`);
+    this.fail(
+      FrameErrorKind.frameTooLarge,
+      `frame is over the limit of ${this.maxFrameBytes} bytes without a line end`,
+    );
   }
 
   private fail(kind: FrameErrorKindName, message: string): void {
@@ -270,4 +280,3 @@ export class FrameDecoder {
     this.partial = EMPTY;
   }
 }
-

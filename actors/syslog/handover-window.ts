@@ -110,8 +110,10 @@ export class HandoverWindow {
         this.inFlight--;
         this.opts.counters.inFlight--;
         p.done(this.stopped ? undefined : end);
-        while (!this.stopped && this.waiting.length > 0 && this.inFlight < this.opts.window) this.start(this.waiting.shift()!);
-        if (!this.gone && this.socket.isPaused() && this.inFlight < this.opts.window && this.waiting.length === 0) this.socket.resume();
+        while (!this.stopped && this.waiting.length > 0 && this.inFlight < this.opts.window)
+          this.start(this.waiting.shift()!);
+        if (!this.gone && this.socket.isPaused() && this.inFlight < this.opts.window && this.waiting.length === 0)
+          this.socket.resume();
         this.settled();
       });
   }
@@ -126,7 +128,10 @@ export class HandoverWindow {
       if (!r.retry) return { ok: false, reason: r.reason };
       if (this.stopped) return undefined;
       this.opts.counters.retries++;
-      this.opts.warnOnce(r.reason, `${this.opts.waitingText.replace('…', `hand-over refused (${r.reason});`)} and it is tried again every ${RETRY_LAST_MS / 1000} s at most while the sender waits (logged once per reason)`);
+      this.opts.warnOnce(
+        r.reason,
+        `${this.opts.waitingText.replace('…', `hand-over refused (${r.reason});`)} and it is tried again every ${RETRY_LAST_MS / 1000} s at most while the sender waits (logged once per reason)`,
+      );
       await new Promise((resolve) => setTimeout(resolve, wait).unref());
       if (this.stopped) return undefined;
       wait = Math.min(wait * 2, RETRY_LAST_MS);

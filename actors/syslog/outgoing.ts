@@ -20,7 +20,12 @@ export interface SenderIdentity {
 }
 
 /** The messages for one request's Data. */
-export function outgoingMessages(data: ValueMap, who: SenderIdentity, json: boolean, date: Date = new Date()): OutgoingMessage[] {
+export function outgoingMessages(
+  data: ValueMap,
+  who: SenderIdentity,
+  json: boolean,
+  date: Date = new Date(),
+): OutgoingMessage[] {
   const base = { facility: who.facility ?? USER_FACILITY, hostname: who.hostname, tag: who.tag, pid: who.pid, date };
   const keys = Object.keys(data);
   if (json) {
@@ -29,6 +34,7 @@ export function outgoingMessages(data: ValueMap, who: SenderIdentity, json: bool
     return [{ ...base, severity, message: JSON.stringify(data) }];
   }
   const out: OutgoingMessage[] = [];
-  for (const key of keys) for (const message of data[key] ?? []) out.push({ ...base, severity: severityOfKey(key), message });
+  for (const key of keys)
+    for (const message of data[key] ?? []) out.push({ ...base, severity: severityOfKey(key), message });
   return out;
 }

@@ -84,26 +84,43 @@ const EPHEMERAL_ATTEMPTS = 10;
 const HANDOVER_TIMEOUT_MS = 30_000;
 /** Distinct refusal reasons logged as warnings; past that, they are only counted. */
 const REASONS_LOGGED = 50;
-const portInUse = (e: unknown): boolean => ((e as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
+const portInUse = (e: unknown): boolean =>
+  ((e as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
 
 export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log: Logger): Promise<RunningReceiver> {
-  const counters: ReceiverCounters = { received: 0, invalid: 0, dropped: 0, connections: 0, notAllowed: 0, tlsRefused: 0 };
+  const counters: ReceiverCounters = {
+    received: 0,
+    invalid: 0,
+    dropped: 0,
+    connections: 0,
+    notAllowed: 0,
+    tlsRefused: 0,
+  };
   const refused = new SourceCounts();
   const refuse = (source: string): void => {
     refused.add(source);
     counters.notAllowed = refused.total;
   };
   /** One received message as the hive message to forward, with its trace hop; undefined when it does not decode. */
-  const received = (bytes: Buffer, remoteAddress: string): { message: Message; hop: ReturnType<typeof beginHop> } | undefined => {
+  const received = (
+    bytes: Buffer,
+    remoteAddress: string,
+  ): { message: Message; hop: ReturnType<typeof beginHop> } | undefined => {
     counters.received++;
-    const decoded = decodeSyslog(bytes.length > opts.maxMessageBytes ? bytes.subarray(0, opts.maxMessageBytes) : bytes, { format: opts.format, decodeCEF: opts.decodeCEF, remoteAddress });
+    const decoded = decodeSyslog(
+      bytes.length > opts.maxMessageBytes ? bytes.subarray(0, opts.maxMessageBytes) : bytes,
+      { format: opts.format, decodeCEF: opts.decodeCEF, remoteAddress },
+    );
     if (!decoded.ok) {
       counters.invalid++;
       return undefined;
     }
     if (!decoded.expected) counters.invalid++;
     // every received message starts a trace of its own, carried in the forwarded message's Control
-    const hop = beginHop(`${opts.name} receive`, opts.name, 'producer', undefined, undefined, { start: true, attributes: () => ({ 'hivenode.channel': opts.channel, 'client.address': remoteAddress }) });
+    const hop = beginHop(`${opts.name} receive`, opts.name, 'producer', undefined, undefined, {
+      start: true,
+      attributes: () => ({ 'hivenode.channel': opts.channel, 'client.address': remoteAddress }),
+    });
     const message = makeMessage({ Class: opts.cls, Operation: opts.operation, Data: decoded.data });
     putMessageHop(message, hop);
     return { message, hop };
@@ -147,7 +164,11 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
       if (first) r.hop?.end(result.Code, ok ? undefined : result.Message);
       first = false;
       if (ok) return { ok: true };
-      return { ok: false, retry: isRetryableCode(result.Code) || result.Code === Code.NotFound, reason: `${result.Code} ${result.Message}` };
+      return {
+        ok: false,
+        retry: isRetryableCode(result.Code) || result.Code === Code.NotFound,
+        reason: `${result.Code} ${result.Message}`,
+      };
     };
   };
 
@@ -171,14 +192,21 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   const result: RunningReceiver = {
     counters,
     notAllowedFrom: () => refused.snapshot(),
-    rateFigures: (): Record<string, number | Record<string, number>> => (opts.sourceRate ? { rateLimited: limited.total, rateLimitedFrom: limited.snapshot(), rateDelayed } : {}),
+    rateFigures: (): Record<string, number | Record<string, number>> =>
+      opts.sourceRate ? { rateLimited: limited.total, rateLimitedFrom: limited.snapshot(), rateDelayed } : {},
     ackCounters: () => ({
       ...(opts.relp ? { ...relpCounters, relpInFlight: relpWindow.inFlight, relpRetries: relpWindow.retries } : {}),
-      ...(opts.tcpAck && opts.tcp ? { ...ackCounters, tcpAckInFlight: ackWindow.inFlight, tcpAckRetries: ackWindow.retries } : {}),
+      ...(opts.tcpAck && opts.tcp
+        ? { ...ackCounters, tcpAckInFlight: ackWindow.inFlight, tcpAckRetries: ackWindow.retries }
+        : {}),
     }),
     close: async () => {
       stopping = true;
-      await Promise.all([udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined, stream?.close(), relp?.close()]);
+      await Promise.all([
+        udp ? new Promise<void>((r) => udp!.close(() => r())) : undefined,
+        stream?.close(),
+        relp?.close(),
+      ]);
     },
   };
   const at: ListenAt = { service: 'syslog', instance: opts.name, port: opts.port, host: opts.ip };
@@ -195,16 +223,43 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
   };
   if (opts.udp) await openUdp();
   if (opts.tcp) {
-    const base = { maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse };
+    const base = {
+      maxMessageBytes: opts.maxMessageBytes,
+      maxConnections: opts.maxConnections,
+      tls: opts.tls,
+      allow: opts.allow,
+      refuse,
+    };
     const acked = opts.tcpAck
-      ? { window: opts.tcpAck.window, maxMessageBytes: opts.maxMessageBytes, prepare, counters: ackCounters, windowCounters: ackWindow, invalid, log, warnOnce, kind: opts.tls ? ('TLS' as const) : ('TCP' as const), running: () => !stopping }
+      ? {
+          window: opts.tcpAck.window,
+          maxMessageBytes: opts.maxMessageBytes,
+          prepare,
+          counters: ackCounters,
+          windowCounters: ackWindow,
+          invalid,
+          log,
+          warnOnce,
+          kind: opts.tls ? ('TLS' as const) : ('TCP' as const),
+          running: () => !stopping,
+        }
       : undefined;
-    stream = streamListener(acked ? { ...base, session: (socket, remote) => serveTcpAck(socket, remote, acked) } : { ...base, frame: handle, backlog }, counters, log);
+    stream = streamListener(
+      acked
+        ? { ...base, session: (socket, remote) => serveTcpAck(socket, remote, acked) }
+        : { ...base, frame: handle, backlog },
+      counters,
+      log,
+    );
     // Port 0 with both: TCP takes the port the system gave UDP, which a TCP socket (an outgoing
     // connection's end) may hold already; UDP is then bound again elsewhere, a few times
     for (let attempt = 1; ; attempt++) {
       try {
-        await listenOn(stream.server, { ...at, port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port, protocol: 'TCP' });
+        await listenOn(stream.server, {
+          ...at,
+          port: opts.port === 0 && result.udpPort ? result.udpPort : opts.port,
+          protocol: 'TCP',
+        });
         break;
       } catch (e) {
         const again = opts.port === 0 && udp !== undefined && attempt < EPHEMERAL_ATTEMPTS && portInUse(e);
@@ -222,8 +277,28 @@ export async function startReceiver(opts: ReceiverOptions, hive: HiveClient, log
     if (address && typeof address === 'object') result.tcpPort = address.port;
   }
   if (opts.relp) {
-    const session = { window: opts.relp.window, maxDataBytes: opts.maxMessageBytes, prepare, counters: relpCounters, windowCounters: relpWindow, invalid, log, warnOnce };
-    relp = streamListener({ maxMessageBytes: opts.maxMessageBytes, maxConnections: opts.maxConnections, tls: opts.tls, allow: opts.allow, refuse, session: (socket, remote) => serveRelp(socket, remote, session) }, counters, log);
+    const session = {
+      window: opts.relp.window,
+      maxDataBytes: opts.maxMessageBytes,
+      prepare,
+      counters: relpCounters,
+      windowCounters: relpWindow,
+      invalid,
+      log,
+      warnOnce,
+    };
+    relp = streamListener(
+      {
+        maxMessageBytes: opts.maxMessageBytes,
+        maxConnections: opts.maxConnections,
+        tls: opts.tls,
+        allow: opts.allow,
+        refuse,
+        session: (socket, remote) => serveRelp(socket, remote, session),
+      },
+      counters,
+      log,
+    );
     try {
       await listenOn(relp.server, { ...at, port: opts.relp.port, parameter: 'RELPPort' });
     } catch (e) {

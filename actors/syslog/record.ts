@@ -42,7 +42,20 @@ export interface SyslogRecord {
 }
 
 /** The Data keys every received message carries. */
-export const DATA_KEYS = ['facility', 'severity', 'priority', 'timestamp', 'hostname', 'appname', 'procid', 'msgid', 'message', 'structureddata', 'format', 'remoteaddress'] as const;
+export const DATA_KEYS = [
+  'facility',
+  'severity',
+  'priority',
+  'timestamp',
+  'hostname',
+  'appname',
+  'procid',
+  'msgid',
+  'message',
+  'structureddata',
+  'format',
+  'remoteaddress',
+] as const;
 
 /** The Data of the emitted message: a value map (emptyMap), one value per key, cef_* keys possibly several. */
 export function recordData(r: SyslogRecord, remoteAddress: string): ValueMap {

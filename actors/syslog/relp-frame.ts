@@ -93,7 +93,10 @@ export class RelpDecoder {
           if (isDigit(b)) {
             if (++this.digits > MAX_DIGITS) throw new RelpFrameError('RELP data length has more than 9 digits');
             this.length = this.length * 10 + (b - 0x30);
-            if (this.length > this.maxDataBytes) throw new RelpFrameError(`RELP data length is over the limit of ${this.maxDataBytes} bytes (MaxMessageBytes)`);
+            if (this.length > this.maxDataBytes)
+              throw new RelpFrameError(
+                `RELP data length is over the limit of ${this.maxDataBytes} bytes (MaxMessageBytes)`,
+              );
             i++;
           } else if (this.digits === 0) {
             throw new RelpFrameError('RELP frame has no data length');
@@ -123,7 +126,10 @@ export class RelpDecoder {
           break;
         }
         case Part.trailer:
-          if (b !== LF) throw new RelpFrameError(`RELP frame ${this.txnr} '${this.command}' does not end with LF after its ${this.length} data bytes`);
+          if (b !== LF)
+            throw new RelpFrameError(
+              `RELP frame ${this.txnr} '${this.command}' does not end with LF after its ${this.length} data bytes`,
+            );
           frames.push({ txnr: this.txnr, command: this.command, data: this.data ?? Buffer.alloc(0) });
           this.reset();
           i++;

@@ -96,7 +96,9 @@ export class RelpSender {
     this.watchdog = setInterval(
       () => {
         if (this.ready && this.unacked.size > 0 && Date.now() - this.lastAnswer > timeout) {
-          this.log.warn(`syslog RELP sender: ${this.target()} answered nothing for ${timeout / 1000} s with ${this.unacked.size} message(s) unanswered; opening a new session`);
+          this.log.warn(
+            `syslog RELP sender: ${this.target()} answered nothing for ${timeout / 1000} s with ${this.unacked.size} message(s) unanswered; opening a new session`,
+          );
           this.socket?.destroy();
         }
       },
@@ -110,9 +112,14 @@ export class RelpSender {
     if (this.closed) throw new UnavailableError('the syslog sender is stopping');
     if (this.waiting.length + this.unacked.size + lines.length > this.opts.buffer) {
       this.counters.dropped += lines.length;
-      throw new OverloadedError(`the RELP sender holds ${this.waiting.length + this.unacked.size} messages not yet acknowledged by ${this.target()} (SendBuffer ${this.opts.buffer}); try again later`);
+      throw new OverloadedError(
+        `the RELP sender holds ${this.waiting.length + this.unacked.size} messages not yet acknowledged by ${this.target()} (SendBuffer ${this.opts.buffer}); try again later`,
+      );
     }
-    const all = lines.map((l) => new Promise<void>((resolve, reject) => this.waiting.push({ data: Buffer.from(l, 'utf8'), resolve, reject })));
+    const all = lines.map(
+      (l) =>
+        new Promise<void>((resolve, reject) => this.waiting.push({ data: Buffer.from(l, 'utf8'), resolve, reject })),
+    );
     this.counted();
     this.pump();
     await Promise.all(all);
@@ -157,7 +164,9 @@ export class RelpSender {
       this.openTxnr = this.take();
       socket.write(encodeRelpFrame(this.openTxnr, 'open', ourOffers()));
     };
-    const socket = this.opts.tls ? tlsConnect({ ...this.opts.tls.connectOptions(host), host, port }, onConnect) : tcpConnect({ host, port }, onConnect);
+    const socket = this.opts.tls
+      ? tlsConnect({ ...this.opts.tls.connectOptions(host), host, port }, onConnect)
+      : tcpConnect({ host, port }, onConnect);
     this.socket = socket;
     socket.setKeepAlive(true);
     socket.setNoDelay(true);
@@ -185,7 +194,10 @@ export class RelpSender {
       this.unacked.clear();
       this.waiting.unshift(...back);
       this.counters.resent += back.length;
-      if (wasReady && !this.closed) this.log.warn(`syslog RELP sender lost its session with ${this.target()}; reconnecting, ${back.length} unacknowledged message(s) will be sent again`);
+      if (wasReady && !this.closed)
+        this.log.warn(
+          `syslog RELP sender lost its session with ${this.target()}; reconnecting, ${back.length} unacknowledged message(s) will be sent again`,
+        );
       if (!opened && !this.closed) this.failed(lastError);
       if (this.closed) return this.refuseAll('the syslog sender stopped before the server acknowledged the message');
       setTimeout(() => this.connect(), this.backoffMs).unref();
@@ -227,7 +239,10 @@ export class RelpSender {
   private failed(error: Error | undefined): void {
     this.counters.failures++;
     const reason = error ? tlsErrorText(error) : 'the connection closed before the RELP session opened';
-    if (reason !== this.counters.error) this.log.warn(`syslog RELP sender cannot open a session with ${this.target()}: ${reason}; messages are kept (up to SendBuffer ${this.opts.buffer}) and retried (logged once until the reason changes)`);
+    if (reason !== this.counters.error)
+      this.log.warn(
+        `syslog RELP sender cannot open a session with ${this.target()}: ${reason}; messages are kept (up to SendBuffer ${this.opts.buffer}) and retried (logged once until the reason changes)`,
+      );
     this.counters.error = reason;
   }
 

@@ -82,7 +82,18 @@ export function serveRelp(socket: Socket, remote: string, opts: RelpSessionOptio
     closed = true;
     socket.end();
   };
-  const window = new HandoverWindow(socket, remote, { window: opts.window, prepare: opts.prepare, counters: opts.windowCounters, warnOnce: opts.warnOnce, waitingText: 'syslog RELP: … the frame stays unanswered (relpRetries counts it)' }, settled);
+  const window = new HandoverWindow(
+    socket,
+    remote,
+    {
+      window: opts.window,
+      prepare: opts.prepare,
+      counters: opts.windowCounters,
+      warnOnce: opts.warnOnce,
+      waitingText: 'syslog RELP: … the frame stays unanswered (relpRetries counts it)',
+    },
+    settled,
+  );
 
   const onFrame = (frame: RelpFrame): void => {
     if (closing !== undefined) return broken(`frame ${frame.txnr} '${frame.command}' after close`);

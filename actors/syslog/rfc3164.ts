@@ -102,10 +102,18 @@ function bsdStamp(s: string, now: Date): Stamp | undefined {
   const [mon, day, year] = yearFirst ? [m[2]!, m[3]!, m[1]] : [m[1]!, m[2]!, m[3]];
   const month = monthIndex(mon);
   if (month === undefined) return undefined;
-  const f = { month, day: Number(day), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6]), ms: fractionMs(m[7]) };
+  const f = {
+    month,
+    day: Number(day),
+    hour: Number(m[4]),
+    minute: Number(m[5]),
+    second: Number(m[6]),
+    ms: fractionMs(m[7]),
+  };
   const [offset, pos] = readZone(s, m[0].length);
   let ms: number | undefined;
-  if (year !== undefined) ms = offset === undefined ? localMillis({ ...f, year: Number(year) }) : zoned({ ...f, year: Number(year) }, offset);
+  if (year !== undefined)
+    ms = offset === undefined ? localMillis({ ...f, year: Number(year) }) : zoned({ ...f, year: Number(year) }, offset);
   else ms = inferYear(f, offset, now);
   return finish(s, pos, isoOf(ms));
 }
@@ -140,7 +148,17 @@ function isTag(tag: RegExpExecArray, next: string | undefined, afterHeader: bool
 
 /** Parses one message leniently; `now` is the receive time used for year inference. */
 export function parseRfc3164(line: string, now: Date): SyslogRecord {
-  const record: SyslogRecord = { format: RecordFormat.rfc3164, priority: DEFAULT_PRIORITY, timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: line };
+  const record: SyslogRecord = {
+    format: RecordFormat.rfc3164,
+    priority: DEFAULT_PRIORITY,
+    timestamp: '',
+    hostname: '',
+    appname: '',
+    procid: '',
+    msgid: '',
+    structureddata: '',
+    message: line,
+  };
   let rest = line;
   if (rest.startsWith('<')) {
     const p = /^<(\d{1,3})>/.exec(rest);

@@ -29,7 +29,8 @@ export const Rfc5424Failure = {
 } as const;
 type Rfc5424FailureCode = (typeof Rfc5424Failure)[keyof typeof Rfc5424Failure];
 
-export type Rfc5424Parse = { ok: true; record: SyslogRecord; sd: SdElement[] } | { ok: false; code: Rfc5424FailureCode; reason: string };
+export type Rfc5424Parse =
+  { ok: true; record: SyslogRecord; sd: SdElement[] } | { ok: false; code: Rfc5424FailureCode; reason: string };
 
 const BOM = '\uFEFF';
 
@@ -89,7 +90,11 @@ export function parseRfc5424(line: string): Rfc5424Parse {
     // scanned in place (no slice of a field that is refused, no regular expression a field)
     const end = line.indexOf(' ', pos);
     if (end < 0) return fail(Rfc5424Failure.truncated, `RFC 5424 header ends in ${name}`);
-    if (end === pos || end - pos > max || !printable(line, pos, end)) return fail(Rfc5424Failure.field, `${name} '${clip(line.slice(pos, end))}' is not 1..${max} printable ASCII characters`);
+    if (end === pos || end - pos > max || !printable(line, pos, end))
+      return fail(
+        Rfc5424Failure.field,
+        `${name} '${clip(line.slice(pos, end))}' is not 1..${max} printable ASCII characters`,
+      );
     values.push(end === pos + 1 && line.charCodeAt(pos) === 45 ? '' : line.slice(pos, end));
     pos = end + 1;
   }
@@ -109,9 +114,24 @@ export function parseRfc5424(line: string): Rfc5424Parse {
 
   let message = '';
   if (pos < line.length) {
-    if (line[pos] !== ' ') return fail(Rfc5424Failure.structuredData, 'STRUCTURED-DATA must be followed by a space or the end');
+    if (line[pos] !== ' ')
+      return fail(Rfc5424Failure.structuredData, 'STRUCTURED-DATA must be followed by a space or the end');
     message = line.slice(pos + 1);
     if (message.startsWith(BOM)) message = message.slice(1);
   }
-  return { ok: true, record: { format: RecordFormat.rfc5424, priority: pri, timestamp, hostname, appname, procid, msgid, structureddata, message }, sd };
+  return {
+    ok: true,
+    record: {
+      format: RecordFormat.rfc5424,
+      priority: pri,
+      timestamp,
+      hostname,
+      appname,
+      procid,
+      msgid,
+      structureddata,
+      message,
+    },
+    sd,
+  };
 }

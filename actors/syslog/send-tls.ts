@@ -45,10 +45,16 @@ export class SendTls {
   static fromConfig(config: SendTlsConfig & { readonly SendTLS: boolean }, log: Logger): SendTls | undefined {
     const given = PARTS.filter((p) => config[p].trim() !== '');
     if (!config.SendTLS) {
-      if (given.length > 0) throw new ConfigError(`${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} given but SendTLS is false: set SendTLS true to send over TLS, or remove ${given.length === 1 ? 'it' : 'them'}`);
+      if (given.length > 0)
+        throw new ConfigError(
+          `${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} given but SendTLS is false: set SendTLS true to send over TLS, or remove ${given.length === 1 ? 'it' : 'them'}`,
+        );
       return undefined;
     }
-    if ((config.SendCert.trim() === '') !== (config.SendKey.trim() === '')) throw new ConfigError('SendCert and SendKey go together: the client certificate needs its key, and the key its certificate');
+    if ((config.SendCert.trim() === '') !== (config.SendKey.trim() === ''))
+      throw new ConfigError(
+        'SendCert and SendKey go together: the client certificate needs its key, and the key its certificate',
+      );
     try {
       return new SendTls(config, log);
     } catch (e) {
@@ -64,7 +70,8 @@ export class SendTls {
       this.failing = undefined;
     } catch (e) {
       const why = describeError(e);
-      if (why !== this.failing) this.log.warn(`syslog sender: ${why}; the previous TLS files stay in use until they load`);
+      if (why !== this.failing)
+        this.log.warn(`syslog sender: ${why}; the previous TLS files stay in use until they load`);
       this.failing = why;
     }
     return { ...this.current, minVersion: 'TLSv1.2', ...(isIP(host) === 0 ? { servername: host } : {}) };
@@ -83,7 +90,10 @@ export class SendTls {
     const ca = text('RemoteCA');
     const cert = text('SendCert');
     const key = text('SendKey');
-    for (const [part, pem] of [['RemoteCA', ca], ['SendCert', cert]] as const) {
+    for (const [part, pem] of [
+      ['RemoteCA', ca],
+      ['SendCert', cert],
+    ] as const) {
       if (pem === undefined) continue;
       try {
         new X509Certificate(pem);
@@ -91,13 +101,18 @@ export class SendTls {
         throw new Error(`${part} is not a PEM certificate (${describeError(e)})`);
       }
     }
-    const options: SecureContextOptions = { ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert, key }) };
+    const options: SecureContextOptions = {
+      ...(ca === undefined ? {} : { ca }),
+      ...(cert === undefined ? {} : { cert, key }),
+    };
     try {
       createSecureContext(options);
     } catch (e) {
       // both certificates parsed above: what fails now is the key (unreadable, or not SendCert's)
       const m = describeError(e);
-      throw new Error(/key values mismatch/i.test(m) ? 'SendKey is not the key of SendCert' : `SendKey does not load (${m})`);
+      throw new Error(
+        /key values mismatch/i.test(m) ? 'SendKey is not the key of SendCert' : `SendKey does not load (${m})`,
+      );
     }
     return options;
   }

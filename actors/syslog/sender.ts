@@ -56,7 +56,12 @@ export interface SenderCounters {
 }
 
 /** The syslog lines of one request's Data, in SendFormat (outgoing.ts: which messages, of which severity). */
-export function formatLines(data: ValueMap, opts: Pick<SenderOptions, 'format' | 'tag' | 'json'>, host: string, date = new Date()): string[] {
+export function formatLines(
+  data: ValueMap,
+  opts: Pick<SenderOptions, 'format' | 'tag' | 'json'>,
+  host: string,
+  date = new Date(),
+): string[] {
   const fmt = (m: OutgoingMessage): string => (opts.format === 'RFC5424' ? formatRfc5424(m) : formatRfc3164(m));
   return outgoingMessages(data, { hostname: host, tag: opts.tag, pid: process.pid }, opts.json, date).map(fmt);
 }
@@ -88,7 +93,16 @@ export class SyslogSender {
   async send(data: ValueMap): Promise<number> {
     const lines = this.lines(data);
     if (!this.opts.tcp) {
-      await Promise.all(lines.map((l) => new Promise<void>((resolve, reject) => this.udp!.send(Buffer.from(l, 'utf8'), this.opts.port, this.opts.host, (e) => (e ? reject(e) : resolve())))));
+      await Promise.all(
+        lines.map(
+          (l) =>
+            new Promise<void>((resolve, reject) =>
+              this.udp!.send(Buffer.from(l, 'utf8'), this.opts.port, this.opts.host, (e) =>
+                e ? reject(e) : resolve(),
+              ),
+            ),
+        ),
+      );
       this.counters.sent += lines.length;
       return lines.length;
     }
@@ -137,7 +151,9 @@ export class SyslogSender {
       }
     };
     const { host, port } = this.opts;
-    const socket = this.opts.tls ? tlsConnect({ ...this.opts.tls.connectOptions(host), host, port }, onConnect) : tcpConnect({ host, port }, onConnect);
+    const socket = this.opts.tls
+      ? tlsConnect({ ...this.opts.tls.connectOptions(host), host, port }, onConnect)
+      : tcpConnect({ host, port }, onConnect);
     this.socket = socket;
     socket.setKeepAlive(true);
     socket.on('error', (e) => {
@@ -158,7 +174,10 @@ export class SyslogSender {
   private failed(error: Error | undefined, handshaken: boolean): void {
     this.counters.failures++;
     const reason = failureText(error, this.opts.tls !== undefined, handshaken);
-    if (reason !== this.counters.error) this.log.warn(`syslog sender cannot connect to ${this.target()}: ${reason}; messages are kept (up to SendBuffer ${this.opts.buffer}) and retried (logged once until the reason changes)`);
+    if (reason !== this.counters.error)
+      this.log.warn(
+        `syslog sender cannot connect to ${this.target()}: ${reason}; messages are kept (up to SendBuffer ${this.opts.buffer}) and retried (logged once until the reason changes)`,
+      );
     this.counters.error = reason;
   }
 
@@ -192,6 +211,7 @@ function failureText(error: Error | undefined, tls: boolean, handshaken: boolean
   const clientCert = '(check SendCert and SendKey: it may require a client certificate it trusts)';
   if (/ALERT/.test(code)) return `the server refused the TLS handshake: ${text} ${clientCert}`;
   if (handshaken) return `the server closed the connection right after the TLS handshake: ${text} ${clientCert}`;
-  if (/CERT|SIGNATURE|ISSUER|ALTNAME|SELF_SIGNED/.test(code)) return `the server's certificate is refused: ${text} (check RemoteCA, and that the certificate names RemoteIP)`;
+  if (/CERT|SIGNATURE|ISSUER|ALTNAME|SELF_SIGNED/.test(code))
+    return `the server's certificate is refused: ${text} (check RemoteCA, and that the certificate names RemoteIP)`;
   return text;
 }

@@ -20,7 +20,16 @@ export type SeverityName = keyof typeof Severity;
 export type SeverityCode = (typeof Severity)[SeverityName];
 
 /** Severity names indexed by code. */
-const SEVERITY_NAMES: readonly SeverityName[] = ['emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'informational', 'debug'];
+const SEVERITY_NAMES: readonly SeverityName[] = [
+  'emergency',
+  'alert',
+  'critical',
+  'error',
+  'warning',
+  'notice',
+  'informational',
+  'debug',
+];
 
 /** Facility codes by name (13 is "log audit", 14 "log alert", 15 the second clock daemon). */
 export const Facility = {
@@ -80,8 +89,10 @@ export function severityOfKey(key: string): SeverityCode {
 
 /** PRI = facility × 8 + severity; out-of-range parts are a programming error, not user input. */
 export function priority(facility: number, severity: number): number {
-  if (!Number.isInteger(facility) || facility < 0 || facility > 23) throw new RangeError(`syslog facility ${facility} is not 0..23`);
-  if (!Number.isInteger(severity) || severity < 0 || severity > 7) throw new RangeError(`syslog severity ${severity} is not 0..7`);
+  if (!Number.isInteger(facility) || facility < 0 || facility > 23)
+    throw new RangeError(`syslog facility ${facility} is not 0..23`);
+  if (!Number.isInteger(severity) || severity < 0 || severity > 7)
+    throw new RangeError(`syslog severity ${severity} is not 0..7`);
   return facility * 8 + severity;
 }
 

@@ -42,12 +42,17 @@ export class SourceRate {
       const m = RULE.exec(part);
       if (!m) throw new ConfigError(`SourceRate rule '${part}' is not 'cidr=N/s' (for example '10.0.0.0/8=500/s')`);
       const perSecond = Number(m[2]);
-      if (!(perSecond > 0)) throw new ConfigError(`SourceRate rule '${part}': the rate must be above 0 per second (leave the source out of AllowFrom to refuse it)`);
+      if (!(perSecond > 0))
+        throw new ConfigError(
+          `SourceRate rule '${part}': the rate must be above 0 per second (leave the source out of AllowFrom to refuse it)`,
+        );
       let match: AllowList;
       try {
         match = AllowList.parse(m[1]!)!;
       } catch (e) {
-        throw new ConfigError(`SourceRate rule '${part}': ${(e as Error).message.replace(/^AllowFrom entry/, 'the CIDR')}`);
+        throw new ConfigError(
+          `SourceRate rule '${part}': ${(e as Error).message.replace(/^AllowFrom entry/, 'the CIDR')}`,
+        );
       }
       return { cidr: m[1]!, match, perSecond };
     });

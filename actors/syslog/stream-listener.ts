@@ -56,7 +56,10 @@ export interface Backlog {
 
 /** Either RFC 6587 frames, each handed to `frame`, or a connection served by `session` itself (RELP). */
 export type StreamListenerOptions = ListenerBase &
-  ({ frame(bytes: Buffer, remoteAddress: string): void; backlog?: Backlog; session?: undefined } | { session(socket: Socket, remoteAddress: string): void; frame?: undefined; backlog?: undefined });
+  (
+    | { frame(bytes: Buffer, remoteAddress: string): void; backlog?: Backlog; session?: undefined }
+    | { session(socket: Socket, remoteAddress: string): void; frame?: undefined; backlog?: undefined }
+  );
 
 export interface StreamListener {
   server: Server;

@@ -74,10 +74,15 @@ export function parseStructuredData(s: string, pos: number): SdParse {
         i++;
         break;
       }
-      if (c !== ' ') return { ok: false, reason: c === undefined ? `SD element '${id}' is not closed` : `unexpected '${c}' in SD element '${id}'` };
+      if (c !== ' ')
+        return {
+          ok: false,
+          reason: c === undefined ? `SD element '${id}' is not closed` : `unexpected '${c}' in SD element '${id}'`,
+        };
       const [name, afterName] = readName(s, i + 1);
       if (!isSdName(name)) return { ok: false, reason: `PARAM-NAME '${name.slice(0, 40)}' in '${id}' is not valid` };
-      if (s[afterName] !== '=' || s[afterName + 1] !== '"') return { ok: false, reason: `parameter '${name}' in '${id}' needs ="value"` };
+      if (s[afterName] !== '=' || s[afterName + 1] !== '"')
+        return { ok: false, reason: `parameter '${name}' in '${id}' needs ="value"` };
       const value = readValue(s, afterName + 1);
       if (!value) return { ok: false, reason: `value of '${name}' in '${id}' is not closed` };
       params.push({ name, value: value[0] });

@@ -34,11 +34,21 @@ export interface TcpAckOptions {
 
 export function serveTcpAck(socket: Socket, remote: string, opts: TcpAckOptions): void {
   const decoder = new FrameDecoder(opts.maxMessageBytes);
-  const window = new HandoverWindow(socket, remote, { window: opts.window, prepare: opts.prepare, counters: opts.windowCounters, warnOnce: opts.warnOnce, waitingText: `syslog ${opts.kind} (TCPAck): … the connection is not read meanwhile (tcpAckRetries counts it)`, keepAfterClose: opts.running });
+  const window = new HandoverWindow(socket, remote, {
+    window: opts.window,
+    prepare: opts.prepare,
+    counters: opts.windowCounters,
+    warnOnce: opts.warnOnce,
+    waitingText: `syslog ${opts.kind} (TCPAck): … the connection is not read meanwhile (tcpAckRetries counts it)`,
+    keepAfterClose: opts.running,
+  });
   const end = (e: { ok: true } | { ok: false; reason: string } | undefined): void => {
     if (e && !e.ok) {
       opts.counters.tcpAckRefused++;
-      opts.warnOnce(e.reason, `syslog ${opts.kind} (TCPAck): a message from ${remote} was refused for good (${e.reason}) and dropped (logged once per reason; tcpAckRefused counts them)`);
+      opts.warnOnce(
+        e.reason,
+        `syslog ${opts.kind} (TCPAck): a message from ${remote} was refused for good (${e.reason}) and dropped (logged once per reason; tcpAckRefused counts them)`,
+      );
     }
   };
   socket.on('error', () => undefined);

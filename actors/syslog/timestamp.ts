@@ -30,7 +30,19 @@ export interface ClockFields {
 
 function inRange(f: ClockFields): boolean {
   // a leap second (60) is folded into :59 rather than refused: the event still happened
-  return f.year >= 0 && f.year <= 9999 && f.month >= 0 && f.month <= 11 && f.day >= 1 && f.day <= 31 && f.hour <= 23 && f.minute <= 59 && f.second <= 60 && f.ms >= 0 && f.ms <= 999;
+  return (
+    f.year >= 0 &&
+    f.year <= 9999 &&
+    f.month >= 0 &&
+    f.month <= 11 &&
+    f.day >= 1 &&
+    f.day <= 31 &&
+    f.hour <= 23 &&
+    f.minute <= 59 &&
+    f.second <= 60 &&
+    f.ms >= 0 &&
+    f.ms <= 999
+  );
 }
 
 /** Milliseconds since the epoch of fields in UTC, or undefined when the date does not exist (Feb 30). */
@@ -83,7 +95,8 @@ export function offsetMinutes(text: string): number | undefined {
 /** RFC 5424 §6.2.3: uppercase T and Z, 1..6 fraction digits, an offset always present. */
 const RFC3339_STRICT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$/;
 /** What real senders write in RFC 3164 headers: nanoseconds, `+0100`, no offset, lowercase t/z. */
-const RFC3339_LENIENT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
+const RFC3339_LENIENT =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * The instant of an RFC 3339 timestamp, or undefined when it is not one (or names no real date).
@@ -92,7 +105,15 @@ const RFC3339_LENIENT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:[
 export function parseRfc3339(text: string, strict: boolean): number | undefined {
   const m = (strict ? RFC3339_STRICT : RFC3339_LENIENT).exec(text);
   if (!m) return undefined;
-  const f: ClockFields = { year: Number(m[1]), month: Number(m[2]) - 1, day: Number(m[3]), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6]), ms: fractionMs(m[7]) };
+  const f: ClockFields = {
+    year: Number(m[1]),
+    month: Number(m[2]) - 1,
+    day: Number(m[3]),
+    hour: Number(m[4]),
+    minute: Number(m[5]),
+    second: Number(m[6]),
+    ms: fractionMs(m[7]),
+  };
   if (m[8] === undefined) return localMillis(f);
   const off = offsetMinutes(m[8]);
   const utc = utcMillis(f);
@@ -118,7 +139,13 @@ const isDigit = (c: number): boolean => c >= 48 && c <= 57;
  */
 export function strictIso(text: string): string | undefined {
   const n = text.length;
-  if (minuteText !== '' && n > 19 && text.startsWith(minuteText) && text.endsWith(minuteZone) && text.charCodeAt(16) === 58) {
+  if (
+    minuteText !== '' &&
+    n > 19 &&
+    text.startsWith(minuteText) &&
+    text.endsWith(minuteZone) &&
+    text.charCodeAt(16) === 58
+  ) {
     const s1 = text.charCodeAt(17);
     const s2 = text.charCodeAt(18);
     const end = n - minuteZone.length;

@@ -60,7 +60,8 @@ const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^]*)?$/;
 // the target in visible ASCII: what llhttp takes as a URL, and no byte another reader would end it at
 // (origin-form, absolute-form or `*`: the authority-form is CONNECT's, a tunnel this wire never opens)
 // (an absolute-form's host in the plain characters of a name or address, which llhttp takes too)
-const REQUEST_LINE = /^([A-Z-]+) (\/[\x21-\x7e]*|https?:\/\/[A-Za-z0-9._~-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?|\*) HTTP\/1\.([01])$/;
+const REQUEST_LINE =
+  /^([A-Z-]+) (\/[\x21-\x7e]*|https?:\/\/[A-Za-z0-9._~-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?|\*) HTTP\/1\.([01])$/;
 /** A Content-Length value as llhttp takes it: digits, spaces or tabs before, spaces after. */
 const LENGTH_VALUE = /^[ \t]*(\d{1,15}) *$/;
 /** A Transfer-Encoding value as llhttp takes it: tabs before it, none in it or after it. */
@@ -69,7 +70,8 @@ const CODINGS_VALUE = /^[ \t]*[^\t]*$/;
  * A chunk size line (RFC 9112 §7.1): the size, then extensions `;name` or `;name=token` or
  * `;name="quoted"`, nothing else (no spaces, no control bytes), as llhttp reads it strictly.
  */
-const CHUNK_LINE = /^([0-9a-fA-F]{1,12})(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*"))?)*$/;
+const CHUNK_LINE =
+  /^([0-9a-fA-F]{1,12})(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*"))?)*$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /**
  * A head's bytes: lines of HTAB, visible and 8-bit bytes joined by CRLF. No other control byte, and
@@ -140,7 +142,13 @@ export class Http1Parser {
       if (pos < 0) {
         // an incomplete head or chunk line: kept until more bytes come
         const kept = buf.subarray(before);
-        if (kept.length > (this.state === State.Head ? MAX_HEAD_BYTES : MAX_CHUNK_LINE)) throw new HttpParseError(this.state === State.Head ? `a head larger than ${MAX_HEAD_BYTES} bytes` : 'a chunk size or trailer line too long', this.state === State.Head);
+        if (kept.length > (this.state === State.Head ? MAX_HEAD_BYTES : MAX_CHUNK_LINE))
+          throw new HttpParseError(
+            this.state === State.Head
+              ? `a head larger than ${MAX_HEAD_BYTES} bytes`
+              : 'a chunk size or trailer line too long',
+            this.state === State.Head,
+          );
         this.rest = kept;
         return;
       }
@@ -158,7 +166,9 @@ export class Http1Parser {
       return undefined;
     }
     if (this.idle) return undefined;
-    return this.state === State.Head ? 'the connection closed in the middle of a head' : 'the connection closed before the body was complete';
+    return this.state === State.Head
+      ? 'the connection closed in the middle of a head'
+      : 'the connection closed before the body was complete';
   }
 
   /** One step from `pos`: the position after what it consumed, or -1 when it needs more bytes. */
@@ -227,7 +237,8 @@ export class Http1Parser {
       this.complete();
     } else if (head.chunked) this.state = State.ChunkSize;
     else if (head.contentLength > 0) {
-      if (head.contentLength > this.maxBody) fail(`a body of ${head.contentLength} bytes, more than ${this.maxBody} bytes`, true);
+      if (head.contentLength > this.maxBody)
+        fail(`a body of ${head.contentLength} bytes, more than ${this.maxBody} bytes`, true);
       this.remaining = head.contentLength;
       this.state = State.Length;
     } else if (head.untilClose) this.state = State.UntilClose;
@@ -263,7 +274,8 @@ export class Http1Parser {
 
   private complete(): void {
     const head = this.head!;
-    const body = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.length === 0 ? EMPTY : Buffer.concat(this.chunks);
+    const body =
+      this.chunks.length === 1 ? this.chunks[0]! : this.chunks.length === 0 ? EMPTY : Buffer.concat(this.chunks);
     this.chunks = [];
     this.head = undefined;
     this.state = State.Head;
@@ -287,7 +299,8 @@ function lineEnd(buf: Buffer, pos: number): number {
 
 /** A bare LF from `pos` on: the head being read has one (only looked for while it is incomplete). */
 function hasBareLf(buf: Buffer, pos: number): boolean {
-  for (let i = buf.indexOf(LF, pos); i >= 0; i = buf.indexOf(LF, i + 1)) if (i === pos || buf[i - 1] !== CR) return true;
+  for (let i = buf.indexOf(LF, pos); i >= 0; i = buf.indexOf(LF, i + 1))
+    if (i === pos || buf[i - 1] !== CR) return true;
   return false;
 }
 
@@ -305,12 +318,28 @@ function headEnd(buf: Buffer, pos: number): number {
  */
 function checkTrailer(line: string): void {
   const colon = line.indexOf(':');
-  if (colon <= 0 || !TOKEN.test(line.slice(0, colon)) || !HEAD_BYTES.test(line)) fail(`a trailer line that is not a header: '${line.slice(0, 60)}'`);
-  if (FRAMING.has(line.slice(0, colon).toLowerCase())) fail(`a trailer that frames the message or steers the connection: '${line.slice(0, 60)}'`);
+  if (colon <= 0 || !TOKEN.test(line.slice(0, colon)) || !HEAD_BYTES.test(line))
+    fail(`a trailer line that is not a header: '${line.slice(0, 60)}'`);
+  if (FRAMING.has(line.slice(0, colon).toLowerCase()))
+    fail(`a trailer that frames the message or steers the connection: '${line.slice(0, 60)}'`);
 }
 
 function newHead(): Head {
-  return { status: 0, method: '', target: '', minor: 1, close: false, keepAliveMs: -1, keepAlive: false, pipelining: false, expectContinue: false, host: false, contentLength: -1, chunked: false, untilClose: false };
+  return {
+    status: 0,
+    method: '',
+    target: '',
+    minor: 1,
+    close: false,
+    keepAliveMs: -1,
+    keepAlive: false,
+    pipelining: false,
+    expectContinue: false,
+    host: false,
+    contentLength: -1,
+    chunked: false,
+    untilClose: false,
+  };
 }
 
 function parseResponseHead(text: string): Head {
@@ -366,11 +395,15 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
       case 'content-length':
         // one length, digits only: a list or a second header (even an equal one) is refused, as llhttp does
         if (head.contentLength >= 0) fail('more than one Content-Length');
-        head.contentLength = Number(LENGTH_VALUE.exec(line.slice(colon + 1))?.[1] ?? fail(`a Content-Length that is not a length: '${value.slice(0, 40)}'`));
+        head.contentLength = Number(
+          LENGTH_VALUE.exec(line.slice(colon + 1))?.[1] ??
+            fail(`a Content-Length that is not a length: '${value.slice(0, 40)}'`),
+        );
         break;
       case 'transfer-encoding':
         // a tab after the leading whitespace: llhttp refuses 'chunked<TAB>', where trim() would not
-        if (!CODINGS_VALUE.test(line.slice(colon + 1))) fail(`a Transfer-Encoding with a tab in it: '${value.slice(0, 40)}'`);
+        if (!CODINGS_VALUE.test(line.slice(colon + 1)))
+          fail(`a Transfer-Encoding with a tab in it: '${value.slice(0, 40)}'`);
         te = te === undefined ? value : `${te}, ${value}`;
         break;
       case 'connection':
@@ -403,21 +436,29 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
   }
   // llhttp hands the connection to another protocol after such a request and reads no further
   // message on it; this wire switches to none, so it would read the next bytes as a request
-  if (kind === 'request' && upgrade && connectionUpgrade) fail('a request to upgrade the connection to another protocol');
+  if (kind === 'request' && upgrade && connectionUpgrade)
+    fail('a request to upgrade the connection to another protocol');
   // a 1xx has no body (RFC 9110 §15.2), yet llhttp reads one by its length after a 1xx other than
   // 100, 102 and 103: a 1xx that names a length or coding, or another 1xx, is refused
   if (kind === 'response' && head.status < 200) {
-    if (head.contentLength >= 0 || te !== undefined) fail(`a ${head.status} reply with a Content-Length or Transfer-Encoding`);
-    if (head.status !== 100 && head.status !== 102 && head.status !== 103 && head.status !== 101) fail(`status ${head.status}, a 1xx this wire does not know`);
+    if (head.contentLength >= 0 || te !== undefined)
+      fail(`a ${head.status} reply with a Content-Length or Transfer-Encoding`);
+    if (head.status !== 100 && head.status !== 102 && head.status !== 103 && head.status !== 101)
+      fail(`status ${head.status}, a 1xx this wire does not know`);
   }
   if (te !== undefined) {
-    const codings = te.toLowerCase().split(',').map((s) => s.trim());
+    const codings = te
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim());
     // an empty coding ('chunked,') is read as chunked by some and as not chunked by others
-    if (codings.some((c) => !TOKEN.test(c))) fail(`a Transfer-Encoding that is not a list of codings: '${te.slice(0, 40)}'`);
+    if (codings.some((c) => !TOKEN.test(c)))
+      fail(`a Transfer-Encoding that is not a list of codings: '${te.slice(0, 40)}'`);
     // with a Content-Length too, a message is framed one way by one reader and another by the next
     if (head.contentLength >= 0) fail('both Transfer-Encoding and Content-Length');
     const chunked = codings[codings.length - 1] === 'chunked';
-    if (codings.indexOf('chunked') !== codings.length - 1 && codings.includes('chunked')) fail(`a Transfer-Encoding with chunked before another coding: '${te.slice(0, 40)}'`);
+    if (codings.indexOf('chunked') !== codings.length - 1 && codings.includes('chunked'))
+      fail(`a Transfer-Encoding with chunked before another coding: '${te.slice(0, 40)}'`);
     if (kind === 'request') {
       // a request must end in chunked and must not give a length too (RFC 9112 §6.1, §6.3): the shapes of smuggling
       if (!chunked) fail(`a Transfer-Encoding that does not end in chunked: '${te.slice(0, 40)}'`);
@@ -440,5 +481,14 @@ function readHeaders(lines: string[], head: Head, kind: 'request' | 'response'):
  * proxies that mishandle it are still met, and an interceptor call is never sent twice.
  */
 export const PIPELINING_HEADER = 'hivenode-pipelining';
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'expect', 'host', 'upgrade', PIPELINING_HEADER]);
+const FRAMING = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'expect',
+  'host',
+  'upgrade',
+  PIPELINING_HEADER,
+]);
 const FRAMING_LENGTHS = new Set([...FRAMING].map((name) => name.length));

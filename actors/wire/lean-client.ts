@@ -154,10 +154,14 @@ class Connection {
       this.parser.stop();
     } else if (head.minor === 1 && head.pipelining) this.pipelines = true;
     // the server's own idle limit, less a margin (half of one under two seconds; 0: not reused idle)
-    if (head.keepAliveMs >= 0) this.idleMs = head.keepAliveMs >= 2 * IDLE_MARGIN_MS ? head.keepAliveMs - IDLE_MARGIN_MS : head.keepAliveMs / 2;
+    if (head.keepAliveMs >= 0)
+      this.idleMs = head.keepAliveMs >= 2 * IDLE_MARGIN_MS ? head.keepAliveMs - IDLE_MARGIN_MS : head.keepAliveMs / 2;
     if (this.jobs.length === 0) this.pool.released(this);
     // requests written behind a reply that closed the connection will get none: 502, never resent
-    else if (!this.reusable) this.destroy(new UpstreamError(`${this.pool.label} failed: the connection was closed by the server after an earlier reply`));
+    else if (!this.reusable)
+      this.destroy(
+        new UpstreamError(`${this.pool.label} failed: the connection was closed by the server after an earlier reply`),
+      );
     job?.finish(undefined, head.status, body);
   }
 
@@ -169,7 +173,11 @@ class Connection {
     } catch (e) {
       cut = describeError(e);
     }
-    this.destroy(this.jobs.length > 0 ? this.pool.malformed(new HttpParseError(cut ?? 'the connection closed without a reply')) : undefined);
+    this.destroy(
+      this.jobs.length > 0
+        ? this.pool.malformed(new HttpParseError(cut ?? 'the connection closed without a reply'))
+        : undefined,
+    );
   }
 
   private lost(error: Error | undefined): void {
@@ -333,7 +341,8 @@ export class LeanPool {
 
   /** A reply that cannot be read: 502 naming the problem. */
   malformed(e: unknown): UpstreamError {
-    if (e instanceof HttpParseError && e.tooLarge && /body/.test(e.message)) return new UpstreamError(`${this.label} replied with more than ${this.maxReply} bytes`, { cause: e });
+    if (e instanceof HttpParseError && e.tooLarge && /body/.test(e.message))
+      return new UpstreamError(`${this.label} replied with more than ${this.maxReply} bytes`, { cause: e });
     return new UpstreamError(`${this.label} sent a malformed reply: ${describeError(e)}`, { cause: e });
   }
 

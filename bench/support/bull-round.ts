@@ -7,7 +7,13 @@ import type { Peers } from './peers.js';
 import { jobMessage, producers as produce } from './queue-rounds.js';
 import type { Redis } from './redis.js';
 
-export async function bullRound(peers: Peers, redis: Redis, records: number, producers: number, concurrency: number): Promise<number> {
+export async function bullRound(
+  peers: Peers,
+  redis: Redis,
+  records: number,
+  producers: number,
+  concurrency: number,
+): Promise<number> {
   const name = `bench-${Date.now()}`;
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
   const queue = new peers.Queue(name, { connection });
@@ -16,7 +22,9 @@ export async function bullRound(peers: Peers, redis: Redis, records: number, pro
   const allDone = new Promise<void>((resolve) => worker.on('completed', () => ++completed === records && resolve()));
   await worker.waitUntilReady();
   const started = performance.now();
-  await produce(records, producers, (i) => queue.add('job', jobMessage(i), { removeOnComplete: true, removeOnFail: true }));
+  await produce(records, producers, (i) =>
+    queue.add('job', jobMessage(i), { removeOnComplete: true, removeOnFail: true }),
+  );
   await allDone;
   const rate = records / ((performance.now() - started) / 1000);
   await worker.close();

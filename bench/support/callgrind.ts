@@ -18,7 +18,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 
-export const callgrindInstalled = (): boolean => !spawnSync('valgrind', ['--version']).error && !spawnSync('callgrind_control', ['-h']).error;
+export const callgrindInstalled = (): boolean =>
+  !spawnSync('valgrind', ['--version']).error && !spawnSync('callgrind_control', ['-h']).error;
 
 export interface InstructionCount {
   /** Instructions per request, all threads (the main thread, V8's and libuv's helpers). */
@@ -65,10 +66,20 @@ const wait = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms)
 /** Sends one POST and resolves when its answer has been read; rejects unless it is 200. */
 function post(agent: Agent, port: number, path: string, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`answered ${res.statusCode}`))));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`answered ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -90,7 +101,9 @@ async function posts(agent: Agent, port: number, o: CountOptions, total: number)
 /** Runs callgrind_control with `flag` on `pid`, sending single requests until it has been answered. */
 async function control(flag: string, pid: number, agent: Agent, port: number, o: CountOptions): Promise<void> {
   let done = false;
-  const ran = new Promise<void>((resolve, reject) => execFile('callgrind_control', [flag, String(pid)], (err) => (done = true, err ? reject(err) : resolve())));
+  const ran = new Promise<void>((resolve, reject) =>
+    execFile('callgrind_control', [flag, String(pid)], (err) => ((done = true), err ? reject(err) : resolve())),
+  );
   while (!done) {
     await post(agent, port, o.path, o.body);
     await wait(50);
@@ -105,11 +118,13 @@ function total(file: string): number {
 }
 
 // V8's functions of the old generation's collections (names as callgrind gives them, C++ symbols)
-const MAJOR_GC = /v8::internal::(?:IncrementalMarking|MarkCompactCollector|ConcurrentMarking|MarkingBarrier|Sweeper|MemoryReducer|ArrayBufferSweeper)\b|v8::internal::Heap::(?:StartIncrementalMarking|FinalizeIncrementalMarking|MarkCompact)\b/;
+const MAJOR_GC =
+  /v8::internal::(?:IncrementalMarking|MarkCompactCollector|ConcurrentMarking|MarkingBarrier|Sweeper|MemoryReducer|ArrayBufferSweeper)\b|v8::internal::Heap::(?:StartIncrementalMarking|FinalizeIncrementalMarking|MarkCompact)\b/;
 
 // V8's compilers (names as callgrind gives them): TurboFan optimizing a function that got hot (on the
 // main thread: the servers run --single-threaded), Sparkplug's baseline code, a first lazy compile
-const COMPILE = /v8::internal::(?:Runtime_Compile\w*|Runtime_InstallBaselineCode|Compiler::\w+|compiler::\w+|baseline::\w+|maglev::\w+|OptimizingCompileDispatcher)/;
+const COMPILE =
+  /v8::internal::(?:Runtime_Compile\w*|Runtime_InstallBaselineCode|Compiler::\w+|compiler::\w+|baseline::\w+|maglev::\w+|OptimizingCompileDispatcher)/;
 
 /**
  * The instructions of one dump spent in what `kinds` match: for each, the inclusive cost of every
@@ -147,7 +162,18 @@ function setApart<K extends string>(file: string, kinds: Record<K, RegExp>): Rec
 /** Counts the instructions of `o.requests` requests of one server process under callgrind. */
 export async function countInstructions(o: CountOptions): Promise<InstructionCount> {
   const out = join(o.dir, 'callgrind.out.%p');
-  const child: ChildProcess = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'], env: o.env });
+  const child: ChildProcess = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--separate-threads=yes',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      ...o.args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: o.env },
+  );
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
@@ -174,7 +200,14 @@ export async function countInstructions(o: CountOptions): Promise<InstructionCou
     if (main === undefined) throw new Error(`no dump of the main thread in ${o.dir}`);
     const all = files.reduce((n, f) => n + total(f), 0);
     const apart = setApart(main, { majorGc: MAJOR_GC, compile: COMPILE });
-    return { perRequest: all / o.requests, mainPerRequest: total(main) / o.requests, majorGcPerRequest: apart.majorGc / o.requests, compilePerRequest: apart.compile / o.requests, requests: o.requests, files };
+    return {
+      perRequest: all / o.requests,
+      mainPerRequest: total(main) / o.requests,
+      majorGcPerRequest: apart.majorGc / o.requests,
+      compilePerRequest: apart.compile / o.requests,
+      requests: o.requests,
+      files,
+    };
   } finally {
     agent.destroy();
     child.kill('SIGKILL');

@@ -24,7 +24,14 @@ export interface NodeRed {
 const flow = (path: string): unknown[] => [
   { id: 'tab', type: 'tab', label: 'bench' },
   { id: 'in', type: 'http in', z: 'tab', url: path, method: 'post', wires: [['fn']] },
-  { id: 'fn', type: 'function', z: 'tab', func: "msg.payload = { Code: 200, Message: 'Success', Data: msg.payload, List: [] };\nreturn msg;", outputs: 1, wires: [['out']] },
+  {
+    id: 'fn',
+    type: 'function',
+    z: 'tab',
+    func: "msg.payload = { Code: 200, Message: 'Success', Data: msg.payload, List: [] };\nreturn msg;",
+    outputs: 1,
+    wires: [['out']],
+  },
   { id: 'out', type: 'http response', z: 'tab', statusCode: '200', headers: {}, wires: [] },
 ];
 
@@ -33,14 +40,30 @@ export async function startNodeRed(script: string, path: string, body: string): 
   const dir = mkdtempSync(join(tmpdir(), 'hn-bench-nodered-'));
   const port = await freePort();
   writeFileSync(join(dir, 'flows.json'), JSON.stringify(flow(path)));
-  const settings = { uiHost: '127.0.0.1', uiPort: port, flowFile: 'flows.json', userDir: dir, httpAdminRoot: false, disableEditor: true, credentialSecret: false, logging: { console: { level: 'warn' } } };
+  const settings = {
+    uiHost: '127.0.0.1',
+    uiPort: port,
+    flowFile: 'flows.json',
+    userDir: dir,
+    httpAdminRoot: false,
+    disableEditor: true,
+    credentialSecret: false,
+    logging: { console: { level: 'warn' } },
+  };
   writeFileSync(join(dir, 'settings.js'), `module.exports = ${JSON.stringify(settings)};\n`);
-  const child: ChildProcess = spawn(process.execPath, [script, '--settings', join(dir, 'settings.js'), '--userDir', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [script, '--settings', join(dir, 'settings.js'), '--userDir', dir],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const url = `http://127.0.0.1:${port}${path}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Node-RED exited with ${child.exitCode} before serving the flow`);
-    const ok = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error('Node-RED did not serve the flow within 60 s');
     await new Promise((r) => setTimeout(r, 200));

@@ -12,7 +12,10 @@ import { REPO } from '../lib.js';
 const peersDir = pathToFileURL(`${REPO}/bench/peers/`);
 
 export interface Got {
-  post(url: string, options: { body: string; headers: Record<string, string>; agent: { http: Agent }; retry: { limit: number } }): Promise<{ statusCode: number; body: string }>;
+  post(
+    url: string,
+    options: { body: string; headers: Record<string, string>; agent: { http: Agent }; retry: { limit: number } },
+  ): Promise<{ statusCode: number; body: string }>;
 }
 
 export interface RedisConnection {
@@ -50,7 +53,11 @@ export interface Peers {
   got: Got;
   FlowProducer: new (options: { connection: RedisConnection }) => BullFlowProducer;
   Queue: new (name: string, options: { connection: RedisConnection }) => BullQueue;
-  Worker: new (name: string, processor: (job: { data: unknown }) => Promise<unknown>, options: { connection: RedisConnection; concurrency: number }) => BullWorker;
+  Worker: new (
+    name: string,
+    processor: (job: { data: unknown }) => Promise<unknown>,
+    options: { connection: RedisConnection; concurrency: number },
+  ) => BullWorker;
   /** Path of Node-RED's command-line entry point (red.js). */
   nodeRedScript: string;
 }

@@ -7,7 +7,13 @@
  */
 import { open } from 'node:fs/promises';
 
-export async function rawAppendRate(file: string, records: number, producers: number, windowMs: number, record: (i: number) => string): Promise<number> {
+export async function rawAppendRate(
+  file: string,
+  records: number,
+  producers: number,
+  windowMs: number,
+  record: (i: number) => string,
+): Promise<number> {
   const fh = await open(file, 'a');
   let pending: { line: string; done: () => void }[] = [];
   let committing = false;

@@ -30,7 +30,24 @@ const listening = (port: number): Promise<boolean> =>
 export async function startRedis(appendfsync: 'always' | 'everysec'): Promise<Redis> {
   const dir = mkdtempSync(join(tmpdir(), 'hn-bench-redis-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', appendfsync, '--save', '', '--daemonize', 'no', '--loglevel', 'warning'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    appendfsync,
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+  ];
   const child: ChildProcess = spawn('redis-server', args, { stdio: 'ignore' });
   const deadline = Date.now() + 20_000;
   while (!(await listening(port))) {

@@ -10,7 +10,8 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const haveRsyslogd = (): boolean => existsSync('/usr/sbin/rsyslogd') || spawnSync('sh', ['-c', 'command -v rsyslogd']).status === 0;
+export const haveRsyslogd = (): boolean =>
+  existsSync('/usr/sbin/rsyslogd') || spawnSync('sh', ['-c', 'command -v rsyslogd']).status === 0;
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -46,7 +47,11 @@ export async function startBenchRsyslog(): Promise<BenchRsyslog> {
     ].join('\n'),
   );
   const log = openSync(join(dir, 'rsyslogd.log'), 'a');
-  const child: ChildProcess = spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: ['ignore', log, log] });
+  const child: ChildProcess = spawn(
+    existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd',
+    ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')],
+    { stdio: ['ignore', log, log] },
+  );
   const deadline = Date.now() + 15_000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {
@@ -57,7 +62,8 @@ export async function startBenchRsyslog(): Promise<BenchRsyslog> {
       s.on('error', () => resolve(false));
     });
     if (up) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`rsyslogd did not listen on ${port} (see ${join(dir, 'rsyslogd.log')})`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`rsyslogd did not listen on ${port} (see ${join(dir, 'rsyslogd.log')})`);
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

@@ -5,7 +5,10 @@
  */
 import { mariadbAvailable, postgresBin } from '../../spec/adapters/sql/servers.js';
 
-export async function onEachEngine<T>(targets: { sqlite: () => Promise<T>; postgres: () => Promise<T>; mariadb: () => Promise<T> }, bench: (target: T) => Promise<void>): Promise<void> {
+export async function onEachEngine<T>(
+  targets: { sqlite: () => Promise<T>; postgres: () => Promise<T>; mariadb: () => Promise<T> },
+  bench: (target: T) => Promise<void>,
+): Promise<void> {
   const engines = new Set((process.env.BENCH_ENGINES ?? 'sqlite,postgres,mariadb').split(',').map((e) => e.trim()));
   if (engines.has('sqlite')) await bench(await targets.sqlite());
   if (!engines.has('postgres')) console.log('PostgreSQL    skipped: not in BENCH_ENGINES');

@@ -13,7 +13,10 @@ export async function seedKv(direct: Sequelize, serial: string, rows: number): P
 }
 
 /** A seeded SQLite file in a temporary directory, a direct Sequelize on it, and the removal of both. */
-export async function sqliteKv(prefix: string, rows: number): Promise<{ file: string; direct: Sequelize; remove(): void }> {
+export async function sqliteKv(
+  prefix: string,
+  rows: number,
+): Promise<{ file: string; direct: Sequelize; remove(): void }> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const file = join(dir, 'bench.db');
   const direct = new Sequelize({ dialect: 'sqlite', storage: file, logging: false });

@@ -24,7 +24,10 @@ export const wrkInstalled = (): boolean => !spawnSync('wrk', ['--version']).erro
 /** A wrk Lua script that POSTs `body` as JSON; returns its path. */
 export function postScript(body: string): string {
   const script = join(mkdtempSync(join(tmpdir(), 'hn-bench-wrk-')), 'post.lua');
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  writeFileSync(
+    script,
+    `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
   return script;
 }
 
@@ -35,10 +38,24 @@ function toMs(v: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
 }
 
-export async function wrk(url: string, opts: { connections: number; seconds: number; script: string }): Promise<WrkResult> {
+export async function wrk(
+  url: string,
+  opts: { connections: number; seconds: number; script: string },
+): Promise<WrkResult> {
   // asynchronous on purpose: a spawnSync would block the event loop the servers answer on
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', ['-t', '1', '-c', String(opts.connections), '-d', `${opts.seconds}s`, '--latency', '-s', opts.script, url]);
+    const child = spawn('wrk', [
+      '-t',
+      '1',
+      '-c',
+      String(opts.connections),
+      '-d',
+      `${opts.seconds}s`,
+      '--latency',
+      '-s',
+      opts.script,
+      url,
+    ]);
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.stderr.on('data', (c: Buffer) => (text += c.toString()));
@@ -50,8 +67,15 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
   const requests = Number(/(\d+) requests in /.exec(out)?.[1] ?? NaN);
-  const result = { rps, requests, p50: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''), p99: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''), errors };
-  if (![result.rps, result.requests, result.p50, result.p99].every(Number.isFinite)) throw new Error(`cannot read wrk's output:\n${out}`);
+  const result = {
+    rps,
+    requests,
+    p50: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''),
+    p99: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''),
+    errors,
+  };
+  if (![result.rps, result.requests, result.p50, result.p99].every(Number.isFinite))
+    throw new Error(`cannot read wrk's output:\n${out}`);
   return result;
 }
 

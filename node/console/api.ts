@@ -18,7 +18,15 @@ import type { Operators } from './operators.js';
 import { CSRF_COOKIE, cookiesOf, newCsrfCookie } from './operators.js';
 import type { ActionInput } from './queue-commands.js';
 import { QUEUE_ACTIONS, isQueueAction, queueNamed, runAction } from './queue-commands.js';
-import { allSummaries, breakersOf, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import {
+  allSummaries,
+  breakersOf,
+  fetchEntry,
+  queueSummary,
+  schedulesOf,
+  searchEntries,
+  searchOf,
+} from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import type { LiveHistory } from './history.js';
@@ -58,26 +66,45 @@ export class ConsoleApi {
         cookie = newCsrfCookie();
         headers['set-cookie'] = `${CSRF_COOKIE}=${cookie}; Path=/; HttpOnly; SameSite=Strict`;
       }
-      return sendJson(res, 200, { token: operators.tokenFor(cookie), cookie: CSRF_COOKIE, header: 'x-csrf-token' }, headers);
+      return sendJson(
+        res,
+        200,
+        { token: operators.tokenFor(cookie), cookie: CSRF_COOKIE, header: 'x-csrf-token' },
+        headers,
+      );
     }
     if (first === 'flow' && parts.length === 1) return sendJson(res, 200, this.flow.json());
     if (first === 'live' && parts.length === 1) return sendJson(res, 200, this.history.series());
     if (first === 'live' && name === 'stream' && parts.length === 2) return this.stream.open(req, res);
-    if (first === 'journal' && parts.length === 1) return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
+    if (first === 'journal' && parts.length === 1)
+      return sendJson(res, 200, selectJournal(this.sources.journal.entries(), journalQueryOf(url.searchParams)));
     if (first === 'queues') {
-      if (name === undefined) return sendJson(res, 200, (await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) })));
+      if (name === undefined)
+        return sendJson(
+          res,
+          200,
+          (await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) })),
+        );
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
-        const [summary, page] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search)]);
+        const [summary, page] = await Promise.all([
+          queueSummary(this.sources, queue),
+          searchEntries(this.sources, queue, search),
+        ]);
         return sendJson(res, 200, { queue: summary, ...page });
       }
-      if (sub === 'entries' && key !== undefined && parts.length === 4) return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
+      if (sub === 'entries' && key !== undefined && parts.length === 4)
+        return sendJson(res, 200, await fetchEntry(this.sources, queue, key));
       if (sub === 'schedules' && parts.length === 3) return sendJson(res, 200, await schedulesOf(this.sources, queue));
       if (sub === 'breakers' && parts.length === 3) return sendJson(res, 200, await breakersOf(this.sources, queue));
     }
     if (first === 'flows') return sendJson(res, 200, await flowJson(this.sources, parts, url));
-    if (first === 'traces' && parts.length === 1) return sendJson(res, 200, { mode: tracingMode(), traces: recentTraces(Number(url.searchParams.get('limit') ?? 50) || 50) });
+    if (first === 'traces' && parts.length === 1)
+      return sendJson(res, 200, {
+        mode: tracingMode(),
+        traces: recentTraces(Number(url.searchParams.get('limit') ?? 50) || 50),
+      });
     if (first === 'traces' && name !== undefined && parts.length === 2) {
       const trace = traceById(name.toLowerCase());
       if (!trace) throw new NotFoundError(`no recent trace '${name}' on this node`);
@@ -88,7 +115,8 @@ export class ConsoleApi {
 
   /** An operator's action: the queue's answer (a refusal of the input is its 400), written to the journal with the operator's name. */
   async act(queueName: string, action: string, input: ActionInput, user: string): Promise<Result> {
-    if (!isQueueAction(action)) throw new NotFoundError(`unknown queue action '${action}'; actions: ${Object.keys(QUEUE_ACTIONS).join(', ')}`);
+    if (!isQueueAction(action))
+      throw new NotFoundError(`unknown queue action '${action}'; actions: ${Object.keys(QUEUE_ACTIONS).join(', ')}`);
     const queue = queueNamed(this.sources, queueName);
     const keys = input.control.key ?? [];
     if (keys.length > 1) return this.actOnEach(queue.name, action, keys, input, user);
@@ -107,14 +135,27 @@ export class ConsoleApi {
    * turn, each journalled as its own action, answered as one — 200 when every key was done, else the
    * Code of the first refusal, with the keys done and those refused (and why) in Data.
    */
-  private async actOnEach(queue: string, action: string, keys: readonly string[], input: ActionInput, user: string): Promise<Result> {
-    if (!BULK_ACTIONS.has(action)) throw new BadInputError(`${action} takes one key; several keys are taken by ${[...BULK_ACTIONS].join(', ')}`);
-    if (keys.length > MAX_BULK_KEYS) throw new BadInputError(`at most ${MAX_BULK_KEYS} keys at once, got ${keys.length}`);
+  private async actOnEach(
+    queue: string,
+    action: string,
+    keys: readonly string[],
+    input: ActionInput,
+    user: string,
+  ): Promise<Result> {
+    if (!BULK_ACTIONS.has(action))
+      throw new BadInputError(`${action} takes one key; several keys are taken by ${[...BULK_ACTIONS].join(', ')}`);
+    if (keys.length > MAX_BULK_KEYS)
+      throw new BadInputError(`at most ${MAX_BULK_KEYS} keys at once, got ${keys.length}`);
     if (new Set(keys).size !== keys.length) throw new BadInputError('a key is given twice');
     const done: string[] = [];
     const refused: Array<{ key: string; result: Result }> = [];
     for (const key of keys) {
-      const result = await this.act(queue, action, { control: { ...input.control, key: [key] }, data: input.data }, user);
+      const result = await this.act(
+        queue,
+        action,
+        { control: { ...input.control, key: [key] }, data: input.data },
+        user,
+      );
       if (result.Code >= 200 && result.Code < 300) done.push(key);
       else refused.push({ key, result });
     }
@@ -122,6 +163,11 @@ export class ConsoleApi {
     const Data = emptyMap();
     if (done.length) Data.done = done;
     if (refused.length) Data.refused = refused.map((r) => `${r.key} (${r.result.Code} ${r.result.Message})`);
-    return { Code: first ? first.Code : Code.Success, Message: `${action} of ${keys.length} entries: ${done.length} done${refused.length ? `, ${refused.length} refused` : ''}`, Data, List: null };
+    return {
+      Code: first ? first.Code : Code.Success,
+      Message: `${action} of ${keys.length} entries: ${done.length} done${refused.length ? `, ${refused.length} refused` : ''}`,
+      Data,
+      List: null,
+    };
   }
 }

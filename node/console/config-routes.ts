@@ -47,14 +47,20 @@ function parseConfigBody(contentType: string | undefined, raw: string): ConfigBo
     } catch {
       throw new BadInputError('the body is not valid JSON: send {"text": "<the node file>"} or {"version": 1}');
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadInputError('the body must be a JSON object: {"text": "<the node file>", "base": "<hash>"} or {"version": 1}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadInputError(
+        'the body must be a JSON object: {"text": "<the node file>", "base": "<hash>"} or {"version": 1}',
+      );
     fields = body as Record<string, unknown>;
   } else {
     throw new BadInputError(`content-type '${type}' is not accepted: send a form or application/json`);
   }
   const known = ['text', 'base', 'version', CSRF_FIELD];
   const unknown = Object.keys(fields).find((k) => !known.includes(k));
-  if (unknown !== undefined) throw new BadInputError(`unknown field '${unknown.slice(0, 40)}': a config action takes text (and base) or version`);
+  if (unknown !== undefined)
+    throw new BadInputError(
+      `unknown field '${unknown.slice(0, 40)}': a config action takes text (and base) or version`,
+    );
   const str = (k: string): string | undefined => {
     const v = fields[k];
     if (v === undefined) return undefined;
@@ -62,7 +68,10 @@ function parseConfigBody(contentType: string | undefined, raw: string): ConfigBo
     return v;
   };
   const versionText = fields.version === undefined ? undefined : String(fields.version);
-  if (versionText !== undefined && !/^[1-9]\d*$/.test(versionText)) throw new BadInputError(`version must be a number from 1 (the newest kept version), got '${versionText.slice(0, 20)}'`);
+  if (versionText !== undefined && !/^[1-9]\d*$/.test(versionText))
+    throw new BadInputError(
+      `version must be a number from 1 (the newest kept version), got '${versionText.slice(0, 20)}'`,
+    );
   const out: ConfigBody = { form };
   const text = str('text');
   const base = str('base');
@@ -85,7 +94,10 @@ export class ConfigRoutes {
 
   private control(): ConsoleConfig {
     const c = this.sources.config();
-    if (!c) throw new NotFoundError('this node was not started from a node file (hivenode run <file>): there is no file to show or change');
+    if (!c)
+      throw new NotFoundError(
+        'this node was not started from a node file (hivenode run <file>): there is no file to show or change',
+      );
     return c;
   }
 
@@ -111,13 +123,26 @@ export class ConfigRoutes {
 
   /** GET /config and /config/versions/<n>. */
   async page(parts: string[], ctx: PageContext): Promise<Page> {
-    if (parts.length === 1 && !this.sources.config()) return { title: 'Config', nav: '/config', body: html`<h1>Config</h1><p id="config-none">This node was not started from a node file, so there is no file to show or change here: run it with <code>hivenode run &lt;file&gt;</code> to change it while it runs (README, Changing a running node).</p>` };
+    if (parts.length === 1 && !this.sources.config())
+      return {
+        title: 'Config',
+        nav: '/config',
+        body: html`<h1>Config</h1>
+          <p id="config-none">
+            This node was not started from a node file, so there is no file to show or change here: run it with
+            <code>hivenode run &lt;file&gt;</code> to change it while it runs (README, Changing a running node).
+          </p>`,
+      };
     if (parts.length === 1) return { title: 'Config', nav: '/config', body: configBody(ctx, await this.view()) };
     if (parts.length === 3 && parts[1] === 'versions') {
       const c = this.control();
       const n = Number(parts[2]);
       const text = await c.version(n);
-      return { title: `Config version .${n}`, nav: '/config', body: versionBody(ctx, c.file, n, text, lineDiff((await c.running()).text, text)) };
+      return {
+        title: `Config version .${n}`,
+        nav: '/config',
+        body: versionBody(ctx, c.file, n, text, lineDiff((await c.running()).text, text)),
+      };
     }
     throw new NotFoundError(`no page at /${parts.join('/')}`);
   }
@@ -126,7 +151,16 @@ export class ConfigRoutes {
   async get(res: ServerResponse, parts: string[]): Promise<void> {
     if (parts.length === 1) {
       const v = await this.view();
-      return sendJson(res, 200, { file: v.file, hash: v.hash, appliedAt: v.appliedAt, reloads: v.reloads, diskChanged: v.diskChanged, text: v.text, versions: v.versions, history: v.history });
+      return sendJson(res, 200, {
+        file: v.file,
+        hash: v.hash,
+        appliedAt: v.appliedAt,
+        reloads: v.reloads,
+        diskChanged: v.diskChanged,
+        text: v.text,
+        versions: v.versions,
+        history: v.history,
+      });
     }
     if (parts.length === 3 && parts[1] === 'versions') {
       const c = this.control();
@@ -136,8 +170,14 @@ export class ConfigRoutes {
   }
 
   /** POST /api/config/<action>: the operator checks in order (operator, origin, token), then the action. */
-  async post(req: IncomingMessage, res: ServerResponse, action: string, contextOf: () => Promise<PageContext>): Promise<void> {
-    if (!(ACTIONS as readonly string[]).includes(action)) throw new NotFoundError(`unknown config action '${action.slice(0, 40)}'; actions: ${ACTIONS.join(', ')}`);
+  async post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    action: string,
+    contextOf: () => Promise<PageContext>,
+  ): Promise<void> {
+    if (!(ACTIONS as readonly string[]).includes(action))
+      throw new NotFoundError(`unknown config action '${action.slice(0, 40)}'; actions: ${ACTIONS.join(', ')}`);
     const user = await this.operators.requireOperator(req);
     this.operators.requireSameOrigin(req);
     const body = parseConfigBody(req.headers['content-type'], await readBody(req));
@@ -152,13 +192,25 @@ export class ConfigRoutes {
     let outcome: ConfigOutcome;
     if (a === 'apply') outcome = await c.apply(this.needText(body), user, body.base);
     else if (a === 'restore') {
-      if (body.version === undefined) throw new BadInputError('restore needs version: the kept version to apply (1 is the newest)');
+      if (body.version === undefined)
+        throw new BadInputError('restore needs version: the kept version to apply (1 is the newest)');
       outcome = await c.restore(body.version, user);
     } else outcome = await c.reloadFromDisk(user);
     if (!body.form) return sendJson(res, statusOf(outcome), outcome);
-    if (outcome.applied) return redirect(res, `/config?done=${encodeURIComponent(`${a === 'restore' ? `restored .${body.version}` : a === 'reload' ? 'reloaded from disk' : 'applied'}: ${outcome.summary}`.slice(0, 300))}`);
+    if (outcome.applied)
+      return redirect(
+        res,
+        `/config?done=${encodeURIComponent(`${a === 'restore' ? `restored .${body.version}` : a === 'reload' ? 'reloaded from disk' : 'applied'}: ${outcome.summary}`.slice(0, 300))}`,
+      );
     // refused: the page again, with the reason and the operator's text kept to fix it
-    sendHtml(res, statusOf(outcome), await this.render(contextOf, { refused: outcome, ...(a === 'apply' && body.text !== undefined ? { text: body.text } : {}) }));
+    sendHtml(
+      res,
+      statusOf(outcome),
+      await this.render(contextOf, {
+        refused: outcome,
+        ...(a === 'apply' && body.text !== undefined ? { text: body.text } : {}),
+      }),
+    );
   }
 
   private needText(body: ConfigBody): string {

@@ -71,7 +71,13 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
     if (channel) listeners.set(channel, [...(listeners.get(channel) ?? []), id]);
   };
   for (const s of services) {
-    nodes.set(`svc:${s.name}`, { id: `svc:${s.name}`, kind: 'service', label: s.name, detail: s.kind, service: s.name });
+    nodes.set(`svc:${s.name}`, {
+      id: `svc:${s.name}`,
+      kind: 'service',
+      label: s.name,
+      detail: s.kind,
+      service: s.name,
+    });
     listen(s.channel, `svc:${s.name}`);
   }
   // this node's listeners come first: a channel served here is drawn to this node's service
@@ -90,8 +96,12 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
   /** Edges from `from` to whatever takes `channel` on the hive. */
   const toChannel = (from: string, sender: Sender, label: string, secondary = false): void => {
     const { channel } = sender;
-    const targets = listeners.get(channel) ?? remoteListeners.get(channel) ?? [add({ id: `ch:${channel}`, kind: 'channel', label: channel, detail: 'no listener on this node' })];
-    for (const to of targets) edges.push({ id: `e${edges.length}`, from, to, label, channel, sender, ...(secondary ? { secondary } : {}) });
+    const targets = listeners.get(channel) ??
+      remoteListeners.get(channel) ?? [
+        add({ id: `ch:${channel}`, kind: 'channel', label: channel, detail: 'no listener on this node' }),
+      ];
+    for (const to of targets)
+      edges.push({ id: `e${edges.length}`, from, to, label, channel, sender, ...(secondary ? { secondary } : {}) });
   };
   const fromSource = (node: FlowNode, to: string, label: string, counted: CountedFigure): void => {
     edges.push({ id: `e${edges.length}`, from: add(node), to, label, counted });
@@ -103,37 +113,128 @@ export function buildFlow(services: readonly ConsoleService[], others: readonly 
     const status = s.status();
     switch (s.kind) {
       case 'gateway':
-        fromSource({ id: `src:http:${s.name}`, kind: 'source', label: `HTTP :${text(status.port ?? c.Port)}`, detail: 'clients' }, id, 'requests', { service: s.name, figure: 'accepted' });
+        fromSource(
+          {
+            id: `src:http:${s.name}`,
+            kind: 'source',
+            label: `HTTP :${text(status.port ?? c.Port)}`,
+            detail: 'clients',
+          },
+          id,
+          'requests',
+          { service: s.name, figure: 'accepted' },
+        );
         break;
       case 'syslog':
         if (syslogReceives(c)) {
-          const over = [c.UDP === true ? 'UDP' : '', c.TCP === true ? 'TCP' : '', c.TLS === true ? 'TLS' : ''].filter(Boolean).join('/');
+          const over = [c.UDP === true ? 'UDP' : '', c.TCP === true ? 'TCP' : '', c.TLS === true ? 'TLS' : '']
+            .filter(Boolean)
+            .join('/');
           const relp = c.RELP === true ? `RELP :${text(status.relpPort ?? c.RELPPort)}` : '';
-          const label = [over ? `${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}` : '', relp].filter(Boolean).join(', ');
-          fromSource({ id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${label}`, detail: 'senders' }, id, 'received', { service: s.name, figure: 'received' });
+          const label = [over ? `${over} :${text(status.udpPort ?? status.tcpPort ?? c.Port)}` : '', relp]
+            .filter(Boolean)
+            .join(', ');
+          fromSource(
+            { id: `src:syslog:${s.name}`, kind: 'source', label: `syslog ${label}`, detail: 'senders' },
+            id,
+            'received',
+            { service: s.name, figure: 'received' },
+          );
         }
-        if (text(c.RemoteIP) && (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true || c.SendRELP === true)) {
-          edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:syslog:${s.name}`, kind: 'external', label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`, detail: 'syslog server' }), label: 'sends', counted: { service: s.name, figure: 'sent' } });
+        if (
+          text(c.RemoteIP) &&
+          (c.SendUDP === true || c.SendTCP === true || c.SendTLS === true || c.SendRELP === true)
+        ) {
+          edges.push({
+            id: `e${edges.length}`,
+            from: id,
+            to: add({
+              id: `ext:syslog:${s.name}`,
+              kind: 'external',
+              label: `${text(c.RemoteIP)}:${text(c.RemotePort)}`,
+              detail: 'syslog server',
+            }),
+            label: 'sends',
+            counted: { service: s.name, figure: 'sent' },
+          });
         }
         break;
       case 'sql':
-        if (c.SQL_POLLMODE === true) fromSource({ id: `src:poll:${s.name}`, kind: 'source', label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`, detail: 'poll timer' }, id, 'polls', { service: s.name, figure: 'poller.polls' });
+        if (c.SQL_POLLMODE === true)
+          fromSource(
+            {
+              id: `src:poll:${s.name}`,
+              kind: 'source',
+              label: `every ${Math.round(Number(c.SQL_POLLINTERVAL) / 1000)} s`,
+              detail: 'poll timer',
+            },
+            id,
+            'polls',
+            { service: s.name, figure: 'poller.polls' },
+          );
         // a change stream's source is the database's change log; its rate is the rows handed over (their lag is in the status and /metrics)
-        if (c.SQL_CHANGES === true) fromSource({ id: `src:changes:${s.name}`, kind: 'source', label: `${c.SQL_ENGINE === 'postgres' ? 'PostgreSQL WAL' : 'binlog'}: ${text(c.SQL_TABLE)}`, detail: 'change stream' }, id, 'changes', { service: s.name, figure: 'emitted' });
+        if (c.SQL_CHANGES === true)
+          fromSource(
+            {
+              id: `src:changes:${s.name}`,
+              kind: 'source',
+              label: `${c.SQL_ENGINE === 'postgres' ? 'PostgreSQL WAL' : 'binlog'}: ${text(c.SQL_TABLE)}`,
+              detail: 'change stream',
+            },
+            id,
+            'changes',
+            { service: s.name, figure: 'emitted' },
+          );
         break;
       case 'httpclient':
-        if (text(c.URL)) edges.push({ id: `e${edges.length}`, from: id, to: add({ id: `ext:http:${originOf(text(c.URL))}`, kind: 'external', label: originOf(text(c.URL)), detail: 'HTTP server' }), label: text(c.Method) || 'requests', counted: { service: s.name, figure: REQUESTS_FIGURE } });
+        if (text(c.URL))
+          edges.push({
+            id: `e${edges.length}`,
+            from: id,
+            to: add({
+              id: `ext:http:${originOf(text(c.URL))}`,
+              kind: 'external',
+              label: originOf(text(c.URL)),
+              detail: 'HTTP server',
+            }),
+            label: text(c.Method) || 'requests',
+            counted: { service: s.name, figure: REQUESTS_FIGURE },
+          });
         break;
       default:
         break;
     }
-    for (const send of sendsOf(s.kind, c)) toChannel(id, { node: '', service: s.name, channel: send.channel, label: send.label }, send.label, send.secondary);
+    for (const send of sendsOf(s.kind, c))
+      toChannel(
+        id,
+        { node: '', service: s.name, channel: send.channel, label: send.label },
+        send.label,
+        send.secondary,
+      );
   }
-  for (const n of others) for (const r of n.services) for (const send of r.sends ?? []) toChannel(remoteId(n, r.name), { node: idOf(n), service: r.name, channel: send.channel, label: send.label }, send.label, send.secondary);
+  for (const n of others)
+    for (const r of n.services)
+      for (const send of r.sends ?? [])
+        toChannel(
+          remoteId(n, r.name),
+          { node: idOf(n), service: r.name, channel: send.channel, label: send.label },
+          send.label,
+          send.secondary,
+        );
   return { nodes: [...nodes.values()], edges };
 }
 
 /** What of the other nodes the graph is drawn from (their services and sends, not the counts): the layout is redone when it changes. */
 export function wiringSignature(others: readonly RosterEntry[]): string {
-  return JSON.stringify(others.map((n) => [idOf(n), n.services.map((s) => [s.name, s.kind, s.channel, (s.sends ?? []).map((x) => [x.channel, x.label, x.secondary === true])])]));
+  return JSON.stringify(
+    others.map((n) => [
+      idOf(n),
+      n.services.map((s) => [
+        s.name,
+        s.kind,
+        s.channel,
+        (s.sends ?? []).map((x) => [x.channel, x.label, x.secondary === true]),
+      ]),
+    ]),
+  );
 }

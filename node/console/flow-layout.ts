@@ -54,7 +54,10 @@ export interface PlacedFlow {
 /** A box wide enough for its name and second line (with room for a service's health), within MAX_BOX_WIDTH. */
 function nodeWidth(node: Pick<FlowNode, 'label' | 'detail' | 'kind'>): number {
   const second = node.kind === 'service' ? `${node.detail}${HEALTH_ROOM}` : node.detail;
-  return Math.min(MAX_BOX_WIDTH, Math.max(110, Math.ceil(Math.max(textWidth(node.label, NAME_FONT), textWidth(second, LINE_FONT)) + BOX_PADDING)));
+  return Math.min(
+    MAX_BOX_WIDTH,
+    Math.max(110, Math.ceil(Math.max(textWidth(node.label, NAME_FONT), textWidth(second, LINE_FONT)) + BOX_PADDING)),
+  );
 }
 
 export async function layoutFlow(graph: FlowGraph): Promise<PlacedFlow> {
@@ -73,16 +76,29 @@ export async function layoutFlow(graph: FlowGraph): Promise<PlacedFlow> {
       'elk.edgeLabels.inline': 'false',
     },
     children: graph.nodes.map((n) => ({ id: n.id, width: nodeWidth(n), height: NODE_HEIGHT })),
-    edges: graph.edges.map((e): ElkExtendedEdge => ({ id: e.id, sources: [e.from], targets: [e.to], labels: [{ text: e.label, width: textWidth(`${e.label}${RATE_ROOM}`, LINE_FONT), height: 14 }] })),
+    edges: graph.edges.map((e): ElkExtendedEdge => ({
+      id: e.id,
+      sources: [e.from],
+      targets: [e.to],
+      labels: [{ text: e.label, width: textWidth(`${e.label}${RATE_ROOM}`, LINE_FONT), height: 14 }],
+    })),
   };
   const placed = await elk.layout(root);
   const nodes = new Map<string, { x: number; y: number; width: number; height: number }>();
-  for (const n of placed.children ?? []) nodes.set(n.id, { x: n.x ?? 0, y: n.y ?? 0, width: n.width ?? 0, height: n.height ?? 0 });
+  for (const n of placed.children ?? [])
+    nodes.set(n.id, { x: n.x ?? 0, y: n.y ?? 0, width: n.width ?? 0, height: n.height ?? 0 });
   const edges = new Map<string, PlacedFlow['edges'] extends Map<string, infer V> ? V : never>();
   for (const e of placed.edges ?? []) {
-    const points = (e.sections ?? []).flatMap((s: ElkEdgeSection) => [s.startPoint, ...(s.bendPoints ?? []), s.endPoint]);
+    const points = (e.sections ?? []).flatMap((s: ElkEdgeSection) => [
+      s.startPoint,
+      ...(s.bendPoints ?? []),
+      s.endPoint,
+    ]);
     const l = e.labels?.[0];
-    edges.set(e.id, { points, ...(l ? { label: { x: l.x ?? 0, y: l.y ?? 0, width: l.width ?? 0, height: l.height ?? 0 } } : {}) });
+    edges.set(e.id, {
+      points,
+      ...(l ? { label: { x: l.x ?? 0, y: l.y ?? 0, width: l.width ?? 0, height: l.height ?? 0 } } : {}),
+    });
   }
   return { width: placed.width ?? 0, height: placed.height ?? 0, nodes, edges };
 }

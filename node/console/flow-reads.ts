@@ -33,7 +33,8 @@ function flowNames(sources: ConsoleSources): string[] {
 /** The flow service of that name, or 404. */
 export function flowNamed(sources: ConsoleSources, name: string): ConsoleService {
   const f = sources.services().find((s) => s.kind === 'flow' && s.name === name);
-  if (!f) throw new NotFoundError(`no flow named '${name}' on this node (flows: ${flowNames(sources).join(', ') || 'none'})`);
+  if (!f)
+    throw new NotFoundError(`no flow named '${name}' on this node (flows: ${flowNames(sources).join(', ') || 'none'})`);
   return f;
 }
 
@@ -71,14 +72,31 @@ export interface RunSearch {
 
 /** Reads a search from query parameters; a bad one is 400 naming it (the flow checks the rest: a bad Code or age is its 400). */
 export function runSearchOf(params: URLSearchParams): RunSearch {
-  const search = readSearch(params, RUN_STATES, 'failed', [['key', 'key'], ['step', 'step'], ['code', 'code'], ['field', 'field'], ['value', 'value'], ['older_than', 'olderThan'], ['newer_than', 'newerThan']]);
+  const search = readSearch(params, RUN_STATES, 'failed', [
+    ['key', 'key'],
+    ['step', 'step'],
+    ['code', 'code'],
+    ['field', 'field'],
+    ['value', 'value'],
+    ['older_than', 'olderThan'],
+    ['newer_than', 'newerThan'],
+  ]);
   return { ...search, state: search.state as RunStateName };
 }
 
 /** The query string of a search at a page (links of the pager and the state tabs). */
 export function runSearchQuery(s: RunSearch, page: number): string {
   const q = new URLSearchParams({ state: s.state });
-  for (const [k, v] of [['key', s.key], ['step', s.step], ['code', s.code], ['field', s.field], ['value', s.value], ['older_than', s.olderThan], ['newer_than', s.newerThan]] as const) if (v !== undefined) q.set(k, v);
+  for (const [k, v] of [
+    ['key', s.key],
+    ['step', s.step],
+    ['code', s.code],
+    ['field', s.field],
+    ['value', s.value],
+    ['older_than', s.olderThan],
+    ['newer_than', s.newerThan],
+  ] as const)
+    if (v !== undefined) q.set(k, v);
   if (page > 1) q.set('page', String(page));
   return q.toString();
 }
@@ -105,7 +123,12 @@ export interface RunView {
 }
 
 function runOf(r: Result): RunView {
-  const doc = (r.List?.[0] ?? {}) as { input?: Partial<RunView['input']>; attempts?: RunAttempt[]; steps?: Record<string, Result>; result?: Result | null };
+  const doc = (r.List?.[0] ?? {}) as {
+    input?: Partial<RunView['input']>;
+    attempts?: RunAttempt[];
+    steps?: Record<string, Result>;
+    result?: Result | null;
+  };
   return {
     key: first(r, 'key'),
     state: first(r, 'state'),
@@ -115,7 +138,12 @@ function runOf(r: Result): RunView {
     failedStep: first(r, 'failed_step'),
     code: first(r, 'code'),
     due: first(r, 'due'),
-    input: { Class: doc.input?.Class ?? '', Operation: doc.input?.Operation ?? '', Control: doc.input?.Control ?? emptyMap(), Data: doc.input?.Data ?? emptyMap() },
+    input: {
+      Class: doc.input?.Class ?? '',
+      Operation: doc.input?.Operation ?? '',
+      Control: doc.input?.Control ?? emptyMap(),
+      Data: doc.input?.Data ?? emptyMap(),
+    },
     attempts: doc.attempts ?? [],
     steps: doc.steps ?? {},
     result: doc.result ?? null,
@@ -136,8 +164,21 @@ export interface RunPage {
 /** The keys a search matches (the flow's `list`), then the runs of the page asked for. */
 export async function searchRuns(sources: ConsoleSources, flow: ConsoleService, search: RunSearch): Promise<RunPage> {
   const control: Record<string, string> = { state: search.state };
-  for (const [name, v] of [['step', search.step], ['code', search.code], ['field', search.field], ['value', search.value], ['older_than', search.olderThan], ['newer_than', search.newerThan]] as const) if (v !== undefined) control[name] = v;
-  const page = await readPage(search, (name, c) => serviceCommand(sources, flow, name, c), { control, countField: 'matched', ok: (r) => ok(r, `list of flow ${flow.name}`) }, runOf);
+  for (const [name, v] of [
+    ['step', search.step],
+    ['code', search.code],
+    ['field', search.field],
+    ['value', search.value],
+    ['older_than', search.olderThan],
+    ['newer_than', search.newerThan],
+  ] as const)
+    if (v !== undefined) control[name] = v;
+  const page = await readPage(
+    search,
+    (name, c) => serviceCommand(sources, flow, name, c),
+    { control, countField: 'matched', ok: (r) => ok(r, `list of flow ${flow.name}`) },
+    runOf,
+  );
   return { search, total: page.total, pages: page.pages, runs: page.items };
 }
 
@@ -157,24 +198,39 @@ function checkedFlowControls(action: FlowAction, input: ActionInput): Record<str
   const taken: readonly string[] = spec.controls;
   const out: Record<string, string> = {};
   for (const [name, values] of Object.entries(input.control)) {
-    if (!taken.includes(name)) throw new BadInputError(`${action} does not take control '${name}'; it takes ${taken.join(', ')}`);
+    if (!taken.includes(name))
+      throw new BadInputError(`${action} does not take control '${name}'; it takes ${taken.join(', ')}`);
     if (values.length > 1) throw new BadInputError(`${action} takes one ${name}, got ${values.length}`);
     const v = values[0] ?? '';
     if (v.trim() !== '') out[name] = v.trim();
   }
-  for (const name of spec.required) if (out[name] === undefined) throw new BadInputError(`${action} needs control '${name}'`);
+  for (const name of spec.required)
+    if (out[name] === undefined) throw new BadInputError(`${action} needs control '${name}'`);
   if (!spec.data && Object.keys(input.data).length > 0) throw new BadInputError(`${action} takes no Data`);
   return out;
 }
 
 /** An operator's action on a run: the flow's answer (a refusal is its Code), written to the journal with the operator's name. */
-export async function flowAct(sources: ConsoleSources, flowName: string, action: string, input: ActionInput, user: string): Promise<Result> {
-  if (!Object.hasOwn(FLOW_ACTIONS, action)) throw new NotFoundError(`unknown flow action '${action}'; actions: ${Object.keys(FLOW_ACTIONS).join(', ')}`);
+export async function flowAct(
+  sources: ConsoleSources,
+  flowName: string,
+  action: string,
+  input: ActionInput,
+  user: string,
+): Promise<Result> {
+  if (!Object.hasOwn(FLOW_ACTIONS, action))
+    throw new NotFoundError(`unknown flow action '${action}'; actions: ${Object.keys(FLOW_ACTIONS).join(', ')}`);
   const flow = flowNamed(sources, flowName);
   const a = action as FlowAction;
   let result: Result;
   try {
-    result = await serviceCommand(sources, flow, a, checkedFlowControls(a, input), a === 'replay' ? input.data : emptyMap());
+    result = await serviceCommand(
+      sources,
+      flow,
+      a,
+      checkedFlowControls(a, input),
+      a === 'replay' ? input.data : emptyMap(),
+    );
   } catch (e) {
     result = resultFromError(e);
   }

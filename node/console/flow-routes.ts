@@ -25,7 +25,15 @@ export async function flowPage(sources: ConsoleSources, parts: string[], url: UR
     } catch (e) {
       if (codeOf(e) !== 404) throw e;
       // an action's redirect may come back to a run purged meanwhile: say where it went, with the notice
-      return { title: `Run ${key}`, nav: '/flows', body: html`<h1>Run <code>${key}</code></h1><p id="run-gone">This run is no longer kept by flow <a href="/flows/${encodeURIComponent(name)}">${name}</a>: purged, or past RunRetention.</p>` };
+      return {
+        title: `Run ${key}`,
+        nav: '/flows',
+        body: html`<h1>Run <code>${key}</code></h1>
+          <p id="run-gone">
+            This run is no longer kept by flow <a href="/flows/${encodeURIComponent(name)}">${name}</a>: purged, or past
+            RunRetention.
+          </p>`,
+      };
     }
   }
   throw new NotFoundError(`no page at /${parts.join('/')}`);

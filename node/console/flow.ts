@@ -39,7 +39,12 @@ export class NodeFlow {
     return {
       elsewhere: (channel) => others.filter((n) => n.services.some((s) => s.channel === channel)).map((n) => n.name),
       health: servicesHealth(this.sources, this.history),
-      rateOf: (edge) => (edge.sender ? this.history.sentRate(edge.sender) : edge.counted ? this.history.countedRate(edge.counted) : undefined),
+      rateOf: (edge) =>
+        edge.sender
+          ? this.history.sentRate(edge.sender)
+          : edge.counted
+            ? this.history.countedRate(edge.counted)
+            : undefined,
     };
   }
 
@@ -47,12 +52,21 @@ export class NodeFlow {
   async render(): Promise<{ graph: FlowGraph; svg: Html; live: FlowLive }> {
     const { graph, placed } = this.wiring();
     const live = this.live();
-    const queues = new Set(this.sources.services().filter((s) => s.kind === 'queue').map((s) => s.name));
+    const queues = new Set(
+      this.sources
+        .services()
+        .filter((s) => s.kind === 'queue')
+        .map((s) => s.name),
+    );
     return { graph, svg: flowSvg(graph, await placed, live, queues), live };
   }
 
   /** GET /api/flow: boxes and arrows with health and rates (no coordinates: scripts lay out their own), and the nodes sharing the hive. */
-  json(): { nodes: Array<FlowGraph['nodes'][number] & { health?: string; state?: string }>; edges: Array<FlowGraph['edges'][number] & { rate?: number }>; hiveNodes: RosterEntry[] } {
+  json(): {
+    nodes: Array<FlowGraph['nodes'][number] & { health?: string; state?: string }>;
+    edges: Array<FlowGraph['edges'][number] & { rate?: number }>;
+    hiveNodes: RosterEntry[];
+  } {
     const { graph } = this.wiring();
     const live = this.live();
     return {

@@ -19,7 +19,8 @@ export function servicesHealth(sources: ConsoleSources, history: LiveHistory): M
   // a service is stopped when its supervisor (/node/<name>) is: a child that ended its work and
   // stopped normally says nothing about the service
   const stopped = new Set<string>();
-  for (const a of sources.actorTotals()) if (a.stopped && a.path.split('/').length === 3) stopped.add(a.path.split('/')[2] ?? '');
+  for (const a of sources.actorTotals())
+    if (a.stopped && a.path.split('/').length === 3) stopped.add(a.path.split('/')[2] ?? '');
   const restarts = new Map(history.series().restarts.map((r) => [r.name, r.values.reduce((x, y) => x + y, 0)]));
   const out = new Map<string, ServiceHealth>();
   for (const s of sources.services()) {
@@ -27,7 +28,8 @@ export function servicesHealth(sources: ConsoleSources, history: LiveHistory): M
     const n = restarts.get(s.name) ?? 0;
     if (stopped.has(s.name)) out.set(s.name, { health: 'bad', text: 'stopped' });
     else if (n > 0) out.set(s.name, { health: 'warn', text: `restarting (${n} in 15 min)` });
-    else if (latest && latest.failures > 0) out.set(s.name, { health: 'warn', text: `failing ${latest.failures.toFixed(2)}/s` });
+    else if (latest && latest.failures > 0)
+      out.set(s.name, { health: 'warn', text: `failing ${latest.failures.toFixed(2)}/s` });
     else out.set(s.name, { health: 'ok', text: 'ok' });
   }
   return out;

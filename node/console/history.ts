@@ -121,8 +121,17 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 
 /** A queue's entries per state from its status figure `states` (zeros while it has none: still loading). */
 function depthOf(figures: Record<string, unknown>): QueueDepth {
-  const states = (typeof figures.states === 'object' && figures.states !== null ? figures.states : {}) as Record<string, unknown>;
-  return { waiting: num(states.waiting), scheduled: num(states.scheduled), retrying: num(states.retrying), dead: num(states.dead), done: num(states.done) };
+  const states = (typeof figures.states === 'object' && figures.states !== null ? figures.states : {}) as Record<
+    string,
+    unknown
+  >;
+  return {
+    waiting: num(states.waiting),
+    scheduled: num(states.scheduled),
+    retrying: num(states.retrying),
+    dead: num(states.dead),
+    done: num(states.done),
+  };
 }
 
 export class LiveHistory {
@@ -174,12 +183,26 @@ export class LiveHistory {
     const sent = new Map<string, SentAt>();
     for (const s of services) {
       const byChannel = this.sources.sent(s.name);
-      for (const send of sendCounts(s.kind, s.config, (channel) => byChannel.get(channel)?.n ?? 0, () => statuses.get(s.name)!)) sent.set(sentKey({ node: '', service: s.name, channel: send.channel, label: send.label }), { t: now, n: send.sent });
+      for (const send of sendCounts(
+        s.kind,
+        s.config,
+        (channel) => byChannel.get(channel)?.n ?? 0,
+        () => statuses.get(s.name)!,
+      ))
+        sent.set(sentKey({ node: '', service: s.name, channel: send.channel, label: send.label }), {
+          t: now,
+          n: send.sent,
+        });
     }
     for (const n of this.sources.nodes()) {
       if (n.self) continue;
       const t = Date.parse(n.seenAt);
-      for (const s of n.services) for (const send of s.sends ?? []) sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel, label: send.label }), { t, n: send.sent });
+      for (const s of n.services)
+        for (const send of s.sends ?? [])
+          sent.set(sentKey({ node: idOf(n), service: s.name, channel: send.channel, label: send.label }), {
+            t,
+            n: send.sent,
+          });
     }
     const requests = new Map(this.sources.metrics.requestCounts().map((r) => [r.service, r]));
     // a few figures of each service, whether or not the flow was drawn yet: an edge has its rate as soon as it is
@@ -213,14 +236,31 @@ export class LiveHistory {
         // a front door takes its requests from outside the hive: its own count, not the hive's deliveries
         const key = countedKey({ service: svc.name, figure: door });
         const none = pairs.map((): Point => null);
-        return { name: svc.name, kind: svc.kind, rate: perInterval((s) => s.counted.get(key)), errors: none, p99: none };
+        return {
+          name: svc.name,
+          kind: svc.kind,
+          rate: perInterval((s) => s.counted.get(key)),
+          errors: none,
+          p99: none,
+        };
       }
       const p99 = pairs.map(([a, b]): Point => {
         const x = a.requests.get(svc.name);
         const y = b.requests.get(svc.name);
-        return x && y ? quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) : null;
+        return x && y
+          ? quantile(
+              0.99,
+              y.buckets.map((n, i) => n - (x.buckets[i] ?? 0)),
+            )
+          : null;
       });
-      return { name: svc.name, kind: svc.kind, rate: perInterval((s) => s.requests.get(svc.name)?.count), errors: perInterval((s) => s.requests.get(svc.name)?.errors), p99 };
+      return {
+        name: svc.name,
+        kind: svc.kind,
+        rate: perInterval((s) => s.requests.get(svc.name)?.count),
+        errors: perInterval((s) => s.requests.get(svc.name)?.errors),
+        p99,
+      };
     });
     const queueNames = [...(this.samples.at(-1)?.queues.keys() ?? [])];
     return {
@@ -229,21 +269,42 @@ export class LiveHistory {
       services,
       queues: queueNames.map((name) => {
         const of = (k: DepthState): number[] => pairs.map(([, b]) => b.queues.get(name)?.[k] ?? 0);
-        return { name, waiting: of('waiting'), scheduled: of('scheduled'), retrying: of('retrying'), dead: of('dead'), done: of('done') };
+        return {
+          name,
+          waiting: of('waiting'),
+          scheduled: of('scheduled'),
+          retrying: of('retrying'),
+          dead: of('dead'),
+          done: of('done'),
+        };
       }),
-      restarts: [...(this.samples.at(-1)?.restarts.keys() ?? [])].map((name) => ({ name, values: pairs.map(([a, b]) => (b.restarts.get(name) ?? 0) - (a.restarts.get(name) ?? 0)) })),
+      restarts: [...(this.samples.at(-1)?.restarts.keys() ?? [])].map((name) => ({
+        name,
+        values: pairs.map(([a, b]) => (b.restarts.get(name) ?? 0) - (a.restarts.get(name) ?? 0)),
+      })),
     };
   }
 
   /** A service's requests/s, errors/s and p99 over the last `windowMs` (10 s: steadier than one interval) — what the flow labels its edges with. */
-  latest(service: string, windowMs = 10_000): { rate: number; errors: number; failures: number; p99: Point } | undefined {
+  latest(
+    service: string,
+    windowMs = 10_000,
+  ): { rate: number; errors: number; failures: number; p99: Point } | undefined {
     const b = this.samples.at(-1);
     const a = this.samples.find((s) => b !== undefined && s.t >= b.t - windowMs - this.intervalMs / 2);
     const x = a?.requests.get(service);
     const y = b?.requests.get(service);
     if (!a || !b || !x || !y || b.t <= a.t) return undefined;
     const seconds = (b.t - a.t) / 1000;
-    return { rate: (y.count - x.count) / seconds, errors: (y.errors - x.errors) / seconds, failures: (y.failures - x.failures) / seconds, p99: quantile(0.99, y.buckets.map((n, i) => n - (x.buckets[i] ?? 0))) };
+    return {
+      rate: (y.count - x.count) / seconds,
+      errors: (y.errors - x.errors) / seconds,
+      failures: (y.failures - x.failures) / seconds,
+      p99: quantile(
+        0.99,
+        y.buckets.map((n, i) => n - (x.buckets[i] ?? 0)),
+      ),
+    };
   }
 
   /** How fast a counted figure grew per second over about the last `windowMs` (undefined until two samples hold it). */
@@ -261,7 +322,10 @@ export class LiveHistory {
     const added = rate('added');
     const delivered = rate('delivered');
     const died = rate('died');
-    return { ...(added === undefined ? {} : { in: added }), ...(delivered === undefined || died === undefined ? {} : { out: delivered + died }) };
+    return {
+      ...(added === undefined ? {} : { in: added }),
+      ...(delivered === undefined || died === undefined ? {} : { out: delivered + died }),
+    };
   }
 
   /**

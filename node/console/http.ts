@@ -17,20 +17,34 @@ export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
 };
 
-export function send(res: ServerResponse, code: number, type: string, body: string, headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse,
+  code: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(code, { ...SECURITY_HEADERS, 'content-type': type, ...headers }).end(body);
 }
 
-export const sendHtml = (res: ServerResponse, code: number, body: string, headers: Record<string, string> = {}): void => send(res, code, 'text/html; charset=utf-8', body, headers);
-export const sendJson = (res: ServerResponse, code: number, value: unknown, headers: Record<string, string> = {}): void => send(res, code, 'application/json; charset=utf-8', JSON.stringify(value), headers);
+export const sendHtml = (res: ServerResponse, code: number, body: string, headers: Record<string, string> = {}): void =>
+  send(res, code, 'text/html; charset=utf-8', body, headers);
+export const sendJson = (
+  res: ServerResponse,
+  code: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void => send(res, code, 'application/json; charset=utf-8', JSON.stringify(value), headers);
 
 /** A failure as JSON `{Code, Message}`, with the Code of its typed error (401 asks for Basic credentials). */
 export function sendError(res: ServerResponse, error: unknown, realm?: string): void {
   const code = codeOf(error);
-  const headers: Record<string, string> = code === 401 && realm ? { 'www-authenticate': `Basic realm="${realm}", charset="UTF-8"` } : {};
+  const headers: Record<string, string> =
+    code === 401 && realm ? { 'www-authenticate': `Basic realm="${realm}", charset="UTF-8"` } : {};
   sendJson(res, code, { Code: code, Message: describeError(error) }, headers);
 }
 
@@ -113,15 +127,25 @@ export function parseActionBody(contentType: string | undefined, text: string): 
       // a field given again (the checked entries of a list: key=a&key=b) keeps every value
       else if (v.trim() !== '') control[k] = [...(control[k] ?? []), v];
     }
-    return { input: { control, data }, form: true, ...(csrf === undefined ? {} : { csrf }), ...(back && pathHere(back) !== undefined ? { back: pathHere(back)! } : {}) };
+    return {
+      input: { control, data },
+      form: true,
+      ...(csrf === undefined ? {} : { csrf }),
+      ...(back && pathHere(back) !== undefined ? { back: pathHere(back)! } : {}),
+    };
   }
   if (type === 'application/json' || (type === '' && text.trim() === '')) {
     const body = text.trim() === '' ? {} : jsonOf(text, 'the body');
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadInputError('the body must be a JSON object {"Control": {...}, "Data": {...}}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadInputError('the body must be a JSON object {"Control": {...}, "Data": {...}}');
     const { Control, Data, ...rest } = body as Record<string, unknown>;
     const extra = Object.keys(rest);
-    if (extra.length) throw new BadInputError(`unknown body field '${extra[0]}': send {"Control": {...}, "Data": {...}}`);
-    return { input: { control: validateValueMap(Control, 'Control'), data: validateValueMap(Data, 'Data') }, form: false };
+    if (extra.length)
+      throw new BadInputError(`unknown body field '${extra[0]}': send {"Control": {...}, "Data": {...}}`);
+    return {
+      input: { control: validateValueMap(Control, 'Control'), data: validateValueMap(Data, 'Data') },
+      form: false,
+    };
   }
   throw new BadInputError(`content-type '${type}' is not accepted: send a form or application/json`);
 }

@@ -20,14 +20,17 @@ function timeOf(text: string, name: string, now: number): number {
   try {
     return now - parseDuration(text);
   } catch {
-    throw new BadInputError(`${name} '${text.slice(0, 60)}' is neither a time (2026-01-02T15:04:05Z) nor a duration back from now (15m, 2h)`);
+    throw new BadInputError(
+      `${name} '${text.slice(0, 60)}' is neither a time (2026-01-02T15:04:05Z) nor a duration back from now (15m, 2h)`,
+    );
   }
 }
 
 export function journalQueryOf(params: URLSearchParams, now = Date.now()): JournalQuery {
   const text = (n: string): string | undefined => params.get(n)?.trim() || undefined;
   const event = text('event');
-  if (event !== undefined && !(Object.values(JournalEvent) as string[]).includes(event)) throw new BadInputError(`event must be one of ${Object.values(JournalEvent).join(', ')}, got '${event}'`);
+  if (event !== undefined && !(Object.values(JournalEvent) as string[]).includes(event))
+    throw new BadInputError(`event must be one of ${Object.values(JournalEvent).join(', ')}, got '${event}'`);
   const since = text('since');
   const until = text('until');
   return {

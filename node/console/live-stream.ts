@@ -27,7 +27,11 @@ export class LiveStream {
   }
 
   open(req: IncomingMessage, res: ServerResponse): void {
-    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+    });
     const push = (): void => {
       res.write(`event: sections\ndata: ${this.payload()}\n\n`);
     };

@@ -32,8 +32,17 @@ export class Operators {
   private readonly basic: BasicAuth | undefined;
   private readonly secret = randomBytes(32);
 
-  constructor(usersFile: string | undefined, onReloadError?: (message: string) => void, onThrottled?: (message: string) => void) {
-    this.basic = usersFile ? new BasicAuth(usersFile, { ...(onReloadError ? { onReloadError } : {}), ...(onThrottled ? { onThrottled } : {}) }) : undefined;
+  constructor(
+    usersFile: string | undefined,
+    onReloadError?: (message: string) => void,
+    onThrottled?: (message: string) => void,
+  ) {
+    this.basic = usersFile
+      ? new BasicAuth(usersFile, {
+          ...(onReloadError ? { onReloadError } : {}),
+          ...(onThrottled ? { onThrottled } : {}),
+        })
+      : undefined;
   }
 
   /** Stops the sign-in verification workers. */
@@ -55,9 +64,15 @@ export class Operators {
 
   /** The operator of a state-changing request, or the typed refusal (401 asks for credentials). */
   async requireOperator(req: IncomingMessage): Promise<string> {
-    if (!this.basic) throw new ForbiddenError('the console is read-only: set dashboard.Users (a users file written by hivenode passwd) to allow actions');
+    if (!this.basic)
+      throw new ForbiddenError(
+        'the console is read-only: set dashboard.Users (a users file written by hivenode passwd) to allow actions',
+      );
     const outcome = await this.basic.check(req.headers.authorization, req.socket.remoteAddress ?? '');
-    if (!outcome.ok) throw outcome.retryAfter === undefined ? new UnauthorizedError(outcome.reason) : new OverloadedError(outcome.reason);
+    if (!outcome.ok)
+      throw outcome.retryAfter === undefined
+        ? new UnauthorizedError(outcome.reason)
+        : new OverloadedError(outcome.reason);
     return outcome.user;
   }
 
@@ -72,7 +87,10 @@ export class Operators {
     } catch {
       throw new ForbiddenError(`the request's origin '${origin.slice(0, 100)}' is not this console`);
     }
-    if (host === undefined || sent !== host) throw new ForbiddenError(`cross-origin request refused: origin '${origin.slice(0, 100)}' is not this console (${host ?? 'no Host header'})`);
+    if (host === undefined || sent !== host)
+      throw new ForbiddenError(
+        `cross-origin request refused: origin '${origin.slice(0, 100)}' is not this console (${host ?? 'no Host header'})`,
+      );
   }
 
   /** The token for a cookie value: what a page puts into its forms. */
@@ -84,10 +102,14 @@ export class Operators {
   requireToken(req: IncomingMessage, sentToken: string | undefined): void {
     const cookie = cookiesOf(req).get(CSRF_COOKIE);
     const token = sentToken ?? (req.headers[CSRF_HEADER] as string | undefined);
-    if (!cookie || !token) throw new ForbiddenError(`a CSRF token is required: send the ${CSRF_COOKIE} cookie with the token of GET /api/csrf in the ${CSRF_HEADER} header (pages put it into their forms)`);
+    if (!cookie || !token)
+      throw new ForbiddenError(
+        `a CSRF token is required: send the ${CSRF_COOKIE} cookie with the token of GET /api/csrf in the ${CSRF_HEADER} header (pages put it into their forms)`,
+      );
     const expected = Buffer.from(this.tokenFor(cookie));
     const given = Buffer.from(token);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new ForbiddenError('the CSRF token does not match: reload the page and try again');
+    if (expected.length !== given.length || !timingSafeEqual(expected, given))
+      throw new ForbiddenError('the CSRF token does not match: reload the page and try again');
   }
 }
 

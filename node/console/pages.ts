@@ -7,7 +7,16 @@ import { journalBody } from './pages/journal.js';
 import { LIVE_REFRESH_SECONDS, liveBody, liveSections } from './pages/live.js';
 import { queueBody, queuesBody } from './pages/queues.js';
 import { queueNamed } from './queue-commands.js';
-import { allSummaries, breakersOf, deadReasons, fetchEntry, queueSummary, schedulesOf, searchEntries, searchOf } from './queue-reads.js';
+import {
+  allSummaries,
+  breakersOf,
+  deadReasons,
+  fetchEntry,
+  queueSummary,
+  schedulesOf,
+  searchEntries,
+  searchOf,
+} from './queue-reads.js';
 import type { ConsoleSources } from './sources.js';
 import type { NodeFlow } from './flow.js';
 import { servicesHealth } from './health.js';
@@ -35,7 +44,9 @@ export class ConsolePages {
     const status = this.sources.status();
     const series = this.history.series();
     const health = servicesHealth(this.sources, this.history);
-    const queues = status.services.filter((s) => s.kind === 'queue').map((s) => queueGlanceOf(s.name, s.status, this.history.queueRates(s.name)));
+    const queues = status.services
+      .filter((s) => s.kind === 'queue')
+      .map((s) => queueGlanceOf(s.name, s.status, this.history.queueRates(s.name)));
     const failures = status.services.reduce((n, s) => n + (this.history.latest(s.name)?.failures ?? 0), 0);
     const rates = new Map(series.services.map((s) => [s.name, recent(s.rate)]));
     return liveSections({
@@ -44,7 +55,13 @@ export class ConsolePages {
       health,
       rateOf: (name) => rates.get(name),
       queues,
-      glance: { series, health, queues, failures, hive: { kind: String(status.hive.kind), connected: status.hive.connected === true } },
+      glance: {
+        series,
+        health,
+        queues,
+        failures,
+        hive: { kind: String(status.hive.kind), connected: status.hive.connected === true },
+      },
     });
   }
 
@@ -52,26 +69,68 @@ export class ConsolePages {
     const [first, name, sub, key] = parts;
     if (first === undefined) {
       const status = this.sources.status();
-      return { title: 'Live', nav: '/', refreshSeconds: LIVE_REFRESH_SECONDS, body: liveBody(status, this.liveSections()) };
+      return {
+        title: 'Live',
+        nav: '/',
+        refreshSeconds: LIVE_REFRESH_SECONDS,
+        body: liveBody(status, this.liveSections()),
+      };
     }
     if (first === 'flow' && parts.length === 1) {
       const { graph, svg, live } = await this.flow.render();
-      return { title: 'Flow', nav: '/flow', refreshSeconds: FLOW_REFRESH_SECONDS, body: flowBody(graph, svg, live, this.sources.nodes(), this.sources.hive.kind) };
+      return {
+        title: 'Flow',
+        nav: '/flow',
+        refreshSeconds: FLOW_REFRESH_SECONDS,
+        body: flowBody(graph, svg, live, this.sources.nodes(), this.sources.hive.kind),
+      };
     }
     if (first === 'services' && name !== undefined && parts.length === 2) {
       const status = this.sources.status();
-      if (!status.services.some((s) => s.name === name)) throw new NotFoundError(`no service named '${name}' on this node`);
+      if (!status.services.some((s) => s.name === name))
+        throw new NotFoundError(`no service named '${name}' on this node`);
       const series = this.history.series();
       const own = series.services.find((s) => s.name === name);
-      return { title: `Service ${name}`, nav: '/flow', refreshSeconds: LIVE_REFRESH_SECONDS, body: serviceBody(status, name, servicesHealth(this.sources, this.history).get(name), own ? serviceCharts(own, series.times) : html``) };
+      return {
+        title: `Service ${name}`,
+        nav: '/flow',
+        refreshSeconds: LIVE_REFRESH_SECONDS,
+        body: serviceBody(
+          status,
+          name,
+          servicesHealth(this.sources, this.history).get(name),
+          own ? serviceCharts(own, series.times) : html``,
+        ),
+      };
     }
     if (first === 'queues') {
-      if (name === undefined) return { title: 'Queues', nav: '/queues', body: queuesBody((await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) }))) };
+      if (name === undefined)
+        return {
+          title: 'Queues',
+          nav: '/queues',
+          body: queuesBody(
+            (await allSummaries(this.sources)).map((q) => ({ ...q, rates: this.history.queueRates(q.name) })),
+          ),
+        };
       const queue = queueNamed(this.sources, name);
       if (sub === undefined) {
         const search = searchOf(url.searchParams);
-        const [summary, found, schedules, reasons, breakers] = await Promise.all([queueSummary(this.sources, queue), searchEntries(this.sources, queue, search), schedulesOf(this.sources, queue), search.state === 'dead' ? deadReasons(this.sources, queue) : [], breakersOf(this.sources, queue)]);
-        return { title: `Queue ${name}`, nav: '/queues', body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, { schedules, reasons, breakers }) };
+        const [summary, found, schedules, reasons, breakers] = await Promise.all([
+          queueSummary(this.sources, queue),
+          searchEntries(this.sources, queue, search),
+          schedulesOf(this.sources, queue),
+          search.state === 'dead' ? deadReasons(this.sources, queue) : [],
+          breakersOf(this.sources, queue),
+        ]);
+        return {
+          title: `Queue ${name}`,
+          nav: '/queues',
+          body: queueBody(ctx, { ...summary, rates: this.history.queueRates(name) }, found, {
+            schedules,
+            reasons,
+            breakers,
+          }),
+        };
       }
       if (sub === 'entries' && key !== undefined && parts.length === 4) {
         let entry;
@@ -81,7 +140,15 @@ export class ConsolePages {
           if (codeOf(e) !== 404) throw e;
           // an action's redirect comes back here (a replayed entry delivered, a purged one): the page says
           // where the entry went, with the action's notice, instead of a bare 404
-          return { title: `Entry ${key}`, nav: '/queues', body: html`<h1>Entry <code>${key}</code></h1><p id="entry-gone">This entry is no longer in queue <a href="/queues/${encodeURIComponent(name)}">${name}</a>: delivered (a queue keeps delivered entries only with DoneRetention), purged or deleted.</p>` };
+          return {
+            title: `Entry ${key}`,
+            nav: '/queues',
+            body: html`<h1>Entry <code>${key}</code></h1>
+              <p id="entry-gone">
+                This entry is no longer in queue <a href="/queues/${encodeURIComponent(name)}">${name}</a>: delivered (a
+                queue keeps delivered entries only with DoneRetention), purged or deleted.
+              </p>`,
+          };
         }
         return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, entry) };
       }
@@ -89,7 +156,15 @@ export class ConsolePages {
     if (first === 'flows') return flowPage(this.sources, parts, url, ctx);
     if (first === 'journal' && parts.length === 1) {
       const query = journalQueryOf(url.searchParams);
-      return { title: 'Journal', nav: '/journal', body: journalBody(selectJournal(this.sources.journal.entries(), query), url.searchParams, this.sources.services().map((s) => s.name)) };
+      return {
+        title: 'Journal',
+        nav: '/journal',
+        body: journalBody(
+          selectJournal(this.sources.journal.entries(), query),
+          url.searchParams,
+          this.sources.services().map((s) => s.name),
+        ),
+      };
     }
     if (first === 'traces') {
       if (name === undefined) {
@@ -100,7 +175,10 @@ export class ConsolePages {
       }
       if (parts.length === 2) {
         const trace = traceById(name.toLowerCase());
-        if (!trace) throw new NotFoundError(`no recent trace '${name}' on this node (the ring keeps the latest 200 sampled traces)`);
+        if (!trace)
+          throw new NotFoundError(
+            `no recent trace '${name}' on this node (the ring keeps the latest 200 sampled traces)`,
+          );
         return { title: `Trace ${trace.traceId}`, nav: '/traces', body: traceBody(trace) };
       }
     }

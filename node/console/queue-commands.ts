@@ -40,7 +40,10 @@ export interface ActionInput {
 /** The queue service of that name, or 404. */
 export function queueNamed(sources: ConsoleSources, name: string): ConsoleService {
   const q = sources.services().find((s) => s.kind === 'queue' && s.name === name);
-  if (!q) throw new NotFoundError(`no queue named '${name}' on this node (queues: ${queueNames(sources).join(', ') || 'none'})`);
+  if (!q)
+    throw new NotFoundError(
+      `no queue named '${name}' on this node (queues: ${queueNames(sources).join(', ') || 'none'})`,
+    );
   return q;
 }
 
@@ -52,10 +55,20 @@ export function queueNames(sources: ConsoleSources): string[] {
 }
 
 /** Sends one queue command with its controls (and Data) to the queue's channel; resolves with the queue's Result. */
-export function queueCommand(sources: ConsoleSources, queue: ConsoleService, command: string, control: Record<string, string> = {}, data: ValueMap = emptyMap()): Promise<Result> {
+export function queueCommand(
+  sources: ConsoleSources,
+  queue: ConsoleService,
+  command: string,
+  control: Record<string, string> = {},
+  data: ValueMap = emptyMap(),
+): Promise<Result> {
   const controls = mapOf(Object.entries(control).map(([k, v]) => [k, [v]] as const));
   controls.command = [command];
-  return sources.hive.call(queue.channel, makeMessage({ Class: 'queue', Operation: 'console', Control: controls, Data: data }), CALL_TIMEOUT_MS);
+  return sources.hive.call(
+    queue.channel,
+    makeMessage({ Class: 'queue', Operation: 'console', Control: controls, Data: data }),
+    CALL_TIMEOUT_MS,
+  );
 }
 
 /** Checks an action's input against what its command takes: the single-valued controls to send. */
@@ -64,11 +77,15 @@ function checkedControls(action: QueueAction, input: ActionInput): Record<string
   const taken: readonly string[] = spec.controls;
   const out: Record<string, string> = {};
   for (const [name, values] of Object.entries(input.control)) {
-    if (!taken.includes(name)) throw new BadInputError(`${action} does not take control '${name}'${taken.length ? `; it takes ${taken.join(', ')}` : ''}`);
+    if (!taken.includes(name))
+      throw new BadInputError(
+        `${action} does not take control '${name}'${taken.length ? `; it takes ${taken.join(', ')}` : ''}`,
+      );
     const v = values[0] ?? '';
     if (v.trim() !== '') out[name] = v.trim();
   }
-  for (const name of spec.required) if (out[name] === undefined) throw new BadInputError(`${action} needs control '${name}'`);
+  for (const name of spec.required)
+    if (out[name] === undefined) throw new BadInputError(`${action} needs control '${name}'`);
   if (!spec.data && Object.keys(input.data).length > 0) throw new BadInputError(`${action} takes no Data`);
   return out;
 }
@@ -88,8 +105,19 @@ async function resumeAndReplay(sources: ConsoleSources, queue: ConsoleService, c
 }
 
 /** Runs an action: the queue's command (`run` is the queue's `run_schedule`, which obeys the schedule's overlap rule). */
-export async function runAction(sources: ConsoleSources, queue: ConsoleService, action: QueueAction, input: ActionInput): Promise<Result> {
+export async function runAction(
+  sources: ConsoleSources,
+  queue: ConsoleService,
+  action: QueueAction,
+  input: ActionInput,
+): Promise<Result> {
   const controls = checkedControls(action, input);
   if (action === 'resume_channel') return resumeAndReplay(sources, queue, controls.channel!);
-  return queueCommand(sources, queue, action === 'run' ? 'run_schedule' : action, controls, action === 'replay' ? input.data : emptyMap());
+  return queueCommand(
+    sources,
+    queue,
+    action === 'run' ? 'run_schedule' : action,
+    controls,
+    action === 'replay' ? input.data : emptyMap(),
+  );
 }

@@ -53,14 +53,28 @@ function batchesOf(queue: ConsoleService): QueueSummary['batches'] {
   if (!(size > 1)) return undefined;
   const figures = queue.status();
   const figure = (name: string): number => (typeof figures[name] === 'number' ? figures[name] : 0);
-  return { size, windowMs: Number(queue.config.BatchWindow ?? 0), deliveries: figure('batches'), entries: figure('batchedEntries'), gathering: figure('batchGathering') };
+  return {
+    size,
+    windowMs: Number(queue.config.BatchWindow ?? 0),
+    deliveries: figure('batches'),
+    entries: figure('batchedEntries'),
+    gathering: figure('batchGathering'),
+  };
 }
 
 export async function queueSummary(sources: ConsoleSources, queue: ConsoleService): Promise<QueueSummary> {
   const r = ok(await queueCommand(sources, queue, 'status'), `status of queue ${queue.name}`);
   const counts = Object.fromEntries(ENTRY_STATES.map((s) => [s, Number(first(r, s) || 0)])) as QueueSummary['counts'];
   const batches = batchesOf(queue);
-  return { name: queue.name, channel: queue.channel, target: String(queue.config.DefaultChannel ?? ''), status: first(r, 'status'), size: Number(first(r, 'queuesize') || 0), counts, ...(batches ? { batches } : {}) };
+  return {
+    name: queue.name,
+    channel: queue.channel,
+    target: String(queue.config.DefaultChannel ?? ''),
+    status: first(r, 'status'),
+    size: Number(first(r, 'queuesize') || 0),
+    counts,
+    ...(batches ? { batches } : {}),
+  };
 }
 
 export function allSummaries(sources: ConsoleSources): Promise<QueueSummary[]> {
@@ -81,7 +95,14 @@ export interface EntrySearch {
 
 /** Reads a search from query parameters; a bad one is 400 naming it. */
 export function searchOf(params: URLSearchParams): EntrySearch {
-  return readSearch(params, ENTRY_STATES, 'waiting', [['key', 'key'], ['reason', 'reason'], ['field', 'field'], ['value', 'value'], ['older_than', 'olderThan'], ['newer_than', 'newerThan']]);
+  return readSearch(params, ENTRY_STATES, 'waiting', [
+    ['key', 'key'],
+    ['reason', 'reason'],
+    ['field', 'field'],
+    ['value', 'value'],
+    ['older_than', 'olderThan'],
+    ['newer_than', 'newerThan'],
+  ]);
 }
 
 /** One entry as the console shows it. */
@@ -103,10 +124,29 @@ export interface EntryView {
   replayedAt: string[];
 }
 
-const ATTRIBUTES = new Set(['key', 'channel', 'mode', 'class', 'operation', 'state', 'attempts', 'created', 'due', 'ended', 'deadletter_reason', 'queuesize', 'status', ...ENTRY_STATES]);
+const ATTRIBUTES = new Set([
+  'key',
+  'channel',
+  'mode',
+  'class',
+  'operation',
+  'state',
+  'attempts',
+  'created',
+  'due',
+  'ended',
+  'deadletter_reason',
+  'queuesize',
+  'status',
+  ...ENTRY_STATES,
+]);
 
 function entryOf(r: Result): EntryView {
-  const stored = (r.List?.[0] ?? {}) as { message?: { Data?: Record<string, string[]>; Control?: Record<string, string[]> }; history?: Attempt[]; replayedAt?: string[] };
+  const stored = (r.List?.[0] ?? {}) as {
+    message?: { Data?: Record<string, string[]>; Control?: Record<string, string[]> };
+    history?: Attempt[];
+    replayedAt?: string[];
+  };
   const data = stored.message?.Data ?? Object.fromEntries(Object.entries(r.Data).filter(([k]) => !ATTRIBUTES.has(k)));
   return {
     key: first(r, 'key'),
@@ -139,19 +179,34 @@ export interface EntryPage {
 }
 
 /** The keys a search matches (the queue's `list`), then the entries of the page asked for. */
-export async function searchEntries(sources: ConsoleSources, queue: ConsoleService, search: EntrySearch): Promise<EntryPage> {
+export async function searchEntries(
+  sources: ConsoleSources,
+  queue: ConsoleService,
+  search: EntrySearch,
+): Promise<EntryPage> {
   const control: Record<string, string> = { state: search.state };
   if (search.reason !== undefined) Object.assign(control, { groupby: 'deadletter_reason', list: search.reason });
   else if (search.field !== undefined) Object.assign(control, { groupby: search.field, list: search.value ?? '' });
   if (search.olderThan !== undefined) control.older_than = search.olderThan;
   if (search.newerThan !== undefined) control.newer_than = search.newerThan;
-  const page = await readPage(search, (name, c) => queueCommand(sources, queue, name, c), { control, countField: 'total', ok: (r) => ok(r, `list of queue ${queue.name}`) }, entryOf);
+  const page = await readPage(
+    search,
+    (name, c) => queueCommand(sources, queue, name, c),
+    { control, countField: 'total', ok: (r) => ok(r, `list of queue ${queue.name}`) },
+    entryOf,
+  );
   return { search, total: page.total, pages: page.pages, entries: page.items };
 }
 
 /** The dead entries per dead-letter reason (`list` by state dead, grouped by deadletter_reason), most first. */
-export async function deadReasons(sources: ConsoleSources, queue: ConsoleService): Promise<Array<{ reason: string; count: number }>> {
-  const r = ok(await queueCommand(sources, queue, 'list', { state: 'dead', groupby: 'deadletter_reason' }), `dead-letter reasons of queue ${queue.name}`);
+export async function deadReasons(
+  sources: ConsoleSources,
+  queue: ConsoleService,
+): Promise<Array<{ reason: string; count: number }>> {
+  const r = ok(
+    await queueCommand(sources, queue, 'list', { state: 'dead', groupby: 'deadletter_reason' }),
+    `dead-letter reasons of queue ${queue.name}`,
+  );
   const fields = new Set<string>(['queuesize', 'status', ...ENTRY_STATES]);
   return Object.entries(r.Data)
     .filter(([k]) => !fields.has(k))

@@ -9,7 +9,14 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listenOn } from '../../actors/net/listen.js';
-import { BadInputError, MisdirectedError, NotFoundError, UnauthorizedError, codeOf, describeError } from '../../protocol/errors.js';
+import {
+  BadInputError,
+  MisdirectedError,
+  NotFoundError,
+  UnauthorizedError,
+  codeOf,
+  describeError,
+} from '../../protocol/errors.js';
 import { allowedHosts, hostOf } from './hosts.js';
 import { html } from './html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -48,7 +55,11 @@ export interface RunningConsole {
 const REALM = 'hivenode console';
 
 export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions): Promise<RunningConsole> {
-  const operators = new Operators(opts.users, (m) => sources.log.warn(`console: ${m}`), (m) => sources.log.warn(`console: ${m}`));
+  const operators = new Operators(
+    opts.users,
+    (m) => sources.log.warn(`console: ${m}`),
+    (m) => sources.log.warn(`console: ${m}`),
+  );
   const history = new LiveHistory(sources);
   history.start();
   const flow = new NodeFlow(sources, history);
@@ -79,43 +90,79 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
     };
   };
 
-  const page = async (req: IncomingMessage, res: ServerResponse, url: URL, build: (ctx: PageContext) => Promise<Page>): Promise<void> => {
+  const page = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    build: (ctx: PageContext) => Promise<Page>,
+  ): Promise<void> => {
     const ctx = await context(req, res, url);
     sendHtml(res, 200, renderPage(ctx, await build(ctx)));
   };
 
   /** POST /api/queues/<name>/<action> (and /api/flows/…): checks in order (operator, origin, token), then the queue's command. */
-  const act = async (req: IncomingMessage, res: ServerResponse, queue: string, action: string, kind: 'queues' | 'flows' = 'queues'): Promise<void> => {
+  const act = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    queue: string,
+    action: string,
+    kind: 'queues' | 'flows' = 'queues',
+  ): Promise<void> => {
     const user = await operators.requireOperator(req);
     operators.requireSameOrigin(req);
     const body = parseActionBody(req.headers['content-type'], await readBody(req));
     operators.requireToken(req, body.csrf);
-    const outcome = kind === 'flows' ? await flowAct(sources, queue, action, body.input, user) : await api.act(queue, action, body.input, user);
+    const outcome =
+      kind === 'flows'
+        ? await flowAct(sources, queue, action, body.input, user)
+        : await api.act(queue, action, body.input, user);
     if (!body.form) return send(res, outcome.Code, 'application/json; charset=utf-8', JSON.stringify(outcome));
     const back = body.back ?? `/${kind}/${encodeURIComponent(queue)}`;
-    const text = `${action}: ${outcome.Code === 200 ? 'done' : `refused (${outcome.Code})`} — ${outcome.Message}${Object.keys(outcome.Data).length ? ` · ${Object.entries(outcome.Data).map(([k, v]) => `${k} ${v.join(', ')}`).join(', ')}` : ''}`;
-    redirect(res, `${back}${back.includes('?') ? '&' : '?'}${outcome.Code === 200 ? 'done' : 'failed'}=${encodeURIComponent(text.slice(0, 300))}`);
+    const text = `${action}: ${outcome.Code === 200 ? 'done' : `refused (${outcome.Code})`} — ${outcome.Message}${
+      Object.keys(outcome.Data).length
+        ? ` · ${Object.entries(outcome.Data)
+            .map(([k, v]) => `${k} ${v.join(', ')}`)
+            .join(', ')}`
+        : ''
+    }`;
+    redirect(
+      res,
+      `${back}${back.includes('?') ? '&' : '?'}${outcome.Code === 200 ? 'done' : 'failed'}=${encodeURIComponent(text.slice(0, 300))}`,
+    );
   };
 
   const hosts = allowedHosts(opts.host ?? '127.0.0.1', opts.hosts);
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (hosts !== 'any' && !hosts.has(hostOf(req.headers.host))) throw new MisdirectedError(`this console does not answer to the host '${hostOf(req.headers.host).slice(0, 100)}' (dashboard.Hosts names those it does)`);
+    if (hosts !== 'any' && !hosts.has(hostOf(req.headers.host)))
+      throw new MisdirectedError(
+        `this console does not answer to the host '${hostOf(req.headers.host).slice(0, 100)}' (dashboard.Hosts names those it does)`,
+      );
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
     let parts: string[];
     try {
-      parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
+      parts = path
+        .split('/')
+        .filter((p) => p !== '')
+        .map(decodeURIComponent);
     } catch {
       throw new BadInputError(`the path ${path.slice(0, 100)} is not valid percent-encoding`);
     }
     if (req.method === 'POST') {
-      if (parts[0] === 'api' && (parts[1] === 'queues' || parts[1] === 'flows') && parts.length === 4) return act(req, res, parts[2]!, parts[3]!, parts[1]);
-      if (parts[0] === 'api' && parts[1] === 'config' && parts.length === 3) return config.post(req, res, parts[2]!, () => context(req, res, url));
-      throw new NotFoundError(`nothing to POST at ${path}: actions are POST /api/queues/<name>/<action>, /api/flows/<name>/<action> and /api/config/<action>`);
+      if (parts[0] === 'api' && (parts[1] === 'queues' || parts[1] === 'flows') && parts.length === 4)
+        return act(req, res, parts[2]!, parts[3]!, parts[1]);
+      if (parts[0] === 'api' && parts[1] === 'config' && parts.length === 3)
+        return config.post(req, res, parts[2]!, () => context(req, res, url));
+      throw new NotFoundError(
+        `nothing to POST at ${path}: actions are POST /api/queues/<name>/<action>, /api/flows/<name>/<action> and /api/config/<action>`,
+      );
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'GET or POST only', { allow: 'GET, HEAD, POST' });
-    if (path === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS, { 'cache-control': 'max-age=300' });
-    if (path === '/assets/console.js') return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS, { 'cache-control': 'max-age=300' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, 'text/plain; charset=utf-8', 'GET or POST only', { allow: 'GET, HEAD, POST' });
+    if (path === '/assets/console.css')
+      return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS, { 'cache-control': 'max-age=300' });
+    if (path === '/assets/console.js')
+      return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS, { 'cache-control': 'max-age=300' });
     if (path === '/metrics') return send(res, 200, sources.metrics.contentType, await sources.metrics.text());
     if (path === '/login') return login(req, res, url);
     if (parts[0] === 'api' && parts[1] === 'config') return config.get(res, parts.slice(1));
@@ -128,9 +175,23 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
   const login = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const user = await operators.userOf(req);
     if (user !== undefined) return redirect(res, ownPath(url.searchParams.get('back') ?? '/'));
-    if (!operators.actionsEnabled) return sendHtml(res, 403, renderPage(await context(req, res, url), { title: 'Sign in', nav: '/', body: html`<h1>Sign in</h1><p>This console is read-only: there is nobody to sign in as.</p>` }));
+    if (!operators.actionsEnabled)
+      return sendHtml(
+        res,
+        403,
+        renderPage(await context(req, res, url), {
+          title: 'Sign in',
+          nav: '/',
+          body: html`<h1>Sign in</h1>
+            <p>This console is read-only: there is nobody to sign in as.</p>`,
+        }),
+      );
     // thrown, so a browser gets a page saying it (the challenge with it), a script JSON
-    throw new UnauthorizedError(req.headers.authorization ? 'wrong user or password: sign in with a user of dashboard.Users' : 'sign in with a user of dashboard.Users');
+    throw new UnauthorizedError(
+      req.headers.authorization
+        ? 'wrong user or password: sign in with a user of dashboard.Users'
+        : 'sign in with a user of dashboard.Users',
+    );
   };
 
   const server: Server = createServer((req, res) => {
@@ -139,9 +200,29 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
       // a browser (a page that fails: an unknown queue or entry, a bad search; a form refused) gets a
       // page saying so; scripts get JSON. A 401 carries the challenge either way, so the browser asks.
       const code = codeOf(e);
-      const challenge: Record<string, string> = code === 401 ? { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"` } : {};
+      const challenge: Record<string, string> =
+        code === 401 ? { 'www-authenticate': `Basic realm="${REALM}", charset="UTF-8"` } : {};
       if ((req.headers.accept ?? '').includes('text/html')) {
-        return sendHtml(res, code, html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${code} · hivenode console</title><link rel="stylesheet" href="/assets/console.css"></head><body><main id="main"><h1>${code}</h1><p>${describeError(e)}</p><p><a href="/">back to the console</a></p></main></body></html>`.text, challenge);
+        return sendHtml(
+          res,
+          code,
+          html`<!doctype html>
+            <html lang="en">
+              <head>
+                <meta charset="utf-8" />
+                <title>${code} · hivenode console</title>
+                <link rel="stylesheet" href="/assets/console.css" />
+              </head>
+              <body>
+                <main id="main">
+                  <h1>${code}</h1>
+                  <p>${describeError(e)}</p>
+                  <p><a href="/">back to the console</a></p>
+                </main>
+              </body>
+            </html>`.text,
+          challenge,
+        );
       }
       sendError(res, e, REALM);
     });

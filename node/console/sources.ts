@@ -63,7 +63,9 @@ export interface ConfigCheck {
 }
 
 /** What an apply, a restore or a reload from disk did: applied with its diff, or refused with why (one line per error). */
-export type ConfigOutcome = { applied: true; summary: string; diff: ReloadDiff; hash: string } | { applied: false; reason: string; conflict?: boolean };
+export type ConfigOutcome =
+  | { applied: true; summary: string; diff: ReloadDiff; hash: string }
+  | { applied: false; reason: string; conflict?: boolean };
 
 /** The running node file as the Config page sees it (node/node-file-control.ts). */
 export interface ConsoleConfig {

@@ -13,7 +13,13 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function poolText(pool: Record<string, unknown>): string | undefined {
   const { size, available, using, waiting } = pool;
   if (Object.keys(pool).length === 0) return 'no connection open yet';
-  if (typeof size !== 'number' || typeof available !== 'number' || typeof using !== 'number' || typeof waiting !== 'number') return undefined;
+  if (
+    typeof size !== 'number' ||
+    typeof available !== 'number' ||
+    typeof using !== 'number' ||
+    typeof waiting !== 'number'
+  )
+    return undefined;
   return `${using} of ${size} connection${size === 1 ? '' : 's'} in use, ${available} idle, ${waiting} request${waiting === 1 ? '' : 's'} waiting`;
 }
 
@@ -37,7 +43,13 @@ export function figureTexts(status: Record<string, unknown>): string[] {
   for (const [key, value] of Object.entries(status)) {
     if (SHOWN_ELSEWHERE.has(key) || value === undefined || value === null) continue;
     const pool = key === 'pool' && isRecord(value) ? poolText(value) : undefined;
-    out.push(pool !== undefined ? `pool ${pool}` : isRecord(value) ? `${key}: ${entriesText(value)}` : `${key} ${valueText(value)}`);
+    out.push(
+      pool !== undefined
+        ? `pool ${pool}`
+        : isRecord(value)
+          ? `${key}: ${entriesText(value)}`
+          : `${key} ${valueText(value)}`,
+    );
   }
   return out;
 }

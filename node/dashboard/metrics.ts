@@ -64,7 +64,8 @@ export class NodeMetrics {
       collect() {
         this.reset();
         for (const s of read((x) => x.services(), [])) {
-          for (const [k, v] of Object.entries(s.status)) if (typeof v === 'number' && Number.isFinite(v)) this.set({ service: s.name, kind: s.kind, figure: k }, v);
+          for (const [k, v] of Object.entries(s.status))
+            if (typeof v === 'number' && Number.isFinite(v)) this.set({ service: s.name, kind: s.kind, figure: k }, v);
         }
       },
     });

@@ -57,7 +57,13 @@ export class RequestStats {
         else if (code >= 500) failures += n;
       }
       const inBuckets = s.buckets.reduce((a, b) => a + b, 0);
-      return { service: s.service, count: s.count, errors: s.count - ok, failures, buckets: [...s.buckets, s.count - inBuckets] };
+      return {
+        service: s.service,
+        count: s.count,
+        errors: s.count - ok,
+        failures,
+        buckets: [...s.buckets, s.count - inBuckets],
+      };
     });
   }
 
@@ -69,9 +75,17 @@ export class RequestStats {
 
   /** The two metric families in Prometheus text exposition format. */
   text(): string {
-    const out = ['# HELP hivenode_requests_total Messages handled per service and result code.', '# TYPE hivenode_requests_total counter'];
-    for (const s of this.services) for (const [code, n] of s.byCode) out.push(`hivenode_requests_total{service="${s.service}",kind="${s.kind}",code="${code}"} ${n}`);
-    out.push('# HELP hivenode_request_duration_seconds Time from a message reaching a service to its answer.', '# TYPE hivenode_request_duration_seconds histogram');
+    const out = [
+      '# HELP hivenode_requests_total Messages handled per service and result code.',
+      '# TYPE hivenode_requests_total counter',
+    ];
+    for (const s of this.services)
+      for (const [code, n] of s.byCode)
+        out.push(`hivenode_requests_total{service="${s.service}",kind="${s.kind}",code="${code}"} ${n}`);
+    out.push(
+      '# HELP hivenode_request_duration_seconds Time from a message reaching a service to its answer.',
+      '# TYPE hivenode_request_duration_seconds histogram',
+    );
     for (const s of this.services) {
       const labels = `service="${s.service}",kind="${s.kind}"`;
       let cumulative = 0;
@@ -79,7 +93,11 @@ export class RequestStats {
         cumulative += s.buckets[i]!;
         out.push(`hivenode_request_duration_seconds_bucket{${labels},le="${le}"} ${cumulative}`);
       });
-      out.push(`hivenode_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`, `hivenode_request_duration_seconds_sum{${labels}} ${s.sum}`, `hivenode_request_duration_seconds_count{${labels}} ${s.count}`);
+      out.push(
+        `hivenode_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`,
+        `hivenode_request_duration_seconds_sum{${labels}} ${s.sum}`,
+        `hivenode_request_duration_seconds_count{${labels}} ${s.count}`,
+      );
     }
     return `${out.join('\n')}\n`;
   }

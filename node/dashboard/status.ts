@@ -38,7 +38,9 @@ export function treeLines(nodes: ActorNode[], depth = 0): string[] {
   const lines: string[] = [];
   for (const n of nodes) {
     const crash = n.lastCrash ? `  last crash ${n.lastCrash.time} ${n.lastCrash.class}: ${n.lastCrash.message}` : '';
-    lines.push(`${'  '.repeat(depth)}${n.name.padEnd(Math.max(1, 28 - depth * 2))} mailbox ${String(n.mailbox).padStart(5)}  restarts ${String(n.restarts).padStart(3)}${n.stopped ? '  STOPPED' : ''}${crash}`);
+    lines.push(
+      `${'  '.repeat(depth)}${n.name.padEnd(Math.max(1, 28 - depth * 2))} mailbox ${String(n.mailbox).padStart(5)}  restarts ${String(n.restarts).padStart(3)}${n.stopped ? '  STOPPED' : ''}${crash}`,
+    );
     lines.push(...treeLines(n.children, depth + 1));
   }
   return lines;

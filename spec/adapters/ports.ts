@@ -15,7 +15,13 @@ export function freePort(): Promise<number> {
 }
 
 /** Resolves once `what` accepts TCP connections on host:port (127.0.0.1); fails after `ms`, or at once when `child` has exited. */
-export async function waitForPort(port: number, ms: number, what: string, child?: ChildProcess, host = '127.0.0.1'): Promise<void> {
+export async function waitForPort(
+  port: number,
+  ms: number,
+  what: string,
+  child?: ChildProcess,
+  host = '127.0.0.1',
+): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
     if (child && child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`);

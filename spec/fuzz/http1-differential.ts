@@ -89,8 +89,22 @@ export function runLlhttp(kind: Kind, data: Buffer): Outcome {
   p[HTTPParser.kOnHeaders] = (_headers: string[], part: string) => {
     if (current === undefined) url += part;
   };
-  p[HTTPParser.kOnHeadersComplete] = (_maj: number, _min: number, _headers: string[], method: number | undefined, target: string | undefined, status: number | undefined, _reason: string, upgrade: boolean) => {
-    current = { method: method === undefined ? '' : methods[method]!, target: kind === 'request' ? target || url : '', status: status ?? 0, body: '' };
+  p[HTTPParser.kOnHeadersComplete] = (
+    _maj: number,
+    _min: number,
+    _headers: string[],
+    method: number | undefined,
+    target: string | undefined,
+    status: number | undefined,
+    _reason: string,
+    upgrade: boolean,
+  ) => {
+    current = {
+      method: method === undefined ? '' : methods[method]!,
+      target: kind === 'request' ? target || url : '',
+      status: status ?? 0,
+      body: '',
+    };
     url = '';
     body = [];
     if (upgrade) upgraded = true;
@@ -110,12 +124,12 @@ export function runLlhttp(kind: Kind, data: Buffer): Outcome {
   return result;
 
   function outcome(n: number | Error, length: number): Outcome {
-  if (n instanceof Error) return { messages, refused: (n as Error & { code?: string }).code ?? n.message };
-  // an upgrade (or CONNECT) hands the rest of the connection to another protocol: no more messages
-  if (upgraded) return { messages, refused: n < length ? 'upgrade' : undefined };
-  const f = p.finish();
-  if (f instanceof Error) return { messages, refused: (f as Error & { code?: string }).code ?? f.message };
-  return { messages, refused: undefined };
+    if (n instanceof Error) return { messages, refused: (n as Error & { code?: string }).code ?? n.message };
+    // an upgrade (or CONNECT) hands the rest of the connection to another protocol: no more messages
+    if (upgraded) return { messages, refused: n < length ? 'upgrade' : undefined };
+    const f = p.finish();
+    if (f instanceof Error) return { messages, refused: (f as Error & { code?: string }).code ?? f.message };
+    return { messages, refused: undefined };
   }
 }
 
@@ -128,14 +142,20 @@ export function disagreement(lean: Outcome, ref: Outcome): string | undefined {
   for (let i = 0; i < lean.messages.length; i++) {
     const l = lean.messages[i]!;
     const r = ref.messages[i];
-    if (r === undefined) return `message ${i}: the lean parser accepted ${describe(l)}, llhttp read no such message (${ref.refused ?? 'end'})`;
-    if (l.method !== r.method || l.target !== r.target || l.status !== r.status || l.body !== r.body) return `message ${i}: lean ${describe(l)}, llhttp ${describe(r)}`;
+    if (r === undefined)
+      return `message ${i}: the lean parser accepted ${describe(l)}, llhttp read no such message (${ref.refused ?? 'end'})`;
+    if (l.method !== r.method || l.target !== r.target || l.status !== r.status || l.body !== r.body)
+      return `message ${i}: lean ${describe(l)}, llhttp ${describe(r)}`;
   }
   return undefined;
 }
 
 function describe(m: Framed): string {
-  return JSON.stringify(m.status ? { status: m.status, body: m.body.slice(0, 60) } : { method: m.method, target: m.target, body: m.body.slice(0, 60) });
+  return JSON.stringify(
+    m.status
+      ? { status: m.status, body: m.body.slice(0, 60) }
+      : { method: m.method, target: m.target, body: m.body.slice(0, 60) },
+  );
 }
 
 // ---- the cases ----
@@ -152,17 +172,183 @@ let hostility = 1;
 const sane = (r: Rand, p: number): boolean => r() < 1 - (1 - p) * hostility;
 
 const EOLS = ['\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\n', '\r', '\r\r\n', '\n\r'];
-const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'get', 'P0ST', 'X-CUSTOM', 'PRI', 'GET ', ''];
+const METHODS = [
+  'GET',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'HEAD',
+  'OPTIONS',
+  'CONNECT',
+  'get',
+  'P0ST',
+  'X-CUSTOM',
+  'PRI',
+  'GET ',
+  '',
+];
 const TARGETS = ['/', '/call', '/a?b=c', '*', 'http://h/x', 'h:443', '/a b', '/a\tb', '', '/%00', '/\x7f', '/ü'];
-const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/1.2', 'HTTP/2.0', 'HTTP/0.9', 'http/1.1', 'HTTP/1.1 ', 'HTTP/11', 'HTTP/1.'];
-const STATUSES = ['200 OK', '200 OK', '201 Created', '204 No Content', '304 Not Modified', '100 Continue', '103 Early Hints', '102 Processing', '110 X', '199 X', '101 Switching Protocols', '404 Not Found', '200', '200 ', '099 X', '1000 X', '20 X', '600 X', '200\tOK', '500 Internal Server Error'];
-const LENGTHS = ['\t5\t', '0', '1', '5', '13', '05', '+5', '-1', '5, 5', '5,5', '5, 6', ' 5 ', '0x5', '', '5 5', '99999999999999999999', '18446744073709551616', '1e3', '5\t', '٥'];
-const CODINGS = ['chunked', 'chunked', 'Chunked', 'CHUNKED', 'gzip, chunked', 'chunked, gzip', 'chunked ', ' chunked', 'xchunked', 'chunkedx', 'identity', 'gzip', 'chunked, chunked', 'chunked,', ',chunked', '"chunked"', 'chunked;q=1', 'chunked\t', '\tchunked', 'gzip,\tchunked', 'gzip ,chunked', ''];
-const SIZES = ['0', '1', '3', '5', 'a', 'A', '05', '00000000000000003', 'ffffffffffffffff', '10000000000000000', '-1', '0x3', ' 3', '3 ', '3\t', '+3', 'g', '', '7fffffff'];
+const VERSIONS = [
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.0',
+  'HTTP/1.2',
+  'HTTP/2.0',
+  'HTTP/0.9',
+  'http/1.1',
+  'HTTP/1.1 ',
+  'HTTP/11',
+  'HTTP/1.',
+];
+const STATUSES = [
+  '200 OK',
+  '200 OK',
+  '201 Created',
+  '204 No Content',
+  '304 Not Modified',
+  '100 Continue',
+  '103 Early Hints',
+  '102 Processing',
+  '110 X',
+  '199 X',
+  '101 Switching Protocols',
+  '404 Not Found',
+  '200',
+  '200 ',
+  '099 X',
+  '1000 X',
+  '20 X',
+  '600 X',
+  '200\tOK',
+  '500 Internal Server Error',
+];
+const LENGTHS = [
+  '\t5\t',
+  '0',
+  '1',
+  '5',
+  '13',
+  '05',
+  '+5',
+  '-1',
+  '5, 5',
+  '5,5',
+  '5, 6',
+  ' 5 ',
+  '0x5',
+  '',
+  '5 5',
+  '99999999999999999999',
+  '18446744073709551616',
+  '1e3',
+  '5\t',
+  '٥',
+];
+const CODINGS = [
+  'chunked',
+  'chunked',
+  'Chunked',
+  'CHUNKED',
+  'gzip, chunked',
+  'chunked, gzip',
+  'chunked ',
+  ' chunked',
+  'xchunked',
+  'chunkedx',
+  'identity',
+  'gzip',
+  'chunked, chunked',
+  'chunked,',
+  ',chunked',
+  '"chunked"',
+  'chunked;q=1',
+  'chunked\t',
+  '\tchunked',
+  'gzip,\tchunked',
+  'gzip ,chunked',
+  '',
+];
+const SIZES = [
+  '0',
+  '1',
+  '3',
+  '5',
+  'a',
+  'A',
+  '05',
+  '00000000000000003',
+  'ffffffffffffffff',
+  '10000000000000000',
+  '-1',
+  '0x3',
+  ' 3',
+  '3 ',
+  '3\t',
+  '+3',
+  'g',
+  '',
+  '7fffffff',
+];
 const EXTENSIONS = ['', '', '', ';a=b', ';a', ';a="b;c"', ' ;a=b', ';', ';a=\x01', ';\r', ';a=b;c=d', '; a = b'];
-const NAMES = ['X-A', 'Content-Type', 'Connection', 'Keep-Alive', 'Expect', 'Upgrade', 'Host', 'Content-Length ', ' Content-Length', 'Content-Length\t', 'Transfer-Encoding ', 'Trailer', 'X:Y', '', 'X A', 'Transfer_Encoding', 'Content-Lengths'];
-const VALUES = ['v', 'close', 'keep-alive', 'timeout=5', '100-continue', 'websocket', 'h2c', 'upgrade', '', ' a ', 'a\x00b', 'a\x7fb', 'ü', 'a\rb', 'a\tb'];
-const BYTES = ['\r', '\n', '\0', ' ', '\t', ':', ',', ';', '0', '1', 'a', 'f', 'x', '\x7f', '\xff', '"', '\\', '/', 'H'];
+const NAMES = [
+  'X-A',
+  'Content-Type',
+  'Connection',
+  'Keep-Alive',
+  'Expect',
+  'Upgrade',
+  'Host',
+  'Content-Length ',
+  ' Content-Length',
+  'Content-Length\t',
+  'Transfer-Encoding ',
+  'Trailer',
+  'X:Y',
+  '',
+  'X A',
+  'Transfer_Encoding',
+  'Content-Lengths',
+];
+const VALUES = [
+  'v',
+  'close',
+  'keep-alive',
+  'timeout=5',
+  '100-continue',
+  'websocket',
+  'h2c',
+  'upgrade',
+  '',
+  ' a ',
+  'a\x00b',
+  'a\x7fb',
+  'ü',
+  'a\rb',
+  'a\tb',
+];
+const BYTES = [
+  '\r',
+  '\n',
+  '\0',
+  ' ',
+  '\t',
+  ':',
+  ',',
+  ';',
+  '0',
+  '1',
+  'a',
+  'f',
+  'x',
+  '\x7f',
+  '\xff',
+  '"',
+  '\\',
+  '/',
+  'H',
+];
 
 function bodyBytes(r: Rand, n: number): string {
   let s = '';
@@ -177,12 +363,21 @@ function chunkedBody(r: Rand, eol: () => string): string {
   for (let i = 0; i < count; i++) {
     const n = 1 + Math.floor(r() * 8);
     const size = sane(r, 0.9) ? n.toString(16) : pick(r, SIZES);
-    s += size + (sane(r, 0.7) ? '' : pick(r, EXTENSIONS)) + eol() + bodyBytes(r, sane(r, 0.9) ? n : Math.floor(r() * 10)) + eol();
+    s +=
+      size +
+      (sane(r, 0.7) ? '' : pick(r, EXTENSIONS)) +
+      eol() +
+      bodyBytes(r, sane(r, 0.9) ? n : Math.floor(r() * 10)) +
+      eol();
   }
   if (sane(r, 0.95)) {
-    s += (sane(r, 0.9) ? '0' : pick(r, ['00', '0 ', ' 0', '000000000000000000'])) + (sane(r, 0.5) ? '' : pick(r, EXTENSIONS)) + eol();
+    s +=
+      (sane(r, 0.9) ? '0' : pick(r, ['00', '0 ', ' 0', '000000000000000000'])) +
+      (sane(r, 0.5) ? '' : pick(r, EXTENSIONS)) +
+      eol();
     if (chance(r, 0.3)) s += chance(r, hostility) ? `${pick(r, NAMES)}: ${pick(r, VALUES)}${eol()}` : `X-T: v${eol()}`;
-    if (chance(r, 0.05)) s += `${pick(r, ['Connection: close', 'Content-Length: 5', 'Transfer-Encoding: chunked', 'Host: x'])}${eol()}`;
+    if (chance(r, 0.05))
+      s += `${pick(r, ['Connection: close', 'Content-Length: 5', 'Transfer-Encoding: chunked', 'Host: x'])}${eol()}`;
     s += eol();
   }
   return s;
@@ -191,7 +386,10 @@ function chunkedBody(r: Rand, eol: () => string): string {
 function message(r: Rand, kind: Kind): string {
   const sloppy = chance(r, 0.1 * hostility);
   const eol = (): string => (sloppy ? pick(r, EOLS) : '\r\n');
-  let s = kind === 'request' ? `${sane(r, 0.8) ? pick(r, ['GET', 'POST']) : pick(r, METHODS)} ${sane(r, 0.8) ? '/call' : pick(r, TARGETS)} ${sane(r, 0.8) ? 'HTTP/1.1' : pick(r, VERSIONS)}` : `${sane(r, 0.85) ? 'HTTP/1.1' : pick(r, VERSIONS)} ${sane(r, 0.6) ? '200 OK' : pick(r, STATUSES)}`;
+  let s =
+    kind === 'request'
+      ? `${sane(r, 0.8) ? pick(r, ['GET', 'POST']) : pick(r, METHODS)} ${sane(r, 0.8) ? '/call' : pick(r, TARGETS)} ${sane(r, 0.8) ? 'HTTP/1.1' : pick(r, VERSIONS)}`
+      : `${sane(r, 0.85) ? 'HTTP/1.1' : pick(r, VERSIONS)} ${sane(r, 0.6) ? '200 OK' : pick(r, STATUSES)}`;
   s += eol();
   const headers: string[] = [];
   if (kind === 'request' && sane(r, 0.95)) headers.push(`Host: ${sane(r, 0.9) ? 'h' : pick(r, VALUES)}`);
@@ -201,11 +399,15 @@ function message(r: Rand, kind: Kind): string {
   let body = '';
   if (framing < 0.3) {
     const n = Math.floor(r() * 12);
-    headers.push(`${pick(r, ['Content-Length', 'content-length', 'CONTENT-LENGTH'])}:${pick(r, [' ', '', '  ', '\t'])}${sane(r, 0.75) ? String(n) : pick(r, LENGTHS)}`);
+    headers.push(
+      `${pick(r, ['Content-Length', 'content-length', 'CONTENT-LENGTH'])}:${pick(r, [' ', '', '  ', '\t'])}${sane(r, 0.75) ? String(n) : pick(r, LENGTHS)}`,
+    );
     if (chance(r, 0.1 * hostility)) headers.push(`Content-Length: ${chance(r, 0.5) ? String(n) : pick(r, LENGTHS)}`);
     body = bodyBytes(r, sane(r, 0.85) ? n : Math.floor(r() * 14));
   } else if (framing < 0.6) {
-    headers.push(`${pick(r, ['Transfer-Encoding', 'transfer-encoding'])}: ${sane(r, 0.7) ? 'chunked' : pick(r, CODINGS)}`);
+    headers.push(
+      `${pick(r, ['Transfer-Encoding', 'transfer-encoding'])}: ${sane(r, 0.7) ? 'chunked' : pick(r, CODINGS)}`,
+    );
     if (chance(r, 0.1 * hostility)) headers.push(`Transfer-Encoding: ${pick(r, CODINGS)}`);
     if (chance(r, 0.1 * hostility)) headers.push(`Content-Length: ${pick(r, LENGTHS)}`);
     body = chunkedBody(r, eol);
@@ -216,8 +418,16 @@ function message(r: Rand, kind: Kind): string {
     body = bodyBytes(r, Math.floor(r() * 8));
   }
   const extra = chance(r, 0.3) ? Math.floor(r() * 3) : 0;
-  for (let i = 0; i < extra; i++) headers.push(chance(r, hostility) ? `${pick(r, NAMES)}:${pick(r, [' ', '', '  '])}${pick(r, VALUES)}` : `X-${i}: ${pick(r, ['v', 'a b', 'ü', '"q"', 'a\tb'])}`);
-  if (chance(r, 0.1)) headers.push(`Connection: ${pick(r, ['close', 'keep-alive', 'Close', 'upgrade', 'close, keep-alive', 'Upgrade, close'])}`);
+  for (let i = 0; i < extra; i++)
+    headers.push(
+      chance(r, hostility)
+        ? `${pick(r, NAMES)}:${pick(r, [' ', '', '  '])}${pick(r, VALUES)}`
+        : `X-${i}: ${pick(r, ['v', 'a b', 'ü', '"q"', 'a\tb'])}`,
+    );
+  if (chance(r, 0.1))
+    headers.push(
+      `Connection: ${pick(r, ['close', 'keep-alive', 'Close', 'upgrade', 'close, keep-alive', 'Upgrade, close'])}`,
+    );
   if (chance(r, 0.03)) headers.push(`Upgrade: ${pick(r, ['websocket', 'h2c', ''])}`);
   if (chance(r, 0.05)) headers.push('Expect: 100-continue');
   shuffle(r, headers);
@@ -339,9 +549,14 @@ export function fuzz(seed: number, count: number, from = 0, maxFindings = 20): S
     summary.cases++;
     if (whole.refused !== undefined) summary.leanRefused++;
     if (whole.messages.length > 0) summary.accepted++;
-    const problem = disagreement(whole, ref) ?? (disagreement(split, ref) === undefined ? undefined : `read in pieces at ${c.cuts.length} cuts: ${disagreement(split, ref)}`);
+    const problem =
+      disagreement(whole, ref) ??
+      (disagreement(split, ref) === undefined
+        ? undefined
+        : `read in pieces at ${c.cuts.length} cuts: ${disagreement(split, ref)}`);
     if (problem !== undefined) summary.disagreements++;
-    if (problem !== undefined && summary.findings.length < maxFindings) summary.findings.push({ seed, index, kind: c.kind, bytes: escape(c.data), problem });
+    if (problem !== undefined && summary.findings.length < maxFindings)
+      summary.findings.push({ seed, index, kind: c.kind, bytes: escape(c.data), problem });
   }
   return summary;
 }

@@ -32,7 +32,9 @@ export const MATRIX: Record<string, Record<MatrixUser, 200 | 403>> = {
 
 /** Every cell of the matrix as [route, user, expected status]. */
 export function cells(): Array<[string, MatrixUser, 200 | 403]> {
-  return Object.entries(MATRIX).flatMap(([route, row]) => USERS.map((u) => [route, u, row[u]] as [string, MatrixUser, 200 | 403]));
+  return Object.entries(MATRIX).flatMap(([route, row]) =>
+    USERS.map((u) => [route, u, row[u]] as [string, MatrixUser, 200 | 403]),
+  );
 }
 
 /** Writes the users file (all four users, one password) and the groups file into `dir`. */
@@ -45,4 +47,5 @@ export async function writeMatrixFiles(dir: string): Promise<{ users: string; gr
   return { users, groups };
 }
 
-export const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+export const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

@@ -11,7 +11,12 @@ import { certPath } from '../certs.js';
 import { tempDir } from '../temp.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-const check = (file: string) => spawnSync(process.execPath, [...HIVENODE_ARGS, 'check', file], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
+const check = (file: string) =>
+  spawnSync(process.execPath, [...HIVENODE_ARGS, 'check', file], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    timeout: 30_000,
+  });
 
 describe('hivenode check', () => {
   const dir = tempDir('hn-check-');
@@ -22,7 +27,16 @@ describe('hivenode check', () => {
   };
 
   it('accepts a valid file with exit 0 and starts nothing (Port 1 is never opened)', () => {
-    const file = write('good.yaml', ['services:', '  - {service: echo, NAME: echo}', '  - {service: exec, NAME: ex, Template: "/bin/echo {{ .Data.x }}"}', '  - {service: gateway, NAME: gw, Port: 1, Strict: true, Routes: "a=echo"}', ''].join('\n'));
+    const file = write(
+      'good.yaml',
+      [
+        'services:',
+        '  - {service: echo, NAME: echo}',
+        '  - {service: exec, NAME: ex, Template: "/bin/echo {{ .Data.x }}"}',
+        '  - {service: gateway, NAME: gw, Port: 1, Strict: true, Routes: "a=echo"}',
+        '',
+      ].join('\n'),
+    );
     const r = check(file);
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/good\.yaml: 3 service\(s\) \(echo echo, exec ex, gateway gw\): no errors/);
@@ -59,7 +73,12 @@ describe('hivenode check', () => {
   });
 
   it('refuses a flow whose definition file does not read', () => {
-    const r = check(write('flow.yaml', ['services:', `  - {service: flow, NAME: f, Definition: "file://${join(dir, 'missing.yaml')}"}`, ''].join('\n')));
+    const r = check(
+      write(
+        'flow.yaml',
+        ['services:', `  - {service: flow, NAME: f, Definition: "file://${join(dir, 'missing.yaml')}"}`, ''].join('\n'),
+      ),
+    );
     expect(r.status).to.equal(2);
     expect(r.stderr).to.match(/flow\.yaml services\[0\]: Definition: /);
   });

@@ -28,7 +28,12 @@ export interface RunningExample {
  * Starts the example: `rewrite` gets its text and a fresh directory and moves its port to 0 and its
  * files into the directory; `variable` is the header's curl variable, whose URL names `port`.
  */
-export async function startExample(path: string, variable: string, port: number, rewrite: (text: string, dir: string) => string): Promise<RunningExample> {
+export async function startExample(
+  path: string,
+  variable: string,
+  port: number,
+  rewrite: (text: string, dir: string) => string,
+): Promise<RunningExample> {
   const text = readFileSync(path, 'utf8');
   const dir = tempDir('hn-example-');
   const file = join(dir, basename(path));
@@ -38,7 +43,8 @@ export async function startExample(path: string, variable: string, port: number,
   return {
     node,
     text,
-    run: (line) => JSON.parse(execFileSync('bash', ['-c', `${variable}="${url}"; ${line}`], { encoding: 'utf8' })) as ExampleAnswer,
+    run: (line) =>
+      JSON.parse(execFileSync('bash', ['-c', `${variable}="${url}"; ${line}`], { encoding: 'utf8' })) as ExampleAnswer,
   };
 }
 
@@ -53,7 +59,11 @@ export interface HeaderLine {
  * lines (helpers, signed bodies), with `paths` applied; and each `$X …` line with the Code and the
  * comment it promises (`# 401: <Message>`).
  */
-export function headerShell(text: string, variable: string, paths: (s: string) => string): { setup: string; lines: HeaderLine[] } {
+export function headerShell(
+  text: string,
+  variable: string,
+  paths: (s: string) => string,
+): { setup: string; lines: HeaderLine[] } {
   const header = [...text.matchAll(/^# {3}(.*)$/gm)].map((m) => m[1]!);
   const setup = paths(header.filter((l) => !l.startsWith(`$${variable}`) && !l.startsWith(`${variable}=`)).join('\n'));
   const lines = header.flatMap((l) => {

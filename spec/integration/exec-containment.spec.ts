@@ -81,7 +81,9 @@ describe('exec service: every process a command starts is contained', function (
     expect(r.Message).to.contain('did not finish in time');
     expect(Date.now() - started).to.be.below(4000 + 500 + 3000);
     await until(() => alive([own, orphan, ignoresTerm, wiped, leader]).length === 0, 5000).catch(() => {
-      throw new Error(`still running after the timeout: ${alive([own, orphan, ignoresTerm, wiped, leader]).join(', ')}`);
+      throw new Error(
+        `still running after the timeout: ${alive([own, orphan, ignoresTerm, wiped, leader]).join(', ')}`,
+      );
     });
   });
 
@@ -114,7 +116,9 @@ describe('exec service: every process a command starts is contained', function (
   it('node shutdown kills a running command and everything it started', async () => {
     const run = await shell({ Timeout: '60s', KillGrace: '5s' });
     const [own, orphan, leader] = [sleepArg(), sleepArg(), sleepArg()];
-    const answer = run(`setsid sleep ${own} & (setsid sleep ${orphan} >/dev/null 2>&1 &); sleep ${leader}`).catch((e: unknown) => e);
+    const answer = run(`setsid sleep ${own} & (setsid sleep ${orphan} >/dev/null 2>&1 &); sleep ${leader}`).catch(
+      (e: unknown) => e,
+    );
     await until(() => alive([own, orphan, leader]).length === 3, 5000);
     const stopping = Date.now();
     await node!.stop(1000);
@@ -138,8 +142,15 @@ process.on('SIGUSR2', () => process.exit(1));
 console.log('started');
 await node.hive.call('cmd', makeMessage({ Data: mapOf({ script: [process.env.EXEC_SCRIPT] }) }), 60000);
 `;
-    const env = { ...process.env, EXEC_SCRIPT: `setsid sleep ${own} & (setsid sleep ${orphan} >/dev/null 2>&1 &); sleep ${leader}` };
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      EXEC_SCRIPT: `setsid sleep ${own} & (setsid sleep ${orphan} >/dev/null 2>&1 &); sleep ${leader}`,
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));

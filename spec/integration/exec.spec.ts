@@ -22,7 +22,10 @@ describe('exec service', function () {
     await node?.stop(2000);
     node = undefined;
   });
-  const exec = async (template: string, params: Record<string, string | number | boolean> = {}): Promise<(data?: Record<string, string[]>) => Promise<Result>> => {
+  const exec = async (
+    template: string,
+    params: Record<string, string | number | boolean> = {},
+  ): Promise<(data?: Record<string, string[]>) => Promise<Result>> => {
     ({ node } = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: template, ...params }]));
     return (data = {}) => node!.hive.call('cmd', makeMessage({ Data: mapOf(data) }), 20_000);
   };
@@ -63,8 +66,12 @@ describe('exec service', function () {
     const literal = await exec('{{ setCmd "echo" }}{{ addArg (index .Data.pattern 0) }}');
     expect((await literal({ pattern: [join(dir, '*.txt')] })).Data.stdout).to.deep.equal([join(dir, '*.txt')]);
     await node!.stop(1000);
-    const shell = await exec('{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg (printf "echo %s" (index .Data.pattern 0)) }}');
-    expect((await shell({ pattern: [join(dir, '*.txt')] })).Data.stdout).to.deep.equal([`${join(dir, 'one.txt')} ${join(dir, 'two.txt')}`]);
+    const shell = await exec(
+      '{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg (printf "echo %s" (index .Data.pattern 0)) }}',
+    );
+    expect((await shell({ pattern: [join(dir, '*.txt')] })).Data.stdout).to.deep.equal([
+      `${join(dir, 'one.txt')} ${join(dir, 'two.txt')}`,
+    ]);
   });
 
   it('hostile arguments reach the command verbatim; NUL is refused', async () => {
@@ -80,7 +87,10 @@ describe('exec service', function () {
 
   it('a timeout kills the whole process group: sh -c "sleep 1000 & sleep 1000" leaves nothing behind', async () => {
     const marker = `hivenode-exec-test-${process.pid}-${Date.now()}`;
-    const sleeper = await exec(`{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg "sleep 1000 & sleep 1000; echo ${marker}" }}`, { Timeout: '2s', KillGrace: '500ms' });
+    const sleeper = await exec(
+      `{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg "sleep 1000 & sleep 1000; echo ${marker}" }}`,
+      { Timeout: '2s', KillGrace: '500ms' },
+    );
     // while it runs, its processes are visible (so the check below can see them if they survived)
     setTimeout(() => expect(execSync('ps -eo args').toString()).to.contain(marker), 500);
     const started = Date.now();
@@ -88,12 +98,18 @@ describe('exec service', function () {
     expect(r.Code).to.equal(504);
     expect(Date.now() - started, 'cut at the 2 s Timeout, not after the 1000 s sleep').to.be.within(2000, 15_000);
     await sleep(300);
-    const sleeps = execSync('ps -eo pid,pgid,args').toString().split('\n').filter((l) => l.includes(marker) && !l.includes('ps -eo'));
+    const sleeps = execSync('ps -eo pid,pgid,args')
+      .toString()
+      .split('\n')
+      .filter((l) => l.includes(marker) && !l.includes('ps -eo'));
     expect(sleeps).to.deep.equal([]);
   });
 
   it('100 MB of output is cut at the cap with bounded memory and the truncated flag', async () => {
-    const flood = await exec('{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg "head -c 104857600 /dev/zero | tr \\"\\\\0\\" a; echo; echo done >&2" }}', { MaxOutputBytes: 65536 });
+    const flood = await exec(
+      '{{ setCmd "/bin/sh" }}{{ addArg "-c" }}{{ addArg "head -c 104857600 /dev/zero | tr \\"\\\\0\\" a; echo; echo done >&2" }}',
+      { MaxOutputBytes: 65536 },
+    );
     const before = process.memoryUsage().rss;
     const r = await flood();
     expect(r.Code).to.equal(200);
@@ -105,7 +121,11 @@ describe('exec service', function () {
 
   it('environment from the allow-list only; stdin from a Data field; working directory; allowed commands', async () => {
     process.env.HIVENODE_TEST_SECRET = 'do-not-leak';
-    const envCmd = await exec('{{ setCmd "/usr/bin/env" }}', { EnvAllowList: 'PATH', StdinField: 'input', WorkDir: dir });
+    const envCmd = await exec('{{ setCmd "/usr/bin/env" }}', {
+      EnvAllowList: 'PATH',
+      StdinField: 'input',
+      WorkDir: dir,
+    });
     const r = await envCmd();
     expect(r.Data.stdout!.some((l) => l.startsWith('PATH='))).to.equal(true);
     expect(r.Data.stdout!.join('\n')).to.not.contain('do-not-leak');
@@ -124,18 +144,26 @@ describe('exec service', function () {
   it('a small request whose template builds more than MaxRenderChars or MaxRenderItems is answered 413; the node keeps serving', async () => {
     // ~15 KB of request: 3000 items, each padded to 10000 characters by the template (30 million in all)
     const items = Array.from({ length: 3000 }, (_, i) => String(i));
-    const padded = await exec('{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg (printf "%-9999s" .) }}{{ end }}');
+    const padded = await exec(
+      '{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg (printf "%-9999s" .) }}{{ end }}',
+    );
     const r = await padded({ items });
     expect(r.Code).to.equal(413);
-    expect(r.Message).to.match(/^template: cmd:1:\d+: executing "cmd" at <.+>: the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
+    expect(r.Message).to.match(
+      /^template: cmd:1:\d+: executing "cmd" at <.+>: the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/,
+    );
     const next = await padded({ items: ['a', 'b'] });
     expect(next.Code).to.equal(200);
     expect(next.Data.stdout).to.deep.equal([`${'a'.padEnd(9999)} ${'b'.padEnd(9999)}`]);
     await node!.stop(1000);
-    const many = await exec('{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg . }}{{ end }}', { MaxRenderItems: 100 });
+    const many = await exec('{{ setCmd "/bin/echo" }}{{ range .Data.items }}{{ addArg . }}{{ end }}', {
+      MaxRenderItems: 100,
+    });
     const r2 = await many({ items });
     expect(r2.Code).to.equal(413);
-    expect(r2.Message).to.match(/the render adds more than 100 arguments, values and entries \(the limit MaxRenderItems\)$/);
+    expect(r2.Message).to.match(
+      /the render adds more than 100 arguments, values and entries \(the limit MaxRenderItems\)$/,
+    );
     expect((await many({ items: ['x'] })).Data.stdout).to.deep.equal(['x']);
   });
 
@@ -145,7 +173,9 @@ describe('exec service', function () {
       ['/dev/zero', 'a character device'],
       [dir, 'a directory'],
     ]) {
-      const err = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: `file://${path}` }]).catch((e: unknown) => e as Error);
+      const err = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: `file://${path}` }]).catch(
+        (e: unknown) => e as Error,
+      );
       expect((err as Error).message).to.equal(`Template: template file '${path}' is ${what}, not a regular file`);
     }
     expect(Date.now() - started).to.be.below(10_000);
@@ -155,7 +185,9 @@ describe('exec service', function () {
     const path = `${EXAMPLES}exec-echo.tmpl`;
     const started = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: path }]);
     node = started.node;
-    expect(started.logs()).to.contain(`Template '${path}' is read as the template text itself, yet it names a file that exists: write Template: file://${path} to use the file`);
+    expect(started.logs()).to.contain(
+      `Template '${path}' is read as the template text itself, yet it names a file that exists: write Template: file://${path} to use the file`,
+    );
     await node.stop(1000);
     const inline = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: '{{ setCmd "true" }}' }]);
     node = inline.node;
@@ -163,7 +195,11 @@ describe('exec service', function () {
   });
 
   it('a concurrency limit with a bounded wait answers 429 when full', async () => {
-    const slow = await exec('{{ setCmd "sleep" }}{{ addArg "1" }}', { MaxConcurrent: 1, MaxWaiting: 1, WaitTimeout: '300ms' });
+    const slow = await exec('{{ setCmd "sleep" }}{{ addArg "1" }}', {
+      MaxConcurrent: 1,
+      MaxWaiting: 1,
+      WaitTimeout: '300ms',
+    });
     const results = await Promise.all([slow(), slow(), slow()]);
     const codes = results.map((r) => r.Code).sort();
     expect(codes).to.deep.equal([200, 429, 429]);

@@ -18,9 +18,15 @@ describe('examples/gateway/access.yaml (authorization per route)', function () {
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    example = await startExample(`${EXAMPLES}access.yaml`, 'G', 8084, (text) => text.replace(/Port: 8084/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
+    example = await startExample(`${EXAMPLES}access.yaml`, 'G', 8084, (text) =>
+      text.replace(/Port: 8084/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES),
+    );
     const { text, run } = example;
-    const lines = [...text.matchAll(/^# {3}(\$G\S* .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({ line: m[1]!, code: Number(m[2]), comment: m[3]! }));
+    const lines = [...text.matchAll(/^# {3}(\$G\S* .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({
+      line: m[1]!,
+      code: Number(m[2]),
+      comment: m[3]!,
+    }));
     expect(lines.length).to.equal(8);
     for (const { line, code, comment } of lines) {
       const answer = run(line);
@@ -33,8 +39,15 @@ describe('examples/gateway/access.yaml (authorization per route)', function () {
     // the curl lines ran synchronously: the node's output is read once this test yields
     const node = example.node;
     await until(() => node.output().includes("route 'echo/hello'"), 5_000);
-    const warnings = example.node.output().split('\n').filter((l) => l.includes('403: user'));
-    expect(warnings.map((l) => /user '(\w+)' may not use route '([^']+)'/.exec(l)?.slice(1).join(' '))).to.deep.equal(['oscar cmd/run', 'alice sql/select', 'nina echo/hello']);
+    const warnings = example.node
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('403: user'));
+    expect(warnings.map((l) => /user '(\w+)' may not use route '([^']+)'/.exec(l)?.slice(1).join(' '))).to.deep.equal([
+      'oscar cmd/run',
+      'alice sql/select',
+      'nina echo/hello',
+    ]);
     expect(example.node.output()).to.not.contain('-example');
   });
 });

@@ -18,14 +18,18 @@ import { tempDir } from '../temp.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 import { sleep, until } from '../support/wait.js';
 
-
-async function post(url: string, headers: Record<string, string> = {}, body = '{"a":["1"]}'): Promise<{ status: number; json: Record<string, unknown> }> {
+async function post(
+  url: string,
+  headers: Record<string, string> = {},
+  body = '{"a":["1"]}',
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
   const text = await res.body.text();
   return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const counts = (gw: RunningGateway): { unauthorized: number; forbidden: number } => gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
+const counts = (gw: RunningGateway): { unauthorized: number; forbidden: number } =>
+  gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
 
 /** Polls until `status` of the request is `want` or `ms` pass; the last status seen. */
 async function statusWithin(ms: number, want: number, send: () => Promise<{ status: number }>): Promise<number> {
@@ -82,10 +86,18 @@ describe('gateway authorization per route (Access, Groups)', function () {
     gw = await startGateway({ Users: files.users, Groups: files.groups, Access: ACCESS, LOGSENSITIVE: true });
     const r = await post(`${gw.base}/cmd/run`, { authorization: basic('nina', PASSWORD) });
     expect(r.status).to.equal(403);
-    expect(r.json).to.deep.equal({ Code: 403, Message: "route 'cmd/run' is not allowed for user 'nina'", Data: {}, List: null });
+    expect(r.json).to.deep.equal({
+      Code: 403,
+      Message: "route 'cmd/run' is not allowed for user 'nina'",
+      Data: {},
+      List: null,
+    });
     expect(JSON.stringify(r.json)).to.not.contain('admins');
     await sleep(50);
-    const lines = gw.logs().split('\n').filter((l) => l.includes('403'));
+    const lines = gw
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('403'));
     expect(lines).to.have.length(1);
     expect(lines[0]).to.contain("403: user 'nina' may not use route 'cmd/run' (Access entry 'cmd/*=admins')");
     expect(lines[0]).to.match(/\bwarn\b/i);
@@ -94,34 +106,62 @@ describe('gateway authorization per route (Access, Groups)', function () {
 
   it('authorizes the route of the message: a class from the body, a preview and a hand-over are refused alike', async () => {
     const files = await writeMatrixFiles(dir);
-    gw = await startGateway({ Users: files.users, Groups: files.groups, Access: ACCESS, ControlAllowList: 'platform-break' });
+    gw = await startGateway({
+      Users: files.users,
+      Groups: files.groups,
+      Access: ACCESS,
+      ControlAllowList: 'platform-break',
+    });
     const nina = { authorization: basic('nina', PASSWORD) };
     const asMessage = '{"Class":"cmd","Operation":"run","Data":{}}';
-    expect((await post(`${gw.base}/`, nina, asMessage)).json.Message).to.equal("route 'cmd/run' is not allowed for user 'nina'");
+    expect((await post(`${gw.base}/`, nina, asMessage)).json.Message).to.equal(
+      "route 'cmd/run' is not allowed for user 'nina'",
+    );
     expect((await post(`${gw.base}/`, { authorization: basic('alice', PASSWORD) }, asMessage)).status).to.equal(200);
     expect((await post(`${gw.base}/cmd/run`, { ...nina, 'platform-break': 'true' })).status, 'preview').to.equal(403);
-    expect((await post(`${gw.base}/cmd/run`, { ...nina, 'platform-procedure': 'Execution' })).status, 'hand-over').to.equal(403);
+    expect(
+      (await post(`${gw.base}/cmd/run`, { ...nina, 'platform-procedure': 'Execution' })).status,
+      'hand-over',
+    ).to.equal(403);
     // the default class and operation (no path, no Class) are a route like any other: rest/input → '*' → admins
-    expect((await post(`${gw.base}/`, nina)).json.Message).to.equal("route 'rest/input' is not allowed for user 'nina'");
+    expect((await post(`${gw.base}/`, nina)).json.Message).to.equal(
+      "route 'rest/input' is not allowed for user 'nina'",
+    );
   });
 
   it('in interceptor mode the route is what the before interceptor made of the request', async () => {
     const files = await writeMatrixFiles(dir);
     const interceptors = new URL('../../examples/interceptors/', import.meta.url).pathname;
-    gw = await startGateway({ Strict: false, InterceptBefore: `module://${interceptors}json-before.mjs`, InterceptAfter: `module://${interceptors}json-after.mjs`, Users: files.users, Groups: files.groups, Access: ACCESS });
+    gw = await startGateway({
+      Strict: false,
+      InterceptBefore: `module://${interceptors}json-before.mjs`,
+      InterceptAfter: `module://${interceptors}json-after.mjs`,
+      Users: files.users,
+      Groups: files.groups,
+      Access: ACCESS,
+    });
     const oscar = { authorization: basic('oscar', PASSWORD) };
     expect((await post(`${gw.base}/queue/add`, oscar)).status).to.equal(200);
-    expect((await post(`${gw.base}/cmd/run`, oscar)).json.Message).to.equal("route 'cmd/run' is not allowed for user 'oscar'");
+    expect((await post(`${gw.base}/cmd/run`, oscar)).json.Message).to.equal(
+      "route 'cmd/run' is not allowed for user 'oscar'",
+    );
     // a message-shaped body passes the mapper as it is: its Class decides, not the path
-    expect((await post(`${gw.base}/queue/add`, oscar, '{"Class":"cmd","Operation":"run","Data":{}}')).status).to.equal(403);
+    expect((await post(`${gw.base}/queue/add`, oscar, '{"Class":"cmd","Operation":"run","Data":{}}')).status).to.equal(
+      403,
+    );
   });
 
   it('Access without Users is refused at start: exit 2, one line naming both parameters and the fix', () => {
-    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'gateway', '-Strict=true', '-Port=0', '-Access=*=*'], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'gateway', '-Strict=true', '-Port=0', '-Access=*=*'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(r.status, r.stderr).to.equal(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).to.have.length(1);
-    expect(lines[0]).to.contain("Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access");
+    expect(lines[0]).to.contain(
+      "Access is set but Users is not: authorization per route needs authenticated users; set Users (write it with 'hivenode passwd'), JWKS (Bearer tokens), require client certificates (TLSClientAuth require), or remove Access",
+    );
   });
 
   it('re-reads both files on change: a group membership and a removed user take effect within the reload interval (5 s)', async () => {
@@ -135,7 +175,13 @@ describe('gateway authorization per route (Access, Groups)', function () {
     touchLater(files.groups, 10);
     expect(await statusWithin(9_000, 200, as('nina')), 'nina in admins within 9 s').to.equal(200);
     // alice removed from the users file: refused though only her cached credentials are used since
-    writeFileSync(files.users, readFileSync(files.users, 'utf8').split('\n').filter((l) => !l.startsWith('alice:')).join('\n'));
+    writeFileSync(
+      files.users,
+      readFileSync(files.users, 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('alice:'))
+        .join('\n'),
+    );
     touchLater(files.users, 10);
     expect(await statusWithin(9_000, 401, as('alice')), 'alice refused within 9 s').to.equal(401);
     // a broken groups file is not taken: nina keeps admins, and the error is logged naming the line
@@ -143,7 +189,11 @@ describe('gateway authorization per route (Access, Groups)', function () {
     touchLater(files.groups, 20);
     const refused = `groups file ${files.groups} line 1: expected 'group: user1 user2 …'; keeping what was read before`;
     // the files are looked at when a request needs them (at most once per reload interval): ask until the broken one was read
-    await until(async () => (await as('nina')(), gw!.logs().includes(refused)), { ms: 9_000, every: 200, what: () => `the broken groups file refused in the log: ${gw!.logs()}` });
+    await until(async () => (await as('nina')(), gw!.logs().includes(refused)), {
+      ms: 9_000,
+      every: 200,
+      what: () => `the broken groups file refused in the log: ${gw!.logs()}`,
+    });
     expect((await as('nina')()).status).to.equal(200);
   });
 
@@ -163,13 +213,25 @@ describe('gateway authorization per route (Access, Groups)', function () {
     const groups = join(dir, 'groups');
     writeFileSync(groups, '# who may do what\nadmins: alice\n\nops: oscar\n');
     writeFileSync(users, `${await passwdLine('alice', PASSWORD, 4)}\n`, { mode: 0o640 });
-    const passwd = (...args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, 'passwd', ...args], { input: 'pw-of-nina-1\n', encoding: 'utf8', timeout: 30_000 });
+    const passwd = (...args: string[]) =>
+      spawnSync(process.execPath, [...HIVENODE_ARGS, 'passwd', ...args], {
+        input: 'pw-of-nina-1\n',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
     const ok = passwd('nina', '--file', users, '--group', 'ops', '--group', 'readers,admins', '--groups-file', groups);
     expect(ok.status, ok.stderr).to.equal(0);
     expect(ok.stdout).to.contain(`user 'nina' is in 'ops', 'readers', 'admins' in ${groups}`);
-    expect(readFileSync(groups, 'utf8')).to.equal('# who may do what\nadmins: alice nina\n\nops: oscar nina\nreaders: nina\n');
+    expect(readFileSync(groups, 'utf8')).to.equal(
+      '# who may do what\nadmins: alice nina\n\nops: oscar nina\nreaders: nina\n',
+    );
     expect(statSync(users).mode & 0o777, 'the replaced file keeps its mode').to.equal(0o640);
-    expect(readFileSync(users, 'utf8').split('\n').filter((l) => l !== '').map((l) => l.split(':')[0])).to.deep.equal(['alice', 'nina']);
+    expect(
+      readFileSync(users, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.split(':')[0]),
+    ).to.deep.equal(['alice', 'nina']);
     const refusals: Array<[string[], string]> = [
       [['nina', '--file', users, '--group', 'ops'], '--group needs --groups-file'],
       [['nina', '--file', users, '--groups-file', groups], '--groups-file needs at least one --group'],
@@ -186,11 +248,17 @@ describe('gateway authorization per route (Access, Groups)', function () {
     const bad = passwd('nina', '--file', users, '--group', 'ops', '--groups-file', join(dir, 'bad-groups'));
     expect(bad.status).to.equal(2);
     expect(bad.stderr).to.contain('line 1: expected');
-    expect([readFileSync(users, 'utf8'), readFileSync(groups, 'utf8')], 'a refused command writes nothing').to.deep.equal(before);
+    expect(
+      [readFileSync(users, 'utf8'), readFileSync(groups, 'utf8')],
+      'a refused command writes nothing',
+    ).to.deep.equal(before);
 
     gw = await startGateway({ Users: users, Groups: groups, Access: 'queue=ops;sql/select=readers;*=admins' });
     for (const route of ['queue/add', 'sql/select', 'cmd/run']) {
-      expect((await post(`${gw.base}/${route}`, { authorization: basic('nina', 'pw-of-nina-1') })).status, route).to.equal(200);
+      expect(
+        (await post(`${gw.base}/${route}`, { authorization: basic('nina', 'pw-of-nina-1') })).status,
+        route,
+      ).to.equal(200);
     }
   });
 });

@@ -49,7 +49,10 @@ const now = (): number => Math.floor(Date.now() / 1000);
 
 async function token(key: Key, claims: Claims = {}): Promise<string> {
   const c = { sub: 'alice', iss: ISSUER, aud: AUDIENCE, exp: now() + 300, ...claims };
-  const jwt = new SignJWT(c.groups === undefined ? {} : { groups: c.groups }).setProtectedHeader({ alg: key.alg, kid: key.kid }).setIssuedAt().setExpirationTime(c.exp);
+  const jwt = new SignJWT(c.groups === undefined ? {} : { groups: c.groups })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid })
+    .setIssuedAt()
+    .setExpirationTime(c.exp);
   if (c.sub) jwt.setSubject(c.sub);
   if (c.iss) jwt.setIssuer(c.iss);
   if (c.aud) jwt.setAudience(c.aud);
@@ -59,11 +62,23 @@ async function token(key: Key, claims: Claims = {}): Promise<string> {
 
 const b64url = (v: string | Buffer): string => Buffer.from(v).toString('base64url');
 
-async function post(gw: RunningGateway, path: string, authorization?: string): Promise<{ status: number; challenge: string | undefined; json: Record<string, unknown> }> {
-  const res = await request(`${gw.base}/${path}`, { method: 'POST', body: '{"a":["1"]}', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) } });
+async function post(
+  gw: RunningGateway,
+  path: string,
+  authorization?: string,
+): Promise<{ status: number; challenge: string | undefined; json: Record<string, unknown> }> {
+  const res = await request(`${gw.base}/${path}`, {
+    method: 'POST',
+    body: '{"a":["1"]}',
+    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+  });
   const text = await res.body.text();
   const challenge = res.headers['www-authenticate'];
-  return { status: res.statusCode, challenge: typeof challenge === 'string' ? challenge : undefined, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return {
+    status: res.statusCode,
+    challenge: typeof challenge === 'string' ? challenge : undefined,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
 }
 
 /** An HTTPS JWKS endpoint whose key set the test changes; counts its fetches. */
@@ -79,7 +94,10 @@ async function jwksServer(keys: JWK[], maxAge = 3600): Promise<JwksServer> {
   const state = { keys, maxAge, fetches: 0 };
   const server: Server = createServer({ cert: certText('server.pem'), key: certText('server.key') }, (_req, res) => {
     state.fetches++;
-    res.writeHead(200, { 'content-type': 'application/jwk-set+json', 'cache-control': `public, max-age=${state.maxAge}` });
+    res.writeHead(200, {
+      'content-type': 'application/jwk-set+json',
+      'cache-control': `public, max-age=${state.maxAge}`,
+    });
     res.end(JSON.stringify({ keys: state.keys }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -120,20 +138,35 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
     const ec = await makeKey('ec-1', 'ES256');
     const ed = await makeKey('ed-1', 'EdDSA');
     const stranger = await makeKey('rsa-1');
-    gw = await startGateway({ JWKS: jwksFile([rsa, ec, ed]), JWTIssuer: ISSUER, JWTAudience: `${AUDIENCE}, other-api`, JWTClockSkew: '30s' });
+    gw = await startGateway({
+      JWKS: jwksFile([rsa, ec, ed]),
+      JWTIssuer: ISSUER,
+      JWTAudience: `${AUDIENCE}, other-api`,
+      JWTClockSkew: '30s',
+    });
     for (const k of [rsa, ec, ed]) {
       const ok = await post(gw, 'echo', `Bearer ${await token(k)}`);
       expect(ok.status, k.alg).to.equal(200);
       expect(ok.json.Data).to.deep.equal({ a: ['1'] });
     }
-    expect((await post(gw, 'echo', `Bearer ${await token(rsa, { aud: 'other-api' })}`)).status, 'second audience').to.equal(200);
-    expect((await post(gw, 'echo', `Bearer ${await token(rsa, { exp: now() - 10 })}`)).status, 'expired within the clock skew').to.equal(200);
+    expect(
+      (await post(gw, 'echo', `Bearer ${await token(rsa, { aud: 'other-api' })}`)).status,
+      'second audience',
+    ).to.equal(200);
+    expect(
+      (await post(gw, 'echo', `Bearer ${await token(rsa, { exp: now() - 10 })}`)).status,
+      'expired within the clock skew',
+    ).to.equal(200);
 
-    const spki = await exportSPKI((await import('node:crypto')).createPublicKey({ key: rsa.jwk as never, format: 'jwk' }) as never);
+    const spki = await exportSPKI(
+      (await import('node:crypto')).createPublicKey({ key: rsa.jwk as never, format: 'jwk' }) as never,
+    );
     const header = (alg: string): string => b64url(JSON.stringify({ alg, kid: 'rsa-1', typ: 'JWT' }));
     const body = b64url(JSON.stringify({ sub: 'mallory', iss: ISSUER, aud: AUDIENCE, exp: now() + 300 }));
     const { createHmac } = await import('node:crypto');
-    const hmacWithPublicKey = `${header('HS256')}.${body}.${createHmac('sha256', spki).update(`${header('HS256')}.${body}`).digest('base64url')}`;
+    const hmacWithPublicKey = `${header('HS256')}.${body}.${createHmac('sha256', spki)
+      .update(`${header('HS256')}.${body}`)
+      .digest('base64url')}`;
     const bad: Array<[string, string]> = [
       ['expired', await token(rsa, { exp: now() - 120 })],
       ['not yet valid', await token(rsa, { nbf: now() + 120 })],
@@ -167,9 +200,14 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
     writeFileSync(users, `${await passwdLine('bob', 'pw-bob', 4)}\n`);
     const groups = join(dir, 'groups');
     writeFileSync(groups, 'ops: bob\n');
-    gw = await startGateway(
-      { JWKS: jwksFile([rsa]), JWTGroupsClaim: 'groups', Users: users, Groups: groups, Access: 'orders=buyers,ops;admin=admins;*=ops', Routes: 'orders=echo;admin=echo' },
-    );
+    gw = await startGateway({
+      JWKS: jwksFile([rsa]),
+      JWTGroupsClaim: 'groups',
+      Users: users,
+      Groups: groups,
+      Access: 'orders=buyers,ops;admin=admins;*=ops',
+      Routes: 'orders=echo;admin=echo',
+    });
     const buyer = `Bearer ${await token(rsa, { sub: 'carol', groups: ['buyers'] })}`;
     const admin = `Bearer ${await token(rsa, { sub: 'dave', groups: 'readers admins' })}`;
     const noGroups = `Bearer ${await token(rsa, { sub: 'erin' })}`;
@@ -184,7 +222,9 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
     const none = await post(gw, 'orders');
     expect(none.status).to.equal(401);
     expect(none.challenge).to.equal('Basic realm="hivenode", charset="UTF-8", Bearer realm="hivenode"');
-    expect((await post(gw, 'orders', `Basic ${Buffer.from('bob:wrong').toString('base64')}`)).challenge).to.include('Basic realm');
+    expect((await post(gw, 'orders', `Basic ${Buffer.from('bob:wrong').toString('base64')}`)).challenge).to.include(
+      'Basic realm',
+    );
   });
 
   it('an https:// JWKS served by a provider that rotates its key: fetched at start, again on an unknown key id (at most once a minute)', async () => {
@@ -233,11 +273,22 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
     const secret = 'a-shared-secret-of-at-least-32-bytes-0123456789';
     writeFileSync(secretFile, `${secret}\n`);
     gw = await startGateway({ JWTSecret: `file://${secretFile}`, JWTAlgorithms: 'HS256' });
-    const hs = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').setExpirationTime('5m').sign(new TextEncoder().encode(secret));
+    const hs = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('svc')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(secret));
     expect((await post(gw, 'echo', `Bearer ${hs}`)).status).to.equal(200);
-    const wrong = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').setExpirationTime('5m').sign(new TextEncoder().encode(`${secret}x`));
+    const wrong = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('svc')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(`${secret}x`));
     expect((await post(gw, 'echo', `Bearer ${wrong}`)).status).to.equal(401);
-    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').sign(new TextEncoder().encode(secret));
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('svc')
+      .sign(new TextEncoder().encode(secret));
     expect((await post(gw, 'echo', `Bearer ${noExp}`)).status, 'a token without exp').to.equal(401);
     await gw.stop();
     gw = undefined;
@@ -249,7 +300,10 @@ describe('gateway Bearer tokens (JWKS, JWT…)', function () {
       [{ JWKS: 'http://idp.example/jwks' }, /neither a file:\/\/ path nor an https:\/\/ URL/],
       [{ JWTIssuer: ISSUER }, /JWTIssuer is set but neither JWKS nor JWTSecret is/],
       [{ JWKS: 'https://127.0.0.1:1/jwks' }, /JWKS: cannot fetch the key set from https:\/\/127\.0\.0\.1:1\/jwks/],
-      [{ JWKS: jwksFile([]), Access: 'orders=buyers' }, /Access names 'buyers' but Groups is not set; .*JWTGroupsClaim/],
+      [
+        { JWKS: jwksFile([]), Access: 'orders=buyers' },
+        /Access names 'buyers' but Groups is not set; .*JWTGroupsClaim/,
+      ],
     ];
     for (const [params, message] of refused) {
       const error = await startError(params);

@@ -35,12 +35,22 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     dir = tempDir('hn-cmd-access-');
     const users = join(dir, 'users');
     const groups = join(dir, 'groups');
-    writeFileSync(users, `${(await Promise.all(['wendy', 'oscar', 'rita'].map((u) => passwdLine(u, PASSWORD, 4)))).join('\n')}\n`);
+    writeFileSync(
+      users,
+      `${(await Promise.all(['wendy', 'oscar', 'rita'].map((u) => passwdLine(u, PASSWORD, 4)))).join('\n')}\n`,
+    );
     writeFileSync(groups, 'writers: wendy\nops: oscar\nreaders: rita\n');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'recorder', RecordFile: join(dir, 'recorder.jsonl') },
       { service: 'echo', NAME: 'runner', RecordFile: join(dir, 'runner.jsonl') },
-      { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'recorder', DefaultRequeueCount: 0, AllowedChannels: 'recorder,runner' },
+      {
+        service: 'queue',
+        NAME: 'q',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'recorder',
+        DefaultRequeueCount: 0,
+        AllowedChannels: 'recorder,runner',
+      },
       {
         service: 'gateway',
         NAME: 'gw',
@@ -56,11 +66,23 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     ]));
     base = `http://127.0.0.1:${node!.services.find((s) => s.name === 'gw')!.running.status().port as number}`;
   };
-  const post = async (user: string, path: string, data: Record<string, string[]>, headers: Record<string, string> = {}): Promise<{ status: number; json: { Code: number; Message: string; Data: Record<string, string[]> } }> => {
-    const res = await request(`${base}/${path}`, { method: 'POST', body: JSON.stringify(data), headers: { 'content-type': 'application/json', authorization: basic(user), ...headers } });
+  const post = async (
+    user: string,
+    path: string,
+    data: Record<string, string[]>,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; json: { Code: number; Message: string; Data: Record<string, string[]> } }> => {
+    const res = await request(`${base}/${path}`, {
+      method: 'POST',
+      body: JSON.stringify(data),
+      headers: { 'content-type': 'application/json', authorization: basic(user), ...headers },
+    });
     return { status: res.statusCode, json: (await res.body.json()) as never };
   };
-  const queueSize = async (): Promise<number> => Number((await node!.hive.call('q', makeMessage({ Control: mapOf({ command: ['status'] }) }), 5000)).Data.queuesize?.[0]);
+  const queueSize = async (): Promise<number> =>
+    Number(
+      (await node!.hive.call('q', makeMessage({ Control: mapOf({ command: ['status'] }) }), 5000)).Data.queuesize?.[0],
+    );
 
   it("a writer allowed 'add' cannot clear or list through the same route (nor by an alias); readers read; ops do everything", async () => {
     await start('queue/*:add=writers;queue/*:status,list,fetch=readers;queue/*=ops;echo=writers,ops,readers');
@@ -70,7 +92,9 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     for (const command of ['clear', 'wipe', 'delete', 'list', 'show']) {
       const r = await post('wendy', 'queue/add', { _command: [command] });
       expect(r.status, command).to.equal(403);
-      expect(r.json.Message).to.match(/^command '(delete|list)' on route 'queue\/add' is not allowed for user 'wendy'$/);
+      expect(r.json.Message).to.match(
+        /^command '(delete|list)' on route 'queue\/add' is not allowed for user 'wendy'$/,
+      );
     }
     expect(await queueSize(), 'nothing cleared').to.equal(3);
     expect((await post('rita', 'queue/x', { _command: ['status'] })).status).to.equal(200);
@@ -91,7 +115,9 @@ describe('gateway: Access by command and by the channel a control sends to', fun
     for (const [data, headers] of attempts) {
       const r = await post('wendy', 'queue/add', data, headers);
       expect(r.status, JSON.stringify(data)).to.equal(403);
-      expect(r.json.Message).to.match(/^channel '[\w-]+' \(control '(channel|deadletter_slap)'\) is not allowed for user 'wendy'$/);
+      expect(r.json.Message).to.match(
+        /^channel '[\w-]+' \(control '(channel|deadletter_slap)'\) is not allowed for user 'wendy'$/,
+      );
     }
     // a channel whose route the writer may use is fine
     expect((await post('wendy', 'queue/add', { item: ['e'], _channel: ['recorder'] })).status).to.equal(200);

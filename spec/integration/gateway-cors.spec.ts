@@ -19,14 +19,28 @@ import { startError, startGateway } from './gateway-harness.js';
 
 const APP = 'https://app.example';
 
-async function call(gw: RunningGateway, method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; json: { Message?: string } }> {
-  const res = await request(`${gw.base}/${path}`, { method: method as 'POST', headers, ...(method === 'POST' ? { body: '{"a":["1"]}' } : {}) });
+async function call(
+  gw: RunningGateway,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; json: { Message?: string } }> {
+  const res = await request(`${gw.base}/${path}`, {
+    method: method as 'POST',
+    headers,
+    ...(method === 'POST' ? { body: '{"a":["1"]}' } : {}),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, json: text ? (JSON.parse(text) as { Message?: string }) : {} };
 }
 
-const preflight = (origin: string, headers = 'authorization, content-type'): Record<string, string> => ({ origin, 'access-control-request-method': 'POST', 'access-control-request-headers': headers });
-const forbidden = (gw: RunningGateway): number => (gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as { forbidden: number }).forbidden;
+const preflight = (origin: string, headers = 'authorization, content-type'): Record<string, string> => ({
+  origin,
+  'access-control-request-method': 'POST',
+  'access-control-request-headers': headers,
+});
+const forbidden = (gw: RunningGateway): number =>
+  (gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as { forbidden: number }).forbidden;
 
 describe('gateway CORS per route (Cors)', function () {
   this.timeout(60_000);
@@ -37,13 +51,22 @@ describe('gateway CORS per route (Cors)', function () {
   });
 
   it('a preflight is answered by the gateway: 204 with origin, methods, headers and Max-Age; another origin gets 403', async () => {
-    gw = await startGateway({ Cors: `orders=${APP} https://admin.example,credentials;public=*`, Routes: 'orders=echo;public=echo', ControlAllowList: 'Platform-Break' });
+    gw = await startGateway({
+      Cors: `orders=${APP} https://admin.example,credentials;public=*`,
+      Routes: 'orders=echo;public=echo',
+      ControlAllowList: 'Platform-Break',
+    });
     const ok = await call(gw, 'OPTIONS', 'orders/new', preflight(APP));
     expect(ok.status).to.equal(204);
     expect(ok.headers['access-control-allow-origin']).to.equal(APP);
     expect(ok.headers['access-control-allow-credentials']).to.equal('true');
     expect(ok.headers['access-control-allow-methods']).to.equal('POST');
-    expect(String(ok.headers['access-control-allow-headers']).split(', ')).to.include.members(['authorization', 'content-type', 'traceparent', 'platform-break']);
+    expect(String(ok.headers['access-control-allow-headers']).split(', ')).to.include.members([
+      'authorization',
+      'content-type',
+      'traceparent',
+      'platform-break',
+    ]);
     expect(ok.headers['access-control-max-age']).to.equal('600');
     expect(ok.headers.vary).to.contain('Origin');
     const other = await call(gw, 'OPTIONS', 'orders/new', preflight('https://evil.example'));
@@ -60,12 +83,16 @@ describe('gateway CORS per route (Cors)', function () {
     expect(none.headers['access-control-allow-origin']).to.equal(undefined);
   });
 
-  it("an actual request: the allowed origin on every answer (a 401 too), 403 for an origin the entry does not name, nothing without Origin", async () => {
+  it('an actual request: the allowed origin on every answer (a 401 too), 403 for an origin the entry does not name, nothing without Origin', async () => {
     const dir = tempDir('hn-gwcors-');
     writeFileSync(join(dir, 'users'), `${await passwdLine('ann', 'pw', 4)}\n`);
     gw = await startGateway({ Cors: `orders=${APP}`, Routes: 'orders=echo', Users: join(dir, 'users') });
     const ann = `Basic ${Buffer.from('ann:pw').toString('base64')}`;
-    const ok = await call(gw, 'POST', 'orders/new', { origin: APP, authorization: ann, 'content-type': 'application/json' });
+    const ok = await call(gw, 'POST', 'orders/new', {
+      origin: APP,
+      authorization: ann,
+      'content-type': 'application/json',
+    });
     expect(ok.status).to.equal(200);
     expect(ok.headers['access-control-allow-origin']).to.equal(APP);
     expect(String(ok.headers['access-control-expose-headers'])).to.contain('RateLimit');
@@ -75,7 +102,11 @@ describe('gateway CORS per route (Cors)', function () {
     expect(unauthorized.headers['access-control-allow-origin'], 'a page can read the 401').to.equal(APP);
     // a cross-site form post carries the browser's cached Basic credentials: refused before anything else
     const before = forbidden(gw);
-    const forged = await call(gw, 'POST', 'orders/new', { origin: 'https://evil.example', authorization: ann, 'content-type': 'text/plain' });
+    const forged = await call(gw, 'POST', 'orders/new', {
+      origin: 'https://evil.example',
+      authorization: ann,
+      'content-type': 'text/plain',
+    });
     expect(forged.status).to.equal(403);
     expect(forged.json.Message).to.equal("origin 'https://evil.example' is not allowed by Cors entry 'orders'");
     expect(forbidden(gw) - before).to.equal(1);
@@ -96,8 +127,14 @@ describe('gateway CORS per route (Cors)', function () {
 
   it('the start refuses, in one line naming the entry, * with credentials, a bad origin, an unknown option', async () => {
     const refused: Array<[string, RegExp]> = [
-      ['orders=*,credentials', /^Cors: entry 'orders=\*,credentials': '\*' with credentials is refused: .*name the origins$/],
-      ['orders=https://app.example/path', /^Cors: entry '.*': 'https:\/\/app\.example\/path' is not an origin \(scheme:\/\/host\[:port\], no path; 'null' is never allowed\)$/],
+      [
+        'orders=*,credentials',
+        /^Cors: entry 'orders=\*,credentials': '\*' with credentials is refused: .*name the origins$/,
+      ],
+      [
+        'orders=https://app.example/path',
+        /^Cors: entry '.*': 'https:\/\/app\.example\/path' is not an origin \(scheme:\/\/host\[:port\], no path; 'null' is never allowed\)$/,
+      ],
       ['orders=null', /'null' is not an origin/],
       ['orders=* https://app.example', /'\*' allows every origin: write it alone/],
       ['orders=https://app.example,cookies', /'cookies' is not an option \(only 'credentials'\)/],
@@ -115,21 +152,31 @@ describe('gateway CORS per route (Cors)', function () {
     const page = (port: number): Promise<{ server: ReturnType<typeof createServer>; origin: string }> =>
       new Promise((resolve) => {
         const server = createServer((_req, res) => res.end('<!doctype html><title>app</title>'));
-        server.listen(port, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+        server.listen(port, '127.0.0.1', () =>
+          resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+        );
       });
     const app = await page(0);
     const other = await page(0);
     try {
       const dir = tempDir('hn-gwcors-');
       writeFileSync(join(dir, 'users'), `${await passwdLine('ann', 'pw', 4)}\n`);
-      gw = await startGateway({ Cors: `orders=${app.origin},credentials`, Routes: 'orders=echo', Users: join(dir, 'users') });
+      gw = await startGateway({
+        Cors: `orders=${app.origin},credentials`,
+        Routes: 'orders=echo',
+        Users: join(dir, 'users'),
+      });
       const fetchFrom = async (origin: string): Promise<string> => {
         const tab = await browser.newPage();
         try {
           await tab.goto(`${origin}/`);
           return await tab.evaluate(async (url) => {
             try {
-              const res = await fetch(url, { method: 'POST', headers: { authorization: `Basic ${btoa('ann:pw')}`, 'content-type': 'application/json' }, body: '{"item":["book"]}' });
+              const res = await fetch(url, {
+                method: 'POST',
+                headers: { authorization: `Basic ${btoa('ann:pw')}`, 'content-type': 'application/json' },
+                body: '{"item":["book"]}',
+              });
               return `${res.status} ${await res.text()}`;
             } catch (e) {
               return `failed: ${String(e)}`;
@@ -139,7 +186,9 @@ describe('gateway CORS per route (Cors)', function () {
           await tab.close();
         }
       };
-      expect(await fetchFrom(app.origin)).to.match(/^200 \{"Code":200,"Message":"Success","Data":\{"item":\["book"\]\}/);
+      expect(await fetchFrom(app.origin)).to.match(
+        /^200 \{"Code":200,"Message":"Success","Data":\{"item":\["book"\]\}/,
+      );
       expect(await fetchFrom(other.origin)).to.match(/^failed: TypeError: Failed to fetch/);
     } finally {
       await browser.close();

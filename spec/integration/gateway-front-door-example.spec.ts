@@ -19,7 +19,9 @@ describe('examples/gateway/front-door.yaml (Schemas, Cors, OpenAPI)', function (
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    example = await startExample(`${EXAMPLES}front-door.yaml`, 'G', 8087, (text) => text.replace(/Port: 8087/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
+    example = await startExample(`${EXAMPLES}front-door.yaml`, 'G', 8087, (text) =>
+      text.replace(/Port: 8087/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES),
+    );
     const { lines } = headerShell(example.text, 'G', (t) => t);
     expect(lines.map((l) => l.code)).to.deep.equal([200, 400, 403, 204, 200]);
     const url = /^# {3}G="(.*)"$/m.exec(example.text)![1]!.replace('8087', String(example.node.port));
@@ -43,7 +45,10 @@ describe('examples/gateway/front-door.yaml (Schemas, Cors, OpenAPI)', function (
       if (code === 200) expect(json.Message, line).to.equal('Success');
       else if (code === 400) {
         // the failing fields, in whatever order the schema's keywords are checked
-        const [head, fields] = [comment.slice(0, comment.indexOf(': ') + 2), comment.slice(comment.indexOf(': ') + 2).split('; ')];
+        const [head, fields] = [
+          comment.slice(0, comment.indexOf(': ') + 2),
+          comment.slice(comment.indexOf(': ') + 2).split('; '),
+        ];
         expect(json.Message, line).to.satisfy((m: string) => m.startsWith(head));
         expect((json.Data as { errors: string[] }).errors, line).to.have.members(fields);
       } else expect(json.Message, line).to.equal(comment);

@@ -39,7 +39,18 @@ export async function startGateway(gateway: Params = {}, echo: Params = {}): Pro
     logStream: stream,
     services: [
       { kind: 'echo', layers: [layer('test echo', echoParams)] },
-      { kind: 'gateway', layers: [layer('test gateway', { NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: String(echoParams.NAME), ...gateway })] },
+      {
+        kind: 'gateway',
+        layers: [
+          layer('test gateway', {
+            NAME: 'gw',
+            Port: 0,
+            Strict: true,
+            OUTPUTCHANNEL: String(echoParams.NAME),
+            ...gateway,
+          }),
+        ],
+      },
     ],
   });
   const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
@@ -59,7 +70,12 @@ export interface RawExchange {
  * Writes bytes to the gateway over a fresh TCP connection (in `parts` with `gapMs` between them when
  * given as an array) and collects the answer until the server closes or `waitMs` passes.
  */
-export function rawExchange(port: number, request: string | Buffer | Array<string | Buffer>, waitMs = 2000, gapMs = 0): Promise<RawExchange> {
+export function rawExchange(
+  port: number,
+  request: string | Buffer | Array<string | Buffer>,
+  waitMs = 2000,
+  gapMs = 0,
+): Promise<RawExchange> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];

@@ -10,7 +10,10 @@ import { freePort } from '../adapters/ports.js';
 import { tempDir } from '../temp.js';
 import { sleep } from '../support/wait.js';
 
-const layer = (source: string, params: Record<string, string | number>): { source: string; values: Array<readonly [string, string]> } => ({
+const layer = (
+  source: string,
+  params: Record<string, string | number>,
+): { source: string; values: Array<readonly [string, string]> } => ({
   source,
   values: Object.entries(params).map(([k, v]) => [k, String(v)] as const),
 });
@@ -37,7 +40,10 @@ describe('gateway health check before readiness', function () {
     const starting = HiveNode.start({
       logStream: new PassThrough(),
       services: [
-        { kind: 'gateway', layers: [layer('test gateway', { NAME: 'gw', Port: port, Strict: 'true', OUTPUTCHANNEL: 'q' })] },
+        {
+          kind: 'gateway',
+          layers: [layer('test gateway', { NAME: 'gw', Port: port, Strict: 'true', OUTPUTCHANNEL: 'q' })],
+        },
         { kind: 'echo', layers: [layer('test echo', { NAME: 'q', RecordFile: fifo })] },
       ],
     });
@@ -59,7 +65,9 @@ describe('gateway health check before readiness', function () {
       const early = await fetch(`http://127.0.0.1:${port}/x/y`, { method: 'POST', body: '{}' });
       expect(early.status).to.equal(503);
       expect(early.headers.get('retry-after')).to.equal('1');
-      expect(((await early.json()) as { Message: string }).Message).to.match(/the node is starting \(q not ready yet\)/);
+      expect(((await early.json()) as { Message: string }).Message).to.match(
+        /the node is starting \(q not ready yet\)/,
+      );
 
       await release();
       node = await starting;
@@ -75,7 +83,10 @@ describe('gateway health check before readiness', function () {
   });
 
   it('a gateway alone is healthy once it has started', async () => {
-    const node = await HiveNode.start({ logStream: new PassThrough(), services: [{ kind: 'gateway', layers: [layer('test gateway', { Port: 0, Strict: 'true' })] }] });
+    const node = await HiveNode.start({
+      logStream: new PassThrough(),
+      services: [{ kind: 'gateway', layers: [layer('test gateway', { Port: 0, Strict: 'true' })] }],
+    });
     try {
       const port = node.services[0]!.running.status().port as number;
       expect(await health(port)).to.deep.equal({ status: 200, body: { status: 'ok', hive: 'connected' } });

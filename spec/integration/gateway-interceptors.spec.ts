@@ -26,7 +26,11 @@ describe('gateway, interceptor mode', function () {
     return `http://127.0.0.1:${s.port}/`;
   }
 
-  async function gateway(before: InterceptorFunction, after: InterceptorFunction, extra: Record<string, string | number | boolean> = {}): Promise<string> {
+  async function gateway(
+    before: InterceptorFunction,
+    after: InterceptorFunction,
+    extra: Record<string, string | number | boolean> = {},
+  ): Promise<string> {
     const [b, a] = await Promise.all([serve(before), serve(after)]);
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'echo' },
@@ -36,8 +40,15 @@ describe('gateway, interceptor mode', function () {
   }
 
   it('JSON pass-through pair: body → before → hive → after → response', async () => {
-    const base = await gateway(await loadInterceptor(`${examples}json-before.mjs`), await loadInterceptor(`${examples}json-after.mjs`));
-    const res = await request(`${base}/orders/create`, { method: 'POST', body: JSON.stringify({ id: ['42'] }), headers: { 'content-type': 'application/json' } });
+    const base = await gateway(
+      await loadInterceptor(`${examples}json-before.mjs`),
+      await loadInterceptor(`${examples}json-after.mjs`),
+    );
+    const res = await request(`${base}/orders/create`, {
+      method: 'POST',
+      body: JSON.stringify({ id: ['42'] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).to.equal(200);
     expect(await res.body.json()).to.deep.equal({ Code: 200, Message: 'Success', Data: { id: ['42'] }, List: [] });
   });
@@ -45,20 +56,38 @@ describe('gateway, interceptor mode', function () {
   it('text and XML bodies reach the before interceptor as type text', async () => {
     const seen: string[] = [];
     const textBefore = await loadInterceptor(`${examples}text-before.mjs`);
-    const base = await gateway((type, value, options) => {
-      seen.push(type);
-      return textBefore(type, value, options);
-    }, await loadInterceptor(`${examples}json-after.mjs`));
-    const xml = await request(`${base}/doc/in`, { method: 'POST', body: '<doc><a>1</a><a>2</a><b>x</b></doc>', headers: { 'content-type': 'application/xml' } });
+    const base = await gateway(
+      (type, value, options) => {
+        seen.push(type);
+        return textBefore(type, value, options);
+      },
+      await loadInterceptor(`${examples}json-after.mjs`),
+    );
+    const xml = await request(`${base}/doc/in`, {
+      method: 'POST',
+      body: '<doc><a>1</a><a>2</a><b>x</b></doc>',
+      headers: { 'content-type': 'application/xml' },
+    });
     expect(((await xml.body.json()) as { Data: unknown }).Data).to.deep.equal({ a: ['1', '2'], b: ['x'] });
-    const text = await request(`${base}/doc/in`, { method: 'POST', body: 'plain words', headers: { 'content-type': 'text/plain' } });
+    const text = await request(`${base}/doc/in`, {
+      method: 'POST',
+      body: 'plain words',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(((await text.body.json()) as { Data: unknown }).Data).to.deep.equal({ text: ['plain words'] });
     expect(seen).to.deep.equal(['text', 'text']);
   });
 
   it('a before status outside 200-299 stops processing and returns that status and text; nothing reaches the hive', async () => {
-    const base = await gateway(await loadInterceptor(`${examples}json-before.mjs`), await loadInterceptor(`${examples}json-after.mjs`));
-    const res = await request(`${base}/a/b`, { method: 'POST', body: 'not json', headers: { 'content-type': 'text/plain' } });
+    const base = await gateway(
+      await loadInterceptor(`${examples}json-before.mjs`),
+      await loadInterceptor(`${examples}json-after.mjs`),
+    );
+    const res = await request(`${base}/a/b`, {
+      method: 'POST',
+      body: 'not json',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(res.statusCode).to.equal(400);
     expect(await res.body.text()).to.equal('Not supported type');
     expect(node!.hive.stats().calls).to.equal(0);
@@ -67,17 +96,29 @@ describe('gateway, interceptor mode', function () {
   it('the before interceptor reads options.http_request to restrict methods', async () => {
     const base = await gateway(
       (_t, value, options) => {
-        const req = JSON.parse(options.http_request!) as { method: string; path: string; headers: Record<string, string> };
+        const req = JSON.parse(options.http_request!) as {
+          method: string;
+          path: string;
+          headers: Record<string, string>;
+        };
         if (req.method !== 'PUT') return { data: null, status: 'Only PUT here', status_code: 405 };
         if ('authorization' in req.headers) return { data: null, status: 'credentials leaked', status_code: 500 };
         return { data: { Class: 'c', Operation: 'o', Data: value }, status: 'OK', status_code: 200 };
       },
       (_t, value) => ({ data: value, status: 'OK', status_code: 200 }),
     );
-    const denied = await request(`${base}/x`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const denied = await request(`${base}/x`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(denied.statusCode).to.equal(405);
     expect(await denied.body.text()).to.equal('Only PUT here');
-    const ok = await request(`${base}/x`, { method: 'PUT', body: JSON.stringify({ k: ['v'] }), headers: { 'content-type': 'application/json', authorization: 'Basic eDp5' } });
+    const ok = await request(`${base}/x`, {
+      method: 'PUT',
+      body: JSON.stringify({ k: ['v'] }),
+      headers: { 'content-type': 'application/json', authorization: 'Basic eDp5' },
+    });
     expect(ok.statusCode).to.equal(200);
     await ok.body.dump();
   });
@@ -88,23 +129,37 @@ describe('gateway, interceptor mode', function () {
       (_t, value, options) => {
         const result = value as { Data: { mode?: string[] } };
         const headers = JSON.parse(options.http_response_headers!) as Record<string, string>;
-        if (result.Data.mode?.[0] === 'abort') return { data: null, status: 'Refused after the fact', status_code: 409 };
+        if (result.Data.mode?.[0] === 'abort')
+          return { data: null, status: 'Refused after the fact', status_code: 409 };
         headers['content-type'] = 'text/csv';
         headers['x-mapped'] = 'yes';
         // not the answer's: each answer carries its own request's trace
         headers.Traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-        return { data: 'a,b\n1,2\n', status: 'Created', status_code: 201, options: { http_response_headers: JSON.stringify(headers) } };
+        return {
+          data: 'a,b\n1,2\n',
+          status: 'Created',
+          status_code: 201,
+          options: { http_response_headers: JSON.stringify(headers) },
+        };
       },
       { ResponseHeaders: 'X-Base: 1' },
     );
-    const res = await request(`${base}/x`, { method: 'POST', body: JSON.stringify({ mode: ['csv'] }), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${base}/x`, {
+      method: 'POST',
+      body: JSON.stringify({ mode: ['csv'] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).to.equal(201);
     expect(res.headers['content-type']).to.equal('text/csv');
     expect(res.headers['x-mapped']).to.equal('yes');
     expect(res.headers['x-base']).to.equal('1');
     expect(res.headers.traceparent).to.be.a('string').and.not.contain('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(await res.body.text()).to.equal('a,b\n1,2\n');
-    const aborted = await request(`${base}/x`, { method: 'POST', body: JSON.stringify({ mode: ['abort'] }), headers: { 'content-type': 'application/json' } });
+    const aborted = await request(`${base}/x`, {
+      method: 'POST',
+      body: JSON.stringify({ mode: ['abort'] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(aborted.statusCode).to.equal(409);
     expect(await aborted.body.text()).to.equal('Refused after the fact');
   });
@@ -117,23 +172,36 @@ describe('gateway, interceptor mode', function () {
       },
       (_t, value) => ({ data: value, status: 'OK', status_code: 200 }),
     );
-    const refused = await request(`${base}/x`, { method: 'POST', body: JSON.stringify({ Data: { a: 'not a list' } }), headers: { 'content-type': 'application/json' } });
+    const refused = await request(`${base}/x`, {
+      method: 'POST',
+      body: JSON.stringify({ Data: { a: 'not a list' } }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(refused.statusCode).to.equal(400);
     expect(((await refused.body.json()) as { Message: string }).Message).to.contain('refused by the hive');
-    const broken = await request(`${base}/x`, { method: 'POST', body: JSON.stringify({ boom: true }), headers: { 'content-type': 'application/json' } });
+    const broken = await request(`${base}/x`, {
+      method: 'POST',
+      body: JSON.stringify({ boom: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(broken.statusCode).to.equal(502);
     await broken.body.dump();
   });
 
   it('`hivenode interceptor <module> -Port=N` serves a mapping function as a process', async () => {
-    const child = spawn(process.execPath, [...HIVENODE_ARGS, 'interceptor', `${examples}json-after.mjs`, '-Port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...HIVENODE_ARGS, 'interceptor', `${examples}json-after.mjs`, '-Port=0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const end = Date.now() + 15_000;
       while (!/serving on (http:\/\/\S+)/.test(out) && Date.now() < end) await sleep(50);
       const url = /serving on (http:\/\/\S+)/.exec(out)![1]!;
-      const res = await request(url, { method: 'POST', body: JSON.stringify({ type: 'json', value: { Code: 202, Message: 'x', Data: {}, List: [] }, options: {} }) });
+      const res = await request(url, {
+        method: 'POST',
+        body: JSON.stringify({ type: 'json', value: { Code: 202, Message: 'x', Data: {}, List: [] }, options: {} }),
+      });
       expect(await res.body.json()).to.deep.include({ status: 'x', status_code: 202 });
       const bad = await request(url, { method: 'POST', body: '{"type": 5}' });
       expect(bad.statusCode).to.equal(400);

@@ -19,7 +19,9 @@ describe('examples/gateway/jwt.yaml (Bearer tokens)', function () {
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    example = await startExample(`${EXAMPLES}jwt.yaml`, 'G', 8085, (text) => text.replace(/Port: 8085/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
+    example = await startExample(`${EXAMPLES}jwt.yaml`, 'G', 8085, (text) =>
+      text.replace(/Port: 8085/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES),
+    );
     const { run } = example;
     const { setup, lines } = headerShell(example.text, 'G', (t) => t.replace(/examples\/gateway\//g, EXAMPLES));
     expect(lines.length).to.equal(6);

@@ -25,7 +25,10 @@ describe('gateway security and limits', function () {
     await node?.stop(2000);
     node = undefined;
   });
-  const start = async (gateway: Record<string, string | number | boolean>, echo: Record<string, string | number | boolean> = {}): Promise<{ port: number; base: string }> => {
+  const start = async (
+    gateway: Record<string, string | number | boolean>,
+    echo: Record<string, string | number | boolean> = {},
+  ): Promise<{ port: number; base: string }> => {
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'echo', RecordFile: join(dir, 'echo.jsonl'), ...echo },
       { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', LOGLEVEL: 'trace', ...gateway },
@@ -56,17 +59,28 @@ describe('gateway security and limits', function () {
     expect(none.headers['www-authenticate']).to.match(/^Basic realm=/);
     await none.body.dump();
     const header = (u: string, p: string): string => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
-    for (const [u, p] of [['alice', 'wrong'], ['mallory', 'correct horse battery']] as const) {
+    for (const [u, p] of [
+      ['alice', 'wrong'],
+      ['mallory', 'correct horse battery'],
+    ] as const) {
       const r = await request(`${base}/a/b`, { method: 'POST', body: '{}', headers: { authorization: header(u, p) } });
       expect(r.statusCode).to.equal(401);
       await r.body.dump();
     }
     for (let i = 0; i < 2; i++) {
-      const ok = await request(`${base}/a/b`, { method: 'POST', body: '{"x":["1"]}', headers: { authorization: header('alice', 'correct horse battery') } });
+      const ok = await request(`${base}/a/b`, {
+        method: 'POST',
+        body: '{"x":["1"]}',
+        headers: { authorization: header('alice', 'correct horse battery') },
+      });
       expect(ok.statusCode).to.equal(200);
       await ok.body.dump();
     }
-    const bad = await request(`${base}/a/b/c/d`, { method: 'POST', body: '{', headers: { authorization: header('alice', 'correct horse battery') } });
+    const bad = await request(`${base}/a/b/c/d`, {
+      method: 'POST',
+      body: '{',
+      headers: { authorization: header('alice', 'correct horse battery') },
+    });
     await bad.body.dump();
     expect(logs()).to.not.contain('correct horse battery');
     expect(logs()).to.not.contain(Buffer.from('alice:correct horse battery').toString('base64'));
@@ -86,13 +100,23 @@ describe('gateway security and limits', function () {
     const names = [...fuzzed];
     // 10 requests of 100 fuzzed headers each (1,000 at once would pass Node's 16 KiB header limit)
     for (let batch = 0; batch < 10; batch++) {
-      const headers: Record<string, string> = { 'platform-break': 'true', 'x-allowed-1': 'one', 'X-ALLOWED-2': 'two', authorization: 'Basic eDp5' };
+      const headers: Record<string, string> = {
+        'platform-break': 'true',
+        'x-allowed-1': 'one',
+        'X-ALLOWED-2': 'two',
+        authorization: 'Basic eDp5',
+      };
       for (const n of names.slice(batch * 100, batch * 100 + 100)) headers[n] = 'v';
       const r = await request(`${base}/a/b`, { method: 'POST', body: '{}', headers });
       expect(r.statusCode).to.equal(200);
       const msg = (await r.body.json()) as { Control: Record<string, string[]> };
       // besides them, the trace the gateway adds itself: the one it answers with
-      expect(Object.keys(msg.Control).sort()).to.deep.equal(['platform-break', 'traceparent', 'x-allowed-1', 'x-allowed-2']);
+      expect(Object.keys(msg.Control).sort()).to.deep.equal([
+        'platform-break',
+        'traceparent',
+        'x-allowed-1',
+        'x-allowed-2',
+      ]);
       expect(msg.Control.traceparent).to.deep.equal([r.headers.traceparent]);
     }
   });
@@ -122,7 +146,9 @@ describe('gateway security and limits', function () {
     await chunked.body.dump();
     const malformed = await request(`${base}/a/b`, { method: 'POST', body: '{"a": [1,' });
     expect(malformed.statusCode).to.equal(400);
-    expect(((await malformed.body.json()) as { Message: string }).Message).to.match(/request body is not valid JSON: .+/);
+    expect(((await malformed.body.json()) as { Message: string }).Message).to.match(
+      /request body is not valid JSON: .+/,
+    );
   });
 
   it('answers a smuggling corpus with 400 and lets none of it reach the service', async () => {
@@ -145,7 +171,10 @@ describe('gateway security and limits', function () {
     for (const attack of corpus) {
       const answer = await raw(port, attack);
       expect(answer.startsWith('HTTP/1.1 2'), `${JSON.stringify(attack)} → ${answer.slice(0, 40)}`).to.equal(false);
-      expect(answer === '' || /^HTTP\/1\.1 (400|505)/.test(answer), `${JSON.stringify(attack)} → ${answer.slice(0, 40)}`).to.equal(true);
+      expect(
+        answer === '' || /^HTTP\/1\.1 (400|505)/.test(answer),
+        `${JSON.stringify(attack)} → ${answer.slice(0, 40)}`,
+      ).to.equal(true);
     }
     expect(recorded(join(dir, 'echo.jsonl'))).to.deep.equal([]);
   });
@@ -172,7 +201,11 @@ describe('gateway security and limits', function () {
     try {
       const { base } = await start({ Strict: false, InterceptBefore: url, InterceptAfter: url, RequestTimeout: '1s' });
       const started = Date.now();
-      const r = await request(`${base}/a/b`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const r = await request(`${base}/a/b`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(r.statusCode).to.equal(504);
       await r.body.dump();
       expect(Date.now() - started, 'cut at the 1 s RequestTimeout').to.be.within(1000, 5000);

@@ -24,19 +24,33 @@ import { startGateway } from './gateway-harness.js';
 type Json = Record<string, unknown>;
 const ANN = `Basic ${Buffer.from('ann:pw').toString('base64')}`;
 
-const layer = (source: string, params: Record<string, string | number | boolean>) => ({ source, values: Object.entries(params).map(([k, v]) => [k, String(v)] as const) });
+const layer = (source: string, params: Record<string, string | number | boolean>) => ({
+  source,
+  values: Object.entries(params).map(([k, v]) => [k, String(v)] as const),
+});
 
 /** A value the schema accepts, from its `examples` or built from its type and required properties. */
 function sample(schema: Json | undefined, root: Json): unknown {
   if (!schema) return {};
-  if (typeof schema.$ref === 'string') return sample(schema.$ref.split('/').slice(1).reduce<Json>((o, k) => o[k] as Json, root), root);
+  if (typeof schema.$ref === 'string')
+    return sample(
+      schema.$ref
+        .split('/')
+        .slice(1)
+        .reduce<Json>((o, k) => o[k] as Json, root),
+      root,
+    );
   if (Array.isArray(schema.examples)) return schema.examples[0];
   if (Array.isArray(schema.enum)) return schema.enum[0];
   if (schema.type === 'array') return [sample(schema.items as Json, root)];
   if (schema.type === 'string') return 'x';
   if (schema.type === 'object') {
     const out: Json = {};
-    for (const name of (schema.required as string[] | undefined) ?? []) out[name] = sample((schema.properties as Record<string, Json> | undefined)?.[name] ?? (schema.additionalProperties as Json), root);
+    for (const name of (schema.required as string[] | undefined) ?? [])
+      out[name] = sample(
+        (schema.properties as Record<string, Json> | undefined)?.[name] ?? (schema.additionalProperties as Json),
+        root,
+      );
     return out;
   }
   return 'x';
@@ -59,7 +73,13 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
     writeFileSync(join(dir, 'init.sql'), 'CREATE TABLE IF NOT EXISTS people (id TEXT, name TEXT);\n');
     writeFileSync(
       join(dir, 'order.json'),
-      JSON.stringify({ type: 'object', properties: { order: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } } }, required: ['order'], additionalProperties: false, examples: [{ order: ['42'] }] }),
+      JSON.stringify({
+        type: 'object',
+        properties: { order: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } } },
+        required: ['order'],
+        additionalProperties: false,
+        examples: [{ order: ['42'] }],
+      }),
     );
     const logs = new PassThrough();
     logs.resume();
@@ -67,7 +87,20 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
       logStream: logs,
       services: [
         { kind: 'echo', layers: [layer('t', { NAME: 'echo' })] },
-        { kind: 'sql', layers: [layer('t', { NAME: 'people', SQL_ENGINE: 'sqlite', SQL_DATABASE: join(dir, 'db.sqlite'), SQL_INITFILE: join(dir, 'init.sql'), SQL_STATEMENT: 'SELECT', SQL_TABLE: 'people', SQL_WHERE: 'id = {{ id }} OR name = {{ name }}' })] },
+        {
+          kind: 'sql',
+          layers: [
+            layer('t', {
+              NAME: 'people',
+              SQL_ENGINE: 'sqlite',
+              SQL_DATABASE: join(dir, 'db.sqlite'),
+              SQL_INITFILE: join(dir, 'init.sql'),
+              SQL_STATEMENT: 'SELECT',
+              SQL_TABLE: 'people',
+              SQL_WHERE: 'id = {{ id }} OR name = {{ name }}',
+            }),
+          ],
+        },
         { kind: 'queue', layers: [layer('t', { NAME: 'jobs', DefaultChannel: 'echo' })] },
         {
           kind: 'gateway',
@@ -92,7 +125,10 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
     });
     const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
     const base = `http://127.0.0.1:${port}`;
-    expect((await request(`${base}/api/openapi.json`)).statusCode, 'the document follows the gateway authentication').to.equal(401);
+    expect(
+      (await request(`${base}/api/openapi.json`)).statusCode,
+      'the document follows the gateway authentication',
+    ).to.equal(401);
     const res = await request(`${base}/api/openapi.json`, { headers: { authorization: ANN } });
     expect(res.statusCode).to.equal(200);
     const doc = (await res.body.json()) as Json;
@@ -106,14 +142,22 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
     expect(validation.valid).to.equal(true);
     expect(doc.openapi).to.equal('3.1.0');
     const paths = doc.paths as Record<string, { post: Json }>;
-    expect(Object.keys(paths).sort()).to.deep.equal(['/github/{operation}', '/jobs/{operation}', '/orders/new', '/orders/{operation}', '/people/select', '/{class}/{operation}']);
+    expect(Object.keys(paths).sort()).to.deep.equal([
+      '/github/{operation}',
+      '/jobs/{operation}',
+      '/orders/new',
+      '/orders/{operation}',
+      '/people/select',
+      '/{class}/{operation}',
+    ]);
     const schemes = (doc.components as Json).securitySchemes as Record<string, Json>;
     expect(schemes.basic).to.deep.include({ type: 'http', scheme: 'basic' });
     expect(schemes.webhook_github).to.deep.include({ type: 'apiKey', in: 'header', name: 'X-Hub-Signature-256' });
     expect(doc.servers).to.deep.equal([{ url: '/api' }]);
 
     // what the targets declare: the SQL placeholders, the queue's controls (as _-prefixed fields the allow list lets through)
-    const bodyOf = (path: string): Json => ((paths[path]!.post.requestBody as Json).content as Record<string, { schema: Json }>)['application/json']!.schema;
+    const bodyOf = (path: string): Json =>
+      ((paths[path]!.post.requestBody as Json).content as Record<string, { schema: Json }>)['application/json']!.schema;
     expect(bodyOf('/people/select').required).to.deep.equal(['id', 'name']);
     expect(Object.keys(bodyOf('/jobs/{operation}').properties as Json)).to.deep.equal(['_command']);
     expect(bodyOf('/orders/new').examples).to.deep.equal([{ order: ['42'] }]);
@@ -127,10 +171,14 @@ describe('gateway OpenAPI document (OpenAPIPath)', function () {
       expect(() => ajv.compile(body.$ref ? { $ref: `doc${String(body.$ref)}` } : body), path).to.not.throw();
       const url = `${base}/api${path.replace('{class}', 'anything').replace('{operation}', 'op')}`;
       const payload = JSON.stringify(sample(body, doc));
-      const security = (post.security as Array<Record<string, string[]>> | undefined) ?? (doc.security as Array<Record<string, string[]>>);
+      const security =
+        (post.security as Array<Record<string, string[]>> | undefined) ??
+        (doc.security as Array<Record<string, string[]>>);
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (security.some((s) => 'basic' in s)) headers.authorization = ANN;
-      if (security.some((s) => 'webhook_github' in s)) headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', 'a-github-secret').update(payload).digest('hex')}`;
+      if (security.some((s) => 'webhook_github' in s))
+        headers['x-hub-signature-256'] =
+          `sha256=${createHmac('sha256', 'a-github-secret').update(payload).digest('hex')}`;
       const answer = await request(url, { method: 'POST', body: payload, headers });
       const text = await answer.body.text();
       expect(answer.statusCode, `${path} ${payload}: ${text}`).to.equal(200);

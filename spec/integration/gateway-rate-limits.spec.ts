@@ -16,14 +16,27 @@ import { startError, startGateway } from './gateway-harness.js';
 
 const run = promisify(execFile);
 
-async function post(gw: RunningGateway, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; json: Record<string, unknown> }> {
-  const res = await request(`${gw.base}/${path}`, { method: 'POST', body: '{"a":["1"]}', headers: { 'content-type': 'application/json', ...headers } });
+async function post(
+  gw: RunningGateway,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; json: Record<string, unknown> }> {
+  const res = await request(`${gw.base}/${path}`, {
+    method: 'POST',
+    body: '{"a":["1"]}',
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
 }
 
 const basic = (user: string): string => `Basic ${Buffer.from(`${user}:pw`).toString('base64')}`;
-const gwStatus = (gw: RunningGateway): { rateLimited: number } => gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
+const gwStatus = (gw: RunningGateway): { rateLimited: number } =>
+  gw.node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
 
 describe('gateway rate limits (RateLimits)', function () {
   this.timeout(40_000);
@@ -83,8 +96,14 @@ describe('gateway rate limits (RateLimits)', function () {
     // spent after, so the rate over the run is the limit; the warm-up empties the initial burst
     gw = await startGateway({ RateLimits: `echo=${limit}/s` });
     const script = join(dir, 'post.lua');
-    writeFileSync(script, 'wrk.method = "POST"\nwrk.body = \'{"a":["1"]}\'\nwrk.headers["Content-Type"] = "application/json"\n');
-    const wrk = (seconds: number) => run('wrk', ['-t1', '-c8', `-d${seconds}s`, '--timeout', '2s', '-s', script, `${gw!.base}/echo/load`], { timeout: 20_000 });
+    writeFileSync(
+      script,
+      'wrk.method = "POST"\nwrk.body = \'{"a":["1"]}\'\nwrk.headers["Content-Type"] = "application/json"\n',
+    );
+    const wrk = (seconds: number) =>
+      run('wrk', ['-t1', '-c8', `-d${seconds}s`, '--timeout', '2s', '-s', script, `${gw!.base}/echo/load`], {
+        timeout: 20_000,
+      });
     await wrk(1);
     const before = gwStatus(gw).rateLimited;
     const { stdout } = await wrk(4);

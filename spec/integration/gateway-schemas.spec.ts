@@ -19,12 +19,22 @@ interface Answer {
   json: { Code: number; Message: string; Data: Record<string, string[]> };
 }
 
-async function post(gw: RunningGateway, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await request(`${gw.base}/${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+async function post(
+  gw: RunningGateway,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await request(`${gw.base}/${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   return { status: res.statusCode, json: (await res.body.json()) as Answer['json'] };
 }
 
-const status = (gw: RunningGateway, kind: string): Record<string, number> => gw.node.services.find((s) => s.kind === kind)!.running.status() as never;
+const status = (gw: RunningGateway, kind: string): Record<string, number> =>
+  gw.node.services.find((s) => s.kind === kind)!.running.status() as never;
 
 const ORDER = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -59,17 +69,31 @@ describe('gateway request validation (Schemas)', function () {
     expect(ok.json.Data).to.deep.equal({ order: ['12', '7'], customer: ['ann@example.com'] });
     const handled = status(gw, 'echo').handled;
 
-    const bad = await post(gw, 'orders/new', { order: ['12', 'x7'], customer: ['ann', 'bob@example.com'], priority: ['urgent'], extra: ['1'] });
+    const bad = await post(gw, 'orders/new', {
+      order: ['12', 'x7'],
+      customer: ['ann', 'bob@example.com'],
+      priority: ['urgent'],
+      extra: ['1'],
+    });
     expect(bad.status).to.equal(400);
     expect(bad.json.Code).to.equal(400);
-    const problems = ['/order/1: must match pattern "^[0-9]+$"', '/customer: must NOT have more than 1 items', '/customer/0: must match format "email"', '/priority/0: must be one of "low", "high"', '/extra: is not allowed'];
+    const problems = [
+      '/order/1: must match pattern "^[0-9]+$"',
+      '/customer: must NOT have more than 1 items',
+      '/customer/0: must match format "email"',
+      '/priority/0: must be one of "low", "high"',
+      '/extra: is not allowed',
+    ];
     expect(bad.json.Data.errors).to.have.members(problems);
     expect(bad.json.Message).to.match(/^Data does not match the schema of route 'orders\/new': /);
     for (const p of problems) expect(bad.json.Message).to.contain(p);
 
     const missing = await post(gw, 'orders/new', { order: [] });
     expect(missing.status).to.equal(400);
-    expect(missing.json.Data.errors).to.have.members(['/order: must NOT have fewer than 1 items', '/customer: is required']);
+    expect(missing.json.Data.errors).to.have.members([
+      '/order: must NOT have fewer than 1 items',
+      '/customer: is required',
+    ]);
     // a message-shaped body is checked on its Data
     const shaped = await post(gw, 'orders/new', { Data: { order: ['1'] } });
     expect(shaped.json.Data.errors).to.deep.equal(['/customer: is required']);
@@ -98,7 +122,12 @@ describe('gateway request validation (Schemas)', function () {
   it('authentication and authorization come first: without credentials 401, on a refused route 403, whatever the Data', async () => {
     const users = join(dir, 'users');
     writeFileSync(users, `${await passwdLine('ann', 'pw', 4)}\n`);
-    gw = await startGateway({ Schemas: `*=file://${join(dir, 'any.json')}`, Users: users, Access: 'echo=*', Routes: 'echo=echo;other=echo' });
+    gw = await startGateway({
+      Schemas: `*=file://${join(dir, 'any.json')}`,
+      Users: users,
+      Access: 'echo=*',
+      Routes: 'echo=echo;other=echo',
+    });
     const ann = { authorization: `Basic ${Buffer.from('ann:pw').toString('base64')}` };
     expect((await post(gw, 'echo/x', { x: ['1'] })).status).to.equal(401);
     expect((await post(gw, 'other/x', { x: ['1'] }, ann)).status).to.equal(403);
@@ -108,9 +137,17 @@ describe('gateway request validation (Schemas)', function () {
 
   it('interceptor mode: the Data the before interceptor made is checked', async () => {
     const examples = new URL('../../examples/interceptors/', import.meta.url).pathname;
-    const [before, after] = await Promise.all([serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0), serveInterceptor(await loadInterceptor(`${examples}json-after.mjs`), 0)]);
+    const [before, after] = await Promise.all([
+      serveInterceptor(await loadInterceptor(`${examples}json-before.mjs`), 0),
+      serveInterceptor(await loadInterceptor(`${examples}json-after.mjs`), 0),
+    ]);
     try {
-      gw = await startGateway({ Strict: false, InterceptBefore: `http://127.0.0.1:${before.port}/`, InterceptAfter: `http://127.0.0.1:${after.port}/`, Schemas: `orders=file://${join(dir, 'any.json')}` });
+      gw = await startGateway({
+        Strict: false,
+        InterceptBefore: `http://127.0.0.1:${before.port}/`,
+        InterceptAfter: `http://127.0.0.1:${after.port}/`,
+        Schemas: `orders=file://${join(dir, 'any.json')}`,
+      });
       const bad = await post(gw, 'orders/create', { x: ['1'] });
       expect(bad.status).to.equal(400);
       expect(bad.json.Data.errors).to.deep.equal(['/id: is required']);
@@ -124,16 +161,34 @@ describe('gateway request validation (Schemas)', function () {
 
   it('the start refuses, in one line naming the file and the entry, a schema that is missing, not JSON or does not compile', async () => {
     writeFileSync(join(dir, 'broken.json'), '{"type": "object",');
-    writeFileSync(join(dir, 'typo.json'), JSON.stringify({ type: 'object', properties: { a: { type: 'array', minLenght: 1 } } }));
+    writeFileSync(
+      join(dir, 'typo.json'),
+      JSON.stringify({ type: 'object', properties: { a: { type: 'array', minLenght: 1 } } }),
+    );
     writeFileSync(join(dir, 'badtype.json'), JSON.stringify({ type: 'objekt' }));
-    writeFileSync(join(dir, 'draft7.json'), JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }));
+    writeFileSync(
+      join(dir, 'draft7.json'),
+      JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }),
+    );
     writeFileSync(join(dir, 'format.json'), JSON.stringify({ type: 'string', format: 'telephone' }));
     const refused: Array<[string, RegExp]> = [
-      [`echo=file://${join(dir, 'nope.json')}`, /^Schemas: schema file '.*nope\.json' \(entry 'echo'\) cannot be read: .*ENOENT.*; write it or correct the path/],
-      [`echo=file://${join(dir, 'broken.json')}`, /^Schemas: schema file '.*broken\.json' \(entry 'echo'\) is not JSON: /],
-      [`echo/x=file://${join(dir, 'typo.json')}`, /^Schemas: schema file '.*typo\.json' \(entry 'echo\/x'\) does not compile: strict mode: unknown keyword: "minLenght"/],
+      [
+        `echo=file://${join(dir, 'nope.json')}`,
+        /^Schemas: schema file '.*nope\.json' \(entry 'echo'\) cannot be read: .*ENOENT.*; write it or correct the path/,
+      ],
+      [
+        `echo=file://${join(dir, 'broken.json')}`,
+        /^Schemas: schema file '.*broken\.json' \(entry 'echo'\) is not JSON: /,
+      ],
+      [
+        `echo/x=file://${join(dir, 'typo.json')}`,
+        /^Schemas: schema file '.*typo\.json' \(entry 'echo\/x'\) does not compile: strict mode: unknown keyword: "minLenght"/,
+      ],
       [`*=file://${join(dir, 'badtype.json')}`, /does not compile: schema is invalid: /],
-      [`echo=file://${join(dir, 'draft7.json')}`, /declares \$schema 'http:\/\/json-schema\.org\/draft-07\/schema#': only JSON Schema 2020-12 is understood/],
+      [
+        `echo=file://${join(dir, 'draft7.json')}`,
+        /declares \$schema 'http:\/\/json-schema\.org\/draft-07\/schema#': only JSON Schema 2020-12 is understood/,
+      ],
       [`echo=file://${join(dir, 'format.json')}`, /does not compile: unknown format "telephone"/],
       ['echo=file://', /Schemas: entry 'echo=file:\/\/': names no schema file/],
       ['echo', /Schemas: entry 'echo' is not of the form pattern=file:\/\/<schema\.json>/],

@@ -25,7 +25,8 @@ import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 import { sleep, until } from '../support/wait.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Answer {
@@ -46,12 +47,18 @@ async function post(url: string, body: string, headers: Record<string, string> =
   return { status: res.statusCode, headers: res.headers, json };
 }
 
-const gatewayStatus = (node: HiveNode): Record<string, unknown> & { inFlight: number; accepted: number; refused: number } =>
+const gatewayStatus = (
+  node: HiveNode,
+): Record<string, unknown> & { inFlight: number; accepted: number; refused: number } =>
   node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
 
 /** Lines an echo RecordFile holds (it may not exist before the first message). */
 function recordedLines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
 }
 
 describe('gateway security and limits', function () {
@@ -87,7 +94,8 @@ describe('gateway security and limits', function () {
       writeFileSync(users, `# test users\n${aliceLine}\n`);
       const { base, node } = await start({ Users: users });
       // counting bcrypt comparisons (made in the verification workers) shows the cache at work without measuring time
-      const counted = (): number => node.services.find((s) => s.kind === 'gateway')!.running.status().signInVerifications as number;
+      const counted = (): number =>
+        node.services.find((s) => s.kind === 'gateway')!.running.status().signInVerifications as number;
       {
         const refused: Array<[string, Record<string, string>, number]> = [
           ['no credentials', {}, 0],
@@ -117,7 +125,9 @@ describe('gateway security and limits', function () {
         expect(second.json.Data).to.deep.equal({ a: ['2'] });
         expect(counted(), 'the second request must not run bcrypt again').to.equal(afterFirst);
         // a cached success must not let a wrong password through
-        expect((await post(`${base}/t/op`, '{}', { authorization: basic('alice', `${ALICE_PW}x`) })).status).to.equal(401);
+        expect((await post(`${base}/t/op`, '{}', { authorization: basic('alice', `${ALICE_PW}x`) })).status).to.equal(
+          401,
+        );
       }
       const health = await request(`${base}/healthcheck`);
       expect(health.statusCode, 'the health check needs no credentials (load balancers probe it)').to.equal(200);
@@ -137,13 +147,23 @@ describe('gateway security and limits', function () {
         if (v.fail) throw new Error(`mapper failed on ${options.http_request}`);
         return { data: { Class: 'c', Operation: 'o', Data: v }, status: 'OK', status_code: 200 };
       }, 0);
-      const afterMapper = await serveInterceptor((_type, value) => ({ data: value, status: 'OK', status_code: (value as { Code?: number }).Code ?? 200 }), 0);
+      const afterMapper = await serveInterceptor(
+        (_type, value) => ({ data: value, status: 'OK', status_code: (value as { Code?: number }).Code ?? 200 }),
+        0,
+      );
       servers.push(beforeMapper, afterMapper);
       // masking off (LOGSENSITIVE=true) too: the gateway must not hand credentials to the logger at all
       for (const sensitive of [false, true]) {
         const common = { LOGLEVEL: 'trace', LOGSENSITIVE: sensitive };
         const g = await start(
-          { ...common, Users: users, Strict: false, InterceptBefore: `http://127.0.0.1:${beforeMapper.port}/`, InterceptAfter: `http://127.0.0.1:${afterMapper.port}/`, ControlAllowList: 'echo_crash, x-trace' },
+          {
+            ...common,
+            Users: users,
+            Strict: false,
+            InterceptBefore: `http://127.0.0.1:${beforeMapper.port}/`,
+            InterceptAfter: `http://127.0.0.1:${afterMapper.port}/`,
+            ControlAllowList: 'echo_crash, x-trace',
+          },
           common,
         );
         const auth = { authorization: header, cookie: `session=${b64}`, 'x-trace': 'yes' };
@@ -153,14 +173,17 @@ describe('gateway security and limits', function () {
         const crashed = await post(`${g.base}/a/b`, '{"x":["1"]}', { ...auth, echo_crash: 'true' });
         expect(crashed.status, 'a crashing service is a 500').to.equal(500);
         expect((await post(`${g.base}/a/b`, '{"x":[', auth)).status).to.equal(400);
-        expect((await post(`${g.base}/a/b`, '{}', { authorization: basic('alice', `${ALICE_PW}-wrong`) })).status).to.equal(401);
+        expect(
+          (await post(`${g.base}/a/b`, '{}', { authorization: basic('alice', `${ALICE_PW}-wrong`) })).status,
+        ).to.equal(401);
         await g.stop();
         gw = undefined;
         const logs = g.logs();
         // the error paths were logged at all (otherwise the assertions below prove nothing)
         expect(logs, `LOGSENSITIVE=${sensitive}`).to.contain('failed');
         expect(logs).to.contain('supervision crash');
-        for (const secret of [ALICE_PW, b64, `alice:${ALICE_PW}`, `${ALICE_PW}-wrong`]) expect(logs, `LOGSENSITIVE=${sensitive}: '${secret}' logged`).to.not.contain(secret);
+        for (const secret of [ALICE_PW, b64, `alice:${ALICE_PW}`, `${ALICE_PW}-wrong`])
+          expect(logs, `LOGSENSITIVE=${sensitive}: '${secret}' logged`).to.not.contain(secret);
       }
       expect(seenByInterceptor.length).to.be.greaterThan(0);
       for (const seen of seenByInterceptor) {
@@ -188,7 +211,10 @@ describe('gateway security and limits', function () {
         await sleep(250);
       }
       expect(status, 'carol was not let in within 9 s of the change').to.equal(200);
-      expect((await post(`${base}/t/op`, '{}', { authorization: basic('alice', ALICE_PW) })).status, 'a removed user must not stay in through the cache').to.equal(401);
+      expect(
+        (await post(`${base}/t/op`, '{}', { authorization: basic('alice', ALICE_PW) })).status,
+        'a removed user must not stay in through the cache',
+      ).to.equal(401);
     });
   });
 
@@ -198,7 +224,26 @@ describe('gateway security and limits', function () {
       const pick = (s: string): string => s[Math.floor(rnd() * s.length)]!;
       const TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
       // names the exchange itself needs, or which can never be controls, stay out of the fuzz
-      const reserved = new Set(['host', 'connection', 'content-length', 'content-type', 'transfer-encoding', 'te', 'upgrade', 'expect', 'keep-alive', 'platform-break', 'platform-procedure', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', '__proto__', 'constructor', 'prototype']);
+      const reserved = new Set([
+        'host',
+        'connection',
+        'content-length',
+        'content-type',
+        'transfer-encoding',
+        'te',
+        'upgrade',
+        'expect',
+        'keep-alive',
+        'platform-break',
+        'platform-procedure',
+        'authorization',
+        'proxy-authorization',
+        'cookie',
+        'set-cookie',
+        '__proto__',
+        'constructor',
+        'prototype',
+      ]);
       const names = new Map<string, string>(); // lower case → as sent
       while (names.size < 1000) {
         let name = '';
@@ -208,8 +253,11 @@ describe('gateway security and limits', function () {
       }
       const all = [...names.keys()];
       const allowed = new Set(all.filter(() => rnd() < 0.15));
-      const flip = (s: string): string => [...s].map((ch) => (rnd() < 0.5 ? ch.toUpperCase() : ch.toLowerCase())).join('');
-      const allowList = ['Platform-Break', ...[...allowed].map(flip)].map((n, i) => (i === 0 ? n : `${pick(',;')}${rnd() < 0.5 ? ' ' : ''}${n}`)).join('');
+      const flip = (s: string): string =>
+        [...s].map((ch) => (rnd() < 0.5 ? ch.toUpperCase() : ch.toLowerCase())).join('');
+      const allowList = ['Platform-Break', ...[...allowed].map(flip)]
+        .map((n, i) => (i === 0 ? n : `${pick(',;')}${rnd() < 0.5 ? ' ' : ''}${n}`))
+        .join('');
       const { base } = await start({ ControlAllowList: allowList });
       let reached = 0;
       // 10 requests of 100 headers: all 1,000 in one would pass Node's 16 KiB header limit
@@ -220,7 +268,10 @@ describe('gateway security and limits', function () {
         const r = await post(`${base}/t/op`, '{"d":["1"]}', headers);
         expect(r.status).to.equal(200);
         // besides them, the trace the gateway adds itself: the one it answers with
-        const expected: Record<string, string[]> = { 'platform-break': ['true'], traceparent: [String(r.headers.traceparent)] };
+        const expected: Record<string, string[]> = {
+          'platform-break': ['true'],
+          traceparent: [String(r.headers.traceparent)],
+        };
         slice.forEach((lower, i) => {
           if (allowed.has(lower)) expected[lower] = [`v${batch}-${i}`];
         });
@@ -233,7 +284,11 @@ describe('gateway security and limits', function () {
     });
 
     it("Authorization, Proxy-Authorization and Cookie never become controls, even with ControlAllowList '*', naming them, DevMode or a ControlPrefix", async () => {
-      const credentials = { authorization: basic('alice', ALICE_PW), 'proxy-authorization': basic('p', 'q'), cookie: 'session=abc' };
+      const credentials = {
+        authorization: basic('alice', ALICE_PW),
+        'proxy-authorization': basic('p', 'q'),
+        cookie: 'session=abc',
+      };
       for (const params of [
         { ControlAllowList: '*' },
         { ControlAllowList: 'platform-break; Authorization, PROXY-AUTHORIZATION; cookie; x-other; x_prefixed' },
@@ -244,8 +299,14 @@ describe('gateway security and limits', function () {
         const r = await post(`${base}/t/op`, body, { ...credentials, 'platform-break': 'true', 'x-other': 'o' });
         expect(r.status).to.equal(200);
         const control = r.json.Control as Record<string, string[]>;
-        expect(Object.keys(control).map((k) => k.toLowerCase()), JSON.stringify(params)).to.include.members(['platform-break', 'x-other', 'x_prefixed']);
-        for (const k of Object.keys(control)) expect(['authorization', 'proxy-authorization', 'cookie'], JSON.stringify(params)).to.not.include(k.toLowerCase());
+        expect(
+          Object.keys(control).map((k) => k.toLowerCase()),
+          JSON.stringify(params),
+        ).to.include.members(['platform-break', 'x-other', 'x_prefixed']);
+        for (const k of Object.keys(control))
+          expect(['authorization', 'proxy-authorization', 'cookie'], JSON.stringify(params)).to.not.include(
+            k.toLowerCase(),
+          );
         expect(JSON.stringify(r.json)).to.not.contain(credentials.authorization.slice(6));
         await gw!.stop();
         gw = undefined;
@@ -257,7 +318,10 @@ describe('gateway security and limits', function () {
     it('ResponseHeaders: CR LF separated Name: value lines all go out; anything else is refused at start with ConfigError', async () => {
       const { base } = await start({ ResponseHeaders: 'X-A: 1\r\nX-B: two words\nX-C: 3\\r\\nX-D: d:e' });
       for (const path of ['/healthcheck', '/t/op', '/outside/of/strict/paths']) {
-        const r = await request(`${base}${path}`, { method: path === '/healthcheck' ? 'GET' : 'POST', body: path === '/healthcheck' ? null : '{}' });
+        const r = await request(`${base}${path}`, {
+          method: path === '/healthcheck' ? 'GET' : 'POST',
+          body: path === '/healthcheck' ? null : '{}',
+        });
         await r.body.dump();
         expect(r.headers, path).to.include({ 'x-a': '1', 'x-b': 'two words', 'x-c': '3', 'x-d': 'd:e' });
       }
@@ -275,7 +339,10 @@ describe('gateway security and limits', function () {
         ['a control character in a value', 'X-A: a\u0001b'],
         ['a character beyond Latin-1', 'X-A: \u20ac5'],
         ['the escaped form with an empty name', 'X-A: 1\\r\\n: injected'],
-        ['the traceparent, which is each answer\'s own trace', 'X-A: 1\r\nTraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
+        [
+          "the traceparent, which is each answer's own trace",
+          'X-A: 1\r\nTraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        ],
       ];
       for (const [what, value] of refused) {
         const err = await startGateway({ ResponseHeaders: value }).then(
@@ -292,8 +359,14 @@ describe('gateway security and limits', function () {
     });
 
     it('as a process: header injection in -ResponseHeaders exits with code 2; a valid multi-header value starts', async () => {
-      const run = (responseHeaders: string): { exit: Promise<number | null>; output: () => string; stop: () => void } => {
-        const child = spawn(process.execPath, [...HIVENODE_ARGS, 'gateway', '-Port=0', '-Strict=true', `-ResponseHeaders=${responseHeaders}`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = (
+        responseHeaders: string,
+      ): { exit: Promise<number | null>; output: () => string; stop: () => void } => {
+        const child = spawn(
+          process.execPath,
+          [...HIVENODE_ARGS, 'gateway', '-Port=0', '-Strict=true', `-ResponseHeaders=${responseHeaders}`],
+          { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         let out = '';
         child.stdout.on('data', (c: Buffer) => (out += c.toString()));
         child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -359,12 +432,29 @@ describe('gateway security and limits', function () {
       expect(atLimit.status).to.equal(200);
       // chunked without a length: cut off while streaming
       const big = fill(4000);
-      const chunks = [big.slice(0, 1000), big.slice(1000, 2000), big.slice(2000, 3000), big.slice(3000)].map((c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`).join('');
-      const chunked = await rawExchange(port, `POST /t/op HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunks}0\r\n\r\n`, 2000);
+      const chunks = [big.slice(0, 1000), big.slice(1000, 2000), big.slice(2000, 3000), big.slice(3000)]
+        .map((c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`)
+        .join('');
+      const chunked = await rawExchange(
+        port,
+        `POST /t/op HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunks}0\r\n\r\n`,
+        2000,
+      );
       expect(chunked.status).to.equal(413);
       expect(chunked.text).to.contain('over the limit of 1024 bytes');
       // a chunked body just over the limit, sent slowly, is refused as well
-      const slow = await rawExchange(port, ['POST /t/op HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n', `200\r\n${'a'.repeat(512)}\r\n`, `200\r\n${'a'.repeat(512)}\r\n`, `1\r\na\r\n`, '0\r\n\r\n'], 2000, 20);
+      const slow = await rawExchange(
+        port,
+        [
+          'POST /t/op HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+          `200\r\n${'a'.repeat(512)}\r\n`,
+          `200\r\n${'a'.repeat(512)}\r\n`,
+          `1\r\na\r\n`,
+          '0\r\n\r\n',
+        ],
+        2000,
+        20,
+      );
       expect(slow.status).to.equal(413);
       expect(recordedLines(record)).to.have.length(1);
     });
@@ -403,7 +493,9 @@ describe('gateway security and limits', function () {
       }
       const body = await post(`${base}/`, JSON.stringify({ Class: 'a\u0000b', Operation: 'op', Data: {} }));
       expect(body.status).to.equal(400);
-      expect(body.json.Message).to.contain(String.raw`request body.Class 'a\u0000b' contains the control character U+0000`);
+      expect(body.json.Message).to.contain(
+        String.raw`request body.Class 'a\u0000b' contains the control character U+0000`,
+      );
       // printable names (also non-ASCII ones) still pass
       expect((await post(`${base}/%C3%A9cho/x`, '{}')).status).to.equal(200);
       expect(recordedLines(record)).to.have.length(1);
@@ -421,7 +513,9 @@ describe('gateway security and limits', function () {
         entry.socket.on('error', () => undefined);
         entry.socket.on('data', (c: Buffer) => (entry.got += c.toString('latin1')));
         entry.socket.on('close', () => (entry.closedAt = Date.now()));
-        entry.socket.on('connect', () => entry.socket.write(entry.inLine ? 'POST /t' : 'POST /t/op HTTP/1.1\r\nHost: x\r\n'));
+        entry.socket.on('connect', () =>
+          entry.socket.write(entry.inLine ? 'POST /t' : 'POST /t/op HTTP/1.1\r\nHost: x\r\n'),
+        );
         slow.push(entry);
         if (i % 100 === 99) await sleep(10);
       }
@@ -430,7 +524,9 @@ describe('gateway security and limits', function () {
       let tick = 0;
       const trickle = setInterval(() => {
         tick++;
-        for (const e of slow) if (e.closedAt === 0 && e.got === '' && e.socket.readyState === 'open') e.socket.write(e.inLine ? 'a' : `X-${tick}: y\r\n`);
+        for (const e of slow)
+          if (e.closedAt === 0 && e.got === '' && e.socket.readyState === 'open')
+            e.socket.write(e.inLine ? 'a' : `X-${tick}: y\r\n`);
       }, 300);
       try {
         await sleep(300);
@@ -458,7 +554,10 @@ describe('gateway security and limits', function () {
       expect(open, 'slow connections still open 4 s after ClientTimeout').to.equal(0);
       const timedOut = slow.filter((e) => e.got.startsWith('HTTP/1.1 408')).length;
       const other = slow.filter((e) => e.got !== '' && !e.got.startsWith('HTTP/1.1 408'));
-      expect(other.map((e) => e.got.slice(0, 30)), 'answers other than 408').to.deep.equal([]);
+      expect(
+        other.map((e) => e.got.slice(0, 30)),
+        'answers other than 408',
+      ).to.deep.equal([]);
       expect(timedOut, 'most should be told 408 before being closed').to.be.at.least(450);
       // none was cut off early: each held at least ClientTimeout (minus timer slack)
       expect(Math.min(...slow.map((e) => e.closedAt)) - opened).to.be.at.least(1_500);
@@ -478,7 +577,12 @@ describe('gateway security and limits', function () {
           }),
       });
       const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/`;
-      const { base, node } = await start({ Strict: false, InterceptBefore: url, InterceptAfter: 'http://127.0.0.1:9/', RequestTimeout: '1s' });
+      const { base, node } = await start({
+        Strict: false,
+        InterceptBefore: url,
+        InterceptAfter: 'http://127.0.0.1:9/',
+        RequestTimeout: '1s',
+      });
       const timings = await Promise.all(
         [0, 1, 2].map(async () => {
           const t = Date.now();
@@ -534,7 +638,9 @@ describe('gateway security and limits', function () {
       const outcomes: string[] = [];
       for (const [what, bytes] of Object.entries(corpus)) {
         const r = await rawExchange(port, bytes, 2000);
-        expect(r.status === 400 || (r.status === undefined && r.closed), `${what}: ${r.text.slice(0, 60)}`).to.equal(true);
+        expect(r.status === 400 || (r.status === undefined && r.closed), `${what}: ${r.text.slice(0, 60)}`).to.equal(
+          true,
+        );
         // also no 2xx later in the stream (a smuggled second request answered)
         expect(r.text, what).to.not.match(/HTTP\/1\.[01] 2\d\d/);
         outcomes.push(`${what}: ${r.status ?? 'closed'}`);
@@ -554,13 +660,17 @@ describe('gateway security and limits', function () {
     it('MaxInFlight=4 with a 1 s service: of 20 concurrent requests the excess get 503 with Retry-After, the rest 200, none hangs', async () => {
       const { base, node } = await start({ MaxInFlight: 4 }, { Delay: '1s' });
       const started = Date.now();
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`${base}/t/op`, JSON.stringify({ i: [String(i)] }))));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post(`${base}/t/op`, JSON.stringify({ i: [String(i)] }))),
+      );
       const elapsed = Date.now() - started;
       const ok = results.filter((r) => r.status === 200);
       const busy = results.filter((r) => r.status === 503);
       expect(ok.length + busy.length, results.map((r) => r.status).join(',')).to.equal(20);
       // at most 4 in flight with a 1 s service: however slow the machine, no more than 4 per started second succeed
-      expect(ok.length).to.be.at.least(4).and.at.most(4 * Math.ceil(elapsed / 1000));
+      expect(ok.length)
+        .to.be.at.least(4)
+        .and.at.most(4 * Math.ceil(elapsed / 1000));
       expect(busy.length).to.be.at.least(1);
       for (const r of busy) {
         expect(r.headers['retry-after']).to.match(/^\d+$/);

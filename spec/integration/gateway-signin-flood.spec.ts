@@ -17,7 +17,8 @@ import type { RunningGateway } from './gateway-harness.js';
 import { startGateway } from './gateway-harness.js';
 import { tempDir } from '../temp.js';
 
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('gateway: a guessing flood of wrong Basic passwords', function () {
   this.timeout(60_000);
@@ -33,7 +34,11 @@ describe('gateway: a guessing flood of wrong Basic passwords', function () {
     gw = await startGateway({ Users: users });
     const status = (): Record<string, unknown> => gw!.node.services.find((s) => s.kind === 'gateway')!.running.status();
     const valid = async (): Promise<number> => {
-      const res = await request(`${gw!.base}/t/op`, { method: 'POST', body: '{}', headers: { authorization: basic('alice', 'right-password') } });
+      const res = await request(`${gw!.base}/t/op`, {
+        method: 'POST',
+        body: '{}',
+        headers: { authorization: basic('alice', 'right-password') },
+      });
       await res.body.dump();
       return res.statusCode;
     };
@@ -44,7 +49,12 @@ describe('gateway: a guessing flood of wrong Basic passwords', function () {
     const retryAfter = new Set<string>();
     const guessers = Array.from({ length: 20 }, async (_, i) => {
       for (let n = 0; guessing && n < 10_000; n++) {
-        const res = await request(`${gw!.base}/t/op`, { method: 'POST', body: '{}', dispatcher: guessAgent, headers: { authorization: basic('alice', `guess-${i}-${n}`) } });
+        const res = await request(`${gw!.base}/t/op`, {
+          method: 'POST',
+          body: '{}',
+          dispatcher: guessAgent,
+          headers: { authorization: basic('alice', `guess-${i}-${n}`) },
+        });
         await res.body.dump();
         seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1);
         if (res.statusCode === 429) retryAfter.add(String(res.headers['retry-after']));
@@ -59,10 +69,15 @@ describe('gateway: a guessing flood of wrong Basic passwords', function () {
     expect(answers.length, 'the valid user was served throughout').to.be.greaterThan(20);
     expect(new Set(answers)).to.deep.equal(new Set([200]));
     expect(seen.get(429) ?? 0, JSON.stringify([...seen])).to.be.greaterThan(100);
-    expect([...retryAfter].every((v) => Number(v) >= 1 && Number(v) <= 60), [...retryAfter].join(',')).to.equal(true);
+    expect(
+      [...retryAfter].every((v) => Number(v) >= 1 && Number(v) <= 60),
+      [...retryAfter].join(','),
+    ).to.equal(true);
     // at most the address's limit reached bcrypt (plus the valid user's one), the rest refused at once
     expect(status().signInVerifications as number).to.be.at.most(FAILURES_PER_ADDRESS + 1 + 20);
     expect(status().throttled as number).to.be.greaterThan(100);
-    expect(gw.logs()).to.match(/sign-in attempts refused \(429\) after too many failures: the last from \S+ for user 'alice'/);
+    expect(gw.logs()).to.match(
+      /sign-in attempts refused \(429\) after too many failures: the last from \S+ for user 'alice'/,
+    );
   });
 });

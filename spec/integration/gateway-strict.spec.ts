@@ -5,16 +5,34 @@ import { startTestNode } from './helpers.js';
 
 type Entry = { service: 'echo' | 'gateway' } & Record<string, string | number | boolean>;
 
-async function gatewayNode(gateway: Record<string, string | number | boolean>, extra: Entry[] = [{ service: 'echo', NAME: 'echo' }]): Promise<{ node: HiveNode; base: string }> {
-  const { node } = await startTestNode([...extra, { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', ...gateway }]);
+async function gatewayNode(
+  gateway: Record<string, string | number | boolean>,
+  extra: Entry[] = [{ service: 'echo', NAME: 'echo' }],
+): Promise<{ node: HiveNode; base: string }> {
+  const { node } = await startTestNode([
+    ...extra,
+    { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'echo', ...gateway },
+  ]);
   const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
   return { node, base: `http://127.0.0.1:${port}` };
 }
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }> {
-  const res = await request(url, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown>; headers: Record<string, string | string[] | undefined> }> {
+  const res = await request(url, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   const text = await res.body.text();
-  return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: res.headers };
+  return {
+    status: res.statusCode,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    headers: res.headers,
+  };
 }
 
 describe('gateway, strict mode', () => {
@@ -36,10 +54,19 @@ describe('gateway, strict mode', () => {
 
   it('accepts a Class/Operation/Data message; the path wins, then the body, then DefaultClass/DefaultOperation', async () => {
     let base: string;
-    ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break', DefaultClass: 'dc', DefaultOperation: 'do' }));
+    ({ node, base } = await gatewayNode({
+      ControlAllowList: 'platform-break',
+      DefaultClass: 'dc',
+      DefaultOperation: 'do',
+    }));
     const h = { 'platform-break': 'true' };
-    expect((await post(`${base}/`, { Class: 'queue', Operation: 'action', Data: { a: ['1'] } }, h)).json).to.deep.include({ Class: 'queue', Operation: 'action', Data: { a: ['1'] } });
-    expect((await post(`${base}/p1/p2`, { Class: 'queue', Operation: 'action', Data: {} }, h)).json).to.deep.include({ Class: 'p1', Operation: 'p2' });
+    expect(
+      (await post(`${base}/`, { Class: 'queue', Operation: 'action', Data: { a: ['1'] } }, h)).json,
+    ).to.deep.include({ Class: 'queue', Operation: 'action', Data: { a: ['1'] } });
+    expect((await post(`${base}/p1/p2`, { Class: 'queue', Operation: 'action', Data: {} }, h)).json).to.deep.include({
+      Class: 'p1',
+      Operation: 'p2',
+    });
     expect((await post(`${base}/`, { a: ['1'] }, h)).json).to.deep.include({ Class: 'dc', Operation: 'do' });
     expect((await post(`${base}/only`, {}, h)).json).to.deep.include({ Class: 'only', Operation: 'do' });
   });
@@ -93,27 +120,59 @@ describe('gateway, strict mode', () => {
 
   it('takes controls from allowed headers and _-prefixed Data fields (which win), as the queue calls do; a prefixed field the allow list does not name is 403', async () => {
     let base: string;
-    ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break;Channel, command, groupby, list', ControlPrefix: '_' }));
+    ({ node, base } = await gatewayNode({
+      ControlAllowList: 'platform-break;Channel, command, groupby, list',
+      ControlPrefix: '_',
+    }));
     // a prefixed Data field is a control: the allow list holds it as it holds a header
-    const refused = await post(`${base}/queue/action`, { Data: { item: ['a'], _requeue_timer: ['100000000000000'] } }, {});
+    const refused = await post(
+      `${base}/queue/action`,
+      { Data: { item: ['a'], _requeue_timer: ['100000000000000'] } },
+      {},
+    );
     expect(refused.status).to.equal(403);
-    expect(refused.json.Message).to.equal("control '_requeue_timer' is not allowed: ControlAllowList does not name 'requeue_timer'");
-    const r = await post(`${base}/queue/action`, { Class: 'queue', Operation: 'action', Data: { item: ['a'], _command: ['list'], _groupby: ['channel'], _list: ['main'] } }, {
-      'platform-break': 'true',
-      channel: 'from-header',
-      command: 'status',
-      'x-not-allowed': 'dropped',
-    });
+    expect(refused.json.Message).to.equal(
+      "control '_requeue_timer' is not allowed: ControlAllowList does not name 'requeue_timer'",
+    );
+    const r = await post(
+      `${base}/queue/action`,
+      {
+        Class: 'queue',
+        Operation: 'action',
+        Data: { item: ['a'], _command: ['list'], _groupby: ['channel'], _list: ['main'] },
+      },
+      {
+        'platform-break': 'true',
+        channel: 'from-header',
+        command: 'status',
+        'x-not-allowed': 'dropped',
+      },
+    );
     expect(r.json.Data).to.deep.equal({ item: ['a'] });
     // and the trace the gateway adds itself, the one it answers with
-    expect(r.json.Control).to.deep.equal({ 'platform-break': ['true'], channel: ['from-header'], command: ['list'], groupby: ['channel'], list: ['main'], traceparent: [r.headers.traceparent] });
+    expect(r.json.Control).to.deep.equal({
+      'platform-break': ['true'],
+      channel: ['from-header'],
+      command: ['list'],
+      groupby: ['channel'],
+      list: ['main'],
+      traceparent: [r.headers.traceparent],
+    });
   });
 
   it('controls inside a message-shaped body pass the same allow list as headers', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({ ControlAllowList: 'platform-break,command' }));
-    const r = await post(`${base}/q/a`, { Data: {}, Control: { command: ['list'], secret_switch: ['on'], Authorization: ['x'] } }, { 'platform-break': 'true' });
-    expect(r.json.Control).to.deep.equal({ command: ['list'], 'platform-break': ['true'], traceparent: [r.headers.traceparent] });
+    const r = await post(
+      `${base}/q/a`,
+      { Data: {}, Control: { command: ['list'], secret_switch: ['on'], Authorization: ['x'] } },
+      { 'platform-break': 'true' },
+    );
+    expect(r.json.Control).to.deep.equal({
+      command: ['list'],
+      'platform-break': ['true'],
+      traceparent: [r.headers.traceparent],
+    });
   });
 
   it('without platform-break in the allow list the header is ignored and the message is sent', async () => {
@@ -129,7 +188,10 @@ describe('gateway, strict mode', () => {
     const r = await post(`${base}/syslog/send`, { info: ['hello'] }, { 'Platform-Procedure': 'Execution' });
     expect(r.status).to.equal(200);
     expect(r.json).to.deep.equal({ Code: 200, Message: 'Success', Data: {}, List: null });
-    expect(node.services.find((s) => s.kind === 'echo')!.running.status().inFlight, 'answered while the echo still works on it (3 s)').to.equal(1);
+    expect(
+      node.services.find((s) => s.kind === 'echo')!.running.status().inFlight,
+      'answered while the echo still works on it (3 s)',
+    ).to.equal(1);
   });
 
   it('a hive call that outlives RequestTimeout is answered 504', async () => {
@@ -145,7 +207,11 @@ describe('gateway, strict mode', () => {
   it('DevMode passes every control (never credentials) and adds the four CORS headers; ResponseHeaders go on every response', async () => {
     let base: string;
     ({ node, base } = await gatewayNode({ DevMode: true, ResponseHeaders: 'X-Served-By: hivenode\r\nX-Env: test' }));
-    const r = await post(`${base}/a/b`, {}, { 'platform-break': 'true', 'x-anything': 'v', authorization: 'Basic dTpw' });
+    const r = await post(
+      `${base}/a/b`,
+      {},
+      { 'platform-break': 'true', 'x-anything': 'v', authorization: 'Basic dTpw' },
+    );
     expect(r.headers['access-control-allow-origin']).to.equal('*');
     expect(r.headers['access-control-allow-credentials']).to.equal('true');
     expect(r.headers['access-control-allow-methods']).to.equal('*');

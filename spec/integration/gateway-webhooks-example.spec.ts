@@ -20,13 +20,18 @@ describe('examples/gateway/webhooks.yaml (signed webhooks)', function () {
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    example = await startExample(`${EXAMPLES}webhooks.yaml`, 'G', 8086, (text) => text.replace(/Port: 8086/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES));
+    example = await startExample(`${EXAMPLES}webhooks.yaml`, 'G', 8086, (text) =>
+      text.replace(/Port: 8086/, 'Port: 0').replace(/examples\/gateway\//g, EXAMPLES),
+    );
     const { setup, lines } = headerShell(example.text, 'G', (t) => t.replace(/examples\/gateway\//g, EXAMPLES));
     expect(lines.length).to.equal(5);
     // one bash for all: the replay line repeats the very request (same T) the line before it sent
     const url = /^# {3}G="(.*)"$/m.exec(example.text)![1]!.replace('8086', String(example.node.port));
     const script = `G="${url}"\n${setup}\n${lines.map((l) => `${l.line}; echo`).join('\n')}`;
-    const answers = execFileSync('bash', ['-c', script], { encoding: 'utf8' }).trim().split('\n').map((t) => JSON.parse(t) as ExampleAnswer);
+    const answers = execFileSync('bash', ['-c', script], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((t) => JSON.parse(t) as ExampleAnswer);
     expect(answers).to.have.length(lines.length);
     lines.forEach(({ line, code, comment }, i) => {
       const answer = answers[i]!;

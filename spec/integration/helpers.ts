@@ -5,7 +5,9 @@ import { HiveNode } from '../../node/node.js';
 import { untilHeld, withQueueStore } from './queue-store.js';
 
 /** Starts a node from service entries written like a node file's, logging into a buffer. */
-export async function startTestNode(services: Array<{ service: ServiceKind } & Record<string, string | number | boolean>>): Promise<{ node: HiveNode; logs: () => string }> {
+export async function startTestNode(
+  services: Array<{ service: ServiceKind } & Record<string, string | number | boolean>>,
+): Promise<{ node: HiveNode; logs: () => string }> {
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString()));
@@ -14,7 +16,9 @@ export async function startTestNode(services: Array<{ service: ServiceKind } & R
     logStream: stream,
     services: services.map(({ service, ...rest }, i) => ({
       kind: service,
-      layers: [{ source: `test services[${i}]`, values: Object.entries(rest).map(([k, v]) => [k, String(v)] as const) }],
+      layers: [
+        { source: `test services[${i}]`, values: Object.entries(rest).map(([k, v]) => [k, String(v)] as const) },
+      ],
     })),
   });
   for (const s of node.services) if (s.kind === 'queue' || s.kind === 'flow') await untilHeld(() => s.running.status());

@@ -45,7 +45,10 @@ describe('HTTP client Retry-After → Data retry_after → the queue waits for i
 
   it('a 429 with Retry-After seconds, a 503 with a date: retry_after in whole seconds (POST: not retried by the client)', async () => {
     ({ node } = await startTestNode([{ service: 'httpclient', NAME: 'web', URL: url(), InterceptBefore: BEFORE }]));
-    answer = (i) => (i === 0 ? { status: 429, headers: { 'retry-after': '7' } } : { status: 503, headers: { 'retry-after': new Date(Date.now() + 90_000).toUTCString() } });
+    answer = (i) =>
+      i === 0
+        ? { status: 429, headers: { 'retry-after': '7' } }
+        : { status: 503, headers: { 'retry-after': new Date(Date.now() + 90_000).toUTCString() } };
     const first = await node.hive.call('web', makeMessage({ Data: mapOf({ a: ['1'] }) }), 10_000);
     expect(first.Code).to.equal(429);
     expect(first.Data.retry_after).to.deep.equal(['7']);

@@ -29,7 +29,9 @@ async function statusUpstream(): Promise<{ server: Server; base: string; hits: M
         res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(4096, 97));
         return;
       }
-      res.writeHead(Number(path.slice(1)), { 'content-type': 'text/plain', 'retry-after': '0' }).end(`answered ${path.slice(1)}`);
+      res
+        .writeHead(Number(path.slice(1)), { 'content-type': 'text/plain', 'retry-after': '0' })
+        .end(`answered ${path.slice(1)}`);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -46,7 +48,12 @@ describe('HTTP client retries follow the retry classification (protocol/codes.ts
     // the before interceptor sends each message to the path and with the method its Data names
     const route: InterceptorFunction = (_t, value) => {
       const data = (value as { Data: { path: string[]; method: string[] } }).Data;
-      return { data: null, status: 'OK', status_code: 200, options: { url: `${up.base}/${data.path[0]}`, method: data.method[0] } };
+      return {
+        data: null,
+        status: 'OK',
+        status_code: 200,
+        options: { url: `${up.base}/${data.path[0]}`, method: data.method[0] },
+      };
     };
     before = await serveInterceptor(route, 0);
   });
@@ -58,9 +65,20 @@ describe('HTTP client retries follow the retry classification (protocol/codes.ts
     await new Promise<void>((r) => up.server.close(() => r()));
   });
 
-  const client = async (params: Record<string, string | number> = {}): Promise<(path: string, method?: string) => Promise<Result>> => {
-    ({ node } = await startTestNode([{ service: 'httpclient', NAME: 'web', Retries: 2, InterceptBefore: `http://127.0.0.1:${before.port}/`, ...params }]));
-    return (path, method = 'GET') => node!.hive.call('web', makeMessage({ Data: mapOf({ path: [path], method: [method] }) }), 10_000);
+  const client = async (
+    params: Record<string, string | number> = {},
+  ): Promise<(path: string, method?: string) => Promise<Result>> => {
+    ({ node } = await startTestNode([
+      {
+        service: 'httpclient',
+        NAME: 'web',
+        Retries: 2,
+        InterceptBefore: `http://127.0.0.1:${before.port}/`,
+        ...params,
+      },
+    ]));
+    return (path, method = 'GET') =>
+      node!.hive.call('web', makeMessage({ Data: mapOf({ path: [path], method: [method] }) }), 10_000);
   };
 
   it("a caller's fault (400, 403, 404, 409, 422) is answered at once, not retried", async () => {

@@ -60,8 +60,14 @@ describe('HTTP client Signing: outbound webhooks signed as the receiver expects'
 
   const url = (): string => `http://127.0.0.1:${(server!.address() as AddressInfo).port}/hook`;
   const send = async (signing: string, control: Record<string, string[]> = {}, target = url()): Promise<number> => {
-    ({ node } = await startTestNode([{ service: 'httpclient', NAME: 'web', URL: target, InterceptBefore: BEFORE, Signing: signing }]));
-    const r = await node.hive.call('web', makeMessage({ Control: mapOf(control), Data: mapOf({ event: ['invoice.paid'], amount: ['42'] }) }), 10_000);
+    ({ node } = await startTestNode([
+      { service: 'httpclient', NAME: 'web', URL: target, InterceptBefore: BEFORE, Signing: signing },
+    ]));
+    const r = await node.hive.call(
+      'web',
+      makeMessage({ Control: mapOf(control), Data: mapOf({ event: ['invoice.paid'], amount: ['42'] }) }),
+      10_000,
+    );
     return r.Code;
   };
   /** HMAC-SHA256 by the openssl command: of `data` under a key given as hex (Standard Webhooks) or as text. */
@@ -80,7 +86,9 @@ describe('HTTP client Signing: outbound webhooks signed as the receiver expects'
     const ts = header(r, 'webhook-timestamp');
     expect(Math.abs(Number(ts) - Date.now() / 1000)).to.be.below(10);
     const signed = Buffer.concat([Buffer.from(`evt_42.${ts}.`), r.body]);
-    const expected = [KEY1, KEY2].map((k) => `v1,${openssl({ hex: Buffer.from(k, 'base64').toString('hex') }, signed).toString('base64')}`);
+    const expected = [KEY1, KEY2].map(
+      (k) => `v1,${openssl({ hex: Buffer.from(k, 'base64').toString('hex') }, signed).toString('base64')}`,
+    );
     expect(header(r, 'webhook-signature').split(' ')).to.deep.equal(expected);
     expect(JSON.parse(r.body.toString())).to.deep.equal({ event: ['invoice.paid'], amount: ['42'] });
   });
@@ -95,7 +103,9 @@ describe('HTTP client Signing: outbound webhooks signed as the receiver expects'
     writeFileSync(file, 'gh-secret\n');
     expect(await send(`github:file://${file},old-secret`)).to.equal(200);
     const r = received[0]!;
-    expect(header(r, 'x-hub-signature-256')).to.equal(`sha256=${openssl({ text: 'gh-secret' }, r.body).toString('hex')}`);
+    expect(header(r, 'x-hub-signature-256')).to.equal(
+      `sha256=${openssl({ text: 'gh-secret' }, r.body).toString('hex')}`,
+    );
   });
 
   it('stripe: Stripe-Signature t=…,v1=…,v1=… over t.body, one v1 per secret', async () => {
@@ -104,7 +114,9 @@ describe('HTTP client Signing: outbound webhooks signed as the receiver expects'
     const fields = header(r, 'stripe-signature').split(',');
     const t = fields[0]!.replace(/^t=/, '');
     const signed = Buffer.concat([Buffer.from(`${t}.`), r.body]);
-    expect(fields.slice(1)).to.deep.equal(['sk_new', 'sk_old'].map((s) => `v1=${openssl({ text: s }, signed).toString('hex')}`));
+    expect(fields.slice(1)).to.deep.equal(
+      ['sk_new', 'sk_old'].map((s) => `v1=${openssl({ text: s }, signed).toString('hex')}`),
+    );
   });
 
   it("a gateway's Webhooks (scheme standard, the same secret file) accepts what the client signed, and refuses another secret", async () => {
@@ -125,17 +137,37 @@ describe('HTTP client Signing: outbound webhooks signed as the receiver expects'
     gw = await startGateway({ Webhooks: `hooks/*=standard:file://${secret}`, WebhookTolerance: '5m' });
     const body = Buffer.from('{"event":["paid"]}');
     const post = async (id: string, ts: number, signature: string): Promise<{ status: number; message: string }> => {
-      const res = await fetch(`${gw!.base}/hooks/paid`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signature } });
+      const res = await fetch(`${gw!.base}/hooks/paid`, {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': signature,
+        },
+      });
       return { status: res.status, message: ((await res.json()) as { Message: string }).Message };
     };
-    const sign = (key: string, id: string, ts: number): string => `v1,${openssl({ hex: Buffer.from(key, 'base64').toString('hex') }, Buffer.concat([Buffer.from(`${id}.${ts}.`), body])).toString('base64')}`;
+    const sign = (key: string, id: string, ts: number): string =>
+      `v1,${openssl({ hex: Buffer.from(key, 'base64').toString('hex') }, Buffer.concat([Buffer.from(`${id}.${ts}.`), body])).toString('base64')}`;
     const now = Math.floor(Date.now() / 1000);
     // a sender rotating: the unknown key's signature first, then ours
-    expect(await post('msg_1', now, `${sign(KEY2, 'msg_1', now)} ${sign(KEY1, 'msg_1', now)}`)).to.deep.equal({ status: 200, message: 'Success' });
-    expect(await post('msg_1', now, sign(KEY1, 'msg_1', now))).to.deep.equal({ status: 401, message: 'webhook signature refused: this webhook signature was received before (a replay)' });
+    expect(await post('msg_1', now, `${sign(KEY2, 'msg_1', now)} ${sign(KEY1, 'msg_1', now)}`)).to.deep.equal({
+      status: 200,
+      message: 'Success',
+    });
+    expect(await post('msg_1', now, sign(KEY1, 'msg_1', now))).to.deep.equal({
+      status: 401,
+      message: 'webhook signature refused: this webhook signature was received before (a replay)',
+    });
     const old = now - 600;
-    expect((await post('msg_2', old, sign(KEY1, 'msg_2', old))).message).to.match(/the webhook-timestamp timestamp is 60\d s from now, beyond WebhookTolerance/);
-    expect((await post('msg_3', now, sign(KEY1, 'msg_other', now))).message).to.equal('webhook signature refused: the webhook-signature signature does not match the body');
+    expect((await post('msg_2', old, sign(KEY1, 'msg_2', old))).message).to.match(
+      /the webhook-timestamp timestamp is 60\d s from now, beyond WebhookTolerance/,
+    );
+    expect((await post('msg_3', now, sign(KEY1, 'msg_other', now))).message).to.equal(
+      'webhook signature refused: the webhook-signature signature does not match the body',
+    );
   });
 
   for (const [signing, why] of [

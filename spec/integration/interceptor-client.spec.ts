@@ -25,7 +25,9 @@ async function misbehaving(): Promise<{ server: Server; base: string }> {
           res.writeHead(200).end('<html>');
           return;
         default:
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { ok: true }, status: 'OK', status_code: 200 }));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ data: { ok: true }, status: 'OK', status_code: 200 }));
       }
     });
   });
@@ -52,7 +54,11 @@ describe('interceptor client (HTTP interceptor services)', () => {
   const request = { type: 'json', value: { a: 1 }, options: {} };
 
   it('answers with the validated reply', async () => {
-    expect(await client('/ok').call(request, Date.now() + 5000)).to.deep.include({ data: { ok: true }, status: 'OK', status_code: 200 });
+    expect(await client('/ok').call(request, Date.now() + 5000)).to.deep.include({
+      data: { ok: true },
+      status: 'OK',
+      status_code: 200,
+    });
   });
 
   it('an interceptor that never answers is cut at the deadline with a TimeoutError (504), and the next call still works', async () => {
@@ -66,12 +72,18 @@ describe('interceptor client (HTTP interceptor services)', () => {
   });
 
   it('a reply over 16 MB, an HTTP error and a reply that is not JSON are UpstreamErrors (502) naming the problem', async () => {
-    const huge = await client('/huge').call(request, Date.now() + 10_000).catch((x: unknown) => x);
+    const huge = await client('/huge')
+      .call(request, Date.now() + 10_000)
+      .catch((x: unknown) => x);
     expect(huge).to.be.instanceOf(UpstreamError);
     expect((huge as Error).message).to.contain('more than 16777216 bytes');
-    const broken = await client('/broken').call(request, Date.now() + 5000).catch((x: unknown) => x);
+    const broken = await client('/broken')
+      .call(request, Date.now() + 5000)
+      .catch((x: unknown) => x);
     expect((broken as Error).message).to.contain('answered HTTP 500');
-    const notJson = await client('/notjson').call(request, Date.now() + 5000).catch((x: unknown) => x);
+    const notJson = await client('/notjson')
+      .call(request, Date.now() + 5000)
+      .catch((x: unknown) => x);
     expect((notJson as Error).message).to.contain('not JSON');
   });
 });

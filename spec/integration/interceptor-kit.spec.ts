@@ -38,8 +38,18 @@ describe('interceptor kit: the answer of each kind of mapping function', () => {
 
   after(() => kit.close());
 
-  async function post(mode: string, body?: string): Promise<{ status: number; reply: { data?: unknown; status?: string; status_code?: number; options?: Record<string, string> } }> {
-    const res = await fetch(`http://127.0.0.1:${kit.port}/`, { method: 'POST', body: body ?? JSON.stringify({ type: 'json', value: { a: ['1'] }, options: { mode } }), headers: { 'content-type': 'application/json' } });
+  async function post(
+    mode: string,
+    body?: string,
+  ): Promise<{
+    status: number;
+    reply: { data?: unknown; status?: string; status_code?: number; options?: Record<string, string> };
+  }> {
+    const res = await fetch(`http://127.0.0.1:${kit.port}/`, {
+      method: 'POST',
+      body: body ?? JSON.stringify({ type: 'json', value: { a: ['1'] }, options: { mode } }),
+      headers: { 'content-type': 'application/json' },
+    });
     return { status: res.status, reply: (await res.json()) as never };
   }
 

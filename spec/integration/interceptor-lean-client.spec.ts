@@ -63,7 +63,10 @@ describe('lean interceptor client (plain http:// services)', () => {
               const text = JSON.stringify({ data: value, status: 'OK', status_code: 200 });
               const delay = (value as { delay?: number } | null)?.delay ?? Math.random() * 5;
               // the word the kit says: pipelined requests are answered (node:http answers them in order)
-              setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'hivenode-pipelining': '1' }).end(text), delay);
+              setTimeout(
+                () => res.writeHead(200, { 'content-type': 'application/json', 'hivenode-pipelining': '1' }).end(text),
+                delay,
+              );
               return;
             }
             case '/one-at-a-time': {
@@ -108,7 +111,9 @@ describe('lean interceptor client (plain http:// services)', () => {
               res.end();
               return;
             default:
-              res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(OK) }).end(OK);
+              res
+                .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(OK) })
+                .end(OK);
           }
         });
       }),
@@ -133,19 +138,25 @@ describe('lean interceptor client (plain http:// services)', () => {
     raws.push(r.server);
     return r.base;
   };
-  const failure = (p: Promise<unknown>): Promise<Error> => p.then(
-    () => {
-      throw new Error('expected a failure');
-    },
-    (e: unknown) => e as Error,
-  );
+  const failure = (p: Promise<unknown>): Promise<Error> =>
+    p.then(
+      () => {
+        throw new Error('expected a failure');
+      },
+      (e: unknown) => e as Error,
+    );
 
   it('reads content-length, chunked, Connection: close and 1xx-preceded replies, and sends the trace headers', async () => {
     for (const path of ['/length', '/chunked', '/close', '/continue']) {
-      const reply = await client(`${up.base}${path}`).call(request, Date.now() + 5000, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'a=b' });
+      const reply = await client(`${up.base}${path}`).call(request, Date.now() + 5000, {
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tracestate: 'a=b',
+      });
       expect(reply, path).to.deep.include({ data: { ok: true }, status: 'OK', status_code: 200 });
     }
-    expect(seen.map((r) => [r.method, r.headers['content-type'], r.headers.traceparent, r.headers.tracestate])).to.deep.equal(
+    expect(
+      seen.map((r) => [r.method, r.headers['content-type'], r.headers.traceparent, r.headers.tracestate]),
+    ).to.deep.equal(
       Array(4).fill(['POST', 'application/json', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'a=b']),
     );
   });
@@ -165,7 +176,9 @@ describe('lean interceptor client (plain http:// services)', () => {
     const c = client(`${up.base}/echo`, 2);
     // a first round opens the connections and learns that they keep alive; the second pipelines
     for (let round = 0; round < 2; round++) {
-      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => c.call({ ...request, value: { i } }, Date.now() + 5000)));
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => c.call({ ...request, value: { i } }, Date.now() + 5000)),
+      );
       expect(replies.map((r) => (r.data as { i: number }).i)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i));
     }
     expect(new Set(seen.map((r) => r.socket)).size).to.be.at.most(2);
@@ -217,7 +230,10 @@ describe('lean interceptor client (plain http:// services)', () => {
   it('a pipelined call that times out is answered 504 alone: the call behind it on the connection gets its reply', async () => {
     const c = client(`${up.base}/echo`, 1);
     await c.call(request, Date.now() + 5000);
-    const [slow, behind] = await Promise.allSettled([c.call({ ...request, value: { delay: 600 } }, Date.now() + 200), c.call({ ...request, value: { i: 2 } }, Date.now() + 5000)]);
+    const [slow, behind] = await Promise.allSettled([
+      c.call({ ...request, value: { delay: 600 } }, Date.now() + 200),
+      c.call({ ...request, value: { i: 2 } }, Date.now() + 5000),
+    ]);
     expect(slow.status).to.equal('rejected');
     expect((slow as PromiseRejectedResult).reason).to.be.instanceOf(TimeoutError);
     expect(behind.status).to.equal('fulfilled');
@@ -229,7 +245,9 @@ describe('lean interceptor client (plain http:// services)', () => {
     let connections = 0;
     const base = await raw((socket, head) => {
       if (head.startsWith('POST /counted')) connections++;
-      const body = head.startsWith('POST /until-close') ? `HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n${OK}` : `HTTP/1.0 200 OK\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`;
+      const body = head.startsWith('POST /until-close')
+        ? `HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n${OK}`
+        : `HTTP/1.0 200 OK\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`;
       socket.end(body);
     });
     expect((await client(`${base}/until-close`).call(request, Date.now() + 5000)).status_code).to.equal(200);
@@ -244,7 +262,9 @@ describe('lean interceptor client (plain http:// services)', () => {
     const started = Date.now();
     const e = await failure(c.call(request, Date.now() + 200));
     expect(e).to.be.instanceOf(TimeoutError);
-    expect(e.message).to.equal(`interceptor ${up.base}/slow did not answer within ${e.message.match(/within (\d+) ms/)![1]} ms`);
+    expect(e.message).to.equal(
+      `interceptor ${up.base}/slow did not answer within ${e.message.match(/within (\d+) ms/)![1]} ms`,
+    );
     expect(Date.now() - started).to.be.within(190, 1000);
     expect((await client(`${up.base}/length`).call(request, Date.now() + 5000)).status_code).to.equal(200);
   });
@@ -252,7 +272,9 @@ describe('lean interceptor client (plain http:// services)', () => {
   it('a connection reset mid-reply and a refused connection are UpstreamErrors (502); only the calls on it fail', async () => {
     const reset = await failure(client(`${up.base}/reset`).call(request, Date.now() + 5000));
     expect(reset).to.be.instanceOf(UpstreamError);
-    expect(reset.message).to.match(/^interceptor .*\/reset (sent a malformed reply: the connection closed before the body was complete|failed: .*(ECONNRESET|closed))/);
+    expect(reset.message).to.match(
+      /^interceptor .*\/reset (sent a malformed reply: the connection closed before the body was complete|failed: .*(ECONNRESET|closed))/,
+    );
     const closed = await listen(createServer());
     closed.server.close();
     const refused = await failure(client(`${closed.base}/`).call(request, Date.now() + 5000));
@@ -266,7 +288,10 @@ describe('lean interceptor client (plain http:// services)', () => {
     const base = await raw((socket) => {
       requests++;
       // the first connection: the first reply keeps alive (so calls pipeline), the second closes it
-      if (first && requests === 1) return void socket.write(`HTTP/1.1 200 OK\r\nHivenode-Pipelining: 1\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
+      if (first && requests === 1)
+        return void socket.write(
+          `HTTP/1.1 200 OK\r\nHivenode-Pipelining: 1\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`,
+        );
       if (first) {
         first = false;
         return void socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${OK.length}\r\n\r\n${OK}`);
@@ -280,7 +305,9 @@ describe('lean interceptor client (plain http:// services)', () => {
     for (const r of results.slice(1)) {
       expect(r.status).to.equal('rejected');
       expect((r as PromiseRejectedResult).reason).to.be.instanceOf(UpstreamError);
-      expect(((r as PromiseRejectedResult).reason as Error).message).to.contain('closed by the server after an earlier reply');
+      expect(((r as PromiseRejectedResult).reason as Error).message).to.contain(
+        'closed by the server after an earlier reply',
+      );
     }
     // the raw server answered 2 requests; the 3 rejected were written but never answered, nor resent
     expect(requests).to.equal(2);
@@ -324,7 +351,9 @@ describe('lean interceptor client (plain http:// services)', () => {
   });
 
   it('a trace header with a line break is refused, not written', async () => {
-    const e = await failure(client(`${up.base}/length`).call(request, Date.now() + 5000, { traceparent: 'x\r\nevil: 1' }));
+    const e = await failure(
+      client(`${up.base}/length`).call(request, Date.now() + 5000, { traceparent: 'x\r\nevil: 1' }),
+    );
     expect(e).to.be.instanceOf(UpstreamError);
     expect(e.message).to.contain('invalid traceparent header');
     expect(seen).to.have.length(0);

@@ -19,7 +19,8 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
   let kit: RunningInterceptor;
   let base: string;
   const body = (i: number): string => JSON.stringify({ type: 'json', value: { i }, options: {} });
-  const post = (i: number): string => `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body(i))}\r\n\r\n${body(i)}`;
+  const post = (i: number): string =>
+    `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body(i))}\r\n\r\n${body(i)}`;
 
   before(async () => {
     // answers at once, or after a while for odd values of `delay`: pipelined answers must keep their order anyway
@@ -53,11 +54,42 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
   }
 
   it('curl: a POST, a chunked upload and one with Expect: 100-continue are answered 200', async () => {
-    const plain = await run('curl', ['-sS', '-X', 'POST', '-H', 'content-type: application/json', '--data-binary', body(1), `${base}/`]);
-    expect(JSON.parse(plain.stdout)).to.deep.equal({ data: { i: 1 }, status: 'OK', status_code: 200, options: { type: 'json' } });
-    const chunked = await run('curl', ['-sS', '-H', 'Transfer-Encoding: chunked', '-H', 'content-type: application/json', '--data-binary', body(2), `${base}/`]);
+    const plain = await run('curl', [
+      '-sS',
+      '-X',
+      'POST',
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      body(1),
+      `${base}/`,
+    ]);
+    expect(JSON.parse(plain.stdout)).to.deep.equal({
+      data: { i: 1 },
+      status: 'OK',
+      status_code: 200,
+      options: { type: 'json' },
+    });
+    const chunked = await run('curl', [
+      '-sS',
+      '-H',
+      'Transfer-Encoding: chunked',
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      body(2),
+      `${base}/`,
+    ]);
     expect(JSON.parse(chunked.stdout).data).to.deep.equal({ i: 2 });
-    const expect100 = await run('curl', ['-sS', '-v', '-H', 'Expect: 100-continue', '--data-binary', body(3), `${base}/`]);
+    const expect100 = await run('curl', [
+      '-sS',
+      '-v',
+      '-H',
+      'Expect: 100-continue',
+      '--data-binary',
+      body(3),
+      `${base}/`,
+    ]);
     expect(expect100.stderr).to.contain('HTTP/1.1 100 Continue');
     expect(JSON.parse(expect100.stdout).data).to.deep.equal({ i: 3 });
   });
@@ -66,7 +98,12 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
     const pool = new Pool(base, { connections: 1 });
     try {
       for (let i = 0; i < 3; i++) {
-        const res = await pool.request({ path: '/', method: 'POST', body: body(i), headers: { 'content-type': 'application/json' } });
+        const res = await pool.request({
+          path: '/',
+          method: 'POST',
+          body: body(i),
+          headers: { 'content-type': 'application/json' },
+        });
         expect(res.statusCode).to.equal(200);
         expect(res.headers['keep-alive']).to.equal('timeout=5');
         expect(((await res.body.json()) as { data: unknown }).data).to.deep.equal({ i });
@@ -75,11 +112,15 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
       await pool.close();
     }
     const reply = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest(`${base}/`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve(text));
-      });
+      const req = httpRequest(
+        `${base}/`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       // no length given: node:http sends the body chunked, here in three chunks
       const text = body(7);
@@ -93,10 +134,14 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
   it('pipelined requests written at once are answered in order, an asynchronous answer holding those behind it', async () => {
     const slow = JSON.stringify({ type: 'json', value: { i: 0, delay: 50 }, options: {} });
     const first = `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${slow.length}\r\n\r\n${slow}`;
-    const { reply } = await rawExchange(first + post(1) + post(2).replace('Host: x\r\n', 'Host: x\r\nConnection: close\r\n'));
+    const { reply } = await rawExchange(
+      first + post(1) + post(2).replace('Host: x\r\n', 'Host: x\r\nConnection: close\r\n'),
+    );
     const answers = reply.split(/(?=HTTP\/1\.1 )/);
     expect(answers).to.have.length(3);
-    expect(answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { data: { i: number } }).data.i)).to.deep.equal([0, 1, 2]);
+    expect(
+      answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { data: { i: number } }).data.i),
+    ).to.deep.equal([0, 1, 2]);
     expect(answers[2]).to.match(/\r\nconnection: close\r\n/i);
   });
 
@@ -108,7 +153,10 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
     const old = await rawExchange(post(1).replace('HTTP/1.1', 'HTTP/1.0'));
     expect(old.closed).to.equal(true);
     expect(old.reply).to.match(/^HTTP\/1\.1 200 OK\r\n[^]*connection: close/i);
-    const oldKept = await rawExchange(post(1).replace('HTTP/1.1', 'HTTP/1.0').replace('Host: x\r\n', 'Connection: keep-alive\r\n'), 300);
+    const oldKept = await rawExchange(
+      post(1).replace('HTTP/1.1', 'HTTP/1.0').replace('Host: x\r\n', 'Connection: keep-alive\r\n'),
+      300,
+    );
     expect(oldKept.closed).to.equal(false);
     expect(oldKept.reply).to.match(/connection: keep-alive/i);
   });
@@ -137,7 +185,10 @@ describe('interceptor kit: the lean HTTP/1.1 server', () => {
     const cases: Array<[string, RegExp]> = [
       ['POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}', /without Host/],
       ['NOT A REQUEST\r\n\r\n', /request line/],
-      ['POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', /both Transfer-Encoding and Content-Length/],
+      [
+        'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        /both Transfer-Encoding and Content-Length/,
+      ],
       ['POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', /Content-Length/],
       ['POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n', /chunk size/],
       ['POST / HTTP/1.1\r\nHost: x\r\nbad header\r\n\r\n', /header line/],

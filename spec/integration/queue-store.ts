@@ -50,7 +50,11 @@ export function serverFor(persistPath: string): Promise<NatsServer> {
 type ServiceValues = Record<string, string | number | boolean> & { service: string };
 
 /** A queue or flow with a store of its own that the test left to the default (SQLite). */
-const persistent = (s: ServiceValues): boolean => (s.service === 'queue' || s.service === 'flow') && s.PersistPath !== '' && s.PersistPath !== undefined && s.Store === undefined;
+const persistent = (s: ServiceValues): boolean =>
+  (s.service === 'queue' || s.service === 'flow') &&
+  s.PersistPath !== '' &&
+  s.PersistPath !== undefined &&
+  s.Store === undefined;
 
 /**
  * The services of a node as the store under test needs them: on JetStream, the node on the server of
@@ -80,7 +84,11 @@ export async function nodeFileStore(persistPath: string): Promise<{ store: strin
  */
 export async function untilHeld(status: () => Record<string, unknown>): Promise<void> {
   if (QUEUE_STORE !== 'jetstream' || !('holder' in status())) return;
-  await until(() => status().holder === 'this node', { ms: 20_000, every: 50, what: () => `the queue or flow to be held: ${JSON.stringify(status())}` });
+  await until(() => status().holder === 'this node', {
+    ms: 20_000,
+    every: 50,
+    what: () => `the queue or flow to be held: ${JSON.stringify(status())}`,
+  });
 }
 
 /** Skips a test of what only the SQLite store has, when the suite runs on JetStream. */

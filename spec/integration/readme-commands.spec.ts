@@ -43,7 +43,11 @@ describe('README: the template dry runs run as written', () => {
 
   for (const r of renders) {
     it(r.line.replace(/\s+#.*$/, ''), () => {
-      const run = spawnSync(process.execPath, [...HIVENODE_ARGS, ...r.args], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync(process.execPath, [...HIVENODE_ARGS, ...r.args], {
+        cwd: REPO,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       expect(run.status, run.stderr).to.equal(0);
       const printed = run.stdout.split('\n');
       expect(r.shownOutput, 'the README shows what the command prints under it').not.to.deep.equal([]);

@@ -14,8 +14,14 @@ import { startNodeProcess } from '../reliability/node-process.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 import { tempDir } from '../temp.js';
 
-function hivenode(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+function hivenode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -45,7 +51,11 @@ describe('hivenode reload --dashboard', function () {
     writeFileSync(users, `${await passwdLine('ops', 'ops-secret', 4)}\n`);
     const dashboard = await freePort();
     const file = join(dir, 'node.yaml');
-    const write = (extra: string): void => writeFileSync(file, `dashboard: {Port: ${dashboard}, Users: "${users}"}\nservices:\n  - {service: echo, NAME: echo${extra}}\n`);
+    const write = (extra: string): void =>
+      writeFileSync(
+        file,
+        `dashboard: {Port: ${dashboard}, Users: "${users}"}\nservices:\n  - {service: echo, NAME: echo${extra}}\n`,
+      );
     write('');
     node = await startNodeProcess(file, { ready: /console on port (\d+)/ });
     const url = `http://127.0.0.1:${dashboard}`;
@@ -60,7 +70,9 @@ describe('hivenode reload --dashboard', function () {
     write(', Bogus: 1');
     const refused = await hivenode(['reload', '--dashboard', url, '--user', 'ops'], env);
     expect(refused.code).to.equal(2);
-    expect(refused.stderr).to.match(/^hivenode: reload refused: unknown parameter 'Bogus' \(node\.yaml services\[0\]\)/);
+    expect(refused.stderr).to.match(
+      /^hivenode: reload refused: unknown parameter 'Bogus' \(node\.yaml services\[0\]\)/,
+    );
 
     write(', ReplyCode: 202');
     const wrong = await hivenode(['reload', '--dashboard', url, '--user', 'ops'], { HIVENODE_PASSWORD: 'nope' });
@@ -80,14 +92,24 @@ describe('hivenode reload --dashboard', function () {
     writeFileSync(users, `${await passwdLine('ops', 'ops-secret', 4)}\n`);
     const dashboard = await freePort();
     const file = join(dir, 'node.yaml');
-    const text = (extra: string): string => `dashboard: {Port: ${dashboard}, Users: "${users}"}\nservices:\n  - {service: echo, NAME: echo${extra}}\n`;
+    const text = (extra: string): string =>
+      `dashboard: {Port: ${dashboard}, Users: "${users}"}\nservices:\n  - {service: echo, NAME: echo${extra}}\n`;
     writeFileSync(file, text(''));
     node = await startNodeProcess(file, { ready: /console on port (\d+)/, args: ['--watch'] });
     const url = `http://127.0.0.1:${dashboard}`;
     const csrf = await fetch(`${url}/api/csrf`);
     const cookie = (csrf.headers.get('set-cookie') ?? '').split(';')[0]!;
     const { token } = (await csrf.json()) as { token: string };
-    const res = await fetch(`${url}/api/config/apply`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': token, authorization: `Basic ${Buffer.from('ops:ops-secret').toString('base64')}` }, body: JSON.stringify({ text: text(', ReplyCode: 201') }) });
+    const res = await fetch(`${url}/api/config/apply`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie,
+        'x-csrf-token': token,
+        authorization: `Basic ${Buffer.from('ops:ops-secret').toString('base64')}`,
+      },
+      body: JSON.stringify({ text: text(', ReplyCode: 201') }),
+    });
     expect(res.status).to.equal(200);
     // the watcher polls every 250 ms and settles for 150 ms: well past both
     await new Promise((r) => setTimeout(r, 1_500));

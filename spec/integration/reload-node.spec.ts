@@ -15,7 +15,11 @@ import { runStatus } from '../../bin/status.js';
 import { sleep, until } from '../support/wait.js';
 
 const plans = (entries: Array<Record<string, string>>): ServicePlan[] =>
-  entries.map(({ service, ...rest }, i) => ({ kind: service as ServicePlan['kind'], layers: [{ source: `n.yaml services[${i}]`, values: Object.entries(rest) }], where: `n.yaml services[${i}]` }));
+  entries.map(({ service, ...rest }, i) => ({
+    kind: service as ServicePlan['kind'],
+    layers: [{ source: `n.yaml services[${i}]`, values: Object.entries(rest) }],
+    where: `n.yaml services[${i}]`,
+  }));
 
 describe('HiveNode.reload', () => {
   let node: HiveNode | undefined;
@@ -28,7 +32,12 @@ describe('HiveNode.reload', () => {
     const stream = new PassThrough();
     logs = '';
     stream.on('data', (c: Buffer) => (logs += c.toString()));
-    node = await Node.start({ logStream: stream, services: plans(entries), source: { file: 'n.yaml', hash: 'a'.repeat(64) }, ...(dashboardPort === undefined ? {} : { dashboardPort }) });
+    node = await Node.start({
+      logStream: stream,
+      services: plans(entries),
+      source: { file: 'n.yaml', hash: 'a'.repeat(64) },
+      ...(dashboardPort === undefined ? {} : { dashboardPort }),
+    });
     return node;
   };
 
@@ -44,7 +53,9 @@ describe('HiveNode.reload', () => {
       console.log = log;
     }
     const text = lines.join('\n');
-    expect(text).to.match(new RegExp(`node file n\\.yaml sha256 ${'c'.repeat(16)}, applied ${n.status().source!.appliedAt} \\(1 reload\\)`));
+    expect(text).to.match(
+      new RegExp(`node file n\\.yaml sha256 ${'c'.repeat(16)}, applied ${n.status().source!.appliedAt} \\(1 reload\\)`),
+    );
     expect(text).to.match(/reload \/node by SIGHUP applied: changed e \(ReplyCode\)/);
   });
 
@@ -71,7 +82,11 @@ describe('HiveNode.reload', () => {
     expect(answer.Code).to.equal(201);
     expect((await n.hive.call('gone', makeMessage({}), 500)).Code).to.be.oneOf([404, 503]);
     const event = n.journal.entries().find((e) => e.event === 'reload');
-    expect(event).to.include({ path: '/node', user: 'SIGHUP', action: 'applied: added added; removed gone; changed change (ReplyCode)' });
+    expect(event).to.include({
+      path: '/node',
+      user: 'SIGHUP',
+      action: 'applied: added added; removed gone; changed change (ReplyCode)',
+    });
     const status = n.status();
     expect(status.source).to.include({ file: 'n.yaml', hash: 'b'.repeat(64), reloads: 1 });
     expect(Date.parse(status.source!.appliedAt)).to.be.greaterThan(Date.parse(status.node.startedAt) - 1);
@@ -96,7 +111,14 @@ describe('HiveNode.reload', () => {
 
   it('hands the gateway socket over: a keep-alive connection carries on with the new ResponseHeaders', async () => {
     const port = await freePort();
-    const gw = (v: string): Record<string, string> => ({ service: 'gateway', NAME: 'gw', Port: String(port), Strict: 'true', Routes: 'a=e', ResponseHeaders: `X-Config: ${v}` });
+    const gw = (v: string): Record<string, string> => ({
+      service: 'gateway',
+      NAME: 'gw',
+      Port: String(port),
+      Strict: 'true',
+      Routes: 'a=e',
+      ResponseHeaders: `X-Config: ${v}`,
+    });
     const n = await start([{ service: 'echo', NAME: 'e' }, gw('one')]);
     const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
     const sockets = new Set<unknown>();
@@ -124,7 +146,13 @@ describe('HiveNode.reload', () => {
 
   it('a gateway whose Port changed opens the new port before the old one closes', async () => {
     const [a, b] = [await freePort(), await freePort()];
-    const gw = (port: number): Record<string, string> => ({ service: 'gateway', NAME: 'gw', Port: String(port), Strict: 'true', Routes: 'a=e' });
+    const gw = (port: number): Record<string, string> => ({
+      service: 'gateway',
+      NAME: 'gw',
+      Port: String(port),
+      Strict: 'true',
+      Routes: 'a=e',
+    });
     const n = await start([{ service: 'echo', NAME: 'e' }, gw(a)]);
     const post = async (port: number): Promise<number | string> => {
       try {
@@ -155,11 +183,28 @@ describe('HiveNode.reload', () => {
     const blocker = (await import('node:net')).createServer().listen(taken, '0.0.0.0');
     await new Promise((r) => blocker.once('listening', r));
     try {
-      const n = await start([{ service: 'echo', NAME: 'e' }, { service: 'gateway', NAME: 'gw', Port: String(port), Strict: 'true', Routes: 'a=e', ResponseHeaders: 'X-Config: one' }]);
+      const n = await start([
+        { service: 'echo', NAME: 'e' },
+        {
+          service: 'gateway',
+          NAME: 'gw',
+          Port: String(port),
+          Strict: 'true',
+          Routes: 'a=e',
+          ResponseHeaders: 'X-Config: one',
+        },
+      ]);
       const outcome = await n.reload(
         plans([
           { service: 'echo', NAME: 'e' },
-          { service: 'gateway', NAME: 'gw', Port: String(port), Strict: 'true', Routes: 'a=e', ResponseHeaders: 'X-Config: two' },
+          {
+            service: 'gateway',
+            NAME: 'gw',
+            Port: String(port),
+            Strict: 'true',
+            Routes: 'a=e',
+            ResponseHeaders: 'X-Config: two',
+          },
           { service: 'gateway', NAME: 'second', Port: String(taken), Strict: 'true' },
         ]),
         'SIGHUP',

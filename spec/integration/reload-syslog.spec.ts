@@ -33,11 +33,34 @@ describe('reload of a syslog receiver', function () {
     const port = await freePort();
     const plans = (operation: string): ServicePlan[] =>
       [
-        [['NAME', 'recorder'], ['RecordFile', record]],
-        [['NAME', 'rx'], ['IP', '127.0.0.1'], ['RELP', 'true'], ['RELPPort', String(port)], ['OUTPUTCHANNEL', 'recorder'], ['Operation', operation]],
-        [['NAME', 'tx'], ['RemoteIP', '127.0.0.1'], ['RemotePort', String(port)], ['SendRELP', 'true']],
-      ].map((values, i) => ({ kind: i === 0 ? 'echo' : 'syslog', layers: [{ source: `n.yaml services[${i}]`, values: values as Array<[string, string]> }], where: `n.yaml services[${i}]` }));
-    node = await HiveNode.start({ services: plans('before'), logStream: new PassThrough(), source: { file: 'n.yaml', hash: 'a'.repeat(64) } });
+        [
+          ['NAME', 'recorder'],
+          ['RecordFile', record],
+        ],
+        [
+          ['NAME', 'rx'],
+          ['IP', '127.0.0.1'],
+          ['RELP', 'true'],
+          ['RELPPort', String(port)],
+          ['OUTPUTCHANNEL', 'recorder'],
+          ['Operation', operation],
+        ],
+        [
+          ['NAME', 'tx'],
+          ['RemoteIP', '127.0.0.1'],
+          ['RemotePort', String(port)],
+          ['SendRELP', 'true'],
+        ],
+      ].map((values, i) => ({
+        kind: i === 0 ? 'echo' : 'syslog',
+        layers: [{ source: `n.yaml services[${i}]`, values: values as Array<[string, string]> }],
+        where: `n.yaml services[${i}]`,
+      }));
+    node = await HiveNode.start({
+      services: plans('before'),
+      logStream: new PassThrough(),
+      source: { file: 'n.yaml', hash: 'a'.repeat(64) },
+    });
     let next = 0;
     const codes: number[] = [];
     const senders = Array.from({ length: CONCURRENCY }, async () => {
@@ -54,9 +77,19 @@ describe('reload of a syslog receiver', function () {
     await Promise.all(senders);
     expect(reloadedAt, 'the reload came while messages flowed').to.be.lessThan(MESSAGES);
     expect(codes.filter((c) => c !== 200)).to.deep.equal([]);
-    await until(() => new Set(recorded(record).map((r) => JSON.stringify(r.message.Data))).size >= MESSAGES, 20_000).catch(() => undefined);
+    await until(
+      () => new Set(recorded(record).map((r) => JSON.stringify(r.message.Data))).size >= MESSAGES,
+      20_000,
+    ).catch(() => undefined);
     const got = recorded(record);
-    const texts = got.map((r) => Object.values(r.message.Data).flat().find((v) => /m-\d+/.test(v)) ?? '').map((v) => /m-\d+/.exec(v)![0]);
+    const texts = got
+      .map(
+        (r) =>
+          Object.values(r.message.Data)
+            .flat()
+            .find((v) => /m-\d+/.test(v)) ?? '',
+      )
+      .map((v) => /m-\d+/.exec(v)![0]);
     const missing = Array.from({ length: MESSAGES }, (_, i) => `m-${i}`).filter((m) => !texts.includes(m));
     expect(missing, `${missing.length} messages lost`).to.deep.equal([]);
     // the new receiver's parameter is applied to what it takes

@@ -25,12 +25,21 @@ describe('examples/syslog/relp.yaml', function () {
     const relpPort = await freePort();
     example = await startExample(EXAMPLE, 'R', 8085, (t, dir) => {
       record = join(dir, 'syslog-relp.jsonl');
-      return t.replace('Port: 8085', 'Port: 0').replaceAll('2514', String(relpPort)).replaceAll('./syslog-relp.jsonl', record).replaceAll('./relp-store', join(dir, 'relp-store'));
+      return t
+        .replace('Port: 8085', 'Port: 0')
+        .replaceAll('2514', String(relpPort))
+        .replaceAll('./syslog-relp.jsonl', record)
+        .replaceAll('./relp-store', join(dir, 'relp-store'));
     });
     const lines = [...example.text.matchAll(/^# {3}(\$R\/.*?)\s+# .*$/gm)].map((m) => m[1]!);
     expect(lines).to.have.length(1);
     expect(example.run(lines[0]!).Code).to.equal(200);
     await until(() => recorded(record).length === 1, 15_000);
-    expect(recorded(record)[0]!.message.Data).to.deep.include({ message: ['kept until acknowledged'], appname: ['relp-example'], format: ['RFC5424'], severity: ['warning'] });
+    expect(recorded(record)[0]!.message.Data).to.deep.include({
+      message: ['kept until acknowledged'],
+      appname: ['relp-example'],
+      format: ['RFC5424'],
+      severity: ['warning'],
+    });
   });
 });

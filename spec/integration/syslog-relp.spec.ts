@@ -22,7 +22,12 @@ import { sleep, until } from '../support/wait.js';
 const OPEN = 'relp_version=0\nrelp_software=test\ncommands=syslog';
 
 /** A raw RELP client: writes frames, collects the server's frames and whether it hung up. */
-async function rawClient(port: number): Promise<{ socket: Socket; got: RelpFrame[]; ended: () => boolean; send: (txnr: number, cmd: string, data?: string) => void }> {
+async function rawClient(port: number): Promise<{
+  socket: Socket;
+  got: RelpFrame[];
+  ended: () => boolean;
+  send: (txnr: number, cmd: string, data?: string) => void;
+}> {
   const socket = connect({ host: '127.0.0.1', port });
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   const decoder = new RelpDecoder(1 << 20);
@@ -31,7 +36,12 @@ async function rawClient(port: number): Promise<{ socket: Socket; got: RelpFrame
   socket.on('data', (c: Buffer) => got.push(...decoder.push(c)));
   socket.on('error', () => undefined);
   socket.on('close', () => (closed = true));
-  return { socket, got, ended: () => closed, send: (txnr, cmd, data = '') => socket.write(encodeRelpFrame(txnr, cmd, data)) };
+  return {
+    socket,
+    got,
+    ended: () => closed,
+    send: (txnr, cmd, data = '') => socket.write(encodeRelpFrame(txnr, cmd, data)),
+  };
 }
 
 const text = (f: RelpFrame | undefined): string => f?.data.toString() ?? '';
@@ -53,7 +63,15 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
       { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port, OUTPUTCHANNEL: 'sink' },
       { service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: port, SendRELP: true, SendFormat: 'RFC5424' },
     ]));
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ warn: [`n-${i}`] }) }), 10_000)));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        node!.hive.call(
+          'tx',
+          makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ warn: [`n-${i}`] }) }),
+          10_000,
+        ),
+      ),
+    );
     expect(answers.map((a) => a.Code)).to.deep.equal(answers.map(() => 200));
     // acknowledged means handed over (the echo acknowledges an execute on receipt, then records it)
     await until(() => recorded(out).length === 50, 5000);
@@ -63,7 +81,15 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const tx = node.services.find((s) => s.name === 'tx')!.running.status();
     expect(tx).to.deep.include({ sent: 50, sendBuffered: 0, sendResent: 0 });
     // the console draws both: the RELP source into rx, and tx's arrow to its server
-    const flow = buildFlow(node.services.map((s) => ({ kind: s.kind, name: s.name, channel: '', config: s.config, status: () => s.running.status() })));
+    const flow = buildFlow(
+      node.services.map((s) => ({
+        kind: s.kind,
+        name: s.name,
+        channel: '',
+        config: s.config,
+        status: () => s.running.status(),
+      })),
+    );
     expect(flow.nodes.find((n) => n.id === 'src:syslog:rx')?.label).to.equal(`syslog RELP :${port}`);
     expect(flow.edges.some((e) => e.from === 'svc:tx' && e.to === 'ext:syslog:tx')).to.equal(true);
   });
@@ -74,11 +100,43 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const out = join(dir, 'out.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'sink', RecordFile: out },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', RELP: true, RELPPort: relpPort, OUTPUTCHANNEL: 'sink' },
-      { service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: relpPort, SendRELP: true, SendTLS: true, RemoteCA: certPath('ca.pem'), SendCert: certPath('client-alice.pem'), SendKey: certPath('client-alice.key') },
-      { service: 'syslog', NAME: 'stranger', RemoteIP: '127.0.0.1', RemotePort: relpPort, SendRELP: true, SendTLS: true, RemoteCA: certPath('ca.pem') },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: port,
+        ...tlsFiles,
+        TLSCA: certPath('ca.pem'),
+        TLSClientAuth: 'require',
+        RELP: true,
+        RELPPort: relpPort,
+        OUTPUTCHANNEL: 'sink',
+      },
+      {
+        service: 'syslog',
+        NAME: 'tx',
+        RemoteIP: '127.0.0.1',
+        RemotePort: relpPort,
+        SendRELP: true,
+        SendTLS: true,
+        RemoteCA: certPath('ca.pem'),
+        SendCert: certPath('client-alice.pem'),
+        SendKey: certPath('client-alice.key'),
+      },
+      {
+        service: 'syslog',
+        NAME: 'stranger',
+        RemoteIP: '127.0.0.1',
+        RemotePort: relpPort,
+        SendRELP: true,
+        SendTLS: true,
+        RemoteCA: certPath('ca.pem'),
+      },
     ]));
-    const call = (channel: string, text: string): Promise<number> => node!.hive.call(channel, makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [text] }) }), 3_000).then((r) => r.Code);
+    const call = (channel: string, text: string): Promise<number> =>
+      node!.hive
+        .call(channel, makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [text] }) }), 3_000)
+        .then((r) => r.Code);
     expect(await call('tx', 'over RELP and TLS')).to.equal(200);
     await until(() => recorded(out).length === 1, 5000);
     expect(recorded(out).map((r) => r.message.Data.message![0])).to.deep.equal(['over RELP and TLS']);
@@ -104,7 +162,13 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     c.send(5, 'close');
     await until(() => c.ended(), 5000);
     // each frame is answered when its hand-over ends: not necessarily in order, as librelp allows
-    expect(c.got.map((f) => `${f.txnr} ${f.command}`).sort()).to.deep.equal(['1 rsp', '2 rsp', '3 rsp', '4 rsp', '5 rsp']);
+    expect(c.got.map((f) => `${f.txnr} ${f.command}`).sort()).to.deep.equal([
+      '1 rsp',
+      '2 rsp',
+      '3 rsp',
+      '4 rsp',
+      '5 rsp',
+    ]);
     expect(c.got.at(-1)!.txnr, 'close is answered last').to.equal(5);
     const byTxnr = new Map(c.got.map((f) => [f.txnr, text(f)]));
     expect(byTxnr.get(1)).to.match(/^200 OK\nrelp_version=0\nrelp_software=hivenode\ncommands=syslog$/);
@@ -112,7 +176,10 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     expect(byTxnr.get(3)).to.match(/^500 not a syslog message/);
     expect(byTxnr.get(4)).to.match(/^500 command 'starttls' is not supported/);
     expect(byTxnr.get(5)).to.equal('');
-    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ relpAcknowledged: 1, relpRefused: 1 });
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({
+      relpAcknowledged: 1,
+      relpRefused: 1,
+    });
   });
 
   it('closes a connection that is not RELP: a frame before open, a transaction number out of order, bytes that are not a frame', async () => {
@@ -133,15 +200,23 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     await until(() => before.ended() && skipped.ended() && garbage.ended() && oldVersion.ended(), 5000);
     expect(skipped.got.map(text)).to.have.length(1); // the open's answer only
     expect(oldVersion.got.map(text)[0]).to.match(/^500 relp_version 7 is not supported/);
-    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ invalid: 4, relpAcknowledged: 0 });
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({
+      invalid: 4,
+      relpAcknowledged: 0,
+    });
   });
 
   it('the RELP sender keeps messages while the server is away and answers the caller once it acknowledged them', async () => {
     const dir = tempDir('hn-relp-late-');
     const port = await freePort();
     const out = join(dir, 'out.jsonl');
-    ({ node } = await startTestNode([{ service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: port, SendRELP: true, SendBuffer: 10 }]));
-    const call = (i: number): Promise<number> => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`late-${i}`] }) }), 20_000).then((r) => r.Code);
+    ({ node } = await startTestNode([
+      { service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: port, SendRELP: true, SendBuffer: 10 },
+    ]));
+    const call = (i: number): Promise<number> =>
+      node!.hive
+        .call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`late-${i}`] }) }), 20_000)
+        .then((r) => r.Code);
     const pending = Array.from({ length: 10 }, (_, i) => call(i));
     // SendBuffer holds 10: the eleventh is refused at once, and counted
     expect(await call(10)).to.equal(429);
@@ -152,7 +227,11 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     try {
       expect(await Promise.all(pending)).to.deep.equal(pending.map(() => 200));
       await until(() => recorded(out).length === 10, 5000);
-      expect(node.services.find((s) => s.name === 'tx')!.running.status()).to.deep.include({ sent: 10, sendDropped: 1, sendBuffered: 0 });
+      expect(node.services.find((s) => s.name === 'tx')!.running.status()).to.deep.include({
+        sent: 10,
+        sendDropped: 1,
+        sendBuffered: 0,
+      });
     } finally {
       await receiver.node.stop(2000);
     }
@@ -164,14 +243,37 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const out = join(dir, 'out.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'sink', RecordFile: out },
-      { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'sink', StartPaused: true, Capacity: 10 },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: acked, TCP: true, TCPAck: true, RELPWindow: 4, OUTPUTCHANNEL: 'q' },
+      {
+        service: 'queue',
+        NAME: 'q',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'sink',
+        StartPaused: true,
+        Capacity: 10,
+      },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: acked,
+        TCP: true,
+        TCPAck: true,
+        RELPWindow: 4,
+        OUTPUTCHANNEL: 'q',
+      },
       { service: 'syslog', NAME: 'rx-plain', IP: '127.0.0.1', Port: plain, TCP: true, OUTPUTCHANNEL: 'q' },
     ]));
     const write = async (port: number, prefix: string, n: number): Promise<void> => {
       const socket = connect({ host: '127.0.0.1', port });
       await new Promise<void>((resolve) => socket.once('connect', resolve));
-      await new Promise<void>((resolve) => socket.end(Array.from({ length: n }, (_, i) => frameOctetCounted(`<14>Nov 24 08:05:02 host app: ${prefix}-${i}`)).join(''), resolve));
+      await new Promise<void>((resolve) =>
+        socket.end(
+          Array.from({ length: n }, (_, i) => frameOctetCounted(`<14>Nov 24 08:05:02 host app: ${prefix}-${i}`)).join(
+            '',
+          ),
+          resolve,
+        ),
+      );
     };
     await write(acked, 'a', 50);
     await until(() => status(node!, 'rx').tcpAckInFlight === 4, 5000);
@@ -185,7 +287,9 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     await until(() => recorded(out).length >= 50, 20_000);
     await sleep(300);
     const got = recorded(out).map((r) => r.message.Data.message![0]!);
-    expect(got.filter((m) => m.startsWith('a-')).sort()).to.deep.equal(Array.from({ length: 50 }, (_, i) => `a-${i}`).sort());
+    expect(got.filter((m) => m.startsWith('a-')).sort()).to.deep.equal(
+      Array.from({ length: 50 }, (_, i) => `a-${i}`).sort(),
+    );
     expect(got.filter((m) => m.startsWith('p-'))).to.deep.equal([]);
     expect(status(node, 'rx')).to.deep.include({ received: 50, tcpAckInFlight: 0, tcpAckRefused: 0 });
     expect(status(node, 'rx').tcpAckRetries as number).to.be.greaterThan(0);
@@ -197,11 +301,24 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     const out = join(dir, 'out.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'sink', RecordFile: out },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: udpPort, UDP: true, RELP: true, RELPPort: relpPort, SourceRate: '127.0.0.1/32=5/s', OUTPUTCHANNEL: 'sink' },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: udpPort,
+        UDP: true,
+        RELP: true,
+        RELPPort: relpPort,
+        SourceRate: '127.0.0.1/32=5/s',
+        OUTPUTCHANNEL: 'sink',
+      },
     ]));
     for (let i = 0; i < 20; i++) await udpFrom('127.0.0.1', udpPort, `<14>Nov 24 08:05:02 host app: one-${i}`);
     for (let i = 0; i < 20; i++) await udpFrom('127.0.0.2', udpPort, `<14>Nov 24 08:05:02 host app: two-${i}`);
-    await until(() => (status(node!, 'rx').received as number) + (status(node!, 'rx').rateLimited as number) === 40, 5000);
+    await until(
+      () => (status(node!, 'rx').received as number) + (status(node!, 'rx').rateLimited as number) === 40,
+      5000,
+    );
     const s = status(node, 'rx');
     // a burst of 5 passes (plus what the second refilled while the datagrams went out)
     expect(s.received as number).to.be.within(25, 27);
@@ -231,17 +348,25 @@ describe('syslog over RELP (receiver and sender, hivenode on both ends)', functi
     try {
       const taken = await failure([{ service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: port }]);
       expect(taken).to.be.instanceOf(ListenError);
-      expect((taken as Error).message).to.equal(`syslog 'rx' cannot start: RELPPort ${port} is already in use (EADDRINUSE); choose a free RELPPort or stop the program that holds it`);
+      expect((taken as Error).message).to.equal(
+        `syslog 'rx' cannot start: RELPPort ${port} is already in use (EADDRINUSE); choose a free RELPPort or stop the program that holds it`,
+      );
     } finally {
       held.close();
     }
-    const same = await failure([{ service: 'syslog', NAME: 'rx', IP: '127.0.0.1', TCP: true, Port: 2600, RELP: true, RELPPort: 2600 }]);
+    const same = await failure([
+      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', TCP: true, Port: 2600, RELP: true, RELPPort: 2600 },
+    ]);
     expect(same).to.be.instanceOf(ConfigError);
     expect((same as Error).message).to.match(/RELPPort 2600 is also Port, where the TCP receiver listens/);
     const ackUdp = await failure([{ service: 'syslog', NAME: 'rx', UDP: true, Port: 0, TCPAck: true }]);
     expect(ackUdp).to.be.instanceOf(ConfigError);
-    expect((ackUdp as Error).message).to.match(/TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false/);
-    const badRate = await failure([{ service: 'syslog', NAME: 'rx', UDP: true, Port: 0, SourceRate: '10.0.0.0/8=fast' }]);
+    expect((ackUdp as Error).message).to.match(
+      /TCPAck acknowledges what the TCP or TLS receiver reads, but TCP and TLS are false/,
+    );
+    const badRate = await failure([
+      { service: 'syslog', NAME: 'rx', UDP: true, Port: 0, SourceRate: '10.0.0.0/8=fast' },
+    ]);
     expect(badRate).to.be.instanceOf(ConfigError);
     expect((badRate as Error).message).to.match(/SourceRate rule '10\.0\.0\.0\/8=fast' is not 'cidr=N\/s'/);
     const noRemote = await failure([{ service: 'syslog', NAME: 'tx', UDP: true, Port: 0, SendRELP: true }]);
@@ -270,13 +395,22 @@ describe('RELP sender against a server that stops answering', function () {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const logged: string[] = [];
-    const log = { warn: (m: string) => logged.push(m), info: () => undefined, debug: () => undefined } as unknown as Logger;
-    const sender = new RelpSender({ host: '127.0.0.1', port, window: 8, buffer: 100, maxDataBytes: 1 << 20, answerTimeoutMs: 300 }, log);
+    const log = {
+      warn: (m: string) => logged.push(m),
+      info: () => undefined,
+      debug: () => undefined,
+    } as unknown as Logger;
+    const sender = new RelpSender(
+      { host: '127.0.0.1', port, window: 8, buffer: 100, maxDataBytes: 1 << 20, answerTimeoutMs: 300 },
+      log,
+    );
     try {
       expect(await sender.send(['one', 'two'])).to.equal(2);
       expect(sessions).to.equal(2);
       expect(sender.counters).to.deep.include({ sent: 2, resent: 2, buffered: 0 });
-      expect(logged.join('\n')).to.match(/answered nothing for 0\.3 s with 2 message\(s\) unanswered; opening a new session/);
+      expect(logged.join('\n')).to.match(
+        /answered nothing for 0\.3 s with 2 message\(s\) unanswered; opening a new session/,
+      );
     } finally {
       await sender.close();
       server.close();

@@ -34,9 +34,30 @@ describe('syslog TCP receiver: a backlog the hive has not taken stops the readin
       },
     } as unknown as HiveClient;
     const log = { warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
-    receiver = await startReceiver({ name: 'rx', ip: '127.0.0.1', port: 0, udp: false, tcp: true, format: 'RFC5424', decodeCEF: false, cls: 'syslog', operation: 'message', channel: 'logs', maxMessageBytes: 8192, maxConnections: 4 }, hive, log);
+    receiver = await startReceiver(
+      {
+        name: 'rx',
+        ip: '127.0.0.1',
+        port: 0,
+        udp: false,
+        tcp: true,
+        format: 'RFC5424',
+        decodeCEF: false,
+        cls: 'syslog',
+        operation: 'message',
+        channel: 'logs',
+        maxMessageBytes: 8192,
+        maxConnections: 4,
+      },
+      hive,
+      log,
+    );
     const TOTAL = 20_000;
-    const frames = Buffer.concat(Array.from({ length: TOTAL }, (_, i) => frameOctetCounted(`<134>1 2024-03-15T11:22:33.123Z web01 app - - - message ${i}`)));
+    const frames = Buffer.concat(
+      Array.from({ length: TOTAL }, (_, i) =>
+        frameOctetCounted(`<134>1 2024-03-15T11:22:33.123Z web01 app - - - message ${i}`),
+      ),
+    );
     const sock = connect(receiver.tcpPort!, '127.0.0.1');
     sock.on('error', () => undefined);
     sock.write(frames);

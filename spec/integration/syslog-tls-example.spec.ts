@@ -26,12 +26,20 @@ describe('examples/syslog/tls.yaml', function () {
     const tlsPort = await freePort();
     example = await startExample(EXAMPLE, 'L', 8084, (t, dir) => {
       record = join(dir, 'syslog-tls.jsonl');
-      return t.replace('Port: 8084', 'Port: 0').replaceAll('6514', String(tlsPort)).replaceAll('./syslog-tls.jsonl', record).replaceAll('certs/', `${certsDir()}/`);
+      return t
+        .replace('Port: 8084', 'Port: 0')
+        .replaceAll('6514', String(tlsPort))
+        .replaceAll('./syslog-tls.jsonl', record)
+        .replaceAll('certs/', `${certsDir()}/`);
     });
     const lines = [...example.text.matchAll(/^# {3}(\$L\/.*?)\s+# .*$/gm)].map((m) => m[1]!);
     expect(lines).to.have.length(1);
     expect(example.run(lines[0]!).Code).to.equal(200);
     await until(() => recorded(record).length === 1, 15_000);
-    expect(recorded(record)[0]!.message.Data).to.deep.include({ message: ['over TLS with a client certificate'], appname: ['tls-example'], format: ['RFC5424'] });
+    expect(recorded(record)[0]!.message.Data).to.deep.include({
+      message: ['over TLS with a client certificate'],
+      appname: ['tls-example'],
+      format: ['RFC5424'],
+    });
   });
 });

@@ -13,7 +13,8 @@ import type { HiveNode } from '../../node/node.js';
 import { certPath, certText } from '../certs.js';
 
 /** The status figures of one service of a test node. */
-export const status = (node: HiveNode, name: string): Record<string, unknown> => node.services.find((s) => s.name === name)!.running.status();
+export const status = (node: HiveNode, name: string): Record<string, unknown> =>
+  node.services.find((s) => s.name === name)!.running.status();
 
 /** A TLS receiver's parameters with the test CA's server certificate. */
 export const tlsFiles = { TLS: true, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key') };
@@ -29,14 +30,27 @@ export interface TlsOutcome {
  * waits `lingerMs` for a refusal (TLS 1.3 refuses a client certificate after the client's side of
  * the handshake), and ends.
  */
-export function tlsSend(port: number, payload: string, opts: { cert?: string; key?: string; ca?: string; localAddress?: string; lingerMs?: number } = {}): Promise<TlsOutcome> {
+export function tlsSend(
+  port: number,
+  payload: string,
+  opts: { cert?: string; key?: string; ca?: string; localAddress?: string; lingerMs?: number } = {},
+): Promise<TlsOutcome> {
   return new Promise((resolve) => {
     const outcome: TlsOutcome = { connected: false };
-    const socket: TLSSocket = tlsConnect({ host: '127.0.0.1', port, ca: opts.ca ?? certText('ca.pem'), ...(opts.cert ? { cert: certText(opts.cert), key: certText(opts.key!) } : {}), ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }, () => {
-      outcome.connected = true;
-      socket.write(payload);
-      setTimeout(() => socket.end(), opts.lingerMs ?? 200);
-    });
+    const socket: TLSSocket = tlsConnect(
+      {
+        host: '127.0.0.1',
+        port,
+        ca: opts.ca ?? certText('ca.pem'),
+        ...(opts.cert ? { cert: certText(opts.cert), key: certText(opts.key!) } : {}),
+        ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+      },
+      () => {
+        outcome.connected = true;
+        socket.write(payload);
+        setTimeout(() => socket.end(), opts.lingerMs ?? 200);
+      },
+    );
     socket.on('error', (e) => {
       outcome.error = e.message;
     });
@@ -85,21 +99,30 @@ export interface TlsSyslogServer {
   close(): Promise<void>;
 }
 
-export function tlsSyslogServer(opts: { requireClientCert?: boolean; cert?: string; key?: string } = {}): Promise<TlsSyslogServer> {
+export function tlsSyslogServer(
+  opts: { requireClientCert?: boolean; cert?: string; key?: string } = {},
+): Promise<TlsSyslogServer> {
   const frames: string[] = [];
   const raw: string[] = [];
   const refused: string[] = [];
   const open = new Set<TLSSocket>();
-  const server = createServer({ cert: certText(opts.cert ?? 'server.pem'), key: certText(opts.key ?? 'server.key'), ...(opts.requireClientCert ? { ca: certText('ca.pem'), requestCert: true, rejectUnauthorized: true } : {}) }, (socket) => {
-    const decoder = new FrameDecoder();
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('data', (chunk: Buffer) => {
-      raw.push(chunk.toString());
-      for (const f of decoder.push(chunk)) frames.push(f.toString());
-    });
-    socket.on('error', () => undefined);
-  });
+  const server = createServer(
+    {
+      cert: certText(opts.cert ?? 'server.pem'),
+      key: certText(opts.key ?? 'server.key'),
+      ...(opts.requireClientCert ? { ca: certText('ca.pem'), requestCert: true, rejectUnauthorized: true } : {}),
+    },
+    (socket) => {
+      const decoder = new FrameDecoder();
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      socket.on('data', (chunk: Buffer) => {
+        raw.push(chunk.toString());
+        for (const f of decoder.push(chunk)) frames.push(f.toString());
+      });
+      socket.on('error', () => undefined);
+    },
+  );
   server.on('tlsClientError', (e) => refused.push(e.message));
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () =>

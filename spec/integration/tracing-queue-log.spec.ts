@@ -18,18 +18,43 @@ describe('tracing: the queue logs about an entry in its trace', function () {
     await stopTracing();
   });
 
-  const run = async (deadLetter: string): Promise<{ traceId: string; lines: Array<{ message: string; trace_id?: string }> }> => {
+  const run = async (
+    deadLetter: string,
+  ): Promise<{ traceId: string; lines: Array<{ message: string; trace_id?: string }> }> => {
     await startTracing(DEFAULT_TRACING);
     const started = await startTestNode([
-      { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'jobs', ControlAllowList: 'channel,requeue_timer,requeue_count,deadletter_slap' },
-      { service: 'queue', NAME: 'jobs', AllowedChannels: 'failing,dead', PersistPath: join(tempDir('hn-trace-queue-'), 'store'), LOGLEVEL: 'debug', LOGFORMAT: 'JSON' },
+      {
+        service: 'gateway',
+        NAME: 'gw',
+        Port: 0,
+        Strict: true,
+        OUTPUTCHANNEL: 'jobs',
+        ControlAllowList: 'channel,requeue_timer,requeue_count,deadletter_slap',
+      },
+      {
+        service: 'queue',
+        NAME: 'jobs',
+        AllowedChannels: 'failing,dead',
+        PersistPath: join(tempDir('hn-trace-queue-'), 'store'),
+        LOGLEVEL: 'debug',
+        LOGFORMAT: 'JSON',
+      },
       { service: 'echo', NAME: 'failing', ReplyCode: 502 },
       { service: 'echo', NAME: 'dead' },
     ]);
     node = started.node;
     const port = node.services.find((s) => s.name === 'gw')!.running.status().port as number;
-    const control = { channel: ['failing'], requeue_timer: ['0'], requeue_count: ['1'], ...(deadLetter ? { deadletter_slap: [deadLetter] } : {}) };
-    const res = await fetch(`http://127.0.0.1:${port}/jobs/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Data: { n: ['1'] }, Control: control }) });
+    const control = {
+      channel: ['failing'],
+      requeue_timer: ['0'],
+      requeue_count: ['1'],
+      ...(deadLetter ? { deadletter_slap: [deadLetter] } : {}),
+    };
+    const res = await fetch(`http://127.0.0.1:${port}/jobs/add`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Data: { n: ['1'] }, Control: control }),
+    });
     expect(res.status).to.equal(200);
     const traceId = parseTraceparent(res.headers.get('traceparent') ?? '')!.traceId;
     const ended = deadLetter ? 'dead-lettered to' : 'kept in the dead set after';

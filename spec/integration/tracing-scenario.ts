@@ -67,7 +67,9 @@ export async function startUpstream(): Promise<Upstream> {
       if (req.url === '/before') {
         interceptorTraceparents.push(String(req.headers.traceparent ?? ''));
         const { value } = JSON.parse(body.toString('utf8')) as { value: { Data: unknown } };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: value.Data, status: 'OK', status_code: 200, options: {} }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ data: value.Data, status: 'OK', status_code: 200, options: {} }));
         return;
       }
       traceparents.push(String(req.headers.traceparent ?? ''));
@@ -78,10 +80,18 @@ export async function startUpstream(): Promise<Upstream> {
     });
   });
   const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}/hook`, interceptorUrl: `http://127.0.0.1:${port}/before`, traceparents, tracestates, interceptorTraceparents, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    interceptorUrl: `http://127.0.0.1:${port}/before`,
+    traceparents,
+    tracestates,
+    interceptorTraceparents,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
-const valueOf = (v: OtlpAnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
+const valueOf = (v: OtlpAnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue;
 
 /** Spans of one OTLP/HTTP export request, protobuf or JSON by its content type (ids in hex). */
 export function decodeExport(body: Buffer, contentType: string): { spans: SeenSpan[]; serviceNames: string[] } {
@@ -94,7 +104,15 @@ export function decodeExport(body: Buffer, contentType: string): { spans: SeenSp
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
         const attributes = Object.fromEntries((s.attributes ?? []).map((a) => [a.key, valueOf(a.value)]));
-        spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, service: String(attributes['hivenode.service'] ?? ''), attributes, status: s.status?.code ?? 0 });
+        spans.push({
+          traceId: s.traceId,
+          spanId: s.spanId,
+          parentSpanId: s.parentSpanId || undefined,
+          name: s.name,
+          service: String(attributes['hivenode.service'] ?? ''),
+          attributes,
+          status: s.status?.code ?? 0,
+        });
       }
     }
   }
@@ -105,7 +123,14 @@ export function decodeExport(body: Buffer, contentType: string): { spans: SeenSp
  * A local OTLP/HTTP receiver: POST /v1/traces in protobuf or JSON (the content types it got are
  * kept); anything else is answered 415 and counted.
  */
-export async function startOtlpReceiver(): Promise<{ endpoint: string; spans: SeenSpan[]; serviceNames: Set<string>; contentTypes: Set<string>; refused: string[]; close(): Promise<void> }> {
+export async function startOtlpReceiver(): Promise<{
+  endpoint: string;
+  spans: SeenSpan[];
+  serviceNames: Set<string>;
+  contentTypes: Set<string>;
+  refused: string[];
+  close(): Promise<void>;
+}> {
   const spans: SeenSpan[] = [];
   const contentTypes = new Set<string>();
   const serviceNames = new Set<string>();
@@ -113,7 +138,11 @@ export async function startOtlpReceiver(): Promise<{ endpoint: string; spans: Se
   const server = createServer((req, res) => {
     void readAll(req).then((body) => {
       const type = String(req.headers['content-type'] ?? '');
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !(type === 'application/x-protobuf' || type === 'application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !(type === 'application/x-protobuf' || type === 'application/json')
+      ) {
         refused.push(`${req.method} ${req.url} ${type}`);
         res.writeHead(415).end();
         return;
@@ -126,7 +155,14 @@ export async function startOtlpReceiver(): Promise<{ endpoint: string; spans: Se
     });
   });
   const port = await listen(server);
-  return { endpoint: `http://127.0.0.1:${port}`, spans, serviceNames, contentTypes, refused, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    spans,
+    serviceNames,
+    contentTypes,
+    refused,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** The in-memory exporter's spans in the same shape. */
@@ -145,21 +181,48 @@ export function fromReadable(spans: readonly ReadableSpan[]): SeenSpan[] {
 /** The node-file entries of the scenario (the gateway and queue; the HTTP client apart, so it can run elsewhere). */
 export function frontServices(storeDir: string): Array<Record<string, string | number | boolean>> {
   return [
-    { service: 'gateway', NAME: NAMES.gateway, Port: 0, Strict: true, OUTPUTCHANNEL: NAMES.queue, ControlAllowList: 'channel,requeue_timer,requeue_count' },
+    {
+      service: 'gateway',
+      NAME: NAMES.gateway,
+      Port: 0,
+      Strict: true,
+      OUTPUTCHANNEL: NAMES.queue,
+      ControlAllowList: 'channel,requeue_timer,requeue_count',
+    },
     { service: 'queue', NAME: NAMES.queue, AllowedChannels: NAMES.client, PersistPath: storeDir },
   ];
 }
 
-export function clientService(upstream: Upstream, logFormat: 'TEXT' | 'JSON'): Record<string, string | number | boolean> {
-  return { service: 'httpclient', NAME: NAMES.client, URL: upstream.url, InterceptBefore: upstream.interceptorUrl, LOGFORMAT: logFormat };
+export function clientService(
+  upstream: Upstream,
+  logFormat: 'TEXT' | 'JSON',
+): Record<string, string | number | boolean> {
+  return {
+    service: 'httpclient',
+    NAME: NAMES.client,
+    URL: upstream.url,
+    InterceptBefore: upstream.interceptorUrl,
+    LOGFORMAT: logFormat,
+  };
 }
 
 /** The request: one queue entry for the HTTP client, retried at once after a failure. */
-export async function sendRequest(gatewayPort: number, traceparent?: string, tracestate?: string): Promise<{ status: number; traceparent: string }> {
+export async function sendRequest(
+  gatewayPort: number,
+  traceparent?: string,
+  tracestate?: string,
+): Promise<{ status: number; traceparent: string }> {
   const res = await fetch(`http://127.0.0.1:${gatewayPort}/jobs/add`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) },
-    body: JSON.stringify({ Data: { order: ['17'] }, Control: { channel: [NAMES.client], requeue_timer: ['0'], requeue_count: ['3'] } }),
+    headers: {
+      'content-type': 'application/json',
+      ...(traceparent ? { traceparent } : {}),
+      ...(tracestate ? { tracestate } : {}),
+    },
+    body: JSON.stringify({
+      Data: { order: ['17'] },
+      Control: { channel: [NAMES.client], requeue_timer: ['0'], requeue_count: ['3'] },
+    }),
   });
   await res.text();
   return { status: res.status, traceparent: res.headers.get('traceparent') ?? '' };
@@ -167,20 +230,33 @@ export async function sendRequest(gatewayPort: number, traceparent?: string, tra
 
 /** Whether the spans of the whole scenario are in (the second attempt's HTTP client span ended last). */
 export function complete(spans: readonly SeenSpan[]): boolean {
-  return spans.filter((s) => s.service === NAMES.client).length >= 2 && spans.filter((s) => s.name === `${NAMES.queue} deliver`).length >= 2;
+  return (
+    spans.filter((s) => s.service === NAMES.client).length >= 2 &&
+    spans.filter((s) => s.name === `${NAMES.queue} deliver`).length >= 2
+  );
 }
 
 /**
  * Checks one trace across the response header, every hop's span (parents right), the upstream's
  * received traceparents and the log lines; `parent` is the client's own span when it sent a traceparent.
  */
-export function checkOneTrace(opts: { header: string; spans: readonly SeenSpan[]; upstream: Upstream; logs: string; logFormat: 'TEXT' | 'JSON'; parent?: { traceId: string; spanId: string } }): void {
+export function checkOneTrace(opts: {
+  header: string;
+  spans: readonly SeenSpan[];
+  upstream: Upstream;
+  logs: string;
+  logFormat: 'TEXT' | 'JSON';
+  parent?: { traceId: string; spanId: string };
+}): void {
   const answered = parseTraceparent(opts.header);
   expect(answered, `traceparent response header '${opts.header}'`).to.not.equal(undefined);
   const traceId = answered!.traceId;
   if (opts.parent) expect(traceId, 'the gateway continues the trace it was sent').to.equal(opts.parent.traceId);
   const ours = opts.spans.filter((s) => (Object.values(NAMES) as string[]).includes(s.service));
-  expect(ours.map((s) => s.traceId), 'every span of the scenario is of the one trace').to.deep.equal(ours.map(() => traceId));
+  expect(
+    ours.map((s) => s.traceId),
+    'every span of the scenario is of the one trace',
+  ).to.deep.equal(ours.map(() => traceId));
 
   const gateway = ours.filter((s) => s.service === NAMES.gateway);
   expect(gateway).to.have.length(1);
@@ -191,9 +267,12 @@ export function checkOneTrace(opts: { header: string; spans: readonly SeenSpan[]
   expect(enqueue, 'one span for the queue taking the entry').to.have.length(1);
   expect(enqueue[0]!.parentSpanId).to.equal(gateway[0]!.spanId);
 
-  const attempts = ours.filter((s) => s.name === `${NAMES.queue} deliver`).sort((a, b) => Number(a.attributes['hivenode.queue.attempt']) - Number(b.attributes['hivenode.queue.attempt']));
+  const attempts = ours
+    .filter((s) => s.name === `${NAMES.queue} deliver`)
+    .sort((a, b) => Number(a.attributes['hivenode.queue.attempt']) - Number(b.attributes['hivenode.queue.attempt']));
   expect(attempts.map((a) => a.attributes['hivenode.queue.attempt'])).to.deep.equal([1, 2]);
-  for (const a of attempts) expect(a.parentSpanId, 'each attempt is a child of the span that added the entry').to.equal(enqueue[0]!.spanId);
+  for (const a of attempts)
+    expect(a.parentSpanId, 'each attempt is a child of the span that added the entry').to.equal(enqueue[0]!.spanId);
   expect(attempts.map((a) => a.attributes['hivenode.code'])).to.deep.equal([502, 200]);
   expect(attempts[0]!.status, 'the failed attempt is an error span').to.equal(2);
 
@@ -201,19 +280,26 @@ export function checkOneTrace(opts: { header: string; spans: readonly SeenSpan[]
   expect(client).to.have.length(2);
   const clientOf = (attempt: SeenSpan): SeenSpan => {
     const found = client.filter((c) => c.parentSpanId === attempt.spanId);
-    expect(found, `one HTTP client span under attempt ${String(attempt.attributes['hivenode.queue.attempt'])}`).to.have.length(1);
+    expect(
+      found,
+      `one HTTP client span under attempt ${String(attempt.attributes['hivenode.queue.attempt'])}`,
+    ).to.have.length(1);
     return found[0]!;
   };
   const calls = attempts.map(clientOf);
 
   expect(opts.upstream.traceparents).to.have.length(2);
   // the interceptor call of each attempt is made in the same span as the request it prepares
-  expect(opts.upstream.interceptorTraceparents, 'the before interceptor is called with the trace').to.deep.equal(opts.upstream.traceparents);
+  expect(opts.upstream.interceptorTraceparents, 'the before interceptor is called with the trace').to.deep.equal(
+    opts.upstream.traceparents,
+  );
   opts.upstream.traceparents.forEach((tp, i) => {
     const p = parseTraceparent(tp);
     expect(p, `upstream request ${i + 1} carries a traceparent ('${tp}')`).to.not.equal(undefined);
     expect(p!.traceId).to.equal(traceId);
-    expect(p!.spanId, `upstream request ${i + 1}'s parent is the HTTP client span of attempt ${i + 1}`).to.equal(calls[i]!.spanId);
+    expect(p!.spanId, `upstream request ${i + 1}'s parent is the HTTP client span of attempt ${i + 1}`).to.equal(
+      calls[i]!.spanId,
+    );
   });
 
   const failed = opts.logs.split('\n').filter((l) => l.includes('request failed'));

@@ -33,11 +33,23 @@ describe('tracing: the spans exec, SQL and syslog make of their work', function 
     await stopTracing();
   });
   const spansOf = (service: string) => fromReadable(exporter.getFinishedSpans()).filter((s) => s.service === service);
-  const call = (channel: string, data: Record<string, string[]>) => node!.hive.call(channel, makeMessage({ Control: mapOf({ traceparent: [traceparent] }), Data: mapOf(data) }), 10_000);
+  const call = (channel: string, data: Record<string, string[]>) =>
+    node!.hive.call(
+      channel,
+      makeMessage({ Control: mapOf({ traceparent: [traceparent] }), Data: mapOf(data) }),
+      10_000,
+    );
 
   for (const sensitive of [false, true]) {
     it(`exec: the span names the command, ${sensitive ? 'and its arguments with LOGSENSITIVE=true' : 'not its arguments'}`, async () => {
-      ({ node } = await startTestNode([{ service: 'exec', NAME: 'cmd', Template: '{{ setCmd "echo" }}{{ addArg (index .Data.word 0) }}', LOGSENSITIVE: sensitive }]));
+      ({ node } = await startTestNode([
+        {
+          service: 'exec',
+          NAME: 'cmd',
+          Template: '{{ setCmd "echo" }}{{ addArg (index .Data.word 0) }}',
+          LOGSENSITIVE: sensitive,
+        },
+      ]));
       const r = await call('cmd', { word: ['hunter2'] });
       expect(r.Code).to.equal(200);
       await until(() => spansOf('cmd').length === 1);
@@ -52,13 +64,28 @@ describe('tracing: the spans exec, SQL and syslog make of their work', function 
   it('SQL: the span names the statement kind and table, never the values', async () => {
     const init = join(dir, 'init.sql');
     writeFileSync(init, 'CREATE TABLE IF NOT EXISTS people (name TEXT);\n');
-    ({ node } = await startTestNode([{ service: 'sql', NAME: 'db', SQL_DATABASE: join(dir, 'db.sqlite'), SQL_INITFILE: init, SQL_STATEMENT: 'INSERT', SQL_TABLE: 'people', SQL_COLUMNS: 'name', SQL_VALUEPARAMS: 'name' }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'sql',
+        NAME: 'db',
+        SQL_DATABASE: join(dir, 'db.sqlite'),
+        SQL_INITFILE: init,
+        SQL_STATEMENT: 'INSERT',
+        SQL_TABLE: 'people',
+        SQL_COLUMNS: 'name',
+        SQL_VALUEPARAMS: 'name',
+      },
+    ]));
     const r = await call('db', { name: ['Alice Secretname'] });
     expect(r.Code, r.Message).to.equal(200);
     await until(() => spansOf('db').length === 1);
     const [span] = spansOf('db');
     expect(span).to.include({ traceId: PARENT.traceId, parentSpanId: PARENT.spanId });
-    expect(span!.attributes).to.include({ 'db.operation.name': 'INSERT', 'db.collection.name': 'people', 'hivenode.code': 200 });
+    expect(span!.attributes).to.include({
+      'db.operation.name': 'INSERT',
+      'db.collection.name': 'people',
+      'hivenode.code': 200,
+    });
     expect(JSON.stringify(span!.attributes)).to.not.contain('Secretname');
   });
 
@@ -69,10 +96,13 @@ describe('tracing: the spans exec, SQL and syslog make of their work', function 
     ]));
     const port = node.services.find((s) => s.name === 'logs')!.running.status().udpPort as number;
     const socket = createSocket('udp4');
-    for (const text of ['<13>Nov 24 10:00:00 host app: one', '<13>Nov 24 10:00:01 host app: two']) await new Promise<void>((r) => socket.send(text, port, '127.0.0.1', () => r()));
+    for (const text of ['<13>Nov 24 10:00:00 host app: one', '<13>Nov 24 10:00:01 host app: two'])
+      await new Promise<void>((r) => socket.send(text, port, '127.0.0.1', () => r()));
     socket.close();
     await until(() => recorded(join(dir, 'sink.jsonl')).length === 2 && spansOf('sink').length === 2);
-    const forwarded = recorded(join(dir, 'sink.jsonl')).map((r) => parseTraceparent(r.message.Control.traceparent?.[0])!);
+    const forwarded = recorded(join(dir, 'sink.jsonl')).map((r) =>
+      parseTraceparent(r.message.Control.traceparent?.[0])!,
+    );
     expect(forwarded[0]!.traceId, 'one trace per message').to.not.equal(forwarded[1]!.traceId);
     const received = spansOf('logs');
     expect(received.map((s) => s.traceId).sort()).to.deep.equal(forwarded.map((f) => f.traceId).sort());

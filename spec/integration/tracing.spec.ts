@@ -8,7 +8,17 @@ import { traceById } from '../../actors/observe/trace-ring.js';
 import { parseTraceparent } from '../../actors/observe/trace-context.js';
 import { tempDir } from '../temp.js';
 import { startTestNode } from './helpers.js';
-import { NAMES, checkOneTrace, clientService, complete, fromReadable, frontServices, sendRequest, startOtlpReceiver, startUpstream } from './tracing-scenario.js';
+import {
+  NAMES,
+  checkOneTrace,
+  clientService,
+  complete,
+  fromReadable,
+  frontServices,
+  sendRequest,
+  startOtlpReceiver,
+  startUpstream,
+} from './tracing-scenario.js';
 import { sleep, until } from '../support/wait.js';
 
 describe('tracing: one trace from the HTTP request through every hop and retry', function () {
@@ -26,9 +36,15 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
   });
 
   const startScenario = async (logFormat: 'TEXT' | 'JSON'): Promise<{ port: number; logs: () => string }> => {
-    const started = await startTestNode([...frontServices(join(tempDir('hn-trace-'), 'store')), clientService(upstream, logFormat)] as never);
+    const started = await startTestNode([
+      ...frontServices(join(tempDir('hn-trace-'), 'store')),
+      clientService(upstream, logFormat),
+    ] as never);
     node = started.node;
-    return { port: node.services.find((s) => s.name === NAMES.gateway)!.running.status().port as number, logs: started.logs };
+    return {
+      port: node.services.find((s) => s.name === NAMES.gateway)!.running.status().port as number,
+      logs: started.logs,
+    };
   };
 
   it('collected by the in-memory exporter: a client traceparent is continued through the queue retry to the upstream', async () => {
@@ -39,7 +55,14 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
     const answer = await sendRequest(port, `00-${client.traceId}-${client.spanId}-01`);
     expect(answer.status).to.equal(200);
     await until(() => complete(fromReadable(exporter.getFinishedSpans())), 10_000);
-    checkOneTrace({ header: answer.traceparent, spans: fromReadable(exporter.getFinishedSpans()), upstream, logs: logs(), logFormat: 'JSON', parent: client });
+    checkOneTrace({
+      header: answer.traceparent,
+      spans: fromReadable(exporter.getFinishedSpans()),
+      upstream,
+      logs: logs(),
+      logFormat: 'JSON',
+      parent: client,
+    });
     // the console's ring holds the same trace, as plain data
     const ring = traceById(client.traceId)!;
     expect(ring.spans.map((s) => s.service)).to.include.members([NAMES.gateway, NAMES.queue, NAMES.client]);
@@ -51,7 +74,13 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
       const receiver = await startOtlpReceiver();
       try {
         // protobuf is the default, as the OpenTelemetry specification makes it
-        await startTracing(compileTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'trace-test', ...(protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}) }));
+        await startTracing(
+          compileTracing({
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+            OTEL_SERVICE_NAME: 'trace-test',
+            ...(protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}),
+          }),
+        );
         const { port, logs } = await startScenario('TEXT');
         const answer = await sendRequest(port);
         expect(answer.status).to.equal(200);
@@ -63,7 +92,9 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
           await sleep(20);
         }
         expect(receiver.refused).to.deep.equal([]);
-        expect([...receiver.contentTypes]).to.deep.equal([protocol === 'http/json' ? 'application/json' : 'application/x-protobuf']);
+        expect([...receiver.contentTypes]).to.deep.equal([
+          protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+        ]);
         expect([...receiver.serviceNames]).to.deep.equal(['trace-test']);
         checkOneTrace({ header: answer.traceparent, spans: receiver.spans, upstream, logs: logs(), logFormat: 'TEXT' });
       } finally {
@@ -82,7 +113,11 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
     expect(upstream.traceparents).to.deep.equal([answer.traceparent, answer.traceparent]);
     expect(traceById(traceId)).to.equal(undefined);
     await until(() => logs().includes('request failed'));
-    expect(logs().split('\n').find((l) => l.includes('request failed'))).to.contain(` trace_id=${traceId}`);
+    expect(
+      logs()
+        .split('\n')
+        .find((l) => l.includes('request failed')),
+    ).to.contain(` trace_id=${traceId}`);
   });
 
   it('W3C rules at the door: an upper-case traceparent starts a new trace; a 10,089-character tracestate reaches the upstream cut to 512', async () => {
@@ -92,7 +127,9 @@ describe('tracing: one trace from the HTTP request through every hop and retry',
     const tracestate = `vendor=1,huge=${'z'.repeat(10_067)},other=2`;
     expect(tracestate.length).to.equal(10_089);
     const answer = await sendRequest(port, upper, tracestate);
-    expect(parseTraceparent(answer.traceparent)!.traceId, 'not continued').to.not.equal('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(parseTraceparent(answer.traceparent)!.traceId, 'not continued').to.not.equal(
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    );
     await until(() => upstream.traceparents.length === 2, 10_000);
     // a new trace carries no tracestate of the invalid parent's
     expect(upstream.tracestates).to.deep.equal(['', '']);

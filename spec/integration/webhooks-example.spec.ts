@@ -23,10 +23,22 @@ describe('examples/webhooks (a queue in front of a signing HTTP client, a verify
   });
 
   /** Runs every `$X …` line of an example's header in one bash; each answer with its line's promised Code and comment. */
-  const runHeader = (example: RunningExample, variable: string, port: number): Array<{ line: string; code: number; comment: string; answer: ExampleAnswer }> => {
+  const runHeader = (
+    example: RunningExample,
+    variable: string,
+    port: number,
+  ): Array<{ line: string; code: number; comment: string; answer: ExampleAnswer }> => {
     const { setup, lines } = headerShell(example.text, variable, (t) => t);
-    const url = new RegExp(`^# {3}${variable}="(.*)"$`, 'm').exec(example.text)![1]!.replace(String(port), String(example.node.port));
-    const out = execFileSync('bash', ['-c', `${variable}="${url}"\n${setup}\n${lines.map((l) => `${l.line}; echo`).join('\n')}`], { encoding: 'utf8' }).trim().split('\n');
+    const url = new RegExp(`^# {3}${variable}="(.*)"$`, 'm')
+      .exec(example.text)![1]!
+      .replace(String(port), String(example.node.port));
+    const out = execFileSync(
+      'bash',
+      ['-c', `${variable}="${url}"\n${setup}\n${lines.map((l) => `${l.line}; echo`).join('\n')}`],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n');
     return lines.map((l, i) => ({ ...l, answer: JSON.parse(out[i]!) as ExampleAnswer }));
   };
   const paths = (text: string): string => text.replace(/examples\//g, EXAMPLES);
@@ -34,11 +46,20 @@ describe('examples/webhooks (a queue in front of a signing HTTP client, a verify
   it('starts both ends as written; the events posted reach the receiver signed and verified; unsigned ones are 401', async () => {
     const receiver = await startExample(`${EXAMPLES}webhooks/receiver.yaml`, 'R', 8093, (text, dir) => {
       received = `${dir}/received.jsonl`;
-      return paths(text.replace(/Port: 8093/, 'Port: 0').replace('RecordFile: ./webhooks-received.jsonl', `RecordFile: ${received}`));
+      return paths(
+        text
+          .replace(/Port: 8093/, 'Port: 0')
+          .replace('RecordFile: ./webhooks-received.jsonl', `RecordFile: ${received}`),
+      );
     });
     running.push(receiver);
     const sender = await startExample(`${EXAMPLES}webhooks/sender.yaml`, 'E', 8092, (text, dir) =>
-      paths(text.replace(/Port: 8092/, 'Port: 0').replace('127.0.0.1:8093', `127.0.0.1:${receiver.node.port}`).replace('PersistPath: ./webhooks-outbox', `PersistPath: ${dir}/outbox`)),
+      paths(
+        text
+          .replace(/Port: 8092/, 'Port: 0')
+          .replace('127.0.0.1:8093', `127.0.0.1:${receiver.node.port}`)
+          .replace('PersistPath: ./webhooks-outbox', `PersistPath: ${dir}/outbox`),
+      ),
     );
     running.push(sender);
 

@@ -54,11 +54,20 @@ describe('package: Node engines of the dependency tree', () => {
   });
 
   it('... and for the Node running this test', () => {
-    expect(refusingPackages(lock, process.versions.node), `these packages print EBADENGINE on Node ${process.versions.node}`).to.deep.equal([]);
+    expect(
+      refusingPackages(lock, process.versions.node),
+      `these packages print EBADENGINE on Node ${process.versions.node}`,
+    ).to.deep.equal([]);
   });
 
   it('the check sees a package that refuses a version (it can fail)', () => {
-    const lockWithNode22Only = { packages: { '': {}, 'node_modules/a/node_modules/x': { version: '3.0.0', engines: { node: '>= 22.x' } }, 'node_modules/y': { version: '1.0.0', engines: ['node >= 0.4.0'] } } };
+    const lockWithNode22Only = {
+      packages: {
+        '': {},
+        'node_modules/a/node_modules/x': { version: '3.0.0', engines: { node: '>= 22.x' } },
+        'node_modules/y': { version: '1.0.0', engines: ['node >= 0.4.0'] },
+      },
+    };
     expect(refusingPackages(lockWithNode22Only, '20.19.0')).to.deep.equal(['x@3.0.0 (node >= 22.x)']);
     expect(refusingPackages(lockWithNode22Only, '22.1.0')).to.deep.equal([]);
   });

@@ -30,7 +30,11 @@ interface Run {
 }
 
 /** Runs a command to its end (killed after `limitMs`), with both output streams kept. */
-function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; limitMs: number }): Promise<Run> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; limitMs: number },
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -58,10 +62,16 @@ async function localSqlitePrebuild(work: string): Promise<string> {
   const dir = join(work, 'prebuilds');
   mkdirSync(dir);
   const sqlite3 = join(REPO, 'node_modules', 'sqlite3');
-  const meta = JSON.parse(readFileSync(join(sqlite3, 'package.json'), 'utf8')) as { version: string; binary: { napi_versions: number[] } };
+  const meta = JSON.parse(readFileSync(join(sqlite3, 'package.json'), 'utf8')) as {
+    version: string;
+    binary: { napi_versions: number[] };
+  };
   const napi = Math.max(...meta.binary.napi_versions.filter((v) => v <= Number(process.versions.napi)));
   const name = `sqlite3-v${meta.version}-napi-v${napi}-${process.platform}-${process.arch}.tar.gz`;
-  const packed = await run('tar', ['-czf', join(dir, name), '-C', sqlite3, 'build/Release/node_sqlite3.node'], { cwd: work, limitMs: MINUTE });
+  const packed = await run('tar', ['-czf', join(dir, name), '-C', sqlite3, 'build/Release/node_sqlite3.node'], {
+    cwd: work,
+    limitMs: MINUTE,
+  });
   expect(packed.code, packed.err).to.equal(0);
   return dir;
 }
@@ -95,23 +105,46 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
   it('the tarball holds what runs — the build and every example the demo names — and no tests, benches or scripts', async () => {
     const listed = await run('tar', ['-tzf', tarball], { cwd: work, limitMs: MINUTE });
     expect(listed.code, listed.err).to.equal(0);
-    const files = listed.out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-    expect(files).to.include.members(['package.json', 'README.md', 'dist/bin/hivenode.js', 'dist/index.js', 'dist/index.d.ts', 'dist/template/index.js']);
+    const files = listed.out
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
+    expect(files).to.include.members([
+      'package.json',
+      'README.md',
+      'dist/bin/hivenode.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/template/index.js',
+    ]);
     // every examples/… path examples/demo.yaml names (files, and the template directory's files)
-    const named = [...readFileSync(join(REPO, 'examples', 'demo.yaml'), 'utf8').matchAll(/examples\/[\w./-]*[\w]/g)].map((m) => m[0]);
+    const named = [
+      ...readFileSync(join(REPO, 'examples', 'demo.yaml'), 'utf8').matchAll(/examples\/[\w./-]*[\w]/g),
+    ].map((m) => m[0]);
     expect(named).to.include.members(['examples/templates', 'examples/sql/demo-seed.sql', 'examples/demo.htpasswd']);
     for (const path of named) {
-      const wanted = statSync(join(REPO, path)).isDirectory() ? readdirSync(join(REPO, path)).map((f) => `${path}/${f}`) : [path];
+      const wanted = statSync(join(REPO, path)).isDirectory()
+        ? readdirSync(join(REPO, path)).map((f) => `${path}/${f}`)
+        : [path];
       expect(files, `the demo needs ${path}`).to.include.members(wanted);
     }
-    expect(files.filter((f) => /^dist\/(spec|bench|scripts)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).to.deep.equal([]);
+    expect(
+      files.filter(
+        (f) =>
+          /^dist\/(spec|bench|scripts)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      ),
+    ).to.deep.equal([]);
   });
 
   it('npm install -g of the tarball puts hivenode on the prefix PATH without an EBADENGINE warning', async () => {
     // exactly the README's command; --allow-scripts lets sqlite3 build its binding under npm's
     // install-script policy (npm ≥ 11.16; older npm ignores the option with a warning)
     const env = { ...process.env, npm_config_sqlite3_local_prebuilds: prebuilds };
-    const installed = await run('npm', ['install', '-g', '--prefix', prefix, '--allow-scripts=sqlite3', '--no-audit', '--no-fund', tarball], { cwd: work, env, limitMs: 25 * MINUTE });
+    const installed = await run(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--allow-scripts=sqlite3', '--no-audit', '--no-fund', tarball],
+      { cwd: work, env, limitMs: 25 * MINUTE },
+    );
     const output = installed.out + installed.err;
     expect(installed.code, output).to.equal(0);
     expect(output).not.to.match(/EBADENGINE/);
@@ -133,13 +166,20 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(bin, 'the install failed').to.be.a('string');
     const cache = join(work, 'code-cache');
     const version = async (dir: string): Promise<void> => {
-      const r = await run(bin, ['--version'], { cwd: work, env: { ...process.env, HIVENODE_CODE_CACHE: dir }, limitMs: 2 * MINUTE });
+      const r = await run(bin, ['--version'], {
+        cwd: work,
+        env: { ...process.env, HIVENODE_CODE_CACHE: dir },
+        limitMs: 2 * MINUTE,
+      });
       expect(r.code, r.err).to.equal(0);
       expect(r.out).to.match(/^hivenode /);
     };
     await version(cache);
     const written = readdirSync(cache);
-    expect(written.some((f) => /^cli\.cjs-[0-9a-f]{32}\.v8$/.test(f)), written.join(', ')).to.equal(true);
+    expect(
+      written.some((f) => /^cli\.cjs-[0-9a-f]{32}\.v8$/.test(f)),
+      written.join(', '),
+    ).to.equal(true);
     const mtimes = written.map((f) => statSync(join(cache, f)).mtimeMs);
     // V8 took every cache: nothing is due, nothing written again
     await version(cache);
@@ -170,7 +210,9 @@ describe('package: npm pack, npm install -g, hivenode from an empty directory', 
     expect(r.out).to.match(/call 'echo' call \{"greeting":\["hello","hive"\]\}\n {2}→ \{"Code":200/);
     expect(r.out).to.match(/"names":\[[^\]]*"fanout\.tmpl"/); // the storage service found the packaged templates
     expect(r.out).to.contain('upstream status 200');
-    expect(r.out).to.match(/\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/);
+    expect(r.out).to.match(
+      /\/sql\/select[^\n]*\n {2}→ HTTP 200 \{"Code":200,"Message":"Success","Data":\{"id":\[[^\n]*"name":\["Ada","Alan"/,
+    );
     expect(readdirSync(empty)).to.deep.equal([]);
     // the demo's state: a directory of the user in the OS temp directory (its SQLite file, queue store, syslog record)
     const state = readdirSync(scratch).find((d) => d.startsWith('hivenode-demo-'));

@@ -56,17 +56,43 @@ describe('reliability: actor faults (fault injection hook)', function () {
       const syslogSink = createSocket('udp4');
       await new Promise<void>((r) => syslogSink.bind(0, '127.0.0.1', r));
       // the HTTP client needs an interceptor: a pass-through before mapper
-      const mapper = await serveInterceptor((_type, value) => ({ data: (value as { Data: unknown }).Data, status: 'OK', status_code: 200 }), 0);
-      closers.push(() => web.close(), () => syslogSink.close(), () => mapper.close());
+      const mapper = await serveInterceptor(
+        (_type, value) => ({ data: (value as { Data: unknown }).Data, status: 'OK', status_code: 200 }),
+        0,
+      );
+      closers.push(
+        () => web.close(),
+        () => syslogSink.close(),
+        () => mapper.close(),
+      );
 
       process.env[FAULT_INJECTION_ENV] = '1';
       try {
         ({ node } = await startTestNode([
           { service: 'echo', NAME: 'echo' },
-          { service: 'sql', NAME: 'sql', SQL_DATABASE: join(dir, 'db.sqlite'), SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT 1 AS one' },
+          {
+            service: 'sql',
+            NAME: 'sql',
+            SQL_DATABASE: join(dir, 'db.sqlite'),
+            SQL_RAWMODE: true,
+            SQL_RAWACTION: 'query',
+            SQL_RAWVALUE: 'SELECT 1 AS one',
+          },
           { service: 'exec', NAME: 'exec', Template: '{{setCmd "true"}}' },
-          { service: 'httpclient', NAME: 'web', URL: `http://127.0.0.1:${(web.address() as AddressInfo).port}/`, Method: 'POST', InterceptBefore: `http://127.0.0.1:${mapper.port}/` },
-          { service: 'syslog', NAME: 'logout', RemoteIP: '127.0.0.1', RemotePort: (syslogSink.address() as AddressInfo).port, SendUDP: true },
+          {
+            service: 'httpclient',
+            NAME: 'web',
+            URL: `http://127.0.0.1:${(web.address() as AddressInfo).port}/`,
+            Method: 'POST',
+            InterceptBefore: `http://127.0.0.1:${mapper.port}/`,
+          },
+          {
+            service: 'syslog',
+            NAME: 'logout',
+            RemoteIP: '127.0.0.1',
+            RemotePort: (syslogSink.address() as AddressInfo).port,
+            SendUDP: true,
+          },
           { service: 'queue', NAME: 'q', PersistPath: join(dir, 'store'), DefaultChannel: 'echo' },
         ]));
       } finally {
@@ -84,7 +110,11 @@ describe('reliability: actor faults (fault injection hook)', function () {
             if (i % spacing === 0 && faultedCodes.length < FAULTS_PER_SERVICE) {
               const fault = faultedCodes.length % 2 === 0 ? Fault.Throw : Fault.Reject;
               faultedCodes.push(0);
-              const r = await hive.call(channel, makeMessage({ Control: mapOf({ [FAULT_CONTROL]: [fault] }), Data: mapOf(data) }), 10_000);
+              const r = await hive.call(
+                channel,
+                makeMessage({ Control: mapOf({ [FAULT_CONTROL]: [fault] }), Data: mapOf(data) }),
+                10_000,
+              );
               faultedCodes[faultedCodes.length - 1] = r.Code;
               faultMessages.push(r.Message);
             }
@@ -96,7 +126,12 @@ describe('reliability: actor faults (fault injection hook)', function () {
 
       const journal = node.journal.entries();
       for (const { channel, normal, faultedCodes, faultMessages } of results) {
-        const crashes = journal.filter((e) => e.event === JournalEvent.Crash && e.error?.class === 'InjectedFaultError' && e.path.includes(`/${channel}/`));
+        const crashes = journal.filter(
+          (e) =>
+            e.event === JournalEvent.Crash &&
+            e.error?.class === 'InjectedFaultError' &&
+            e.path.includes(`/${channel}/`),
+        );
         const crashedPaths = new Set(crashes.map((e) => e.path));
         const restarts = journal.filter((e) => e.event === JournalEvent.Restart && crashedPaths.has(e.path));
         figures[`${channel}: normal answers`] = describeCodes(normal);
@@ -109,19 +144,33 @@ describe('reliability: actor faults (fault injection hook)', function () {
         expect(describeCodes(normal), `${channel}: normal requests`).to.equal(`200×${NORMAL_PER_SERVICE}`);
       }
       // the crashed actors are still serving after the battery
-      for (const [channel, data] of Object.entries(SERVICES)) expect((await hive.call(channel, makeMessage({ Data: mapOf(data) }), 10_000)).Code, channel).to.equal(200);
+      for (const [channel, data] of Object.entries(SERVICES))
+        expect((await hive.call(channel, makeMessage({ Data: mapOf(data) }), 10_000)).Code, channel).to.equal(200);
     },
   );
 
   reliabilityTest(
     'without HIVENODE_FAULT_INJECTION the control is inert: nothing crashes',
-    { suite: 'actor faults', load: '20 echo requests', faults: 'fault_inject controls sent to a node started without the variable' },
+    {
+      suite: 'actor faults',
+      load: '20 echo requests',
+      faults: 'fault_inject controls sent to a node started without the variable',
+    },
     20_000,
     async (figures) => {
       const plain = await startTestNode([{ service: 'echo', NAME: 'plain' }]);
       try {
         const codes: number[] = [];
-        for (let i = 0; i < 20; i++) codes.push((await plain.node.hive.call('plain', makeMessage({ Control: mapOf({ [FAULT_CONTROL]: [i % 2 ? Fault.Throw : Fault.Reject] }) }), 5_000)).Code);
+        for (let i = 0; i < 20; i++)
+          codes.push(
+            (
+              await plain.node.hive.call(
+                'plain',
+                makeMessage({ Control: mapOf({ [FAULT_CONTROL]: [i % 2 ? Fault.Throw : Fault.Reject] }) }),
+                5_000,
+              )
+            ).Code,
+          );
         const crashes = plain.node.journal.entries().filter((e) => e.event === JournalEvent.Crash).length;
         figures['answers'] = describeCodes(codes.map((code) => ({ sentMs: 0, atMs: 0, code })));
         figures['crashes in the journal'] = crashes;

@@ -13,19 +13,38 @@ export interface BadPayload {
   mustRefuse: boolean;
 }
 
-const message = (parts: Record<string, unknown>): string => JSON.stringify({ Class: 'c', Operation: 'o', Control: {}, Data: {}, ...parts });
+const message = (parts: Record<string, unknown>): string =>
+  JSON.stringify({ Class: 'c', Operation: 'o', Control: {}, Data: {}, ...parts });
 /** JSON text with a prototype key as an own property (JSON.stringify would drop `__proto__`). */
 const withKey = (where: 'Data' | 'Control' | 'top', key: string): string =>
-  where === 'top' ? `{"Class":"c","Operation":"o","Control":{},"Data":{},"${key}":["x"]}` : message({}).replace(`"${where}":{}`, `"${where}":{"${key}":["x"]}`);
+  where === 'top'
+    ? `{"Class":"c","Operation":"o","Control":{},"Data":{},"${key}":["x"]}`
+    : message({}).replace(`"${where}":{}`, `"${where}":{"${key}":["x"]}`);
 
 /** Hive wire messages (full Message objects) that must be refused. */
 export function wrongMessages(): BadPayload[] {
   const fixed = [
-    'null', '[]', '"text"', '42', 'true', '{', '{"Class":', '',
-    message({ Class: 1 }), message({ Operation: 5 }), message({ Control: [] }), message({ Data: 'x' }),
-    message({ Data: { x: 'not a list' } }), message({ Data: { x: [1] } }), message({ Data: { x: [null] } }), message({ Control: { c: [{}] } }),
+    'null',
+    '[]',
+    '"text"',
+    '42',
+    'true',
+    '{',
+    '{"Class":',
+    '',
+    message({ Class: 1 }),
+    message({ Operation: 5 }),
+    message({ Control: [] }),
+    message({ Data: 'x' }),
+    message({ Data: { x: 'not a list' } }),
+    message({ Data: { x: [1] } }),
+    message({ Data: { x: [null] } }),
+    message({ Control: { c: [{}] } }),
     message({ Data: { x: [['nested']] } }),
-    message({ Class: 'ech\u0000o' }), message({ Operation: 'x\r\ny' }), message({ Class: '\u001b[31m' }), message({ Operation: '\u0085' }),
+    message({ Class: 'ech\u0000o' }),
+    message({ Operation: 'x\r\ny' }),
+    message({ Class: '\u001b[31m' }),
+    message({ Operation: '\u0085' }),
   ];
   const proto = PROTO_KEYS.flatMap((k) => [withKey('Data', k), withKey('Control', k), withKey('top', k)]);
   return [...fixed, ...proto].map((text) => ({ text, mustRefuse: true }));
@@ -34,7 +53,17 @@ export function wrongMessages(): BadPayload[] {
 /** HTTP bodies (a Data map in strict mode) that must be refused. */
 export function wrongBodies(): BadPayload[] {
   // a `null` body counts as no Data (like an empty body), so it is not among them
-  const fixed = ['[]', '"text"', '42', '{', '{"x":"not a list"}', '{"x":[1]}', '{"x":[null]}', '{"x":[["nested"]]}', '{"x":{}}'];
+  const fixed = [
+    '[]',
+    '"text"',
+    '42',
+    '{',
+    '{"x":"not a list"}',
+    '{"x":[1]}',
+    '{"x":[null]}',
+    '{"x":[["nested"]]}',
+    '{"x":{}}',
+  ];
   const proto = PROTO_KEYS.map((k) => `{"${k}":["x"]}`);
   return [...fixed, ...proto].map((text) => ({ text, mustRefuse: true }));
 }

@@ -41,12 +41,24 @@ interface Run {
   catchUpBoundMs: number;
 }
 
-async function killRun(db: EngineHarness, name: string, run: Run): Promise<{ written: number; result: Outcome; catchUpMs: number; restartStopMs?: number }> {
+async function killRun(
+  db: EngineHarness,
+  name: string,
+  run: Run,
+): Promise<{ written: number; result: Outcome; catchUpMs: number; restartStopMs?: number }> {
   const dir = tempDir('hn-cdc-kill-');
   const recordFile = join(dir, 'changes.jsonl');
   const file = join(dir, 'node.yaml');
   const params = flowParams({ ...db.params, SQL_CHANGES: 'true', SQL_TABLE: 'ta, tb', OUTPUTCHANNEL: 'recorded' });
-  writeFileSync(file, ['services:', `  - {service: sql, NAME: ${name}, ${params}}`, `  - {service: echo, NAME: recorder, INPUTCHANNEL: recorded, RecordFile: "${recordFile}"}`, ''].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'services:',
+      `  - {service: sql, NAME: ${name}, ${params}}`,
+      `  - {service: echo, NAME: recorder, INPUTCHANNEL: recorded, RecordFile: "${recordFile}"}`,
+      '',
+    ].join('\n'),
+  );
   const nodes: NodeProcess[] = [];
   const start = async (): Promise<NodeProcess> => {
     const n = await startNodeProcess(file, { ready: /node running/, env: run.env });
@@ -92,23 +104,42 @@ describe('reliability: a PostgreSQL change stream under SIGKILL and a database r
     },
     300_000,
     async (figures, skip) => {
-      requireInstalled(engineAvailable('postgres'), 'PostgreSQL is not installed (scripts/sql-servers.sh installs it)', skip);
+      requireInstalled(
+        engineAvailable('postgres'),
+        'PostgreSQL is not installed (scripts/sql-servers.sh installs it)',
+        skip,
+      );
       const db = await openEngine('postgres');
       try {
         await createTables(db);
-        const sound = await killRun(db, 'cdc', { changes: CHANGES, everyMs: WRITE_EVERY_MS, kills: KILLS, restartAfterKill: 2, rowsPerTx: 1, env: {}, catchUpBoundMs: CATCH_UP_BOUND_MS });
+        const sound = await killRun(db, 'cdc', {
+          changes: CHANGES,
+          everyMs: WRITE_EVERY_MS,
+          kills: KILLS,
+          restartAfterKill: 2,
+          rowsPerTx: 1,
+          env: {},
+          catchUpBoundMs: CATCH_UP_BOUND_MS,
+        });
         figures['catching up after the writes (ms)'] = sound.catchUpMs;
         figures['PostgreSQL fast shutdown (ms)'] = sound.restartStopMs ?? NaN;
         outcomeFigures(figures, sound.written, sound.result);
         if (sound.result.missing.length > 0) {
           // committed and in the table (the stream skipped them), or not there (the writer's count was wrong)
           const ids = sound.result.missing.slice(0, 1_000).join(', ');
-          figures['missing changes present in the tables'] = (await db.rows<{ n: string }>(`SELECT COUNT(*) AS n FROM (SELECT id FROM ta WHERE id IN (${ids}) UNION ALL SELECT id FROM tb WHERE id IN (${ids})) x`))[0]!.n;
+          figures['missing changes present in the tables'] = (
+            await db.rows<{ n: string }>(
+              `SELECT COUNT(*) AS n FROM (SELECT id FROM ta WHERE id IN (${ids}) UNION ALL SELECT id FROM tb WHERE id IN (${ids})) x`,
+            )
+          )[0]!.n;
         }
         figures['kills'] = KILLS;
         figures['database restarts'] = 1;
         expect(sound.written).to.equal(CHANGES);
-        expect(sound.result.missing, `changes never emitted: ${sound.result.missing.slice(0, 10).join(', ')}`).to.deep.equal([]);
+        expect(
+          sound.result.missing,
+          `changes never emitted: ${sound.result.missing.slice(0, 10).join(', ')}`,
+        ).to.deep.equal([]);
         expect(sound.result.outOfOrder, 'tables whose changes came out of commit order').to.deep.equal([]);
       } finally {
         await db.close();

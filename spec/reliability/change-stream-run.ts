@@ -65,7 +65,10 @@ export async function createTables(db: EngineHarness): Promise<void> {
 
 /** Every change the recorder took, in the order it took them. */
 export function recordedChanges(recordFile: string): Array<{ id: number; table: string }> {
-  return recorded(recordFile).map((r) => ({ id: Number(r.message.Data.id?.[0]), table: r.message.Control.table?.[0] ?? '' }));
+  return recorded(recordFile).map((r) => ({
+    id: Number(r.message.Data.id?.[0]),
+    table: r.message.Control.table?.[0] ?? '',
+  }));
 }
 
 /**

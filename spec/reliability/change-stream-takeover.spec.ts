@@ -67,12 +67,23 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
   const recordFile = join(dir, 'changes.jsonl');
   const nodeFile = (file: string, service: string): string => {
     const path = join(dir, `${file}.yaml`);
-    writeFileSync(path, [`hive: {SERVERHOST: "${server.url}", SERVERAUTH: "file://${token}"}`, 'services:', `  - ${service}`, ''].join('\n'));
+    writeFileSync(
+      path,
+      [`hive: {SERVERHOST: "${server.url}", SERVERAUTH: "file://${token}"}`, 'services:', `  - ${service}`, ''].join(
+        '\n',
+      ),
+    );
     return path;
   };
-  const recorderFile = nodeFile('recorder', `{service: echo, NAME: recorder, INPUTCHANNEL: recorded, RecordFile: "${recordFile}"}`);
+  const recorderFile = nodeFile(
+    'recorder',
+    `{service: echo, NAME: recorder, INPUTCHANNEL: recorded, RecordFile: "${recordFile}"}`,
+  );
   // no SQL_STATEFILE: on a NATS hive a MariaDB stream keeps its position in the hive's KV bucket
-  const streamFile = nodeFile('stream', `{service: sql, NAME: ${name}, ${flowParams({ ...db.params, SQL_CHANGES: 'true', SQL_TABLE: 'ta, tb', SQL_POLLLEASE: `${LEASE_MS}ms`, OUTPUTCHANNEL: 'recorded' })}}`);
+  const streamFile = nodeFile(
+    'stream',
+    `{service: sql, NAME: ${name}, ${flowParams({ ...db.params, SQL_CHANGES: 'true', SQL_TABLE: 'ta, tb', SQL_POLLLEASE: `${LEASE_MS}ms`, OUTPUTCHANNEL: 'recorded' })}}`,
+  );
   const nodes: NodeProcess[] = [];
   const start = async (file: string, env: NodeJS.ProcessEnv = {}): Promise<NodeProcess> => {
     const n = await startNodeProcess(file, { ready: NODE_READY, env });
@@ -81,7 +92,8 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
   };
   const alive = (p: NodeProcess): boolean => p.child.exitCode === null && p.child.signalCode === null;
   const activations = (p: NodeProcess): number => p.output().split(ACTIVE).length - 1;
-  const holding = (p: NodeProcess): boolean => alive(p) && p.output().lastIndexOf(ACTIVE) > p.output().lastIndexOf(NOT_ACTIVE);
+  const holding = (p: NodeProcess): boolean =>
+    alive(p) && p.output().lastIndexOf(ACTIVE) > p.output().lastIndexOf(NOT_ACTIVE);
   const waitFor = async (cond: () => boolean, ms: number, what: string): Promise<void> => {
     const until = Date.now() + ms;
     while (!cond()) {
@@ -96,12 +108,18 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
     const readers = [await start(streamFile, run.env)];
     await waitFor(() => holding(readers[0]!), 15_000, 'no active reader');
     readers.push(await start(streamFile, run.env));
-    await waitFor(() => readers[1]!.output().includes('change stream reader lease: standing by'), 15_000, 'the second reader did not stand by');
+    await waitFor(
+      () => readers[1]!.output().includes('change stream reader lease: standing by'),
+      15_000,
+      'the second reader did not stand by',
+    );
     writer = startWriter(db, run.changes, run.everyMs, run.rowsPerTx);
     const takeovers: number[] = [];
     let restarting: Promise<void> | undefined;
     for (let k = 0; k < run.kills; k++) {
-      await sleep(k > 0 && run.killAfterTakeoverMs !== undefined ? run.killAfterTakeoverMs : 1_000 + Math.random() * 1_000);
+      await sleep(
+        k > 0 && run.killAfterTakeoverMs !== undefined ? run.killAfterTakeoverMs : 1_000 + Math.random() * 1_000,
+      );
       const holder = readers.find(holding);
       if (!holder) throw new Error(`no active reader before kill ${k + 1}`);
       const i = readers.indexOf(holder);
@@ -110,7 +128,11 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
       await holder.kill('SIGKILL');
       await restarting;
       const other = readers[1 - i]!;
-      await waitFor(() => activations(other) > (before.get(other) ?? 0), 2 * LEASE_MS + 3_000, `the standing-by reader did not take over after kill ${k + 1}`);
+      await waitFor(
+        () => activations(other) > (before.get(other) ?? 0),
+        2 * LEASE_MS + 3_000,
+        `the standing-by reader did not take over after kill ${k + 1}`,
+      );
       takeovers.push(Date.now() - killedAt);
       restarting = start(streamFile, run.env).then((n) => void (readers[i] = n));
       if (run.killAfterTakeoverMs === undefined) await restarting;
@@ -119,7 +141,15 @@ async function takeoverRun(db: EngineHarness, server: NatsServer, name: string, 
     await writer.done;
     const written = writer.written();
     const catchUpMs = await awaitRecorded(recordFile, written, run.catchUpBoundMs);
-    return { written, result: outcome(recordFile, written, [`${db.params.SQL_DATABASE === 'postgres' ? 'public' : db.params.SQL_DATABASE}.ta`, `${db.params.SQL_DATABASE === 'postgres' ? 'public' : db.params.SQL_DATABASE}.tb`]), catchUpMs, takeovers };
+    return {
+      written,
+      result: outcome(recordFile, written, [
+        `${db.params.SQL_DATABASE === 'postgres' ? 'public' : db.params.SQL_DATABASE}.ta`,
+        `${db.params.SQL_DATABASE === 'postgres' ? 'public' : db.params.SQL_DATABASE}.tb`,
+      ]),
+      catchUpMs,
+      takeovers,
+    };
   } finally {
     await writer?.stop();
     await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
@@ -143,7 +173,14 @@ function takeoverRow(engine: TestEngine, where: string): void {
       const db = await openEngine(engine);
       try {
         await createTables(db);
-        const sound = await takeoverRun(db, server, 'feed', { changes: CHANGES, everyMs: WRITE_EVERY_MS, kills: KILLS, env: {}, catchUpBoundMs: 30_000, rowsPerTx: 1 });
+        const sound = await takeoverRun(db, server, 'feed', {
+          changes: CHANGES,
+          everyMs: WRITE_EVERY_MS,
+          kills: KILLS,
+          env: {},
+          catchUpBoundMs: 30_000,
+          rowsPerTx: 1,
+        });
         outcomeFigures(figures, sound.written, sound.result);
         const takeovers = [...sound.takeovers].sort((a, b) => a - b);
         figures['kills'] = KILLS;
@@ -152,15 +189,29 @@ function takeoverRow(engine: TestEngine, where: string): void {
         figures['lease (ms)'] = LEASE_MS;
         figures['catching up after the writes (ms)'] = sound.catchUpMs;
         expect(sound.written).to.equal(CHANGES);
-        expect(sound.result.missing, `changes never emitted: ${sound.result.missing.slice(0, 10).join(', ')}`).to.deep.equal([]);
+        expect(
+          sound.result.missing,
+          `changes never emitted: ${sound.result.missing.slice(0, 10).join(', ')}`,
+        ).to.deep.equal([]);
         expect(sound.result.outOfOrder, 'tables whose changes came out of commit order').to.deep.equal([]);
         // the deliberately broken build, on a stream of its own from an empty start, its transactions of 1,000
         // rows each handed over for a while: a kill amid one must lose the rest of it
         await db.exec('DELETE FROM ta');
         await db.exec('DELETE FROM tb');
-        const broken = await takeoverRun(db, server, 'feed-broken', { changes: 30_000, everyMs: 200, rowsPerTx: 1_000, kills: 2, env: { HIVENODE_TEST_BROKEN_EARLY_CONFIRM: '1' }, catchUpBoundMs: 10_000 });
-        figures['changes missing on the build confirming as they arrive (broken build, 2 kills)'] = broken.result.missing.length;
-        expect(broken.result.missing.length, 'the build that confirms before the hive acknowledged lost nothing: the kills do not test what they claim').to.be.greaterThan(0);
+        const broken = await takeoverRun(db, server, 'feed-broken', {
+          changes: 30_000,
+          everyMs: 200,
+          rowsPerTx: 1_000,
+          kills: 2,
+          env: { HIVENODE_TEST_BROKEN_EARLY_CONFIRM: '1' },
+          catchUpBoundMs: 10_000,
+        });
+        figures['changes missing on the build confirming as they arrive (broken build, 2 kills)'] =
+          broken.result.missing.length;
+        expect(
+          broken.result.missing.length,
+          'the build that confirms before the hive acknowledged lost nothing: the kills do not test what they claim',
+        ).to.be.greaterThan(0);
       } finally {
         await db.close();
         await server.stop();

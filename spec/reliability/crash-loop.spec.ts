@@ -27,7 +27,11 @@ describe('reliability: crash loops (queue under SIGKILL)', function () {
 
   reliabilityTest(
     `${KILLS} SIGKILLs during delivery of ${ENTRIES} entries: every acknowledged entry is delivered, duplicates counted`,
-    { suite: 'crash loops', load: `${ENTRIES} entries enqueued through the gateway (32 connections), delivered 4 at a time to a recording echo`, faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into delivery, restart on the same store` },
+    {
+      suite: 'crash loops',
+      load: `${ENTRIES} entries enqueued through the gateway (32 connections), delivered 4 at a time to a recording echo`,
+      faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into delivery, restart on the same store`,
+    },
     byScale(240_000, 1_500_000),
     async (figures) => {
       const rnd = prng(SEED);
@@ -41,17 +45,30 @@ describe('reliability: crash loops (queue under SIGKILL)', function () {
       node = await startNodeProcess(file);
       // an entry counts only once its 200 (stored and fsynced) answer came back
       const acknowledged = new Set<string>();
-      await enqueueAll(node.port, ENTRIES, (n) => ({ data: { i: [String(n)] } }), (n) => acknowledged.add(String(n)));
+      await enqueueAll(
+        node.port,
+        ENTRIES,
+        (n) => ({ data: { i: [String(n)] } }),
+        (n) => acknowledged.add(String(n)),
+      );
       figures['entries acknowledged'] = acknowledged.size;
       expect(acknowledged.size).to.equal(ENTRIES);
 
       const delivered = (): string[] => recorded(record).map((r) => r.message.Data.i![0]!);
       // the queue starts paused, so every start is controlled: resume, let it deliver a while, kill
       const resume = async (port: number): Promise<void> => {
-        const res = await fetch(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { command: 'resume' }, body: '{}' });
+        const res = await fetch(`http://127.0.0.1:${port}/queue/action`, {
+          method: 'POST',
+          headers: { command: 'resume' },
+          body: '{}',
+        });
         expect(res.status).to.equal(200);
       };
-      node = await killWhileDelivering(node, { file, kills: KILLS, entries: ENTRIES, rnd, delivered, resume, started: (n) => (node = n) }, figures);
+      node = await killWhileDelivering(
+        node,
+        { file, kills: KILLS, entries: ENTRIES, rnd, delivered, resume, started: (n) => (node = n) },
+        figures,
+      );
       await awaitDrain(delivered, acknowledged.size, figures);
       await node.kill('SIGTERM');
       node = undefined;

@@ -28,7 +28,10 @@ function entryLeaves(file: string): Promise<Array<{ page: number; rows: number }
   return new Promise((resolve, reject) => {
     const db = new sqlite3.Database(`file:${file}?immutable=1`, sqlite3.OPEN_READONLY | sqlite3.OPEN_URI, (e) => {
       if (e) return reject(e);
-      db.all("SELECT pageno AS page, ncell AS rows FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf' ORDER BY pageno", (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as never))));
+      db.all(
+        "SELECT pageno AS page, ncell AS rows FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf' ORDER BY pageno",
+        (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as never))),
+      );
     });
   });
 }
@@ -61,7 +64,12 @@ async function damagedQueue(figures: Figures, started: (n: NodeProcess | undefin
   const node = await startNodeProcess(nodeFile(dir, record));
   started(node);
   const acknowledged = new Set<string>();
-  await enqueueAll(node.port, ENTRIES, (n) => ({ data: { i: [String(n)], pad: ['p'.repeat(400)] } }), (n) => acknowledged.add(String(n)));
+  await enqueueAll(
+    node.port,
+    ENTRIES,
+    (n) => ({ data: { i: [String(n)], pad: ['p'.repeat(400)] } }),
+    (n) => acknowledged.add(String(n)),
+  );
   expect(acknowledged.size).to.equal(ENTRIES);
   await node.kill('SIGTERM');
   started(undefined);
@@ -70,7 +78,11 @@ async function damagedQueue(figures: Figures, started: (n: NodeProcess | undefin
   const leaves = await entryLeaves(file);
   expect(leaves.length, 'leaf pages of the entries').to.be.greaterThan(12);
   // three pages of the entries' b-tree, a quarter, a half and three quarters into it
-  const hit = [leaves[Math.floor(leaves.length / 4)]!, leaves[Math.floor(leaves.length / 2)]!, leaves[Math.floor((3 * leaves.length) / 4)]!];
+  const hit = [
+    leaves[Math.floor(leaves.length / 4)]!,
+    leaves[Math.floor(leaves.length / 2)]!,
+    leaves[Math.floor((3 * leaves.length) / 4)]!,
+  ];
   const fd = openSync(file, 'r+');
   for (const { page } of hit) writeSync(fd, Buffer.alloc(PAGE, 0xa5), 0, PAGE, (page - 1) * PAGE);
   closeSync(fd);
@@ -83,7 +95,11 @@ async function damagedQueue(figures: Figures, started: (n: NodeProcess | undefin
 
 /** Resumes the queue and waits (bounded) until `expected` distinct entries were delivered; the distinct values delivered. */
 async function deliver(port: number, record: string, expected: number): Promise<Set<string>> {
-  const res = await fetch(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { command: 'resume' }, body: '{}' });
+  const res = await fetch(`http://127.0.0.1:${port}/queue/action`, {
+    method: 'POST',
+    headers: { command: 'resume' },
+    body: '{}',
+  });
   expect(res.status).to.equal(200);
   const delivered = (): Set<string> => new Set(recorded(record).map((r) => r.message.Data.i![0]!));
   const deadline = Date.now() + 60_000;
@@ -119,12 +135,17 @@ describe('a damaged queue store at the start of a node process', function () {
     Buffer.from('SQLite format 3\0').copy(bytes, 0);
     bytes.writeUInt16BE(4096, 16);
     writeFileSync(join(storeDir, 'queue.db'), bytes);
-    const file = writeNodeFile(dir, 'node', [`{ service: queue, NAME: queue, PersistPath: ${JSON.stringify(join(dir, 'store'))} }`]);
+    const file = writeNodeFile(dir, 'node', [
+      `{ service: queue, NAME: queue, PersistPath: ${JSON.stringify(join(dir, 'store'))} }`,
+    ]);
     const { code, stderr } = await runNodeToExit(file);
     expect(code, stderr).to.equal(2);
     const lines = stderr.trim().split('\n');
     expect(lines, stderr).to.have.length(1);
-    expect(lines[0]).to.contain(join(storeDir, 'queue.db')).and.to.contain('damaged').and.to.contain(`hivenode queue salvage ${storeDir}`);
+    expect(lines[0])
+      .to.contain(join(storeDir, 'queue.db'))
+      .and.to.contain('damaged')
+      .and.to.contain(`hivenode queue salvage ${storeDir}`);
     expect(readFileSync(join(storeDir, 'queue.db')).equals(bytes)).to.equal(true);
     expect(readdirSync(storeDir).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
   });
@@ -134,7 +155,8 @@ describe('a damaged queue store at the start of a node process', function () {
     {
       suite: 'dependencies',
       load: `${ENTRIES} entries enqueued through the gateway (queue paused), delivered after the salvage to a recording echo`,
-      faults: 'node stopped, three leaf pages of the entries in queue.db overwritten with noise, node started again; then hivenode queue salvage and a start on the salvaged store',
+      faults:
+        'node stopped, three leaf pages of the entries in queue.db overwritten with noise, node started again; then hivenode queue salvage and a start on the salvaged store',
     },
     90_000,
     async (figures) => {
@@ -146,10 +168,15 @@ describe('a damaged queue store at the start of a node process', function () {
       expect(refused.stderr).to.contain(`hivenode queue salvage ${q.storeDir}`);
       figures['start on the damaged store'] = `exit ${refused.code}, one line naming 'hivenode queue salvage <dir>'`;
 
-      const salvage = spawnSync(process.execPath, [...HIVENODE_ARGS, 'queue', 'salvage', q.storeDir], { encoding: 'utf8', timeout: 30_000 });
+      const salvage = spawnSync(process.execPath, [...HIVENODE_ARGS, 'queue', 'salvage', q.storeDir], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(salvage.status, salvage.stderr + salvage.stdout).to.equal(0);
       const entriesLine = salvage.stdout.split('\n').find((l) => l.trim().startsWith('entries'));
-      expect(entriesLine, salvage.stdout).to.contain(`${ENTRIES - q.onDamagedPages} rows recovered`).and.to.contain(`${q.onDamagedPages} rows lost`);
+      expect(entriesLine, salvage.stdout)
+        .to.contain(`${ENTRIES - q.onDamagedPages} rows recovered`)
+        .and.to.contain(`${q.onDamagedPages} rows lost`);
       figures['salvage report (entries)'] = entriesLine!.trim().replace(/ \(keys .*\)$/, '');
       const kept = readdirSync(q.storeDir).filter((f) => /^queue\.db\.damaged-[^-]+.*Z$/.test(f));
       expect(kept, 'the damaged file, kept').to.have.length(1);
@@ -166,9 +193,14 @@ describe('a damaged queue store at the start of a node process', function () {
     const figures: Figures = {};
     const q = await damagedQueue(figures, (n) => (node = n));
     node = await startNodeProcess(nodeFile(q.dir, q.record, ', StoreRecovery: salvage'));
-    const warned = node.output().split('\n').find((l) => l.includes('was salvaged'));
+    const warned = node
+      .output()
+      .split('\n')
+      .find((l) => l.includes('was salvaged'));
     expect(warned, node.output()).to.match(/WARN/i);
-    expect(warned).to.contain(`entries ${ENTRIES - q.onDamagedPages} recovered, ${q.onDamagedPages} lost`).and.to.contain('queue.db.damaged-');
+    expect(warned)
+      .to.contain(`entries ${ENTRIES - q.onDamagedPages} recovered, ${q.onDamagedPages} lost`)
+      .and.to.contain('queue.db.damaged-');
     expectDelivered(q, await deliver(node.port, q.record, ENTRIES - q.onDamagedPages), figures);
   });
 });

@@ -15,9 +15,13 @@ export interface DeliveryOutcome {
   acknowledged: number;
 }
 
-
 /** Waits for the acknowledged entries to be delivered and records the answers, the missing and the doubled. */
-export async function deliveryFigures(hive: NetnsHive, load: SteadyEnqueues, figures: Figures, waitMs = 120_000): Promise<DeliveryOutcome> {
+export async function deliveryFigures(
+  hive: NetnsHive,
+  load: SteadyEnqueues,
+  figures: Figures,
+  waitMs = 120_000,
+): Promise<DeliveryOutcome> {
   const until = Date.now() + waitMs;
   let missing: string[] = [];
   for (;;) {
@@ -29,7 +33,8 @@ export async function deliveryFigures(hive: NetnsHive, load: SteadyEnqueues, fig
   const all = hive.delivered();
   const twice = all.length - new Set(all).size;
   figures['entries acknowledged'] = load.acknowledged.length;
-  for (const [status, count] of [...load.statuses].sort((a, b) => a[0] - b[0])) figures[`answers ${status || 'lost (no answer)'}`] = count;
+  for (const [status, count] of [...load.statuses].sort((a, b) => a[0] - b[0]))
+    figures[`answers ${status || 'lost (no answer)'}`] = count;
   figures['enqueues never acknowledged'] = load.failed.length;
   figures['acknowledged entries missing'] = missing.length;
   figures['entries delivered twice'] = twice;

@@ -30,7 +30,11 @@ const shapeOf = (line: string): string =>
 describe('reliability: the demo under light traffic', () => {
   reliabilityTest(
     'the demo node after its walkthrough: no warning repeats (the dead-letter channel is served)',
-    { suite: 'overload', load: `hivenode demo, then one gateway request, one queue entry and one syslog line a second for ${TRAFFIC_S} s`, faults: 'none: a new user watching the log' },
+    {
+      suite: 'overload',
+      load: `hivenode demo, then one gateway request, one queue entry and one syslog line a second for ${TRAFFIC_S} s`,
+      faults: 'none: a new user watching the log',
+    },
     (TRAFFIC_S + 90) * 1000,
     async (figures) => {
       const port = 10000 + Math.floor(Math.random() * 11000);
@@ -55,16 +59,24 @@ describe('reliability: the demo under light traffic', () => {
       let failed = 0;
       try {
         const end = Date.now() + 60_000;
-        while (!out.includes('The demo node keeps running') && Date.now() < end && child.exitCode === null) await sleep(100);
+        while (!out.includes('The demo node keeps running') && Date.now() < end && child.exitCode === null)
+          await sleep(100);
         expect(out).to.contain('The demo node keeps running');
         // light traffic, one of each a second; a refused dead-letter hand-over would be retried after 1, 2, 4 … s
         const post = (path: string, body: unknown): Promise<number> =>
-          fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+          fetch(`http://127.0.0.1:${port}${path}`, {
+            method: 'POST',
+            headers: { authorization: AUTH, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          }).then(
             async (r) => (await r.text(), r.status),
             () => 0,
           );
         for (let s = 0; s < TRAFFIC_S; s++) {
-          const codes = await Promise.all([post('/echo/hello', { n: [String(s)] }), post('/queue/action', { item: [`light-${s}`] })]);
+          const codes = await Promise.all([
+            post('/echo/hello', { n: [String(s)] }),
+            post('/queue/action', { item: [`light-${s}`] }),
+          ]);
           udp.send(`<14>1 ${new Date().toISOString()} demo-client light - - - line ${s}`, syslogPort, '127.0.0.1');
           sent += 3;
           failed += codes.filter((c) => c !== 200).length;

@@ -34,14 +34,23 @@ describe('reliability: a full disk under the queue (tmpfs)', function () {
 
   reliabilityTest(
     'enqueues on a full file system are refused with 507; every acknowledged entry survives and is delivered once space returns',
-    { suite: 'dependencies', load: `entries of ${PAYLOAD.length} bytes enqueued one after another until the disk is full, then ${REFUSALS_WANTED} more`, faults: `queue store on a ${TMPFS_SIZE} tmpfs that fills up; space returns by remounting it at 64 MiB` },
+    {
+      suite: 'dependencies',
+      load: `entries of ${PAYLOAD.length} bytes enqueued one after another until the disk is full, then ${REFUSALS_WANTED} more`,
+      faults: `queue store on a ${TMPFS_SIZE} tmpfs that fills up; space returns by remounting it at 64 MiB`,
+    },
     byScale(60_000, 180_000),
     async (figures, skip) => {
       const dir = tempDir('hn-diskfull-');
       const store = join(dir, 'store');
       mkdirSync(store);
-      const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', store], { encoding: 'utf8' });
-      if (mount.status !== 0) skip(`cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}): needs root or CAP_SYS_ADMIN`);
+      const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE}`, 'tmpfs', store], {
+        encoding: 'utf8',
+      });
+      if (mount.status !== 0)
+        skip(
+          `cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}): needs root or CAP_SYS_ADMIN`,
+        );
       mounted = store;
       const record = join(dir, 'delivered.jsonl');
       const services: Parameters<typeof startTestNode>[0] = [
@@ -76,8 +85,12 @@ describe('reliability: a full disk under the queue (tmpfs)', function () {
       expect(remount.status, remount.stderr).to.equal(0);
       const codesAfter: number[] = [];
       for (let k = 0; k < AFTER_SPACE_RETURNS; k++) codesAfter.push(await enqueue(attempts++));
-      figures['enqueues after space returned'] = `${codesAfter.filter((c) => c === 200).length} of ${AFTER_SPACE_RETURNS} acknowledged`;
-      expect(codesAfter.every((c) => c === 200), 'enqueues after space returned').to.equal(true);
+      figures['enqueues after space returned'] =
+        `${codesAfter.filter((c) => c === 200).length} of ${AFTER_SPACE_RETURNS} acknowledged`;
+      expect(
+        codesAfter.every((c) => c === 200),
+        'enqueues after space returned',
+      ).to.equal(true);
 
       // a restart proves what was acknowledged is on the disk, not just in memory
       await node.stop(2000);

@@ -32,7 +32,12 @@ async function startRuns(port: number, runs: number): Promise<string[]> {
       Array.from({ length: 16 }, async () => {
         while (next < runs) {
           const n = next++;
-          const res = await pool.request({ path: '/order/new', method: 'POST', headers: { 'platform-procedure': 'Execution' }, body: JSON.stringify({ n: [String(n)] }) });
+          const res = await pool.request({
+            path: '/order/new',
+            method: 'POST',
+            headers: { 'platform-procedure': 'Execution' },
+            body: JSON.stringify({ n: [String(n)] }),
+          });
           const answer = (await res.body.json()) as { Code: number; Data: { key?: string[] } };
           if (answer.Code === 200 && answer.Data.key?.[0]) keys.push(answer.Data.key[0]);
         }
@@ -46,7 +51,11 @@ async function startRuns(port: number, runs: number): Promise<string[]> {
 
 /** The flow's status through the gateway (the command control from a header). */
 async function status(port: number): Promise<Record<string, string[]>> {
-  const res = await fetch(`http://127.0.0.1:${port}/flow/status`, { method: 'POST', headers: { command: 'status' }, body: '{}' });
+  const res = await fetch(`http://127.0.0.1:${port}/flow/status`, {
+    method: 'POST',
+    headers: { command: 'status' },
+    body: '{}',
+  });
   return ((await res.json()) as { Data: Record<string, string[]> }).Data;
 }
 
@@ -58,12 +67,18 @@ describe('reliability: flow runs under SIGKILL', function () {
 
   reliabilityTest(
     `${KILLS} SIGKILLs during ${RUNS} runs of a 3-step flow: every acknowledged run succeeds with every step's effect, none skipped, none lost`,
-    { suite: 'crash loops', load: `${RUNS} runs of call a → call b → call c (recording echoes, 10 ms each) started through the gateway, 8 at a time (MaxRuns)`, faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into the runs, restart on the same store` },
+    {
+      suite: 'crash loops',
+      load: `${RUNS} runs of call a → call b → call c (recording echoes, 10 ms each) started through the gateway, 8 at a time (MaxRuns)`,
+      faults: `${KILLS} × SIGKILL of the node at a random point 150–400 ms into the runs, restart on the same store`,
+    },
     byScale(240_000, 1_500_000),
     async (figures) => {
       const rnd = prng(SEED);
       const dir = tempDir('hn-flow-kill-');
-      const definition = JSON.stringify({ steps: STEPS.map((s) => ({ name: s, call: s, data: { n: '{{index .Input.Data.n 0}}' } })) });
+      const definition = JSON.stringify({
+        steps: STEPS.map((s) => ({ name: s, call: s, data: { n: '{{index .Input.Data.n 0}}' } })),
+      });
       const file = writeNodeFile(dir, 'node', [
         ...STEPS.map((s) => `{service: echo, NAME: ${s}, Delay: 10ms, RecordFile: "${join(dir, `${s}.jsonl`)}"}`),
         `{service: flow, NAME: flow, PersistPath: "${join(dir, 'store')}", MaxRuns: 8, Definition: '${definition}'}`,
@@ -74,7 +89,8 @@ describe('reliability: flow runs under SIGKILL', function () {
       figures['runs acknowledged'] = acknowledged.length;
       expect(acknowledged.length).to.equal(RUNS);
 
-      const done = (): Set<string> => new Set(recorded(join(dir, 'c.jsonl')).map((r) => r.message.Control['idempotency-key']![0]!));
+      const done = (): Set<string> =>
+        new Set(recorded(join(dir, 'c.jsonl')).map((r) => r.message.Control['idempotency-key']![0]!));
       let killedMidway = 0;
       for (let k = 0; k < KILLS; k++) {
         await sleep(150 + Math.floor(rnd() * 250));
@@ -119,7 +135,9 @@ describe('reliability: flow runs under SIGKILL', function () {
         return m;
       };
       const [fa, fb, fc] = [first('a'), first('b'), first('c')];
-      const outOfOrder = acknowledged.filter((run) => fa.get(`${run}:a`)! > fb.get(`${run}:b`)! || fb.get(`${run}:b`)! > fc.get(`${run}:c`)!);
+      const outOfOrder = acknowledged.filter(
+        (run) => fa.get(`${run}:a`)! > fb.get(`${run}:b`)! || fb.get(`${run}:b`)! > fc.get(`${run}:c`)!,
+      );
       expect(outOfOrder).to.deep.equal([]);
     },
   );

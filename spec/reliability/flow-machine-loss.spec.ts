@@ -67,7 +67,9 @@ interface Outcome {
 async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: number): Promise<Outcome> {
   const cluster = await natsCluster(3);
   const dir = tempDir('hn-flowloss-');
-  const definition = JSON.stringify({ steps: STEPS.map((s) => ({ name: s, call: s, data: { n: '{{index .Input.Data.n 0}}' } })) });
+  const definition = JSON.stringify({
+    steps: STEPS.map((s) => ({ name: s, call: s, data: { n: '{{index .Input.Data.n 0}}' } })),
+  });
   const files = Array.from({ length: NODES }, (_, i) =>
     writeNodeFile(
       dir,
@@ -88,11 +90,18 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
     nodes[i] = await startClusterNode(files[i]!, env);
     all.push(nodes[i]!);
   };
-  const alive = (n: NodeProcess | undefined): n is NodeProcess => n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
-  const holding = (n: NodeProcess | undefined): boolean => alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
+  const alive = (n: NodeProcess | undefined): n is NodeProcess =>
+    n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
+  const holding = (n: NodeProcess | undefined): boolean =>
+    alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
   /** The idempotency keys of a step's effects, over the three nodes' echoes, in the order each recorded them. */
   const effects = (step: string): Array<{ key: string; at: number }> =>
-    Array.from({ length: NODES }, (_, i) => recorded(join(dir, `${step}${i}.jsonl`)).map((r) => ({ key: r.message.Control['idempotency-key']![0]!, at: Date.parse(r.time) }))).flat();
+    Array.from({ length: NODES }, (_, i) =>
+      recorded(join(dir, `${step}${i}.jsonl`)).map((r) => ({
+        key: r.message.Control['idempotency-key']![0]!,
+        at: Date.parse(r.time),
+      })),
+    ).flat();
   const finished = (): Set<string> => new Set(effects('c').map((e) => e.key.slice(0, -':c'.length)));
   let starting = true;
   try {
@@ -108,9 +117,18 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
         for (let tries = 0; starting; tries++) {
           const node = nodes[(n + tries + lane) % NODES];
           const key = alive(node)
-            ? await request(`http://127.0.0.1:${node.port}/order/new`, { method: 'POST', headers: { 'platform-procedure': 'Execution' }, body: JSON.stringify({ n: [String(n)] }), headersTimeout: 60_000, dispatcher: agent }).then(
+            ? await request(`http://127.0.0.1:${node.port}/order/new`, {
+                method: 'POST',
+                headers: { 'platform-procedure': 'Execution' },
+                body: JSON.stringify({ n: [String(n)] }),
+                headersTimeout: 60_000,
+                dispatcher: agent,
+              }).then(
                 async (res) => {
-                  const answer = (await res.body.json().catch(() => ({}))) as { Code?: number; Data?: { key?: string[] } };
+                  const answer = (await res.body.json().catch(() => ({}))) as {
+                    Code?: number;
+                    Data?: { key?: string[] };
+                  };
                   return res.statusCode === 200 && answer.Code === 200 ? answer.Data?.key?.[0] : undefined;
                 },
                 () => undefined,
@@ -160,7 +178,13 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
     const readStatus = async (): Promise<Record<string, string[]> | undefined> => {
       const via = nodes.find(alive);
       if (!via) return undefined;
-      return request(`http://127.0.0.1:${via.port}/flow/status`, { method: 'POST', headers: { command: 'status' }, body: '{}', headersTimeout: 30_000, dispatcher: agent }).then(
+      return request(`http://127.0.0.1:${via.port}/flow/status`, {
+        method: 'POST',
+        headers: { command: 'status' },
+        body: '{}',
+        headersTimeout: 30_000,
+        dispatcher: agent,
+      }).then(
         async (res) => ((await res.body.json()) as { Data?: Record<string, string[]> }).Data,
         () => undefined,
       );
@@ -192,7 +216,9 @@ async function loseMachines(kills: number, env: NodeJS.ProcessEnv, drainMs: numb
     const at = (run: string, step: string): number => firsts[step]!.get(`${run}:${step}`) ?? Infinity;
     const outOfOrder = acknowledged.filter((run) => at(run, 'a') > at(run, 'b') || at(run, 'b') > at(run, 'c'));
     // mid-run: the runs acknowledged and not at their last step's effect when the holder died
-    const inProgressAtKills = killTimes.map((t) => acknowledged.filter((run) => ackedAt.get(run)! < t && !(at(run, 'c') < t)).length);
+    const inProgressAtKills = killTimes.map(
+      (t) => acknowledged.filter((run) => ackedAt.get(run)! < t && !(at(run, 'c') < t)).length,
+    );
     return { acknowledged, missing, outOfOrder, status, repeats, refused, takeovers, inProgressAtKills };
   } finally {
     starting = false;
@@ -230,8 +256,14 @@ chaosOnly('reliability: a flow on JetStream loses a machine', function () {
       const takeovers = [...sound.takeovers].sort((a, b) => a - b);
       figures['takeover after a kill (ms, median)'] = takeovers[Math.floor(takeovers.length / 2)]!;
       figures['takeover after a kill (ms, max)'] = takeovers[takeovers.length - 1]!;
-      expect(sound.inProgressAtKills.every((n) => n > 0), 'every kill hit runs in progress').to.equal(true);
-      for (const step of STEPS) expect(sound.missing[step]!.slice(0, 10), `acknowledged runs without an effect of step ${step}`).to.deep.equal([]);
+      expect(
+        sound.inProgressAtKills.every((n) => n > 0),
+        'every kill hit runs in progress',
+      ).to.equal(true);
+      for (const step of STEPS)
+        expect(sound.missing[step]!.slice(0, 10), `acknowledged runs without an effect of step ${step}`).to.deep.equal(
+          [],
+        );
       expect(sound.outOfOrder.slice(0, 10), 'runs whose steps took effect out of order').to.deep.equal([]);
       expect(sound.status, "the flow's status after the runs").to.not.equal(undefined);
       figures['runs failed'] = Number(sound.status!.failed?.[0]);
@@ -243,7 +275,10 @@ chaosOnly('reliability: a flow on JetStream loses a machine', function () {
       // acknowledged runs — those in line or at their first step when their holder died were never written
       const broken = await loseMachines(BROKEN_KILLS, { HIVENODE_TEST_BROKEN_WRITE_AFTER_STEP: '1' }, 60_000);
       record(figures, broken, 'broken build: ');
-      expect(broken.missing.c!.length, 'the build writing after the step lost no run: the loss does not test what it claims').to.be.greaterThan(0);
+      expect(
+        broken.missing.c!.length,
+        'the build writing after the step lost no run: the loss does not test what it claims',
+      ).to.be.greaterThan(0);
     },
   );
 });

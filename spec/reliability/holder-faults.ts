@@ -48,7 +48,12 @@ export interface HolderFaultRun {
  * Starts the hive (`natsServer`: its servers' binary; `env`: a deliberately broken build) and the load,
  * strikes the holder `faults` times, and records the figures.
  */
-export async function strikeHolders(fault: HolderFault, faults: number, figures: Figures, opts: { prefix: string; natsServer?: string; env?: NodeJS.ProcessEnv }): Promise<HolderFaultRun> {
+export async function strikeHolders(
+  fault: HolderFault,
+  faults: number,
+  figures: Figures,
+  opts: { prefix: string; natsServer?: string; env?: NodeJS.ProcessEnv },
+): Promise<HolderFaultRun> {
   const hive = await startNetnsHive({ natsServer: opts.natsServer, env: opts.env });
   let avoid = -1;
   const load = steadyEnqueues({ prefix: opts.prefix, everyMs: EVERY_MS, via: otherGateways(hive, () => avoid) });
@@ -106,11 +111,22 @@ export async function strikeHolders(fault: HolderFault, faults: number, figures:
  * struck node's writes refused by the fence after every fault (a frozen holder writes on when it resumes;
  * a cut-off one stops at its lease's end and may never reach the fence).
  */
-export async function expectSound(run: HolderFaultRun, figures: Figures, opts: { fencedEachTime: boolean }): Promise<void> {
+export async function expectSound(
+  run: HolderFaultRun,
+  figures: Figures,
+  opts: { fencedEachTime: boolean },
+): Promise<void> {
   try {
     const outcome = await deliveryFigures(run.hive, run.load, figures);
-    expect(run.writers.breaks.slice(0, 5), 'records appended after an older position than the record before them (a second writer, or the servers moved acknowledged records)').to.deep.equal([]);
-    if (opts.fencedEachTime) expect(run.fenced.every((n) => n > 0), `the struck holder's writes were refused by the fence (${run.fenced.join(', ')})`).to.equal(true);
+    expect(
+      run.writers.breaks.slice(0, 5),
+      'records appended after an older position than the record before them (a second writer, or the servers moved acknowledged records)',
+    ).to.deep.equal([]);
+    if (opts.fencedEachTime)
+      expect(
+        run.fenced.every((n) => n > 0),
+        `the struck holder's writes were refused by the fence (${run.fenced.join(', ')})`,
+      ).to.equal(true);
     expectDelivered(run.load, outcome);
   } finally {
     await run.hive.stop();
@@ -122,7 +138,10 @@ export async function expectTwoWriters(run: HolderFaultRun, figures: Figures): P
   try {
     await deliveryFigures(run.hive, run.load, figures, 20_000);
     expect(run.fenced, 'no write is refused without the fence').to.deep.equal(run.fenced.map(() => 0));
-    expect(run.writers.breaks.length, 'records of the struck holder appended after positions the new holder had written past (two writers)').to.be.above(0);
+    expect(
+      run.writers.breaks.length,
+      'records of the struck holder appended after positions the new holder had written past (two writers)',
+    ).to.be.above(0);
   } finally {
     await run.hive.stop();
   }

@@ -20,7 +20,8 @@ describe('reliability: bad input at the interceptor wire', function () {
     {
       suite: 'bad input',
       load: `${CASES} seeded requests and responses (40 % well-formed, the rest odd or mutated), 1–3 pipelined, each parsed whole and cut into reads (every byte in 30 %)`,
-      faults: 'Content-Length/Transfer-Encoding combinations, duplicate and invalid lengths, obs-fold, bare LF and CR, chunk extensions, huge sizes, unknown methods, byte mutations, truncation',
+      faults:
+        'Content-Length/Transfer-Encoding combinations, duplicate and invalid lengths, obs-fold, bare LF and CR, chunk extensions, huge sizes, unknown methods, byte mutations, truncation',
     },
     600_000,
     async (figures) => {

@@ -59,7 +59,12 @@ type QueueName = (typeof QUEUES)[number];
 async function storedDocs(cluster: NatsCluster, queue: string): Promise<string> {
   const nc = await connect({ servers: cluster.servers.map((s) => s.url), token: cluster.token });
   try {
-    const log = await NatsSharedLog.open(nc, `queue_${sharedNameWord(queue)}`, { replicas: 3, maxBytes: 0 }, silentLogger());
+    const log = await NatsSharedLog.open(
+      nc,
+      `queue_${sharedNameWord(queue)}`,
+      { replicas: 3, maxBytes: 0 },
+      silentLogger(),
+    );
     const docs: string[] = [];
     await new JetStreamStore(log, silentLogger(), queue).load((rows) => {
       for (const r of rows) docs.push(r.doc);
@@ -139,7 +144,12 @@ chaosOnly('reliability: a power cut of every NATS server under the queue on JetS
         const enqueue = async (queue: QueueName, id: string): Promise<boolean> => {
           const port = ports.get(queue);
           if (!port || !node || node.child.exitCode !== null || node.child.signalCode !== null) return false;
-          return request(`http://127.0.0.1:${port}/${queue}/action`, { method: 'POST', body: JSON.stringify({ i: [id] }), headersTimeout: 40_000, bodyTimeout: 40_000 }).then(
+          return request(`http://127.0.0.1:${port}/${queue}/action`, {
+            method: 'POST',
+            body: JSON.stringify({ i: [id] }),
+            headersTimeout: 40_000,
+            bodyTimeout: 40_000,
+          }).then(
             async (res) => {
               await res.body.dump();
               return res.statusCode === 200;
@@ -169,12 +179,16 @@ chaosOnly('reliability: a power cut of every NATS server under the queue on JetS
         for (let cycle = 0; cycle < CYCLES; cycle++) {
           const machineToo = cycle % 2 === 1;
           posting = true;
-          const counted = (): number => QUEUES.reduce((n, q) => n + acknowledged.get(q)!.filter((id) => id.startsWith(`${q}-${cycle}-`)).length, 0);
+          const counted = (): number =>
+            QUEUES.reduce((n, q) => n + acknowledged.get(q)!.filter((id) => id.startsWith(`${q}-${cycle}-`)).length, 0);
           const loading = Promise.all(QUEUES.map((q) => load(q, cycle, PER_CYCLE)));
           // mid-load: half of the cycle's entries acknowledged, the rest in flight or to come
           const until = Date.now() + 120_000;
           while (counted() < PER_CYCLE && Date.now() < until) await sleep(20);
-          await Promise.all([...cluster.servers.map((s) => s.kill()), machineToo ? node!.kill('SIGKILL') : Promise.resolve()]);
+          await Promise.all([
+            ...cluster.servers.map((s) => s.kill()),
+            machineToo ? node!.kill('SIGKILL') : Promise.resolve(),
+          ]);
           if (machineToo) keepOutput();
           for (const fs of [...serverFs.values(), ...(machineToo ? [nodeFs] : [])]) await fs.crash();
           await Promise.all(cluster.servers.map((s) => s.start()));
@@ -189,17 +203,26 @@ chaosOnly('reliability: a power cut of every NATS server under the queue on JetS
         const lost = new Map<QueueName, string[]>();
         for (const q of QUEUES) {
           const stored = await storedDocs(cluster, q);
-          lost.set(q, acknowledged.get(q)!.filter((id) => !stored.includes(`"${id}"`)));
+          lost.set(
+            q,
+            acknowledged.get(q)!.filter((id) => !stored.includes(`"${id}"`)),
+          );
         }
         figures['power cuts'] = CYCLES;
-        figures['of them with the node\'s machine'] = Math.floor(CYCLES / 2);
+        figures["of them with the node's machine"] = Math.floor(CYCLES / 2);
         figures['entries acknowledged (journal)'] = acknowledged.get('jq')!.length;
         figures['acknowledged entries lost (journal)'] = lost.get('jq')!.length;
         figures['entries acknowledged (replicated)'] = acknowledged.get('rq')!.length;
         figures['acknowledged entries lost (replicated)'] = lost.get('rq')!.length;
         expect(acknowledged.get('jq')!.length).to.equal(CYCLES * PER_CYCLE);
-        expect(lost.get('jq'), `Durability journal: acknowledged entries missing after the power cuts: ${lost.get('jq')!.slice(0, 10).join(', ')}`).to.deep.equal([]);
-        expect(lost.get('rq')!.length, 'Durability replicated lost nothing: the power cut does not test what it claims').to.be.greaterThan(0);
+        expect(
+          lost.get('jq'),
+          `Durability journal: acknowledged entries missing after the power cuts: ${lost.get('jq')!.slice(0, 10).join(', ')}`,
+        ).to.deep.equal([]);
+        expect(
+          lost.get('rq')!.length,
+          'Durability replicated lost nothing: the power cut does not test what it claims',
+        ).to.be.greaterThan(0);
       } catch (e) {
         keepOutput();
         throw new Error(`${(e as Error).message} (the node's output: ${nodeLog})`, { cause: e });

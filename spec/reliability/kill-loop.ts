@@ -22,7 +22,12 @@ export interface Enqueue {
  * Sends `entries` enqueues (`enqueue(n)`) through `port`'s /queue/action from 32 connections; `acknowledged`
  * is told each answer with Code 200 (stored and fsynced), so an entry counts only then.
  */
-export async function enqueueAll<A extends { Code: number }>(port: number, entries: number, enqueue: (n: number) => Enqueue, acknowledged: (n: number, answer: A) => void): Promise<void> {
+export async function enqueueAll<A extends { Code: number }>(
+  port: number,
+  entries: number,
+  enqueue: (n: number) => Enqueue,
+  acknowledged: (n: number, answer: A) => void,
+): Promise<void> {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 32 });
   let next = 0;
   try {
@@ -31,7 +36,12 @@ export async function enqueueAll<A extends { Code: number }>(port: number, entri
         while (next < entries) {
           const n = next++;
           const { headers, data } = enqueue(n);
-          const res = await pool.request({ path: '/queue/action', method: 'POST', ...(headers ? { headers } : {}), body: JSON.stringify(data) });
+          const res = await pool.request({
+            path: '/queue/action',
+            method: 'POST',
+            ...(headers ? { headers } : {}),
+            body: JSON.stringify(data),
+          });
           const answer = (await res.body.json()) as A;
           if (answer.Code === 200) acknowledged(n, answer);
         }

@@ -15,7 +15,10 @@ export interface Sample {
 export type Send = (i: number) => Promise<number>;
 
 /** Runs `workers` loops until `total` requests were sent (when given) or `stop()` is true. */
-export async function closedLoop(opts: { workers: number; total?: number; stop?: () => boolean }, send: Send): Promise<Sample[]> {
+export async function closedLoop(
+  opts: { workers: number; total?: number; stop?: () => boolean },
+  send: Send,
+): Promise<Sample[]> {
   const began = Date.now();
   const samples: Sample[] = [];
   let next = 0;

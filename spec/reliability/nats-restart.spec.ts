@@ -46,7 +46,11 @@ describe('reliability: nats-server restarted under gateway and queue load', func
 
   reliabilityTest(
     `${CYCLES} kill/start cycle(s) of nats-server: 503 while it is gone, 200 again after, every acknowledged entry delivered`,
-    { suite: 'dependencies', load: '8 workers calling echo through the gateway + 4 workers enqueueing through the gateway, all over the NATS hive', faults: `nats-server SIGKILLed for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)` },
+    {
+      suite: 'dependencies',
+      load: '8 workers calling echo through the gateway + 4 workers enqueueing through the gateway, all over the NATS hive',
+      faults: `nats-server SIGKILLed for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)`,
+    },
     byScale(120_000, 300_000),
     async (figures, skip) => {
       requireInstalled(natsServerAvailable(), NATS_MISSING, skip);
@@ -87,7 +91,8 @@ describe('reliability: nats-server restarted under gateway and queue load', func
         await sleep(DOWN_MS / 2);
         await nats.start();
         const restarted = Date.now();
-        while ((await post(`${base}/load/op`, '{}')) !== 200 && Date.now() - restarted < RECOVERY_LIMIT_MS) await sleep(50);
+        while ((await post(`${base}/load/op`, '{}')) !== 200 && Date.now() - restarted < RECOVERY_LIMIT_MS)
+          await sleep(50);
         recoveries.push(Date.now() - restarted);
       }
       await sleep(UP_MS);
@@ -116,7 +121,10 @@ describe('reliability: nats-server restarted under gateway and queue load', func
       expect(node.child.exitCode, 'the node process is still running').to.equal(null);
       expect(callSamples.filter((s) => s.code !== 200).length, 'errors while NATS is down').to.be.greaterThan(0);
       for (const s of [...callSamples, ...enqueueSamples]) expect([200, 503, 504], 'codes').to.include(s.code);
-      expect(healthWhileDown.every((c) => c === 503), 'health check reports the lost hive').to.equal(true);
+      expect(
+        healthWhileDown.every((c) => c === 503),
+        'health check reports the lost hive',
+      ).to.equal(true);
       for (const ms of recoveries) expect(ms, 'recovery after a restart (ms)').to.be.below(RECOVERY_LIMIT_MS);
       expect(describeCodes(tail), 'the last second of load').to.match(/^200×\d+$/);
       expect(acknowledged.size).to.be.greaterThan(0);

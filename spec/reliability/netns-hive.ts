@@ -51,7 +51,11 @@ export function requireNetns(skip: Skip): void {
 /** The nats-server 2.10 binary, or the test skipped (failed in CI) naming the script that provides it. */
 export function requireNatsServer210(skip: Skip): string {
   const bin = natsServer210();
-  requireInstalled(bin !== undefined, 'nats-server 2.10 is not unpacked here: run bash scripts/nats-server-2.10.sh (make test and make chaos run it)', skip);
+  requireInstalled(
+    bin !== undefined,
+    'nats-server 2.10 is not unpacked here: run bash scripts/nats-server-2.10.sh (make test and make chaos run it)',
+    skip,
+  );
   return bin!;
 }
 
@@ -59,7 +63,9 @@ export function requireNatsServer210(skip: Skip): string {
  * Starts the hosts, their servers and their nodes. `env` goes to the nodes (a deliberately broken build);
  * `queue` adds parameters to the queue's line; `natsServer` is the servers' binary (Debian's by default).
  */
-export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: string; natsServer?: string } = {}): Promise<NetnsHive> {
+export async function startNetnsHive(
+  opts: { env?: NodeJS.ProcessEnv; queue?: string; natsServer?: string } = {},
+): Promise<NetnsHive> {
   const lab = netnsLab(['a', 'b', 'c']);
   const nodes: NodeProcess[] = [];
   let cluster: NatsCluster | undefined;
@@ -88,7 +94,14 @@ export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: st
       // the cluster elects its JetStream leaders in its first seconds: a node may have to try again
       for (let attempt = 0; ; attempt++) {
         try {
-          nodes.push(await startNodeProcess(file, { ready: GATEWAY_READY, env: opts.env, timeoutMs: 60_000, spawner: (c, a, o) => lab.spawn(host, c, a, o) }));
+          nodes.push(
+            await startNodeProcess(file, {
+              ready: GATEWAY_READY,
+              env: opts.env,
+              timeoutMs: 60_000,
+              spawner: (c, a, o) => lab.spawn(host, c, a, o),
+            }),
+          );
           break;
         } catch (e) {
           if (attempt === 4) throw e;
@@ -108,25 +121,39 @@ export async function startNetnsHive(opts: { env?: NodeJS.ProcessEnv; queue?: st
     gateway: (i) => `http://${lab.hosts[i]!.address}:8080/${QUEUE}/action`,
     serving: (i) => {
       const n = nodes[i]!;
-      return n.child.exitCode === null && n.child.signalCode === null && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
+      return (
+        n.child.exitCode === null &&
+        n.child.signalCode === null &&
+        n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED)
+      );
     },
     holdings: (i) => count(nodes[i]!.output(), HOLDING),
     fenced: (i, from = 0) => count(nodes[i]!.output().slice(from), FENCED),
-    delivered: () => lab.hosts.flatMap((h) => recorded(join(dir, `work-${h.name}.jsonl`)).map((r) => String(r.message.Data.item?.[0]))),
+    delivered: () =>
+      lab.hosts.flatMap((h) =>
+        recorded(join(dir, `work-${h.name}.jsonl`)).map((r) => String(r.message.Data.item?.[0])),
+      ),
     stop,
   };
   return hive;
 }
 
 /** Waits until a node other than `not` takes the queue after the holdings counted in `before`: which one. */
-export async function awaitTakeover(hive: NetnsHive, not: number, before: readonly number[], ms = 90_000): Promise<number> {
+export async function awaitTakeover(
+  hive: NetnsHive,
+  not: number,
+  before: readonly number[],
+  ms = 90_000,
+): Promise<number> {
   const until = Date.now() + ms;
   for (;;) {
     const taker = hive.nodes.findIndex((_, i) => i !== not && hive.holdings(i) > before[i]!);
     if (taker >= 0) return taker;
     if (Date.now() > until) {
       const lease = await leaseHolder(hive).catch((e: unknown) => `unreadable (${(e as Error).message})`);
-      throw new Error(`no other node took the queue over within ${ms} ms (the lease names node ${lease}; serving by their logs: ${hive.nodes.map((_, i) => hive.serving(i)).join(', ')})`);
+      throw new Error(
+        `no other node took the queue over within ${ms} ms (the lease names node ${lease}; serving by their logs: ${hive.nodes.map((_, i) => hive.serving(i)).join(', ')})`,
+      );
     }
     await sleep(20);
   }
@@ -134,7 +161,11 @@ export async function awaitTakeover(hive: NetnsHive, not: number, before: readon
 
 /** The node the queue's lease names (its value begins host:pid:…, actors/hive/lease.ts), or -1. */
 async function leaseHolder(hive: NetnsHive): Promise<number> {
-  const nc = await connect({ servers: hive.cluster.servers.map((s) => s.url), token: hive.cluster.token, timeout: 2_000 });
+  const nc = await connect({
+    servers: hive.cluster.servers.map((s) => s.url),
+    token: hive.cluster.token,
+    timeout: 2_000,
+  });
   try {
     const kv = await new Kvm(nc).open('hivenode_queues');
     const value = (await kv.get(`holder.${QUEUE}`))?.string() ?? '';

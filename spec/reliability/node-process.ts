@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import type { NatsCluster } from '../adapters/nats/cluster.js';
 import { HIVENODE_ARGS } from '../support/hivenode-bin.js';
 
-
 /** The line a node with a gateway prints once it serves; its number is the port. */
 export const GATEWAY_READY = /serves HTTPS? on port (\d+)/;
 
@@ -30,9 +29,15 @@ export interface NodeProcess {
 export type Spawner = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
 /** Starts `hivenode run <file>` and resolves once its output matches `ready` (the gateway line by default). */
-export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner; args?: string[] } = {}): Promise<NodeProcess> {
+export function startNodeProcess(
+  file: string,
+  opts: { ready?: RegExp; env?: NodeJS.ProcessEnv; timeoutMs?: number; spawner?: Spawner; args?: string[] } = {},
+): Promise<NodeProcess> {
   const ready = opts.ready ?? GATEWAY_READY;
-  const child = (opts.spawner ?? spawn)(process.execPath, [...HIVENODE_ARGS, 'run', file, ...(opts.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  const child = (opts.spawner ?? spawn)(process.execPath, [...HIVENODE_ARGS, 'run', file, ...(opts.args ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -41,14 +46,18 @@ export function startNodeProcess(file: string, opts: { ready?: RegExp; env?: Nod
     child,
     port,
     output: () => out,
-    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
+    rssBytes: () =>
+      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
     async kill(signal = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`node did not start within ${opts.timeoutMs ?? 30_000} ms: ${out}`)), opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => fail(new Error(`node did not start within ${opts.timeoutMs ?? 30_000} ms: ${out}`)),
+      opts.timeoutMs ?? 30_000,
+    );
     const poll = setInterval(() => {
       const m = ready.exec(out);
       if (m) {
@@ -82,7 +91,10 @@ export async function startClusterNode(file: string, env: NodeJS.ProcessEnv = {}
   }
 }
 
-export function runNodeToExit(file: string, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runNodeToExit(
+  file: string,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...HIVENODE_ARGS, 'run', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -104,7 +116,10 @@ export function runNodeToExit(file: string, timeoutMs = 30_000): Promise<{ code:
 /** Writes `<dir>/<name>.yaml` with the given service entries (YAML flow maps) and optional hive line. */
 export function writeNodeFile(dir: string, name: string, services: string[], hive?: string): string {
   const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, [...(hive ? [`hive: ${hive}`] : []), 'services:', ...services.map((s) => `  - ${s}`), ''].join('\n'));
+  writeFileSync(
+    file,
+    [...(hive ? [`hive: ${hive}`] : []), 'services:', ...services.map((s) => `  - ${s}`), ''].join('\n'),
+  );
   return file;
 }
 

@@ -35,7 +35,8 @@ function healthMs(port: number): Promise<number> {
   });
 }
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 const round = (n: number): number => Math.round(n * 10) / 10;
 
 describe('reliability: overload (gateway flooded through real sockets)', function () {
@@ -55,7 +56,10 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
     async (figures, skip) => {
       const missing = ensureWrk();
       requireInstalled(missing === undefined, missing ?? '', skip);
-      const file = writeNodeFile(tempDir('hn-overload-'), 'node', ['{service: echo, NAME: echo, Delay: 50ms}', `{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: echo, MaxInFlight: ${MAX_IN_FLIGHT}}`]);
+      const file = writeNodeFile(tempDir('hn-overload-'), 'node', [
+        '{service: echo, NAME: echo, Delay: 50ms}',
+        `{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: echo, MaxInFlight: ${MAX_IN_FLIGHT}}`,
+      ]);
       node = await startNodeProcess(file);
       const url = `http://127.0.0.1:${node.port}/load/op`;
       const gateway = node;
@@ -101,7 +105,9 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
         'sustainable rate (req/s)': Math.round(sustainable),
         'offered during the flood (req/s)': Math.round(offered),
         'offered / sustainable': round(offered / sustainable),
-        'flood answers': Object.entries(flood.statuses).map(([s, n]) => `${s}×${n}`).join(' '),
+        'flood answers': Object.entries(flood.statuses)
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' '),
         '503 without Retry-After': flood.noRetryAfter,
         'socket errors': flood.socketErrors,
         '200/s during the flood': Math.round(ratePerSecond(flood, 200)),
@@ -122,8 +128,12 @@ describe('reliability: overload (gateway flooded through real sockets)', functio
       expect(rssGrowth, 'RSS keeps growing during the flood').to.be.below(50 * MIB);
       expect(health.every(Number.isFinite), 'every health check answered 200').to.equal(true);
       // the median is the steady answer; p95 allows for the 2 cores being shared with wrk and the test
-      expect(percentile(settled, 50), 'median health check under the flood, after its first second (ms)').to.be.below(500);
-      expect(percentile(settled, 95), 'p95 health check under the flood, after its first second (ms)').to.be.below(3000);
+      expect(percentile(settled, 50), 'median health check under the flood, after its first second (ms)').to.be.below(
+        500,
+      );
+      expect(percentile(settled, 95), 'p95 health check under the flood, after its first second (ms)').to.be.below(
+        3000,
+      );
       expect(ratePerSecond(after, 200), 'throughput after the flood').to.be.at.least(sustainable * 0.8);
     },
   );

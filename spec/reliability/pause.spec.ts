@@ -35,7 +35,11 @@ const PAUSE: HolderFault = {
 };
 
 /** Freezes the holder `pauses` times under steady enqueues; the hive is left running for the checks (stop it after). */
-async function pauseHolders(pauses: number, figures: Figures, env?: NodeJS.ProcessEnv): ReturnType<typeof strikeHolders> {
+async function pauseHolders(
+  pauses: number,
+  figures: Figures,
+  env?: NodeJS.ProcessEnv,
+): ReturnType<typeof strikeHolders> {
   figures['pause (ms)'] = PAUSE_MS;
   return strikeHolders(PAUSE, pauses, figures, { prefix: 's', env });
 }
@@ -68,7 +72,10 @@ chaosOnly('reliability: a queue holder paused past its lease, the fence off', ()
     240_000,
     async (figures, skip) => {
       requireNetns(skip);
-      const run = await pauseHolders(1, figures, { HIVENODE_TEST_BROKEN_NO_FENCING: '1', HIVENODE_TEST_BROKEN_NO_LEASE_STOP: '1' });
+      const run = await pauseHolders(1, figures, {
+        HIVENODE_TEST_BROKEN_NO_FENCING: '1',
+        HIVENODE_TEST_BROKEN_NO_LEASE_STOP: '1',
+      });
       await expectTwoWriters(run, figures);
     },
   );

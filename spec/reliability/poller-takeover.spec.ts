@@ -36,7 +36,6 @@ function run(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise
   return new Promise((resolve, reject) => db.run(sql, params, (e) => (e ? reject(e) : resolve())));
 }
 
-
 interface Machines {
   token: string;
   /** SERVERHOST of the recorder (which must outlive every kill) and of poller i. */
@@ -61,7 +60,15 @@ async function takeoverRun(machines: Machines, figures: Figures): Promise<void> 
   await run(db, 'CREATE TABLE events (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   const nodeFile = (name: string, host: string, service: string): string => {
     const file = join(dir, `${name}.yaml`);
-    writeFileSync(file, [`hive: {SERVERHOST: "${host}", SERVERAUTH: "file://${join(dir, 'token')}"}`, 'services:', `  - ${service}`, ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `hive: {SERVERHOST: "${host}", SERVERAUTH: "file://${join(dir, 'token')}"}`,
+        'services:',
+        `  - ${service}`,
+        '',
+      ].join('\n'),
+    );
     return file;
   };
   const pollerFiles = Array.from({ length: POLLERS }, (_, i) =>
@@ -100,7 +107,8 @@ async function takeoverRun(machines: Machines, figures: Figures): Promise<void> 
     })();
     const alive = (p: NodeProcess): boolean => p.child.exitCode === null && p.child.signalCode === null;
     const activations = (p: NodeProcess): number => p.output().match(ACTIVE)?.length ?? 0;
-    const holding = (p: NodeProcess): boolean => alive(p) && p.output().lastIndexOf('active poller now') > p.output().lastIndexOf('no longer the active poller');
+    const holding = (p: NodeProcess): boolean =>
+      alive(p) && p.output().lastIndexOf('active poller now') > p.output().lastIndexOf('no longer the active poller');
     const until = Date.now() + 10_000;
     while (!pollers.some(holding)) {
       if (Date.now() > until) throw new Error('no active poller within 10 s');
@@ -138,7 +146,10 @@ async function takeoverRun(machines: Machines, figures: Figures): Promise<void> 
     figures['rows inserted'] = inserted;
     figures['rows missing'] = missing.length;
     figures['rows recorded twice'] = seen.length - distinct.size;
-    figures['batches sent again (claimed, not recorded)'] = nodes.reduce((sum, n) => sum + (n.output().match(SENT_AGAIN)?.length ?? 0), 0);
+    figures['batches sent again (claimed, not recorded)'] = nodes.reduce(
+      (sum, n) => sum + (n.output().match(SENT_AGAIN)?.length ?? 0),
+      0,
+    );
     figures['kills'] = KILLS;
     figures['takeover after a kill (ms, median)'] = takeovers[Math.floor(takeovers.length / 2)]!;
     figures['takeover after a kill (ms, max)'] = takeovers[takeovers.length - 1]!;
@@ -166,7 +177,17 @@ describe('reliability: one active SQL poller on a NATS hive', () => {
       const server = await natsServer();
       try {
         const none = async (): Promise<void> => undefined;
-        await takeoverRun({ token: server.token, recorderHost: server.url, pollerHost: () => server.url, lose: none, restore: none, takeoverLimitMs: 2 * LEASE_MS + 1_000 }, figures);
+        await takeoverRun(
+          {
+            token: server.token,
+            recorderHost: server.url,
+            pollerHost: () => server.url,
+            lose: none,
+            restore: none,
+            takeoverLimitMs: 2 * LEASE_MS + 1_000,
+          },
+          figures,
+        );
       } finally {
         await server.stop();
       }
@@ -181,7 +202,11 @@ chaosOnly('reliability: one active SQL poller on a NATS hive loses a machine', (
 
   reliabilityTest(
     "lose a machine: the active poller's node and its nats-server SIGKILLed together, on a three-server cluster",
-    { suite: 'dependencies', load: `${load}; 3 nats-servers with JetStream (the lease bucket in three replicas), each poller on its own`, faults: `${KILLS} × SIGKILL of the active poller's node and of its nats-server, both started again` },
+    {
+      suite: 'dependencies',
+      load: `${load}; 3 nats-servers with JetStream (the lease bucket in three replicas), each poller on its own`,
+      faults: `${KILLS} × SIGKILL of the active poller's node and of its nats-server, both started again`,
+    },
     240_000,
     async (figures, skip) => {
       requireInstalled(natsServerAvailable(), NATS_MISSING, skip);

@@ -35,14 +35,32 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
 
   reliabilityTest(
     `${CYCLES} stop/start cycle(s) of PostgreSQL: errors while it is down, 200 again after, no restart`,
-    { suite: 'dependencies', load: `${WORKERS} workers sending SELECTs back to back through the hive to one sql service`, faults: `PostgreSQL fast shutdown for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)` },
+    {
+      suite: 'dependencies',
+      load: `${WORKERS} workers sending SELECTs back to back through the hive to one sql service`,
+      faults: `PostgreSQL fast shutdown for ${DOWN_MS / 1000} s, then started again on the same port, ${CYCLES} time(s)`,
+    },
     byScale(90_000, 240_000),
     async (figures, skip) => {
-      requireInstalled(engineAvailable('postgres'), 'PostgreSQL is not installed (scripts/sql-servers.sh installs it)', skip);
+      requireInstalled(
+        engineAvailable('postgres'),
+        'PostgreSQL is not installed (scripts/sql-servers.sh installs it)',
+        skip,
+      );
       pg = await openEngine('postgres');
       await pg.exec(`CREATE TABLE items (${pg.serial}, name TEXT NOT NULL)`);
       await pg.exec("INSERT INTO items (name) VALUES ('one')");
-      ({ node } = await startTestNode([{ service: 'sql', NAME: 'items', ...pg.params, SQL_STATEMENT: 'select', SQL_TABLE: 'items', SQL_ACQUIRETIMEOUT: '3s', SQL_TIMEOUT: '5s' }]));
+      ({ node } = await startTestNode([
+        {
+          service: 'sql',
+          NAME: 'items',
+          ...pg.params,
+          SQL_STATEMENT: 'select',
+          SQL_TABLE: 'items',
+          SQL_ACQUIRETIMEOUT: '3s',
+          SQL_TIMEOUT: '5s',
+        },
+      ]));
       const hive = node.hive;
       const server = pg.server!;
 
@@ -50,7 +68,10 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
       const marks: Array<{ atMs: number; phase: 'up' | 'down' | 'restarted' }> = [];
       let stop = false;
       const loadBegan = Date.now();
-      const load = closedLoop({ workers: WORKERS, stop: () => stop }, async () => (await hive.call('items', makeMessage({}), 30_000)).Code);
+      const load = closedLoop(
+        { workers: WORKERS, stop: () => stop },
+        async () => (await hive.call('items', makeMessage({}), 30_000)).Code,
+      );
       const recoveries: number[] = [];
       for (let c = 0; c < CYCLES; c++) {
         marks.push({ atMs: Date.now() - loadBegan, phase: 'up' });
@@ -62,7 +83,11 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
         const restarted = Date.now();
         marks.push({ atMs: restarted - loadBegan, phase: 'restarted' });
         // recovery: the first 200 answered by the service after the database is back
-        while ((await hive.call('items', makeMessage({}), 30_000)).Code !== 200 && Date.now() - restarted < RECOVERY_LIMIT_MS) await sleep(50);
+        while (
+          (await hive.call('items', makeMessage({}), 30_000)).Code !== 200 &&
+          Date.now() - restarted < RECOVERY_LIMIT_MS
+        )
+          await sleep(50);
         recoveries.push(Date.now() - restarted);
       }
       await sleep(UP_MS);
@@ -73,7 +98,9 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
       const inPhase = (phase: string): Sample[] => samples.filter((s) => phaseOf(s) === phase);
       // the last second of load: everything must succeed again
       const tail = lastSent(samples, 1000);
-      const crashes = node.journal.entries().filter((e) => e.event === JournalEvent.Crash || e.event === JournalEvent.Restart);
+      const crashes = node.journal
+        .entries()
+        .filter((e) => e.event === JournalEvent.Crash || e.event === JournalEvent.Restart);
       Object.assign(figures, {
         'answers while up': describeCodes(inPhase('up')),
         'answers while down': describeCodes(inPhase('down')),
@@ -82,7 +109,10 @@ describe('reliability: PostgreSQL stopped and restarted under SQL load', functio
         'actor crashes / restarts': crashes.length,
       });
       expect(describeCodes(inPhase('up')), 'before the first stop').to.match(/^200×\d+$/);
-      expect(inPhase('down').filter((s) => s.code !== 200).length, 'errors while the database is down').to.be.greaterThan(0);
+      expect(
+        inPhase('down').filter((s) => s.code !== 200).length,
+        'errors while the database is down',
+      ).to.be.greaterThan(0);
       for (const s of inPhase('down')) expect([200, 502, 503, 504], 'codes while down').to.include(s.code);
       for (const ms of recoveries) expect(ms, 'recovery after a restart (ms)').to.be.below(RECOVERY_LIMIT_MS);
       expect(describeCodes(tail), 'the last second of load').to.match(/^200×\d+$/);

@@ -93,7 +93,8 @@ describe('reliability: power loss (writes not fsynced dropped)', function () {
     await write('off.db', 'OFF');
     await write('full.db', 'FULL');
     await fs.crash();
-    const survived = async (name: string): Promise<number> => (existsSync(join(fs!.mountpoint, name)) ? (await docs(join(fs!.mountpoint, name)).catch(() => [])).length : 0);
+    const survived = async (name: string): Promise<number> =>
+      existsSync(join(fs!.mountpoint, name)) ? (await docs(join(fs!.mountpoint, name)).catch(() => [])).length : 0;
     expect(await survived('full.db')).to.equal(rows);
     expect(await survived('off.db')).to.be.lessThan(rows);
   });
@@ -117,10 +118,15 @@ describe('reliability: power loss (writes not fsynced dropped)', function () {
       node = await startNodeProcess(file, { env });
       // an entry counts only once its 200 (stored and fsynced) answer came back
       let acked = 0;
-      const load = enqueueAll(node.port, PER_CYCLE, (n) => ({ data: { i: [`${cycle}-${n}`] } }), (n) => {
-        acknowledged.add(`${cycle}-${n}`);
-        acked++;
-      }).catch(() => undefined); // the kill cuts the enqueues under way
+      const load = enqueueAll(
+        node.port,
+        PER_CYCLE,
+        (n) => ({ data: { i: [`${cycle}-${n}`] } }),
+        (n) => {
+          acknowledged.add(`${cycle}-${n}`);
+          acked++;
+        },
+      ).catch(() => undefined); // the kill cuts the enqueues under way
       const until = Date.now() + 60_000;
       while (acked < PER_CYCLE / 2 && Date.now() < until) await sleep(2);
       await node.kill('SIGKILL');
@@ -141,7 +147,11 @@ describe('reliability: power loss (writes not fsynced dropped)', function () {
 
   reliabilityTest(
     `${CYCLES} power cuts under the SQLite queue store: every acknowledged entry is still stored; the store built without fsync loses some`,
-    { suite: 'dependencies', load: `up to ${PER_CYCLE} entries enqueued through the gateway (32 connections) per cycle, queue paused (entries stay stored)`, faults: `${CYCLES} × (SIGKILL of the node mid-load, once half of the cycle's entries are acknowledged + power cut of the store's filesystem: writes not fsynced dropped, remount), restart on the same store; then 1 cycle on the store built with synchronous=OFF` },
+    {
+      suite: 'dependencies',
+      load: `up to ${PER_CYCLE} entries enqueued through the gateway (32 connections) per cycle, queue paused (entries stay stored)`,
+      faults: `${CYCLES} × (SIGKILL of the node mid-load, once half of the cycle's entries are acknowledged + power cut of the store's filesystem: writes not fsynced dropped, remount), restart on the same store; then 1 cycle on the store built with synchronous=OFF`,
+    },
     byScale(90_000, 900_000),
     async (figures, skip) => {
       const missing = lazyFsMissing();
@@ -150,13 +160,19 @@ describe('reliability: power loss (writes not fsynced dropped)', function () {
       figures['power cuts'] = CYCLES;
       figures['entries acknowledged'] = sound.acknowledged;
       figures['acknowledged entries lost'] = sound.lost.length;
-      expect(sound.lost, `acknowledged entries missing after the power cuts: ${sound.lost.slice(0, 10).join(', ')}`).to.deep.equal([]);
+      expect(
+        sound.lost,
+        `acknowledged entries missing after the power cuts: ${sound.lost.slice(0, 10).join(', ')}`,
+      ).to.deep.equal([]);
       // the deliberately broken build (test-only switch, actors/queue/sqlite-store.ts): the same cut must lose entries,
       // or this test could not catch a store that stopped fsyncing
       const broken = await powerCuts(1, { HIVENODE_TEST_BROKEN_NO_FSYNC: '1' });
       figures['entries acknowledged without fsync (broken build, 1 cut)'] = broken.acknowledged;
       figures['acknowledged entries lost without fsync (broken build, 1 cut)'] = broken.lost.length;
-      expect(broken.lost.length, 'the store without fsync lost nothing: the power cut does not test what it claims').to.be.greaterThan(0);
+      expect(
+        broken.lost.length,
+        'the store without fsync lost nothing: the power cut does not test what it claims',
+      ).to.be.greaterThan(0);
     },
   );
 });

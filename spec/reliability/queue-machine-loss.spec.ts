@@ -65,8 +65,10 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
         nodes[i] = await startClusterNode(files[i]!);
         all.push(nodes[i]!);
       };
-      const alive = (n: NodeProcess | undefined): n is NodeProcess => n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
-      const holding = (n: NodeProcess | undefined): boolean => alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
+      const alive = (n: NodeProcess | undefined): n is NodeProcess =>
+        n !== undefined && n.child.exitCode === null && n.child.signalCode === null;
+      const holding = (n: NodeProcess | undefined): boolean =>
+        alive(n) && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED);
       let enqueuing = true;
       try {
         for (let i = 0; i < NODES; i++) await start(i);
@@ -78,13 +80,19 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
             const item = ++next;
             for (let tries = 0; ; tries++) {
               const n = nodes[(item + tries + lane) % NODES];
-              const ok = alive(n) && (await request(`http://127.0.0.1:${n.port}/jobs/action`, { method: 'POST', body: JSON.stringify({ item: [String(item)] }), headersTimeout: 30_000 }).then(
-                async (res) => {
-                  await res.body.dump();
-                  return res.statusCode === 200;
-                },
-                () => false,
-              ));
+              const ok =
+                alive(n) &&
+                (await request(`http://127.0.0.1:${n.port}/jobs/action`, {
+                  method: 'POST',
+                  body: JSON.stringify({ item: [String(item)] }),
+                  headersTimeout: 30_000,
+                }).then(
+                  async (res) => {
+                    await res.body.dump();
+                    return res.statusCode === 200;
+                  },
+                  () => false,
+                ));
               if (ok) {
                 acknowledged.push(item);
                 break;
@@ -96,7 +104,10 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
           }
         };
         const posting = Promise.all(Array.from({ length: CONCURRENCY }, (_, lane) => poster(lane)));
-        const delivered = (): number[] => Array.from({ length: NODES }, (_, i) => recorded(join(dir, `work${i}.jsonl`)).map((r) => Number(r.message.Data.item?.[0]))).flat();
+        const delivered = (): number[] =>
+          Array.from({ length: NODES }, (_, i) =>
+            recorded(join(dir, `work${i}.jsonl`)).map((r) => Number(r.message.Data.item?.[0])),
+          ).flat();
         const takeovers: number[] = [];
         for (let k = 0; k < KILLS; k++) {
           // mid-delivery: entries are arriving and being delivered
@@ -108,7 +119,8 @@ chaosOnly('reliability: the queue on JetStream loses a machine', () => {
           const killedAt = Date.now();
           await Promise.all([nodes[h]!.kill('SIGKILL'), cluster.servers[h]!.kill()]);
           while (!nodes.some((n, i) => i !== h && holding(n) && n.output().lastIndexOf(HOLDING) >= 0)) {
-            if (Date.now() - killedAt > 60_000) throw new Error(`no node took the queue over within 60 s of kill ${k + 1}`);
+            if (Date.now() - killedAt > 60_000)
+              throw new Error(`no node took the queue over within 60 s of kill ${k + 1}`);
             await sleep(50);
           }
           takeovers.push(Date.now() - killedAt);

@@ -69,7 +69,12 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
       const agent = new Agent({ connections: 64 });
       const nodes: NodeProcess[] = [];
       const enqueue = async (n: NodeProcess, item: string): Promise<Answer> => {
-        const res = await request(`http://127.0.0.1:${n.port}/jq/action`, { method: 'POST', body: JSON.stringify({ item: [item] }), headersTimeout: 60_000, dispatcher: agent });
+        const res = await request(`http://127.0.0.1:${n.port}/jq/action`, {
+          method: 'POST',
+          body: JSON.stringify({ item: [item] }),
+          headersTimeout: 60_000,
+          dispatcher: agent,
+        });
         await res.body.dump();
         const retryAfter = res.headers['retry-after'];
         return { status: res.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
@@ -96,7 +101,10 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
           }),
         );
         figures['first enqueue after health 200, per node (status)'] = firsts.map((a) => a.status).join(', ');
-        expect(firsts.map((a) => a.status), 'the first enqueue through each gateway, right after its health check passed').to.deep.equal([200, 200, 200]);
+        expect(
+          firsts.map((a) => a.status),
+          'the first enqueue through each gateway, right after its health check passed',
+        ).to.deep.equal([200, 200, 200]);
 
         const statuses = new Map<number, number>();
         const acknowledged: string[] = [];
@@ -105,9 +113,15 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
         /** When each acknowledged enqueue was first sent and when it was answered 200. */
         const served: Array<{ sent: number; answered: number }> = [];
         /** From `at` until the first 200 to an enqueue sent after it: how long nobody served the queue. */
-        const unservedFor = (at: number): number => Math.min(...served.filter((x) => x.sent > at).map((x) => x.answered)) - at;
+        const unservedFor = (at: number): number =>
+          Math.min(...served.filter((x) => x.sent > at).map((x) => x.answered)) - at;
         /** Enqueues `count` entries through `via`, one every EVERY_MS, each sent again after a 503's Retry-After; `at(k)` runs after the k-th is sent. */
-        const load = async (prefix: string, via: NodeProcess, count: number, at: (k: number) => void): Promise<void> => {
+        const load = async (
+          prefix: string,
+          via: NodeProcess,
+          count: number,
+          at: (k: number) => void,
+        ): Promise<void> => {
           const one = async (item: string): Promise<void> => {
             const began = Date.now();
             for (let tries = 0; tries < 10; tries++) {
@@ -133,7 +147,13 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
           await Promise.all(sent);
         };
         const holdings = (n: NodeProcess): number => n.output().split(HOLDING).length - 1;
-        const holderIndex = (): number => nodes.findIndex((n) => n.child.exitCode === null && n.child.signalCode === null && n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED));
+        const holderIndex = (): number =>
+          nodes.findIndex(
+            (n) =>
+              n.child.exitCode === null &&
+              n.child.signalCode === null &&
+              n.output().lastIndexOf(HOLDING) > n.output().lastIndexOf(STOPPED),
+          );
         /** Waits until a node other than `not` becomes the holder after `since`: the ms it took, and which node. */
         const waitHolder = async (not: number, since: number): Promise<{ ms: number; node: number }> => {
           const before = nodes.map(holdings);
@@ -176,16 +196,26 @@ chaosOnly('reliability: the queue on JetStream changes hands', () => {
         figures['queue unserved after the clean stop (ms)'] = unservedFor(stoppedAt);
 
         figures['enqueues'] = 2 * ENQUEUES;
-        for (const [status, count] of [...statuses].sort((a, b) => a[0] - b[0])) figures[`answers ${status || 'without a status'}`] = count;
+        for (const [status, count] of [...statuses].sort((a, b) => a[0] - b[0]))
+          figures[`answers ${status || 'without a status'}`] = count;
         figures['enqueues failed after retries'] = failed.length;
         figures['longest enqueue until acknowledged (ms)'] = longest;
-        expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503), 'answers other than 200 and 503').to.deep.equal([]);
+        expect(
+          [...statuses.keys()].filter((s) => s !== 200 && s !== 503),
+          'answers other than 200 and 503',
+        ).to.deep.equal([]);
         expect(failed, 'enqueues never acknowledged').to.deep.equal([]);
 
-        const delivered = (): Set<string> => new Set(Array.from({ length: NODES }, (_, i) => recorded(join(dir, `work${i}.jsonl`)).map((r) => String(r.message.Data.item?.[0]))).flat());
+        const delivered = (): Set<string> =>
+          new Set(
+            Array.from({ length: NODES }, (_, i) =>
+              recorded(join(dir, `work${i}.jsonl`)).map((r) => String(r.message.Data.item?.[0])),
+            ).flat(),
+          );
         const until = Date.now() + 60_000;
         let missing = acknowledged;
-        while ((missing = acknowledged.filter((item) => !delivered().has(item))).length > 0 && Date.now() < until) await sleep(250);
+        while ((missing = acknowledged.filter((item) => !delivered().has(item))).length > 0 && Date.now() < until)
+          await sleep(250);
         figures['acknowledged entries missing'] = missing.length;
         expect(missing.slice(0, 10), 'acknowledged entries never delivered').to.deep.equal([]);
       } finally {

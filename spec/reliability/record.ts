@@ -40,7 +40,8 @@ export interface Plan {
 }
 
 const REPO = resolve(new URL('../../', import.meta.url).pathname);
-export const RECORDS_FILE = process.env.HIVENODE_RELIABILITY_RECORDS ?? resolve(REPO, 'test-artifacts', 'reliability.jsonl');
+export const RECORDS_FILE =
+  process.env.HIVENODE_RELIABILITY_RECORDS ?? resolve(REPO, 'test-artifacts', 'reliability.jsonl');
 
 let started = false;
 
@@ -57,7 +58,12 @@ export function writeRecord(record: ReliabilityRecord): void {
  * A mocha test that records itself: `body` fills `figures` while it runs; whether it passes, throws
  * or skips, the record is written with what was measured so far.
  */
-export function reliabilityTest(title: string, plan: Plan, timeoutMs: number, body: (figures: Figures, skip: Skip) => Promise<void>): Mocha.Test {
+export function reliabilityTest(
+  title: string,
+  plan: Plan,
+  timeoutMs: number,
+  body: (figures: Figures, skip: Skip) => Promise<void>,
+): Mocha.Test {
   return it(title, async function () {
     this.timeout(timeoutMs);
     const figures: Figures = {};
@@ -74,7 +80,15 @@ export function reliabilityTest(title: string, plan: Plan, timeoutMs: number, bo
       result = skipped !== undefined ? `skipped: ${skipped}` : `FAIL: ${(e as Error).message.split('\n')[0]}`;
       throw e;
     } finally {
-      writeRecord({ ...plan, test: title, result, figures, scale: SCALE, seconds: Math.round((Date.now() - began) / 100) / 10, time: new Date().toISOString() });
+      writeRecord({
+        ...plan,
+        test: title,
+        result,
+        figures,
+        scale: SCALE,
+        seconds: Math.round((Date.now() - began) / 100) / 10,
+        time: new Date().toISOString(),
+      });
     }
   });
 }

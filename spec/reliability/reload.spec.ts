@@ -45,7 +45,11 @@ describe('reliability: reloading a running node', function () {
 
   reliabilityTest(
     'reload under load: 10 reloads through SIGHUP, 32 connections, no failed request, each change within 1 s',
-    { suite: 'load', load: `${CONNECTIONS} keep-alive connections sending POSTs through the gateway to an echo for the whole run`, faults: `${RELOADS} reloads (SIGHUP): echo ReplyCode, a route and a service added and removed, the gateway's ResponseHeaders` },
+    {
+      suite: 'load',
+      load: `${CONNECTIONS} keep-alive connections sending POSTs through the gateway to an echo for the whole run`,
+      faults: `${RELOADS} reloads (SIGHUP): echo ReplyCode, a route and a service added and removed, the gateway's ResponseHeaders`,
+    },
     120_000,
     async (figures) => {
       const dir = tempDir('hn-reload-load-');
@@ -88,7 +92,11 @@ describe('reliability: reloading a running node', function () {
               await a.body.dump();
               const b = await request(`${base}/b/x`, { method: 'POST', body: '{}', dispatcher: probe });
               await b.body.dump();
-              return a.headers['x-config'] === `v${i}` && a.statusCode === 200 + (i % 2) && (i % 2 === 1 ? b.statusCode === 200 : b.statusCode === 404);
+              return (
+                a.headers['x-config'] === `v${i}` &&
+                a.statusCode === 200 + (i % 2) &&
+                (i % 2 === 1 ? b.statusCode === 200 : b.statusCode === 404)
+              );
             }),
           );
           await within(5_000, `reload ${i} applied`, () => count(node!.output(), /reload applied/) > applied);
@@ -112,7 +120,12 @@ describe('reliability: reloading a running node', function () {
 
   reliabilityTest(
     'reload of a queue: 1,000 waiting entries and a delivery under way, DefaultRequeueTime changed: none lost, none twice',
-    { suite: 'load', load: '1,000 entries added to a paused queue (SQLite store), one delivered by step to an echo answering after 2 s', faults: "a reload (SIGHUP) changing the queue's DefaultRequeueTime and the echo's Delay while that delivery is under way" },
+    {
+      suite: 'load',
+      load: '1,000 entries added to a paused queue (SQLite store), one delivered by step to an echo answering after 2 s',
+      faults:
+        "a reload (SIGHUP) changing the queue's DefaultRequeueTime and the echo's Delay while that delivery is under way",
+    },
     120_000,
     async (figures) => {
       const dir = tempDir('hn-reload-queue-');
@@ -127,7 +140,12 @@ describe('reliability: reloading a running node', function () {
       node = await startNodeProcess(write(30, 2000));
       const agent = new Agent({ connections: 16 });
       const post = async (data: Record<string, string[]>, command?: string): Promise<number> => {
-        const res = await request(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', body: JSON.stringify(data), headers: { 'content-type': 'application/json', ...(command ? { command } : {}) }, dispatcher: agent });
+        const res = await request(`http://127.0.0.1:${port}/queue/action`, {
+          method: 'POST',
+          body: JSON.stringify(data),
+          headers: { 'content-type': 'application/json', ...(command ? { command } : {}) },
+          dispatcher: agent,
+        });
         await res.body.dump();
         return res.statusCode;
       };
@@ -148,13 +166,20 @@ describe('reliability: reloading a running node', function () {
         const signalled = Date.now();
         node.child.kill('SIGHUP');
         // the echo records a message when it takes it and answers 2 s later: the delivery is under way
-        expect(Date.parse(recorded(record)[0]!.time) + 2000, 'the delivery is under way at the signal').to.be.greaterThan(signalled);
-        await within(10_000, 'the reload', () => /reload applied: .*changed target \(Delay\), queue \(DefaultRequeueTime\)/.test(node!.output()));
+        expect(
+          Date.parse(recorded(record)[0]!.time) + 2000,
+          'the delivery is under way at the signal',
+        ).to.be.greaterThan(signalled);
+        await within(10_000, 'the reload', () =>
+          /reload applied: .*changed target \(Delay\), queue \(DefaultRequeueTime\)/.test(node!.output()),
+        );
         expect(await stepped, 'the stepped delivery, finished by the old queue').to.equal(200);
         // StartPaused: the new instance starts paused, as a restart would
         expect(await post({}, 'resume')).to.equal(200);
         await within(60_000, '1,000 deliveries', () => recorded(record).length >= 1000).catch((e: unknown) => {
-          throw new Error(`${(e as Error).message}: ${recorded(record).length} delivered; the node printed:\n${node!.output().slice(-3000)}`);
+          throw new Error(
+            `${(e as Error).message}: ${recorded(record).length} delivered; the node printed:\n${node!.output().slice(-3000)}`,
+          );
         });
         await sleep(500);
       } finally {
@@ -171,12 +196,20 @@ describe('reliability: reloading a running node', function () {
 
   reliabilityTest(
     'run --watch: a change of the file is applied without a signal, journalled as asked by watch',
-    { suite: 'bad input', load: 'a gateway and an echo', faults: "the node file rewritten (the echo's ReplyCode) while the node runs with --watch" },
+    {
+      suite: 'bad input',
+      load: 'a gateway and an echo',
+      faults: "the node file rewritten (the echo's ReplyCode) while the node runs with --watch",
+    },
     30_000,
     async () => {
       const dir = tempDir('hn-reload-watch-');
       const port = await freePort();
-      const write = (code: number): string => writeNodeFile(dir, 'node', [`{service: echo, NAME: echo, ReplyCode: ${code}}`, `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`]);
+      const write = (code: number): string =>
+        writeNodeFile(dir, 'node', [
+          `{service: echo, NAME: echo, ReplyCode: ${code}}`,
+          `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`,
+        ]);
       node = await startNodeProcess(write(200), { args: ['--watch'] });
       await sleep(300);
       write(202);
@@ -191,18 +224,48 @@ describe('reliability: reloading a running node', function () {
 
   reliabilityTest(
     'invalid files are refused, one line each, and the node serves on as it was',
-    { suite: 'bad input', load: 'a gateway and an echo, a request after each refused reload', faults: 'bad YAML, an unknown parameter, an exec template that does not parse, a TLS key that is not its certificate’s' },
+    {
+      suite: 'bad input',
+      load: 'a gateway and an echo, a request after each refused reload',
+      faults:
+        'bad YAML, an unknown parameter, an exec template that does not parse, a TLS key that is not its certificate’s',
+    },
     60_000,
     async () => {
       const dir = tempDir('hn-reload-bad-');
       const port = await freePort();
-      const good = writeNodeFile(dir, 'node', ['{service: echo, NAME: echo}', `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", ResponseHeaders: "X-Config: good"}`]);
+      const good = writeNodeFile(dir, 'node', [
+        '{service: echo, NAME: echo}',
+        `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", ResponseHeaders: "X-Config: good"}`,
+      ]);
       node = await startNodeProcess(good);
       const bad: Array<[string, string[], RegExp]> = [
         ['bad YAML', ['{service: echo, NAME: echo'], /not valid YAML/],
-        ['an unknown parameter', ['{service: echo, NAME: echo, Bogus: 1}', `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`], /unknown parameter 'Bogus' \(node\.yaml services\[0\]\)/],
-        ['a template that does not parse', ['{service: echo, NAME: echo}', '{service: exec, NAME: ex, Template: "{{ .Data.x "}', `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`], /services\[1\].*Template/],
-        ['a TLS key that does not match', ['{service: echo, NAME: echo}', `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", TLSCert: "${certPath('server.pem')}", TLSKey: "${certPath('client-alice.key')}"}`], /services\[1\].*TLSKey is not the key of TLSCert/],
+        [
+          'an unknown parameter',
+          [
+            '{service: echo, NAME: echo, Bogus: 1}',
+            `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`,
+          ],
+          /unknown parameter 'Bogus' \(node\.yaml services\[0\]\)/,
+        ],
+        [
+          'a template that does not parse',
+          [
+            '{service: echo, NAME: echo}',
+            '{service: exec, NAME: ex, Template: "{{ .Data.x "}',
+            `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo"}`,
+          ],
+          /services\[1\].*Template/,
+        ],
+        [
+          'a TLS key that does not match',
+          [
+            '{service: echo, NAME: echo}',
+            `{service: gateway, NAME: gw, Port: ${port}, Strict: true, Routes: "a=echo", TLSCert: "${certPath('server.pem')}", TLSKey: "${certPath('client-alice.key')}"}`,
+          ],
+          /services\[1\].*TLSKey is not the key of TLSCert/,
+        ],
       ];
       for (const [what, services, reason] of bad) {
         const before = count(node.output(), /reload refused/);
@@ -210,7 +273,10 @@ describe('reliability: reloading a running node', function () {
         node.child.kill('SIGHUP');
         await within(5_000, `the refusal of ${what}`, () => count(node!.output(), /reload refused/) > before);
         await sleep(200);
-        const lines = node.output().split('\n').filter((l) => l.includes('reload refused'));
+        const lines = node
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('reload refused'));
         expect(lines.length - before, `${what}: one line`).to.equal(1);
         expect(lines.at(-1), what).to.match(reason);
         expect(lines.at(-1), what).to.include(`reload refused: ${good}: `);

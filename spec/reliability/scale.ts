@@ -18,4 +18,5 @@ export function byScale<T>(scaled: T, full: T): T {
  * `describe` for a whole-system row that runs in `make chaos` only (pending in `make test`): kept out
  * of `make test` for its length, where a spec at the adapter level holds the same mechanism.
  */
-export const chaosOnly: Mocha.SuiteFunction | Mocha.PendingSuiteFunction = SCALE === Scale.Full ? describe : describe.skip;
+export const chaosOnly: Mocha.SuiteFunction | Mocha.PendingSuiteFunction =
+  SCALE === Scale.Full ? describe : describe.skip;

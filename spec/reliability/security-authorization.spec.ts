@@ -47,7 +47,8 @@ describe('reliability: security — authorization per route', function () {
     {
       suite: 'security',
       load: `${ROUNDS} rounds of ${cells().length + Object.keys(MATRIX).length} requests, ${PARALLEL} in parallel, through a strict gateway (Users, Groups, Access '${ACCESS}'); ${DECISIONS.toLocaleString('en')} in-process decisions`,
-      faults: 'users outside the route’s groups (403), a user in no group, admins on a route whose most specific entry omits them, requests without credentials (401)',
+      faults:
+        'users outside the route’s groups (403), a user in no group, admins on a route whose most specific entry omits them, requests without credentials (401)',
     },
     byScale(60_000, 300_000),
     async (figures) => {
@@ -56,12 +57,20 @@ describe('reliability: security — authorization per route', function () {
       const base = gw.base;
       type Job = { what: string; want: number; send: () => Promise<number> };
       const ask = (route: string, headers: Record<string, string>) => async (): Promise<number> => {
-        const res = await request(`${base}/${route}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...headers } });
+        const res = await request(`${base}/${route}`, {
+          method: 'POST',
+          body: '{}',
+          headers: { 'content-type': 'application/json', ...headers },
+        });
         await res.body.dump();
         return res.statusCode;
       };
       const round: Job[] = [
-        ...cells().map(([route, user, want]) => ({ what: `${user} × ${route}`, want, send: ask(route, { authorization: basic(user, PASSWORD) }) })),
+        ...cells().map(([route, user, want]) => ({
+          what: `${user} × ${route}`,
+          want,
+          send: ask(route, { authorization: basic(user, PASSWORD) }),
+        })),
         ...Object.keys(MATRIX).map((route) => ({ what: `no credentials × ${route}`, want: 401, send: ask(route, {}) })),
       ];
       const jobs = Array.from({ length: ROUNDS }, () => round).flat();
@@ -71,7 +80,9 @@ describe('reliability: security — authorization per route', function () {
         PARALLEL,
       );
       const seconds = (performance.now() - began) / 1000;
-      const mismatches = jobs.flatMap((j, i) => (statuses[i] === j.want ? [] : [`${j.what}: ${statuses[i]}, the table says ${j.want}`]));
+      const mismatches = jobs.flatMap((j, i) =>
+        statuses[i] === j.want ? [] : [`${j.what}: ${statuses[i]}, the table says ${j.want}`],
+      );
       figures['cells checked'] = jobs.length;
       figures['cells per round (user × route + no credentials)'] = `${cells().length} + ${Object.keys(MATRIX).length}`;
       figures.mismatches = mismatches.length;
@@ -81,7 +92,9 @@ describe('reliability: security — authorization per route', function () {
       // the decision alone: the cost the check adds to a request; each decision checked against the table too
       const groups = parseGroups(GROUPS_FILE, 'groups');
       const authorizer = new Authorizer(parseAccess(ACCESS), { get: () => groups });
-      const table = cells().map(([route, user, want]) => [user, ...route.split('/'), want === 200] as [string, string, string, boolean]);
+      const table = cells().map(
+        ([route, user, want]) => [user, ...route.split('/'), want === 200] as [string, string, string, boolean],
+      );
       let wrongDecisions = 0;
       const t0 = performance.now();
       for (let i = 0; i < DECISIONS; i++) {

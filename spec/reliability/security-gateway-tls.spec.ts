@@ -33,11 +33,17 @@ const PLAIN_ATTEMPTS = byScale(300, 3000);
 const BAD_CERT_ATTEMPTS = byScale(30, 300);
 const BODY = '{"id":["42"]}';
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 const round = (n: number): number => Math.round(n * 10) / 10;
 
 /** The node: echo, a gateway over HTTPS and one requiring client certificates, and the dashboard (for the gateways' counters). */
-async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls: number; status(name: string): Promise<Record<string, number>> }> {
+async function startTlsNode(): Promise<{
+  node: NodeProcess;
+  https: number;
+  mtls: number;
+  status(name: string): Promise<Record<string, number>>;
+}> {
   const dir = tempDir('hn-security-tls-');
   const file = join(dir, 'tls.yaml');
   const tls = `TLSCert: "file://${certPath('server.pem')}", TLSKey: "file://${certPath('server.key')}"`;
@@ -54,8 +60,11 @@ async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls:
   );
   const node = await startNodeProcess(file, { ready: /dashboard on http:\/\/127\.0\.0\.1:(\d+)\// });
   // the node's summary with the gateways' ports comes after the dashboard's line: on a loaded machine, a moment after
-  const served = (): Array<readonly [string, number]> => [...node.output().matchAll(/gateway\s+\S+\s+(\S+)\s+serves HTTPS on port (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const);
-  for (const until = Date.now() + 30_000; served().length < 2 && Date.now() < until; ) await sleep(50);
+  const served = (): Array<readonly [string, number]> =>
+    [...node.output().matchAll(/gateway\s+\S+\s+(\S+)\s+serves HTTPS on port (\d+)/g)].map(
+      (m) => [m[1]!, Number(m[2])] as const,
+    );
+  for (const until = Date.now() + 30_000; served().length < 2 && Date.now() < until;) await sleep(50);
   const ports = served();
   if (ports.length < 2) {
     await node.kill('SIGKILL');
@@ -67,7 +76,13 @@ async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls:
       get({ host: '127.0.0.1', port: node.port, path: '/api/status', agent: false }, (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve((JSON.parse(text) as { services: Array<{ name: string; status: Record<string, number> }> }).services.find((s) => s.name === name)!.status));
+        res.on('end', () =>
+          resolve(
+            (JSON.parse(text) as { services: Array<{ name: string; status: Record<string, number> }> }).services.find(
+              (s) => s.name === name,
+            )!.status,
+          ),
+        );
       }).on('error', reject);
     });
   return { node, https: portOf('https'), mtls: portOf('mtls'), status };
@@ -76,15 +91,33 @@ async function startTlsNode(): Promise<{ node: NodeProcess; https: number; mtls:
 /** wrk over HTTPS with keep-alive: its requests, non-2xx answers and socket errors. */
 function wrkHttps(port: number, seconds: number): Promise<{ requests: number; errors: number }> {
   const script = join(tempDir('hn-wrk-tls-'), 'post.lua');
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${BODY}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  writeFileSync(
+    script,
+    `wrk.method = "POST"\nwrk.body = '${BODY}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
   return new Promise((resolve, reject) => {
-    execFile('wrk', ['-t', '1', '-c', String(KEEPALIVE_CONNECTIONS), '-d', `${seconds}s`, '-s', script, `https://127.0.0.1:${port}/load/op`], { timeout: (seconds + 30) * 1000 }, (err, stdout) => {
-      if (err) return reject(err);
-      const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
-      const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-      const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
-      resolve({ requests, errors: non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0) });
-    });
+    execFile(
+      'wrk',
+      [
+        '-t',
+        '1',
+        '-c',
+        String(KEEPALIVE_CONNECTIONS),
+        '-d',
+        `${seconds}s`,
+        '-s',
+        script,
+        `https://127.0.0.1:${port}/load/op`,
+      ],
+      { timeout: (seconds + 30) * 1000 },
+      (err, stdout) => {
+        if (err) return reject(err);
+        const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
+        const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
+        const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+        resolve({ requests, errors: non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0) });
+      },
+    );
   });
 }
 
@@ -93,10 +126,22 @@ function handshakeAndPost(port: number): Promise<{ handshakeMs: number; status: 
   return new Promise((resolve) => {
     let began = NaN;
     let handshakeMs = NaN;
-    const req = request({ host: '127.0.0.1', port, path: '/load/op', method: 'POST', servername: 'localhost', ca: certText('ca.pem'), agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ handshakeMs, status: res.statusCode ?? 0 }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/load/op',
+        method: 'POST',
+        servername: 'localhost',
+        ca: certText('ca.pem'),
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ handshakeMs, status: res.statusCode ?? 0 }));
+      },
+    );
     req.on('socket', (socket) => {
       socket.once('connect', () => (began = performance.now()));
       socket.once('secureConnect', () => (handshakeMs = performance.now() - began));
@@ -107,7 +152,10 @@ function handshakeAndPost(port: number): Promise<{ handshakeMs: number; status: 
 }
 
 /** Sends `bytes` on a new TCP connection and waits for the server to close it: what came back and how it closed. */
-function clearText(port: number, bytes: Buffer): Promise<{ reply: number; alert: boolean; how: 'close' | 'reset' | 'open' }> {
+function clearText(
+  port: number,
+  bytes: Buffer,
+): Promise<{ reply: number; alert: boolean; how: 'close' | 'reset' | 'open' }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let reply = 0;
@@ -165,7 +213,10 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
 
   reliabilityTest(
     `TLS handshakes under load: ${HANDSHAKE_CLIENTS} clients opening new connections for ${HANDSHAKE_SECONDS} s beside ${KEEPALIVE_CONNECTIONS} keep-alive connections`,
-    plan(`${HANDSHAKE_CLIENTS} clients each opening a new HTTPS connection per request (a full TLS 1.3 handshake) for ${HANDSHAKE_SECONDS} s, while wrk keeps ${KEEPALIVE_CONNECTIONS} keep-alive HTTPS connections busy on the same port`, 'none (load only)'),
+    plan(
+      `${HANDSHAKE_CLIENTS} clients each opening a new HTTPS connection per request (a full TLS 1.3 handshake) for ${HANDSHAKE_SECONDS} s, while wrk keeps ${KEEPALIVE_CONNECTIONS} keep-alive HTTPS connections busy on the same port`,
+      'none (load only)',
+    ),
     byScale(60_000, 120_000),
     async (figures, skip) => {
       const missing = ensureWrk();
@@ -201,28 +252,47 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
       expect(steady.errors, 'keep-alive errors').to.equal(0);
       expect(steady.requests, 'keep-alive requests served').to.be.greaterThan(HANDSHAKE_SECONDS * 100);
       // a wrk connection cut at the end of its run may be mid-handshake: a hang-up, counted but with no reason
-      const reasons = ['tlsPlainText', 'tlsOldProtocol', 'tlsNoCertificate', 'tlsBadCertificate', 'tlsHandshakeTimeouts'].reduce((n, k) => n + after[k]! - before[k]!, 0);
+      const reasons = [
+        'tlsPlainText',
+        'tlsOldProtocol',
+        'tlsNoCertificate',
+        'tlsBadCertificate',
+        'tlsHandshakeTimeouts',
+      ].reduce((n, k) => n + after[k]! - before[k]!, 0);
       expect(reasons, 'handshakes the gateway refused for a reason').to.equal(0);
-      expect(after.tlsHandshakes! - before.tlsHandshakes!, "the gateway's count of handshakes").to.be.at.least(handshakes.length + KEEPALIVE_CONNECTIONS);
+      expect(after.tlsHandshakes! - before.tlsHandshakes!, "the gateway's count of handshakes").to.be.at.least(
+        handshakes.length + KEEPALIVE_CONNECTIONS,
+      );
       expect(percentile(handshakes, 99), 'handshake p99 (ms)').to.be.below(2000);
     },
   );
 
   reliabilityTest(
     `plain text on the TLS port: ${PLAIN_ATTEMPTS} connections of plain HTTP and random bytes`,
-    plan(`${PLAIN_ATTEMPTS} new TCP connections to the HTTPS port, 16 at a time, each sending a plain HTTP request (GET, POST, HTTP/1.0, CONNECT) or 1-512 random bytes`, 'clear text where a TLS ClientHello is expected'),
+    plan(
+      `${PLAIN_ATTEMPTS} new TCP connections to the HTTPS port, 16 at a time, each sending a plain HTTP request (GET, POST, HTTP/1.0, CONNECT) or 1-512 random bytes`,
+      'clear text where a TLS ClientHello is expected',
+    ),
     byScale(60_000, 180_000),
     async (figures) => {
       const { node, https, status } = tls!;
       const rnd = prng(20261124);
-      const plainRequests = ['GET /healthcheck HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /load/op HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n{"id":["42"]}', 'GET / HTTP/1.0\r\n\r\n', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n'];
+      const plainRequests = [
+        'GET /healthcheck HTTP/1.1\r\nHost: x\r\n\r\n',
+        'POST /load/op HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n{"id":["42"]}',
+        'GET / HTTP/1.0\r\n\r\n',
+        'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n',
+      ];
       const before = await status('https');
       const logged = node.output().length;
       const rssBefore = node.rssBytes();
       let servedBetween = 0;
       const answers = await pool(PLAIN_ATTEMPTS, 16, async (i) => {
         if (i % 50 === 0 && (await httpsPost(https, '/load/op', BODY, false)).status === 200) servedBetween++;
-        const bytes = i % 2 === 0 ? Buffer.from(plainRequests[i % plainRequests.length]!) : Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 512) }, () => Math.floor(rnd() * 256)));
+        const bytes =
+          i % 2 === 0
+            ? Buffer.from(plainRequests[i % plainRequests.length]!)
+            : Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 512) }, () => Math.floor(rnd() * 256)));
         return clearText(https, bytes);
       });
       const after = await status('https');
@@ -240,12 +310,19 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
         "gateway's refused handshakes / of them plain HTTP": `${after.tlsHandshakeFailures! - before.tlsHandshakeFailures!} / ${after.tlsPlainText! - before.tlsPlainText!}`,
         'HTTPS requests served between (200)': `${servedBetween} of ${Math.ceil(PLAIN_ATTEMPTS / 50)}`,
         'RSS before / after (MiB)': `${round(rssBefore / 2 ** 20)} / ${round(node.rssBytes() / 2 ** 20)}`,
-        'WARN or ERROR lines logged meanwhile': (node.output().slice(logged).match(/ (WARN|ERROR) /g) ?? []).length,
+        'WARN or ERROR lines logged meanwhile': (
+          node
+            .output()
+            .slice(logged)
+            .match(/ (WARN|ERROR) /g) ?? []
+        ).length,
       });
       expect(count('open'), 'connections left open').to.equal(0);
       expect(clearReplies, 'answers in clear text').to.equal(0);
       expect(count('close') + count('reset')).to.equal(PLAIN_ATTEMPTS);
-      expect(after.tlsHandshakeFailures! - before.tlsHandshakeFailures!, 'refused handshakes counted').to.equal(PLAIN_ATTEMPTS);
+      expect(after.tlsHandshakeFailures! - before.tlsHandshakeFailures!, 'refused handshakes counted').to.equal(
+        PLAIN_ATTEMPTS,
+      );
       expect(after.tlsPlainText! - before.tlsPlainText!, 'plain HTTP recognised').to.be.at.least(PLAIN_ATTEMPTS / 2);
       expect(servedBetween, 'HTTPS served between').to.equal(Math.ceil(PLAIN_ATTEMPTS / 50));
       expect(last.status, 'HTTPS served after').to.equal(200);
@@ -255,7 +332,10 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
 
   reliabilityTest(
     `wrong certificates: none, expired and another CA's, ${BAD_CERT_ATTEMPTS} each, under TLSClientAuth require`,
-    plan(`${BAD_CERT_ATTEMPTS} HTTPS requests each without a client certificate, with an expired one (2020), with one of a CA TLSCA does not name, and with a valid one (alice), 8 at a time, interleaved`, 'client certificates missing, expired or from an untrusted CA'),
+    plan(
+      `${BAD_CERT_ATTEMPTS} HTTPS requests each without a client certificate, with an expired one (2020), with one of a CA TLSCA does not name, and with a valid one (alice), 8 at a time, interleaved`,
+      'client certificates missing, expired or from an untrusted CA',
+    ),
     byScale(60_000, 180_000),
     async (figures) => {
       const { mtls, status } = tls!;
@@ -282,8 +362,12 @@ describe('reliability: security of the gateway over TLS (real sockets, the gatew
         'valid (alice): answered 200': `${of('client-alice').filter((r) => r.answered === 200).length} of ${BAD_CERT_ATTEMPTS}`,
         "gateway's counts: no certificate / bad certificate / other": `${delta('tlsNoCertificate')} / ${delta('tlsBadCertificate')} / ${delta('tlsHandshakeFailures') - delta('tlsNoCertificate') - delta('tlsBadCertificate')}`,
       });
-      for (const kind of ['none', 'client-expired', 'other-client']) expect(refused(kind), `${kind} refused`).to.equal(BAD_CERT_ATTEMPTS);
-      expect(of('client-alice').every((r) => r.answered === 200), 'every valid certificate answered 200').to.equal(true);
+      for (const kind of ['none', 'client-expired', 'other-client'])
+        expect(refused(kind), `${kind} refused`).to.equal(BAD_CERT_ATTEMPTS);
+      expect(
+        of('client-alice').every((r) => r.answered === 200),
+        'every valid certificate answered 200',
+      ).to.equal(true);
       expect(delta('tlsNoCertificate')).to.equal(BAD_CERT_ATTEMPTS);
       expect(delta('tlsBadCertificate')).to.equal(2 * BAD_CERT_ATTEMPTS);
       expect(delta('tlsHandshakeFailures')).to.equal(3 * BAD_CERT_ATTEMPTS);

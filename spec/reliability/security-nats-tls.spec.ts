@@ -34,8 +34,13 @@ interface Case {
   refused?: RegExp;
 }
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
-const client = (who: string): Case['params'] => ({ SERVERCA: certPath('ca.pem'), SERVERCERT: certPath(`client-${who}.pem`), SERVERKEY: certPath(`client-${who}.key`) });
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+const client = (who: string): Case['params'] => ({
+  SERVERCA: certPath('ca.pem'),
+  SERVERCERT: certPath(`client-${who}.pem`),
+  SERVERKEY: certPath(`client-${who}.key`),
+});
 
 describe('reliability: security of the NATS hive (TLS, client certificates, credentials)', function () {
   const servers: NatsServer[] = [];
@@ -48,7 +53,8 @@ describe('reliability: security of the NATS hive (TLS, client certificates, cred
     {
       suite: 'security',
       load: `${ATTEMPTS} connection attempts per case against three TLS nats-servers verifying client certificates: users with passwords, nkey users, certificate subjects mapped to users`,
-      faults: 'CA that did not sign the server, no client certificate, client certificate expired in 2020, client certificate of an untrusted CA, wrong password, unknown user, token where a user is needed, nkey seed the server does not know, certificate whose subject is not a user',
+      faults:
+        'CA that did not sign the server, no client certificate, client certificate expired in 2020, client certificate of an untrusted CA, wrong password, unknown user, token where a user is needed, nkey seed the server does not know, certificate whose subject is not a user',
     },
     byScale(60_000, 300_000),
     async (figures, skip) => {
@@ -59,26 +65,90 @@ describe('reliability: security of the NATS hive (TLS, client certificates, cred
       const seedFile = join(tempDir('hn-sec-nats-'), 'hive.nk');
       writeFileSync(seedFile, new TextDecoder().decode(nkey.getSeed()), { mode: 0o600 });
       const byKind = {
-        passwords: await natsServer({ tls: { ...tls, verify: true }, auth: { kind: 'users', users: [{ user: 'hive', password: 'right' }] } }),
-        mapped: await natsServer({ tls: { ...tls, verifyAndMap: true }, auth: { kind: 'users', users: [{ user: 'CN=alice' }] } }),
-        nkeys: await natsServer({ tls: { ...tls, verify: true }, auth: { kind: 'nkeys', nkeys: [nkey.getPublicKey()] } }),
+        passwords: await natsServer({
+          tls: { ...tls, verify: true },
+          auth: { kind: 'users', users: [{ user: 'hive', password: 'right' }] },
+        }),
+        mapped: await natsServer({
+          tls: { ...tls, verifyAndMap: true },
+          auth: { kind: 'users', users: [{ user: 'CN=alice' }] },
+        }),
+        nkeys: await natsServer({
+          tls: { ...tls, verify: true },
+          auth: { kind: 'nkeys', nkeys: [nkey.getPublicKey()] },
+        }),
       };
       servers.push(...Object.values(byKind));
       const CERT = /refused the client certificate \(TLS alert: bad certificate\); check SERVERCERT and SERVERKEY/;
       const AUTH = /refused the connection: Authorization Violation \(check SERVERAUTH\)$/;
       const cases: Case[] = [
-        { name: 'right CA, certificate and password', server: 'passwords', params: { ...client('alice'), SERVERAUTH: 'hive:right' } },
+        {
+          name: 'right CA, certificate and password',
+          server: 'passwords',
+          params: { ...client('alice'), SERVERAUTH: 'hive:right' },
+        },
         { name: 'right certificate mapped to its user', server: 'mapped', params: client('alice') },
         { name: 'right nkey seed file', server: 'nkeys', params: { ...client('bob'), SERVERAUTH: seedFile } },
-        { name: 'wrong CA', server: 'passwords', params: { ...client('alice'), SERVERCA: certPath('other-ca.pem'), SERVERAUTH: 'hive:right' }, refused: /not signed by a trusted CA \(unable to verify the first certificate\); check SERVERCA$/ },
-        { name: 'no client certificate', server: 'passwords', params: { SERVERCA: certPath('ca.pem'), SERVERAUTH: 'hive:right' }, refused: CERT },
-        { name: 'expired client certificate', server: 'passwords', params: { ...client('expired'), SERVERAUTH: 'hive:right' }, refused: CERT },
-        { name: 'client certificate of an untrusted CA', server: 'passwords', params: { ...client('alice'), SERVERCERT: certPath('other-client.pem'), SERVERKEY: certPath('other-client.key'), SERVERAUTH: 'hive:right' }, refused: CERT },
-        { name: 'wrong password', server: 'passwords', params: { ...client('alice'), SERVERAUTH: 'hive:wrong' }, refused: AUTH },
-        { name: 'unknown user', server: 'passwords', params: { ...client('alice'), SERVERAUTH: 'nobody:right' }, refused: AUTH },
-        { name: 'token where a user is needed', server: 'passwords', params: { ...client('alice'), SERVERAUTH: 'some-token' }, refused: AUTH },
-        { name: 'unknown nkey seed', server: 'nkeys', params: { ...client('alice'), SERVERAUTH: new TextDecoder().decode(nkeys.createUser().getSeed()) }, refused: AUTH },
-        { name: 'certificate not mapped to a user', server: 'mapped', params: client('bob'), refused: /refused the connection: Authorization Violation \(check SERVERCERT \(its subject must be a user of the server\)\)$/ },
+        {
+          name: 'wrong CA',
+          server: 'passwords',
+          params: { ...client('alice'), SERVERCA: certPath('other-ca.pem'), SERVERAUTH: 'hive:right' },
+          refused: /not signed by a trusted CA \(unable to verify the first certificate\); check SERVERCA$/,
+        },
+        {
+          name: 'no client certificate',
+          server: 'passwords',
+          params: { SERVERCA: certPath('ca.pem'), SERVERAUTH: 'hive:right' },
+          refused: CERT,
+        },
+        {
+          name: 'expired client certificate',
+          server: 'passwords',
+          params: { ...client('expired'), SERVERAUTH: 'hive:right' },
+          refused: CERT,
+        },
+        {
+          name: 'client certificate of an untrusted CA',
+          server: 'passwords',
+          params: {
+            ...client('alice'),
+            SERVERCERT: certPath('other-client.pem'),
+            SERVERKEY: certPath('other-client.key'),
+            SERVERAUTH: 'hive:right',
+          },
+          refused: CERT,
+        },
+        {
+          name: 'wrong password',
+          server: 'passwords',
+          params: { ...client('alice'), SERVERAUTH: 'hive:wrong' },
+          refused: AUTH,
+        },
+        {
+          name: 'unknown user',
+          server: 'passwords',
+          params: { ...client('alice'), SERVERAUTH: 'nobody:right' },
+          refused: AUTH,
+        },
+        {
+          name: 'token where a user is needed',
+          server: 'passwords',
+          params: { ...client('alice'), SERVERAUTH: 'some-token' },
+          refused: AUTH,
+        },
+        {
+          name: 'unknown nkey seed',
+          server: 'nkeys',
+          params: { ...client('alice'), SERVERAUTH: new TextDecoder().decode(nkeys.createUser().getSeed()) },
+          refused: AUTH,
+        },
+        {
+          name: 'certificate not mapped to a user',
+          server: 'mapped',
+          params: client('bob'),
+          refused:
+            /refused the connection: Authorization Violation \(check SERVERCERT \(its subject must be a user of the server\)\)$/,
+        },
       ];
       const log = createLogger({ level: 'error', stream: process.stderr });
       const refusalMs: number[] = [];
@@ -88,7 +158,18 @@ describe('reliability: security of the NATS hive (TLS, client certificates, cred
       for (const c of cases) {
         for (let i = 0; i < ATTEMPTS; i++) {
           attempts++;
-          const transport = await transportFor({ SERVERHOST: byKind[c.server].url, SERVERAUTH: '', SERVERCA: '', SERVERCERT: '', SERVERKEY: '', ...c.params }, 'security test', log);
+          const transport = await transportFor(
+            {
+              SERVERHOST: byKind[c.server].url,
+              SERVERAUTH: '',
+              SERVERCA: '',
+              SERVERCERT: '',
+              SERVERKEY: '',
+              ...c.params,
+            },
+            'security test',
+            log,
+          );
           const began = performance.now();
           const outcome = await transport.connect().then(
             () => undefined,

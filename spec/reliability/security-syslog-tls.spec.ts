@@ -37,14 +37,26 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
 
   reliabilityTest(
     'receiver with TLSClientAuth require: clients with a certificate of another CA, an expired one or none are refused, counted, logged once per reason',
-    plan(`${ATTEMPTS} TLS connections per bad certificate (other CA, expired, none), then one with a valid client certificate`, 'wrong CA, expired and missing client certificates'),
+    plan(
+      `${ATTEMPTS} TLS connections per bad certificate (other CA, expired, none), then one with a valid client certificate`,
+      'wrong CA, expired and missing client certificates',
+    ),
     60_000,
     async (figures) => {
       const record = join(tempDir('hn-sec-syslog-'), 'r.jsonl');
       let logs: () => string;
       ({ node, logs } = await startTestNode([
         { service: 'echo', NAME: 'logs', RecordFile: record },
-        { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: 0, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'logs' },
+        {
+          service: 'syslog',
+          NAME: 'rx',
+          IP: '127.0.0.1',
+          Port: 0,
+          ...tlsFiles,
+          TLSCA: certPath('ca.pem'),
+          TLSClientAuth: 'require',
+          OUTPUTCHANNEL: 'logs',
+        },
       ]));
       const port = status(node, 'rx').tlsPort as number;
       const bad = [
@@ -52,12 +64,26 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
         ['expired', { cert: 'client-expired.pem', key: 'client-expired.key' }],
         ['none', {}],
       ] as const;
-      for (const [, cert] of bad) for (let i = 0; i < ATTEMPTS; i++) await tlsSend(port, LINE, { ...cert, lingerMs: 50 });
-      expect(await tlsSend(port, '<13>Nov 24 10:00:01 host app: alice\n', { cert: 'client-alice.pem', key: 'client-alice.key' })).to.deep.equal({ connected: true });
-      await until(() => recorded(record).length === 1 && status(node!, 'rx').tlsRefused === bad.length * ATTEMPTS, 10_000);
+      for (const [, cert] of bad)
+        for (let i = 0; i < ATTEMPTS; i++) await tlsSend(port, LINE, { ...cert, lingerMs: 50 });
+      expect(
+        await tlsSend(port, '<13>Nov 24 10:00:01 host app: alice\n', {
+          cert: 'client-alice.pem',
+          key: 'client-alice.key',
+        }),
+      ).to.deep.equal({ connected: true });
+      await until(
+        () => recorded(record).length === 1 && status(node!, 'rx').tlsRefused === bad.length * ATTEMPTS,
+        10_000,
+      );
       await sleep(200);
       const refusedLines = countOf(logs(), /syslog TLS handshake from .* refused/g);
-      Object.assign(figures, { attempts: bad.length * ATTEMPTS, tlsRefused: status(node, 'rx').tlsRefused as number, delivered: recorded(record).length, warnings: refusedLines });
+      Object.assign(figures, {
+        attempts: bad.length * ATTEMPTS,
+        tlsRefused: status(node, 'rx').tlsRefused as number,
+        delivered: recorded(record).length,
+        warnings: refusedLines,
+      });
       expect(recorded(record).map((r) => r.message.Data.message![0])).to.deep.equal(['alice']);
       expect(refusedLines, 'one warning per distinct reason').to.be.within(1, bad.length);
     },
@@ -65,14 +91,31 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
 
   reliabilityTest(
     'sender with SendTLS: a server of another CA, an expired server certificate, a server requiring a client certificate — nothing sent, kept, counted, logged once each',
-    plan(`2 messages per sender, ${SENDER_SECONDS} s of reconnecting with backoff`, 'server certificate of an untrusted CA; expired server certificate; server requiring a client certificate the sender has not'),
+    plan(
+      `2 messages per sender, ${SENDER_SECONDS} s of reconnecting with backoff`,
+      'server certificate of an untrusted CA; expired server certificate; server requiring a client certificate the sender has not',
+    ),
     60_000,
     async (figures) => {
-      const servers = { other: await tlsSyslogServer({ cert: 'other-server.pem', key: 'other-server.key' }), expired: await tlsSyslogServer({ cert: 'server-expired.pem', key: 'server-expired.key' }), mtls: await tlsSyslogServer({ requireClientCert: true }) };
+      const servers = {
+        other: await tlsSyslogServer({ cert: 'other-server.pem', key: 'other-server.key' }),
+        expired: await tlsSyslogServer({ cert: 'server-expired.pem', key: 'server-expired.key' }),
+        mtls: await tlsSyslogServer({ requireClientCert: true }),
+      };
       let logs: () => string;
       try {
-        ({ node, logs } = await startTestNode(Object.entries(servers).map(([name, s]) => ({ service: 'syslog' as const, NAME: name, RemoteIP: '127.0.0.1', RemotePort: s.port, SendTLS: true, RemoteCA: certPath('ca.pem') }))));
-        for (const name of Object.keys(servers)) await node.hive.call(name, makeMessage({ Data: mapOf({ info: ['one', 'two'] }) }), 5000);
+        ({ node, logs } = await startTestNode(
+          Object.entries(servers).map(([name, s]) => ({
+            service: 'syslog' as const,
+            NAME: name,
+            RemoteIP: '127.0.0.1',
+            RemotePort: s.port,
+            SendTLS: true,
+            RemoteCA: certPath('ca.pem'),
+          })),
+        ));
+        for (const name of Object.keys(servers))
+          await node.hive.call(name, makeMessage({ Data: mapOf({ info: ['one', 'two'] }) }), 5000);
         await sleep(SENDER_SECONDS * 1000);
         for (const [name, s] of Object.entries(servers)) {
           const st = status(node, name);
@@ -93,7 +136,10 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
 
   reliabilityTest(
     'plain text on the TLS receiver port: each connection closed and counted, the listener keeps serving TLS',
-    plan(`${PLAIN_CONNECTIONS} plain-text TCP connections sending a syslog line, then one TLS client`, 'plain text instead of a TLS handshake'),
+    plan(
+      `${PLAIN_CONNECTIONS} plain-text TCP connections sending a syslog line, then one TLS client`,
+      'plain text instead of a TLS handshake',
+    ),
     60_000,
     async (figures) => {
       const record = join(tempDir('hn-sec-syslog-'), 'r.jsonl');
@@ -103,25 +149,53 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
       ]));
       const port = status(node, 'rx').tlsPort as number;
       // all at once: on a loaded machine the receiver closes the last of them seconds after they connected
-      const ends = await Promise.all(Array.from({ length: PLAIN_CONNECTIONS }, () => tcpFrom('127.0.0.1', port, LINE, 10_000)));
+      const ends = await Promise.all(
+        Array.from({ length: PLAIN_CONNECTIONS }, () => tcpFrom('127.0.0.1', port, LINE, 10_000)),
+      );
       expect(await tlsSend(port, '<13>Nov 24 10:00:01 host app: after\n')).to.deep.equal({ connected: true });
       await until(() => recorded(record).length === 1 && status(node!, 'rx').tlsRefused === PLAIN_CONNECTIONS, 10_000);
-      Object.assign(figures, { plainConnections: PLAIN_CONNECTIONS, closedByReceiver: ends.filter((e) => e === 'closed by peer').length, tlsRefused: status(node, 'rx').tlsRefused as number, delivered: recorded(record).length, openConnections: status(node, 'rx').connections as number });
+      Object.assign(figures, {
+        plainConnections: PLAIN_CONNECTIONS,
+        closedByReceiver: ends.filter((e) => e === 'closed by peer').length,
+        tlsRefused: status(node, 'rx').tlsRefused as number,
+        delivered: recorded(record).length,
+        openConnections: status(node, 'rx').connections as number,
+      });
       expect(figures.closedByReceiver).to.equal(PLAIN_CONNECTIONS);
     },
   );
 
   reliabilityTest(
     'AllowFrom 127.0.0.1: UDP, TCP and TLS from other loopback addresses dropped, counted per source; the allowed source delivered',
-    plan(`from each of ${REFUSED_SOURCES} addresses 127.0.0.2… : ${ATTEMPTS} UDP datagrams, ${ATTEMPTS} TCP and ${ATTEMPTS} TLS connections; the same from 127.0.0.1`, 'sources outside AllowFrom'),
+    plan(
+      `from each of ${REFUSED_SOURCES} addresses 127.0.0.2… : ${ATTEMPTS} UDP datagrams, ${ATTEMPTS} TCP and ${ATTEMPTS} TLS connections; the same from 127.0.0.1`,
+      'sources outside AllowFrom',
+    ),
     60_000,
     async (figures) => {
       const record = join(tempDir('hn-sec-syslog-'), 'r.jsonl');
       const [plainPort, tlsPort] = [await freePort(), await freePort()];
       ({ node } = await startTestNode([
         { service: 'echo', NAME: 'logs', RecordFile: record },
-        { service: 'syslog', NAME: 'plain', IP: '127.0.0.1', Port: plainPort, UDP: true, TCP: true, AllowFrom: '127.0.0.1', OUTPUTCHANNEL: 'logs' },
-        { service: 'syslog', NAME: 'tls', IP: '127.0.0.1', Port: tlsPort, ...tlsFiles, AllowFrom: '127.0.0.1/32', OUTPUTCHANNEL: 'logs' },
+        {
+          service: 'syslog',
+          NAME: 'plain',
+          IP: '127.0.0.1',
+          Port: plainPort,
+          UDP: true,
+          TCP: true,
+          AllowFrom: '127.0.0.1',
+          OUTPUTCHANNEL: 'logs',
+        },
+        {
+          service: 'syslog',
+          NAME: 'tls',
+          IP: '127.0.0.1',
+          Port: tlsPort,
+          ...tlsFiles,
+          AllowFrom: '127.0.0.1/32',
+          OUTPUTCHANNEL: 'logs',
+        },
       ]));
       const sources = Array.from({ length: REFUSED_SOURCES }, (_, i) => `127.0.0.${i + 2}`);
       let tlsConnected = 0;
@@ -129,7 +203,16 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
         for (let i = 0; i < ATTEMPTS; i++) {
           await udpFrom(from, plainPort, `<13>Nov 24 10:00:01 host app: udp ${from}`);
           await tcpFrom(from, plainPort, `<13>Nov 24 10:00:01 host app: tcp ${from}\n`);
-          if ((await tlsSend(tlsPort, `<13>Nov 24 10:00:01 host app: tls ${from}\n`, { localAddress: from, lingerMs: 20 })).connected && from !== '127.0.0.1') tlsConnected++;
+          if (
+            (
+              await tlsSend(tlsPort, `<13>Nov 24 10:00:01 host app: tls ${from}\n`, {
+                localAddress: from,
+                lingerMs: 20,
+              })
+            ).connected &&
+            from !== '127.0.0.1'
+          )
+            tlsConnected++;
         }
       }
       const allowed = 3 * ATTEMPTS;
@@ -138,7 +221,14 @@ describe('reliability: security of syslog over TLS and AllowFrom', function () {
       const plain = status(node, 'plain');
       const tls = status(node, 'tls');
       const delivered = recorded(record).map((r) => r.message.Data.message![0]!);
-      Object.assign(figures, { refusedSources: REFUSED_SOURCES, notAllowedUdpTcp: plain.notAllowed as number, notAllowedTls: tls.notAllowed as number, tlsHandshakesFromRefused: tlsConnected, deliveredAllowed: delivered.length, deliveredRefused: delivered.filter((m) => !m.endsWith(' 127.0.0.1')).length });
+      Object.assign(figures, {
+        refusedSources: REFUSED_SOURCES,
+        notAllowedUdpTcp: plain.notAllowed as number,
+        notAllowedTls: tls.notAllowed as number,
+        tlsHandshakesFromRefused: tlsConnected,
+        deliveredAllowed: delivered.length,
+        deliveredRefused: delivered.filter((m) => !m.endsWith(' 127.0.0.1')).length,
+      });
       expect(delivered.every((m) => m.endsWith(' 127.0.0.1'))).to.equal(true);
       expect(delivered).to.have.length(allowed);
       expect(plain.notAllowed).to.equal(2 * ATTEMPTS * REFUSED_SOURCES);

@@ -22,10 +22,19 @@ export interface SteadyEnqueues {
   stop(): Promise<void>;
 }
 
-
 /** Starts enqueuing items `<prefix>-1`, `<prefix>-2`… through the gateway URL `via()` names at each try. */
-export function steadyEnqueues(opts: { prefix: string; everyMs: number; via: () => string; giveUpMs?: number }): SteadyEnqueues {
-  const agent = new Agent({ connections: 256, headersTimeout: 60_000, bodyTimeout: 60_000, connect: { timeout: 5_000 } });
+export function steadyEnqueues(opts: {
+  prefix: string;
+  everyMs: number;
+  via: () => string;
+  giveUpMs?: number;
+}): SteadyEnqueues {
+  const agent = new Agent({
+    connections: 256,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+    connect: { timeout: 5_000 },
+  });
   const acknowledged: string[] = [];
   const failed: string[] = [];
   const statuses = new Map<number, number>();
@@ -37,7 +46,12 @@ export function steadyEnqueues(opts: { prefix: string; everyMs: number; via: () 
       let status = 0;
       let retryAfter = 0;
       try {
-        const res = await request(opts.via(), { method: 'POST', headers: { 'idempotency-key': item }, body: JSON.stringify({ item: [item] }), dispatcher: agent });
+        const res = await request(opts.via(), {
+          method: 'POST',
+          headers: { 'idempotency-key': item },
+          body: JSON.stringify({ item: [item] }),
+          dispatcher: agent,
+        });
         await res.body.dump();
         status = res.statusCode;
         retryAfter = Number(res.headers['retry-after'] ?? 0);

@@ -47,7 +47,7 @@ export async function streamWriters(cluster: NatsCluster, name: string): Promise
     const end = (await jsm.streams.info(stream)).state.last_seq;
     const result: StreamWriters = { records: 0, breaks: [], gaps: [] };
     let previous: number | undefined;
-    for (let next = 1; next <= end; ) {
+    for (let next = 1; next <= end;) {
       const m = await jsm.streams.getMessage(stream, { seq: next, next_by_subj: subject } as never).catch(() => null);
       if (!m || m.seq > end) break;
       const after = Number(m.header?.get(AFTER_HEADER) ?? NaN);

@@ -46,7 +46,11 @@ describe('reliability: syslog over RELP under SIGKILL', function () {
     },
     byScale(180_000, 1_200_000),
     async (figures, skip) => {
-      requireInstalled(have('rsyslogd') && haveRelp(), "rsyslogd with its RELP modules is needed (scripts/servers.sh installs rsyslog and rsyslog-relp)", skip);
+      requireInstalled(
+        have('rsyslogd') && haveRelp(),
+        'rsyslogd with its RELP modules is needed (scripts/servers.sh installs rsyslog and rsyslog-relp)',
+        skip,
+      );
       const rnd = prng(SEED);
       const dir = tempDir('hn-relp-kill-');
       const [dirA, dirB] = [join(dir, 'a'), join(dir, 'b')];

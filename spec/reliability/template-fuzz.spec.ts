@@ -16,7 +16,11 @@ const SEED = 770_000_000;
 describe('reliability: bad input at the template door', function () {
   reliabilityTest(
     `${CASES} random and damaged templates are refused with TemplateError or run; none crashes or hangs`,
-    { suite: 'bad input', load: `${CASES} seeded random templates with random data, both delimiter sets`, faults: 'unbalanced delimiters, unknown functions, bad pipelines, wrong argument types, deep nesting' },
+    {
+      suite: 'bad input',
+      load: `${CASES} seeded random templates with random data, both delimiter sets`,
+      faults: 'unbalanced delimiters, unknown functions, bad pipelines, wrong argument types, deep nesting',
+    },
     600_000,
     async (figures) => {
       const out = fuzzTemplates(CASES, SEED);

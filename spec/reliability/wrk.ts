@@ -27,8 +27,23 @@ export function ensureWrk(): string | undefined {
 }
 
 /** Runs wrk against `url` with `connections` for `seconds`. */
-export function runWrk(url: string, opts: { connections: number; threads: number; seconds: number }): Promise<WrkResult> {
-  const args = ['-t', String(opts.threads), '-c', String(opts.connections), '-d', `${opts.seconds}s`, '--timeout', '10s', '-s', LUA, url];
+export function runWrk(
+  url: string,
+  opts: { connections: number; threads: number; seconds: number },
+): Promise<WrkResult> {
+  const args = [
+    '-t',
+    String(opts.threads),
+    '-c',
+    String(opts.connections),
+    '-d',
+    `${opts.seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    LUA,
+    url,
+  ];
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { timeout: (opts.seconds + 30) * 1000 }, (err, stdout, stderr) => {
       const line = /WRK_RESULT (.*)/.exec(stdout)?.[1];
@@ -40,6 +55,7 @@ export function runWrk(url: string, opts: { connections: number; threads: number
 
 /** Answers with `status` per second of the run. */
 export function ratePerSecond(r: WrkResult, status?: number): number {
-  const n = status === undefined ? Object.values(r.statuses).reduce((a, b) => a + b, 0) : (r.statuses[String(status)] ?? 0);
+  const n =
+    status === undefined ? Object.values(r.statuses).reduce((a, b) => a + b, 0) : (r.statuses[String(status)] ?? 0);
   return n / r.seconds;
 }

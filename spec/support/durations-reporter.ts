@@ -12,8 +12,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import Mocha from 'mocha';
 
-const { EVENT_RUN_BEGIN, EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END, EVENT_HOOK_BEGIN, EVENT_HOOK_END } =
-  Mocha.Runner.constants;
+const {
+  EVENT_RUN_BEGIN,
+  EVENT_RUN_END,
+  EVENT_SUITE_BEGIN,
+  EVENT_SUITE_END,
+  EVENT_TEST_END,
+  EVENT_HOOK_BEGIN,
+  EVENT_HOOK_END,
+} = Mocha.Runner.constants;
 
 /** One timed piece: a test or a hook, by its file and full title. */
 interface Timed {
@@ -60,12 +67,16 @@ export function durationsTable(d: Durations): string {
   let running = 0;
   for (const f of d.files) {
     running += f.ms;
-    lines.push(`${seconds(f.ms)} s ${share(f.ms, d.totalMs)} ${share(running, d.totalMs)} cum ${String(f.tests).padStart(4)} tests  ${f.file}`);
+    lines.push(
+      `${seconds(f.ms)} s ${share(f.ms, d.totalMs)} ${share(running, d.totalMs)} cum ${String(f.tests).padStart(4)} tests  ${f.file}`,
+    );
   }
   lines.push('', `slowest ${TOP} tests`);
-  for (const t of d.tests.slice(0, TOP)) lines.push(`${seconds(t.ms)} s ${share(t.ms, d.totalMs)}  ${t.file}  ${t.title}`);
+  for (const t of d.tests.slice(0, TOP))
+    lines.push(`${seconds(t.ms)} s ${share(t.ms, d.totalMs)}  ${t.file}  ${t.title}`);
   lines.push('', `slowest ${TOP} hooks`);
-  for (const h of d.hooks.slice(0, TOP)) lines.push(`${seconds(h.ms)} s ${share(h.ms, d.totalMs)}  ${h.file}  ${h.title}`);
+  for (const h of d.hooks.slice(0, TOP))
+    lines.push(`${seconds(h.ms)} s ${share(h.ms, d.totalMs)}  ${h.file}  ${h.title}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -14,7 +14,9 @@ const BUILT_BIN = fileURLToPath(new URL('../../dist/bin/hivenode.js', import.met
 export const RUNS_BUILD = process.env.HIVENODE_TEST_BUILD === 'dist';
 
 /** Node's arguments before the command line's own: `spawn(process.execPath, [...HIVENODE_ARGS, 'run', file])`. */
-export const HIVENODE_ARGS: readonly string[] = RUNS_BUILD ? [BUILT_BIN] : ['--import', import.meta.resolve('tsx'), SOURCE_BIN];
+export const HIVENODE_ARGS: readonly string[] = RUNS_BUILD
+  ? [BUILT_BIN]
+  : ['--import', import.meta.resolve('tsx'), SOURCE_BIN];
 
 /** The same as one shell command line (for scripts that call `hivenode`). */
 export const HIVENODE_COMMAND = [process.execPath, ...HIVENODE_ARGS].join(' ');

@@ -30,13 +30,16 @@ export interface LazyFs {
 /** Why the filesystem cannot run here, or undefined when it can. */
 export function lazyFsMissing(): string | undefined {
   if (!existsSync('/dev/fuse')) return 'no /dev/fuse on this machine';
-  if (!existsSync(PYTHON) || spawnSync(PYTHON, ['-c', 'import fusepy']).status !== 0) return 'python3-fusepy is not installed (bash scripts/servers.sh installs it)';
+  if (!existsSync(PYTHON) || spawnSync(PYTHON, ['-c', 'import fusepy']).status !== 0)
+    return 'python3-fusepy is not installed (bash scripts/servers.sh installs it)';
   if (spawnSync('which', ['fusermount']).status !== 0) return 'fusermount is not installed (Debian package fuse3)';
   return undefined;
 }
 
 function mounted(mountpoint: string): boolean {
-  return readFileSync('/proc/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === mountpoint);
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[1] === mountpoint);
 }
 
 function detach(mountpoint: string): void {

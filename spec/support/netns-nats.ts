@@ -44,8 +44,11 @@ export async function netnsNatsCluster(lab: NetnsLab, binary = 'nats-server'): P
         `cluster { name: hivenode-netns, listen: "${host.address}:${ROUTE_PORT}", routes: [${lab.hosts.map((h) => `"nats-route://${h.address}:${ROUTE_PORT}"`).join(', ')}] }`,
       ].join('\n'),
     );
-    return serverProcess(`nats-${host.name}`, `nats://${host.address}:${NATS_CLIENT_PORT}`, () => lab.spawn(host, binary, ['-c', conf], { stdio: 'ignore' }), (child) =>
-      waitForPort(NATS_CLIENT_PORT, 10_000, `nats-server on host ${host.name}`, child, host.address),
+    return serverProcess(
+      `nats-${host.name}`,
+      `nats://${host.address}:${NATS_CLIENT_PORT}`,
+      () => lab.spawn(host, binary, ['-c', conf], { stdio: 'ignore' }),
+      (child) => waitForPort(NATS_CLIENT_PORT, 10_000, `nats-server on host ${host.name}`, child, host.address),
     );
   });
   // three hosts' servers electing their JetStream meta leader on a machine the other tests load: 30 s
@@ -55,7 +58,10 @@ export async function netnsNatsCluster(lab: NetnsLab, binary = 'nats-server'): P
 
 /** Why the hosts and their servers cannot run here (no root, no `ip`, no nats-server), or undefined. */
 export function netnsNatsUnavailable(): string | undefined {
-  return netnsUnavailable() ?? (natsServerAvailable() ? undefined : 'nats-server is not installed (scripts/servers.sh installs it)');
+  return (
+    netnsUnavailable() ??
+    (natsServerAvailable() ? undefined : 'nats-server is not installed (scripts/servers.sh installs it)')
+  );
 }
 
 /** In a mocha before(): skips the suite with the reason where it cannot run (fails in CI, where it must). */

@@ -15,7 +15,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
-const IP = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'].find((p) => spawnSync(p, ['-V']).status === 0) ?? 'ip';
+const IP =
+  ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'].find((p) => spawnSync(p, ['-V']).status === 0) ?? 'ip';
 
 export interface Host {
   /** The host's name in the test ('a', 'b', …). */
@@ -51,7 +52,8 @@ export function netnsUnavailable(): string | undefined {
   if (spawnSync(IP, ['-V']).status !== 0) return "the 'ip' command (Debian: iproute2) is not installed";
   const probe = `hnprobe${randomBytes(3).toString('hex')}`;
   const made = spawnSync(IP, ['netns', 'add', probe], { encoding: 'utf8' });
-  if (made.status !== 0) return `'ip netns add' is refused (${(made.stderr || '').trim() || `exit ${made.status}`}): the tests need root with CAP_NET_ADMIN and CAP_SYS_ADMIN`;
+  if (made.status !== 0)
+    return `'ip netns add' is refused (${(made.stderr || '').trim() || `exit ${made.status}`}): the tests need root with CAP_NET_ADMIN and CAP_SYS_ADMIN`;
   spawnSync(IP, ['netns', 'del', probe]);
   return undefined;
 }
@@ -67,7 +69,10 @@ process.once('exit', () => {
  * name standing for its address) go into /etc/netns/<ns>/hosts, which `ip netns exec` shows the host's
  * processes as /etc/hosts: machine names resolve there as on a real network.
  */
-export function netnsLab(names: readonly string[], opts: { hostsFile?: (address: (name: string) => string) => string[] } = {}): NetnsLab {
+export function netnsLab(
+  names: readonly string[],
+  opts: { hostsFile?: (address: (name: string) => string) => string[] } = {},
+): NetnsLab {
   const id = randomBytes(3).toString('hex');
   // a /24 of 10.0.0.0/8 picked per run; the chance that two labs of one machine pick the same one is small,
   // and a clash fails the address assignment rather than crossing the labs
@@ -75,13 +80,19 @@ export function netnsLab(names: readonly string[], opts: { hostsFile?: (address:
   const bridge = `hnb${id}`;
   const children = new Set<ChildProcess>();
   const cutOff = new Set<string>();
-  const hosts: Host[] = names.map((name, i) => ({ name, ns: `hn${id}-${name}`, address: `${net}.${i + 1}`, cut: () => cutOff.has(name) }));
+  const hosts: Host[] = names.map((name, i) => ({
+    name,
+    ns: `hn${id}-${name}`,
+    address: `${net}.${i + 1}`,
+    cut: () => cutOff.has(name),
+  }));
   const outer = (h: Host): string => `hnv${id}${hosts.indexOf(h)}`;
   const removeSync = (): void => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     for (const h of hosts) {
       // anything still running in the namespace (a child's children) goes with it
-      const pids = spawnSync(IP, ['netns', 'pids', h.ns], { encoding: 'utf8' }).stdout?.split(/\s+/).filter(Boolean) ?? [];
+      const pids =
+        spawnSync(IP, ['netns', 'pids', h.ns], { encoding: 'utf8' }).stdout?.split(/\s+/).filter(Boolean) ?? [];
       for (const pid of pids) spawnSync('kill', ['-KILL', pid]);
       spawnSync(IP, ['netns', 'del', h.ns]);
       rmSync(`/etc/netns/${h.ns}`, { recursive: true, force: true });
@@ -111,7 +122,9 @@ export function netnsLab(names: readonly string[], opts: { hostsFile?: (address:
   } catch (e) {
     removeSync();
     live.delete(removeSync);
-    throw new Error(`the network namespaces could not be made: ${(e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message}`);
+    throw new Error(
+      `the network namespaces could not be made: ${(e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message}`,
+    );
   }
   return {
     hosts,
@@ -131,7 +144,12 @@ export function netnsLab(names: readonly string[], opts: { hostsFile?: (address:
       cutOff.delete(host.name);
     },
     async destroy() {
-      const exits = [...children].map((c) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()))));
+      const exits = [...children].map(
+        (c) =>
+          new Promise<void>((resolve) =>
+            c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()),
+          ),
+      );
       for (const c of children) c.kill('SIGKILL');
       await Promise.all(exits);
       removeSync();

@@ -22,11 +22,15 @@ export interface UntilOptions {
  * Waits until `check` holds, looking every `every` ms; throws when `ms` pass first. A check that reads
  * asynchronously is awaited (a Promise is never taken for true). A number for `options` is the `ms`.
  */
-export async function until(check: () => boolean | Promise<boolean>, options: number | UntilOptions = {}): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  options: number | UntilOptions = {},
+): Promise<void> {
   const { ms = 5_000, every = 5, what = 'the condition' } = typeof options === 'number' ? { ms: options } : options;
   const end = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'function' ? what() : what}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await sleep(every);
   }
 }

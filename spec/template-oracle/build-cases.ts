@@ -57,7 +57,8 @@ function mirror(c: CaseDef): CaseDef | undefined {
   if (c.hand !== undefined && texts.some((t) => t.includes('[') || t.includes(']'))) return undefined;
   const twin: CaseDef = { ...c, name: c.name + ' [[]]', template: swap(c.template), delims: ['[[', ']]'] };
   if (c.pre !== undefined) twin.pre = c.pre.map(swap);
-  if (c.hand !== undefined) twin.hand = { ...c.hand, ...(c.hand.error === undefined ? {} : { error: swap(c.hand.error) }) };
+  if (c.hand !== undefined)
+    twin.hand = { ...c.hand, ...(c.hand.error === undefined ? {} : { error: swap(c.hand.error) }) };
   return twin;
 }
 

@@ -23,7 +23,13 @@ export abstract class DialectTemplate<Context> {
   private context: Context | undefined;
   protected readonly template: Template;
 
-  constructor(dialect: string, defaultDelims: [string, string], funcs: (current: () => Context) => FuncMap, source: string, opts: DialectOptions) {
+  constructor(
+    dialect: string,
+    defaultDelims: [string, string],
+    funcs: (current: () => Context) => FuncMap,
+    source: string,
+    opts: DialectOptions,
+  ) {
     const current = (): Context => {
       if (this.context === undefined) throw new FuncError(`${dialect} functions are only available while rendering`);
       return this.context;
@@ -52,6 +58,13 @@ export abstract class DialectTemplate<Context> {
 export function dialectCacheKey(source: string, opts: DialectOptions, limit: number | undefined): string {
   const { delims, name, missingkey } = opts;
   const budget = budgetOptions(opts);
-  if (delims === undefined && name === undefined && limit === undefined && missingkey === undefined && Object.keys(budget).length === 0) return '\u0000' + source;
+  if (
+    delims === undefined &&
+    name === undefined &&
+    limit === undefined &&
+    missingkey === undefined &&
+    Object.keys(budget).length === 0
+  )
+    return '\u0000' + source;
   return JSON.stringify([delims, name, limit, missingkey, budget]) + source;
 }

@@ -64,7 +64,8 @@ function scratchChars(v: unknown): number {
 function argStrings(v: unknown): string[] {
   const k = kindOf(v);
   if (k === Kind.Slice) return sliceItems(v).map((x) => (typeof x === 'string' ? x : valueString(x)));
-  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func) throw new FuncError(`addArg: cannot add a value of this type`);
+  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func)
+    throw new FuncError(`addArg: cannot add a value of this type`);
   return [typeof v === 'string' ? v : valueString(v)];
 }
 
@@ -97,11 +98,31 @@ function execFuncs(ctx: () => ExecContext): FuncMap {
       params: [A],
       budget: true,
     },
-    plus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) + BigInt(b) : a + b), params: [I, I] },
-    minus: { fn: (a: number | bigint, b: number | bigint) => (typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) - BigInt(b) : a - b), params: [I, I] },
-    replace: { fn: (b: RenderBudget, input: string, from: string, to: string) => replaceAll(input, from, to, b), params: [S, S, S], budget: true },
-    replaceLine: { fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, false, b), params: [S, S, S], budget: true },
-    replaceLineAndIdent: { fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, true, b), params: [S, S, S], budget: true },
+    plus: {
+      fn: (a: number | bigint, b: number | bigint) =>
+        typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) + BigInt(b) : a + b,
+      params: [I, I],
+    },
+    minus: {
+      fn: (a: number | bigint, b: number | bigint) =>
+        typeof a === 'bigint' || typeof b === 'bigint' ? BigInt(a) - BigInt(b) : a - b,
+      params: [I, I],
+    },
+    replace: {
+      fn: (b: RenderBudget, input: string, from: string, to: string) => replaceAll(input, from, to, b),
+      params: [S, S, S],
+      budget: true,
+    },
+    replaceLine: {
+      fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, false, b),
+      params: [S, S, S],
+      budget: true,
+    },
+    replaceLineAndIdent: {
+      fn: (b: RenderBudget, input: string, search: string, line: string) => replaceLines(input, search, line, true, b),
+      params: [S, S, S],
+      budget: true,
+    },
     noescape: { fn: (s: string) => s, params: [S] },
     marshal: { fn: (b: RenderBudget, v: unknown) => marshalJSON(v, '', b), params: [A], budget: true },
     marshalIndent: { fn: (b: RenderBudget, v: unknown) => marshalJSON(v, '  ', b), params: [A], budget: true },
@@ -145,7 +166,13 @@ export class ExecTemplate extends DialectTemplate<ExecContext> {
 
   /** Renders with `data` as .Data; `env` overrides the env() source of this render. */
   render(data: ValueMap, env?: EnvSource): ExecRenderResult {
-    const ctx: ExecContext = { command: undefined, args: [], scratch: new Map(), env: env ?? this.opts.env ?? process.env, maxArgs: this.opts.maxArgs ?? DEFAULT_MAX_ARGS };
+    const ctx: ExecContext = {
+      command: undefined,
+      args: [],
+      scratch: new Map(),
+      env: env ?? this.opts.env ?? process.env,
+      maxArgs: this.opts.maxArgs ?? DEFAULT_MAX_ARGS,
+    };
     return this.run(ctx, () => {
       const output = this.template.execute({ Data: data });
       return { command: ctx.command, args: ctx.args, output };
@@ -157,5 +184,7 @@ const cache = new CompiledCache<ExecTemplate>();
 
 /** Parses (cached by source and options) and renders an exec template. */
 export function renderExecTemplate(source: string, data: ValueMap, opts: ExecRenderOptions = {}): ExecRenderResult {
-  return cache.get(dialectCacheKey(source, opts, opts.maxArgs), () => new ExecTemplate(source, opts)).render(data, opts.env);
+  return cache
+    .get(dialectCacheKey(source, opts, opts.maxArgs), () => new ExecTemplate(source, opts))
+    .render(data, opts.env);
 }

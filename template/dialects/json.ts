@@ -42,7 +42,8 @@ function quoteJSON(s: string): string {
 }
 
 function number(v: number): string {
-  if (!Number.isFinite(v)) throw new FuncError(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
+  if (!Number.isFinite(v))
+    throw new FuncError(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
   return JSON.stringify(v);
 }
 
@@ -89,7 +90,12 @@ function encode(v: unknown, indent: string, depth: number, budget: RenderBudget 
       let s = '{';
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i];
-        s += (i > 0 ? ',' : '') + nl + quoteJSON(String(key)) + sep + encode(mapGet(v as object, key), indent, depth + 1, budget);
+        s +=
+          (i > 0 ? ',' : '') +
+          nl +
+          quoteJSON(String(key)) +
+          sep +
+          encode(mapGet(v as object, key), indent, depth + 1, budget);
         budget?.ensure(s.length);
       }
       return s + close + '}';

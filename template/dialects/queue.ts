@@ -56,7 +56,12 @@ function copyMap(m: ValueMap, budget: RenderBudget | undefined): ValueMap {
 /** Copies a request; with a budget the copy is charged as an entry (an item, its class and operation, its maps). */
 function copyMessage(m: Message, budget?: RenderBudget): Message {
   budget?.charge(m.Class.length + m.Operation.length, 1);
-  return makeMessage({ Class: m.Class, Operation: m.Operation, Control: copyMap(m.Control, budget), Data: copyMap(m.Data, budget) });
+  return makeMessage({
+    Class: m.Class,
+    Operation: m.Operation,
+    Control: copyMap(m.Control, budget),
+    Data: copyMap(m.Data, budget),
+  });
 }
 
 function isValueMap(v: unknown): v is ValueMap {
@@ -66,7 +71,8 @@ function isValueMap(v: unknown): v is ValueMap {
 function asMessage(v: unknown, fn: string): Message {
   if (isValueMap(v)) {
     const m = v as unknown as Partial<Message>;
-    if (typeof m.Class === 'string' && typeof m.Operation === 'string' && isValueMap(m.Control) && isValueMap(m.Data)) return m as Message;
+    if (typeof m.Class === 'string' && typeof m.Operation === 'string' && isValueMap(m.Control) && isValueMap(m.Data))
+      return m as Message;
   }
   throw new FuncError(`${fn}: argument is not a request (use newRequest or getRequest)`);
 }
@@ -80,7 +86,8 @@ function asValueMap(v: unknown, fn: string): ValueMap {
 function strings(v: unknown, fn: string): string[] {
   const k = kindOf(v);
   if (k === Kind.Slice) return sliceItems(v).map((x) => (typeof x === 'string' ? x : valueString(x)));
-  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func) throw new FuncError(`${fn}: cannot add a value of this type`);
+  if (k === Kind.Map || k === Kind.Invalid || k === Kind.Nil || k === Kind.Func)
+    throw new FuncError(`${fn}: cannot add a value of this type`);
   return [typeof v === 'string' ? v : valueString(v)];
 }
 
@@ -170,9 +177,14 @@ export class QueueTemplate extends DialectTemplate<QueueContext> {
 
   /** Runs the define `defineName` ('' for the main template) against `request`. */
   render(defineName: string, request: Message): QueueRenderResult {
-    const ctx: QueueContext = { request: copyMessage(request), entries: [], maxEntries: this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES };
+    const ctx: QueueContext = {
+      request: copyMessage(request),
+      entries: [],
+      maxEntries: this.opts.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    };
     return this.run(ctx, () => {
-      const output = defineName === '' ? this.template.execute(ctx.request) : this.template.executeTemplate(defineName, ctx.request);
+      const output =
+        defineName === '' ? this.template.execute(ctx.request) : this.template.executeTemplate(defineName, ctx.request);
       return { entries: ctx.entries, output };
     });
   }
@@ -189,6 +201,13 @@ const cache = new CompiledCache<QueueTemplate>();
  * Parses (cached by source and options) and renders a queue template; defineName '' runs the main
  * template, an unknown define fails with a TemplateError naming it.
  */
-export function renderQueueTemplate(source: string, defineName: string, request: Message, opts: QueueRenderOptions = {}): QueueRenderResult {
-  return cache.get(dialectCacheKey(source, opts, opts.maxEntries), () => new QueueTemplate(source, opts)).render(defineName, request);
+export function renderQueueTemplate(
+  source: string,
+  defineName: string,
+  request: Message,
+  opts: QueueRenderOptions = {},
+): QueueRenderResult {
+  return cache
+    .get(dialectCacheKey(source, opts, opts.maxEntries), () => new QueueTemplate(source, opts))
+    .render(defineName, request);
 }

@@ -21,7 +21,8 @@ export function replaceAll(input: string, from: string, to: string, budget?: Ren
     budget?.ensure(input.length + (chars.length + 1) * to.length);
     return to + chars.map((c) => c + to).join('');
   }
-  if (budget !== undefined && to.length > from.length) budget.ensure(input.length + occurrences(input, from) * (to.length - from.length));
+  if (budget !== undefined && to.length > from.length)
+    budget.ensure(input.length + occurrences(input, from) * (to.length - from.length));
   return input.split(from).join(to);
 }
 
@@ -41,7 +42,13 @@ export function after(value: string, a: string): string {
  * Replaces every line containing `search` with `newline`; `keepIndent` puts the replaced line's
  * leading spaces and tabs in front. Line endings ("\n" or "\r\n") are kept as they were.
  */
-export function replaceLines(input: string, search: string, newline: string, keepIndent: boolean, budget?: RenderBudget): string {
+export function replaceLines(
+  input: string,
+  search: string,
+  newline: string,
+  keepIndent: boolean,
+  budget?: RenderBudget,
+): string {
   const lines = input.split('\n');
   if (budget !== undefined) {
     // a replaced line keeps at most its own indent, so each adds at most the new line's length

@@ -31,7 +31,20 @@ export interface Flags {
 }
 
 export function newFlags(budget: RenderBudget | null = null): Flags {
-  return { plus: false, minus: false, sharp: false, space: false, zero: false, plusV: false, sharpV: false, widPresent: false, precPresent: false, wid: 0, prec: 0, budget };
+  return {
+    plus: false,
+    minus: false,
+    sharp: false,
+    space: false,
+    zero: false,
+    plusV: false,
+    sharpV: false,
+    widPresent: false,
+    precPresent: false,
+    wid: 0,
+    prec: 0,
+    budget,
+  };
 }
 
 /**

@@ -63,7 +63,8 @@ function roundDecimal(dec: Decimal, nd: number): Decimal {
   let up: boolean;
   if (next > 5) up = true;
   else if (next < 5) up = false;
-  else if (nd + 1 < d.length) up = true; // more non-zero digits follow (d has no trailing zeros)
+  else if (nd + 1 < d.length)
+    up = true; // more non-zero digits follow (d has no trailing zeros)
   else up = nd > 0 && (d.charCodeAt(nd - 1) - 48) % 2 === 1;
   if (!up) return trimZeros(d.slice(0, nd), dp);
   let i = nd - 1;
@@ -188,7 +189,13 @@ function formatHex(x: number, prec: number, upper: boolean): string {
   let hex = digits > 0 ? frac.toString(16).padStart(digits, '0') : '';
   if (prec < 0) hex = hex.replace(/0+$/, '');
   else if (prec > 13) hex = hex.padEnd(prec, '0');
-  let s = '0x' + lead.toString(16) + (hex.length > 0 ? '.' + hex : '') + 'p' + (exp >= 0 ? '+' : '-') + String(Math.abs(exp)).padStart(2, '0');
+  let s =
+    '0x' +
+    lead.toString(16) +
+    (hex.length > 0 ? '.' + hex : '') +
+    'p' +
+    (exp >= 0 ? '+' : '-') +
+    String(Math.abs(exp)).padStart(2, '0');
   if (upper) s = s.toUpperCase();
   return s;
 }

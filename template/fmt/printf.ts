@@ -219,7 +219,10 @@ export function sprintf(format: string, args: readonly unknown[], budget: Render
     }
     if (verb === 'w') {
       // %w is for errors only (Errorf)
-      out += arg === undefined || arg === null ? '%!w(<nil>)' : '%!w(' + typeName(arg) + '=' + formatValue(f, arg, 'v') + ')';
+      out +=
+        arg === undefined || arg === null
+          ? '%!w(<nil>)'
+          : '%!w(' + typeName(arg) + '=' + formatValue(f, arg, 'v') + ')';
       continue;
     }
     out += formatValue(f, arg, verb);

@@ -81,7 +81,9 @@ function fmtInt(f: Flags, v: number | bigint, base: number, verb: string, forceH
 
 /** %U: U+hex with at least four (or precision) digits; '#' adds the quoted character. */
 function fmtUnicode(f: Flags, v: number | bigint): string {
-  let digits = (typeof v === 'bigint' ? BigInt.asUintN(64, v) : v < 0 ? BigInt.asUintN(64, BigInt(v)) : v).toString(16).toUpperCase();
+  let digits = (typeof v === 'bigint' ? BigInt.asUintN(64, v) : v < 0 ? BigInt.asUintN(64, BigInt(v)) : v)
+    .toString(16)
+    .toUpperCase();
   const prec = f.precPresent && f.prec > 4 ? f.prec : 4;
   if (digits.length < prec) {
     ensureRoom(f, prec);
@@ -212,4 +214,3 @@ export function formatBool(f: Flags, b: boolean, verb: string): string | undefin
   if (verb === 't' || verb === 'v') return pad(f, b ? 'true' : 'false');
   return undefined;
 }
-

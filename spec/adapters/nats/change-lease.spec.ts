@@ -18,7 +18,6 @@ import type { NatsServer } from './server.js';
 import { natsServer, natsServerAvailable } from './server.js';
 import { sleep, until } from '../../support/wait.js';
 
-
 describe('change streams of one NAME on a NATS hive: one reader (SQL_POLLLEASE), takeover at the kept position', function () {
   this.timeout(120_000);
   let server: NatsServer | undefined;
@@ -43,7 +42,15 @@ describe('change streams of one NAME on a NATS hive: one reader (SQL_POLLLEASE),
 
   const nodeFile = (name: string, service: string): string => {
     const file = join(dir, `${name}.yaml`);
-    writeFileSync(file, [`hive: {SERVERHOST: "${server!.url}", SERVERAUTH: "file://${join(dir, 'token')}"}`, 'services:', `  - ${service}`, ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `hive: {SERVERHOST: "${server!.url}", SERVERAUTH: "file://${join(dir, 'token')}"}`,
+        'services:',
+        `  - ${service}`,
+        '',
+      ].join('\n'),
+    );
     return file;
   };
   const start = async (file: string): Promise<NodeProcess> => {
@@ -57,15 +64,30 @@ describe('change streams of one NAME on a NATS hive: one reader (SQL_POLLLEASE),
   };
 
   it('one node reads, the other stands by; SIGKILLed, the reader is replaced and every change comes, in order', async () => {
-    await start(nodeFile('recorder', `{service: echo, NAME: recorder, INPUTCHANNEL: rows, RecordFile: "${join(dir, 'rows.jsonl')}"}`));
-    const params = Object.entries({ ...db!.params, SQL_CHANGES: 'true', SQL_TABLE: 'events', SQL_POLLLEASE: '2s', OUTPUTCHANNEL: 'rows' })
+    await start(
+      nodeFile(
+        'recorder',
+        `{service: echo, NAME: recorder, INPUTCHANNEL: rows, RecordFile: "${join(dir, 'rows.jsonl')}"}`,
+      ),
+    );
+    const params = Object.entries({
+      ...db!.params,
+      SQL_CHANGES: 'true',
+      SQL_TABLE: 'events',
+      SQL_POLLLEASE: '2s',
+      OUTPUTCHANNEL: 'rows',
+    })
       .map(([k, v]) => `${k}: "${v}"`)
       .join(', ');
     const file = nodeFile('stream', `{service: sql, NAME: events-feed, ${params}}`);
     const a = await start(file);
     await until(() => /active change stream reader now/.test(a.output()), 10_000);
     const b = await start(file);
-    await until(() => /change stream reader lease: standing by among the change stream readers named 'events-feed'/.test(b.output()), 10_000);
+    await until(
+      () =>
+        /change stream reader lease: standing by among the change stream readers named 'events-feed'/.test(b.output()),
+      10_000,
+    );
     await insert(1, 20);
     await until(() => ids().length >= 20, 15_000);
     await a.kill('SIGKILL');

@@ -20,13 +20,25 @@ describe('NATS hive: a held channel (a queue changing hands)', function () {
   const nats = suiteNatsServer();
   const transports: NatsTransport[] = [];
   const lines: string[] = [];
-  const log: Logger = { trace() {}, debug() {}, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m), child: () => log };
+  const log: Logger = {
+    trace() {},
+    debug() {},
+    info: (m) => lines.push(m),
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+    child: () => log,
+  };
   afterEach(async () => {
     await Promise.all(transports.splice(0).map((t) => t.close()));
   });
   const transport = async (): Promise<NatsTransport> => {
     const server = nats();
-    const t = new NatsTransport({ servers: server.url, access: hiveAccess({ SERVERAUTH: server.token, SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }), name: 'test', log });
+    const t = new NatsTransport({
+      servers: server.url,
+      access: hiveAccess({ SERVERAUTH: server.token, SERVERCA: '', SERVERCERT: '', SERVERKEY: '' }),
+      name: 'test',
+      log,
+    });
     await t.connect();
     transports.push(t);
     return t;
@@ -105,7 +117,10 @@ describe('NATS hive: a held channel (a queue changing hands)', function () {
     let delivered = 0;
     const sub = first.listen('jq', (d) => {
       // the holder steps down while the burst is arriving: what the server routed to it before is still its own
-      if (++delivered === 50) handed = Promise.resolve(sub.close()).then(() => void next.listen('jq', (n) => n.respond(success({ by: ['next'] }))));
+      if (++delivered === 50)
+        handed = Promise.resolve(sub.close()).then(
+          () => void next.listen('jq', (n) => n.respond(success({ by: ['next'] }))),
+        );
       setImmediate(() => d.respond(success({ by: ['first'] })));
     });
     const started = Date.now();
@@ -114,7 +129,10 @@ describe('NATS hive: a held channel (a queue changing hands)', function () {
     const codes = new Map<number, number>();
     for (const a of answers) codes.set(a.Code, (codes.get(a.Code) ?? 0) + 1);
     expect([...codes.keys()], `answers by Code: ${JSON.stringify([...codes])}`).to.deep.equal([200]);
-    expect(answers.filter((a) => a.Data.by?.[0] === 'next').length, 'the next listener served the rest').to.be.greaterThan(0);
+    expect(
+      answers.filter((a) => a.Data.by?.[0] === 'next').length,
+      'the next listener served the rest',
+    ).to.be.greaterThan(0);
     expect(Date.now() - started, 'no request waited for its timeout').to.be.below(5_000);
   });
 });

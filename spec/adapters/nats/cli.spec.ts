@@ -9,7 +9,6 @@ import { suiteNatsServer } from './server.js';
 import { tempDir } from '../../temp.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-
 describe('hivenode send and hivenode template on a NATS hive', function () {
   this.timeout(60_000);
   const nats = suiteNatsServer();
@@ -22,7 +21,14 @@ describe('hivenode send and hivenode template on a NATS hive', function () {
   // asynchronous: the echo service answering the CLI lives in this very process
   const cli = (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args, '--server', server.url, '--auth', server.token]);
+      const child = spawn(process.execPath, [
+        ...HIVENODE_ARGS,
+        ...args,
+        '--server',
+        server.url,
+        '--auth',
+        server.token,
+      ]);
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -31,7 +37,9 @@ describe('hivenode send and hivenode template on a NATS hive', function () {
     });
 
   it('send calls a channel and prints the Result; exit 1 when the Code is not 2xx', async () => {
-    ({ node } = await startTestNode([{ service: 'echo', NAME: 'echo', SERVERHOST: server.url, SERVERAUTH: server.token }]));
+    ({ node } = await startTestNode([
+      { service: 'echo', NAME: 'echo', SERVERHOST: server.url, SERVERAUTH: server.token },
+    ]));
     const ok = await cli(['send', 'echo', '--data', '{"a":["1"]}']);
     expect(ok.status, ok.stderr).to.equal(0);
     expect(JSON.parse(ok.stdout)).to.deep.include({ Code: 200, Data: { a: ['1'] } });

@@ -40,7 +40,9 @@ export interface NatsClusterOptions {
 export async function natsCluster(size = 3, opts: NatsClusterOptions = {}): Promise<NatsCluster> {
   const token = `t-${Math.random().toString(36).slice(2)}`;
   const dir = tempDir('hn-nats-cluster-');
-  const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort() })));
+  const ports = await Promise.all(
+    Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort() })),
+  );
   const servers = ports.map((p, i): ClusterServer => {
     const name = `n${i + 1}`;
     const conf = join(dir, `${name}.conf`);
@@ -54,15 +56,23 @@ export async function natsCluster(size = 3, opts: NatsClusterOptions = {}): Prom
         `cluster { name: hivenode-test, listen: "127.0.0.1:${p.route}", routes: [${ports.map((q) => `"nats-route://127.0.0.1:${q.route}"`).join(', ')}] }`,
       ].join('\n'),
     );
-    return serverProcess(name, `nats://127.0.0.1:${p.client}`, () => spawn('nats-server', ['-c', conf], { stdio: 'ignore' }), (child) =>
-      waitForPort(p.client, 10_000, `nats-server ${name}`, child),
+    return serverProcess(
+      name,
+      `nats://127.0.0.1:${p.client}`,
+      () => spawn('nats-server', ['-c', conf], { stdio: 'ignore' }),
+      (child) => waitForPort(p.client, 10_000, `nats-server ${name}`, child),
     );
   });
   return startCluster(servers, token);
 }
 
 /** A server of a cluster: `launch` starts its process, `listening` resolves once it accepts clients. */
-export function serverProcess(name: string, url: string, launch: () => ChildProcess, listening: (child: ChildProcess) => Promise<void>): ClusterServer {
+export function serverProcess(
+  name: string,
+  url: string,
+  launch: () => ChildProcess,
+  listening: (child: ChildProcess) => Promise<void>,
+): ClusterServer {
   let child: ChildProcess | undefined;
   return {
     name,
@@ -114,7 +124,8 @@ async function jetStreamReady(cluster: NatsCluster, ms = 30_000): Promise<void> 
         await new Kvm(nc).create('cluster-ready', { replicas: Math.min(3, cluster.servers.length) });
         return;
       } catch (e) {
-        if (Date.now() > until) throw new Error(`the nats-server cluster's JetStream was not ready within ${ms} ms: ${(e as Error).message}`);
+        if (Date.now() > until)
+          throw new Error(`the nats-server cluster's JetStream was not ready within ${ms} ms: ${(e as Error).message}`);
         await sleep(250);
       }
     }

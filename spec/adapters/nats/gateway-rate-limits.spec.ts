@@ -32,31 +32,62 @@ describe('NATS hive: rate limits shared by the gateways of one NAME', function (
   before(() => {
     const dir = tempDir('hn-ratehive-');
     script = join(dir, 'post.lua');
-    writeFileSync(script, 'wrk.method = "POST"\nwrk.body = \'{"a":["1"]}\'\nwrk.headers["Content-Type"] = "application/json"\n');
+    writeFileSync(
+      script,
+      'wrk.method = "POST"\nwrk.body = \'{"a":["1"]}\'\nwrk.headers["Content-Type"] = "application/json"\n',
+    );
   });
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.stop(2000)));
   });
 
   async function gateway(name: string): Promise<Gateway> {
-    const hive = [['SERVERHOST', server().url], ['SERVERAUTH', server().token]] as const;
+    const hive = [
+      ['SERVERHOST', server().url],
+      ['SERVERAUTH', server().token],
+    ] as const;
     const node = await HiveNode.start({
       name,
       logStream: new PassThrough().resume(),
       services: [
         { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'echo'], ...hive] }] },
-        { kind: 'gateway', layers: [{ source: 'test', values: [['NAME', 'gw'], ['Port', '0'], ['Strict', 'true'], ['OUTPUTCHANNEL', 'echo'], ['RateLimits', `echo=${LIMIT}/s`], ...hive] }] },
+        {
+          kind: 'gateway',
+          layers: [
+            {
+              source: 'test',
+              values: [
+                ['NAME', 'gw'],
+                ['Port', '0'],
+                ['Strict', 'true'],
+                ['OUTPUTCHANNEL', 'echo'],
+                ['RateLimits', `echo=${LIMIT}/s`],
+                ...hive,
+              ],
+            },
+          ],
+        },
       ],
     });
     nodes.push(node);
     const running = node.services.find((s) => s.kind === 'gateway')!.running;
-    return { node, url: `http://127.0.0.1:${running.status().port as number}/echo/load`, status: () => running.status() as Record<string, number> };
+    return {
+      node,
+      url: `http://127.0.0.1:${running.status().port as number}/echo/load`,
+      status: () => running.status() as Record<string, number>,
+    };
   }
 
   const wrk = async (url: string, seconds: number): Promise<{ total: number; refused: number; seconds: number }> => {
-    const { stdout } = await run('wrk', ['-t1', '-c4', `-d${seconds}s`, '--timeout', '2s', '-s', script, url], { timeout: 30_000 });
+    const { stdout } = await run('wrk', ['-t1', '-c4', `-d${seconds}s`, '--timeout', '2s', '-s', script, url], {
+      timeout: 30_000,
+    });
     const m = /(\d+) requests in ([\d.]+)s/.exec(stdout);
-    return { total: Number(m?.[1]), seconds: Number(m?.[2]), refused: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0) };
+    return {
+      total: Number(m?.[1]),
+      seconds: Number(m?.[2]),
+      refused: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
+    };
   };
 
   it('two gateways loaded at once admit the limit together, within 10 %', async () => {
@@ -70,7 +101,10 @@ describe('NATS hive: rate limits shared by the gateways of one NAME', function (
     const rate = admitted / seconds;
     expect(ra.refused + rb.refused, 'the load is over the limit').to.be.greaterThan(admitted);
     expect(Math.min(ra.total - ra.refused, rb.total - rb.refused), 'each gateway admitted some').to.be.greaterThan(0);
-    expect(rate, `admitted ${ra.total - ra.refused} + ${rb.total - rb.refused} in ${seconds} s`).to.be.within(LIMIT * 0.9, LIMIT * 1.1);
+    expect(rate, `admitted ${ra.total - ra.refused} + ${rb.total - rb.refused} in ${seconds} s`).to.be.within(
+      LIMIT * 0.9,
+      LIMIT * 1.1,
+    );
   });
 
   it('a load on one gateway alone gets the whole limit', async () => {

@@ -25,7 +25,9 @@ describe('NATS hive (real nats-server)', function () {
     await server?.stop();
   });
   const start = async (services: Parameters<typeof startTestNode>[0]): Promise<HiveNode> => {
-    const { node } = await startTestNode(services.map((s) => ({ SERVERHOST: server.url, SERVERAUTH: server.token, ...s })));
+    const { node } = await startTestNode(
+      services.map((s) => ({ SERVERHOST: server.url, SERVERAUTH: server.token, ...s })),
+    );
     nodes.push(node);
     return node;
   };
@@ -34,7 +36,9 @@ describe('NATS hive (real nats-server)', function () {
     await start([{ service: 'echo', NAME: 'e1', INPUTCHANNEL: 'shared' }]);
     await start([{ service: 'echo', NAME: 'e2', INPUTCHANNEL: 'shared' }]);
     const caller = await start([{ service: 'echo', NAME: 'caller' }]);
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => caller.hive.call('shared', msg({ i: [String(i)] }), 5000)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => caller.hive.call('shared', msg({ i: [String(i)] }), 5000)),
+    );
     results.forEach((r, i) => expect(r.Data.i).to.deep.equal([String(i)]));
     const handled = nodes.slice(0, 2).map((n) => n.services[0]!.running.status().handled as number);
     expect(handled[0]! + handled[1]!).to.equal(200);
@@ -79,7 +83,9 @@ describe('NATS hive (real nats-server)', function () {
   });
 
   it('refuses to start with a wrong token, with a clear message', async () => {
-    const err = await startTestNode([{ service: 'echo', SERVERHOST: server.url, SERVERAUTH: 'wrong-token' }]).catch((e: unknown) => e);
+    const err = await startTestNode([{ service: 'echo', SERVERHOST: server.url, SERVERAUTH: 'wrong-token' }]).catch(
+      (e: unknown) => e,
+    );
     expect((err as Error).name).to.equal('ConfigError');
     expect((err as Error).message).to.match(/refused the connection.*SERVERAUTH/);
   });
@@ -113,8 +119,13 @@ describe('NATS hive (real nats-server)', function () {
     expect(await bucket.get('greeting')).to.equal('Hello [[ .Name ]]');
     expect(await bucket.list()).to.deep.equal(['greeting']);
     const { resolveTemplateSource } = await import('../../../actors/hive/template-source.js');
-    expect(await resolveTemplateSource('hive://greeting', { hive: node.hive, templateChannel: 'DefaultStorageChannel' })).to.equal('Hello [[ .Name ]]');
-    const missing = await resolveTemplateSource('hive://nope', { hive: node.hive, templateChannel: 'DefaultStorageChannel' }).catch((e: unknown) => e);
+    expect(
+      await resolveTemplateSource('hive://greeting', { hive: node.hive, templateChannel: 'DefaultStorageChannel' }),
+    ).to.equal('Hello [[ .Name ]]');
+    const missing = await resolveTemplateSource('hive://nope', {
+      hive: node.hive,
+      templateChannel: 'DefaultStorageChannel',
+    }).catch((e: unknown) => e);
     expect((missing as { code: number }).code).to.equal(404);
     void PassThrough;
   });

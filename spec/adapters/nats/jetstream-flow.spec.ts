@@ -73,8 +73,18 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     nodes.push(n);
     return n;
   };
-  const post = async (n: NodeProcess, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ Code: number; Data: Record<string, string[]> }> => {
-    const res = await request(`http://127.0.0.1:${n.port}${path}`, { method: 'POST', headers, body: JSON.stringify(body), headersTimeout: 60_000 });
+  const post = async (
+    n: NodeProcess,
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ Code: number; Data: Record<string, string[]> }> => {
+    const res = await request(`http://127.0.0.1:${n.port}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      headersTimeout: 60_000,
+    });
     return (await res.body.json()) as { Code: number; Data: Record<string, string[]> };
   };
   const startRun = async (n: NodeProcess, k: number, kind: string): Promise<string> => {
@@ -83,7 +93,13 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     return r.Data.key![0]!;
   };
   /** A step's effects over both nodes: idempotency key and time. */
-  const effects = (step: string): Array<{ key: string; at: number }> => [0, 1].flatMap((i) => recorded(join(dir, `${step}${i}.jsonl`)).map((r) => ({ key: r.message.Control['idempotency-key']![0]!, at: Date.parse(r.time) })));
+  const effects = (step: string): Array<{ key: string; at: number }> =>
+    [0, 1].flatMap((i) =>
+      recorded(join(dir, `${step}${i}.jsonl`)).map((r) => ({
+        key: r.message.Control['idempotency-key']![0]!,
+        at: Date.parse(r.time),
+      })),
+    );
 
   it('one node holds the flow; its loss mid-run: the other takes over, runs sending wait for AckWait, a wait step survives, operations work through either node', async () => {
     const a = await nodeOn(0);
@@ -107,7 +123,9 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     const lostAt = Date.now();
     await waitFor(() => HOLDING.test(standby.output()), 30_000, 'a takeover');
     const tookOverAt = Date.now();
-    expect(standby.output()).to.match(/flow: \d+ run\(s\) the previous holder had a step under way for wait until .* \(AckWait\)/);
+    expect(standby.output()).to.match(
+      /flow: \d+ run\(s\) the previous holder had a step under way for wait until .* \(AckWait\)/,
+    );
 
     // operations on the new holder (the runs read from the stream)
     const fetched = await post(standby, '/flow/fetch', {}, { command: 'fetch', key: waiting[0]! });
@@ -124,14 +142,25 @@ describe('flows of one NAME on a nats-server (Store jetstream)', function () {
     const again = effects('slow').filter((e) => inFlight.has(e.key) && e.at > lostAt);
     expect(again.length, 'slow steps sent again after the loss').to.be.greaterThan(0);
     // (the taker counts from a lease period before its takeover: 14 s after it; runs in line went on at once)
-    expect(Math.min(...again.map((e) => e.at - tookOverAt)), 'the first of those steps sent again after the takeover (ms)').to.be.at.least(12_000);
+    expect(
+      Math.min(...again.map((e) => e.at - tookOverAt)),
+      'the first of those steps sent again after the takeover (ms)',
+    ).to.be.at.least(12_000);
     // the wait step was not skipped: its runs reached c 15 s after their a at the earliest
     for (const run of waiting) {
       const aAt = effects('a').find((e) => e.key === `${run}:a`)!.at;
-      const cAt = Math.min(...effects('c').filter((e) => e.key === `${run}:c`).map((e) => e.at));
+      const cAt = Math.min(
+        ...effects('c')
+          .filter((e) => e.key === `${run}:c`)
+          .map((e) => e.at),
+      );
       expect(cAt - aAt, `run ${run} waited`).to.be.at.least(14_900);
     }
-    await waitFor(async () => (await post(standby, '/flow/status', {}, { command: 'status' })).Data.queuesize?.[0] === '0', 10_000, 'no run in progress');
+    await waitFor(
+      async () => (await post(standby, '/flow/status', {}, { command: 'status' })).Data.queuesize?.[0] === '0',
+      10_000,
+      'no run in progress',
+    );
     const end = await post(standby, '/flow/status', {}, { command: 'status' });
     expect(end.Data.succeeded).to.deep.equal(['8']);
     expect(end.Data.failed).to.deep.equal(['0']);

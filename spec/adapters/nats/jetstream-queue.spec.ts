@@ -30,7 +30,17 @@ import { requireInstalled } from '../../support/installed.js';
 
 const quiet = createLogger({ level: 'error', stream: new PassThrough() });
 
-const put = (key: string, seq: number): { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string } => ({ type: 'put', key, seq, state: 'waiting', dueAt: 0, doc: JSON.stringify({ key, seq, message: { Data: { n: [String(seq)] } } }) });
+const put = (
+  key: string,
+  seq: number,
+): { type: 'put'; key: string; seq: number; state: string; dueAt: number; doc: string } => ({
+  type: 'put',
+  key,
+  seq,
+  state: 'waiting',
+  dueAt: 0,
+  doc: JSON.stringify({ key, seq, message: { Data: { n: [String(seq)] } } }),
+});
 
 async function loaded(store: JetStreamStore): Promise<StoredRow[]> {
   const rows: StoredRow[] = [];
@@ -51,7 +61,8 @@ describe('queue Store jetstream on a nats-server', function () {
     await nc?.close();
     await server?.stop();
   });
-  const open = (name: string): Promise<NatsSharedLog> => NatsSharedLog.open(nc, name, { replicas: 1, maxBytes: 0 }, quiet);
+  const open = (name: string): Promise<NatsSharedLog> =>
+    NatsSharedLog.open(nc, name, { replicas: 1, maxBytes: 0 }, quiet);
 
   it('a second writer fences the first: its next write is refused with 503 and it is told so', async () => {
     const log = await open('fence');
@@ -62,10 +73,10 @@ describe('queue Store jetstream on a nats-server', function () {
     const second = new JetStreamStore(log, quiet, 'test');
     expect((await loaded(second)).map((r) => r.key)).to.deep.equal(['a']);
     await second.write([put('b', 2)]);
-    const refused = (await first.write([put('c', 3)]).then(
+    const refused = await first.write([put('c', 3)]).then(
       () => ({ code: 200, message: 'written' }),
       (e: unknown) => e as { code: number; message: string },
-    ));
+    );
     expect(refused).to.include({ code: 503 });
     expect(refused.message).to.match(/written by another node/);
     expect(fenced).to.equal(1);
@@ -82,15 +93,27 @@ describe('queue Store jetstream on a nats-server', function () {
     const store = new JetStreamStore(log, logger, 'test', { compactBytes: 20_000 });
     await loaded(store);
     for (let i = 1; i <= 300; i++) {
-      await store.write([put(`k${i}`, i), ...(i % 3 === 0 ? [{ type: 'remove' as const, key: `k${i - 1}` }] : []), { type: 'meta', name: 'paused', value: String(i % 2 === 0) }]);
+      await store.write([
+        put(`k${i}`, i),
+        ...(i % 3 === 0 ? [{ type: 'remove' as const, key: `k${i - 1}` }] : []),
+        { type: 'meta', name: 'paused', value: String(i % 2 === 0) },
+      ]);
     }
-    await until(() => lines.some((l) => /queue log compacted/.test(l)), { ms: 10_000, every: 50, what: 'a compaction' });
+    await until(() => lines.some((l) => /queue log compacted/.test(l)), {
+      ms: 10_000,
+      every: 50,
+      what: 'a compaction',
+    });
     await store.close();
     expect(await log.count('log')).to.be.below(150);
     const again = new JetStreamStore(log, quiet, 'test');
     const rows = await loaded(again);
     expect(rows).to.have.length(200);
-    expect(rows.map((r) => r.key)).to.deep.equal(Array.from({ length: 300 }, (_, i) => i + 1).filter((i) => !(i % 3 === 2)).map((i) => `k${i}`));
+    expect(rows.map((r) => r.key)).to.deep.equal(
+      Array.from({ length: 300 }, (_, i) => i + 1)
+        .filter((i) => !(i % 3 === 2))
+        .map((i) => `k${i}`),
+    );
     const meta = await again.load(() => undefined);
     expect(meta.get('paused')).to.equal('true');
   });
@@ -99,9 +122,22 @@ describe('queue Store jetstream on a nats-server', function () {
     const log = await open('kept');
     const store = new JetStreamStore(log, quiet, 'test');
     await loaded(store);
-    const keep = (key: string, state: 'dead' | 'done', reason: string, endedAt: number) => ({ type: 'keep' as const, key, seq: 1, state, reason, channel: 'target', endedAt, doc: JSON.stringify({ key, seq: 1, message: { Control: {}, Data: { customer: [key.toUpperCase()] } } }) });
+    const keep = (key: string, state: 'dead' | 'done', reason: string, endedAt: number) => ({
+      type: 'keep' as const,
+      key,
+      seq: 1,
+      state,
+      reason,
+      channel: 'target',
+      endedAt,
+      doc: JSON.stringify({ key, seq: 1, message: { Control: {}, Data: { customer: [key.toUpperCase()] } } }),
+    });
     await store.write([put('x', 1), put('y', 2)]);
-    await store.write([keep('x', 'dead', 'Code 500', 1_000), keep('y', 'dead', 'Code 404', 2_000), keep('z', 'done', '', 3_000)]);
+    await store.write([
+      keep('x', 'dead', 'Code 500', 1_000),
+      keep('y', 'dead', 'Code 404', 2_000),
+      keep('z', 'done', '', 3_000),
+    ]);
     expect(await loaded(new JetStreamStore(log, quiet, 'test'))).to.have.length(0);
     expect(await store.kept.count()).to.deep.equal({ dead: 2, done: 1 });
     expect((await store.kept.get('y'))?.reason).to.equal('Code 404');
@@ -119,11 +155,19 @@ describe('queue Store jetstream on a nats-server', function () {
   });
 
   it('refuses to start on the embedded hive, and 3 replicas on a single server, each with one line naming the fix', async () => {
-    const embedded = await startTestNode([{ service: 'queue', NAME: 'q', Store: 'jetstream' }]).catch((e: unknown) => e as Error);
-    expect(String(embedded)).to.match(/Store jetstream .*give SERVERHOST a nats:\/\/ address \(on the embedded hive use Store sqlite\)/);
-    const single = await startTestNode([{ service: 'queue', NAME: 'q3', Store: 'jetstream', Replicas: 3, SERVERHOST: server.url }]).catch((e: unknown) => e as Error);
+    const embedded = await startTestNode([{ service: 'queue', NAME: 'q', Store: 'jetstream' }]).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(String(embedded)).to.match(
+      /Store jetstream .*give SERVERHOST a nats:\/\/ address \(on the embedded hive use Store sqlite\)/,
+    );
+    const single = await startTestNode([
+      { service: 'queue', NAME: 'q3', Store: 'jetstream', Replicas: 3, SERVERHOST: server.url },
+    ]).catch((e: unknown) => e as Error);
     expect(String(single)).to.match(/3 replicas need a JetStream cluster of at least 3 servers/);
-    const even = await startTestNode([{ service: 'queue', NAME: 'q2', Store: 'jetstream', Replicas: 2, SERVERHOST: server.url }]).catch((e: unknown) => e as Error);
+    const even = await startTestNode([
+      { service: 'queue', NAME: 'q2', Store: 'jetstream', Replicas: 2, SERVERHOST: server.url },
+    ]).catch((e: unknown) => e as Error);
     expect(String(even)).to.match(/Replicas is 2; give 1, 3 or 5/);
   });
 });
@@ -163,11 +207,16 @@ describe('queues of one NAME on a three-server JetStream cluster (Store jetstrea
     return n;
   };
   const enqueue = async (n: NodeProcess, item: number): Promise<number> => {
-    const res = await request(`http://127.0.0.1:${n.port}/jobs/action`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ item: [String(item)] }) });
+    const res = await request(`http://127.0.0.1:${n.port}/jobs/action`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ item: [String(item)] }),
+    });
     await res.body.dump();
     return res.statusCode;
   };
-  const delivered = (): number[] => [0, 1, 2].flatMap((i) => recorded(join(dir, `work${i}.jsonl`)).map((r) => Number(r.message.Data.item?.[0])));
+  const delivered = (): number[] =>
+    [0, 1, 2].flatMap((i) => recorded(join(dir, `work${i}.jsonl`)).map((r) => Number(r.message.Data.item?.[0])));
 
   it('one node holds the queue, enqueues through any node reach it; its machine lost mid-delivery, another takes over and delivers every acknowledged entry, the ones in flight only after AckWait', async () => {
     const a = await nodeOn(0);
@@ -189,9 +238,16 @@ describe('queues of one NAME on a three-server JetStream cluster (Store jetstrea
     const lostAt = Date.now();
     await until(() => /active queue holder now/.test(standby.output()), { ms: 30_000, every: 50, what: 'a takeover' });
     const tookOverMs = Date.now() - lostAt;
-    await until(() => new Set(delivered()).size >= 80, { ms: 90_000, every: 50, what: 'every acknowledged entry delivered' });
+    await until(() => new Set(delivered()).size >= 80, {
+      ms: 90_000,
+      every: 50,
+      what: 'every acknowledged entry delivered',
+    });
     const got = delivered();
-    expect(acknowledged.filter((i) => !got.includes(i)), 'acknowledged entries missing').to.deep.equal([]);
+    expect(
+      acknowledged.filter((i) => !got.includes(i)),
+      'acknowledged entries missing',
+    ).to.deep.equal([]);
     expect(standby.output()).to.match(/the previous holder was delivering wait until .* \(AckWait\)/);
     expect(tookOverMs).to.be.below(20_000);
     // at least once: only entries in flight at the loss may come twice

@@ -9,11 +9,18 @@ import { nkeys } from '@nats-io/transport-node';
 type KeyPair = ReturnType<typeof nkeys.createUser>;
 
 const encoder = new TextEncoder();
-const b64url = (data: Uint8Array | string): string => Buffer.from(typeof data === 'string' ? encoder.encode(data) : data).toString('base64url');
+const b64url = (data: Uint8Array | string): string =>
+  Buffer.from(typeof data === 'string' ? encoder.encode(data) : data).toString('base64url');
 
 /** A signed JWT of `claims` for `subject`, issued by `issuer`. */
 function sign(issuer: KeyPair, subject: string, name: string, nats: Record<string, unknown>): string {
-  const body: Record<string, unknown> = { iat: Math.floor(Date.now() / 1000), iss: issuer.getPublicKey(), name, sub: subject, nats: { ...nats, version: 2 } };
+  const body: Record<string, unknown> = {
+    iat: Math.floor(Date.now() / 1000),
+    iss: issuer.getPublicKey(),
+    name,
+    sub: subject,
+    nats: { ...nats, version: 2 },
+  };
   // the claims' id: unique per claims (a hash of them); the server reads it but does not recompute it
   body.jti = createHash('sha256').update(JSON.stringify(body)).digest('base64url');
   const unsigned = `${b64url(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' }))}.${b64url(JSON.stringify(body))}`;

@@ -17,7 +17,6 @@ import type { NatsCluster } from './cluster.js';
 import { clusterHive } from '../../reliability/node-process.js';
 import { sleep } from '../../support/wait.js';
 
-
 describe('the NATS hive notices a server cut off from the network', function () {
   this.timeout(90_000);
   let lab: NetnsLab | undefined;
@@ -37,13 +36,22 @@ describe('the NATS hive notices a server cut off from the network', function () 
     cluster = await netnsNatsCluster(lab);
     const dir = tempDir('hn-netns-notice-');
     // the node on host b knows only host a's server: it cannot move elsewhere, so what it logs is the notice alone
-    const hive = clusterHive(cluster, 0, dir).replace(/SERVERHOST: "[^"]*"/, `SERVERHOST: "${cluster.servers[0]!.url}"`);
+    const hive = clusterHive(cluster, 0, dir).replace(
+      /SERVERHOST: "[^"]*"/,
+      `SERVERHOST: "${cluster.servers[0]!.url}"`,
+    );
     const file = writeNodeFile(dir, 'node', ['{service: echo, NAME: work}'], hive);
-    node = await startNodeProcess(file, { ready: /echo listening on channel 'work'/, spawner: (c, a, o) => lab!.spawn(lab!.hosts[1]!, c, a, o) });
+    node = await startNodeProcess(file, {
+      ready: /echo listening on channel 'work'/,
+      spawner: (c, a, o) => lab!.spawn(lab!.hosts[1]!, c, a, o),
+    });
     const cutAt = Date.now();
     lab.cut(lab.hosts[0]!);
     while (!node.output().includes('hive disconnected') && Date.now() - cutAt < 30_000) await sleep(50);
     const noticed = Date.now() - cutAt;
-    expect(noticed, `ms from the cut until the node noticed (${node.output().includes('hive disconnected') ? 'noticed' : 'never noticed within 30 s'})`).to.be.below(10_000);
+    expect(
+      noticed,
+      `ms from the cut until the node noticed (${node.output().includes('hive disconnected') ? 'noticed' : 'never noticed within 30 s'})`,
+    ).to.be.below(10_000);
   });
 });

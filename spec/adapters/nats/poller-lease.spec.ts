@@ -42,7 +42,15 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
   };
   const nodeFile = (name: string, service: string): string => {
     const file = join(dir, `${name}.yaml`);
-    writeFileSync(file, [`hive: {SERVERHOST: "${server.url}", SERVERAUTH: "file://${join(dir, 'token')}"}`, 'services:', `  - ${service}`, ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `hive: {SERVERHOST: "${server.url}", SERVERAUTH: "file://${join(dir, 'token')}"}`,
+        'services:',
+        `  - ${service}`,
+        '',
+      ].join('\n'),
+    );
     return file;
   };
   const poller = (lease = '2s'): string =>
@@ -55,10 +63,19 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     nodes.push(n);
     return n;
   };
-  const recorder = (): Promise<NodeProcess> => start(nodeFile('recorder', `{service: echo, NAME: recorder, INPUTCHANNEL: rows, RecordFile: "${join(dir, 'rows.jsonl')}"}`));
+  const recorder = (): Promise<NodeProcess> =>
+    start(
+      nodeFile(
+        'recorder',
+        `{service: echo, NAME: recorder, INPUTCHANNEL: rows, RecordFile: "${join(dir, 'rows.jsonl')}"}`,
+      ),
+    );
   const ids = (): number[] => recorded(join(dir, 'rows.jsonl')).flatMap((r) => (r.message.Data.id ?? []).map(Number));
   const insert = (from: number, to: number): Promise<void> =>
-    run(db, `INSERT INTO events (id, body) VALUES ${Array.from({ length: to - from + 1 }, (_, i) => `(${from + i}, 'row ${from + i}')`).join(',')}`);
+    run(
+      db,
+      `INSERT INTO events (id, body) VALUES ${Array.from({ length: to - from + 1 }, (_, i) => `(${from + i}, 'row ${from + i}')`).join(',')}`,
+    );
 
   it('two pollers: one is active, the other stands by, and every row is emitted once', async () => {
     await setUp();
@@ -66,14 +83,20 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     const file = poller();
     const a = await start(file);
     const b = await start(file);
-    await until(() => [a, b].some((n) => /active poller now/.test(n.output())), { ms: 10_000, every: 50, what: 'an active poller' });
+    await until(() => [a, b].some((n) => /active poller now/.test(n.output())), {
+      ms: 10_000,
+      every: 50,
+      what: 'an active poller',
+    });
     await insert(1, 50);
     await until(() => ids().length >= 50, { ms: 10_000, every: 50, what: '50 rows' });
     await sleep(1_000);
     expect(ids()).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
     const actives = [a, b].filter((n) => /active poller now/.test(n.output()));
     expect(actives).to.have.length(1);
-    expect([a, b].find((n) => n !== actives[0])!.output()).to.match(/poller lease: standing by among the pollers named 'events'/);
+    expect([a, b].find((n) => n !== actives[0])!.output()).to.match(
+      /poller lease: standing by among the pollers named 'events'/,
+    );
   });
 
   it('the active poller stopping hands over at once, and the next one goes on from the shared mark', async () => {
@@ -96,7 +119,7 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     expect(ids()).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
   });
 
-  it("SQL_POLLLEASE 0 polls on every node (each emits the rows)", async () => {
+  it('SQL_POLLLEASE 0 polls on every node (each emits the rows)', async () => {
     await setUp();
     await recorder();
     const file = poller('0');
@@ -112,7 +135,9 @@ describe('SQL pollers of one NAME on a NATS hive: one active poller (SQL_POLLLEA
     const out = await runNodeToExit(poller());
     expect(out.code).to.equal(2);
     const lines = out.stderr.trim().split('\n');
-    expect(lines.at(-1)).to.match(/SQL_POLLLEASE: the pollers of one NAME elect one active poller in the JetStream KV bucket 'hivenode_pollers'.*enable JetStream.*or set SQL_POLLLEASE=0/);
+    expect(lines.at(-1)).to.match(
+      /SQL_POLLLEASE: the pollers of one NAME elect one active poller in the JetStream KV bucket 'hivenode_pollers'.*enable JetStream.*or set SQL_POLLLEASE=0/,
+    );
     expect(out.stderr).to.not.match(/\n\s+at /);
   });
 

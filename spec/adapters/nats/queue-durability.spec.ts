@@ -23,19 +23,32 @@ describe('queue on JetStream: Durability checked against the server', function (
     return writeNodeFile(
       dir,
       'node',
-      [`{service: queue, NAME: dq, Store: jetstream, ${durability ? `Durability: ${durability}, ` : ''}PersistPath: "${join(dir, 'q')}"}`, '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: dq}'],
+      [
+        `{service: queue, NAME: dq, Store: jetstream, ${durability ? `Durability: ${durability}, ` : ''}PersistPath: "${join(dir, 'q')}"}`,
+        '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: dq}',
+      ],
       `{SERVERHOST: "${server().url}", SERVERAUTH: "file://${token}"}`,
     );
   };
 
   it('Durability fsync on nats-server 2.9 is refused at start: exit 2, one line naming the cause and the fix', async function () {
-    const version = /v?(\d+\.\d+\.\d+)/.exec((await import('node:child_process')).spawnSync('nats-server', ['--version']).stdout.toString())?.[1] ?? '';
+    const version =
+      /v?(\d+\.\d+\.\d+)/.exec(
+        (await import('node:child_process')).spawnSync('nats-server', ['--version']).stdout.toString(),
+      )?.[1] ?? '';
     if (!/^2\.[0-9]\./.test(version)) this.skip(); // 2.10 and later can fsync before acknowledging
     const r = await runNodeToExit(nodeFile('fsync'));
     expect(r.code).to.equal(2);
-    const lines = r.stderr.trim().split('\n').filter((l) => /Durability/.test(l));
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => /Durability/.test(l));
     expect(lines, r.stderr).to.have.length(1);
-    expect(lines[0]).to.match(new RegExp(`Durability fsync: nats-server ${version.replace(/\./g, '\\.')} fsyncs its store only every 60 s.*2\\.10.*give Durability journal`));
+    expect(lines[0]).to.match(
+      new RegExp(
+        `Durability fsync: nats-server ${version.replace(/\./g, '\\.')} fsyncs its store only every 60 s.*2\\.10.*give Durability journal`,
+      ),
+    );
     expect(r.stderr).to.not.match(/\n\s+at /);
   });
 
@@ -44,7 +57,9 @@ describe('queue on JetStream: Durability checked against the server', function (
     try {
       const until = Date.now() + 20_000;
       while (!/Durability journal/.test(node.output()) && Date.now() < until) await sleep(50);
-      expect(node.output()).to.match(/queue 'dq' Durability journal: the default; nats-server [\d.]+ fsyncs only every 60 s and cannot fsync before acknowledging; records stay in the journal 240 s/);
+      expect(node.output()).to.match(
+        /queue 'dq' Durability journal: the default; nats-server [\d.]+ fsyncs only every 60 s and cannot fsync before acknowledging; records stay in the journal 240 s/,
+      );
     } finally {
       await node.kill('SIGTERM');
     }

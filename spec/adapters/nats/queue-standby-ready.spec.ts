@@ -14,7 +14,6 @@ import { tempDir } from '../../temp.js';
 import { suiteNatsServer } from './server.js';
 import { sleep } from '../../support/wait.js';
 
-
 describe('queue on JetStream: a standby is ready once a node serves the queue', function () {
   this.timeout(40_000);
   const nats = suiteNatsServer();
@@ -36,24 +35,52 @@ describe('queue on JetStream: a standby is ready once a node serves the queue', 
     }
     const dir = tempDir('hn-standby-ready-');
     ({ node } = await startTestNode([
-      { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'jq', SERVERHOST: server.url, SERVERAUTH: server.token },
-      { service: 'queue', NAME: 'jq', Store: 'jetstream', DefaultChannel: 'work', SERVERHOST: server.url, SERVERAUTH: server.token },
-      { service: 'echo', NAME: 'work', RecordFile: join(dir, 'work.jsonl'), SERVERHOST: server.url, SERVERAUTH: server.token },
+      {
+        service: 'gateway',
+        NAME: 'gw',
+        Port: 0,
+        Strict: true,
+        OUTPUTCHANNEL: 'jq',
+        SERVERHOST: server.url,
+        SERVERAUTH: server.token,
+      },
+      {
+        service: 'queue',
+        NAME: 'jq',
+        Store: 'jetstream',
+        DefaultChannel: 'work',
+        SERVERHOST: server.url,
+        SERVERAUTH: server.token,
+      },
+      {
+        service: 'echo',
+        NAME: 'work',
+        RecordFile: join(dir, 'work.jsonl'),
+        SERVERHOST: server.url,
+        SERVERAUTH: server.token,
+      },
     ]));
     const port = node.services[0]!.running.status().port as number;
     const health = await fetch(`http://127.0.0.1:${port}/healthcheck`);
     expect(health.status).to.equal(503);
     expect(await health.json()).to.deep.equal({ status: 'starting', hive: 'connected', starting: ['jq'] });
-    const early = await fetch(`http://127.0.0.1:${port}/jq/action`, { method: 'POST', body: JSON.stringify({ item: ['a'] }) });
+    const early = await fetch(`http://127.0.0.1:${port}/jq/action`, {
+      method: 'POST',
+      body: JSON.stringify({ item: ['a'] }),
+    });
     expect(early.status).to.equal(503);
     expect(early.headers.get('retry-after')).to.equal('1');
     await early.body?.cancel();
     // the ghost never renews: this node takes over after a lease period, serves, and is ready
     const until = Date.now() + 20_000;
     let ready = 0;
-    while ((ready = (await fetch(`http://127.0.0.1:${port}/healthcheck`)).status) !== 200 && Date.now() < until) await sleep(100);
+    while ((ready = (await fetch(`http://127.0.0.1:${port}/healthcheck`)).status) !== 200 && Date.now() < until)
+      await sleep(100);
     expect(ready).to.equal(200);
-    const served = await fetch(`http://127.0.0.1:${port}/jq/action`, { method: 'POST', body: JSON.stringify({ item: ['b'] }) });
+    const served = await fetch(`http://127.0.0.1:${port}/jq/action`, {
+      method: 'POST',
+      body: JSON.stringify({ item: ['b'] }),
+    });
     expect(served.status).to.equal(200);
   });
 });

@@ -18,16 +18,29 @@ describe('queue RetryOn retryable on a NATS hive: a channel nobody serves yet', 
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.stop(2000)));
   });
-  const start = async (services: Parameters<typeof startTestNode>[0]): Promise<{ node: HiveNode; logs: () => string }> => {
+  const start = async (
+    services: Parameters<typeof startTestNode>[0],
+  ): Promise<{ node: HiveNode; logs: () => string }> => {
     const server = nats();
-    const started = await startTestNode(services.map((s) => ({ SERVERHOST: server.url, SERVERAUTH: server.token, ...s })));
+    const started = await startTestNode(
+      services.map((s) => ({ SERVERHOST: server.url, SERVERAUTH: server.token, ...s })),
+    );
     nodes.push(started.node);
     return started;
   };
 
   it('is retried until the node serving it is back, then delivered', async () => {
     const dir = tempDir('hn-unserved-');
-    const { node, logs } = await start([{ service: 'queue', NAME: 'queue', AllowedChannels: 'later', PersistPath: join(dir, 'store'), RetryOn: 'retryable', DeadRetention: '0' }]);
+    const { node, logs } = await start([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: 'later',
+        PersistPath: join(dir, 'store'),
+        RetryOn: 'retryable',
+        DeadRetention: '0',
+      },
+    ]);
     await queueCall(node, { channel: ['later'], requeue_timer: ['1'], requeue_count: ['10'] }, { item: ['x'] });
     const status = () => node.services[0]!.running.status();
     await until(() => (status().retried as number) >= 1, 10_000);

@@ -37,12 +37,45 @@ describe('reload of a queue on JetStream (Store jetstream) against a nats-server
     const dir = tempDir('hn-reload-js-');
     const record = join(dir, 'record.jsonl');
     const plans = (requeue: number): ServicePlan[] => [
-      { kind: 'echo', layers: [{ source: 'n.yaml services[0]', values: [['NAME', 'target'], ['RecordFile', record]] }], where: 'n.yaml services[0]' },
-      { kind: 'queue', layers: [{ source: 'n.yaml services[1]', values: [['NAME', 'jq'], ['Store', 'jetstream'], ['DefaultChannel', 'target'], ['StartPaused', 'true'], ['DefaultRequeueTime', String(requeue)]] }], where: 'n.yaml services[1]' },
+      {
+        kind: 'echo',
+        layers: [
+          {
+            source: 'n.yaml services[0]',
+            values: [
+              ['NAME', 'target'],
+              ['RecordFile', record],
+            ],
+          },
+        ],
+        where: 'n.yaml services[0]',
+      },
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'n.yaml services[1]',
+            values: [
+              ['NAME', 'jq'],
+              ['Store', 'jetstream'],
+              ['DefaultChannel', 'target'],
+              ['StartPaused', 'true'],
+              ['DefaultRequeueTime', String(requeue)],
+            ],
+          },
+        ],
+        where: 'n.yaml services[1]',
+      },
     ];
-    const withHive = (p: ServicePlan[]): ServicePlan[] => p.map((s) => ({ ...s, layers: [{ source: 'n.yaml hive', values: [['SERVERHOST', server!.url]] }, ...s.layers] }));
-    node = await HiveNode.start({ services: withHive(plans(30)), logStream: new PassThrough(), source: { file: 'n.yaml', hash: 'a'.repeat(64) } });
-    const status = async (): Promise<Record<string, string[]>> => (await queueCall(node!, { command: ['status'] }, {}, 'jq')).Data;
+    const withHive = (p: ServicePlan[]): ServicePlan[] =>
+      p.map((s) => ({ ...s, layers: [{ source: 'n.yaml hive', values: [['SERVERHOST', server!.url]] }, ...s.layers] }));
+    node = await HiveNode.start({
+      services: withHive(plans(30)),
+      logStream: new PassThrough(),
+      source: { file: 'n.yaml', hash: 'a'.repeat(64) },
+    });
+    const status = async (): Promise<Record<string, string[]>> =>
+      (await queueCall(node!, { command: ['status'] }, {}, 'jq')).Data;
     await until(async () => (await queueCall(node!, { command: ['status'] }, {}, 'jq')).Code === 200, 20_000);
     for (let i = 0; i < ENTRIES; i++) expect((await queueCall(node, {}, { n: [String(i)] }, 'jq')).Code).to.equal(200);
     const before = await status();

@@ -88,7 +88,9 @@ function authLines(auth: NatsServerAuth, token: string): string[] {
     case 'token':
       return [`authorization { token: "${token}" }`];
     case 'users':
-      return [`authorization { users = [ ${auth.users.map((u) => `{user: "${u.user}"${u.password === undefined ? '' : `, password: "${u.password}"`}}`).join(', ')} ] }`];
+      return [
+        `authorization { users = [ ${auth.users.map((u) => `{user: "${u.user}"${u.password === undefined ? '' : `, password: "${u.password}"`}}`).join(', ')} ] }`,
+      ];
     case 'nkeys':
       return [`authorization { users = [ ${auth.nkeys.map((n) => `{nkey: "${n}"}`).join(', ')} ] }`];
     case 'operator':
@@ -127,12 +129,17 @@ export async function natsServer(opts: NatsServerOptions = {}): Promise<NatsServ
           `listen: "127.0.0.1:${port}"`,
           ...(opts.config !== undefined ? [opts.config] : authLines(auth, token)),
           // JetStream cannot run in operator mode without a system account; those tests need no store
-          ...(auth.kind === 'operator' || opts.config !== undefined || opts.jetstream === false ? [] : [`jetstream { store_dir: "${join(store, 'js')}" }`]),
+          ...(auth.kind === 'operator' || opts.config !== undefined || opts.jetstream === false
+            ? []
+            : [`jetstream { store_dir: "${join(store, 'js')}" }`]),
           ...(opts.maxPayload ? [`max_payload: ${opts.maxPayload}`] : []),
           ...(opts.tls && opts.config === undefined ? tlsLines(opts.tls) : []),
         ].join('\n'),
       );
-      child = spawn('nats-server', ['-c', conf], { stdio: 'ignore', ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
+      child = spawn('nats-server', ['-c', conf], {
+        stdio: 'ignore',
+        ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+      });
       await waitForPort(port, 10_000, 'nats-server');
     },
     async stop() {

@@ -44,12 +44,18 @@ describe('examples/three-machines on loopback', function () {
     const urls = ports.map((p) => `nats://127.0.0.1:${p.client}`);
     for (const [i, x] of MACHINES.entries()) {
       let conf = readFileSync(join(EXAMPLE, `nats-${x}.conf`), 'utf8');
-      conf = conf.replace('listen: "0.0.0.0:4222"', `listen: "127.0.0.1:${ports[i]!.client}"`).replace('listen: "0.0.0.0:6222"', `listen: "127.0.0.1:${ports[i]!.route}"`);
-      for (const [j, y] of MACHINES.entries()) conf = conf.replace(`nats-${y}.internal:6222`, `127.0.0.1:${ports[j]!.route}`);
+      conf = conf
+        .replace('listen: "0.0.0.0:4222"', `listen: "127.0.0.1:${ports[i]!.client}"`)
+        .replace('listen: "0.0.0.0:6222"', `listen: "127.0.0.1:${ports[i]!.route}"`);
+      for (const [j, y] of MACHINES.entries())
+        conf = conf.replace(`nats-${y}.internal:6222`, `127.0.0.1:${ports[j]!.route}`);
       conf = conf.replace('store_dir: "/var/lib/nats"', `store_dir: "${join(dir, `nats-${x}`)}"`);
       expect(conf, 'every machine name and port rewritten').to.not.match(/\.internal|0\.0\.0\.0/);
       writeFileSync(join(dir, `nats-${x}.conf`), conf);
-      const child = spawn('nats-server', ['-c', join(dir, `nats-${x}.conf`)], { stdio: 'ignore', env: { ...process.env, ...env } });
+      const child = spawn('nats-server', ['-c', join(dir, `nats-${x}.conf`)], {
+        stdio: 'ignore',
+        env: { ...process.env, ...env },
+      });
       servers.push(child);
       await waitForPort(ports[i]!.client, 10_000, `nats-server ${x}`, child);
     }
@@ -75,11 +81,15 @@ describe('examples/three-machines on loopback', function () {
         }
       }
     }
-    const delivered = (): string[] => MACHINES.flatMap((x) => recorded(join(dir, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
+    const delivered = (): string[] =>
+      MACHINES.flatMap((x) => recorded(join(dir, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
     /** Posts until acknowledged (while a holder takes over, the queue's channel has no listener for some seconds). */
     const enqueue = async (n: NodeProcess, order: string): Promise<void> => {
       for (let tries = 0; tries < 120; tries++) {
-        const res = await request(`http://127.0.0.1:${n.port}/jobs/action`, { method: 'POST', body: JSON.stringify({ order: [order] }) });
+        const res = await request(`http://127.0.0.1:${n.port}/jobs/action`, {
+          method: 'POST',
+          body: JSON.stringify({ order: [order] }),
+        });
         await res.body.dump();
         if (res.statusCode === 200) return;
         await sleep(250);
@@ -88,12 +98,19 @@ describe('examples/three-machines on loopback', function () {
     };
     for (const [i, n] of nodes.entries()) for (let k = 0; k < 10; k++) await enqueue(n, `${MACHINES[i]}-${k}`);
     const delivery = (count: number): Promise<void> =>
-      until(() => new Set(delivered()).size >= count, { ms: 60_000, every: 100, what: () => `${count} delivered (${new Set(delivered()).size} so far)` });
+      until(() => new Set(delivered()).size >= count, {
+        ms: 60_000,
+        every: 100,
+        what: () => `${count} delivered (${new Set(delivered()).size} so far)`,
+      });
     await delivery(30);
 
     const h = nodes.findIndex((n) => /active queue holder now/.test(n.output()) && !/stops serving/.test(n.output()));
     expect(h, 'a node holds the queue').to.be.at.least(0);
-    await Promise.all([nodes[h]!.kill('SIGKILL'), new Promise<void>((r) => (servers[h]!.once('exit', () => r()), servers[h]!.kill('SIGKILL')))]);
+    await Promise.all([
+      nodes[h]!.kill('SIGKILL'),
+      new Promise<void>((r) => (servers[h]!.once('exit', () => r()), servers[h]!.kill('SIGKILL'))),
+    ]);
     const survivors = nodes.filter((_, i) => i !== h);
     for (const [i, n] of survivors.entries()) for (let k = 0; k < 10; k++) await enqueue(n, `after-${i}-${k}`);
     await delivery(50);
@@ -104,7 +121,10 @@ describe('examples/three-machines on loopback', function () {
     // below Linux's ephemeral range, as the CLI spec's demo ports: the script takes base+0 … base+22
     const base = 10000 + Math.floor(Math.random() * 20000);
     const hivenode = HIVENODE_COMMAND;
-    const script = spawn('bash', [join(EXAMPLE, 'loopback.sh')], { env: { ...process.env, ...env, LOOPBACK_BASE_PORT: String(base), HIVENODE: hivenode }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const script = spawn('bash', [join(EXAMPLE, 'loopback.sh')], {
+      env: { ...process.env, ...env, LOOPBACK_BASE_PORT: String(base), HIVENODE: hivenode },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     script.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     script.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -118,7 +138,10 @@ describe('examples/three-machines on loopback', function () {
       for (const [i, x] of MACHINES.entries()) {
         const end = Date.now() + 90_000;
         for (;;) {
-          const res = await request(`http://127.0.0.1:${base + 20 + i}/jobs/action`, { method: 'POST', body: JSON.stringify({ order: [`loop-${x}`] }) }).catch(() => undefined);
+          const res = await request(`http://127.0.0.1:${base + 20 + i}/jobs/action`, {
+            method: 'POST',
+            body: JSON.stringify({ order: [`loop-${x}`] }),
+          }).catch(() => undefined);
           await res?.body.dump();
           if (res?.statusCode === 200) break;
           if (Date.now() > end) throw new Error(`gateway ${x} never acknowledged: ${out}`);
@@ -126,7 +149,8 @@ describe('examples/three-machines on loopback', function () {
         }
       }
       const end = Date.now() + 30_000;
-      const seen = (): string[] => MACHINES.flatMap((x) => recorded(join(where!, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
+      const seen = (): string[] =>
+        MACHINES.flatMap((x) => recorded(join(where!, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
       while (new Set(seen()).size < 3 && Date.now() < end) await sleep(200);
       expect([...new Set(seen())].sort()).to.deep.equal(['loop-a', 'loop-b', 'loop-c']);
       script.kill('SIGTERM');

@@ -41,20 +41,36 @@ describe('examples/three-machines as three hosts (network namespaces)', function
     lab = netnsLab(MACHINES, { hostsFile: (address) => MACHINES.map((x) => `${address(x)} nats-${x}.internal`) });
     const env = { HIVE_TOKEN: `t-${Math.random().toString(36).slice(2)}` };
     for (const [i, x] of MACHINES.entries()) {
-      const conf = readFileSync(join(EXAMPLE, `nats-${x}.conf`), 'utf8').replace('store_dir: "/var/lib/nats"', `store_dir: "${join(dir, `nats-${x}`)}"`);
+      const conf = readFileSync(join(EXAMPLE, `nats-${x}.conf`), 'utf8').replace(
+        'store_dir: "/var/lib/nats"',
+        `store_dir: "${join(dir, `nats-${x}`)}"`,
+      );
       writeFileSync(join(dir, `nats-${x}.conf`), conf);
-      const child = lab.spawn(lab.hosts[i]!, 'nats-server', ['-c', join(dir, `nats-${x}.conf`)], { stdio: 'ignore', env: { ...process.env, ...env } });
+      const child = lab.spawn(lab.hosts[i]!, 'nats-server', ['-c', join(dir, `nats-${x}.conf`)], {
+        stdio: 'ignore',
+        env: { ...process.env, ...env },
+      });
       await waitForPort(4222, 10_000, `nats-server on machine ${x}`, child, lab.hosts[i]!.address);
     }
     const node = readFileSync(join(EXAMPLE, 'node.yaml'), 'utf8');
     for (const [i, x] of MACHINES.entries()) {
       const file = join(dir, `node-${x}.yaml`);
-      writeFileSync(file, node.replace('RecordFile: /var/lib/hivenode/work.jsonl', `RecordFile: ${join(dir, `work-${x}.jsonl`)}`));
+      writeFileSync(
+        file,
+        node.replace('RecordFile: /var/lib/hivenode/work.jsonl', `RecordFile: ${join(dir, `work-${x}.jsonl`)}`),
+      );
       const host = lab.hosts[i]!;
       // the cluster elects its JetStream leaders in its first seconds: a node may have to try again
       for (let attempt = 0; ; attempt++) {
         try {
-          nodes.push(await startNodeProcess(file, { ready: GATEWAY_READY, env, timeoutMs: 60_000, spawner: (c, a, o) => lab!.spawn(host, c, a, o) }));
+          nodes.push(
+            await startNodeProcess(file, {
+              ready: GATEWAY_READY,
+              env,
+              timeoutMs: 60_000,
+              spawner: (c, a, o) => lab!.spawn(host, c, a, o),
+            }),
+          );
           break;
         } catch (e) {
           if (attempt === 5) throw e;
@@ -62,7 +78,10 @@ describe('examples/three-machines as three hosts (network namespaces)', function
         }
       }
     }
-    expect(nodes.map((n) => n.port), "every gateway on the example's port").to.deep.equal([8080, 8080, 8080]);
+    expect(
+      nodes.map((n) => n.port),
+      "every gateway on the example's port",
+    ).to.deep.equal([8080, 8080, 8080]);
     const until = Date.now() + 60_000;
     let holder = -1;
     while ((holder = nodes.findIndex((n) => n.output().includes(HOLDING))) < 0 && Date.now() < until) await sleep(100);
@@ -71,14 +90,20 @@ describe('examples/three-machines as three hosts (network namespaces)', function
     const url = `http://${lab.hosts[via]!.address}:8080/jobs/action`;
     let status = 0;
     while (Date.now() < until) {
-      const res = await request(url, { method: 'POST', body: JSON.stringify({ order: ['across'] }) }).catch(() => undefined);
+      const res = await request(url, { method: 'POST', body: JSON.stringify({ order: ['across'] }) }).catch(
+        () => undefined,
+      );
       await res?.body.dump();
       status = res?.statusCode ?? 0;
       if (status === 200) break;
       await sleep(250);
     }
-    expect(status, `the enqueue through machine ${MACHINES[via]}'s gateway (machine ${MACHINES[holder]} holds the queue)`).to.equal(200);
-    const delivered = (): string[] => MACHINES.flatMap((x) => recorded(join(dir, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
+    expect(
+      status,
+      `the enqueue through machine ${MACHINES[via]}'s gateway (machine ${MACHINES[holder]} holds the queue)`,
+    ).to.equal(200);
+    const delivered = (): string[] =>
+      MACHINES.flatMap((x) => recorded(join(dir, `work-${x}.jsonl`)).map((r) => r.message.Data.order?.[0] ?? ''));
     while (!delivered().includes('across') && Date.now() < until) await sleep(100);
     expect(delivered(), 'delivered to a worker').to.deep.equal(['across']);
   });

@@ -22,16 +22,25 @@ const ROOT = new URL('../../../', import.meta.url).pathname;
 type Params = Record<string, string>;
 
 /** The TLS block of a server with the test CA's server certificate; `verify` asks for client certificates. */
-const serverTls = (extra: Partial<NonNullable<NatsServerOptions['tls']>> = {}): NonNullable<NatsServerOptions['tls']> => ({
+const serverTls = (
+  extra: Partial<NonNullable<NatsServerOptions['tls']>> = {},
+): NonNullable<NatsServerOptions['tls']> => ({
   cert: certPath('server.pem'),
   key: certPath('server.key'),
   ca: certPath('ca.pem'),
   ...extra,
 });
-const clientCert = (who: string): Params => ({ SERVERCA: certPath('ca.pem'), SERVERCERT: certPath(`client-${who}.pem`), SERVERKEY: certPath(`client-${who}.key`) });
+const clientCert = (who: string): Params => ({
+  SERVERCA: certPath('ca.pem'),
+  SERVERCERT: certPath(`client-${who}.pem`),
+  SERVERKEY: certPath(`client-${who}.key`),
+});
 
 /** Runs the CLI; resolves with its exit status and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...HIVENODE_ARGS, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
@@ -61,7 +70,8 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   };
   /** An echo service on `s` and a call through the hive from a second node: the access works end to end. */
   const callsThrough = async (s: NatsServer, params: Params): Promise<void> => {
-    for (const name of ['echo', 'caller']) nodes.push((await startTestNode([{ service: 'echo', NAME: name, SERVERHOST: s.url, ...params }])).node);
+    for (const name of ['echo', 'caller'])
+      nodes.push((await startTestNode([{ service: 'echo', NAME: name, SERVERHOST: s.url, ...params }])).node);
     const r = await nodes[1]!.hive.call('echo', makeMessage({ Data: { a: ['1'] } }), 5000);
     expect(r).to.deep.include({ Code: 200, Data: { a: ['1'] } });
   };
@@ -84,7 +94,10 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   describe('a server that verifies client certificates and has users with passwords', () => {
     let s: NatsServer;
     beforeEach(async () => {
-      s = await server({ tls: serverTls({ verify: true }), auth: { kind: 'users', users: [{ user: 'hive', password: 'p:a:ss' }] } });
+      s = await server({
+        tls: serverTls({ verify: true }),
+        auth: { kind: 'users', users: [{ user: 'hive', password: 'p:a:ss' }] },
+      });
     });
 
     it('connects with SERVERCA, SERVERCERT, SERVERKEY and user:password (a password may hold ":")', async () => {
@@ -93,12 +106,23 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
     });
 
     it('takes the key as a file:// secret and the certificates as PEM text', async () => {
-      await callsThrough(s, { SERVERCA: readFileSync(certPath('ca.pem'), 'utf8'), SERVERCERT: readFileSync(certPath('client-bob.pem'), 'utf8'), SERVERKEY: `file://${certPath('client-bob.key')}`, SERVERAUTH: 'hive:p:a:ss' });
+      await callsThrough(s, {
+        SERVERCA: readFileSync(certPath('ca.pem'), 'utf8'),
+        SERVERCERT: readFileSync(certPath('client-bob.pem'), 'utf8'),
+        SERVERKEY: `file://${certPath('client-bob.key')}`,
+        SERVERAUTH: 'hive:p:a:ss',
+      });
     });
 
     it('refuses a server certificate of a CA it does not trust, naming SERVERCA', async () => {
-      const r = await refusal(s, { ...clientCert('alice'), SERVERCA: certPath('other-ca.pem'), SERVERAUTH: 'hive:p:a:ss' });
-      expect(r.message).to.match(/presented a certificate not signed by a trusted CA \(unable to verify the first certificate\); check SERVERCA$/);
+      const r = await refusal(s, {
+        ...clientCert('alice'),
+        SERVERCA: certPath('other-ca.pem'),
+        SERVERAUTH: 'hive:p:a:ss',
+      });
+      expect(r.message).to.match(
+        /presented a certificate not signed by a trusted CA \(unable to verify the first certificate\); check SERVERCA$/,
+      );
       // no CA at all: the system's CAs do not know the test CA either
       const none = await refusal(s, { SERVERAUTH: 'hive:p:a:ss' });
       expect(none.message).to.match(/not signed by a trusted CA.*check SERVERCA$/);
@@ -107,12 +131,22 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
     it('a missing, expired or foreign client certificate is refused at once, naming SERVERCERT and SERVERKEY', async () => {
       const cases: Params[] = [
         { SERVERCA: certPath('ca.pem') },
-        { ...clientCert('alice'), SERVERCERT: certPath('client-expired.pem'), SERVERKEY: certPath('client-expired.key') },
-        { SERVERCA: certPath('ca.pem'), SERVERCERT: certPath('other-client.pem'), SERVERKEY: certPath('other-client.key') },
+        {
+          ...clientCert('alice'),
+          SERVERCERT: certPath('client-expired.pem'),
+          SERVERKEY: certPath('client-expired.key'),
+        },
+        {
+          SERVERCA: certPath('ca.pem'),
+          SERVERCERT: certPath('other-client.pem'),
+          SERVERKEY: certPath('other-client.key'),
+        },
       ];
       for (const c of cases) {
         const r = await refusal(s, { ...c, SERVERAUTH: 'hive:p:a:ss' });
-        expect(r.message).to.match(/refused the client certificate \(TLS alert: bad certificate\); check SERVERCERT and SERVERKEY/);
+        expect(r.message).to.match(
+          /refused the client certificate \(TLS alert: bad certificate\); check SERVERCERT and SERVERKEY/,
+        );
         // at once: the NATS client alone would only time out after 20 s
         expect(r.ms).to.be.below(5000);
       }
@@ -121,22 +155,36 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
     it('a wrong password or user is refused naming SERVERAUTH', async () => {
       for (const auth of ['hive:wrong', 'nobody:p:a:ss', 'some-token']) {
         const r = await refusal(s, { ...clientCert('alice'), SERVERAUTH: auth });
-        expect(r.message).to.equal(`the NATS hive at ${s.url} refused the connection: Authorization Violation (check SERVERAUTH)`);
+        expect(r.message).to.equal(
+          `the NATS hive at ${s.url} refused the connection: Authorization Violation (check SERVERAUTH)`,
+        );
       }
     });
   });
 
   it('refuses a server certificate that does not name the host, or has expired', async () => {
-    const misnamed = await server({ tls: { cert: certPath('client-alice.pem'), key: certPath('client-alice.key') }, auth: { kind: 'none' } });
-    expect((await refusal(misnamed, { SERVERCA: certPath('ca.pem') })).message).to.match(/does not name that host .*; use a SERVERHOST name the certificate names$/);
-    const expired = await server({ tls: { cert: certPath('server-expired.pem'), key: certPath('server-expired.key') }, auth: { kind: 'none' } });
-    expect((await refusal(expired, { SERVERCA: certPath('ca.pem') })).message).to.match(/presented an expired certificate \(certificate has expired\)/);
+    const misnamed = await server({
+      tls: { cert: certPath('client-alice.pem'), key: certPath('client-alice.key') },
+      auth: { kind: 'none' },
+    });
+    expect((await refusal(misnamed, { SERVERCA: certPath('ca.pem') })).message).to.match(
+      /does not name that host .*; use a SERVERHOST name the certificate names$/,
+    );
+    const expired = await server({
+      tls: { cert: certPath('server-expired.pem'), key: certPath('server-expired.key') },
+      auth: { kind: 'none' },
+    });
+    expect((await refusal(expired, { SERVERCA: certPath('ca.pem') })).message).to.match(
+      /presented an expired certificate \(certificate has expired\)/,
+    );
   });
 
   it('a tls:// hive whose server does not speak TLS is refused as such', async () => {
     const plain = await server({ auth: { kind: 'none' } });
     const r = await refusal({ ...plain, url: plain.url.replace('nats://', 'tls://') }, {});
-    expect(r.message).to.match(/does not speak TLS .*use nats:\/\/ in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server$/);
+    expect(r.message).to.match(
+      /does not speak TLS .*use nats:\/\/ in SERVERHOST without SERVERCA, SERVERCERT and SERVERKEY, or enable TLS on the server$/,
+    );
     // TLS material asks for TLS on a nats:// hive too
     expect((await refusal(plain, { SERVERCA: certPath('ca.pem') })).message).to.match(/does not speak TLS/);
   });
@@ -147,10 +195,15 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   });
 
   it('verify_and_map: the certificate subject is the user (CN=alice connects, bob is refused naming SERVERCERT)', async () => {
-    const s = await server({ tls: serverTls({ verifyAndMap: true }), auth: { kind: 'users', users: [{ user: 'CN=alice' }] } });
+    const s = await server({
+      tls: serverTls({ verifyAndMap: true }),
+      auth: { kind: 'users', users: [{ user: 'CN=alice' }] },
+    });
     await callsThrough(s, clientCert('alice'));
     const r = await refusal(s, clientCert('bob'));
-    expect(r.message).to.match(/refused the connection: Authorization Violation \(check SERVERCERT \(its subject must be a user of the server\)\)$/);
+    expect(r.message).to.match(
+      /refused the connection: Authorization Violation \(check SERVERCERT \(its subject must be a user of the server\)\)$/,
+    );
   });
 
   it('nkey users: a seed file (path or file://) connects; another seed is refused naming SERVERAUTH', async () => {
@@ -182,44 +235,118 @@ describe('the NATS hive over TLS and with user credentials (real nats-server)', 
   it('examples/nats/tls.yaml connects to a server run with examples/nats/nats-server-tls.conf', async () => {
     const example = (name: string): string => readFileSync(join(ROOT, 'examples', 'nats', name), 'utf8');
     // the example's server on a free port, with the certificates of this run and a private store
-    const config = example('nats-server-tls.conf').replace(/^listen:.*$/m, '').replaceAll('"certs/', `"${certsDir()}/`).replace('/tmp/hivenode-nats-tls', tempDir('hn-ex-js-'));
+    const config = example('nats-server-tls.conf')
+      .replace(/^listen:.*$/m, '')
+      .replaceAll('"certs/', `"${certsDir()}/`)
+      .replace('/tmp/hivenode-nats-tls', tempDir('hn-ex-js-'));
     const s = await server({ config, env: { HIVE_PASSWORD: 'pw-ex' } });
-    const file = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', { HIVENODE_CERTS: certsDir(), HIVE_PASSWORD: 'pw-ex' });
+    const file = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', {
+      HIVENODE_CERTS: certsDir(),
+      HIVE_PASSWORD: 'pw-ex',
+    });
     const node = await HiveNode.start({ services: plansOf(file), logStream: new PassThrough() });
     nodes.push(node);
-    expect(await node.hive.call('echo', makeMessage({ Data: { x: ['1'] } }), 5000)).to.deep.include({ Code: 200, Data: { x: ['1'] } });
-    const wrong = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', { HIVENODE_CERTS: certsDir(), HIVE_PASSWORD: 'not-it' });
-    const e = await HiveNode.start({ services: plansOf(wrong), logStream: new PassThrough() }).catch((err: unknown) => err);
+    expect(await node.hive.call('echo', makeMessage({ Data: { x: ['1'] } }), 5000)).to.deep.include({
+      Code: 200,
+      Data: { x: ['1'] },
+    });
+    const wrong = parseNodeFile(example('tls.yaml').replaceAll('localhost:4443', `localhost:${s.port}`), 'tls.yaml', {
+      HIVENODE_CERTS: certsDir(),
+      HIVE_PASSWORD: 'not-it',
+    });
+    const e = await HiveNode.start({ services: plansOf(wrong), logStream: new PassThrough() }).catch(
+      (err: unknown) => err,
+    );
     expect((e as Error).message).to.match(/refused the connection: Authorization Violation \(check SERVERAUTH\)$/);
   });
 
   describe('the command line', () => {
     it('send reaches a TLS hive with --ca, --cert, --key and --auth, or the same from the environment', async () => {
-      const s = await server({ tls: serverTls({ verify: true }), auth: { kind: 'users', users: [{ user: 'hive', password: 'pw' }] } });
-      nodes.push((await startTestNode([{ service: 'echo', NAME: 'echo', SERVERHOST: s.url, SERVERAUTH: 'hive:pw', ...clientCert('alice') }])).node);
-      const byOptions = await runCli(['send', 'echo', '--data', '{"a":["1"]}', '--server', s.url, '--auth', 'hive:pw', '--ca', certPath('ca.pem'), '--cert', certPath('client-bob.pem'), '--key', certPath('client-bob.key')]);
+      const s = await server({
+        tls: serverTls({ verify: true }),
+        auth: { kind: 'users', users: [{ user: 'hive', password: 'pw' }] },
+      });
+      nodes.push(
+        (
+          await startTestNode([
+            { service: 'echo', NAME: 'echo', SERVERHOST: s.url, SERVERAUTH: 'hive:pw', ...clientCert('alice') },
+          ])
+        ).node,
+      );
+      const byOptions = await runCli([
+        'send',
+        'echo',
+        '--data',
+        '{"a":["1"]}',
+        '--server',
+        s.url,
+        '--auth',
+        'hive:pw',
+        '--ca',
+        certPath('ca.pem'),
+        '--cert',
+        certPath('client-bob.pem'),
+        '--key',
+        certPath('client-bob.key'),
+      ]);
       expect(byOptions.status, byOptions.stderr).to.equal(0);
       expect(JSON.parse(byOptions.stdout)).to.deep.include({ Code: 200 });
-      const byEnv = await runCli(['send', 'echo'], { SERVERHOST: s.url, SERVERAUTH: 'hive:pw', ...clientCert('carol'), SERVERKEY: `file://${certPath('client-carol.key')}` });
+      const byEnv = await runCli(['send', 'echo'], {
+        SERVERHOST: s.url,
+        SERVERAUTH: 'hive:pw',
+        ...clientCert('carol'),
+        SERVERKEY: `file://${certPath('client-carol.key')}`,
+      });
       expect(byEnv.status, byEnv.stderr).to.equal(0);
-      const wrongCa = await runCli(['send', 'echo', '--server', s.url, '--auth', 'hive:pw', '--ca', certPath('other-ca.pem')]);
+      const wrongCa = await runCli([
+        'send',
+        'echo',
+        '--server',
+        s.url,
+        '--auth',
+        'hive:pw',
+        '--ca',
+        certPath('other-ca.pem'),
+      ]);
       expect(wrongCa.status).to.equal(2);
-      expect(wrongCa.stderr).to.match(/^hivenode: the NATS hive at .* presented a certificate not signed by a trusted CA .*; check SERVERCA\n$/);
+      expect(wrongCa.stderr).to.match(
+        /^hivenode: the NATS hive at .* presented a certificate not signed by a trusted CA .*; check SERVERCA\n$/,
+      );
     });
 
     it('a node file whose hive section has a wrong credential or CA stops the start with one line and exit code 2', async () => {
-      const s = await server({ tls: serverTls({ verify: true }), auth: { kind: 'users', users: [{ user: 'hive', password: 'pw' }] } });
+      const s = await server({
+        tls: serverTls({ verify: true }),
+        auth: { kind: 'users', users: [{ user: 'hive', password: 'pw' }] },
+      });
       const dir = tempDir('hn-tls-node-');
       const write = (hive: Params): string => {
         const file = join(dir, `node-${Math.random().toString(36).slice(2)}.yaml`);
-        writeFileSync(file, [`hive: ${JSON.stringify({ SERVERHOST: s.url, ...hive })}`, 'services:', '  - {service: echo, NAME: e}', ''].join('\n'));
+        writeFileSync(
+          file,
+          [
+            `hive: ${JSON.stringify({ SERVERHOST: s.url, ...hive })}`,
+            'services:',
+            '  - {service: echo, NAME: e}',
+            '',
+          ].join('\n'),
+        );
         return file;
       };
       const cases: [Params, RegExp][] = [
-        [{ ...clientCert('alice'), SERVERAUTH: 'hive:nope' }, /refused the connection: Authorization Violation \(check SERVERAUTH\)/],
+        [
+          { ...clientCert('alice'), SERVERAUTH: 'hive:nope' },
+          /refused the connection: Authorization Violation \(check SERVERAUTH\)/,
+        ],
         [{ ...clientCert('alice'), SERVERCA: certPath('other-ca.pem'), SERVERAUTH: 'hive:pw' }, /check SERVERCA$/],
-        [{ SERVERCA: certPath('ca.pem'), SERVERAUTH: 'hive:pw' }, /refused the client certificate .*check SERVERCERT and SERVERKEY/],
-        [{ ...clientCert('alice'), SERVERKEY: certPath('client-bob.key'), SERVERAUTH: 'hive:pw' }, /^SERVERKEY is not the private key of the SERVERCERT certificate$/],
+        [
+          { SERVERCA: certPath('ca.pem'), SERVERAUTH: 'hive:pw' },
+          /refused the client certificate .*check SERVERCERT and SERVERKEY/,
+        ],
+        [
+          { ...clientCert('alice'), SERVERKEY: certPath('client-bob.key'), SERVERAUTH: 'hive:pw' },
+          /^SERVERKEY is not the private key of the SERVERCERT certificate$/,
+        ],
       ];
       for (const [hive, cause] of cases) {
         const r = await runCli(['run', write(hive)]);

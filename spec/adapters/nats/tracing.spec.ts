@@ -7,11 +7,18 @@ import { tempDir } from '../../temp.js';
 import type { NatsServer } from './server.js';
 import { natsServer, NATS_MISSING, natsServerAvailable } from './server.js';
 import type { Upstream } from '../../integration/tracing-scenario.js';
-import { checkOneTrace, clientService, complete, frontServices, sendRequest, startOtlpReceiver, startUpstream } from '../../integration/tracing-scenario.js';
+import {
+  checkOneTrace,
+  clientService,
+  complete,
+  frontServices,
+  sendRequest,
+  startOtlpReceiver,
+  startUpstream,
+} from '../../integration/tracing-scenario.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 import { sleep } from '../../support/wait.js';
 import { requireInstalled } from '../../support/installed.js';
-
 
 interface Running {
   child: ChildProcess;
@@ -67,9 +74,20 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
       writeFileSync(join(dir, 'token'), `${server.token}\n`);
       // a JSON node file, each with its own service.name; the tracing section is what the processes export by
       // the front node exports in protobuf (the default), the back one in JSON
-      const nodeFile = (name: string, services: Array<Record<string, string | number | boolean>>, protocol?: string): string => {
+      const nodeFile = (
+        name: string,
+        services: Array<Record<string, string | number | boolean>>,
+        protocol?: string,
+      ): string => {
         const file = join(dir, `${name}.json`);
-        writeFileSync(file, JSON.stringify({ hive: { SERVERHOST: server.url, SERVERAUTH: `file://${join(dir, 'token')}` }, tracing: { endpoint: receiver.endpoint, serviceName: name, ...(protocol ? { protocol } : {}) }, services }));
+        writeFileSync(
+          file,
+          JSON.stringify({
+            hive: { SERVERHOST: server.url, SERVERAUTH: `file://${join(dir, 'token')}` },
+            tracing: { endpoint: receiver.endpoint, serviceName: name, ...(protocol ? { protocol } : {}) },
+            services,
+          }),
+        );
         return file;
       };
       const front = await run(nodeFile('front', frontServices(join(dir, 'store'))));
@@ -87,11 +105,19 @@ describe('tracing over a NATS hive: gateway and queue in one process, the HTTP c
       back.child.kill('SIGTERM');
       expect(await front.exited).to.equal(0);
       expect(await back.exited).to.equal(0);
-      expect(complete(receiver.spans), `spans received: ${receiver.spans.map((s) => s.name).join(', ')}`).to.equal(true);
+      expect(complete(receiver.spans), `spans received: ${receiver.spans.map((s) => s.name).join(', ')}`).to.equal(
+        true,
+      );
       expect(receiver.refused).to.deep.equal([]);
       expect([...receiver.serviceNames].sort()).to.deep.equal(['back', 'front']);
       expect([...receiver.contentTypes].sort()).to.deep.equal(['application/json', 'application/x-protobuf']);
-      checkOneTrace({ header: answer.traceparent, spans: receiver.spans, upstream, logs: back.out(), logFormat: 'TEXT' });
+      checkOneTrace({
+        header: answer.traceparent,
+        spans: receiver.spans,
+        upstream,
+        logs: back.out(),
+        logFormat: 'TEXT',
+      });
     } finally {
       await receiver.close();
     }

@@ -40,7 +40,27 @@ describe('HTTP client through a proxy: the checked address is the one reached (D
     squid = await startSquid({ hosts: `${BLOCKED} localhost` });
     certDir = tempDir('hn-rebind-tls-');
     // a certificate for the name only: a tunnel to the address must still present and verify 'localhost'
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     for (const v of PROXY_VARS) {
       saved.set(v, process.env[v]);
       delete process.env[v];
@@ -54,7 +74,15 @@ describe('HTTP client through a proxy: the checked address is the one reached (D
     await node?.stop(2000);
     node = undefined;
     delete process.env.HIVENODE_TEST_BROKEN_NO_PIN;
-    await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+    await Promise.all(
+      servers.splice(0).map(
+        (s) =>
+          new Promise<void>((r) => {
+            s.closeAllConnections();
+            s.close(() => r());
+          }),
+      ),
+    );
   });
 
   /** Two servers on one port: the allowed one on 127.0.0.1, the blocked one on 127.0.0.2; each records what reached it. */
@@ -62,18 +90,39 @@ describe('HTTP client through a proxy: the checked address is the one reached (D
     const port = await freePort();
     const reached: Record<string, string[]> = { '127.0.0.1': [], [BLOCKED]: [] };
     for (const address of Object.keys(reached)) {
-      const handler = (req: { url?: string; headers: Record<string, unknown> }, res: { end: (b: string) => void }): void => {
+      const handler = (
+        req: { url?: string; headers: Record<string, unknown> },
+        res: { end: (b: string) => void },
+      ): void => {
         reached[address]!.push(`${String(req.headers.host)} ${req.url ?? ''}`);
         res.end(address);
       };
-      const server = tls ? createTlsServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, handler) : createServer(handler);
+      const server = tls
+        ? createTlsServer(
+            { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
+            handler,
+          )
+        : createServer(handler);
       servers.push(server);
       await new Promise<void>((r) => server.listen(port, address, () => r()));
     }
     return { port, reached };
   };
-  const call = async (params: Record<string, string | number | boolean>): Promise<{ Code: number; Message: string; body: string }> => {
-    ({ node } = await startTestNode([{ service: 'httpclient', NAME: 'web', Method: 'GET', Retries: 0, InterceptBefore: 'module://examples/interceptors/data-body-before.mjs', Proxy: squid.url(), BlockNetworks: `${BLOCKED}/32`, ...params }]));
+  const call = async (
+    params: Record<string, string | number | boolean>,
+  ): Promise<{ Code: number; Message: string; body: string }> => {
+    ({ node } = await startTestNode([
+      {
+        service: 'httpclient',
+        NAME: 'web',
+        Method: 'GET',
+        Retries: 0,
+        InterceptBefore: 'module://examples/interceptors/data-body-before.mjs',
+        Proxy: squid.url(),
+        BlockNetworks: `${BLOCKED}/32`,
+        ...params,
+      },
+    ]));
     const r = await node!.hive.call('web', makeMessage({}), 30_000);
     return { Code: r.Code, Message: r.Message, body: r.Data.body?.[0] ?? '' };
   };

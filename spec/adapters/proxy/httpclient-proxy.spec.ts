@@ -40,7 +40,9 @@ function recorder(seen: Seen[], location?: string) {
     req.on('end', () => {
       seen.push({ url: req.url!, headers: req.headers });
       if (location) return void res.writeHead(302, { location }).end();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, via: req.headers.via ?? null }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ path: req.url, via: req.headers.via ?? null }));
     });
   };
 }
@@ -52,13 +54,23 @@ function recordingInterceptor(fn: InterceptorFunction, seen: Seen[]) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       seen.push({ url: req.url!, headers: req.headers });
-      const { type, value, options } = JSON.parse(Buffer.concat(chunks).toString()) as { type: string; value: unknown; options: Record<string, string> };
-      void Promise.resolve(fn(type, value, options)).then((reply) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply)));
+      const { type, value, options } = JSON.parse(Buffer.concat(chunks).toString()) as {
+        type: string;
+        value: unknown;
+        options: Record<string, string>;
+      };
+      void Promise.resolve(fn(type, value, options)).then((reply) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply)),
+      );
     });
   };
 }
 
-const passBefore: InterceptorFunction = (_t, value) => ({ data: (value as { Data: unknown }).Data, status: 'OK', status_code: 200 });
+const passBefore: InterceptorFunction = (_t, value) => ({
+  data: (value as { Data: unknown }).Data,
+  status: 'OK',
+  status_code: 200,
+});
 
 describe('HTTP client through a proxy (squid)', function () {
   this.timeout(60_000);
@@ -73,7 +85,27 @@ describe('HTTP client through a proxy (squid)', function () {
     requireInstalled(squidAvailable(), SQUID_MISSING, this);
     squid = await startSquid();
     certDir = tempDir('hn-proxy-tls-');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     for (const v of PROXY_VARS) saved.set(v, process.env[v]);
   });
   after(async () => {
@@ -86,7 +118,15 @@ describe('HTTP client through a proxy (squid)', function () {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-    await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+    await Promise.all(
+      servers.splice(0).map(
+        (s) =>
+          new Promise<void>((r) => {
+            s.closeAllConnections();
+            s.close(() => r());
+          }),
+      ),
+    );
   });
 
   /** The proxy variables exactly as given (every other one unset). */
@@ -105,16 +145,31 @@ describe('HTTP client through a proxy (squid)', function () {
   };
   const httpsUpstream = async (location?: string): Promise<{ port: number; seen: Seen[] }> => {
     const seen: Seen[] = [];
-    const server = createTlsServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, recorder(seen, location));
+    const server = createTlsServer(
+      { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
+      recorder(seen, location),
+    );
     return { port: await listen(server), seen };
   };
   const interceptor = async (fn: InterceptorFunction): Promise<{ url: string; seen: Seen[] }> => {
     const seen: Seen[] = [];
     return { url: `http://127.0.0.1:${await listen(createServer(recordingInterceptor(fn, seen)))}/map`, seen };
   };
-  const client = async (params: Record<string, string | number | boolean>): Promise<(data?: Record<string, string[]>) => Promise<Result>> => {
+  const client = async (
+    params: Record<string, string | number | boolean>,
+  ): Promise<(data?: Record<string, string[]>) => Promise<Result>> => {
     const before = params.InterceptBefore ?? (await interceptor(passBefore)).url;
-    ({ node, logs } = await startTestNode([{ service: 'httpclient', NAME: 'web', Method: 'GET', LOGLEVEL: 'DEBUG', Retries: 0, ...params, InterceptBefore: before }]));
+    ({ node, logs } = await startTestNode([
+      {
+        service: 'httpclient',
+        NAME: 'web',
+        Method: 'GET',
+        LOGLEVEL: 'DEBUG',
+        Retries: 0,
+        ...params,
+        InterceptBefore: before,
+      },
+    ]));
     return (data = {}) => node!.hive.call('web', makeMessage({ Data: mapOf(data) }), 30_000);
   };
   /** Access-log lines added by `action`. */
@@ -143,7 +198,11 @@ describe('HTTP client through a proxy (squid)', function () {
   it('reaches an https upstream through a CONNECT tunnel, trusting its certificate through CAFile', async () => {
     env({});
     const up = await httpsUpstream();
-    const call = await client({ URL: `https://localhost:${up.port}/secure`, Proxy: squid.url(), CAFile: join(certDir, 'cert.pem') });
+    const call = await client({
+      URL: `https://localhost:${up.port}/secure`,
+      Proxy: squid.url(),
+      CAFile: join(certDir, 'cert.pem'),
+    });
     const r = await call();
     expect(r.Code, r.Message).to.equal(200);
     expect(JSON.parse(r.Data.body![0]!)).to.deep.equal({ path: '/secure', via: null });
@@ -159,7 +218,13 @@ describe('HTTP client through a proxy (squid)', function () {
     env({});
     const far = await httpsUpstream();
     const near = await httpsUpstream(`https://127.0.0.1:${far.port}/landed`);
-    const r = await (await client({ URL: `https://localhost:${near.port}/start`, Proxy: squid.url(), CAFile: join(certDir, 'cert.pem') }))();
+    const r = await (
+      await client({
+        URL: `https://localhost:${near.port}/start`,
+        Proxy: squid.url(),
+        CAFile: join(certDir, 'cert.pem'),
+      })
+    )();
     expect(r.Code, r.Message).to.equal(200);
     expect(near.seen[0]!.headers.host).to.equal(`localhost:${near.port}`);
     expect(far.seen[0]).to.deep.include({ url: '/landed' });
@@ -173,14 +238,24 @@ describe('HTTP client through a proxy (squid)', function () {
     const wrong = { user: squid.user, password: 'not-the-password' };
     const plain = await (await client({ URL: `${up.base}/x`, Proxy: squid.url(wrong) }))();
     expect(plain.Code).to.equal(502);
-    expect(plain.Message).to.equal(`proxy http://127.0.0.1:${squid.port} refused the credentials given in Proxy (407 Proxy Authentication Required) for ${up.base}`);
+    expect(plain.Message).to.equal(
+      `proxy http://127.0.0.1:${squid.port} refused the credentials given in Proxy (407 Proxy Authentication Required) for ${up.base}`,
+    );
     expect(logs()).to.not.contain('not-the-password');
     await node!.stop(1000);
-    const secureCall = await client({ URL: `https://localhost:${tls.port}/x`, Proxy: squid.url(wrong), CAFile: join(certDir, 'cert.pem'), Retries: 2 });
+    const secureCall = await client({
+      URL: `https://localhost:${tls.port}/x`,
+      Proxy: squid.url(wrong),
+      CAFile: join(certDir, 'cert.pem'),
+      Retries: 2,
+    });
     let secure: Result | undefined;
     const refusals = await proxied(async () => (secure = await secureCall()));
     // only the tunnel's lines: squid writes its log lines late, and the plain call's 407 can land in this window
-    expect(refusals.filter((l) => l.includes('/407 ') && l.includes(`CONNECT localhost:${tls.port} `)), 'a refusal is final: not retried').to.have.length(1);
+    expect(
+      refusals.filter((l) => l.includes('/407 ') && l.includes(`CONNECT localhost:${tls.port} `)),
+      'a refusal is final: not retried',
+    ).to.have.length(1);
     expect(secure!.Code).to.equal(502);
     expect(secure!.Message).to.contain('refused the credentials given in Proxy (407');
     expect(logs()).to.not.contain('not-the-password');
@@ -189,8 +264,13 @@ describe('HTTP client through a proxy (squid)', function () {
     const none = await (await client({ URL: `${up.base}/x` }))();
     expect(none.Message).to.contain('requires credentials (give them in HTTP_PROXY');
     await node!.stop(1000);
-    const header = await (await client({ URL: `${up.base}/x`, Proxy: squid.url(), Headers: 'Proxy-Authorization: Basic eDp5' }))();
-    expect(header).to.deep.include({ Code: 400, Message: 'a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL' });
+    const header = await (
+      await client({ URL: `${up.base}/x`, Proxy: squid.url(), Headers: 'Proxy-Authorization: Basic eDp5' })
+    )();
+    expect(header).to.deep.include({
+      Code: 400,
+      Message: 'a Proxy-Authorization header cannot be sent through a proxy: give the credentials in the proxy URL',
+    });
     expect(up.seen, 'nothing reached the upstream').to.have.length(0);
     expect(tls.seen).to.have.length(0);
   });
@@ -207,13 +287,20 @@ describe('HTTP client through a proxy (squid)', function () {
       [{ HTTP_PROXY: squid.url(), NO_PROXY: `127.0.0.1:${port}` }, `${up.base}/port`, false],
       [{ HTTP_PROXY: squid.url(), NO_PROXY: `127.0.0.1:${Number(port) + 1}` }, `${up.base}/other-port`, true],
       [{ HTTP_PROXY: squid.url(), NO_PROXY: '127.0.0.0/8' }, `${up.base}/cidr`, false],
-      [{ http_proxy: squid.url(), HTTP_PROXY: 'http://127.0.0.1:1', no_proxy: 'example.com', NO_PROXY: '*' }, `${up.base}/lower`, true],
+      [
+        { http_proxy: squid.url(), HTTP_PROXY: 'http://127.0.0.1:1', no_proxy: 'example.com', NO_PROXY: '*' },
+        `${up.base}/lower`,
+        true,
+      ],
     ];
     for (const [vars, url, viaProxy] of cases) {
       env(vars);
       const r = await (await client({ URL: url }))();
       expect(r.Code, `${url} with ${JSON.stringify(vars)}: ${r.Message}`).to.equal(200);
-      expect(JSON.parse(r.Data.body![0]!).via === null, `${url} went ${viaProxy ? 'through the proxy' : 'direct'}`).to.equal(!viaProxy);
+      expect(
+        JSON.parse(r.Data.body![0]!).via === null,
+        `${url} went ${viaProxy ? 'through the proxy' : 'direct'}`,
+      ).to.equal(!viaProxy);
       await node!.stop(1000);
       node = undefined;
     }
@@ -253,7 +340,9 @@ describe('HTTP client through a proxy (squid)', function () {
       await node!.stop(1000);
     }
     // a guard that leaves 127.0.0.0/8 alone lets the same upstream through the proxy on 127.0.0.1
-    const allowed = await (await client({ URL: `http://localhost:${port}/allowed`, Proxy: squid.url(), BlockNetworks: '10.0.0.0/8' }))();
+    const allowed = await (
+      await client({ URL: `http://localhost:${port}/allowed`, Proxy: squid.url(), BlockNetworks: '10.0.0.0/8' })
+    )();
     expect(allowed.Code, allowed.Message).to.equal(200);
     expect(up.seen.map((s) => s.url)).to.deep.equal(['/allowed']);
   });
@@ -267,13 +356,21 @@ describe('HTTP client through a proxy (squid)', function () {
     expect(up.seen[0]!.headers.via, 'the upstream through the proxy').to.match(/squid/);
     await node!.stop(1000);
     const through = await interceptor(passBefore);
-    expect((await (await client({ URL: `${up.base}/b`, InterceptBefore: through.url, InterceptProxy: true }))()).Code).to.equal(200);
+    expect(
+      (await (await client({ URL: `${up.base}/b`, InterceptBefore: through.url, InterceptProxy: true }))()).Code,
+    ).to.equal(200);
     expect(through.seen[0]!.headers.via).to.match(/squid/);
     await node!.stop(1000);
     // the Proxy parameter carries interceptors the same way
     env({});
     const byParam = await interceptor(passBefore);
-    expect((await (await client({ URL: `${up.base}/c`, InterceptBefore: byParam.url, Proxy: squid.url(), InterceptProxy: true }))()).Code).to.equal(200);
+    expect(
+      (
+        await (
+          await client({ URL: `${up.base}/c`, InterceptBefore: byParam.url, Proxy: squid.url(), InterceptProxy: true })
+        )()
+      ).Code,
+    ).to.equal(200);
     expect(byParam.seen[0]!.headers.via).to.match(/squid/);
   });
 
@@ -286,10 +383,21 @@ describe('HTTP client through a proxy (squid)', function () {
       const after = await interceptor(jsonAfter);
       ({ node } = await startTestNode([
         { service: 'echo', NAME: 'echo' },
-        { service: 'gateway', Port: 0, InterceptBefore: before.url, InterceptAfter: after.url, OUTPUTCHANNEL: 'echo', InterceptProxy: interceptProxy },
+        {
+          service: 'gateway',
+          Port: 0,
+          InterceptBefore: before.url,
+          InterceptAfter: after.url,
+          OUTPUTCHANNEL: 'echo',
+          InterceptProxy: interceptProxy,
+        },
       ]));
       const base = `http://127.0.0.1:${node.services.find((s) => s.kind === 'gateway')!.running.status().port as number}`;
-      const res = await request(`${base}/orders/create`, { method: 'POST', body: JSON.stringify({ id: ['42'] }), headers: { 'content-type': 'application/json' } });
+      const res = await request(`${base}/orders/create`, {
+        method: 'POST',
+        body: JSON.stringify({ id: ['42'] }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.statusCode).to.equal(200);
       expect(await res.body.json()).to.deep.include({ Code: 200, Data: { id: ['42'] } });
       for (const seen of [before.seen, after.seen]) {
@@ -305,9 +413,17 @@ describe('HTTP client through a proxy (squid)', function () {
     const orders = await httpsUpstream();
     const status = await httpUpstream();
     env({ HTTP_PROXY: squid.url() });
-    const file = loadNodeFile(join(ROOT, 'examples', 'httpclient-proxy.yaml'), { HIVENODE_ORDERS_URL: `https://localhost:${orders.port}/orders`, HIVENODE_PROXY: squid.url(), HIVENODE_STATUS_URL: `${status.base}/status` });
+    const file = loadNodeFile(join(ROOT, 'examples', 'httpclient-proxy.yaml'), {
+      HIVENODE_ORDERS_URL: `https://localhost:${orders.port}/orders`,
+      HIVENODE_PROXY: squid.url(),
+      HIVENODE_STATUS_URL: `${status.base}/status`,
+    });
     // the local upstream's self-signed certificate is the one thing the example cannot know
-    const plans = plansOf(file).map((p) => (p.kind === 'httpclient' ? { ...p, layers: [...p.layers, { source: 'test', values: [['CAFile', join(certDir, 'cert.pem')] as const] }] } : p));
+    const plans = plansOf(file).map((p) =>
+      p.kind === 'httpclient'
+        ? { ...p, layers: [...p.layers, { source: 'test', values: [['CAFile', join(certDir, 'cert.pem')] as const] }] }
+        : p,
+    );
     const chunks: string[] = [];
     const logStream = new PassThrough().on('data', (c: Buffer) => chunks.push(c.toString()));
     const cwd = process.cwd();

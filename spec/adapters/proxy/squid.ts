@@ -27,7 +27,8 @@ export interface Squid {
 const binary = (): string => (existsSync('/usr/sbin/squid') ? '/usr/sbin/squid' : 'squid');
 
 /** Why a proxy test cannot run without squid (requireInstalled's reason): `make test` installs it. */
-export const SQUID_MISSING = 'squid is not installed (scripts/test.sh installs it: bash scripts/servers.sh squid:squid)';
+export const SQUID_MISSING =
+  'squid is not installed (scripts/test.sh installs it: bash scripts/servers.sh squid:squid)';
 
 /** True when squid is installed (scripts/test.sh installs it through scripts/servers.sh). */
 export function squidAvailable(): boolean {
@@ -43,7 +44,9 @@ export async function startSquid(options: { hosts?: string } = {}): Promise<Squi
   const user = 'hive';
   const password = `pw-${Math.random().toString(36).slice(2)}`;
   const passwd = join(dir, 'passwd');
-  writeFileSync(passwd, `${user}:${execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim()}\n`, { mode: 0o644 });
+  writeFileSync(passwd, `${user}:${execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim()}\n`, {
+    mode: 0o644,
+  });
   const accessLog = join(dir, 'access.log');
   const conf = join(dir, 'squid.conf');
   const hostsFile = join(dir, 'hosts');
@@ -75,7 +78,8 @@ export async function startSquid(options: { hosts?: string } = {}): Promise<Squi
     port,
     user,
     password,
-    url: (credentials = { user, password }) => (credentials ? `http://${credentials.user}:${credentials.password}@127.0.0.1:${port}` : `http://127.0.0.1:${port}`),
+    url: (credentials = { user, password }) =>
+      credentials ? `http://${credentials.user}:${credentials.password}@127.0.0.1:${port}` : `http://127.0.0.1:${port}`,
     accessLog: () => (existsSync(accessLog) ? readFileSync(accessLog, 'utf8') : ''),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -33,26 +33,78 @@ for (const engine of TEST_ENGINES) {
     this.timeout(120_000);
     let db: EngineHarness;
     let node: HiveNode;
-    const call = (channel: string, data: Record<string, string[]>): Promise<Result> => node.hive.call(channel, makeMessage({ Data: mapOf(data) }), 60_000);
-    const count = async (table: string, where = ''): Promise<number> => Number((await db.rows<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}${where}`))[0]!.n);
+    const call = (channel: string, data: Record<string, string[]>): Promise<Result> =>
+      node.hive.call(channel, makeMessage({ Data: mapOf(data) }), 60_000);
+    const count = async (table: string, where = ''): Promise<number> =>
+      Number((await db.rows<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}${where}`))[0]!.n);
 
     before(async function () {
       requireServer(this, engineAvailable(engine as TestEngine), engine);
       db = await openEngine(engine);
-      await db.exec(`CREATE TABLE wide (id INT PRIMARY KEY, ${WIDE.slice(1)
-        .map((c) => `${c} VARCHAR(20) NOT NULL`)
-        .join(', ')})`);
+      await db.exec(
+        `CREATE TABLE wide (id INT PRIMARY KEY, ${WIDE.slice(1)
+          .map((c) => `${c} VARCHAR(20) NOT NULL`)
+          .join(', ')})`,
+      );
       await db.exec('CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL, qty INT NOT NULL)');
       await db.exec('CREATE TABLE stock (sku VARCHAR(20) PRIMARY KEY, name VARCHAR(50) NOT NULL, qty INT NOT NULL)');
       await db.exec('CREATE TABLE coded (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL)');
       await db.exec("INSERT INTO stock (sku, name, qty) VALUES ('a', 'apple', 1), ('b', 'bean', 2)");
       const p = db.params;
       ({ node } = await startTestNode([
-        { service: 'sql', NAME: 'wide', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'wide', SQL_COLUMNS: WIDE.join(','), SQL_VALUEPARAMS: WIDE.map((c) => `v_${c}`).join(','), SQL_BATCH: true },
-        { service: 'sql', NAME: 'items', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'items', SQL_COLUMNS: 'id, name, qty', SQL_VALUEPARAMS: 'id, name, qty', SQL_BATCH: true, SQL_MAXBATCH: 100 },
-        { service: 'sql', NAME: 'stock', ...p, SQL_STATEMENT: 'upsert', SQL_TABLE: 'stock', SQL_COLUMNS: 'sku, name, qty', SQL_KEYCOLUMNS: 'sku', SQL_VALUEPARAMS: 'sku, name, qty', SQL_BATCH: true },
-        { service: 'sql', NAME: 'coded', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'coded', SQL_COLUMNS: 'id, name', SQL_VALUEPARAMS: 'id, name', SQL_BATCH: true, SQL_ROWCODES: true },
-        { service: 'sql', NAME: 'stock1', ...p, SQL_STATEMENT: 'upsert', SQL_TABLE: 'stock', SQL_COLUMNS: 'sku, name, qty', SQL_KEYCOLUMNS: 'sku', SQL_VALUEPARAMS: 'sku, name, qty' },
+        {
+          service: 'sql',
+          NAME: 'wide',
+          ...p,
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'wide',
+          SQL_COLUMNS: WIDE.join(','),
+          SQL_VALUEPARAMS: WIDE.map((c) => `v_${c}`).join(','),
+          SQL_BATCH: true,
+        },
+        {
+          service: 'sql',
+          NAME: 'items',
+          ...p,
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'items',
+          SQL_COLUMNS: 'id, name, qty',
+          SQL_VALUEPARAMS: 'id, name, qty',
+          SQL_BATCH: true,
+          SQL_MAXBATCH: 100,
+        },
+        {
+          service: 'sql',
+          NAME: 'stock',
+          ...p,
+          SQL_STATEMENT: 'upsert',
+          SQL_TABLE: 'stock',
+          SQL_COLUMNS: 'sku, name, qty',
+          SQL_KEYCOLUMNS: 'sku',
+          SQL_VALUEPARAMS: 'sku, name, qty',
+          SQL_BATCH: true,
+        },
+        {
+          service: 'sql',
+          NAME: 'coded',
+          ...p,
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'coded',
+          SQL_COLUMNS: 'id, name',
+          SQL_VALUEPARAMS: 'id, name',
+          SQL_BATCH: true,
+          SQL_ROWCODES: true,
+        },
+        {
+          service: 'sql',
+          NAME: 'stock1',
+          ...p,
+          SQL_STATEMENT: 'upsert',
+          SQL_TABLE: 'stock',
+          SQL_COLUMNS: 'sku, name, qty',
+          SQL_KEYCOLUMNS: 'sku',
+          SQL_VALUEPARAMS: 'sku, name, qty',
+        },
       ]));
     });
     after(async () => {
@@ -61,13 +113,22 @@ for (const engine of TEST_ENGINES) {
     });
 
     it('inserts 5,000 rows of one message, over several statements, and answers affected 5000', async () => {
-      const statements = Math.ceil(5000 / new RowsStatement(engine === 'mariadb' ? 'mysql' : engine, 'insert', { table: 'wide', columns: WIDE, names: WIDE }).maxRows);
+      const statements = Math.ceil(
+        5000 /
+          new RowsStatement(engine === 'mariadb' ? 'mysql' : engine, 'insert', {
+            table: 'wide',
+            columns: WIDE,
+            names: WIDE,
+          }).maxRows,
+      );
       expect(statements, 'the batch needs more than one statement').to.be.above(1);
       const r = await call('wide', wideRows(range(1, 5000)));
       expect(r.Code, r.Message).to.equal(200);
       expect(r.Data).to.deep.equal({ affected: ['5000'] });
       expect(await count('wide')).to.equal(5000);
-      const rows = await db.rows<{ id: number; c1: string; c15: string }>('SELECT id, c1, c15 FROM wide WHERE id IN (1, 2500, 5000) ORDER BY id');
+      const rows = await db.rows<{ id: number; c1: string; c15: string }>(
+        'SELECT id, c1, c15 FROM wide WHERE id IN (1, 2500, 5000) ORDER BY id',
+      );
       expect(rows.map((x) => [Number(x.id), x.c1, x.c15])).to.deep.equal([
         [1, 'c1-1', 'c15-1'],
         [2500, 'c1-2500', 'c15-2500'],
@@ -81,7 +142,9 @@ for (const engine of TEST_ENGINES) {
       const r = await call('wide', wideRows(ids));
       expect(r.Code, r.Message).to.equal(400);
       // the statement that failed names its rows
-      expect(r.Message).to.match(/^rows \d+-5000 of 5000: the database refused the values: .*(duplicate|unique|primary)/i);
+      expect(r.Message).to.match(
+        /^rows \d+-5000 of 5000: the database refused the values: .*(duplicate|unique|primary)/i,
+      );
       expect(await count('wide')).to.equal(5000);
       expect(await count('wide', ' WHERE id > 5000')).to.equal(0);
       // one statement: the same, by the statement's own atomicity
@@ -124,43 +187,79 @@ for (const engine of TEST_ENGINES) {
 
     it('fields of unequal length are 400 naming them; more rows than SQL_MAXBATCH 413; nothing written', async () => {
       const unequal = await call('items', { id: ['1', '2'], name: ['a'], qty: ['1', '2'] });
-      expect(unequal).to.deep.include({ Code: 400, Message: 'SQL_BATCH: the value fields differ in length (id 2, name 1, qty 2); row i takes value i of each field, so each must carry one value per row' });
+      expect(unequal).to.deep.include({
+        Code: 400,
+        Message:
+          'SQL_BATCH: the value fields differ in length (id 2, name 1, qty 2); row i takes value i of each field, so each must carry one value per row',
+      });
       const many = range(1, 101).map(String);
-      expect(await call('items', { id: many, name: many, qty: many })).to.deep.include({ Code: 413, Message: 'SQL_BATCH: 101 rows in one message, more than SQL_MAXBATCH (100)' });
+      expect(await call('items', { id: many, name: many, qty: many })).to.deep.include({
+        Code: 413,
+        Message: 'SQL_BATCH: 101 rows in one message, more than SQL_MAXBATCH (100)',
+      });
       expect(await count('items')).to.equal(0);
-      expect((await call('items', { id: many.slice(1), name: many.slice(1), qty: many.slice(1) })).Data).to.deep.equal({ affected: ['100'] });
+      expect((await call('items', { id: many.slice(1), name: many.slice(1), qty: many.slice(1) })).Data).to.deep.equal({
+        affected: ['100'],
+      });
     });
 
     it('UPSERT batch: inserts new keys and updates existing ones in one message', async () => {
-      const r = await call('stock', { sku: ['a', 'c', 'b', 'd'], name: ['apple', 'cherry', 'broad bean', 'date'], qty: ['10', '30', '20', '40'] });
+      const r = await call('stock', {
+        sku: ['a', 'c', 'b', 'd'],
+        name: ['apple', 'cherry', 'broad bean', 'date'],
+        qty: ['10', '30', '20', '40'],
+      });
       expect(r.Code, r.Message).to.equal(200);
       // SQLite reports only the rows written
-      expect(r.Data).to.deep.equal(engine === 'sqlite' ? { affected: ['4'] } : { affected: ['4'], inserted: ['2'], updated: ['2'] });
-      const rows = await db.rows<{ sku: string; name: string; qty: number }>('SELECT sku, name, qty FROM stock ORDER BY sku');
+      expect(r.Data).to.deep.equal(
+        engine === 'sqlite' ? { affected: ['4'] } : { affected: ['4'], inserted: ['2'], updated: ['2'] },
+      );
+      const rows = await db.rows<{ sku: string; name: string; qty: number }>(
+        'SELECT sku, name, qty FROM stock ORDER BY sku',
+      );
       expect(rows.map((x) => [x.sku, x.name, Number(x.qty)])).to.deep.equal([
         ['a', 'apple', 10],
         ['b', 'broad bean', 20],
         ['c', 'cherry', 30],
         ['d', 'date', 40],
       ]);
-      expect(await call('stock', { sku: ['e', 'a', 'e'], name: ['x', 'y', 'z'], qty: ['1', '2', '3'] })).to.deep.include({ Code: 400 });
+      expect(
+        await call('stock', { sku: ['e', 'a', 'e'], name: ['x', 'y', 'z'], qty: ['1', '2', '3'] }),
+      ).to.deep.include({ Code: 400 });
       expect(await count('stock')).to.equal(4);
     });
 
     it('UPSERT whose SQL_KEYCOLUMNS are no unique key of the table: refused at start in one line naming them and the keys there are', async () => {
-      await db.exec('CREATE TABLE tags (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, tag VARCHAR(20) NOT NULL, note VARCHAR(20), UNIQUE (owner, tag))');
-      const service = (keys: string) => ({ service: 'sql' as const, NAME: `tags-${keys.replace(/\W/g, '')}`, ...db.params, SQL_STATEMENT: 'upsert', SQL_TABLE: 'tags', SQL_COLUMNS: 'id, owner, tag, note', SQL_KEYCOLUMNS: keys, SQL_VALUEPARAMS: 'id, owner, tag, note' });
+      await db.exec(
+        'CREATE TABLE tags (id INT PRIMARY KEY, owner VARCHAR(20) NOT NULL, tag VARCHAR(20) NOT NULL, note VARCHAR(20), UNIQUE (owner, tag))',
+      );
+      const service = (keys: string) => ({
+        service: 'sql' as const,
+        NAME: `tags-${keys.replace(/\W/g, '')}`,
+        ...db.params,
+        SQL_STATEMENT: 'upsert',
+        SQL_TABLE: 'tags',
+        SQL_COLUMNS: 'id, owner, tag, note',
+        SQL_KEYCOLUMNS: keys,
+        SQL_VALUEPARAMS: 'id, owner, tag, note',
+      });
       let refused: unknown;
       await startTestNode([service('owner')]).then(
         async (s) => s.node.stop(1000),
         (e: unknown) => (refused = e),
       );
       expect(refused).to.be.instanceOf(ConfigError);
-      expect((refused as Error).message).to.match(/SQL_KEYCOLUMNS: \(owner\) is not the PRIMARY KEY or a UNIQUE constraint of table 'tags' \(its unique keys are .*\(owner, tag\)|\(tag, owner\)/);
+      expect((refused as Error).message).to.match(
+        /SQL_KEYCOLUMNS: \(owner\) is not the PRIMARY KEY or a UNIQUE constraint of table 'tags' \(its unique keys are .*\(owner, tag\)|\(tag, owner\)/,
+      );
       // the key in another order, and the primary key, are fine
       for (const keys of ['tag, owner', 'id']) {
         const ok = await startTestNode([service(keys)]);
-        const r = await ok.node.hive.call(`tags-${keys.replace(/\W/g, '')}`, makeMessage({ Data: mapOf({ id: ['1'], owner: ['ann'], tag: ['x'], note: [keys] }) }), 30_000);
+        const r = await ok.node.hive.call(
+          `tags-${keys.replace(/\W/g, '')}`,
+          makeMessage({ Data: mapOf({ id: ['1'], owner: ['ann'], tag: ['x'], note: [keys] }) }),
+          30_000,
+        );
         expect(r.Code, r.Message).to.equal(200);
         await ok.node.stop(1000);
       }
@@ -173,12 +272,17 @@ for (const engine of TEST_ENGINES) {
       expect(second.Code, second.Message).to.equal(200);
       // MariaDB cannot tell one inserted row from one found unchanged (FOUND_ROWS): it says only affected then
       const expected = {
-        postgres: [{ affected: ['1'], inserted: ['1'], updated: ['0'] }, { affected: ['1'], inserted: ['0'], updated: ['1'] }],
+        postgres: [
+          { affected: ['1'], inserted: ['1'], updated: ['0'] },
+          { affected: ['1'], inserted: ['0'], updated: ['1'] },
+        ],
         mariadb: [{ affected: ['1'] }, { affected: ['1'], inserted: ['0'], updated: ['1'] }],
         sqlite: [{ affected: ['1'] }, { affected: ['1'] }],
       }[engine];
       expect([first.Data, second.Data]).to.deep.equal(expected);
-      expect(await db.rows('SELECT name, qty FROM stock WHERE sku = \'e\'')).to.deep.equal([{ name: 'elderberry', qty: 6 }]);
+      expect(await db.rows("SELECT name, qty FROM stock WHERE sku = 'e'")).to.deep.equal([
+        { name: 'elderberry', qty: 6 },
+      ]);
     });
   });
 }

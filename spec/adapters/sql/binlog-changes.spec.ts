@@ -10,7 +10,14 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../../protocol/message.js';
 import { startTestNode } from '../../integration/helpers.js';
-import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
+import {
+  StreamHarness,
+  databaseRestarted,
+  refusedThenResumed,
+  snapshotFirst,
+  stoppedWhileRefusing,
+  writeInterleaved,
+} from './change-harness.js';
 import { tempDir } from '../../temp.js';
 import { buildFlow } from '../../../node/console/flow-graph.js';
 import type { EngineHarness } from './harness.js';
@@ -33,7 +40,9 @@ describe('sql change stream on mariadb (adapter)', function () {
   before(async function () {
     requireServer(this, engineAvailable('mariadb'), 'mariadb');
     db = await openEngine('mariadb');
-    await db.exec('CREATE TABLE orders (id INT PRIMARY KEY, note TEXT, amount DECIMAL(12,3), at TIMESTAMP(3) NULL, dt DATETIME, doc JSON, blob_ BLOB, big BIGINT)');
+    await db.exec(
+      'CREATE TABLE orders (id INT PRIMARY KEY, note TEXT, amount DECIMAL(12,3), at TIMESTAMP(3) NULL, dt DATETIME, doc JSON, blob_ BLOB, big BIGINT)',
+    );
     await db.exec('CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40))');
     await db.exec('CREATE TABLE other (id INT PRIMARY KEY)');
   });
@@ -55,7 +64,9 @@ describe('sql change stream on mariadb (adapter)', function () {
     const start = await masterPosition();
     expect(kept()).to.equal(start);
     expect(s.logs()).to.contain(`a new stream starts at the binlog's end, ${start}`);
-    await db.exec("INSERT INTO orders VALUES (1, 'first', 12.345, '2026-01-02 03:04:05.678', '2026-01-02 03:04:05', '{\"a\": [1, 2]}', x'00ff10', 9007199254740993)");
+    await db.exec(
+      "INSERT INTO orders VALUES (1, 'first', 12.345, '2026-01-02 03:04:05.678', '2026-01-02 03:04:05', '{\"a\": [1, 2]}', x'00ff10', 9007199254740993)",
+    );
     await db.exec('UPDATE orders SET note = NULL, amount = 999999999.999 WHERE id = 1');
     await db.exec('DELETE FROM orders WHERE id = 1');
     await until(() => s.received.length >= 3, 10_000);
@@ -63,7 +74,16 @@ describe('sql change stream on mariadb (adapter)', function () {
     const [ins, upd, del] = s.received as [Message, Message, Message];
     expect(ins.Class).to.equal('cdc');
     // the writer's session is UTC (Sequelize's +00:00), and the stream reads TIMESTAMP and DATETIME as UTC
-    expect({ ...ins.Data }).to.deep.equal({ id: ['1'], note: ['first'], amount: ['12.345'], at: ['2026-01-02T03:04:05.678Z'], dt: ['2026-01-02T03:04:05.000Z'], doc: ['{"a": [1, 2]}'], blob_: [Buffer.from([0, 255, 16]).toString('base64')], big: ['9007199254740993'] });
+    expect({ ...ins.Data }).to.deep.equal({
+      id: ['1'],
+      note: ['first'],
+      amount: ['12.345'],
+      at: ['2026-01-02T03:04:05.678Z'],
+      dt: ['2026-01-02T03:04:05.000Z'],
+      doc: ['{"a": [1, 2]}'],
+      blob_: [Buffer.from([0, 255, 16]).toString('base64')],
+      big: ['9007199254740993'],
+    });
     // the first transaction begins where the binlog ended when the stream started
     expect(ins.Control.position).to.deep.equal([start]);
     expect(ins.Control.tx![0]).to.match(/^\d+-1-\d+$/);
@@ -86,9 +106,24 @@ describe('sql change stream on mariadb (adapter)', function () {
     expect(status.confirmed).to.equal(kept());
     expect(status.lagMs).to.be.a('number').and.to.be.at.least(0);
     // the console's flow draws the stream as a source (its rate: the rows handed over) into the service, and the service's sends to its channel
-    const flow = buildFlow(s.node!.services.map((x) => ({ kind: x.kind, name: x.name, channel: '', config: x.config, status: () => x.running.status() })));
-    expect(flow.nodes.find((n) => n.id === 'src:changes:orders-feed')).to.include({ kind: 'source', label: 'binlog: orders, hive.items', detail: 'change stream' });
-    expect(flow.edges.find((e) => e.from === 'src:changes:orders-feed')).to.deep.include({ to: 'svc:orders-feed', counted: { service: 'orders-feed', figure: 'emitted' } });
+    const flow = buildFlow(
+      s.node!.services.map((x) => ({
+        kind: x.kind,
+        name: x.name,
+        channel: '',
+        config: x.config,
+        status: () => x.running.status(),
+      })),
+    );
+    expect(flow.nodes.find((n) => n.id === 'src:changes:orders-feed')).to.include({
+      kind: 'source',
+      label: 'binlog: orders, hive.items',
+      detail: 'change stream',
+    });
+    expect(flow.edges.find((e) => e.from === 'src:changes:orders-feed')).to.deep.include({
+      to: 'svc:orders-feed',
+      counted: { service: 'orders-feed', figure: 'emitted' },
+    });
     expect(flow.edges.some((e) => e.from === 'svc:orders-feed' && e.channel === 'changes')).to.equal(true);
   });
 
@@ -98,11 +133,23 @@ describe('sql change stream on mariadb (adapter)', function () {
     await db.exec('INSERT INTO other VALUES (1)');
     await until(() => s.received.length >= 5, 10_000);
     await sleep(300);
-    expect(s.ops()).to.deep.equal(['insert:hive.items:20', 'insert:hive.items:21', 'insert:hive.items:10', 'insert:hive.orders:11', 'insert:hive.items:40']);
+    expect(s.ops()).to.deep.equal([
+      'insert:hive.items:20',
+      'insert:hive.items:21',
+      'insert:hive.items:10',
+      'insert:hive.orders:11',
+      'insert:hive.items:40',
+    ]);
     expect(s.received[0]!.Control.tx).to.deep.equal(s.received[1]!.Control.tx);
     expect(s.received[2]!.Control.tx).to.deep.equal(s.received[3]!.Control.tx);
     expect(s.received[0]!.Control.tx).not.to.deep.equal(s.received[2]!.Control.tx);
-    expect(s.received.map((m) => m.Control['idempotency-key']![0]!.replace(/.*:/, ''))).to.deep.equal(['0', '1', '0', '1', '0']);
+    expect(s.received.map((m) => m.Control['idempotency-key']![0]!.replace(/.*:/, ''))).to.deep.equal([
+      '0',
+      '1',
+      '0',
+      '1',
+      '0',
+    ]);
     expect(s.logs()).to.match(/'TRUNCATE items' is not emitted/);
   });
 
@@ -125,7 +172,17 @@ describe('sql change stream on mariadb (adapter)', function () {
   it('refuses at start in one line: no SQL_STATEFILE, a slot name, a missing table, a state file of something else, binlog_format not ROW', async () => {
     const refused = async (params: Record<string, string | boolean>): Promise<string> => {
       try {
-        await startTestNode([{ service: 'sql', NAME: 'bad', ...db.params, SQL_CHANGES: true, SQL_TABLE: 'orders', SQL_STATEFILE: stateFile, ...params }]);
+        await startTestNode([
+          {
+            service: 'sql',
+            NAME: 'bad',
+            ...db.params,
+            SQL_CHANGES: true,
+            SQL_TABLE: 'orders',
+            SQL_STATEFILE: stateFile,
+            ...params,
+          },
+        ]);
       } catch (e) {
         return (e as Error).message;
       }
@@ -149,11 +206,24 @@ describe('sql change stream on mariadb (adapter)', function () {
     mariadbRoot(db.server!, "CREATE USER 'plain'@'%' IDENTIFIED BY 'plainpw'; GRANT SELECT ON hive.* TO 'plain'@'%'");
     let message = '';
     try {
-      await startTestNode([{ service: 'sql', NAME: 'plain', ...db.params, SQL_USERNAME: 'plain', SQL_PASSWORD: 'plainpw', SQL_CHANGES: true, SQL_TABLE: 'orders', SQL_STATEFILE: stateFile }]);
+      await startTestNode([
+        {
+          service: 'sql',
+          NAME: 'plain',
+          ...db.params,
+          SQL_USERNAME: 'plain',
+          SQL_PASSWORD: 'plainpw',
+          SQL_CHANGES: true,
+          SQL_TABLE: 'orders',
+          SQL_STATEFILE: stateFile,
+        },
+      ]);
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).to.contain("needs the REPLICATION SLAVE privilege for SQL_USERNAME 'plain': GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'plain'@'%'");
+    expect(message).to.contain(
+      "needs the REPLICATION SLAVE privilege for SQL_USERNAME 'plain': GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'plain'@'%'",
+    );
   });
 
   it('refuses a server without the binary log, naming log_bin', async () => {
@@ -162,7 +232,16 @@ describe('sql change stream on mariadb (adapter)', function () {
       await plain.exec('CREATE TABLE orders (id INT PRIMARY KEY)');
       let message = '';
       try {
-        await startTestNode([{ service: 'sql', NAME: 'nolog', ...plain.params, SQL_CHANGES: true, SQL_TABLE: 'orders', SQL_STATEFILE: stateFile }]);
+        await startTestNode([
+          {
+            service: 'sql',
+            NAME: 'nolog',
+            ...plain.params,
+            SQL_CHANGES: true,
+            SQL_TABLE: 'orders',
+            SQL_STATEFILE: stateFile,
+          },
+        ]);
       } catch (e) {
         message = (e as Error).message;
       }

@@ -32,7 +32,7 @@ for (const [engine, file] of EXAMPLES) {
       await db?.close();
     });
 
-    it('starts as written, and the consumer gets the header\'s insert, update and delete through the queue, in order', async function () {
+    it("starts as written, and the consumer gets the header's insert, update and delete through the queue, in order", async function () {
       requireServer(this, engineAvailable(engine), engine);
       db = await openEngine(engine);
       const dir = tempDir('hn-change-example-');
@@ -41,7 +41,8 @@ for (const [engine, file] of EXAMPLES) {
       expect(statements.filter((s) => /^(INSERT|UPDATE|DELETE)/.test(s))).to.have.length(3);
       // the connection of the test's server; the files in a directory of the test's
       let yaml = text;
-      for (const [k, v] of Object.entries(db.params)) yaml = yaml.replace(new RegExp(`^(\\s+${k}): .*$`, 'm'), `$1: "${v}"`);
+      for (const [k, v] of Object.entries(db.params))
+        yaml = yaml.replace(new RegExp(`^(\\s+${k}): .*$`, 'm'), `$1: "${v}"`);
       yaml = yaml.replaceAll('./', `${dir}/`);
       const nodeFile = join(dir, 'node.yaml');
       writeFileSync(nodeFile, yaml);

@@ -23,7 +23,17 @@ export class StreamHarness {
   /** Starts the node with the stream (the given parameters over the harness's) and listens; waits until it reads unless told not to. */
   async start(extra: Record<string, string | number | boolean> = {}, wait = true): Promise<void> {
     this.name = String(extra.NAME ?? 'orders-feed');
-    const started = await startTestNode([{ service: 'sql', NAME: this.name, SQL_CHANGES: true, OUTPUTCHANNEL: 'changes', SQL_POLLCLASS: 'cdc', ...this.params(), ...extra }]);
+    const started = await startTestNode([
+      {
+        service: 'sql',
+        NAME: this.name,
+        SQL_CHANGES: true,
+        OUTPUTCHANNEL: 'changes',
+        SQL_POLLCLASS: 'cdc',
+        ...this.params(),
+        ...extra,
+      },
+    ]);
     this.node = started.node;
     this.logs = started.logs;
     await this.node.hive.listen('changes', (d) => {
@@ -113,7 +123,12 @@ export async function stoppedWhileRefusing(s: StreamHarness, db: EngineHarness, 
 }
 
 /** The database restarts under a reading stream: the change before and the one after both come; the log says reading resumed. */
-export async function databaseRestarted(s: StreamHarness, db: EngineHarness, items: string, resumed: RegExp): Promise<void> {
+export async function databaseRestarted(
+  s: StreamHarness,
+  db: EngineHarness,
+  items: string,
+  resumed: RegExp,
+): Promise<void> {
   await s.start();
   await db.exec("INSERT INTO items VALUES (80, 'before restart')");
   await until(() => s.received.length >= 1, 10_000);
@@ -131,7 +146,12 @@ export async function databaseRestarted(s: StreamHarness, db: EngineHarness, ite
  * hive refusing) come after it as changes, and the snapshot shows the old value. A restart takes no
  * second snapshot.
  */
-export async function snapshotFirst(s: StreamHarness, db: EngineHarness, items: string, extra: Record<string, string | boolean> = {}): Promise<void> {
+export async function snapshotFirst(
+  s: StreamHarness,
+  db: EngineHarness,
+  items: string,
+  extra: Record<string, string | boolean> = {},
+): Promise<void> {
   await db.exec('DELETE FROM items');
   await db.exec("INSERT INTO items VALUES (1, 'one'), (2, 'two'), (3, 'three')");
   const params = { NAME: 'snap-feed', SQL_TABLE: 'items', SQL_CHANGESNAPSHOT: true, ...extra };
@@ -148,7 +168,9 @@ export async function snapshotFirst(s: StreamHarness, db: EngineHarness, items: 
   const two = s.received.find((m) => m.Operation === 'read' && m.Data.id?.[0] === '2')!;
   expect(two.Data.name).to.deep.equal(['two']);
   expect(two.Control.tx).to.deep.equal(['snapshot']);
-  expect(two.Control['idempotency-key']![0]).to.match(new RegExp(`^sql-change:hivenode_snap_feed:snapshot:.+:${items.replace('.', '\\.')}:\\d$`));
+  expect(two.Control['idempotency-key']![0]).to.match(
+    new RegExp(`^sql-change:hivenode_snap_feed:snapshot:.+:${items.replace('.', '\\.')}:\\d$`),
+  );
   expect(s.logs()).to.match(/snapshot of 3 rows of \S+ emitted/);
   await s.stop();
   s.reset();

@@ -8,7 +8,14 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import type { Message } from '../../../protocol/message.js';
 import { startTestNode } from '../../integration/helpers.js';
-import { StreamHarness, databaseRestarted, refusedThenResumed, snapshotFirst, stoppedWhileRefusing, writeInterleaved } from './change-harness.js';
+import {
+  StreamHarness,
+  databaseRestarted,
+  refusedThenResumed,
+  snapshotFirst,
+  stoppedWhileRefusing,
+  writeInterleaved,
+} from './change-harness.js';
 import type { EngineHarness } from './harness.js';
 import { engineAvailable, openEngine } from './harness.js';
 import { requireServer } from './servers.js';
@@ -23,7 +30,9 @@ describe('sql change stream on postgres (adapter)', function () {
   before(async function () {
     requireServer(this, engineAvailable('postgres'), 'postgres');
     db = await openEngine('postgres');
-    await db.exec('CREATE TABLE orders (id INT PRIMARY KEY, note TEXT, amount NUMERIC(12,3), at TIMESTAMPTZ, doc JSONB, blob BYTEA)');
+    await db.exec(
+      'CREATE TABLE orders (id INT PRIMARY KEY, note TEXT, amount NUMERIC(12,3), at TIMESTAMPTZ, doc JSONB, blob BYTEA)',
+    );
     await db.exec('CREATE TABLE items (id INT PRIMARY KEY, name TEXT)');
     await db.exec('ALTER TABLE orders REPLICA IDENTITY FULL');
   });
@@ -37,16 +46,27 @@ describe('sql change stream on postgres (adapter)', function () {
 
   it('creates the publication and slot, and emits inserts, updates and deletes with their controls and types', async () => {
     await s.start();
-    const slots = await db.rows<{ slot_name: string; plugin: string }>("SELECT slot_name, plugin FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'");
+    const slots = await db.rows<{ slot_name: string; plugin: string }>(
+      "SELECT slot_name, plugin FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'",
+    );
     expect(slots).to.deep.equal([{ slot_name: 'hivenode_orders_feed', plugin: 'pgoutput' }]);
-    await db.exec("INSERT INTO orders VALUES (1, 'first', 12.345, '2026-01-02T03:04:05+02:00', '{\"a\": [1, 2]}', '\\x00ff10'::bytea)");
-    await db.exec("UPDATE orders SET note = NULL, amount = 99999999.999 WHERE id = 1");
+    await db.exec(
+      "INSERT INTO orders VALUES (1, 'first', 12.345, '2026-01-02T03:04:05+02:00', '{\"a\": [1, 2]}', '\\x00ff10'::bytea)",
+    );
+    await db.exec('UPDATE orders SET note = NULL, amount = 99999999.999 WHERE id = 1');
     await db.exec('DELETE FROM orders WHERE id = 1');
     await until(() => s.received.length >= 3, 10_000);
     expect(s.ops()).to.deep.equal(['insert:public.orders:1', 'update:public.orders:1', 'delete:public.orders:1']);
     const [ins, upd, del] = s.received as [Message, Message, Message];
     expect(ins.Class).to.equal('cdc');
-    expect({ ...ins.Data }).to.deep.equal({ id: ['1'], note: ['first'], amount: ['12.345'], at: ['2026-01-02T01:04:05.000Z'], doc: ['{"a":[1,2]}'], blob: [Buffer.from([0, 255, 16]).toString('base64')] });
+    expect({ ...ins.Data }).to.deep.equal({
+      id: ['1'],
+      note: ['first'],
+      amount: ['12.345'],
+      at: ['2026-01-02T01:04:05.000Z'],
+      doc: ['{"a":[1,2]}'],
+      blob: [Buffer.from([0, 255, 16]).toString('base64')],
+    });
     expect(ins.Control.position![0]).to.match(/^[0-9A-F]+\/[0-9A-F]+$/);
     expect(Number(ins.Control.tx![0])).to.be.greaterThan(0);
     expect(Date.parse(ins.Control.commit_time![0]!)).to.be.closeTo(Date.now(), 30_000);
@@ -62,7 +82,13 @@ describe('sql change stream on postgres (adapter)', function () {
     expect(new Set(s.received.map((m) => m.Control['idempotency-key']![0])).size).to.equal(3);
     // the status figures /metrics exports (hivenode_service_figure): rows handed over and the lag of the last
     const status = s.status();
-    expect(status).to.include({ mode: 'changes', emitted: 3, transactions: 3, slot: 'hivenode_orders_feed', connected: true });
+    expect(status).to.include({
+      mode: 'changes',
+      emitted: 3,
+      transactions: 3,
+      slot: 'hivenode_orders_feed',
+      connected: true,
+    });
     expect(status.lagMs).to.be.a('number').and.to.be.at.least(0);
   });
 
@@ -71,7 +97,13 @@ describe('sql change stream on postgres (adapter)', function () {
     await writeInterleaved(db);
     await until(() => s.received.length >= 5, 10_000);
     await sleep(300);
-    expect(s.ops()).to.deep.equal(['insert:public.items:20', 'insert:public.items:21', 'insert:public.items:10', 'insert:public.orders:11', 'insert:public.items:40']);
+    expect(s.ops()).to.deep.equal([
+      'insert:public.items:20',
+      'insert:public.items:21',
+      'insert:public.items:10',
+      'insert:public.orders:11',
+      'insert:public.items:40',
+    ]);
     expect(s.received[0]!.Control.tx).to.deep.equal(s.received[1]!.Control.tx);
     expect(s.received[2]!.Control.tx).to.deep.equal(s.received[3]!.Control.tx);
     expect(s.logs()).to.contain('TRUNCATE of public.items');
@@ -96,7 +128,14 @@ describe('sql change stream on postgres (adapter)', function () {
     await until(() => s.received.length >= 1, 10_000);
     // WAL of a table the stream does not read: pgoutput sends nothing of it, only keepalives move on
     for (let i = 0; i < 20; i++) await db.exec(`INSERT INTO unrelated VALUES (${i})`);
-    const slotLag = async (): Promise<number> => Number((await db.rows<{ lag: string }>("SELECT pg_current_wal_lsn() - confirmed_flush_lsn AS lag FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'"))[0]?.lag);
+    const slotLag = async (): Promise<number> =>
+      Number(
+        (
+          await db.rows<{ lag: string }>(
+            "SELECT pg_current_wal_lsn() - confirmed_flush_lsn AS lag FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'",
+          )
+        )[0]?.lag,
+      );
     const began = Date.now();
     // a fast shutdown lets a logical walsender go only once its reader confirmed all it sent
     await db.server!.stop();
@@ -118,7 +157,7 @@ describe('sql change stream on postgres (adapter)', function () {
     }
   });
 
-  it('answers the server\'s keepalives: an idle stream is not cut off by wal_sender_timeout', async () => {
+  it("answers the server's keepalives: an idle stream is not cut off by wal_sender_timeout", async () => {
     await db.exec("ALTER SYSTEM SET wal_sender_timeout = '1s'");
     await db.exec('SELECT pg_reload_conf()');
     try {
@@ -137,12 +176,27 @@ describe('sql change stream on postgres (adapter)', function () {
   it('hivenode changes drop <NAME> removes the slot a removed stream left behind, and says when there is none', async () => {
     await s.start();
     await s.stop();
-    const drop = () => spawnSync(process.execPath, [...HIVENODE_ARGS, 'changes', 'drop', 'orders-feed', ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`)], { encoding: 'utf8', timeout: 30_000 });
+    const drop = () =>
+      spawnSync(
+        process.execPath,
+        [
+          ...HIVENODE_ARGS,
+          'changes',
+          'drop',
+          'orders-feed',
+          ...Object.entries(db.params).map(([k, v]) => `-${k}=${v}`),
+        ],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
     const first = drop();
     expect(first.stderr).to.equal('');
     expect(first.stdout.trim()).to.equal('dropped replication slot hivenode_orders_feed');
-    expect(await db.rows("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'")).to.deep.equal([]);
-    expect(drop().stdout.trim()).to.equal("no replication slot hivenode_orders_feed in database 'postgres': nothing to drop");
+    expect(await db.rows("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'hivenode_orders_feed'")).to.deep.equal(
+      [],
+    );
+    expect(drop().stdout.trim()).to.equal(
+      "no replication slot hivenode_orders_feed in database 'postgres': nothing to drop",
+    );
   });
 
   it('SQL_CHANGESNAPSHOT: a new stream first emits the rows as read, consistent with its start, and only once', async () => {
@@ -160,7 +214,9 @@ describe('sql change stream on postgres (adapter)', function () {
     };
     expect(await refused({ SQL_ENGINE: 'sqlite' })).to.match(/SQL_CHANGES: sqlite publishes no change stream/);
     expect(await refused({ ...db.params, SQL_TABLE: 'nosuch' })).to.match(/table 'public.nosuch' does not exist/);
-    expect(await refused({ ...db.params, SQL_CHANGESLOT: 'Bad-Slot' })).to.match(/SQL_CHANGESLOT: 'Bad-Slot' is not a replication slot name/);
+    expect(await refused({ ...db.params, SQL_CHANGESLOT: 'Bad-Slot' })).to.match(
+      /SQL_CHANGESLOT: 'Bad-Slot' is not a replication slot name/,
+    );
     expect(await refused({ ...db.params, SQL_POLLMODE: true })).to.match(/cannot be combined with SQL_POLLMODE/);
   });
 
@@ -169,10 +225,22 @@ describe('sql change stream on postgres (adapter)', function () {
     await db.exec('GRANT SELECT ON orders TO plain');
     let message = '';
     try {
-      await startTestNode([{ service: 'sql', NAME: 'plain', ...db.params, SQL_USERNAME: 'plain', SQL_PASSWORD: 'plainpw', SQL_CHANGES: true, SQL_TABLE: 'orders' }]);
+      await startTestNode([
+        {
+          service: 'sql',
+          NAME: 'plain',
+          ...db.params,
+          SQL_USERNAME: 'plain',
+          SQL_PASSWORD: 'plainpw',
+          SQL_CHANGES: true,
+          SQL_TABLE: 'orders',
+        },
+      ]);
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).to.contain("needs the REPLICATION privilege for SQL_USERNAME 'plain': ALTER ROLE plain REPLICATION");
+    expect(message).to.contain(
+      "needs the REPLICATION privilege for SQL_USERNAME 'plain': ALTER ROLE plain REPLICATION",
+    );
   });
 });

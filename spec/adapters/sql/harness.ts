@@ -37,7 +37,10 @@ export function engineAvailable(engine: TestEngine): boolean {
   return true;
 }
 
-export async function openEngine(engine: TestEngine, opts: { logStatements?: boolean; binlog?: boolean } = {}): Promise<EngineHarness> {
+export async function openEngine(
+  engine: TestEngine,
+  opts: { logStatements?: boolean; binlog?: boolean } = {},
+): Promise<EngineHarness> {
   const tmp = tempDir('hn-sql-');
   let server: DbServer | undefined;
   let params: Record<string, string>;
@@ -61,7 +64,13 @@ export async function openEngine(engine: TestEngine, opts: { logStatements?: boo
       SQL_USERNAME: server.user,
       SQL_PASSWORD: engine === 'postgres' ? `file://${pwfile}` : server.password,
     };
-    direct = new Sequelize(server.database, server.user, server.password, { dialect: engine === 'postgres' ? 'postgres' : 'mysql', host: '127.0.0.1', port: server.port, logging: false, pool: { max: 2 } });
+    direct = new Sequelize(server.database, server.user, server.password, {
+      dialect: engine === 'postgres' ? 'postgres' : 'mysql',
+      host: '127.0.0.1',
+      port: server.port,
+      logging: false,
+      pool: { max: 2 },
+    });
     serial = engine === 'postgres' ? 'id SERIAL PRIMARY KEY' : 'id INT AUTO_INCREMENT PRIMARY KEY';
   }
   return {

@@ -6,7 +6,7 @@
  * PostgreSQL cannot store it in text at all (Sequelize rewrites it before binding).
  */
 
-const BREAKOUTS = ["'", '"', "')", '")', "'))", '1\'', '1"', "admin'", '`', "\\'", "%'", "';", "' ", ''];
+const BREAKOUTS = ["'", '"', "')", '")', "'))", "1'", '1"', "admin'", '`', "\\'", "%'", "';", "' ", ''];
 
 const TAILS = [
   ' OR 1=1 --',

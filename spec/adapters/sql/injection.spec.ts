@@ -29,7 +29,14 @@ const CONFIGURED = new Set([
  * What Sequelize sends when it opens a connection (authenticate, version, session settings), and the
  * catalog read checking the configured names at start (the table name bound, not spliced).
  */
-const CONNECTION_SETUP = [/^SELECT attname AS name FROM pg_catalog\.pg_attribute WHERE attrelid = to_regclass\(\$1\) AND attnum > 0 AND NOT attisdropped$/, /^SELECT 1\+1 AS result$/, /^SHOW SERVER_VERSION$/i, /^SET client_min_messages TO warning;/, /^SET TIME ZONE /, /^WITH ranges AS \(\s*SELECT pg_range\.rngtypid, pg_type\.typname AS rngtypname/];
+const CONNECTION_SETUP = [
+  /^SELECT attname AS name FROM pg_catalog\.pg_attribute WHERE attrelid = to_regclass\(\$1\) AND attnum > 0 AND NOT attisdropped$/,
+  /^SELECT 1\+1 AS result$/,
+  /^SHOW SERVER_VERSION$/i,
+  /^SET client_min_messages TO warning;/,
+  /^SET TIME ZONE /,
+  /^WITH ranges AS \(\s*SELECT pg_range\.rngtypid, pg_type\.typname AS rngtypname/,
+];
 
 function loggedStatements(log: string): string[] {
   const out: string[] = [];
@@ -44,7 +51,8 @@ describe('sql injection on PostgreSQL with statement logging (adapter)', functio
   this.timeout(180_000);
   let db: EngineHarness;
   let node: HiveNode | undefined;
-  const call = (channel: string, data: Record<string, string[]>): Promise<Result> => node!.hive.call(channel, makeMessage({ Data: mapOf(data) }), 30_000);
+  const call = (channel: string, data: Record<string, string[]>): Promise<Result> =>
+    node!.hive.call(channel, makeMessage({ Data: mapOf(data) }), 30_000);
 
   before(async function () {
     requireServer(this, engineAvailable('postgres'), 'postgres');
@@ -63,12 +71,60 @@ describe('sql injection on PostgreSQL with statement logging (adapter)', functio
     const logFrom = statSync(db.server!.logFile).size;
     const p = db.params;
     ({ node } = await startTestNode([
-      { service: 'sql', NAME: 'sel', ...p, SQL_STATEMENT: 'select', SQL_TABLE: 'victims', SQL_COLUMNS: 'id, name', SQL_WHERE: 'name = {{ a }} OR note LIKE {{ b }}' },
-      { service: 'sql', NAME: 'ins', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'victims', SQL_COLUMNS: 'name, note', SQL_VALUEPARAMS: 'data_name, data_note' },
-      { service: 'sql', NAME: 'upd', ...p, SQL_STATEMENT: 'update', SQL_TABLE: 'victims', SQL_COLUMNS: 'note', SQL_VALUEPARAMS: 'data_note', SQL_WHERE: 'name = {{ where_name }}' },
-      { service: 'sql', NAME: 'del', ...p, SQL_STATEMENT: 'delete', SQL_TABLE: 'victims', SQL_WHERE: 'name = {{ where_name }} AND note = {{ where_note }}' },
-      { service: 'sql', NAME: 'raw', ...p, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT {{ v }}::text AS v, length({{ v }}) AS n' },
-      { service: 'sql', NAME: 'lim', ...p, SQL_STATEMENT: 'select', SQL_TABLE: 'victims', SQL_COLUMNS: 'id', SQL_ORDERBY: 'id', SQL_LIMIT: '{{ n }}' },
+      {
+        service: 'sql',
+        NAME: 'sel',
+        ...p,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'victims',
+        SQL_COLUMNS: 'id, name',
+        SQL_WHERE: 'name = {{ a }} OR note LIKE {{ b }}',
+      },
+      {
+        service: 'sql',
+        NAME: 'ins',
+        ...p,
+        SQL_STATEMENT: 'insert',
+        SQL_TABLE: 'victims',
+        SQL_COLUMNS: 'name, note',
+        SQL_VALUEPARAMS: 'data_name, data_note',
+      },
+      {
+        service: 'sql',
+        NAME: 'upd',
+        ...p,
+        SQL_STATEMENT: 'update',
+        SQL_TABLE: 'victims',
+        SQL_COLUMNS: 'note',
+        SQL_VALUEPARAMS: 'data_note',
+        SQL_WHERE: 'name = {{ where_name }}',
+      },
+      {
+        service: 'sql',
+        NAME: 'del',
+        ...p,
+        SQL_STATEMENT: 'delete',
+        SQL_TABLE: 'victims',
+        SQL_WHERE: 'name = {{ where_name }} AND note = {{ where_note }}',
+      },
+      {
+        service: 'sql',
+        NAME: 'raw',
+        ...p,
+        SQL_RAWMODE: true,
+        SQL_RAWACTION: 'query',
+        SQL_RAWVALUE: 'SELECT {{ v }}::text AS v, length({{ v }}) AS n',
+      },
+      {
+        service: 'sql',
+        NAME: 'lim',
+        ...p,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'victims',
+        SQL_COLUMNS: 'id',
+        SQL_ORDERBY: 'id',
+        SQL_LIMIT: '{{ n }}',
+      },
     ]));
     const payloads = injectionPayloads();
     expect(payloads.length).to.be.at.least(200);
@@ -101,7 +157,9 @@ describe('sql injection on PostgreSQL with statement logging (adapter)', functio
     node = undefined;
 
     const statements = loggedStatements(readFileSync(db.server!.logFile, 'utf8').slice(logFrom));
-    const unexpected = [...new Set(statements.filter((s) => !CONFIGURED.has(s) && !CONNECTION_SETUP.some((re) => re.test(s))))];
+    const unexpected = [
+      ...new Set(statements.filter((s) => !CONFIGURED.has(s) && !CONNECTION_SETUP.some((re) => re.test(s)))),
+    ];
     expect(unexpected, 'statements other than the configured ones reached PostgreSQL').to.deep.equal([]);
     const configuredRuns = statements.filter((s) => CONFIGURED.has(s)).length;
     // the LIMIT call is refused before any SQL is sent: 5 statements per payload
@@ -111,8 +169,14 @@ describe('sql injection on PostgreSQL with statement logging (adapter)', functio
       { name: 'alice', note: 'a' },
       { name: 'bob', note: 'b' },
     ]);
-    expect(await db.rows('SELECT secret FROM canary ORDER BY id')).to.deep.equal([{ secret: 's1' }, { secret: 's2' }, { secret: 's3' }]);
-    const tables = await db.rows<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
+    expect(await db.rows('SELECT secret FROM canary ORDER BY id')).to.deep.equal([
+      { secret: 's1' },
+      { secret: 's2' },
+      { secret: 's3' },
+    ]);
+    const tables = await db.rows<{ tablename: string }>(
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    );
     expect(tables.map((t) => t.tablename)).to.deep.equal(['canary', 'victims']);
   });
 });

@@ -26,8 +26,11 @@ for (const engine of TEST_ENGINES) {
     this.timeout(60_000);
     let db: EngineHarness;
     let node: HiveNode | undefined;
-    const call = (channel: string, data: Record<string, string[]> = {}, control: Record<string, string[]> = {}): Promise<Result> =>
-      node!.hive.call(channel, makeMessage({ Data: mapOf(data), Control: mapOf(control) }), 20_000);
+    const call = (
+      channel: string,
+      data: Record<string, string[]> = {},
+      control: Record<string, string[]> = {},
+    ): Promise<Result> => node!.hive.call(channel, makeMessage({ Data: mapOf(data), Control: mapOf(control) }), 20_000);
     const startRefused = async (entry: Record<string, string>): Promise<string> => {
       let error: unknown;
       await startTestNode([{ service: 'sql', NAME: 'refused', ...db.params, ...entry }]).then(
@@ -47,10 +50,46 @@ for (const engine of TEST_ENGINES) {
       await db.exec('INSERT INTO orders (user_id, total) VALUES (1, 10.00)');
       const p = db.params;
       ({ node } = await startTestNode([
-        { service: 'sql', NAME: 'pick', ...p, SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_ORDERBY: 'id', SQL_TABLE_CTRL: 'table', SQL_COLUMNS_CTRL: 'columns', SQL_ORDERBY_CTRL: 'order', SQL_ALLOWEDTABLES: 'orders, later' },
-        { service: 'sql', NAME: 'narrow', ...p, SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_COLUMNS: 'id, name', SQL_COLUMNS_CTRL: 'columns', SQL_ALLOWEDCOLUMNS: 'nosuch' },
-        { service: 'sql', NAME: 'like', ...p, SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_COLUMNS: 'name', SQL_WHERE: 'name LIKE {{ pattern }}' },
-        { service: 'sql', NAME: 'ins', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'users', SQL_COLUMNS: 'name, email', SQL_VALUEPARAMS: 'name, email' },
+        {
+          service: 'sql',
+          NAME: 'pick',
+          ...p,
+          SQL_STATEMENT: 'select',
+          SQL_TABLE: 'users',
+          SQL_ORDERBY: 'id',
+          SQL_TABLE_CTRL: 'table',
+          SQL_COLUMNS_CTRL: 'columns',
+          SQL_ORDERBY_CTRL: 'order',
+          SQL_ALLOWEDTABLES: 'orders, later',
+        },
+        {
+          service: 'sql',
+          NAME: 'narrow',
+          ...p,
+          SQL_STATEMENT: 'select',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'id, name',
+          SQL_COLUMNS_CTRL: 'columns',
+          SQL_ALLOWEDCOLUMNS: 'nosuch',
+        },
+        {
+          service: 'sql',
+          NAME: 'like',
+          ...p,
+          SQL_STATEMENT: 'select',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'name',
+          SQL_WHERE: 'name LIKE {{ pattern }}',
+        },
+        {
+          service: 'sql',
+          NAME: 'ins',
+          ...p,
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'name, email',
+          SQL_VALUEPARAMS: 'name, email',
+        },
       ]));
     });
     after(async () => {
@@ -59,19 +98,43 @@ for (const engine of TEST_ENGINES) {
     });
 
     it('a configured column or table the database does not have stops the start, naming the parameter and the name', async () => {
-      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_COLUMNS: 'id, nosuch' })).to.equal("ConfigError: SQL_COLUMNS: 'nosuch' is not a column of table 'users'");
-      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_ORDERBY: 'nosuch DESC' })).to.equal("ConfigError: SQL_ORDERBY: 'nosuch' is not a column of table 'users'");
-      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'nosuch' })).to.equal("ConfigError: SQL_TABLE: table 'nosuch' does not exist in the database");
-      expect(await startRefused({ SQL_STATEMENT: 'insert', SQL_TABLE: 'users', SQL_COLUMNS: 'name, mail', SQL_VALUEPARAMS: 'a, b' })).to.equal("ConfigError: SQL_COLUMNS: 'mail' is not a column of table 'users'");
-      expect(await startRefused({ SQL_POLLMODE: 'true', SQL_TABLE: 'users', SQL_TRACKCOLUMN: 'idx', SQL_COLUMNS: '*' })).to.equal("ConfigError: SQL_TRACKCOLUMN: 'idx' is not a column of table 'users'");
+      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_COLUMNS: 'id, nosuch' })).to.equal(
+        "ConfigError: SQL_COLUMNS: 'nosuch' is not a column of table 'users'",
+      );
+      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'users', SQL_ORDERBY: 'nosuch DESC' })).to.equal(
+        "ConfigError: SQL_ORDERBY: 'nosuch' is not a column of table 'users'",
+      );
+      expect(await startRefused({ SQL_STATEMENT: 'select', SQL_TABLE: 'nosuch' })).to.equal(
+        "ConfigError: SQL_TABLE: table 'nosuch' does not exist in the database",
+      );
+      expect(
+        await startRefused({
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'name, mail',
+          SQL_VALUEPARAMS: 'a, b',
+        }),
+      ).to.equal("ConfigError: SQL_COLUMNS: 'mail' is not a column of table 'users'");
+      expect(
+        await startRefused({ SQL_POLLMODE: 'true', SQL_TABLE: 'users', SQL_TRACKCOLUMN: 'idx', SQL_COLUMNS: '*' }),
+      ).to.equal("ConfigError: SQL_TRACKCOLUMN: 'idx' is not a column of table 'users'");
     });
 
     it('an override naming a column or table the database does not have is 400 naming it, never its name as data', async () => {
       const col = await call('pick', {}, { columns: ['nosuch'] });
-      expect(col).to.deep.include({ Code: 400, Message: "control 'columns' (SQL_COLUMNS): 'nosuch' is not a column of table 'users'" });
-      expect(await call('pick', {}, { order: ['nosuch'] })).to.deep.include({ Code: 400, Message: "control 'order' (SQL_ORDERBY): 'nosuch' is not a column of table 'users'" });
+      expect(col).to.deep.include({
+        Code: 400,
+        Message: "control 'columns' (SQL_COLUMNS): 'nosuch' is not a column of table 'users'",
+      });
+      expect(await call('pick', {}, { order: ['nosuch'] })).to.deep.include({
+        Code: 400,
+        Message: "control 'order' (SQL_ORDERBY): 'nosuch' is not a column of table 'users'",
+      });
       expect(await call('narrow', {}, { columns: ['id, nosuch'] })).to.deep.include({ Code: 400 });
-      expect(await call('pick', {}, { table: ['later'] })).to.deep.include({ Code: 400, Message: "control 'table' (SQL_TABLE): table 'later' does not exist in the database" });
+      expect(await call('pick', {}, { table: ['later'] })).to.deep.include({
+        Code: 400,
+        Message: "control 'table' (SQL_TABLE): table 'later' does not exist in the database",
+      });
     });
 
     it('allowed overrides work, also for a table created after the start', async () => {
@@ -90,16 +153,25 @@ for (const engine of TEST_ENGINES) {
       for (const table of CATALOG_TABLES[engine]) {
         const r = await call('pick', {}, { table: [table] });
         expect(r.Code, `${table}: ${r.Message}`).to.equal(403);
-        expect(r.Message).to.equal(`control 'table' (SQL_TABLE): table '${table}' is a catalog table of the database, which overrides may never name`);
+        expect(r.Message).to.equal(
+          `control 'table' (SQL_TABLE): table '${table}' is a catalog table of the database, which overrides may never name`,
+        );
         expect(r.List ?? []).to.deep.equal([]);
       }
-      expect(await call('pick', {}, { table: ['users2'] })).to.deep.include({ Code: 403, Message: "control 'table' (SQL_TABLE): table 'users2' is neither SQL_TABLE nor listed in SQL_ALLOWEDTABLES" });
+      expect(await call('pick', {}, { table: ['users2'] })).to.deep.include({
+        Code: 403,
+        Message: "control 'table' (SQL_TABLE): table 'users2' is neither SQL_TABLE nor listed in SQL_ALLOWEDTABLES",
+      });
       expect((await call('narrow', {}, { columns: ['email'] })).Code).to.equal(403);
     });
 
     it('a LIKE pattern of 100 KB is 400 (SQLite: too complex) or runs; never 502', async () => {
       const r = await call('like', { pattern: ['%'.repeat(100_000)] });
-      if (engine === 'sqlite') expect(r).to.deep.include({ Code: 400, Message: 'the database refused the values: SQLITE_ERROR: LIKE or GLOB pattern too complex' });
+      if (engine === 'sqlite')
+        expect(r).to.deep.include({
+          Code: 400,
+          Message: 'the database refused the values: SQLITE_ERROR: LIKE or GLOB pattern too complex',
+        });
       else expect(r.Code, r.Message).to.equal(200);
     });
 

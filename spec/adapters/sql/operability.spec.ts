@@ -21,7 +21,8 @@ describe('sql service failure handling (adapter)', function () {
   this.timeout(90_000);
   let pg: EngineHarness;
   let node: HiveNode | undefined;
-  const call = (channel: string, data: Record<string, string[]> = {}): Promise<Result> => node!.hive.call(channel, makeMessage({ Data: mapOf(data) }), 30_000);
+  const call = (channel: string, data: Record<string, string[]> = {}): Promise<Result> =>
+    node!.hive.call(channel, makeMessage({ Data: mapOf(data) }), 30_000);
 
   before(async function () {
     requireServer(this, engineAvailable('postgres'), 'postgres');
@@ -39,7 +40,17 @@ describe('sql service failure handling (adapter)', function () {
 
   it('database down at start: the service starts, answers 502 with the reason, logs without the password', async () => {
     const port = await freePort();
-    const started = await startTestNode([{ service: 'sql', NAME: 'down', ...pg.params, SQL_PORT: port, SQL_PASSWORD: 'sekret-pw-1', SQL_STATEMENT: 'select', SQL_TABLE: 'items' }]);
+    const started = await startTestNode([
+      {
+        service: 'sql',
+        NAME: 'down',
+        ...pg.params,
+        SQL_PORT: port,
+        SQL_PASSWORD: 'sekret-pw-1',
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'items',
+      },
+    ]);
     node = started.node;
     const r = await call('down');
     expect(r.Code).to.equal(502);
@@ -52,7 +63,13 @@ describe('sql service failure handling (adapter)', function () {
     await pg.server!.stop();
     let logs = (): string => '';
     try {
-      const entry = { service: 'sql' as const, ...pg.params, SQL_STATEMENT: 'select', SQL_TABLE: 'items', SQL_ACQUIRETIMEOUT: '3s' };
+      const entry = {
+        service: 'sql' as const,
+        ...pg.params,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'items',
+        SQL_ACQUIRETIMEOUT: '3s',
+      };
       const started = await startTestNode([
         { ...entry, NAME: 'good', SQL_COLUMNS: 'name' },
         { ...entry, NAME: 'typo', SQL_COLUMNS: 'nmae' },
@@ -68,13 +85,28 @@ describe('sql service failure handling (adapter)', function () {
     expect(good.Code, good.Message).to.equal(200);
     expect(good.Data.name).to.deep.equal(['one']);
     // a configuration error, not the caller's: 500, and never the name as data
-    expect(await call('typo')).to.deep.include({ Code: 500, Message: "SQL_COLUMNS: 'nmae' is not a column of table 'items'" });
+    expect(await call('typo')).to.deep.include({
+      Code: 500,
+      Message: "SQL_COLUMNS: 'nmae' is not a column of table 'items'",
+    });
     expect(await call('typo')).to.deep.include({ Code: 500 });
-    expect(logs().match(/SQL_COLUMNS: 'nmae' is not a column of table 'items'; statements are answered 500/g) ?? [], logs()).to.have.length(1);
+    expect(
+      logs().match(/SQL_COLUMNS: 'nmae' is not a column of table 'items'; statements are answered 500/g) ?? [],
+      logs(),
+    ).to.have.length(1);
   });
 
   it('a wrong password is 502 naming the login failure, never the password', async () => {
-    const started = await startTestNode([{ service: 'sql', NAME: 'badpw', ...pg.params, SQL_PASSWORD: 'wrong-pw-xyz', SQL_STATEMENT: 'select', SQL_TABLE: 'items' }]);
+    const started = await startTestNode([
+      {
+        service: 'sql',
+        NAME: 'badpw',
+        ...pg.params,
+        SQL_PASSWORD: 'wrong-pw-xyz',
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'items',
+      },
+    ]);
     node = started.node;
     const r = await call('badpw');
     expect(r.Code).to.equal(502);
@@ -83,7 +115,16 @@ describe('sql service failure handling (adapter)', function () {
   });
 
   it('database stopped during operation: 502 while down, 200 again after the restart, the service never stops', async () => {
-    const started = await startTestNode([{ service: 'sql', NAME: 'items', ...pg.params, SQL_STATEMENT: 'select', SQL_TABLE: 'items', SQL_ACQUIRETIMEOUT: '3s' }]);
+    const started = await startTestNode([
+      {
+        service: 'sql',
+        NAME: 'items',
+        ...pg.params,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'items',
+        SQL_ACQUIRETIMEOUT: '3s',
+      },
+    ]);
     node = started.node;
     expect((await call('items')).Code).to.equal(200);
     await pg.server!.stop();
@@ -101,11 +142,32 @@ describe('sql service failure handling (adapter)', function () {
 
   it('pool exhausted: 503 after SQL_ACQUIRETIMEOUT; statement over SQL_TIMEOUT: 504, cancelled by PostgreSQL', async () => {
     ({ node } = await startTestNode([
-      { service: 'sql', NAME: 'sleep', ...pg.params, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT pg_sleep({{ s }}) AS slept', SQL_POOLSIZE: 1, SQL_ACQUIRETIMEOUT: '300ms', SQL_TIMEOUT: '5s' },
-      { service: 'sql', NAME: 'slow', ...pg.params, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT pg_sleep({{ s }}) AS slept', SQL_TIMEOUT: '300ms' },
+      {
+        service: 'sql',
+        NAME: 'sleep',
+        ...pg.params,
+        SQL_RAWMODE: true,
+        SQL_RAWACTION: 'query',
+        SQL_RAWVALUE: 'SELECT pg_sleep({{ s }}) AS slept',
+        SQL_POOLSIZE: 1,
+        SQL_ACQUIRETIMEOUT: '300ms',
+        SQL_TIMEOUT: '5s',
+      },
+      {
+        service: 'sql',
+        NAME: 'slow',
+        ...pg.params,
+        SQL_RAWMODE: true,
+        SQL_RAWACTION: 'query',
+        SQL_RAWVALUE: 'SELECT pg_sleep({{ s }}) AS slept',
+        SQL_TIMEOUT: '300ms',
+      },
     ]));
     expect((await call('sleep', { s: ['0'] })).Code).to.equal(200);
-    const [held, waited] = await Promise.all([call('sleep', { s: ['1.5'] }), sleep(100).then(() => call('sleep', { s: ['0'] }))]);
+    const [held, waited] = await Promise.all([
+      call('sleep', { s: ['1.5'] }),
+      sleep(100).then(() => call('sleep', { s: ['0'] })),
+    ]);
     expect(held.Code).to.equal(200);
     expect(waited.Code, waited.Message).to.equal(503);
     expect(waited.Message).to.match(/no database connection became free within 300 ms/);
@@ -118,7 +180,17 @@ describe('sql service failure handling (adapter)', function () {
   });
 
   it('SQL_PROTOCOL unix: PostgreSQL through its socket directory', async () => {
-    ({ node } = await startTestNode([{ service: 'sql', NAME: 'sock', ...pg.params, SQL_PROTOCOL: 'unix', SQL_SERVER: pg.server!.dir, SQL_STATEMENT: 'select', SQL_TABLE: 'items' }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'sql',
+        NAME: 'sock',
+        ...pg.params,
+        SQL_PROTOCOL: 'unix',
+        SQL_SERVER: pg.server!.dir,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'items',
+      },
+    ]));
     const r = await call('sock');
     expect(r.Code, r.Message).to.equal(200);
     expect(r.Data.name).to.deep.equal(['one']);
@@ -129,8 +201,25 @@ describe('sql service failure handling (adapter)', function () {
     const maria = await openEngine('mariadb');
     try {
       ({ node } = await startTestNode([
-        { service: 'sql', NAME: 'mslow', ...maria.params, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT SLEEP({{ s }}) AS slept', SQL_TIMEOUT: '300ms' },
-        { service: 'sql', NAME: 'msock', ...maria.params, SQL_PROTOCOL: 'unix', SQL_SERVER: join(maria.server!.dir, 'sock'), SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: 'SELECT 1 AS one' },
+        {
+          service: 'sql',
+          NAME: 'mslow',
+          ...maria.params,
+          SQL_RAWMODE: true,
+          SQL_RAWACTION: 'query',
+          SQL_RAWVALUE: 'SELECT SLEEP({{ s }}) AS slept',
+          SQL_TIMEOUT: '300ms',
+        },
+        {
+          service: 'sql',
+          NAME: 'msock',
+          ...maria.params,
+          SQL_PROTOCOL: 'unix',
+          SQL_SERVER: join(maria.server!.dir, 'sock'),
+          SQL_RAWMODE: true,
+          SQL_RAWACTION: 'query',
+          SQL_RAWVALUE: 'SELECT 1 AS one',
+        },
       ]));
       const began = Date.now();
       const r = await call('mslow', { s: ['5'] });
@@ -150,8 +239,19 @@ describe('sql service failure handling (adapter)', function () {
   it('SQLite: a statement over SQL_TIMEOUT is 504 and interrupted, so the connection is free again at once', async () => {
     const dir = tempDir('hn-sqlslow-');
     try {
-      const spin = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {{ n }}) SELECT COUNT(*) AS n FROM c';
-      ({ node } = await startTestNode([{ service: 'sql', NAME: 'lslow', SQL_DATABASE: join(dir, 's.db'), SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: spin, SQL_TIMEOUT: '200ms' }]));
+      const spin =
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {{ n }}) SELECT COUNT(*) AS n FROM c';
+      ({ node } = await startTestNode([
+        {
+          service: 'sql',
+          NAME: 'lslow',
+          SQL_DATABASE: join(dir, 's.db'),
+          SQL_RAWMODE: true,
+          SQL_RAWACTION: 'query',
+          SQL_RAWVALUE: spin,
+          SQL_TIMEOUT: '200ms',
+        },
+      ]));
       const began = Date.now();
       const r = await call('lslow', { n: ['1000000000'] });
       expect(r.Code, r.Message).to.equal(504);
@@ -171,8 +271,18 @@ describe('sql service failure handling (adapter)', function () {
     const dir = tempDir('hn-sqlinit-');
     try {
       const init = join(dir, 'init.sql');
-      writeFileSync(init, "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT);\n-- seed once\nINSERT INTO notes (id, body) SELECT 1, 'a; b $1' WHERE NOT EXISTS (SELECT 1 FROM notes);\n");
-      const entry = { service: 'sql' as const, NAME: 'notes', SQL_DATABASE: join(dir, 'n.db'), SQL_INITFILE: init, SQL_STATEMENT: 'select', SQL_TABLE: 'notes' };
+      writeFileSync(
+        init,
+        "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT);\n-- seed once\nINSERT INTO notes (id, body) SELECT 1, 'a; b $1' WHERE NOT EXISTS (SELECT 1 FROM notes);\n",
+      );
+      const entry = {
+        service: 'sql' as const,
+        NAME: 'notes',
+        SQL_DATABASE: join(dir, 'n.db'),
+        SQL_INITFILE: init,
+        SQL_STATEMENT: 'select',
+        SQL_TABLE: 'notes',
+      };
       ({ node } = await startTestNode([entry]));
       expect((await call('notes')).Data.body).to.deep.equal(['a; b $1']);
       await node.stop(2000);

@@ -27,7 +27,18 @@ for (const engine of TEST_ENGINES) {
 
     const startPolling = async (extra: Record<string, string | number | boolean>): Promise<() => string> => {
       received.length = 0;
-      const started = await startTestNode([{ service: 'sql', NAME: 'poller', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_COLUMNS: 'id, kind', OUTPUTCHANNEL: 'polled', ...extra }]);
+      const started = await startTestNode([
+        {
+          service: 'sql',
+          NAME: 'poller',
+          ...db.params,
+          SQL_POLLMODE: true,
+          SQL_TABLE: 'events',
+          SQL_COLUMNS: 'id, kind',
+          OUTPUTCHANNEL: 'polled',
+          ...extra,
+        },
+      ]);
       node = started.node;
       await node.hive.listen('polled', (d) => received.push({ at: Date.now(), message: d.message }));
       return started.logs;
@@ -50,7 +61,12 @@ for (const engine of TEST_ENGINES) {
     });
 
     it('emits the configured SELECT every SQL_POLLINTERVAL with SQL_POLLCLASS/SQL_POLLOPERATION, runs never overlapping', async () => {
-      await startPolling({ SQL_POLLINTERVAL: '150ms', SQL_POLLCLASS: 'db', SQL_POLLOPERATION: 'rows', SQL_ORDERBY: 'id' });
+      await startPolling({
+        SQL_POLLINTERVAL: '150ms',
+        SQL_POLLCLASS: 'db',
+        SQL_POLLOPERATION: 'rows',
+        SQL_ORDERBY: 'id',
+      });
       await until(() => received.length >= 4, 10_000);
       const first = received[0]!.message;
       expect(first.Class).to.equal('db');
@@ -70,7 +86,10 @@ for (const engine of TEST_ENGINES) {
       await until(() => received.length >= 2, 10_000);
       expect({ ...received[1]!.message.Data }).to.deep.equal({ id: ['3'], kind: ['c'], rowcount: ['1'] });
       // each batch under a key of the NAME, the column and its last value: the same whoever sends it again
-      expect(received.map((m) => m.message.Control['idempotency-key'])).to.deep.equal([['sql-poll:poller:id:2'], ['sql-poll:poller:id:3']]);
+      expect(received.map((m) => m.message.Control['idempotency-key'])).to.deep.equal([
+        ['sql-poll:poller:id:2'],
+        ['sql-poll:poller:id:3'],
+      ]);
       // nothing new: nothing emitted
       await sleep(400);
       expect(received.length).to.equal(2);
@@ -90,7 +109,18 @@ for (const engine of TEST_ENGINES) {
       const recordFile = join(dir, 'claimed.jsonl');
       const services: Array<{ service: 'sql' | 'queue' | 'echo' } & Record<string, string | number | boolean>> = [
         { service: 'echo', NAME: 'claimed', RecordFile: recordFile },
-        { service: 'sql', NAME: 'claims', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'claims', SQL_COLUMNS: 'id, kind', SQL_TRACKCOLUMN: 'id', SQL_STATEFILE: stateFile, SQL_POLLINTERVAL: '100ms', OUTPUTCHANNEL: 'claimq' },
+        {
+          service: 'sql',
+          NAME: 'claims',
+          ...db.params,
+          SQL_POLLMODE: true,
+          SQL_TABLE: 'claims',
+          SQL_COLUMNS: 'id, kind',
+          SQL_TRACKCOLUMN: 'id',
+          SQL_STATEFILE: stateFile,
+          SQL_POLLINTERVAL: '100ms',
+          OUTPUTCHANNEL: 'claimq',
+        },
         { service: 'queue', NAME: 'claimq', PersistPath: join(dir, 'claimq'), DefaultChannel: 'claimed' },
       ];
       const delivered = (): Message[] => recorded(recordFile).map((r) => r.message);
@@ -104,25 +134,51 @@ for (const engine of TEST_ENGINES) {
       await node!.stop(2000);
       node = undefined;
       // as if the poller had died after the queue took the batch and before it recorded it: claimed, not saved
-      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ type: 'number', value: 3 }).and.not.have.property('pending');
-      writeFileSync(stateFile, JSON.stringify({ column: 'id', type: 'number', value: 1, pending: { type: 'number', value: 3 }, savedAt: new Date().toISOString() }));
+      expect(JSON.parse(readFileSync(stateFile, 'utf8')))
+        .to.deep.include({ type: 'number', value: 3 })
+        .and.not.have.property('pending');
+      writeFileSync(
+        stateFile,
+        JSON.stringify({
+          column: 'id',
+          type: 'number',
+          value: 1,
+          pending: { type: 'number', value: 3 },
+          savedAt: new Date().toISOString(),
+        }),
+      );
       await db.exec("INSERT INTO claims (kind) VALUES ('d')");
       await run();
       await until(() => delivered().length >= 2, 10_000);
       await sleep(500);
       // rows 2 and 3 went out again as their own batch under the batch's key: the queue dropped them
       expect(delivered().map((m) => m.Data.id)).to.deep.equal([['1', '2', '3'], ['4']]);
-      const status = node!.services.find((s) => s.kind === 'sql')!.running.status() as { poller?: { emitted: number; rowsEmitted: number } };
+      const status = node!.services.find((s) => s.kind === 'sql')!.running.status() as {
+        poller?: { emitted: number; rowsEmitted: number };
+      };
       expect(status.poller).to.deep.include({ emitted: 2, rowsEmitted: 3 });
-      expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.deep.include({ type: 'number', value: 4 }).and.not.have.property('pending');
+      expect(JSON.parse(readFileSync(stateFile, 'utf8')))
+        .to.deep.include({ type: 'number', value: 4 })
+        .and.not.have.property('pending');
     });
 
     it('poll-mode placeholders and a tracked column that is not selected stop the start', async () => {
       let error: unknown;
-      await startTestNode([{ service: 'sql', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_WHERE: 'kind = {{ k }}' }]).catch((e: unknown) => (error = e));
+      await startTestNode([
+        { service: 'sql', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_WHERE: 'kind = {{ k }}' },
+      ]).catch((e: unknown) => (error = e));
       expect(String(error)).to.match(/poll mode: \{\{ k \}\} in SQL_WHERE cannot be filled/);
       error = undefined;
-      await startTestNode([{ service: 'sql', ...db.params, SQL_POLLMODE: true, SQL_TABLE: 'events', SQL_COLUMNS: 'kind', SQL_TRACKCOLUMN: 'id' }]).catch((e: unknown) => (error = e));
+      await startTestNode([
+        {
+          service: 'sql',
+          ...db.params,
+          SQL_POLLMODE: true,
+          SQL_TABLE: 'events',
+          SQL_COLUMNS: 'kind',
+          SQL_TRACKCOLUMN: 'id',
+        },
+      ]).catch((e: unknown) => (error = e));
       expect(String(error)).to.match(/SQL_TRACKCOLUMN: 'id' must be one of the selected columns/);
     });
 

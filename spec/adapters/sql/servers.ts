@@ -91,7 +91,8 @@ function postgresIds(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-  if (r.status !== 0 || g.status !== 0) throw new Error('running as root needs the postgres user (Debian package postgresql)');
+  if (r.status !== 0 || g.status !== 0)
+    throw new Error('running as root needs the postgres user (Debian package postgresql)');
   return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
@@ -102,9 +103,14 @@ function postgresIds(): { uid: number; gid: number } | undefined {
 async function waitForPostgresReady(bin: string, port: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const probe = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], { encoding: 'utf8' });
+    const probe = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], {
+      encoding: 'utf8',
+    });
     if (probe.status === 0) return;
-    if (Date.now() > until) throw new Error(`postgres on port ${port} did not accept connections within ${timeoutMs} ms: ${probe.stdout.trim()}`);
+    if (Date.now() > until)
+      throw new Error(
+        `postgres on port ${port} did not accept connections within ${timeoutMs} ms: ${probe.stdout.trim()}`,
+      );
     await sleep(50);
   }
 }
@@ -120,10 +126,27 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
   writeFileSync(pwfile, password, { mode: 0o600 });
   if (ids) chownSync(pwfile, ids.uid, ids.gid);
   const data = join(dir, 'data');
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'hive', '--pwfile', pwfile, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync', '--locale=C'], {
-    encoding: 'utf8',
-    ...(ids ?? {}),
-  });
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    [
+      '-D',
+      data,
+      '-U',
+      'hive',
+      '--pwfile',
+      pwfile,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--no-sync',
+      '--locale=C',
+    ],
+    {
+      encoding: 'utf8',
+      ...(ids ?? {}),
+    },
+  );
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
   const logFile = opts.logStatements ? join(dir, 'statements.log') : '';
@@ -137,8 +160,30 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
     dir,
     logFile,
     async start() {
-      const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=60', '-c', 'wal_level=logical'];
-      if (logFile) args.push('-c', 'log_statement=all', '-c', 'log_min_duration_statement=-1', '-c', 'log_line_prefix=');
+      const args = [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'shared_buffers=16MB',
+        '-c',
+        'max_connections=60',
+        '-c',
+        'wal_level=logical',
+      ];
+      if (logFile)
+        args.push('-c', 'log_statement=all', '-c', 'log_min_duration_statement=-1', '-c', 'log_line_prefix=');
       const out = logFile ? openSync(logFile, 'a') : 'ignore';
       child = track(spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', out], ...(ids ?? {}) }));
       if (typeof out === 'number') closeSync(out);
@@ -157,7 +202,11 @@ export async function postgresServer(opts: { logStatements?: boolean } = {}): Pr
 
 /** Runs SQL as MariaDB's root (over the server's socket): what the test user may not (SET GLOBAL, CREATE USER). */
 export function mariadbRoot(server: DbServer, sql: string): void {
-  const r = spawnSync(which('mariadb')!, ['--no-defaults', `--socket=${join(server.dir, 'sock')}`, '-uroot', '-e', sql], { encoding: 'utf8' });
+  const r = spawnSync(
+    which('mariadb')!,
+    ['--no-defaults', `--socket=${join(server.dir, 'sock')}`, '-uroot', '-e', sql],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`mariadb as root: ${r.stderr}`);
 }
 
@@ -166,7 +215,11 @@ export async function mariadbServer(opts: { binlog?: boolean } = {}): Promise<Db
   const dir = mkdtempSync(join(tmpdir(), 'hn-maria-'));
   const data = join(dir, 'data');
   const socket = join(dir, 'sock');
-  const init = spawnSync(which('mariadb-install-db')!, ['--no-defaults', '--user=root', `--datadir=${data}`, '--auth-root-authentication-method=normal', '--skip-test-db'], { encoding: 'utf8' });
+  const init = spawnSync(
+    which('mariadb-install-db')!,
+    ['--no-defaults', '--user=root', `--datadir=${data}`, '--auth-root-authentication-method=normal', '--skip-test-db'],
+    { encoding: 'utf8' },
+  );
   if (init.status !== 0) throw new Error(`mariadb-install-db failed: ${init.stderr}${init.stdout}`);
   const port = await freePort();
   const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -181,13 +234,31 @@ export async function mariadbServer(opts: { binlog?: boolean } = {}): Promise<Db
     dir,
     logFile: '',
     async start() {
-      const args = ['--no-defaults', '--user=root', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${socket}`, `--pid-file=${join(dir, 'pid')}`, ...(opts.binlog === false ? ['--skip-log-bin'] : ['--log-bin=mariadb-bin', '--binlog-format=ROW', '--server-id=1', '--log-bin-trust-function-creators=1']), '--innodb-buffer-pool-size=16M', '--innodb-flush-log-at-trx-commit=0', '--innodb-doublewrite=0', '--performance-schema=0', `--log-error=${join(dir, 'error.log')}`];
+      const args = [
+        '--no-defaults',
+        '--user=root',
+        `--datadir=${data}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${socket}`,
+        `--pid-file=${join(dir, 'pid')}`,
+        ...(opts.binlog === false
+          ? ['--skip-log-bin']
+          : ['--log-bin=mariadb-bin', '--binlog-format=ROW', '--server-id=1', '--log-bin-trust-function-creators=1']),
+        '--innodb-buffer-pool-size=16M',
+        '--innodb-flush-log-at-trx-commit=0',
+        '--innodb-doublewrite=0',
+        '--performance-schema=0',
+        `--log-error=${join(dir, 'error.log')}`,
+      ];
       child = track(spawn(which('mariadbd')!, args, { stdio: 'ignore' }));
       await waitForPort(port, 30_000, 'mariadbd', child);
       if (!created) {
         // root logs in over the socket without a password; the tests use a password user over TCP
         const sql = `CREATE DATABASE hive; CREATE USER 'hive'@'%' IDENTIFIED BY '${password}'; GRANT ALL ON hive.* TO 'hive'@'%'; GRANT PROCESS, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'hive'@'%';`;
-        const r = spawnSync(which('mariadb')!, ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', sql], { encoding: 'utf8' });
+        const r = spawnSync(which('mariadb')!, ['--no-defaults', `--socket=${socket}`, '-uroot', '-e', sql], {
+          encoding: 'utf8',
+        });
         if (r.status !== 0) throw new Error(`creating the MariaDB user failed: ${r.stderr}`);
         created = true;
       }

@@ -21,19 +21,37 @@ for (const engine of TEST_ENGINES) {
     let db: EngineHarness;
     let node: HiveNode;
     let logs: () => string;
-    const call = (channel: string, data: Record<string, string[]> = {}, control: Record<string, string[]> = {}): Promise<Result> =>
-      node.hive.call(channel, makeMessage({ Data: mapOf(data), Control: mapOf(control) }), 20_000);
+    const call = (
+      channel: string,
+      data: Record<string, string[]> = {},
+      control: Record<string, string[]> = {},
+    ): Promise<Result> => node.hive.call(channel, makeMessage({ Data: mapOf(data), Control: mapOf(control) }), 20_000);
 
     before(async function () {
       requireServer(this, engineAvailable(engine as TestEngine), engine);
       db = await openEngine(engine);
-      await db.exec(`CREATE TABLE users (${db.serial}, name VARCHAR(100) NOT NULL, email VARCHAR(100) NULL, age INT NULL)`);
+      await db.exec(
+        `CREATE TABLE users (${db.serial}, name VARCHAR(100) NOT NULL, email VARCHAR(100) NULL, age INT NULL)`,
+      );
       await db.exec(`CREATE TABLE orders (${db.serial}, user_id INT NOT NULL, total NUMERIC(10,2) NOT NULL)`);
-      await db.exec("INSERT INTO users (name, email, age) VALUES ('ann', 'ann@x.org', 30), ('bob', NULL, 25), ('o''hara', NULL, NULL), ('carol', 'carol@x.org', 40)");
-      await db.exec('INSERT INTO orders (user_id, total) VALUES (1, 10.00), (1, 20.50), (2, 5.00), (4, 7.25), (4, 8.00), (4, 100.00)');
+      await db.exec(
+        "INSERT INTO users (name, email, age) VALUES ('ann', 'ann@x.org', 30), ('bob', NULL, 25), ('o''hara', NULL, NULL), ('carol', 'carol@x.org', 40)",
+      );
+      await db.exec(
+        'INSERT INTO orders (user_id, total) VALUES (1, 10.00), (1, 20.50), (2, 5.00), (4, 7.25), (4, 8.00), (4, 100.00)',
+      );
       const p = db.params;
       ({ node, logs } = await startTestNode([
-        { service: 'sql', NAME: 'sel', ...p, SQL_STATEMENT: 'SELECT', SQL_TABLE: 'users', SQL_COLUMNS: 'id, name, email, age', SQL_WHERE: 'name LIKE {{ pattern }} AND (age >= {{min_age}} OR age IS NULL)', SQL_ORDERBY: 'id' },
+        {
+          service: 'sql',
+          NAME: 'sel',
+          ...p,
+          SQL_STATEMENT: 'SELECT',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'id, name, email, age',
+          SQL_WHERE: 'name LIKE {{ pattern }} AND (age >= {{min_age}} OR age IS NULL)',
+          SQL_ORDERBY: 'id',
+        },
         {
           service: 'sql',
           NAME: 'all',
@@ -63,12 +81,59 @@ for (const engine of TEST_ENGINES) {
           SQL_LIMIT: '{{ n }}',
           SQL_OFFSET: '0',
         },
-        { service: 'sql', NAME: 'ins', ...p, SQL_STATEMENT: 'insert', SQL_TABLE: 'users', SQL_COLUMNS: 'name,email,age', SQL_VALUEPARAMS: 'data_name, data_email, data_age' },
-        { service: 'sql', NAME: 'upd', ...p, SQL_STATEMENT: 'update', SQL_TABLE: 'users', SQL_COLUMNS: 'email', SQL_VALUEPARAMS: 'data_email', SQL_WHERE: 'name = {{ where_name }}' },
-        { service: 'sql', NAME: 'del', ...p, SQL_STATEMENT: 'Delete', SQL_TABLE: 'users', SQL_WHERE: 'name = {{ where_name }}' },
-        { service: 'sql', NAME: 'stmt', ...p, SQL_STATEMENT_CTRL: 'statement', SQL_TABLE: 'orders', SQL_WHERE: 'user_id = {{ uid }}', SQL_ORDERBY: 'id' },
-        { service: 'sql', NAME: 'rawq', ...p, SQL_RAWMODE: true, SQL_RAWACTION: 'query', SQL_RAWVALUE: "SELECT name, '$1 costs $$5' AS note FROM users WHERE name = {{ n }} OR name = '{{ n2 }}'" },
-        { service: 'sql', NAME: 'rawx', ...p, SQL_RAWMODE: true, SQL_RAWVALUE: 'UPDATE users SET age = age + {{ delta }} WHERE name LIKE {{ n }}', SQL_RAWACTION_CTRL: 'action', SQL_RAWVALUE_CTRL: 'sql' },
+        {
+          service: 'sql',
+          NAME: 'ins',
+          ...p,
+          SQL_STATEMENT: 'insert',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'name,email,age',
+          SQL_VALUEPARAMS: 'data_name, data_email, data_age',
+        },
+        {
+          service: 'sql',
+          NAME: 'upd',
+          ...p,
+          SQL_STATEMENT: 'update',
+          SQL_TABLE: 'users',
+          SQL_COLUMNS: 'email',
+          SQL_VALUEPARAMS: 'data_email',
+          SQL_WHERE: 'name = {{ where_name }}',
+        },
+        {
+          service: 'sql',
+          NAME: 'del',
+          ...p,
+          SQL_STATEMENT: 'Delete',
+          SQL_TABLE: 'users',
+          SQL_WHERE: 'name = {{ where_name }}',
+        },
+        {
+          service: 'sql',
+          NAME: 'stmt',
+          ...p,
+          SQL_STATEMENT_CTRL: 'statement',
+          SQL_TABLE: 'orders',
+          SQL_WHERE: 'user_id = {{ uid }}',
+          SQL_ORDERBY: 'id',
+        },
+        {
+          service: 'sql',
+          NAME: 'rawq',
+          ...p,
+          SQL_RAWMODE: true,
+          SQL_RAWACTION: 'query',
+          SQL_RAWVALUE: "SELECT name, '$1 costs $$5' AS note FROM users WHERE name = {{ n }} OR name = '{{ n2 }}'",
+        },
+        {
+          service: 'sql',
+          NAME: 'rawx',
+          ...p,
+          SQL_RAWMODE: true,
+          SQL_RAWVALUE: 'UPDATE users SET age = age + {{ delta }} WHERE name LIKE {{ n }}',
+          SQL_RAWACTION_CTRL: 'action',
+          SQL_RAWVALUE_CTRL: 'sql',
+        },
       ]));
     });
     after(async () => {
@@ -98,7 +163,10 @@ for (const engine of TEST_ENGINES) {
     });
 
     it('a missing placeholder value is 400 naming it; unknown Data names are ignored', async () => {
-      expect(await call('sel', { pattern: ['%'], other: ['x'] })).to.deep.include({ Code: 400, Message: "Data 'min_age' is missing (it fills a placeholder of SQL_WHERE)" });
+      expect(await call('sel', { pattern: ['%'], other: ['x'] })).to.deep.include({
+        Code: 400,
+        Message: "Data 'min_age' is missing (it fills a placeholder of SQL_WHERE)",
+      });
     });
 
     it('JOIN with GROUP BY, HAVING, ORDER BY, LIMIT (bound) and OFFSET', async () => {
@@ -108,7 +176,9 @@ for (const engine of TEST_ENGINES) {
       expect(r.Data.orders).to.deep.equal(['2', '3']);
       expect(r.Data.spent!.map(Number)).to.deep.equal([30.5, 115.25]);
       expect(names(await call('join', { min_total: ['6'], min_orders: ['2'], n: ['1'] }))).to.deep.equal(['ann']);
-      expect(await call('join', { min_total: ['6'], min_orders: ['2'], n: ['1; DROP TABLE users'] })).to.deep.include({ Code: 400 });
+      expect(await call('join', { min_total: ['6'], min_orders: ['2'], n: ['1; DROP TABLE users'] })).to.deep.include({
+        Code: 400,
+      });
     });
 
     it('INSERT pairs columns with value parameters; [] inserts NULL; affected (and insertid where the engine has one)', async () => {
@@ -116,9 +186,14 @@ for (const engine of TEST_ENGINES) {
       expect(r.Code, r.Message).to.equal(200);
       expect(r.Data.affected).to.deep.equal(['1']);
       if (engine !== 'postgres') expect(r.Data.insertid).to.deep.equal(['5']);
-      const rows = await db.rows<{ name: string; email: null; age: number }>("SELECT name, email, age FROM users WHERE name = 'dave'");
+      const rows = await db.rows<{ name: string; email: null; age: number }>(
+        "SELECT name, email, age FROM users WHERE name = 'dave'",
+      );
       expect(rows).to.deep.equal([{ name: 'dave', email: null, age: 51 }]);
-      expect(await call('ins', { data_name: ['x'], data_email: [] })).to.deep.include({ Code: 400, Message: "Data 'data_age' is missing (it fills a placeholder of SQL_VALUEPARAMS)" });
+      expect(await call('ins', { data_name: ['x'], data_email: [] })).to.deep.include({
+        Code: 400,
+        Message: "Data 'data_age' is missing (it fills a placeholder of SQL_VALUEPARAMS)",
+      });
     });
 
     it('a value the database refuses is 400 with its reason (not for SQLite, which stores anything)', async function () {
@@ -127,7 +202,11 @@ for (const engine of TEST_ENGINES) {
       expect(r.Code, r.Message).to.equal(400);
       expect(r.Message).to.match(/^the database refused the values: /);
       expect(await call('ins', { data_name: [], data_email: [], data_age: ['1'] })).to.deep.include({ Code: 400 });
-      if (engine === 'postgres') expect(await call('ins', { data_name: ['a\u0000b'], data_email: [], data_age: ['1'] })).to.deep.include({ Code: 400, Message: 'a value contains a NUL character, which PostgreSQL cannot store in text' });
+      if (engine === 'postgres')
+        expect(await call('ins', { data_name: ['a\u0000b'], data_email: [], data_age: ['1'] })).to.deep.include({
+          Code: 400,
+          Message: 'a value contains a NUL character, which PostgreSQL cannot store in text',
+        });
     });
 
     it('UPDATE and DELETE report the affected rows (matched rows, also on MariaDB)', async () => {
@@ -151,12 +230,18 @@ for (const engine of TEST_ENGINES) {
       expect(r.Code, r.Message).to.equal(200);
       expect(r.Data.affected).to.deep.equal(['3']);
       expect((await db.rows<{ age: number | null }>("SELECT age FROM users WHERE name = 'bob'"))[0]!.age).to.equal(26);
-      expect(await call('rawx', { delta: ['1'], n: ['%'] }, { sql: ['DELETE FROM users'] })).to.deep.include({ Code: 403 });
+      expect(await call('rawx', { delta: ['1'], n: ['%'] }, { sql: ['DELETE FROM users'] })).to.deep.include({
+        Code: 403,
+      });
       expect((await db.rows('SELECT id FROM users')).length).to.equal(4);
     });
 
     it('_CTRL overrides: table, columns, order, limit; invalid identifiers 400; clause text 403', async () => {
-      const r = await call('all', {}, { table: ['orders'], columns: ['id, total'], order: ['total DESC'], limit: ['2'] });
+      const r = await call(
+        'all',
+        {},
+        { table: ['orders'], columns: ['id, total'], order: ['total DESC'], limit: ['2'] },
+      );
       expect(r.Code, r.Message).to.equal(200);
       expect(r.Data.id).to.deep.equal(['6', '2']);
       expect(Object.keys(r.Data).sort()).to.deep.equal(['id', 'rowcount', 'total']);

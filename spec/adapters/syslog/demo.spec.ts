@@ -26,9 +26,22 @@ describe('the demo node file receives syslog and records it where the README say
   it("logger's default (RFC 5424) and --rfc3164, over UDP and TCP, land in HIVENODE_DEMO_SYSLOG_FILE, none counted invalid", async () => {
     const port = await freePort();
     const file = join(tempDir('hn-demo-syslog-'), 'syslog.jsonl');
-    const demo = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), { HIVENODE_DEMO_PORT: '0', HIVENODE_DASHBOARD_PORT: '0', HIVENODE_SYSLOG_PORT: String(port), HIVENODE_DEMO_DB: '', HIVENODE_DEMO_SYSLOG_FILE: file, HIVENODE_DEMO_QUEUE: '', HIVENODE_DEMO_FLOW: '' });
+    const demo = loadNodeFile(join(ROOT, 'examples', 'demo.yaml'), {
+      HIVENODE_DEMO_PORT: '0',
+      HIVENODE_DASHBOARD_PORT: '0',
+      HIVENODE_SYSLOG_PORT: String(port),
+      HIVENODE_DEMO_DB: '',
+      HIVENODE_DEMO_SYSLOG_FILE: file,
+      HIVENODE_DEMO_QUEUE: '',
+      HIVENODE_DEMO_FLOW: '',
+    });
     // only the demo's syslog service and what it forwards to, as the node file wires them
-    const wiring = { ...demo, services: demo.services.filter((s) => s.kind === 'syslog' || s.layer.values.some(([k, v]) => k === 'NAME' && v === 'syslog-received')) };
+    const wiring = {
+      ...demo,
+      services: demo.services.filter(
+        (s) => s.kind === 'syslog' || s.layer.values.some(([k, v]) => k === 'NAME' && v === 'syslog-received'),
+      ),
+    };
     expect(wiring.services).to.have.length(2);
     node = await HiveNode.start({ services: plansOf(wiring), logStream: new PassThrough(), name: 'demo' });
     logger(port, ['-d', 'hello']);
@@ -38,6 +51,9 @@ describe('the demo node file receives syslog and records it where the README say
     const messages = recorded(file).map((r) => r.message);
     expect(messages.map((m) => m.Data.message![0]).sort()).to.deep.equal(['hello', 'hello bsd', 'hello tcp']);
     expect(messages.every((m) => m.Class === 'syslog')).to.equal(true);
-    expect(node.services.find((s) => s.kind === 'syslog')!.running.status()).to.deep.include({ received: 3, invalid: 0 });
+    expect(node.services.find((s) => s.kind === 'syslog')!.running.status()).to.deep.include({
+      received: 3,
+      invalid: 0,
+    });
   });
 });

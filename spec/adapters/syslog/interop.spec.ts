@@ -32,7 +32,16 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     const record = join(dir, 'received.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, UDP: true, TCP: true, OUTPUTCHANNEL: 'logs', Format: 'RFC5424' },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: port,
+        UDP: true,
+        TCP: true,
+        OUTPUTCHANNEL: 'logs',
+        Format: 'RFC5424',
+      },
     ]));
     logger(port, ['-d', '--rfc3164', '-t', 'bsdtag', '-p', 'local3.warning', 'hello bsd']);
     logger(port, ['-d', '--rfc5424', '-t', 'ietftag', '-p', 'user.err', '--msgid', 'M42', 'hello ietf']);
@@ -42,9 +51,25 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     const bsd = byTag.get('bsdtag')!;
     expect(bsd.Class).to.equal('syslog');
     expect(bsd.Operation).to.equal('message');
-    expect(bsd.Data).to.deep.include({ facility: ['local3'], severity: ['warning'], message: ['hello bsd'], format: ['RFC3164'], remoteaddress: ['127.0.0.1'] });
-    expect(byTag.get('ietftag')!.Data).to.deep.include({ facility: ['user'], severity: ['error'], msgid: ['M42'], message: ['hello ietf'], format: ['RFC5424'] });
-    expect(byTag.get('tcptag')!.Data).to.deep.include({ facility: ['daemon'], severity: ['informational'], message: ['hello tcp'] });
+    expect(bsd.Data).to.deep.include({
+      facility: ['local3'],
+      severity: ['warning'],
+      message: ['hello bsd'],
+      format: ['RFC3164'],
+      remoteaddress: ['127.0.0.1'],
+    });
+    expect(byTag.get('ietftag')!.Data).to.deep.include({
+      facility: ['user'],
+      severity: ['error'],
+      msgid: ['M42'],
+      message: ['hello ietf'],
+      format: ['RFC5424'],
+    });
+    expect(byTag.get('tcptag')!.Data).to.deep.include({
+      facility: ['daemon'],
+      severity: ['informational'],
+      message: ['hello tcp'],
+    });
     const status = node.services.find((s) => s.kind === 'syslog')!.running.status();
     expect(status.received).to.equal(3);
     expect(status.invalid).to.equal(1); // the RFC 3164 line, with Format RFC5424: counted, still forwarded
@@ -55,7 +80,16 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     const record = join(dir, 'received.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, UDP: true, TCP: true, OUTPUTCHANNEL: 'logs', Format: 'auto' },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: port,
+        UDP: true,
+        TCP: true,
+        OUTPUTCHANNEL: 'logs',
+        Format: 'auto',
+      },
     ]));
     const sends = [
       ['udp5424', '-d'],
@@ -68,7 +102,11 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     for (const [tag, ...args] of sends) logger(port, [...args, '-t', tag!, `hello ${tag!}`]);
     await until(() => recorded(record).length === sends.length, 10_000);
     const byTag = new Map(recorded(record).map((r) => [r.message.Data.appname![0]!, r.message.Data]));
-    for (const [tag] of sends) expect(byTag.get(tag!), tag).to.deep.include({ message: [`hello ${tag!}`], format: [tag!.endsWith('5424') ? 'RFC5424' : 'RFC3164'] });
+    for (const [tag] of sends)
+      expect(byTag.get(tag!), tag).to.deep.include({
+        message: [`hello ${tag!}`],
+        format: [tag!.endsWith('5424') ? 'RFC5424' : 'RFC3164'],
+      });
     const status = node.services.find((s) => s.kind === 'syslog')!.running.status();
     expect(status).to.deep.include({ received: sends.length, invalid: 0 });
   });
@@ -78,7 +116,15 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
     const record = join(dir, 'received.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'logs', RecordFile: record },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: port, TCP: true, OUTPUTCHANNEL: 'logs', MaxMessageBytes: 1024 },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: port,
+        TCP: true,
+        OUTPUTCHANNEL: 'logs',
+        MaxMessageBytes: 1024,
+      },
     ]));
     const bad = connect(port, '127.0.0.1');
     await new Promise((r) => bad.once('connect', r));
@@ -106,18 +152,55 @@ describe('syslog interop with real peers (logger, rsyslog)', function () {
       // imudp and imtcp bind together: once TCP accepts, UDP is up too
       await waitForPort(port, 15_000, 'rsyslogd', rsyslog);
       ({ node } = await startTestNode([
-        { service: 'syslog', NAME: 'tcp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivetcp' },
-        { service: 'syslog', NAME: 'udp-out', RemoteIP: '127.0.0.1', RemotePort: port, SendUDP: true, SendTag: 'hiveudp', SendFormat: 'RFC5424' },
-        { service: 'syslog', NAME: 'json-out', RemoteIP: '127.0.0.1', RemotePort: port, SendTCP: true, SendTag: 'hivejson', SendJSON: true },
+        {
+          service: 'syslog',
+          NAME: 'tcp-out',
+          RemoteIP: '127.0.0.1',
+          RemotePort: port,
+          SendTCP: true,
+          SendTag: 'hivetcp',
+        },
+        {
+          service: 'syslog',
+          NAME: 'udp-out',
+          RemoteIP: '127.0.0.1',
+          RemotePort: port,
+          SendUDP: true,
+          SendTag: 'hiveudp',
+          SendFormat: 'RFC5424',
+        },
+        {
+          service: 'syslog',
+          NAME: 'json-out',
+          RemoteIP: '127.0.0.1',
+          RemotePort: port,
+          SendTCP: true,
+          SendTag: 'hivejson',
+          SendJSON: true,
+        },
       ]));
       // SendJSON: the whole Data as one message, as severe as its most severe key; empty Data sends nothing
       await node.hive.call('json-out', makeMessage({ Data: mapOf({ info: ['fine'], error: ['json broke'] }) }), 5000);
       await node.hive.call('json-out', makeMessage({ Data: mapOf({}) }), 5000);
-      const tcp = await node.hive.call('tcp-out', makeMessage({ Data: mapOf({ error: ['disk failing'], warn: ['two lines\nin one message'], info: ['note'], other: ['debugging'] }) }), 5000);
+      const tcp = await node.hive.call(
+        'tcp-out',
+        makeMessage({
+          Data: mapOf({
+            error: ['disk failing'],
+            warn: ['two lines\nin one message'],
+            info: ['note'],
+            other: ['debugging'],
+          }),
+        }),
+        5000,
+      );
       expect(tcp).to.deep.equal({ Code: 200, Message: 'Success', Data: {}, List: null });
       await node.hive.call('udp-out', makeMessage({ Data: mapOf({ critical: ['über critical'] }) }), 5000);
       await until(() => existsSync(out) && readFileSync(out, 'utf8').trim().split('\n').length >= 6, 15_000);
-      const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => l.split('|'));
+      const lines = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split('|'));
       const find = (text: string) => lines.find((l) => l.slice(6).join('|').includes(text))!;
       expect(find('disk failing').slice(0, 3)).to.deep.equal(['err', 'user', 'hivetcp']);
       expect(find('disk failing')[3]).to.equal(String(process.pid));

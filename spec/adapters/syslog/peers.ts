@@ -6,11 +6,16 @@ import { existsSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireInstalled } from '../../support/installed.js';
 
-export const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
+export const have = (cmd: string): boolean =>
+  spawnSync('sh', ['-c', `command -v ${cmd} || test -x /usr/sbin/${cmd}`]).status === 0;
 
 /** Skips the suite when logger or rsyslogd is missing, except on CI where that is a failure. */
 export function needPeers(ctx: Mocha.Context): void {
-  requireInstalled(have('logger') && have('rsyslogd'), 'logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)', ctx);
+  requireInstalled(
+    have('logger') && have('rsyslogd'),
+    'logger and rsyslogd are needed (scripts/test.sh installs bsdutils and rsyslog)',
+    ctx,
+  );
 }
 
 /** Whether rsyslog's modules of these names are installed (in /usr/lib/rsyslog or /usr/lib/<arch>/rsyslog). */
@@ -41,7 +46,11 @@ export function logger(port: number, args: string[]): void {
 export function startRsyslog(dir: string, config: string[]): ChildProcess {
   const conf = join(dir, 'rsyslog.conf');
   writeFileSync(conf, [`global(workDirectory="${dir}")`, ...config, ''].join('\n'));
-  return spawn(existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd', ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')], { stdio: ['ignore', openSync(join(dir, 'rsyslogd.log'), 'a'), openSync(join(dir, 'rsyslogd.log'), 'a')] });
+  return spawn(
+    existsSync('/usr/sbin/rsyslogd') ? '/usr/sbin/rsyslogd' : 'rsyslogd',
+    ['-n', '-f', conf, '-i', join(dir, 'rsyslog.pid')],
+    { stdio: ['ignore', openSync(join(dir, 'rsyslogd.log'), 'a'), openSync(join(dir, 'rsyslogd.log'), 'a')] },
+  );
 }
 
 /** Whether rsyslog's RELP modules (Debian rsyslog-relp: imrelp, omrelp) are installed. */

@@ -59,12 +59,22 @@ describe('syslog receiver behind a real rsyslogd forwarding in its traditional f
       await until(() => recorded(file).length === 3, 15_000);
       const byMessage = new Map(recorded(file).map((r) => [r.message.Data.message![0]!, r.message.Data]));
       expect([...byMessage.keys()].sort(), transport).to.deep.equal(['m08 via rsyslog', 'with a colon', 'with a pid']);
-      expect(byMessage.get('m08 via rsyslog'), transport).to.deep.include({ appname: ['viarsys'], procid: [''], facility: ['local4'], severity: ['error'], format: ['RFC3164'] });
+      expect(byMessage.get('m08 via rsyslog'), transport).to.deep.include({
+        appname: ['viarsys'],
+        procid: [''],
+        facility: ['local4'],
+        severity: ['error'],
+        format: ['RFC3164'],
+      });
       expect(byMessage.get('m08 via rsyslog')!.hostname![0], transport).to.not.equal('');
       expect(byMessage.get('with a colon'), transport).to.deep.include({ appname: ['my-app'], procid: [''] });
       expect(byMessage.get('with a pid')!.appname, transport).to.deep.equal(['postfix/smtpd']);
       expect(byMessage.get('with a pid')!.procid![0], transport).to.match(/^\d+$/);
     }
-    for (const name of ['rx-udp', 'rx-tcp']) expect(node.services.find((s) => s.name === name)!.running.status(), name).to.deep.include({ received: 3, invalid: 0 });
+    for (const name of ['rx-udp', 'rx-tcp'])
+      expect(node.services.find((s) => s.name === name)!.running.status(), name).to.deep.include({
+        received: 3,
+        invalid: 0,
+      });
   });
 });

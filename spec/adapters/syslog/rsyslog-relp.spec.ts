@@ -56,7 +56,20 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     const out = join(dir, 'out.jsonl');
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'sink', RecordFile: out },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', Port: tlsPort, TLS: true, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', RELP: true, RELPPort: relpPort, OUTPUTCHANNEL: 'sink' },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        Port: tlsPort,
+        TLS: true,
+        TLSCert: certPath('server.pem'),
+        TLSKey: certPath('server.key'),
+        TLSCA: certPath('ca.pem'),
+        TLSClientAuth: 'require',
+        RELP: true,
+        RELPPort: relpPort,
+        OUTPUTCHANNEL: 'sink',
+      },
     ]));
     const tls = `tls="on" tls.caCert="${certPath('ca.pem')}" tls.myCert="${certPath('client-alice.pem')}" tls.myPrivKey="${certPath('client-alice.key')}" tls.authMode="name" tls.permittedPeer="localhost"`;
     rsyslog = startRsyslog(dir, omrelpConfig(inPort, relpPort, tls));
@@ -67,7 +80,10 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     );
     await until(() => recorded(out).length >= 20, 30_000);
     expect(new Set(recorded(out).map((r) => r.message.Data.message![0])).size).to.equal(20);
-    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({ relpAcknowledged: 20, tlsRefused: 0 });
+    expect(node.services.find((s) => s.name === 'rx')!.running.status()).to.deep.include({
+      relpAcknowledged: 20,
+      tlsRefused: 0,
+    });
   });
 
   it('a full queue behind the receiver holds the sender back (its window fills), nothing is dropped, and the backlog drains when the queue runs again', async () => {
@@ -78,8 +94,23 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     const capacity = 50;
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'sink', RecordFile: out },
-      { service: 'queue', NAME: 'relp-q', PersistPath: join(dir, 'store'), DefaultChannel: 'sink', StartPaused: true, Capacity: capacity },
-      { service: 'syslog', NAME: 'rx', IP: '127.0.0.1', RELP: true, RELPPort: relpPort, RELPWindow: window, OUTPUTCHANNEL: 'relp-q' },
+      {
+        service: 'queue',
+        NAME: 'relp-q',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'sink',
+        StartPaused: true,
+        Capacity: capacity,
+      },
+      {
+        service: 'syslog',
+        NAME: 'rx',
+        IP: '127.0.0.1',
+        RELP: true,
+        RELPPort: relpPort,
+        RELPWindow: window,
+        OUTPUTCHANNEL: 'relp-q',
+      },
     ]));
     rsyslog = startRsyslog(dir, omrelpConfig(inPort, relpPort, `windowSize="${window}"`));
     await waitForPort(inPort, 15_000, 'rsyslogd', rsyslog);
@@ -107,8 +138,20 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     const dir = tempDir('hn-relp-out-');
     const relpPort = await freePort();
     const file = join(dir, 'got.log');
-    ({ node } = await startTestNode([{ service: 'syslog', NAME: 'tx', RemoteIP: '127.0.0.1', RemotePort: relpPort, SendRELP: true, SendFormat: 'RFC5424' }]));
-    const send = (i: number): Promise<number> => node!.hive.call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`s-${i}`] }) }), 60_000).then((r) => r.Code);
+    ({ node } = await startTestNode([
+      {
+        service: 'syslog',
+        NAME: 'tx',
+        RemoteIP: '127.0.0.1',
+        RemotePort: relpPort,
+        SendRELP: true,
+        SendFormat: 'RFC5424',
+      },
+    ]));
+    const send = (i: number): Promise<number> =>
+      node!.hive
+        .call('tx', makeMessage({ Class: 'syslog', Operation: 'send', Data: mapOf({ info: [`s-${i}`] }) }), 60_000)
+        .then((r) => r.Code);
     // rsyslog is not there yet: the messages wait, the callers too
     const first = Array.from({ length: 100 }, (_, i) => send(i));
     await sleep(500);
@@ -124,6 +167,8 @@ describe('RELP with a real rsyslogd (Debian rsyslog-relp)', function () {
     await until(() => new Set(numbersIn(file, 's')).size === 400, 15_000);
     const status = node.services.find((s) => s.name === 'tx')!.running.status();
     expect(status).to.deep.include({ sent: 400, sendDropped: 0, sendRefused: 0, sendBuffered: 0 });
-    expect(status.sendResent as number, 'the restart broke the session with messages unacknowledged').to.be.greaterThan(0);
+    expect(status.sendResent as number, 'the restart broke the session with messages unacknowledged').to.be.greaterThan(
+      0,
+    );
   });
 });

@@ -14,7 +14,14 @@ import { logger, needGtlsPeers, startRsyslog } from './peers.js';
 import { sleep, until } from '../../support/wait.js';
 
 /** The lines of rsyslog's output file, without the space an RFC 3164 message's text starts with. */
-const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => l.replace('| ', '|')) : []);
+const lines = (file: string): string[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.replace('| ', '|'))
+    : [];
 
 /** An omfwd action to 127.0.0.1:port over gtls, checking that the server's certificate names localhost, with its own queue (a refused action does not hold up the others). */
 function forwardTls(port: number, extra: string): string {
@@ -58,7 +65,16 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
       { service: 'echo', NAME: 'open-logs', RecordFile: open },
       { service: 'echo', NAME: 'mtls-logs', RecordFile: mtls },
       { service: 'syslog', NAME: 'rx-open', IP: '127.0.0.1', Port: openPort, ...tlsFiles, OUTPUTCHANNEL: 'open-logs' },
-      { service: 'syslog', NAME: 'rx-mtls', IP: '127.0.0.1', Port: mtlsPort, ...tlsFiles, TLSCA: certPath('ca.pem'), TLSClientAuth: 'require', OUTPUTCHANNEL: 'mtls-logs' },
+      {
+        service: 'syslog',
+        NAME: 'rx-mtls',
+        IP: '127.0.0.1',
+        Port: mtlsPort,
+        ...tlsFiles,
+        TLSCA: certPath('ca.pem'),
+        TLSClientAuth: 'require',
+        OUTPUTCHANNEL: 'mtls-logs',
+      },
     ]));
     const ca = `StreamDriver.CAFile="${certPath('ca.pem')}"`;
     const alice = `StreamDriver.CertFile="${certPath('client-alice.pem')}" StreamDriver.KeyFile="${certPath('client-alice.key')}"`;
@@ -66,7 +82,9 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
       'module(load="imtcp")',
       `input(type="imtcp" address="127.0.0.1" port="${inPort}" ruleset="forward")`,
       // each action names itself as the tag of what it forwards
-      ...['lf', 'octet', 'wrongca', 'alice', 'nocert'].map((via) => `template(name="${via}" type="string" string="<%PRI%>%TIMESTAMP% %HOSTNAME% ${via}: %msg%\\n")`),
+      ...['lf', 'octet', 'wrongca', 'alice', 'nocert'].map(
+        (via) => `template(name="${via}" type="string" string="<%PRI%>%TIMESTAMP% %HOSTNAME% ${via}: %msg%\\n")`,
+      ),
       'ruleset(name="forward") {',
       forwardTls(openPort, `${ca} template="lf"`),
       forwardTls(openPort, `${ca} TCP_Framing="octet-counted" template="octet"`),
@@ -79,9 +97,17 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
     logger(inPort, ['-T', '-t', 'app', 'through gtls']);
     await until(() => recorded(open).length >= 2 && recorded(mtls).length >= 1, 20_000);
     // a client that does not trust our certificate finishes the handshake, checks, and hangs up: only rsyslog can tell
-    await until(() => (status(node!, 'rx-mtls').tlsRefused as number) >= 1 && /certificate invalid: signer not found/.test(readFileSync(join(dir, 'rsyslogd.log'), 'utf8')), 20_000);
+    await until(
+      () =>
+        (status(node!, 'rx-mtls').tlsRefused as number) >= 1 &&
+        /certificate invalid: signer not found/.test(readFileSync(join(dir, 'rsyslogd.log'), 'utf8')),
+      20_000,
+    );
     await sleep(500); // time for a wrongly delivered message to show
-    const via = (file: string): string[] => recorded(file).map((r) => `${r.message.Data.appname![0]} ${r.message.Data.message![0]}`).sort();
+    const via = (file: string): string[] =>
+      recorded(file)
+        .map((r) => `${r.message.Data.appname![0]} ${r.message.Data.message![0]}`)
+        .sort();
     expect(via(open)).to.deep.equal(['lf through gtls', 'octet through gtls']);
     expect(via(mtls)).to.deep.equal(['alice through gtls']);
     expect(status(node, 'rx-open')).to.deep.include({ received: 2, invalid: 0 });
@@ -95,17 +121,38 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
     await waitForPort(port, 15_000, 'rsyslogd', rsyslog);
     let logs: () => string;
     ({ node, logs } = await startTestNode([
-      { service: 'syslog', NAME: 'good', RemoteIP: 'localhost', RemotePort: port, SendTLS: true, RemoteCA: certPath('ca.pem'), SendTag: 'goodca', SendFormat: 'RFC5424' },
-      { service: 'syslog', NAME: 'bad', RemoteIP: '127.0.0.1', RemotePort: port, SendTLS: true, RemoteCA: certPath('other-ca.pem'), SendTag: 'wrongca' },
+      {
+        service: 'syslog',
+        NAME: 'good',
+        RemoteIP: 'localhost',
+        RemotePort: port,
+        SendTLS: true,
+        RemoteCA: certPath('ca.pem'),
+        SendTag: 'goodca',
+        SendFormat: 'RFC5424',
+      },
+      {
+        service: 'syslog',
+        NAME: 'bad',
+        RemoteIP: '127.0.0.1',
+        RemotePort: port,
+        SendTLS: true,
+        RemoteCA: certPath('other-ca.pem'),
+        SendTag: 'wrongca',
+      },
     ]));
-    for (const name of ['good', 'bad']) await node.hive.call(name, makeMessage({ Data: mapOf({ info: [`from ${name}`, 'two\nlines'] }) }), 5000);
+    for (const name of ['good', 'bad'])
+      await node.hive.call(name, makeMessage({ Data: mapOf({ info: [`from ${name}`, 'two\nlines'] }) }), 5000);
     await until(() => lines(out).length >= 2, 15_000);
     await until(() => (status(node!, 'bad').sendFailures as number) >= 2, 15_000);
     expect(lines(out).slice(0, 2)).to.deep.equal(['goodca|from good', 'goodca|two#012lines']);
     expect(lines(out).some((l) => l.startsWith('wrongca'))).to.equal(false);
     expect(status(node, 'good')).to.deep.include({ sent: 2, sendFailures: 0 });
     expect(status(node, 'bad')).to.deep.include({ sent: 0, sendBuffered: 2 });
-    expect(logs().match(/syslog sender cannot connect to 127\.0\.0\.1:\d+ over TLS: the server's certificate is refused/g) ?? []).to.have.length(1);
+    expect(
+      logs().match(/syslog sender cannot connect to 127\.0\.0\.1:\d+ over TLS: the server's certificate is refused/g) ??
+        [],
+    ).to.have.length(1);
   });
 
   it('sender SendTLS → rsyslog imtcp gtls requiring a valid client certificate (x509/certvalid): with SendCert delivered; without, refused: nothing delivered, logged once, counted', async () => {
@@ -116,10 +163,18 @@ describe('syslog over TLS with a real rsyslogd (gtls driver) both ways', functio
     let logs: () => string;
     const to = { RemoteIP: '127.0.0.1', RemotePort: port, SendTLS: true, RemoteCA: certPath('ca.pem') };
     ({ node, logs } = await startTestNode([
-      { service: 'syslog', NAME: 'alice', ...to, SendCert: certPath('client-alice.pem'), SendKey: certPath('client-alice.key'), SendTag: 'alice' },
+      {
+        service: 'syslog',
+        NAME: 'alice',
+        ...to,
+        SendCert: certPath('client-alice.pem'),
+        SendKey: certPath('client-alice.key'),
+        SendTag: 'alice',
+      },
       { service: 'syslog', NAME: 'anonymous', ...to, SendTag: 'anonymous' },
     ]));
-    for (const name of ['alice', 'anonymous']) await node.hive.call(name, makeMessage({ Data: mapOf({ info: [`from ${name}`] }) }), 5000);
+    for (const name of ['alice', 'anonymous'])
+      await node.hive.call(name, makeMessage({ Data: mapOf({ info: [`from ${name}`] }) }), 5000);
     await until(() => lines(out).length >= 1, 15_000);
     await until(() => (status(node!, 'anonymous').sendFailures as number) >= 2, 15_000);
     expect(lines(out)).to.deep.equal(['alice|from alice']);

@@ -15,13 +15,23 @@ import { certPath } from '../../certs.js';
 import type { Params, RunningGateway } from '../../integration/gateway-harness.js';
 import { rawExchange, startGateway } from '../../integration/gateway-harness.js';
 import { tempDir } from '../../temp.js';
-import { clientCert, curl, httpsPost, postJson, renewedServerPair, replaceFile, sClient, servedSerial } from './tls-clients.js';
+import {
+  clientCert,
+  curl,
+  httpsPost,
+  postJson,
+  renewedServerPair,
+  replaceFile,
+  sClient,
+  servedSerial,
+} from './tls-clients.js';
 import { sleep, until } from '../../support/wait.js';
 
 const BODY = '{"id":["42"]}';
 const tlsOn: Params = { TLSCert: `file://${certPath('server.pem')}`, TLSKey: `file://${certPath('server.key')}` };
 const mtls = (mode: 'request' | 'require'): Params => ({ ...tlsOn, TLSCA: certPath('ca.pem'), TLSClientAuth: mode });
-const basic = (user: string, password: string): string => `authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 type Figures = Record<string, number>;
 const figures = (node: HiveNode): Figures => node.services.find((s) => s.kind === 'gateway')!.running.status() as never;
@@ -55,7 +65,9 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     expect(verified.stdout).to.match(/Verify return code: 0 \(ok\)/);
     expect(verified.stdout).to.match(/subject=CN ?= ?localhost/);
     const otherCa = await sClient(gw.port, ['-CAfile', certPath('other-ca.pem')]);
-    expect(otherCa.stdout).to.match(/Verify return code: (20|21) \(unable to (get local issuer certificate|verify the first certificate)\)/);
+    expect(otherCa.stdout).to.match(
+      /Verify return code: (20|21) \(unable to (get local issuer certificate|verify the first certificate)\)/,
+    );
     const old = await sClient(gw.port, ['-tls1_1', '-CAfile', certPath('ca.pem')]);
     expect(old.code).to.not.equal(0);
     expect(`${old.stdout}${old.stderr}`).to.match(/alert protocol version|no protocols available|unsupported protocol/);
@@ -70,7 +82,11 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     // the gateway closes without an answer (curl 52: empty reply from server)
     expect(plain.code, plain.stderr).to.equal(52);
     for (let i = 0; i < 20; i++) {
-      const raw = await rawExchange(gw.port, i % 2 === 0 ? 'GET /healthcheck HTTP/1.1\r\nHost: x\r\n\r\n' : Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]), 3000);
+      const raw = await rawExchange(
+        gw.port,
+        i % 2 === 0 ? 'GET /healthcheck HTTP/1.1\r\nHost: x\r\n\r\n' : Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]),
+        3000,
+      );
       expect(raw.closed, 'closed by the gateway').to.equal(true);
       expect(raw.text, 'nothing sent back in clear text').to.equal('');
     }
@@ -98,7 +114,9 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     expect(otherCa.stdout).to.equal('');
     const sNone = await sClient(gw.port, ['-CAfile', certPath('ca.pem')]);
     expect(sNone.stdout).to.not.match(/HTTP\/1\.1/);
-    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({
+      id: ['42'],
+    });
     await until(() => figures(gw!.node).tlsHandshakeFailures === 4, 3000);
     expect(figures(gw.node)).to.include({ tlsNoCertificate: 2, tlsBadCertificate: 2 });
     expect(gw.logs()).to.not.match(/Users is not set/);
@@ -109,9 +127,13 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     const users = join(dir, 'users');
     writeFileSync(users, `${await passwdLine('carol', 'carol-pw', 4)}\n`);
     gw = await startGateway({ ...mtls('request'), Users: users, LOGLEVEL: 'debug' });
-    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({
+      id: ['42'],
+    });
     expect(gw.logs()).to.match(/\/t\/op: user alice \(client certificate\)/);
-    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-bob'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-bob'), ...postJson(BODY)]))).to.deep.equal({
+      id: ['42'],
+    });
     expect(gw.logs()).to.match(/user bob \(client certificate\)/);
 
     const anonymous = await curl(gw.port, '/t/op', postJson(BODY));
@@ -121,9 +143,23 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     const expired = await curl(gw.port, '/t/op', [...clientCert('client-expired'), ...postJson(BODY)]);
     expect(JSON.parse(expired.stdout)).to.include({ Code: 401 });
 
-    const wrongBasic = await curl(gw.port, '/t/op', [...clientCert('client-alice'), '-H', basic('carol', 'wrong'), ...postJson(BODY)]);
+    const wrongBasic = await curl(gw.port, '/t/op', [
+      ...clientCert('client-alice'),
+      '-H',
+      basic('carol', 'wrong'),
+      ...postJson(BODY),
+    ]);
     expect(JSON.parse(wrongBasic.stdout)).to.include({ Code: 401 });
-    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-alice'), '-H', basic('carol', 'carol-pw'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(
+      answered(
+        await curl(gw.port, '/t/op', [
+          ...clientCert('client-alice'),
+          '-H',
+          basic('carol', 'carol-pw'),
+          ...postJson(BODY),
+        ]),
+      ),
+    ).to.deep.equal({ id: ['42'] });
     expect(gw.logs()).to.match(/user carol \(Basic\)/);
   });
 
@@ -132,10 +168,17 @@ describe('gateway over HTTPS and mutual TLS (curl, openssl s_client)', function 
     const groups = join(dir, 'groups');
     writeFileSync(groups, 'admins: alice\nops: bob\n');
     gw = await startGateway({ ...mtls('require'), Groups: groups, Access: 't/admin=admins;t=ops,admins' });
-    expect(answered(await curl(gw.port, '/t/admin', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
-    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-bob'), ...postJson(BODY)]))).to.deep.equal({ id: ['42'] });
+    expect(answered(await curl(gw.port, '/t/admin', [...clientCert('client-alice'), ...postJson(BODY)]))).to.deep.equal(
+      { id: ['42'] },
+    );
+    expect(answered(await curl(gw.port, '/t/op', [...clientCert('client-bob'), ...postJson(BODY)]))).to.deep.equal({
+      id: ['42'],
+    });
     const bobAdmin = await curl(gw.port, '/t/admin', [...clientCert('client-bob'), ...postJson(BODY)]);
-    expect(JSON.parse(bobAdmin.stdout)).to.include({ Code: 403, Message: "route 't/admin' is not allowed for user 'bob'" });
+    expect(JSON.parse(bobAdmin.stdout)).to.include({
+      Code: 403,
+      Message: "route 't/admin' is not allowed for user 'bob'",
+    });
     const carol = await curl(gw.port, '/t/op', [...clientCert('client-carol'), ...postJson(BODY)]);
     expect(JSON.parse(carol.stdout)).to.include({ Code: 403 });
     expect(gw.logs()).to.match(/403: user 'bob' may not use route 't\/admin'/);

@@ -34,7 +34,11 @@ describe('examples/gateway/https.yaml (HTTPS and mutual TLS)', function () {
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
     const certs = certsDir();
-    example = await startExample(EXAMPLE, 'H', 8443, (text) => text.replace('Port: 8443', 'Port: 0').replaceAll(/(file:\/\/)?certs\//g, (_m, scheme: string | undefined) => `${scheme ?? ''}${certs}/`));
+    example = await startExample(EXAMPLE, 'H', 8443, (text) =>
+      text
+        .replace('Port: 8443', 'Port: 0')
+        .replaceAll(/(file:\/\/)?certs\//g, (_m, scheme: string | undefined) => `${scheme ?? ''}${certs}/`),
+    );
     const { text, node } = example;
     expect(node.output()).to.match(/serves HTTPS on port/);
     const cwd = tempDir('hn-example-cwd-');

@@ -17,13 +17,21 @@ describe('console HTML and accessibility: every page passes axe (landmarks, labe
   it('Live, Flow, Queues, a queue, an entry, a service and the Journal', async function () {
     c = await startConsoleNode();
     const dead = await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['x'] }, 'jobs');
-    await queueCall(c.node, { command: ['schedule'], schedule_name: ['tick'], cron: ['0 0 1 1 *'] }, { item: ['tick'] }, 'jobs');
+    await queueCall(
+      c.node,
+      { command: ['schedule'], schedule_name: ['tick'], cron: ['0 0 1 1 *'] },
+      { item: ['tick'] },
+      'jobs',
+    );
     await sleep(300);
     const key = dead.Data.keys![0]!;
     const browser = await launchChromium(this);
     try {
       // axe is injected into the page: the console's CSP (scripts from itself only) is bypassed for the test's script
-      const context = await browser.newContext({ bypassCSP: true, httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } });
+      const context = await browser.newContext({
+        bypassCSP: true,
+        httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+      });
       const elsewhere: string[] = [];
       await context.route('**/*', (route) => {
         const url = new URL(route.request().url());
@@ -33,7 +41,17 @@ describe('console HTML and accessibility: every page passes axe (landmarks, labe
       });
       const page = await context.newPage();
       await page.goto(`${c.base}/login`);
-      const paths = ['/', '/flow', '/queues', '/queues/jobs?state=dead', `/queues/jobs/entries/${key}`, '/services/recorder', '/journal', '/traces', '/queues/jobs?state=waiting&field=customer&value=none'];
+      const paths = [
+        '/',
+        '/flow',
+        '/queues',
+        '/queues/jobs?state=dead',
+        `/queues/jobs/entries/${key}`,
+        '/services/recorder',
+        '/journal',
+        '/traces',
+        '/queues/jobs?state=waiting&field=customer&value=none',
+      ];
       for (const width of [1280, 390]) {
         await page.setViewportSize({ width, height: width === 1280 ? 800 : 844 });
         for (const path of paths) {

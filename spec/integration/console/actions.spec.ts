@@ -6,7 +6,10 @@ import { sleep, until } from '../../support/wait.js';
 
 /** Waits until the queue reports the entry in that state. */
 async function untilState(c: ConsoleNode, key: string, state: string): Promise<void> {
-  await until(async () => (await queueCall(c.node, { command: ['fetch'], key: [key] }, {}, 'jobs')).Data.state?.[0] === state, { ms: 10_000, every: 50, what: `entry ${key} to become ${state}` });
+  await until(
+    async () => (await queueCall(c.node, { command: ['fetch'], key: [key] }, {}, 'jobs')).Data.state?.[0] === state,
+    { ms: 10_000, every: 50, what: `entry ${key} to become ${state}` },
+  );
 }
 
 describe('console actions through the JSON API: each is the queue command it names', function () {
@@ -24,7 +27,12 @@ describe('console actions through the JSON API: each is the queue command it nam
   });
 
   it('run adds the message of a schedule now, with its controls, and a name that does not exist is 404', async () => {
-    const scheduled = await queueCall(c!.node, { command: ['schedule'], schedule_name: ['report'], cron: ['0 3 1 1 *'] }, { report: ['yearly'] }, 'jobs');
+    const scheduled = await queueCall(
+      c!.node,
+      { command: ['schedule'], schedule_name: ['report'], cron: ['0 3 1 1 *'] },
+      { report: ['yearly'] },
+      'jobs',
+    );
     expect(scheduled.Code).to.equal(200);
     const run = await postAction(c!.base, 'run', { Control: { schedule_name: ['report'] } }, headers);
     expect(run.status).to.equal(200);
@@ -35,17 +43,29 @@ describe('console actions through the JSON API: each is the queue command it nam
     expect(unknown.status).to.equal(404);
   });
 
-  it('run obeys the schedule\'s overlap rule: with the previous entry still waiting it is 409 naming the schedule and the entry, and the journal records the refusal with the user', async () => {
+  it("run obeys the schedule's overlap rule: with the previous entry still waiting it is 409 naming the schedule and the entry, and the journal records the refusal with the user", async () => {
     expect((await postAction(c!.base, 'pause', {}, headers)).status).to.equal(200);
-    await queueCall(c!.node, { command: ['schedule'], schedule_name: ['report'], cron: ['0 3 1 1 *'] }, { report: ['yearly'] }, 'jobs');
+    await queueCall(
+      c!.node,
+      { command: ['schedule'], schedule_name: ['report'], cron: ['0 3 1 1 *'] },
+      { report: ['yearly'] },
+      'jobs',
+    );
     const first = await postAction(c!.base, 'run', { Control: { schedule_name: ['report'] } }, headers);
     expect(first.status).to.equal(200);
     const key = first.json.Data!.keys![0]!;
     const second = await postAction(c!.base, 'run', { Control: { schedule_name: ['report'] } }, headers);
     expect(second.status).to.equal(409);
-    expect(second.json.Message).to.equal(`schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`);
-    const journal = (await (await fetch(`${c!.base}/api/journal?service=jobs&event=action`)).json()) as Array<{ user: string; action: string }>;
-    expect(journal.map((e) => `${e.user}: ${e.action}`)).to.include(`ops: run schedule_name=report → 409 ${second.json.Message}`);
+    expect(second.json.Message).to.equal(
+      `schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`,
+    );
+    const journal = (await (await fetch(`${c!.base}/api/journal?service=jobs&event=action`)).json()) as Array<{
+      user: string;
+      action: string;
+    }>;
+    expect(journal.map((e) => `${e.user}: ${e.action}`)).to.include(
+      `ops: run schedule_name=report → 409 ${second.json.Message}`,
+    );
     const waiting = (await (await fetch(`${c!.base}/api/queues/jobs?state=waiting`)).json()) as { total: number };
     expect(waiting.total, 'the refused run added nothing').to.equal(1);
   });
@@ -80,16 +100,31 @@ describe('console actions through the JSON API: each is the queue command it nam
   });
 
   it('replay and purge take the filters of the page: a Data field value picks the dead entries they act on', async () => {
-    for (const customer of ['acme', 'acme', 'globex']) await queueCall(c!.node, { channel: ['nobody-here'] }, { customer: [customer] }, 'jobs');
+    for (const customer of ['acme', 'acme', 'globex'])
+      await queueCall(c!.node, { channel: ['nobody-here'] }, { customer: [customer] }, 'jobs');
     for (let end = Date.now() + 10_000; Date.now() < end; await sleep(50)) {
-      if (((await (await fetch(`${c!.base}/api/queues/jobs?state=dead`)).json()) as { total: number }).total === 3) break;
+      if (((await (await fetch(`${c!.base}/api/queues/jobs?state=dead`)).json()) as { total: number }).total === 3)
+        break;
     }
-    const acme = (await (await fetch(`${c!.base}/api/queues/jobs?state=dead&field=customer&value=acme`)).json()) as { total: number; entries: Array<{ data: { customer: string[] } }> };
+    const acme = (await (await fetch(`${c!.base}/api/queues/jobs?state=dead&field=customer&value=acme`)).json()) as {
+      total: number;
+      entries: Array<{ data: { customer: string[] } }>;
+    };
     expect(acme.total).to.equal(2);
     expect(acme.entries.map((e) => e.data.customer[0])).to.deep.equal(['acme', 'acme']);
-    const purged = await postAction(c!.base, 'purge', { Control: { state: ['dead'], groupby: ['customer'], list: ['globex'] } }, headers);
+    const purged = await postAction(
+      c!.base,
+      'purge',
+      { Control: { state: ['dead'], groupby: ['customer'], list: ['globex'] } },
+      headers,
+    );
     expect(purged.json.Data).to.deep.include({ purged: ['1'] });
-    const replayed = await postAction(c!.base, 'replay', { Control: { state: ['dead'], groupby: ['customer'], list: ['acme'] } }, headers);
+    const replayed = await postAction(
+      c!.base,
+      'replay',
+      { Control: { state: ['dead'], groupby: ['customer'], list: ['acme'] } },
+      headers,
+    );
     expect(replayed.json.Data).to.deep.include({ replayed: ['2'] });
   });
 });

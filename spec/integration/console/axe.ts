@@ -14,7 +14,8 @@ interface AxeViolation {
 /** axe-core's WCAG 2 A and AA rules (landmarks, labels, names, contrast, …) on the page as it is. */
 export async function violations(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: AXE });
-  const found = (await page.evaluate("axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } }).then((r) => r.violations)")) as AxeViolation[];
+  const found = (await page.evaluate(
+    "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } }).then((r) => r.violations)",
+  )) as AxeViolation[];
   return found.map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
-

@@ -25,9 +25,19 @@ describe('console circuit breakers: listed on the queue page, opened and closed 
     const { cookie, token } = await csrfOf(c.base);
     const headers = { cookie, 'x-csrf-token': token, authorization: basicHeader() };
     // without the CSRF token the console refuses, as for every action
-    const forged = await postAction(c.base, 'breaker', { Control: { breaker: ['open'], channel: ['recorder'] } }, { authorization: basicHeader() });
+    const forged = await postAction(
+      c.base,
+      'breaker',
+      { Control: { breaker: ['open'], channel: ['recorder'] } },
+      { authorization: basicHeader() },
+    );
     expect(forged.status).to.equal(403);
-    const opened = await postAction(c.base, 'breaker', { Control: { breaker: ['open'], channel: ['recorder'] } }, headers);
+    const opened = await postAction(
+      c.base,
+      'breaker',
+      { Control: { breaker: ['open'], channel: ['recorder'] } },
+      headers,
+    );
     expect(opened.status).to.equal(200);
     expect(opened.json.Data!.breaker).to.deep.equal(['open']);
     await queueCall(c.node, {}, { item: ['held'] }, 'jobs');
@@ -36,15 +46,34 @@ describe('console circuit breakers: listed on the queue page, opened and closed 
 
     const page = await (await fetch(`${c.base}/queues/jobs`, { headers: { authorization: basicHeader() } })).text();
     expect(page).to.contain('<h2>Circuit breakers</h2>');
-    expect(page).to.match(/<tr data-channel="recorder" data-breaker="open"><td><code>recorder<\/code><\/td><td class="bad">open<\/td><td class="num">1<\/td><td>opened by command \(stays open until closed\)<\/td>/);
-    expect(page).to.match(/action="\/api\/queues\/jobs\/breaker"[^>]*>.*<input type="hidden" name="breaker" value="close">.*Close \(release 1\)/);
-    const api = (await (await fetch(`${c.base}/api/queues/jobs/breakers`)).json()) as Array<{ channel: string; state: string; held: number }>;
-    expect(api.map(({ channel, state, held }) => ({ channel, state, held }))).to.deep.equal([{ channel: 'recorder', state: 'open', held: 1 }]);
+    expect(page).to.match(
+      /<tr data-channel="recorder" data-breaker="open"><td><code>recorder<\/code><\/td><td class="bad">open<\/td><td class="num">1<\/td><td>opened by command \(stays open until closed\)<\/td>/,
+    );
+    expect(page).to.match(
+      /action="\/api\/queues\/jobs\/breaker"[^>]*>.*<input type="hidden" name="breaker" value="close">.*Close \(release 1\)/,
+    );
+    const api = (await (await fetch(`${c.base}/api/queues/jobs/breakers`)).json()) as Array<{
+      channel: string;
+      state: string;
+      held: number;
+    }>;
+    expect(api.map(({ channel, state, held }) => ({ channel, state, held }))).to.deep.equal([
+      { channel: 'recorder', state: 'open', held: 1 },
+    ]);
 
-    const closed = await postAction(c.base, 'breaker', { Control: { breaker: ['close'], channel: ['recorder'] } }, headers);
+    const closed = await postAction(
+      c.base,
+      'breaker',
+      { Control: { breaker: ['close'], channel: ['recorder'] } },
+      headers,
+    );
     expect(closed.json.Data!.breaker).to.deep.equal(['closed']);
     await until(() => recorded(c!.record).length === 1, 5000);
-    const journal = (await (await fetch(`${c.base}/api/journal?service=jobs`)).json()) as Array<{ event: string; user?: string; action: string }>;
+    const journal = (await (await fetch(`${c.base}/api/journal?service=jobs`)).json()) as Array<{
+      event: string;
+      user?: string;
+      action: string;
+    }>;
     const lines = journal.map((e) => `${e.event} ${e.user ?? '-'}: ${e.action}`);
     expect(lines).to.include('action ops: breaker breaker=open channel=recorder → 200 Success');
     expect(lines).to.include("breaker -: breaker of channel 'recorder' closed by command; 1 held entry released");
@@ -63,14 +92,20 @@ describe('console circuit breakers: listed on the queue page, opened and closed 
   });
 
   it('a channel DisableAfter disabled is listed with Resume and replay dead: one click releases what it held and replays its dead entries', async () => {
-    c = await startConsoleNode({ queue: [['AllowedChannels', 'recorder,flaky'], ['DisableAfter', '300ms']] });
+    c = await startConsoleNode({
+      queue: [
+        ['AllowedChannels', 'recorder,flaky'],
+        ['DisableAfter', '300ms'],
+      ],
+    });
     const code = { now: 503 };
     const got: string[] = [];
     await c.node.hive.listen('flaky', (d) => {
       got.push(d.message.Data.item?.[0] ?? '');
       d.respond({ Code: code.now, Message: code.now < 300 ? 'Success' : 'down', Data: mapOf({}), List: [] });
     });
-    const dead = async (): Promise<number> => Number((await queueCall(c!.node, { command: ['status'] }, {}, 'jobs')).Data.dead![0]);
+    const dead = async (): Promise<number> =>
+      Number((await queueCall(c!.node, { command: ['status'] }, {}, 'jobs')).Data.dead![0]);
     // no retries (DefaultRequeueCount 0): each failure is a dead entry; the second, 400 ms into the run, disables the channel
     await queueCall(c.node, { channel: ['flaky'] }, { item: ['a'] }, 'jobs');
     await until(async () => (await dead()) === 1, 5000);
@@ -83,17 +118,27 @@ describe('console circuit breakers: listed on the queue page, opened and closed 
 
     const page = await (await fetch(`${c.base}/queues/jobs`, { headers: { authorization: basicHeader() } })).text();
     expect(page).to.match(/<tr data-channel="flaky" data-breaker="disabled">/);
-    expect(page).to.match(/action="\/api\/queues\/jobs\/resume_channel"[^>]*>.*<input type="hidden" name="channel" value="flaky">.*Resume and replay dead \(1 held\)/);
+    expect(page).to.match(
+      /action="\/api\/queues\/jobs\/resume_channel"[^>]*>.*<input type="hidden" name="channel" value="flaky">.*Resume and replay dead \(1 held\)/,
+    );
 
     code.now = 200;
     const { cookie, token } = await csrfOf(c.base);
-    const resumed = await postAction(c.base, 'resume_channel', { Control: { channel: ['flaky'] } }, { cookie, 'x-csrf-token': token, authorization: basicHeader() });
+    const resumed = await postAction(
+      c.base,
+      'resume_channel',
+      { Control: { channel: ['flaky'] } },
+      { cookie, 'x-csrf-token': token, authorization: basicHeader() },
+    );
     expect(resumed.status).to.equal(200);
     expect(resumed.json.Data!.breaker).to.deep.equal(['closed']);
     expect(resumed.json.Data!.replayed).to.deep.equal(['2']);
     await until(() => got.length === 5, 5000);
     expect(got.slice(2).sort()).to.deep.equal(['a', 'b', 'c']);
-    const journal = (await (await fetch(`${c.base}/api/journal?service=jobs&event=action`)).json()) as Array<{ user: string; action: string }>;
+    const journal = (await (await fetch(`${c.base}/api/journal?service=jobs&event=action`)).json()) as Array<{
+      user: string;
+      action: string;
+    }>;
     expect(journal.map((e) => `${e.user}: ${e.action}`)).to.include('ops: resume_channel channel=flaky → 200 Success');
   });
 });

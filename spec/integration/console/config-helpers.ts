@@ -40,7 +40,14 @@ export async function startFileNode(opts: { readOnly?: boolean; text?: string } 
   writeFileSync(users, `${await passwdLine(OPERATOR.user, OPERATOR.password, 4)}\n`);
   writeFileSync(file, opts.text ?? nodeText());
   const read = readNodeFile(file);
-  const node = await HiveNode.start({ name: 'config-test', services: plansOf(read.file), source: { file, hash: read.hash }, dashboardPort: 0, dashboardAccess: opts.readOnly ? {} : { users }, logStream: new PassThrough() });
+  const node = await HiveNode.start({
+    name: 'config-test',
+    services: plansOf(read.file),
+    source: { file, hash: read.hash },
+    dashboardPort: 0,
+    dashboardAccess: opts.readOnly ? {} : { users },
+    logStream: new PassThrough(),
+  });
   node.fileControl = new NodeFileControl(node, file, read);
   return { node, base: `http://127.0.0.1:${node.dashboard!.port}`, file, dir };
 }
@@ -51,9 +58,18 @@ export interface Answer {
 }
 
 /** POST /api/config/<action> as a script with an operator's credentials and the CSRF token (or `headers` instead). */
-export async function configPost(base: string, action: string, body: unknown, headers?: Record<string, string>): Promise<Answer> {
+export async function configPost(
+  base: string,
+  action: string,
+  body: unknown,
+  headers?: Record<string, string>,
+): Promise<Answer> {
   const h = headers ?? { ...(await operatorHeaders(base)) };
-  const res = await fetch(`${base}/api/config/${action}`, { method: 'POST', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}/api/config/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...h },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Answer['json'] };
 }
 

@@ -12,7 +12,8 @@ import { SECRET, configPost, nodeText, operatorHeaders, startFileNode } from './
 import { basicHeader, csrfOf } from './helpers.js';
 
 const replyCode = async (c: FileNode): Promise<number> => (await c.node.hive.call('echo', makeMessage({}), 2_000)).Code;
-const reloads = (c: FileNode): Array<{ user?: string; action?: string }> => c.node.journal.entries().filter((e) => e.event === 'reload');
+const reloads = (c: FileNode): Array<{ user?: string; action?: string }> =>
+  c.node.journal.entries().filter((e) => e.event === 'reload');
 
 describe('console Config page API: dry run, apply, kept versions, restore, masked secrets', function () {
   this.timeout(30_000);
@@ -24,7 +25,13 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
 
   it('shows the running file with its secret values masked, on the page and in /api/config', async () => {
     c = await startFileNode();
-    const api = (await (await fetch(`${c.base}/api/config`)).json()) as { file: string; text: string; hash: string; versions: unknown[]; diskChanged: boolean };
+    const api = (await (await fetch(`${c.base}/api/config`)).json()) as {
+      file: string;
+      text: string;
+      hash: string;
+      versions: unknown[];
+      diskChanged: boolean;
+    };
     expect(api.file).to.equal(c.file);
     expect(api.text).to.contain('Headers: "********"');
     expect(api.text).to.contain('# the console test');
@@ -48,7 +55,11 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
     expect(ok.json.lines).to.deep.include({ op: '+', text: '  - {service: echo, NAME: echo, ReplyCode: 201}' });
     expect(JSON.stringify(ok.json)).not.to.contain('very-secret-1');
 
-    const bad = await configPost(c.base, 'dry-run', { text: masked.replace('ReplyCode: 200', 'ReplyCode: 200, Bogus: 1') + '  - {service: exec, NAME: ex, Template: "{{ .Data.x "}\n' });
+    const bad = await configPost(c.base, 'dry-run', {
+      text:
+        masked.replace('ReplyCode: 200', 'ReplyCode: 200, Bogus: 1') +
+        '  - {service: exec, NAME: ex, Template: "{{ .Data.x "}\n',
+    });
     expect(bad.json.ok).to.equal(false);
     const errors = bad.json.errors as string[];
     expect(errors).to.have.length(2);
@@ -78,11 +89,17 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
     expect(reloads(c)).to.deep.equal([{ ...reloads(c)[0], user: 'ops', action: 'applied: changed echo (ReplyCode)' }]);
     const status = c.node.status().source!;
     expect(status.reloads).to.equal(1);
-    const api = (await (await fetch(`${c.base}/api/config`)).json()) as { hash: string; history: Array<{ user: string; action: string }> };
+    const api = (await (await fetch(`${c.base}/api/config`)).json()) as {
+      hash: string;
+      history: Array<{ user: string; action: string }>;
+    };
     expect(api.hash).to.equal(status.hash).and.not.equal(hash);
     expect(api.history.map((e) => [e.user, e.action])).to.deep.equal([['ops', 'applied: changed echo (ReplyCode)']]);
     // an edit opened before this apply is refused as a conflict
-    const stale = await configPost(c.base, 'apply', { text: text.replace('ReplyCode: 200', 'ReplyCode: 203'), base: hash });
+    const stale = await configPost(c.base, 'apply', {
+      text: text.replace('ReplyCode: 200', 'ReplyCode: 203'),
+      base: hash,
+    });
     expect(stale.status).to.equal(409);
     expect(stale.json.reason).to.contain('the running file changed since this text was opened');
     expect(await replyCode(c)).to.equal(201);
@@ -97,7 +114,8 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
     expect(readFileSync(c.file, 'utf8')).to.equal(nodeText(207));
     for (let n = 1; n <= 5; n++) expect(readFileSync(`${c.file}.${n}`, 'utf8'), `.${n}`).to.equal(nodeText(207 - n));
     expect(existsSync(`${c.file}.6`)).to.equal(false);
-    const versions = ((await (await fetch(`${c.base}/api/config`)).json()) as { versions: Array<{ n: number }> }).versions;
+    const versions = ((await (await fetch(`${c.base}/api/config`)).json()) as { versions: Array<{ n: number }> })
+      .versions;
     expect(versions.map((v) => v.n)).to.deep.equal([1, 2, 3, 4, 5]);
     const kept = (await (await fetch(`${c.base}/api/config/versions/3`)).json()) as { text: string };
     expect(kept.text).to.contain('ReplyCode: 204').and.contain('Headers: "********"');
@@ -108,14 +126,19 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
     expect(await replyCode(c)).to.equal(204);
     expect(readFileSync(c.file, 'utf8')).to.equal(nodeText(204));
     expect(readFileSync(`${c.file}.1`, 'utf8')).to.equal(nodeText(207));
-    expect(reloads(c).at(-1)).to.include({ user: 'ops', action: 'applied (restore of node.yaml.3): changed echo (ReplyCode)' });
+    expect(reloads(c).at(-1)).to.include({
+      user: 'ops',
+      action: 'applied (restore of node.yaml.3): changed echo (ReplyCode)',
+    });
     const missing = await configPost(c.base, 'restore', { version: 9 });
     expect(missing.status).to.equal(404);
   });
 
   it('a refused file changes nothing: the node serves on, the file and its versions stay, the refusal is journalled with the operator', async () => {
     c = await startFileNode();
-    const r = await configPost(c.base, 'apply', { text: nodeText(201, '\n  - {service: echo, NAME: two, Bogus: 1}').replace(SECRET, '********') });
+    const r = await configPost(c.base, 'apply', {
+      text: nodeText(201, '\n  - {service: echo, NAME: two, Bogus: 1}').replace(SECRET, '********'),
+    });
     expect(r.status).to.equal(400);
     expect(r.json.applied).to.equal(false);
     expect(r.json.reason).to.match(/unknown parameter 'Bogus' \(node\.yaml services\[1\]\)/);
@@ -133,11 +156,17 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
 
   it('masked secrets: a mask keeps the running value; a mask with no running value to keep is refused naming where; a new value is written', async () => {
     c = await startFileNode();
-    const noValue = await configPost(c.base, 'apply', { text: nodeText().replace(SECRET, '********').replace('NAME: client', 'NAME: other') });
+    const noValue = await configPost(c.base, 'apply', {
+      text: nodeText().replace(SECRET, '********').replace('NAME: client', 'NAME: other'),
+    });
     expect(noValue.status).to.equal(400);
-    expect(noValue.json.reason).to.equal("node.yaml services[1].Headers: holds the mask ********, but the running file has no Headers for service 'other' to keep: write the value (or a ${VAR} or file:// reference)");
+    expect(noValue.json.reason).to.equal(
+      "node.yaml services[1].Headers: holds the mask ********, but the running file has no Headers for service 'other' to keep: write the value (or a ${VAR} or file:// reference)",
+    );
     expect(readFileSync(c.file, 'utf8')).to.equal(nodeText());
-    const changed = await configPost(c.base, 'apply', { text: nodeText().replace(SECRET, 'Authorization: Bearer next-secret-2') });
+    const changed = await configPost(c.base, 'apply', {
+      text: nodeText().replace(SECRET, 'Authorization: Bearer next-secret-2'),
+    });
     expect(changed.status, JSON.stringify(changed.json)).to.equal(200);
     expect(changed.json.summary).to.equal('changed client (Headers)');
     expect(readFileSync(c.file, 'utf8')).to.contain('next-secret-2');
@@ -149,7 +178,9 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
   it('POST /api/config/reload re-reads the file from disk, as SIGHUP does', async () => {
     c = await startFileNode();
     writeFileSync(c.file, nodeText(202));
-    expect(((await (await fetch(`${c.base}/api/config`)).json()) as { diskChanged: boolean }).diskChanged).to.equal(true);
+    expect(((await (await fetch(`${c.base}/api/config`)).json()) as { diskChanged: boolean }).diskChanged).to.equal(
+      true,
+    );
     const r = await configPost(c.base, 'reload', {});
     expect(r.status).to.equal(200);
     expect(r.json.summary).to.equal('changed echo (ReplyCode)');
@@ -166,7 +197,10 @@ describe('console Config page API: dry run, apply, kept versions, restore, maske
     const noToken = await configPost(c.base, 'apply', body, { cookie, authorization: basicHeader() });
     expect(noToken.status).to.equal(403);
     expect(noToken.json.Message).to.contain('CSRF token is required');
-    const foreign = await configPost(c.base, 'apply', body, { ...(await operatorHeaders(c.base)), origin: 'http://evil.example' });
+    const foreign = await configPost(c.base, 'apply', body, {
+      ...(await operatorHeaders(c.base)),
+      origin: 'http://evil.example',
+    });
     expect(foreign.status).to.equal(403);
     expect(foreign.json.Message).to.contain('cross-origin request refused');
     expect(await replyCode(c)).to.equal(200);

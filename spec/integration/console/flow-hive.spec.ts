@@ -10,7 +10,13 @@ import { layoutFlow } from '../../../node/console/flow-layout.js';
 import type { ConsoleService } from '../../../node/console/sources.js';
 import type { RosterEntry } from '../../../node/hive-roster.js';
 
-const service = (kind: string, name: string, config: Record<string, unknown> = {}): ConsoleService => ({ kind, name, channel: name, config, status: () => ({}) });
+const service = (kind: string, name: string, config: Record<string, unknown> = {}): ConsoleService => ({
+  kind,
+  name,
+  channel: name,
+  config,
+  status: () => ({}),
+});
 
 const billing = (sent: number): RosterEntry => ({
   name: 'billing-node',
@@ -20,20 +26,33 @@ const billing = (sent: number): RosterEntry => ({
   seenAt: new Date().toISOString(),
   services: [
     { name: 'billing', kind: 'sql', channel: 'billing', sends: [] },
-    { name: 'invoices', kind: 'queue', channel: 'invoices', sends: [{ channel: 'billing', label: 'delivers', sent }, { channel: 'audit', label: 'dead letters', sent: 0 }] },
+    {
+      name: 'invoices',
+      kind: 'queue',
+      channel: 'invoices',
+      sends: [
+        { channel: 'billing', label: 'delivers', sent },
+        { channel: 'audit', label: 'dead letters', sent: 0 },
+      ],
+    },
   ],
 });
 
-describe('console flow across the hive: other nodes\' services drawn as boxes of the same layout', () => {
-  it('ends an arrow at the node that serves its channel, draws that node\'s sends, and places every box', async () => {
-    const here = [service('gateway', 'gateway', { Routes: 'invoice=invoices', OUTPUTCHANNEL: 'audit' }), service('echo', 'audit')];
+describe("console flow across the hive: other nodes' services drawn as boxes of the same layout", () => {
+  it("ends an arrow at the node that serves its channel, draws that node's sends, and places every box", async () => {
+    const here = [
+      service('gateway', 'gateway', { Routes: 'invoice=invoices', OUTPUTCHANNEL: 'audit' }),
+      service('echo', 'audit'),
+    ];
     const graph = buildFlow(here, [billing(5)]);
     const id = 'remote:billing-node@b.example#7:';
     expect(graph.nodes.filter((n) => n.kind === 'remote').map((n) => [n.id, n.label, n.detail, n.node])).to.deep.equal([
       [`${id}billing`, 'billing', 'sql on billing-node', 'billing-node'],
       [`${id}invoices`, 'invoices', 'queue on billing-node', 'billing-node'],
     ]);
-    const arrows = graph.edges.filter((e) => e.channel).map((e) => `${e.from} -${e.label}-> ${e.to} (${e.sender!.node || 'here'}/${e.sender!.service})`);
+    const arrows = graph.edges
+      .filter((e) => e.channel)
+      .map((e) => `${e.from} -${e.label}-> ${e.to} (${e.sender!.node || 'here'}/${e.sender!.service})`);
     expect(arrows).to.have.members([
       `svc:gateway -invoice-> ${id}invoices (here/gateway)`,
       'svc:gateway -no route matched-> svc:audit (here/gateway)',

@@ -19,7 +19,7 @@ import { until } from '../../support/wait.js';
 /** Reads `read` until it matches or 10 s pass, reloading the page between reads when `reload`. */
 async function eventually(page: Page, read: () => Promise<string>, match: RegExp, reload = false): Promise<string> {
   let text = '';
-  for (const end = Date.now() + 10_000; !match.test((text = await read())); ) {
+  for (const end = Date.now() + 10_000; !match.test((text = await read()));) {
     if (Date.now() > end) throw new Error(`'${text}' never matched ${String(match)} on ${page.url()}`);
     await page.waitForTimeout(250);
     if (reload) await page.reload();
@@ -30,15 +30,24 @@ async function eventually(page: Page, read: () => Promise<string>, match: RegExp
 /** Adds `n` entries to a channel nobody serves: each dies at its first attempt (the test queue retries none). */
 async function deadEntries(c: ConsoleNode, n: number): Promise<string[]> {
   const keys: string[] = [];
-  for (let i = 0; i < n; i++) keys.push((await queueCall(c.node, { channel: ['nobody-here'] }, { n: [String(i)] }, 'jobs')).Data.keys![0]!);
+  for (let i = 0; i < n; i++)
+    keys.push((await queueCall(c.node, { channel: ['nobody-here'] }, { n: [String(i)] }, 'jobs')).Data.keys![0]!);
   return keys;
 }
 
-const deadCount = async (c: ConsoleNode): Promise<number> => Number((await c.node.hive.call('jobs', makeMessage({ Control: mapOf({ command: ['status'] }) }), 2000)).Data.dead?.[0] ?? 0);
+const deadCount = async (c: ConsoleNode): Promise<number> =>
+  Number(
+    (await c.node.hive.call('jobs', makeMessage({ Control: mapOf({ command: ['status'] }) }), 2000)).Data.dead?.[0] ??
+      0,
+  );
 
 /** Waits until the queue holds `n` dead entries (each dies a moment after it was added). */
 async function untilDead(c: ConsoleNode, n: number): Promise<void> {
-  await until(async () => (await deadCount(c)) === n, { ms: 10_000, every: 100, what: `the queue to hold ${n} dead entries` });
+  await until(async () => (await deadCount(c)) === n, {
+    ms: 10_000,
+    every: 100,
+    what: `the queue to hold ${n} dead entries`,
+  });
 }
 
 describe('console at a glance (in Chromium)', function () {
@@ -65,11 +74,16 @@ describe('console at a glance (in Chromium)', function () {
       const tile = (id: string): Promise<string> => page.locator(`#glance [data-tile="${id}"] .tile-value`).innerText();
       expect(await tile('dead')).to.equal('2');
       expect(await tile('services')).to.equal('2 of 2');
-      expect(await page.locator('#glance [data-tile="dead"] a').getAttribute('href'), "one queue: the tile opens its dead list").to.equal('/queues/jobs?state=dead');
+      expect(
+        await page.locator('#glance [data-tile="dead"] a').getAttribute('href'),
+        'one queue: the tile opens its dead list',
+      ).to.equal('/queues/jobs?state=dead');
       // the stream keeps the rates and counts current: entries flow in and out of jobs
       const row = page.locator('#queues-glance tr[data-queue="jobs"]');
       const rate = async (which: string): Promise<string> => row.locator(`td[data-rate="${which}"]`).innerText();
-      expect(Number((await eventually(page, () => rate('in'), /^[1-9][\d.,]*\/s$/)).replace(/[,/s]/g, ''))).to.be.greaterThan(0);
+      expect(
+        Number((await eventually(page, () => rate('in'), /^[1-9][\d.,]*\/s$/)).replace(/[,/s]/g, '')),
+      ).to.be.greaterThan(0);
       expect(await eventually(page, () => rate('out'), /^[1-9][\d.,]*\/s$/)).to.match(/\/s$/);
       expect(await row.locator('td[data-state="dead"]').innerText()).to.equal('2');
       // at a glance: the strip and the queues are in the first screen, above the services and charts
@@ -104,17 +118,27 @@ describe('console at a glance (in Chromium)', function () {
     await deadEntries(c, 1);
     await untilDead(c, 1);
     // one retry, a minute away: retrying with its first failure
-    await queueCall(c.node, { channel: ['nobody-either'], requeue_count: ['1'], requeue_timer: ['60'] }, { n: ['r'] }, 'jobs');
+    await queueCall(
+      c.node,
+      { channel: ['nobody-either'], requeue_count: ['1'], requeue_timer: ['60'] },
+      { n: ['r'] },
+      'jobs',
+    );
     const browser = await launchChromium(this);
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      for (const [state, channel] of [['dead', 'nobody-here'], ['retrying', 'nobody-either']] as const) {
+      for (const [state, channel] of [
+        ['dead', 'nobody-here'],
+        ['retrying', 'nobody-either'],
+      ] as const) {
         await page.goto(`${c.base}/queues/jobs?state=${state}`);
         const header = await page.locator('#entries thead th').allInnerTexts();
         expect(header, state).to.include('last error');
         const cell = page.locator(`#entries tbody tr td.last-error`).first();
         const text = await eventually(page, () => cell.innerText(), /^\d{3} /, true);
-        expect(text, `${state}: the Code and Message of the last attempt`).to.match(new RegExp(`^[45]\\d\\d .*${channel}`));
+        expect(text, `${state}: the Code and Message of the last attempt`).to.match(
+          new RegExp(`^[45]\\d\\d .*${channel}`),
+        );
       }
       // the reason beside it still says how many attempts there were
       await page.goto(`${c.base}/queues/jobs?state=dead`);
@@ -130,7 +154,10 @@ describe('console at a glance (in Chromium)', function () {
     await untilDead(c, 4);
     const browser = await launchChromium(this);
     try {
-      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password }, viewport: { width: 1280, height: 800 } });
+      const context = await browser.newContext({
+        httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+        viewport: { width: 1280, height: 800 },
+      });
       const page = await context.newPage();
       const asked: string[] = [];
       page.on('dialog', (d) => {
@@ -144,7 +171,9 @@ describe('console at a glance (in Chromium)', function () {
       expect(await page.locator('input.entry-key:checked').count()).to.equal(4);
       await page.focus(`input.entry-key[value="${keys[3]}"]`);
       await page.keyboard.press('Space');
-      expect(await page.locator('#select-all').evaluate((e) => (e as unknown as { indeterminate: boolean }).indeterminate)).to.equal(true);
+      expect(
+        await page.locator('#select-all').evaluate((e) => (e as unknown as { indeterminate: boolean }).indeterminate),
+      ).to.equal(true);
       await Promise.all([page.waitForURL(/done=|failed=/), page.click('#bulk-form button[data-action="replay"]')]);
       expect(asked).to.deep.equal(['Replay the selected dead entries?']);
       expect(await page.textContent('[role=status]')).to.contain('replay of 3 entries: 3 done');
@@ -164,7 +193,12 @@ describe('console at a glance (in Chromium)', function () {
       // without the script: no "select all", the boxes and buttons alone
       const more = await deadEntries(c, 2);
       await untilDead(c, 2);
-      const plain = await (await browser.newContext({ javaScriptEnabled: false, httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } })).newPage();
+      const plain = await (
+        await browser.newContext({
+          javaScriptEnabled: false,
+          httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+        })
+      ).newPage();
       await plain.goto(`${c.base}/queues/jobs?state=dead`);
       expect(await plain.locator('#select-all').isVisible()).to.equal(false);
       await plain.check(`input.entry-key[value="${more[0]}"]`);
@@ -181,18 +215,52 @@ describe('console at a glance (in Chromium)', function () {
     const keys = await deadEntries(c, 2);
     await untilDead(c, 2);
     const { cookie, token } = await csrfOf(c.base);
-    const form = (extra: Record<string, string>): string => new URLSearchParams([...keys.map((k): [string, string] => ['key', k]), ['state', 'dead'], ...Object.entries(extra)]).toString();
-    const post = (body: string, headers: Record<string, string>): Promise<Response> => fetch(`${c!.base}/api/queues/jobs/purge`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
-    expect((await post(form({}), { cookie, authorization: basicHeader(), origin: c.base })).status, 'no token').to.equal(403);
-    expect((await post(form({ csrf: token }), { cookie, authorization: basicHeader(), origin: 'http://evil.example' })).status, 'another origin').to.equal(403);
+    const form = (extra: Record<string, string>): string =>
+      new URLSearchParams([
+        ...keys.map((k): [string, string] => ['key', k]),
+        ['state', 'dead'],
+        ...Object.entries(extra),
+      ]).toString();
+    const post = (body: string, headers: Record<string, string>): Promise<Response> =>
+      fetch(`${c!.base}/api/queues/jobs/purge`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+      });
+    expect(
+      (await post(form({}), { cookie, authorization: basicHeader(), origin: c.base })).status,
+      'no token',
+    ).to.equal(403);
+    expect(
+      (await post(form({ csrf: token }), { cookie, authorization: basicHeader(), origin: 'http://evil.example' }))
+        .status,
+      'another origin',
+    ).to.equal(403);
     expect((await post(form({ csrf: token }), { cookie, origin: c.base })).status, 'no operator').to.equal(401);
     expect(await deadCount(c)).to.equal(2);
     // more keys than a bulk takes, or one twice: 400 naming it
-    const many = new URLSearchParams([...Array.from({ length: 101 }, (_, i): [string, string] => ['key', `k${i}`]), ['csrf', token]]).toString();
-    const tooMany = await post(many, { cookie, authorization: basicHeader(), origin: c.base, accept: 'application/json' });
+    const many = new URLSearchParams([
+      ...Array.from({ length: 101 }, (_, i): [string, string] => ['key', `k${i}`]),
+      ['csrf', token],
+    ]).toString();
+    const tooMany = await post(many, {
+      cookie,
+      authorization: basicHeader(),
+      origin: c.base,
+      accept: 'application/json',
+    });
     expect(tooMany.status).to.equal(400);
     expect(((await tooMany.json()) as { Message: string }).Message).to.contain('at most 100 keys at once');
-    const twice = await post(new URLSearchParams([['key', keys[0]!], ['key', keys[0]!], ['state', 'dead'], ['csrf', token]]).toString(), { cookie, authorization: basicHeader(), origin: c.base });
+    const twice = await post(
+      new URLSearchParams([
+        ['key', keys[0]!],
+        ['key', keys[0]!],
+        ['state', 'dead'],
+        ['csrf', token],
+      ]).toString(),
+      { cookie, authorization: basicHeader(), origin: c.base },
+    );
     expect(twice.status).to.equal(400);
     expect(await deadCount(c)).to.equal(2);
     for (const back of ['//evil.example/x', '/\\evil.example/b', 'https://evil.example/']) {
@@ -200,12 +268,21 @@ describe('console at a glance (in Chromium)', function () {
       expect(res.status, back).to.equal(303);
       expect(res.headers.get('location'), back).to.match(/^\/queues\/jobs\?(done|failed)=/);
     }
-    const res = await post(form({ csrf: token, back: '/queues/jobs?state=dead' }), { cookie, authorization: basicHeader(), origin: c.base });
+    const res = await post(form({ csrf: token, back: '/queues/jobs?state=dead' }), {
+      cookie,
+      authorization: basicHeader(),
+      origin: c.base,
+    });
     expect(res.headers.get('location')).to.match(/^\/queues\/jobs\?state=dead&(done|failed)=/);
     // a script sends the keys as one JSON list: a key already gone is refused (its Code) beside those done
     const more = await deadEntries(c, 2);
     await untilDead(c, 2);
-    const json = await postAction(c.base, 'purge', { Control: { key: [...more, 'no-such-key'], state: ['dead'] } }, { cookie, 'x-csrf-token': token, authorization: basicHeader(), origin: c.base });
+    const json = await postAction(
+      c.base,
+      'purge',
+      { Control: { key: [...more, 'no-such-key'], state: ['dead'] } },
+      { cookie, 'x-csrf-token': token, authorization: basicHeader(), origin: c.base },
+    );
     expect(json.status).to.equal(404);
     expect(json.json.Message).to.equal('purge of 3 entries: 2 done, 1 refused');
     expect(json.json.Data?.done).to.deep.equal(more);
@@ -217,7 +294,11 @@ describe('console at a glance (in Chromium)', function () {
     await startTracing({ ...DEFAULT_TRACING }, { exporter: new InMemorySpanExporter() });
     c = await startConsoleNode();
     const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const crashed = await c.node.hive.call('recorder', makeMessage({ Control: mapOf({ echo_crash: ['true'], traceparent: [`00-${trace}-00f067aa0ba902b7-01`] }) }), 2000);
+    const crashed = await c.node.hive.call(
+      'recorder',
+      makeMessage({ Control: mapOf({ echo_crash: ['true'], traceparent: [`00-${trace}-00f067aa0ba902b7-01`] }) }),
+      2000,
+    );
     expect(crashed.Code).to.equal(500);
     const browser = await launchChromium(this);
     try {

@@ -7,7 +7,8 @@ import { HiveNode } from '../../../node/node.js';
 import { tempDir } from '../../temp.js';
 
 export const OPERATOR = { user: 'ops', password: 'ops-secret' };
-export const basicHeader = (user = OPERATOR.user, password = OPERATOR.password): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+export const basicHeader = (user = OPERATOR.user, password = OPERATOR.password): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 export interface ConsoleNode {
   node: HiveNode;
@@ -21,7 +22,9 @@ export interface ConsoleNode {
  * an hour), and the console with a users file holding OPERATOR unless `readOnly`; `queue` adds or
  * overrides parameters of the queue.
  */
-export async function startConsoleNode(opts: { readOnly?: boolean; host?: string; hosts?: string; keepDone?: boolean; queue?: Array<[string, string]> } = {}): Promise<ConsoleNode> {
+export async function startConsoleNode(
+  opts: { readOnly?: boolean; host?: string; hosts?: string; keepDone?: boolean; queue?: Array<[string, string]> } = {},
+): Promise<ConsoleNode> {
   const dir = tempDir('hn-console-');
   const record = join(dir, 'record.jsonl');
   const users = join(dir, 'users');
@@ -29,11 +32,43 @@ export async function startConsoleNode(opts: { readOnly?: boolean; host?: string
   const node = await HiveNode.start({
     name: 'console-test',
     services: [
-      { kind: 'echo', layers: [{ source: 'test', values: [['NAME', 'recorder'], ['RecordFile', record]] }] },
-      { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'jobs'], ['PersistPath', join(dir, 'store')], ['DefaultChannel', 'recorder'], ['AllowedChannels', 'recorder,nobody-here,nobody-either'], ['DefaultRequeueCount', '0'], ['DefaultRequeueTime', '1'], ['DoneRetention', opts.keepDone === false ? '0' : '1h'], ...(opts.queue ?? [])] }] },
+      {
+        kind: 'echo',
+        layers: [
+          {
+            source: 'test',
+            values: [
+              ['NAME', 'recorder'],
+              ['RecordFile', record],
+            ],
+          },
+        ],
+      },
+      {
+        kind: 'queue',
+        layers: [
+          {
+            source: 'test',
+            values: [
+              ['NAME', 'jobs'],
+              ['PersistPath', join(dir, 'store')],
+              ['DefaultChannel', 'recorder'],
+              ['AllowedChannels', 'recorder,nobody-here,nobody-either'],
+              ['DefaultRequeueCount', '0'],
+              ['DefaultRequeueTime', '1'],
+              ['DoneRetention', opts.keepDone === false ? '0' : '1h'],
+              ...(opts.queue ?? []),
+            ],
+          },
+        ],
+      },
     ],
     dashboardPort: 0,
-    dashboardAccess: { ...(opts.readOnly ? {} : { users }), ...(opts.host ? { host: opts.host } : {}), ...(opts.hosts ? { hosts: opts.hosts } : {}) },
+    dashboardAccess: {
+      ...(opts.readOnly ? {} : { users }),
+      ...(opts.host ? { host: opts.host } : {}),
+      ...(opts.hosts ? { hosts: opts.hosts } : {}),
+    },
     logStream: new PassThrough(),
   });
   return { node, base: `http://127.0.0.1:${node.dashboard!.port}`, record };
@@ -48,7 +83,20 @@ export async function csrfOf(base: string): Promise<{ cookie: string; token: str
 }
 
 /** POST /api/queues/jobs/<action> as a script: JSON body, with what `with` gives (credentials, origin, CSRF). */
-export async function postAction(base: string, action: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: { Code: number; Message: string; Data?: Record<string, string[]> }; headers: Headers }> {
-  const res = await fetch(`${base}/api/queues/jobs/${action}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export async function postAction(
+  base: string,
+  action: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{
+  status: number;
+  json: { Code: number; Message: string; Data?: Record<string, string[]> };
+  headers: Headers;
+}> {
+  const res = await fetch(`${base}/api/queues/jobs/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as never, headers: res.headers };
 }

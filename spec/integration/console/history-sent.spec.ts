@@ -9,7 +9,9 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 /** Sources with one local queue 'q' whose sent count on 'target' is `local.n`, and a remote node 'b' whose entry is `remote`. */
 function sources(local: { n: number | undefined }, remote: { entry: RosterEntry | undefined }): ConsoleSources {
   return {
-    services: () => [{ kind: 'queue', name: 'q', channel: 'q', config: { DefaultChannel: 'target' }, status: () => ({}) }],
+    services: () => [
+      { kind: 'queue', name: 'q', channel: 'q', config: { DefaultChannel: 'target' }, status: () => ({}) },
+    ],
     sent: () => new Map(local.n === undefined ? [] : [['target', { n: local.n }]]),
     nodes: () => (remote.entry ? [remote.entry] : []),
     actorTotals: () => [],
@@ -17,9 +19,16 @@ function sources(local: { n: number | undefined }, remote: { entry: RosterEntry 
   } as unknown as ConsoleSources;
 }
 
-const entry = (seenAt: number, sent: number): RosterEntry => ({ name: 'b', host: 'h', pid: 1, startedAt: '', seenAt: new Date(seenAt).toISOString(), services: [{ name: 'r', kind: 'queue', channel: 'r', sends: [{ channel: 'target', label: 'delivers', sent }] }] });
+const entry = (seenAt: number, sent: number): RosterEntry => ({
+  name: 'b',
+  host: 'h',
+  pid: 1,
+  startedAt: '',
+  seenAt: new Date(seenAt).toISOString(),
+  services: [{ name: 'r', kind: 'queue', channel: 'r', sends: [{ channel: 'target', label: 'delivers', sent }] }],
+});
 
-describe('console history: each arrow\'s rate from what its sender sent', () => {
+describe("console history: each arrow's rate from what its sender sent", () => {
   it('this node: a channel never sent on is 0/s, then the count over about the last 10 s', () => {
     const local = { n: undefined as number | undefined };
     const h = new LiveHistory(sources(local, { entry: undefined }));
@@ -59,11 +68,25 @@ describe('console history: each arrow\'s rate from what its sender sent', () => 
 
 describe('console history: an arrow its service counts itself', () => {
   /** One service of this kind and wiring whose hive count per channel is `sent` and whose status is `status`. */
-  const one = (kind: string, config: Record<string, unknown>, sent: Map<string, { n: number }>, status: Record<string, unknown>): LiveHistory =>
-    new LiveHistory({ services: () => [{ kind, name: 's', channel: 's', config, status: () => status }], sent: () => sent, nodes: () => [], actorTotals: () => [], metrics: { requestCounts: () => [] } } as unknown as ConsoleSources);
+  const one = (
+    kind: string,
+    config: Record<string, unknown>,
+    sent: Map<string, { n: number }>,
+    status: Record<string, unknown>,
+  ): LiveHistory =>
+    new LiveHistory({
+      services: () => [{ kind, name: 's', channel: 's', config, status: () => status }],
+      sent: () => sent,
+      nodes: () => [],
+      actorTotals: () => [],
+      metrics: { requestCounts: () => [] },
+    } as unknown as ConsoleSources);
 
   it("a queue's dead letters: the entries that died, not each try of their hand-over", () => {
-    const sent = new Map([['dlq', { n: 0 }], ['target', { n: 0 }]]);
+    const sent = new Map([
+      ['dlq', { n: 0 }],
+      ['target', { n: 0 }],
+    ]);
     const status = { died: 0, states: {} };
     const h = one('queue', { DefaultChannel: 'target', DefaultDeadLetterSlap: 'dlq' }, sent, status);
     h.sample(T0);
@@ -96,13 +119,21 @@ describe('console history: an arrow without a hive sender is counted by its serv
     const handled = { count: 0 };
     const h = new LiveHistory({
       services: () => [
-        { kind: 'sql', name: 'poll', channel: '', config: {}, status: () => ({ mode: 'poll', poller: { polls: polls.n } }) },
+        {
+          kind: 'sql',
+          name: 'poll',
+          channel: '',
+          config: {},
+          status: () => ({ mode: 'poll', poller: { polls: polls.n } }),
+        },
         { kind: 'httpclient', name: 'web', channel: 'web', config: {}, status: () => ({}) },
       ],
       sent: () => new Map(),
       nodes: () => [],
       actorTotals: () => [],
-      metrics: { requestCounts: () => [{ service: 'web', kind: 'httpclient', count: handled.count, errors: 0, buckets: [] }] },
+      metrics: {
+        requestCounts: () => [{ service: 'web', kind: 'httpclient', count: handled.count, errors: 0, buckets: [] }],
+      },
     } as unknown as ConsoleSources);
     const pollFigure = { service: 'poll', figure: 'poller.polls' };
     const requests = { service: 'web', figure: REQUESTS_FIGURE };
@@ -113,6 +144,8 @@ describe('console history: an arrow without a hive sender is counted by its serv
     h.sample(T0 + 2000);
     expect(h.countedRate(pollFigure)).to.equal(2);
     expect(h.countedRate(requests)).to.equal(10);
-    expect(h.countedRate({ service: 'web', figure: 'accepted' }), 'a figure the service does not have').to.equal(undefined);
+    expect(h.countedRate({ service: 'web', figure: 'accepted' }), 'a figure the service does not have').to.equal(
+      undefined,
+    );
   });
 });

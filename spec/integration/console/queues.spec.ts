@@ -31,7 +31,10 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
     c = await startConsoleNode({ keepDone: false });
     const browser = await launchChromium(this);
     try {
-      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password }, viewport: { width: 1280, height: 800 } });
+      const context = await browser.newContext({
+        httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+        viewport: { width: 1280, height: 800 },
+      });
       const page = await context.newPage();
       const added = await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['broken'] }, 'jobs');
       const key = added.Data.keys![0]!;
@@ -58,9 +61,17 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
     c = await startConsoleNode();
     const browser = await launchChromium(this);
     try {
-      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password }, viewport: { width: 1280, height: 800 } });
+      const context = await browser.newContext({
+        httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+        viewport: { width: 1280, height: 800 },
+      });
       const page = await context.newPage();
-      const added = await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['broken'], customer: ['acme'] }, 'jobs');
+      const added = await queueCall(
+        c.node,
+        { channel: ['nobody-here'] },
+        { item: ['broken'], customer: ['acme'] },
+        'jobs',
+      );
       expect(added.Code).to.equal(200);
       const key = added.Data.keys![0]!;
 
@@ -68,7 +79,10 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
       await reloadUntil(page, `#entries tr[data-key="${key}"][data-state="dead"]`);
       expect(await page.locator('#entries tr').count()).to.equal(2);
       // the reasons of the dead entries are listed; one picks the entries with that reason
-      await Promise.all([page.waitForURL(/reason=/), page.click('#dead-reasons a:has-text("no success after 1 attempt(s)")')]);
+      await Promise.all([
+        page.waitForURL(/reason=/),
+        page.click('#dead-reasons a:has-text("no success after 1 attempt(s)")'),
+      ]);
       expect(await page.locator(`#entries tr[data-key="${key}"]`).count()).to.equal(1);
       expect(await page.inputValue('input[name=reason]')).to.equal('no success after 1 attempt(s)');
       // the search by Data field finds it; another value does not
@@ -91,7 +105,8 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
       expect(await page.textContent('[role=status]')).to.contain('replay: done');
 
       const end = Date.now() + 10_000;
-      while (!recorded(c.record).some((r) => r.message.Data.item?.[0] === 'fixed') && Date.now() < end) await page.waitForTimeout(100);
+      while (!recorded(c.record).some((r) => r.message.Data.item?.[0] === 'fixed') && Date.now() < end)
+        await page.waitForTimeout(100);
       const delivered = recorded(c.record).find((r) => r.message.Data.item?.[0] === 'fixed');
       expect(delivered?.message.Data).to.deep.equal({ item: ['fixed'], customer: ['acme'] });
 
@@ -118,12 +133,17 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
       const anonymous = await (await browser.newContext()).newPage();
       await anonymous.goto(`${c.base}/queues/jobs`);
       expect(await anonymous.textContent('header .who')).to.contain('Sign in');
-      const [refused] = await Promise.all([anonymous.waitForResponse((r) => r.url().endsWith('/api/queues/jobs/pause')), anonymous.click('button:has-text("Pause")')]);
+      const [refused] = await Promise.all([
+        anonymous.waitForResponse((r) => r.url().endsWith('/api/queues/jobs/pause')),
+        anonymous.click('button:has-text("Pause")'),
+      ]);
       expect(refused.status()).to.equal(401);
       const status = await queueCall(c.node, { command: ['status'] }, {}, 'jobs');
       expect(status.Data.status).to.deep.equal(['running']);
 
-      const operator = await (await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } })).newPage();
+      const operator = await (
+        await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } })
+      ).newPage();
       await operator.goto(`${c.base}/login?back=/queues/jobs`);
       expect(new URL(operator.url()).pathname).to.equal('/queues/jobs');
       expect(await operator.textContent('header .who')).to.contain('signed in as ops');

@@ -27,16 +27,20 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     const port = c.node.dashboard!.port;
     const get = (host: string, path = '/api/status'): Promise<number> =>
       new Promise((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: c!.node.dashboard!.port, path, headers: { host } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port: c!.node.dashboard!.port, path, headers: { host } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
     expect(await get('evil.example')).to.equal(421);
     expect(await get(`evil.example:${port}`, '/')).to.equal(421);
-    for (const own of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostname()}:${port}`]) expect(await get(own), own).to.equal(200);
+    for (const own of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostname()}:${port}`])
+      expect(await get(own), own).to.equal(200);
     await c.node.stop(2000);
     c = await startConsoleNode({ hosts: 'console.example.org' });
     expect(await get('console.example.org')).to.equal(200);
@@ -46,7 +50,10 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
   it('after sign-in, /login?back= goes back only to a path of the console: /\\evil.example and /\t/evil.example resolve elsewhere and go to / (in Chromium too)', async function () {
     c = await startConsoleNode();
     const login = async (back: string): Promise<string | null> => {
-      const res = await fetch(`${c!.base}/login?back=${encodeURIComponent(back)}`, { headers: { authorization: basicHeader() }, redirect: 'manual' });
+      const res = await fetch(`${c!.base}/login?back=${encodeURIComponent(back)}`, {
+        headers: { authorization: basicHeader() },
+        redirect: 'manual',
+      });
       await res.text();
       return res.headers.get('location');
     };
@@ -57,7 +64,9 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     expect(await login('/queues/jobs?state=dead#x')).to.equal('/queues/jobs?state=dead#x');
     const browser = await launchChromium(this);
     try {
-      const context = await browser.newContext({ httpCredentials: { username: OPERATOR.user, password: OPERATOR.password } });
+      const context = await browser.newContext({
+        httpCredentials: { username: OPERATOR.user, password: OPERATOR.password },
+      });
       const page = await context.newPage();
       for (const back of ['/%5Cevil.example/b', '/%09/evil.example/c']) {
         await page.goto(`${c.base}/login?back=${back}`);
@@ -75,7 +84,12 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     expect(none.status).to.equal(401);
     expect(none.headers.get('www-authenticate')).to.match(/^Basic realm="hivenode console"/);
     expect(none.json.Message).to.contain('credentials are required');
-    const wrong = await postAction(c.base, 'pause', {}, { cookie, 'x-csrf-token': token, authorization: basicHeader('ops', 'nope') });
+    const wrong = await postAction(
+      c.base,
+      'pause',
+      {},
+      { cookie, 'x-csrf-token': token, authorization: basicHeader('ops', 'nope') },
+    );
     expect(wrong.status).to.equal(401);
     const status = await c.node.hive.call('jobs', makeMessage({ Control: mapOf({ command: ['status'] }) }), 2000);
     expect(status.Data.status).to.deep.equal(['running']);
@@ -85,21 +99,41 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     c = await startConsoleNode();
     const { cookie, token } = await csrfOf(c.base);
     const auth = basicHeader();
-    const cross = await postAction(c.base, 'pause', {}, { cookie, 'x-csrf-token': token, authorization: auth, origin: 'http://evil.example' });
+    const cross = await postAction(
+      c.base,
+      'pause',
+      {},
+      { cookie, 'x-csrf-token': token, authorization: auth, origin: 'http://evil.example' },
+    );
     expect(cross.status).to.equal(403);
     expect(cross.json.Message).to.contain('cross-origin request refused');
     const noToken = await postAction(c.base, 'pause', {}, { cookie, authorization: auth });
     expect(noToken.status).to.equal(403);
     expect(noToken.json.Message).to.contain('CSRF token is required');
-    const wrongToken = await postAction(c.base, 'pause', {}, { cookie, 'x-csrf-token': `${token.slice(0, -2)}xx`, authorization: auth });
+    const wrongToken = await postAction(
+      c.base,
+      'pause',
+      {},
+      { cookie, 'x-csrf-token': `${token.slice(0, -2)}xx`, authorization: auth },
+    );
     expect(wrongToken.status).to.equal(403);
     expect(wrongToken.json.Message).to.contain('does not match');
-    const otherCookie = await postAction(c.base, 'pause', {}, { cookie: 'hn_csrf=someone-else', 'x-csrf-token': token, authorization: auth });
+    const otherCookie = await postAction(
+      c.base,
+      'pause',
+      {},
+      { cookie: 'hn_csrf=someone-else', 'x-csrf-token': token, authorization: auth },
+    );
     expect(otherCookie.status).to.equal(403);
     const journalBefore = c.node.journal.entries().filter((e) => e.event === 'action').length;
     expect(journalBefore).to.equal(0);
 
-    const ok = await postAction(c.base, 'pause', {}, { cookie, 'x-csrf-token': token, authorization: auth, origin: c.base });
+    const ok = await postAction(
+      c.base,
+      'pause',
+      {},
+      { cookie, 'x-csrf-token': token, authorization: auth, origin: c.base },
+    );
     expect(ok.status).to.equal(200);
     expect(ok.json.Data?.status).to.deep.equal(['paused']);
     const status = await c.node.hive.call('jobs', makeMessage({ Control: mapOf({ command: ['status'] }) }), 2000);
@@ -108,7 +142,9 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     expect(actions).to.have.length(1);
     expect(actions[0]).to.include({ user: 'ops', path: '/node/jobs' });
     expect(actions[0]!.action).to.match(/^pause → 200/);
-    const journal = (await (await fetch(`${c.base}/api/journal?event=action&service=jobs`)).json()) as Array<{ user: string }>;
+    const journal = (await (await fetch(`${c.base}/api/journal?event=action&service=jobs`)).json()) as Array<{
+      user: string;
+    }>;
     expect(journal.map((e) => e.user)).to.deep.equal(['ops']);
   });
 
@@ -129,7 +165,11 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
     expect(badShape.json.Message).to.contain('Control.key must be a list of strings');
     const unknown = await postAction(c.base, 'explode', {}, h);
     expect(unknown.status).to.equal(404);
-    const res = await fetch(`${c.base}/api/queues/nope/pause`, { method: 'POST', headers: { ...h, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${c.base}/api/queues/nope/pause`, {
+      method: 'POST',
+      headers: { ...h, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).to.equal(404);
     expect(((await res.json()) as { Message: string }).Message).to.contain("no queue named 'nope'");
   });
@@ -147,7 +187,11 @@ describe('console safety: operators, same origin, CSRF, read-only, the journal o
 
   it('answers a browser with a page and a script with JSON when refusing, and a malformed path with 400', async () => {
     c = await startConsoleNode();
-    const browserPost = await fetch(`${c.base}/api/queues/jobs/pause`, { method: 'POST', headers: { accept: 'text/html,application/xhtml+xml', 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' });
+    const browserPost = await fetch(`${c.base}/api/queues/jobs/pause`, {
+      method: 'POST',
+      headers: { accept: 'text/html,application/xhtml+xml', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=x',
+    });
     expect(browserPost.status).to.equal(401);
     expect(browserPost.headers.get('www-authenticate')).to.match(/^Basic /);
     expect(browserPost.headers.get('content-type')).to.match(/^text\/html/);

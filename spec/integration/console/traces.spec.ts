@@ -30,7 +30,16 @@ describe('console traces: recent traces and one trace as a waterfall', function 
   it('lists a recorded trace, finds it by its id and draws its spans under their parents', async function () {
     await startTracing({ ...DEFAULT_TRACING }, { exporter: new InMemorySpanExporter() });
     c = await startConsoleNode();
-    const added = await c.node.hive.call('jobs', makeMessage({ Class: 'order', Operation: 'add', Control: mapOf({ traceparent: [`00-${TRACE}-b7ad6b7169203331-01`] }), Data: mapOf({ item: ['a'] }) }), 5000);
+    const added = await c.node.hive.call(
+      'jobs',
+      makeMessage({
+        Class: 'order',
+        Operation: 'add',
+        Control: mapOf({ traceparent: [`00-${TRACE}-b7ad6b7169203331-01`] }),
+        Data: mapOf({ item: ['a'] }),
+      }),
+      5000,
+    );
     expect(added.Code).to.equal(200);
     type Trace = { traceId: string; spans: Array<{ spanId: string; parentSpanId?: string; service: string }> };
     let trace: Trace | undefined;
@@ -44,7 +53,10 @@ describe('console traces: recent traces and one trace as a waterfall', function 
       await sleep(100);
     }
     expect(trace?.spans.map((s) => s.service)).to.include.members(['jobs', 'recorder']);
-    const list = (await (await fetch(`${c.base}/api/traces`)).json()) as { mode: string; traces: Array<{ traceId: string }> };
+    const list = (await (await fetch(`${c.base}/api/traces`)).json()) as {
+      mode: string;
+      traces: Array<{ traceId: string }>;
+    };
     expect(list.mode).to.equal('record');
     expect(list.traces.map((t) => t.traceId)).to.include(TRACE);
     expect((await fetch(`${c.base}/api/traces/ffffffffffffffffffffffffffffffff`)).status).to.equal(404);
@@ -60,10 +72,15 @@ describe('console traces: recent traces and one trace as a waterfall', function 
       expect(await page.locator('h1').textContent()).to.contain(TRACE);
       expect(await page.locator('figure.waterfall svg rect').count()).to.equal(trace!.spans.length);
       // every span's row names its parent, and each parent's row comes before its children's
-      const rows = await page.locator('#spans tbody tr').evaluateAll((trs) => trs.map((tr) => ({ span: tr.getAttribute('data-span'), parent: tr.getAttribute('data-parent') })));
+      const rows = await page
+        .locator('#spans tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => ({ span: tr.getAttribute('data-span'), parent: tr.getAttribute('data-parent') })),
+        );
       const seen = new Set<string>();
       for (const r of rows) {
-        if (r.parent && rows.some((o) => o.span === r.parent)) expect(seen.has(r.parent), `parent ${r.parent} before ${r.span}`).to.equal(true);
+        if (r.parent && rows.some((o) => o.span === r.parent))
+          expect(seen.has(r.parent), `parent ${r.parent} before ${r.span}`).to.equal(true);
         seen.add(r.span!);
       }
       await page.goto(`${c.base}/traces?id=ffffffffffffffffffffffffffffffff`);

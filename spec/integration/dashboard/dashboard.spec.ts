@@ -22,7 +22,9 @@ function assertPrometheusText(text: string): number {
       expect(line).to.match(/^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$/);
       continue;
     }
-    expect(line, line).to.match(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?(\d+(\.\d+)?(e[+-]?\d+)?|NaN|\+Inf|-Inf)$/);
+    expect(line, line).to.match(
+      /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?(\d+(\.\d+)?(e[+-]?\d+)?|NaN|\+Inf|-Inf)$/,
+    );
     samples++;
   }
   return samples;
@@ -40,7 +42,10 @@ describe('supervision dashboard and metrics', function () {
     node = await startDemo();
     const base = `http://127.0.0.1:${node.dashboard!.port}`;
     await node.hive.call('echo', makeMessage({ Data: mapOf({ a: ['1'] }) }), 2000);
-    const status = (await (await fetch(`${base}/api/status`)).json()) as { services: Array<{ name: string }>; actors: Array<{ path: string; children: unknown[] }> };
+    const status = (await (await fetch(`${base}/api/status`)).json()) as {
+      services: Array<{ name: string }>;
+      actors: Array<{ path: string; children: unknown[] }>;
+    };
     expect(status.services.map((s) => s.name)).to.include.members(['echo', 'queue', 'gateway', 'templates', 'web']);
     expect(status.actors[0]!.path).to.equal('/node');
     const res = await fetch(`${base}/metrics`);
@@ -65,11 +70,15 @@ describe('supervision dashboard and metrics', function () {
     const at = html.indexOf('<table id="services">');
     const services = html.slice(at, html.indexOf('</table>', at));
     const sqlRow = services.slice(services.indexOf('data-service="sqlsel"'));
-    expect(sqlRow.slice(0, sqlRow.indexOf('</tr>'))).to.match(/<div>pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting<\/div>/);
+    expect(sqlRow.slice(0, sqlRow.indexOf('</tr>'))).to.match(
+      /<div>pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting<\/div>/,
+    );
     // eta escapes quotes, so raw JSON would show as {&quot; (or a literal {")
     expect(services).to.not.match(/\{&quot;|\{"/);
 
-    const { stdout } = await promisify(execFile)(process.execPath, [...HIVENODE_ARGS, 'status', '--url', base], { timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [...HIVENODE_ARGS, 'status', '--url', base], {
+      timeout: 30_000,
+    });
     expect(stdout).to.match(/^hivenode \S* — demo \(pid \d+\), up \d+ s/);
     const sqlLine = stdout.split('\n').find((l) => l.trimStart().startsWith('sqlsel '))!;
     expect(sqlLine).to.match(/pool \d+ of \d+ connections? in use, \d+ idle, 0 requests waiting/);
@@ -87,7 +96,8 @@ describe('supervision dashboard and metrics', function () {
     try {
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${node.dashboard!.port}/`);
-      for (const name of ['echo', 'queue', 'gateway', 'web', 'templates']) expect(await page.locator(`#services tr[data-service="${name}"]`).count()).to.equal(1);
+      for (const name of ['echo', 'queue', 'gateway', 'web', 'templates'])
+        expect(await page.locator(`#services tr[data-service="${name}"]`).count()).to.equal(1);
       const restarts = page.locator('#actors tr[data-actor="/node/echo/worker"] td.restarts');
       expect((await restarts.textContent())?.trim()).to.equal('0');
       const crashed = await node.hive.call('echo', makeMessage({ Control: mapOf({ echo_crash: ['true'] }) }), 2000);

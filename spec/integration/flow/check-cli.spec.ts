@@ -6,26 +6,41 @@ import { join } from 'node:path';
 import { flowDir } from './helpers.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const run = (args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: flowDir() }, timeout: 30_000 });
+const run = (args: string[]) =>
+  spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: flowDir() },
+    timeout: 30_000,
+  });
 
 describe('hivenode flow check', function () {
   this.timeout(60_000);
   const dir = flowDir();
   const good = join(dir, 'good.yaml');
   const bad = join(dir, 'bad.yaml');
-  writeFileSync(good, 'steps:\n  - name: insert\n    call: sql\n    catch: [{codes: [502], next: undo}]\n  - name: log\n    emit: syslog\n    end: true\n  - name: undo\n    call: sql\n');
-  writeFileSync(bad, 'steps:\n  - name: insert\n    call: sql\n  - name: check\n    choice: [{when: "{{eq .Steps.insert.Code 202}}", next: insert}]\n');
+  writeFileSync(
+    good,
+    'steps:\n  - name: insert\n    call: sql\n    catch: [{codes: [502], next: undo}]\n  - name: log\n    emit: syslog\n    end: true\n  - name: undo\n    call: sql\n',
+  );
+  writeFileSync(
+    bad,
+    'steps:\n  - name: insert\n    call: sql\n  - name: check\n    choice: [{when: "{{eq .Steps.insert.Code 202}}", next: insert}]\n',
+  );
 
   it('prints a valid definition as a graph; exit 0', () => {
     const r = run(['flow', 'check', good]);
     expect(r.status, r.stderr).to.equal(0);
-    expect(r.stdout).to.equal(`${good}: valid, 3 steps\ninsert (start): call sql\n  --next--> log\n  --catch 502--> undo\nlog: emit syslog\n  --> (run succeeded)\nundo: call sql\n  --> (run succeeded)\n`);
+    expect(r.stdout).to.equal(
+      `${good}: valid, 3 steps\ninsert (start): call sql\n  --next--> log\n  --catch 502--> undo\nlog: emit syslog\n  --> (run succeeded)\nundo: call sql\n  --> (run succeeded)\n`,
+    );
   });
 
   it('names the step and what is wrong in one line; exit 1', () => {
     const r = run(['flow', 'check', bad]);
     expect(r.status).to.equal(1);
-    expect(r.stderr.trim().split('\n')).to.deep.equal(["hivenode: step 'insert': the loop 'insert' → 'check' → 'insert' has no wait step: a run would spin through it; add a wait step to the loop"]);
+    expect(r.stderr.trim().split('\n')).to.deep.equal([
+      "hivenode: step 'insert': the loop 'insert' → 'check' → 'insert' has no wait step: a run would spin through it; add a wait step to the loop",
+    ]);
     const missing = run(['flow', 'check', join(dir, 'nope.yaml')]);
     expect(missing.status).to.equal(1);
     expect(missing.stderr).to.contain('no such file');
@@ -44,6 +59,8 @@ describe('hivenode flow check', function () {
     const r = run(['flow', `-Definition=file://${good}`, '-Store=jetstream']);
     expect(r.status, r.stderr).to.equal(2);
     expect(r.stderr.trim().split('\n')).to.have.length(1);
-    expect(r.stderr).to.contain("Store jetstream keeps the flow's runs in the NATS hive's JetStream: give SERVERHOST a nats:// address");
+    expect(r.stderr).to.contain(
+      "Store jetstream keeps the flow's runs in the NATS hive's JetStream: give SERVERHOST a nats:// address",
+    );
   });
 });

@@ -28,10 +28,26 @@ describe("console: a flow's steps as arrows", function () {
       { channel: 'shipping', label: 'ship' },
       { channel: 'log', label: 'audit' },
     ]);
-    expect(sendsOf('flow', { Definition: 'hive://order', TemplateChannel: 'DefaultStorageChannel' })).to.deep.equal([{ channel: 'DefaultStorageChannel', label: 'definition', secondary: true }]);
-    const service = (kind: string, name: string, config: Record<string, unknown> = {}): ConsoleService => ({ kind, name, channel: name, config, status: () => ({}) });
-    const graph = buildFlow([service('flow', 'intake', { Definition: definition }), service('sql', 'orders'), service('httpclient', 'shipping')]);
-    expect(graph.edges.filter((e) => e.channel).map((e) => `${e.from} -${e.label}-> ${e.to}`)).to.have.members(['svc:intake -insert, undo-> svc:orders', 'svc:intake -ship-> svc:shipping', 'svc:intake -audit-> ch:log']);
+    expect(sendsOf('flow', { Definition: 'hive://order', TemplateChannel: 'DefaultStorageChannel' })).to.deep.equal([
+      { channel: 'DefaultStorageChannel', label: 'definition', secondary: true },
+    ]);
+    const service = (kind: string, name: string, config: Record<string, unknown> = {}): ConsoleService => ({
+      kind,
+      name,
+      channel: name,
+      config,
+      status: () => ({}),
+    });
+    const graph = buildFlow([
+      service('flow', 'intake', { Definition: definition }),
+      service('sql', 'orders'),
+      service('httpclient', 'shipping'),
+    ]);
+    expect(graph.edges.filter((e) => e.channel).map((e) => `${e.from} -${e.label}-> ${e.to}`)).to.have.members([
+      'svc:intake -insert, undo-> svc:orders',
+      'svc:intake -ship-> svc:shipping',
+      'svc:intake -audit-> ch:log',
+    ]);
     expect(node.services.some((s) => s.kind === 'flow')).to.equal(true);
   });
 });

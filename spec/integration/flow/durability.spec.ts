@@ -22,7 +22,13 @@ describe('flow durability', function () {
   afterEach(stopFlowNodes);
 
   it('a wait (duration) survives a restart and ends at its time, not again from the start', async () => {
-    const def = { steps: [{ name: 'before', call: 'db', data: { at: 'before' } }, { name: 'pause', wait: '1500ms' }, { name: 'after', call: 'db', data: { at: 'after' } }] };
+    const def = {
+      steps: [
+        { name: 'before', call: 'db', data: { at: 'before' } },
+        { name: 'pause', wait: '1500ms' },
+        { name: 'after', call: 'db', data: { at: 'after' } },
+      ],
+    };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db')]));
     const t0 = Date.now();
     const key = (await node.hive.execute('flow', makeMessage(), 5000)).Data.key!;
@@ -43,7 +49,17 @@ describe('flow durability', function () {
   });
 
   it('a wait until a time rendered from the Input', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'hold', wait: { until: '{{index .Input.Data.at 0}}' } }, { name: 'go', call: 'db' }] }, {}, [recordingEcho(dir, 'db')]));
+    ({ node } = await flowNode(
+      dir,
+      {
+        steps: [
+          { name: 'hold', wait: { until: '{{index .Input.Data.at 0}}' } },
+          { name: 'go', call: 'db' },
+        ],
+      },
+      {},
+      [recordingEcho(dir, 'db')],
+    ));
     const at = new Date(Date.now() + 700).toISOString();
     const t0 = Date.now();
     const r = await startRun(node, { at: [at] });
@@ -55,7 +71,13 @@ describe('flow durability', function () {
   });
 
   it('a run stopped while its step was under way goes on at that step after the restart; the steps before are not sent again', async () => {
-    const def = { steps: [{ name: 'one', call: 'db', data: { s: '1' } }, { name: 'two', call: 'slow', data: { s: '2' } }, { name: 'three', call: 'db', data: { s: '3', two: '{{index .Steps.two.Data.s 0}}' } }] };
+    const def = {
+      steps: [
+        { name: 'one', call: 'db', data: { s: '1' } },
+        { name: 'two', call: 'slow', data: { s: '2' } },
+        { name: 'three', call: 'db', data: { s: '3', two: '{{index .Steps.two.Data.s 0}}' } },
+      ],
+    };
     const services = [recordingEcho(dir, 'db'), recordingEcho(dir, 'slow', { Delay: 3000 })];
     ({ node } = await flowNode(dir, def, {}, services));
     const key = (await node.hive.execute('flow', makeMessage(), 5000)).Data.key!;
@@ -64,16 +86,28 @@ describe('flow durability', function () {
     await node.stop(200);
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db'), recordingEcho(dir, 'slow')]));
     await until(() => recorded(join(dir, 'db.jsonl')).length === 2, 8000);
-    expect(recorded(join(dir, 'db.jsonl')).map((r) => r.message.Data)).to.deep.equal([{ s: ['1'] }, { s: ['3'], two: ['2'] }]);
+    expect(recorded(join(dir, 'db.jsonl')).map((r) => r.message.Data)).to.deep.equal([
+      { s: ['1'] },
+      { s: ['3'], two: ['2'] },
+    ]);
     const slow = recorded(join(dir, 'slow.jsonl'));
     expect(slow.length).to.be.at.least(2);
-    expect(new Set(slow.map((r) => r.message.Control['idempotency-key']![0]))).to.deep.equal(new Set([`${key[0]}:two`]));
+    expect(new Set(slow.map((r) => r.message.Control['idempotency-key']![0]))).to.deep.equal(
+      new Set([`${key[0]}:two`]),
+    );
   });
 
   it("a gateway's Platform-Procedure: Execution hands a run over and answers the run's key", async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'one', call: 'db' }] }, {}, [recordingEcho(dir, 'db'), { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'flow' }]));
+    ({ node } = await flowNode(dir, { steps: [{ name: 'one', call: 'db' }] }, {}, [
+      recordingEcho(dir, 'db'),
+      { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'flow' },
+    ]));
     const port = (node.services.find((s) => s.kind === 'gateway')!.running.status() as { port: number }).port;
-    const res = await request(`http://127.0.0.1:${port}/order/new`, { method: 'POST', headers: { 'platform-procedure': 'Execution' }, body: JSON.stringify({ id: ['9'] }) });
+    const res = await request(`http://127.0.0.1:${port}/order/new`, {
+      method: 'POST',
+      headers: { 'platform-procedure': 'Execution' },
+      body: JSON.stringify({ id: ['9'] }),
+    });
     const body = (await res.body.json()) as { Code: number; Data: { key: string[] } };
     expect(body.Code).to.equal(200);
     await until(() => recorded(join(dir, 'db.jsonl')).length === 1);
@@ -95,11 +129,17 @@ describe('flow durability', function () {
   });
 
   it('a hive:// Definition is read from the storage service at start', async function () {
-    sqliteOnly(this, 'the NATS hive keeps hive:// definitions in a bucket of its own, tested in spec/adapters/nats/hive.spec.ts');
+    sqliteOnly(
+      this,
+      'the NATS hive keeps hive:// definitions in a bucket of its own, tested in spec/adapters/nats/hive.spec.ts',
+    );
     const templates = join(dir, 'templates');
     mkdirSync(templates);
     writeFileSync(join(templates, 'order'), 'steps:\n  - name: one\n    call: db\n    data: {from: storage}\n');
-    ({ node } = await flowNode(dir, 'hive://order', {}, [{ service: 'storage', NAME: 'templates', Directory: templates, INPUTCHANNEL: 'DefaultStorageChannel' }, recordingEcho(dir, 'db')]));
+    ({ node } = await flowNode(dir, 'hive://order', {}, [
+      { service: 'storage', NAME: 'templates', Directory: templates, INPUTCHANNEL: 'DefaultStorageChannel' },
+      recordingEcho(dir, 'db'),
+    ]));
     expect((await startRun(node)).Data.from).to.deep.equal(['storage']);
   });
 });

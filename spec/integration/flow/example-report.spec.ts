@@ -33,7 +33,12 @@ describe('examples/flows/nightly-report.yaml', function () {
     let report = '';
     example = await startExample(EXAMPLE, 'R', 8084, (text, dir) => {
       report = join(dir, 'nightly-report.txt');
-      return text.replaceAll('8084', String(port)).replace('./nightly-report.sqlite', join(dir, 'sales.sqlite')).replace('./nightly-report-queue', join(dir, 'queue')).replace('./nightly-report-store', join(dir, 'store')).replace('>> ./nightly-report.txt', `>> ${report}`);
+      return text
+        .replaceAll('8084', String(port))
+        .replace('./nightly-report.sqlite', join(dir, 'sales.sqlite'))
+        .replace('./nightly-report-queue', join(dir, 'queue'))
+        .replace('./nightly-report-store', join(dir, 'store'))
+        .replace('>> ./nightly-report.txt', `>> ${report}`);
     });
     const { text, run } = example;
     const header = [...text.matchAll(/^# {3}(\$R\/.*?)\s+#[^']*$/gm)].map((m) => m[1]!);

@@ -53,7 +53,12 @@ describe('examples/flows/syslog-triage.yaml', function () {
     example = await startExample(EXAMPLE, 'T', 8085, (text, d) => {
       dir = d;
       // the gateway and the HTTP client calling it move to a free port together
-      return text.replaceAll('8085', String(port)).replace('Port: 10516', `Port: ${udp}`).replaceAll('./syslog-triage-store', join(d, 'store')).replaceAll('./syslog-triage-queue', join(d, 'queue')).replaceAll('./triage-', join(d, 'triage-'));
+      return text
+        .replaceAll('8085', String(port))
+        .replace('Port: 10516', `Port: ${udp}`)
+        .replaceAll('./syslog-triage-store', join(d, 'store'))
+        .replaceAll('./syslog-triage-queue', join(d, 'queue'))
+        .replaceAll('./triage-', join(d, 'triage-'));
     });
     const { text, run } = example;
     const senders = [...text.matchAll(/^# {3}(logger .*?)\s+# .*$/gm)].map((m) => m[1]!.replace('10516', String(udp)));

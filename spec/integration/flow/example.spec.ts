@@ -27,7 +27,9 @@ const freePort = (): Promise<number> =>
 const rows = (file: string): Promise<Array<{ id: string; item: string }>> =>
   new Promise((resolve, reject) => {
     const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
-    db.all('SELECT id, item FROM orders ORDER BY id', (err, r) => db.close(() => (err ? reject(err) : resolve(r as Array<{ id: string; item: string }>))));
+    db.all('SELECT id, item FROM orders ORDER BY id', (err, r) =>
+      db.close(() => (err ? reject(err) : resolve(r as Array<{ id: string; item: string }>))),
+    );
   });
 
 describe('examples/flows/order-intake.yaml', function () {
@@ -48,12 +50,21 @@ describe('examples/flows/order-intake.yaml', function () {
     let db = '';
     example = await startExample(EXAMPLE, 'O', 8083, (text, dir) => {
       db = join(dir, 'orders.sqlite');
-      return text.replaceAll('8083', String(port)).replace('RemotePort: 10515', `RemotePort: ${udp}`).replace('./order-intake.sqlite', db).replaceAll('./order-intake-store', join(dir, 'store'));
+      return text
+        .replaceAll('8083', String(port))
+        .replace('RemotePort: 10515', `RemotePort: ${udp}`)
+        .replace('./order-intake.sqlite', db)
+        .replaceAll('./order-intake-store', join(dir, 'store'));
     });
     const { text, run } = example;
     const header = [...text.matchAll(/^# {3}(\$O .*?)(?:\s+#[^']*)?$/gm)].map((m) => m[1]!);
     expect(header).to.have.length(5);
-    const [shipped, refused, failedList, status] = header.slice(0, 4).map((l) => run(l)) as [Answer, Answer, Answer, Answer];
+    const [shipped, refused, failedList, status] = header.slice(0, 4).map((l) => run(l)) as [
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+    ];
     expect(shipped).to.deep.include({ Code: 200, Data: { id: ['o-1'], shipment: ['S-o-1'] } });
     expect(refused.Code).to.equal(503);
     expect(refused.Message).to.equal('order o-2 not shipped (the carrier is down); its row was deleted');

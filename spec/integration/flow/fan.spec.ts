@@ -21,8 +21,23 @@ describe('flow map and parallel', function () {
   it('map sends one sub-step per line at most concurrency at once; Results kept in order; keys <run>:<step>:<index>', async () => {
     const def = {
       steps: [
-        { name: 'each', map: { items: '{{range .Input.Data.ids}}{{.}}\n{{end}}', concurrency: 2, call: 'work', data: { id: '{{.Item}}', index: '{{.Index}}' } } },
-        { name: 'sum', call: 'db', data: { count: '{{len .Steps.each.List}}', third: '{{with index .Steps.each.List 2}}{{index .Data.id 0}}{{end}}' } },
+        {
+          name: 'each',
+          map: {
+            items: '{{range .Input.Data.ids}}{{.}}\n{{end}}',
+            concurrency: 2,
+            call: 'work',
+            data: { id: '{{.Item}}', index: '{{.Index}}' },
+          },
+        },
+        {
+          name: 'sum',
+          call: 'db',
+          data: {
+            count: '{{len .Steps.each.List}}',
+            third: '{{with index .Steps.each.List 2}}{{index .Data.id 0}}{{end}}',
+          },
+        },
       ],
     };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db')]));
@@ -35,18 +50,28 @@ describe('flow map and parallel', function () {
       most = Math.max(most, active);
       const id = d.message.Data.id![0]!;
       // later elements answer sooner: the kept order is the elements' order, not the answers'
-      setTimeout(() => {
-        active--;
-        order.push(id);
-        d.respond({ Code: 200, Message: 'Success', Data: mapOf({ id: [id], key: d.message.Control['idempotency-key']! }), List: [] });
-      }, 120 - Number(d.message.Data.index![0]) * 20);
+      setTimeout(
+        () => {
+          active--;
+          order.push(id);
+          d.respond({
+            Code: 200,
+            Message: 'Success',
+            Data: mapOf({ id: [id], key: d.message.Control['idempotency-key']! }),
+            List: [],
+          });
+        },
+        120 - Number(d.message.Data.index![0]) * 20,
+      );
     });
     const r = await startRun(node, { ids: ['a', 'b', 'c', 'd', 'e'] });
     expect(r.Code, r.Message).to.equal(200);
     expect(r.Data).to.deep.equal({ count: ['5'], third: ['c'] });
     expect(most).to.equal(2);
     const run = (await flowCommand(node, 'list')).Data.objects![0]!;
-    const doc = (await flowCommand(node, 'fetch', { key: [run] })).List![0] as { steps: { each: { List: Array<{ Data: { id: string[]; key: string[] } }> } } };
+    const doc = (await flowCommand(node, 'fetch', { key: [run] })).List![0] as {
+      steps: { each: { List: Array<{ Data: { id: string[]; key: string[] } }> } };
+    };
     expect(doc.steps.each.List.map((x) => x.Data.id[0])).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
     expect(doc.steps.each.List.map((x) => x.Data.key[0])).to.deep.equal([0, 1, 2, 3, 4].map((i) => `${run}:each:${i}`));
   });
@@ -54,7 +79,16 @@ describe('flow map and parallel', function () {
   it('map over a JSON array gives each element as .Item; an element failing for good fails the step, caught', async () => {
     const def = {
       steps: [
-        { name: 'rows', map: { items: '{{index .Input.Data.rows 0}}', call: 'api', data: { name: '{{.Item.name}}' }, retry: { count: 1, timer: '10ms' } }, catch: { codes: [503], next: 'report' } },
+        {
+          name: 'rows',
+          map: {
+            items: '{{index .Input.Data.rows 0}}',
+            call: 'api',
+            data: { name: '{{.Item.name}}' },
+            retry: { count: 1, timer: '10ms' },
+          },
+          catch: { codes: [503], next: 'report' },
+        },
         { name: 'ok', succeed: {} },
         { name: 'report', fail: { code: '422', message: '{{.Steps.rows.Message}}' } },
       ],
@@ -73,11 +107,27 @@ describe('flow map and parallel', function () {
   it('parallel sends its branches at once and keeps each under its name', async () => {
     const def = {
       steps: [
-        { name: 'both', parallel: { stock: { call: 'slow', data: { what: 'stock' } }, price: { call: 'slow', data: { what: 'price' } } } },
-        { name: 'join', call: 'db', data: { got: ['{{index .Steps.stock.Data.what 0}}', '{{index .Steps.price.Data.what 0}}'], n: '{{len .Steps.both.List}}' } },
+        {
+          name: 'both',
+          parallel: {
+            stock: { call: 'slow', data: { what: 'stock' } },
+            price: { call: 'slow', data: { what: 'price' } },
+          },
+        },
+        {
+          name: 'join',
+          call: 'db',
+          data: {
+            got: ['{{index .Steps.stock.Data.what 0}}', '{{index .Steps.price.Data.what 0}}'],
+            n: '{{len .Steps.both.List}}',
+          },
+        },
       ],
     };
-    ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db'), { service: 'echo', NAME: 'slow', Delay: 300 }]));
+    ({ node } = await flowNode(dir, def, {}, [
+      recordingEcho(dir, 'db'),
+      { service: 'echo', NAME: 'slow', Delay: 300 },
+    ]));
     const t0 = Date.now();
     const r = await startRun(node);
     expect(r.Code, r.Message).to.equal(200);
@@ -85,10 +135,23 @@ describe('flow map and parallel', function () {
     expect(r.Data).to.deep.equal({ got: ['stock', 'price'], n: ['2'] });
   });
 
-  it("a map stopped midway goes on after the restart without sending the elements already kept", async () => {
-    const def = { steps: [{ name: 'each', map: { items: '{{range .Input.Data.ids}}{{.}}\n{{end}}', concurrency: 1, call: 'work', data: { id: '{{.Item}}' } } }] };
+  it('a map stopped midway goes on after the restart without sending the elements already kept', async () => {
+    const def = {
+      steps: [
+        {
+          name: 'each',
+          map: {
+            items: '{{range .Input.Data.ids}}{{.}}\n{{end}}',
+            concurrency: 1,
+            call: 'work',
+            data: { id: '{{.Item}}' },
+          },
+        },
+      ],
+    };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'work', { Delay: 250 })]));
-    const key = (await node.hive.execute('flow', makeMessage({ Data: mapOf({ ids: ['1', '2', '3', '4'] }) }), 5000)).Data.key!;
+    const key = (await node.hive.execute('flow', makeMessage({ Data: mapOf({ ids: ['1', '2', '3', '4'] }) }), 5000))
+      .Data.key!;
     await until(() => recorded(join(dir, 'work.jsonl')).length === 2);
     await node.stop(50);
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'work')]));

@@ -19,7 +19,9 @@ describe('flow starting, answering and operations', function () {
   afterEach(stopFlowNodes);
 
   it('execute answers the run key at once; a call still running after AnswerWithin gets 202 with the key, and the run goes on', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'slow', call: 'slow' }] }, { AnswerWithin: '200ms' }, [{ service: 'echo', NAME: 'slow', Delay: 600 }]));
+    ({ node } = await flowNode(dir, { steps: [{ name: 'slow', call: 'slow' }] }, { AnswerWithin: '200ms' }, [
+      { service: 'echo', NAME: 'slow', Delay: 600 },
+    ]));
     const t0 = Date.now();
     const ex = await node.hive.execute('flow', makeMessage({ Data: mapOf({ a: ['1'] }) }), 5000);
     expect(ex.Code, ex.Message).to.equal(200);
@@ -35,7 +37,11 @@ describe('flow starting, answering and operations', function () {
 
   it('an idempotency-key starts one run: a second start answers the first run key with duplicate, also after a restart', async () => {
     ({ node } = await flowNode(dir, { steps: [{ name: 'one', call: 'db' }] }, {}, [recordingEcho(dir, 'db')]));
-    const first = await node.hive.execute('flow', makeMessage({ Control: mapOf({ 'idempotency-key': ['order-1'] }) }), 5000);
+    const first = await node.hive.execute(
+      'flow',
+      makeMessage({ Control: mapOf({ 'idempotency-key': ['order-1'] }) }),
+      5000,
+    );
     const again = await startRun(node, {}, { 'idempotency-key': ['order-1'] });
     expect(again.Data.key).to.deep.equal(first.Data.key);
     expect(again.Data.duplicate).to.deep.equal(['true']);
@@ -48,7 +54,16 @@ describe('flow starting, answering and operations', function () {
   });
 
   it('replay goes on from the failed step with Data replacing Input fields; the steps before keep their Results', async () => {
-    const def = { steps: [{ name: 'insert', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } }, { name: 'ship', call: 'api', data: { id: '{{index .Steps.insert.Data.id 0}}', address: '{{index .Input.Data.address 0}}' } }] };
+    const def = {
+      steps: [
+        { name: 'insert', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } },
+        {
+          name: 'ship',
+          call: 'api',
+          data: { id: '{{index .Steps.insert.Data.id 0}}', address: '{{index .Input.Data.address 0}}' },
+        },
+      ],
+    };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db')]));
     const got = await scriptedTarget(node, 'api', [422, 200]);
     const r = await startRun(node, { id: ['o-1'], address: ['nowhere'] });
@@ -72,7 +87,17 @@ describe('flow starting, answering and operations', function () {
   });
 
   it('replay from a named step', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'a', call: 'db' }, { name: 'b', call: 'api' }] }, {}, [recordingEcho(dir, 'db')]));
+    ({ node } = await flowNode(
+      dir,
+      {
+        steps: [
+          { name: 'a', call: 'db' },
+          { name: 'b', call: 'api' },
+        ],
+      },
+      {},
+      [recordingEcho(dir, 'db')],
+    ));
     await scriptedTarget(node, 'api', [500, 200]);
     expect((await startRun(node)).Code).to.equal(500);
     const key = (await flowCommand(node, 'list', { state: ['failed'] })).Data.objects!;
@@ -82,7 +107,14 @@ describe('flow starting, answering and operations', function () {
   });
 
   it('cancel runs on_cancel and ends the run cancelled; purge removes finished runs', async () => {
-    const def = { on_cancel: 'undo', steps: [{ name: 'hold', wait: '1h' }, { name: 'never', call: 'db', end: true }, { name: 'undo', call: 'db', data: { undo: '{{index .Input.Data.id 0}}' } }] };
+    const def = {
+      on_cancel: 'undo',
+      steps: [
+        { name: 'hold', wait: '1h' },
+        { name: 'never', call: 'db', end: true },
+        { name: 'undo', call: 'db', data: { undo: '{{index .Input.Data.id 0}}' } },
+      ],
+    };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db')]));
     const key = (await node.hive.execute('flow', makeMessage({ Data: mapOf({ id: ['x1'] }) }), 5000)).Data.key!;
     await sleep(100);
@@ -107,16 +139,24 @@ describe('flow starting, answering and operations', function () {
     for (const c of ['red', 'blue', 'red', 'green']) await startRun(node, { colour: [c] });
     const all = (await flowCommand(node, 'list')).Data.objects!;
     expect(all).to.have.length(4);
-    expect((await flowCommand(node, 'list', { field: ['colour'], value: ['red'] })).Data.objects).to.deep.equal([all[0], all[2]]);
+    expect((await flowCommand(node, 'list', { field: ['colour'], value: ['red'] })).Data.objects).to.deep.equal([
+      all[0],
+      all[2],
+    ]);
     expect((await flowCommand(node, 'list', { code: ['502'] })).Data.objects).to.deep.equal([all[1]]);
-    expect((await flowCommand(node, 'list', { list_offset: ['1'], list_limit: ['2'] })).Data.objects).to.deep.equal([all[1], all[2]]);
+    expect((await flowCommand(node, 'list', { list_offset: ['1'], list_limit: ['2'] })).Data.objects).to.deep.equal([
+      all[1],
+      all[2],
+    ]);
     expect((await flowCommand(node, 'list', { older_than: ['1h'] })).Data.objects).to.deep.equal([]);
     expect((await flowCommand(node, 'list', { state: ['nonsense'] })).Code).to.equal(400);
     expect((await flowCommand(node, 'frobnicate')).Code).to.equal(400);
   });
 
   it('MaxRuns runs send at once; the others wait in line and all end', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'slow', call: 'slow' }] }, { MaxRuns: 2 }, [{ service: 'echo', NAME: 'slow', Delay: 300 }]));
+    ({ node } = await flowNode(dir, { steps: [{ name: 'slow', call: 'slow' }] }, { MaxRuns: 2 }, [
+      { service: 'echo', NAME: 'slow', Delay: 300 },
+    ]));
     const keys = [];
     for (let i = 0; i < 5; i++) keys.push((await node.hive.execute('flow', makeMessage(), 5000)).Data.key![0]);
     await sleep(100);

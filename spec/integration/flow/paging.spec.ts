@@ -12,13 +12,28 @@ import { sqliteOnly } from '../queue-store.js';
 import { flowCommand, flowDir, flowNode, recordingEcho, stopFlowNodes } from './helpers.js';
 import { sleep, until } from '../../support/wait.js';
 
-const DEF = { steps: [{ name: 'hold', wait: { for: '{{index .Input.Data.for 0}}' } }, { name: 'go', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } }] };
+const DEF = {
+  steps: [
+    { name: 'hold', wait: { for: '{{index .Input.Data.for 0}}' } },
+    { name: 'go', call: 'db', data: { id: '{{index .Input.Data.id 0}}' } },
+  ],
+};
 
 /** Runs held in the store only, as the service's status tells them. */
-const parkedOf = (node: HiveNode): number => (node.services.find((s) => s.kind === 'flow')!.running.status() as { parked: number }).parked;
+const parkedOf = (node: HiveNode): number =>
+  (node.services.find((s) => s.kind === 'flow')!.running.status() as { parked: number }).parked;
 
-async function startWaiting(node: HiveNode, id: string, wait: string, control: Record<string, string[]> = {}): Promise<string> {
-  const r = await node.hive.execute('flow', makeMessage({ Control: mapOf(control), Data: mapOf({ id: [id], for: [wait] }) }), 5000);
+async function startWaiting(
+  node: HiveNode,
+  id: string,
+  wait: string,
+  control: Record<string, string[]> = {},
+): Promise<string> {
+  const r = await node.hive.execute(
+    'flow',
+    makeMessage({ Control: mapOf(control), Data: mapOf({ id: [id], for: [wait] }) }),
+    5000,
+  );
   expect(r.Code, r.Message).to.equal(200);
   return r.Data.key![0]!;
 }
@@ -34,7 +49,11 @@ describe('flow runs paged out of memory (PageHorizon)', function () {
     sqliteOnly(this, 'JetStream holds every run in memory');
     ({ node } = await flowNode(dir, DEF, { PageHorizon: '1s' }, [recordingEcho(dir, 'db')]));
     const t0 = Date.now();
-    const far = [await startWaiting(node, 'a', '3s'), await startWaiting(node, 'b', '3s'), await startWaiting(node, 'c', '3s')];
+    const far = [
+      await startWaiting(node, 'a', '3s'),
+      await startWaiting(node, 'b', '3s'),
+      await startWaiting(node, 'c', '3s'),
+    ];
     const near = await startWaiting(node, 'near', '300ms');
     await until(() => parkedOf(node) === 3);
     const status = await flowCommand(node, 'status');
@@ -89,7 +108,11 @@ describe('flow runs paged out of memory (PageHorizon)', function () {
     ({ node } = await flowNode(dir, DEF, { PageHorizon: '1s' }, [recordingEcho(dir, 'db')]));
     const first = await startWaiting(node, 'a', '2s', { 'idempotency-key': ['order-1'] });
     await until(() => parkedOf(node) === 1);
-    const again = await node.hive.execute('flow', makeMessage({ Control: mapOf({ 'idempotency-key': ['order-1'] }), Data: mapOf({ id: ['a'], for: ['2s'] }) }), 5000);
+    const again = await node.hive.execute(
+      'flow',
+      makeMessage({ Control: mapOf({ 'idempotency-key': ['order-1'] }), Data: mapOf({ id: ['a'], for: ['2s'] }) }),
+      5000,
+    );
     expect(again.Data.key).to.deep.equal([first]);
     expect(again.Data.duplicate).to.deep.equal(['true']);
     await until(() => recorded(join(dir, 'db.jsonl')).length === 1, 5000);

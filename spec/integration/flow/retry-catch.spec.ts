@@ -16,7 +16,17 @@ describe('flow retry, timeout and catch', function () {
   afterEach(stopFlowNodes);
 
   it('retries a retryable Code count times with the fixed timer, then goes on; every attempt is in fetch', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'api', call: 'api', retry: { count: 3, timer: '100ms' } }, { name: 'after', call: 'db' }] }, {}, [recordingEcho(dir, 'db')]));
+    ({ node } = await flowNode(
+      dir,
+      {
+        steps: [
+          { name: 'api', call: 'api', retry: { count: 3, timer: '100ms' } },
+          { name: 'after', call: 'db' },
+        ],
+      },
+      {},
+      [recordingEcho(dir, 'db')],
+    ));
     const got = await scriptedTarget(node, 'api', [503, 502, 200]);
     const r = await startRun(node);
     expect(r.Code, r.Message).to.equal(200);
@@ -36,7 +46,9 @@ describe('flow retry, timeout and catch', function () {
   });
 
   it('exponential backoff doubles the wait (with jitter); a Code not in on is not retried', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'api', call: 'api', retry: { count: 3, timer: '100ms', backoff: 'exponential', on: [503] } }] }));
+    ({ node } = await flowNode(dir, {
+      steps: [{ name: 'api', call: 'api', retry: { count: 3, timer: '100ms', backoff: 'exponential', on: [503] } }],
+    }));
     const got = await scriptedTarget(node, 'api', [503, 503, 503, 200]);
     expect((await startRun(node)).Code).to.equal(200);
     const gaps = got.slice(1).map((g, i) => g.at - got[i]!.at);
@@ -45,7 +57,9 @@ describe('flow retry, timeout and catch', function () {
     expect(gaps[2]).to.be.within(315, 2500);
     const other = await scriptedTarget(node, 'api2', [500]);
     await node.stop(2000);
-    ({ node } = await flowNode(flowDir(), { steps: [{ name: 'api', call: 'api2', retry: { count: 3, timer: '50ms', on: [503] } }] }));
+    ({ node } = await flowNode(flowDir(), {
+      steps: [{ name: 'api', call: 'api2', retry: { count: 3, timer: '50ms', on: [503] } }],
+    }));
     const got2 = await scriptedTarget(node, 'api2', [500]);
     const r = await startRun(node);
     expect(r.Code).to.equal(500);
@@ -64,12 +78,18 @@ describe('flow retry, timeout and catch', function () {
   });
 
   it("a step's timeout (else DefaultTimeout) answers 504, which is retried", async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'slow', call: 'slow', timeout: '100ms', retry: { count: 1, timer: '10ms' } }] }, { DefaultTimeout: '10s' }, [{ service: 'echo', NAME: 'slow', Delay: 400 }]));
+    ({ node } = await flowNode(
+      dir,
+      { steps: [{ name: 'slow', call: 'slow', timeout: '100ms', retry: { count: 1, timer: '10ms' } }] },
+      { DefaultTimeout: '10s' },
+      [{ service: 'echo', NAME: 'slow', Delay: 400 }],
+    ));
     const t0 = Date.now();
     const r = await startRun(node);
     expect(r.Code).to.equal(504);
     expect(Date.now() - t0).to.be.below(1500);
-    const doc = (await flowCommand(node, 'fetch', { key: (await flowCommand(node, 'list')).Data.objects! })).List![0] as { attempts: unknown[] };
+    const doc = (await flowCommand(node, 'fetch', { key: (await flowCommand(node, 'list')).Data.objects! }))
+      .List![0] as { attempts: unknown[] };
     expect(doc.attempts).to.have.length(2);
   });
 
@@ -79,8 +99,22 @@ describe('flow retry, timeout and catch', function () {
         { name: 'insert', call: 'db', data: { op: 'insert', id: '{{index .Input.Data.id 0}}' } },
         { name: 'ship', call: 'api', retry: { count: 1, timer: '10ms' }, catch: [{ codes: [502, 503], next: 'undo' }] },
         { name: 'log', emit: 'audit', end: true },
-        { name: 'undo', call: 'db', data: { op: 'delete', id: '{{index .Steps.insert.Data.id 0}}', because: '{{.Steps.ship.Code}} {{.Steps.ship.Message}}' } },
-        { name: 'failed', fail: { code: '{{.Steps.ship.Code}}', message: 'shipping failed: {{.Steps.ship.Message}}; order {{index .Input.Data.id 0}} undone' } },
+        {
+          name: 'undo',
+          call: 'db',
+          data: {
+            op: 'delete',
+            id: '{{index .Steps.insert.Data.id 0}}',
+            because: '{{.Steps.ship.Code}} {{.Steps.ship.Message}}',
+          },
+        },
+        {
+          name: 'failed',
+          fail: {
+            code: '{{.Steps.ship.Code}}',
+            message: 'shipping failed: {{.Steps.ship.Message}}; order {{index .Input.Data.id 0}} undone',
+          },
+        },
       ],
     };
     ({ node } = await flowNode(dir, def, {}, [recordingEcho(dir, 'db'), recordingEcho(dir, 'audit')]));

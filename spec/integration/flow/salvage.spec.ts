@@ -20,14 +20,23 @@ import { sqliteOnly } from '../queue-store.js';
 import { sleep } from '../../support/wait.js';
 
 const RUNS = 120;
-const DEF = { steps: [{ name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } }, { name: 'pause', wait: '5s' }, { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } }] };
+const DEF = {
+  steps: [
+    { name: 'first', call: 'db', data: { step: 'first', n: '{{index .Input.Data.n 0}}' } },
+    { name: 'pause', wait: '5s' },
+    { name: 'second', call: 'db', data: { step: 'second', n: '{{index .Input.Data.n 0}}' } },
+  ],
+};
 
 /** Overwrites two leaf pages of the runs' table (SQLite's dbstat) with noise; the runs they held. */
 async function damageRuns(file: string): Promise<number> {
   const leaves = await new Promise<Array<{ page: number; rows: number }>>((resolve, reject) => {
     const db = new sqlite3.Database(`file:${file}?immutable=1`, sqlite3.OPEN_READONLY | sqlite3.OPEN_URI, (e) => {
       if (e) return reject(e);
-      db.all("SELECT pageno AS page, ncell AS rows FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf' ORDER BY pageno", (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as never))));
+      db.all(
+        "SELECT pageno AS page, ncell AS rows FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf' ORDER BY pageno",
+        (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as never))),
+      );
     });
   });
   expect(leaves.length).to.be.greaterThan(4);
@@ -52,7 +61,8 @@ describe('a damaged flow store', function () {
    */
   async function damagedRuns(): Promise<{ storeDir: string; lost: number }> {
     ({ node } = await flowNode(dir, DEF, {}, [recordingEcho(dir, 'db')]));
-    for (let n = 0; n < RUNS; n++) expect((await node.hive.execute('flow', makeMessage({ Data: { n: [String(n)] } }), 5000)).Code).to.equal(200);
+    for (let n = 0; n < RUNS; n++)
+      expect((await node.hive.execute('flow', makeMessage({ Data: { n: [String(n)] } }), 5000)).Code).to.equal(200);
     const deadline = Date.now() + 10_000;
     while (recorded(join(dir, 'db.jsonl')).length < RUNS && Date.now() < deadline) await sleep(20);
     await node.stop(2000);
@@ -62,7 +72,12 @@ describe('a damaged flow store', function () {
 
   /** The runs whose second step came, waited for (bounded) until `expected` did. */
   async function secondSteps(expected: number): Promise<Set<string>> {
-    const seconds = (): Set<string> => new Set(recorded(join(dir, 'db.jsonl')).filter((r) => r.message.Data.step?.[0] === 'second').map((r) => r.message.Data.n![0]!));
+    const seconds = (): Set<string> =>
+      new Set(
+        recorded(join(dir, 'db.jsonl'))
+          .filter((r) => r.message.Data.step?.[0] === 'second')
+          .map((r) => r.message.Data.n![0]!),
+      );
     const deadline = Date.now() + 15_000;
     while (seconds().size < expected && Date.now() < deadline) await sleep(50);
     await sleep(200);
@@ -75,11 +90,19 @@ describe('a damaged flow store', function () {
     let refused: unknown;
     await flowNode(dir, DEF, {}, [recordingEcho(dir, 'db')]).catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(ConfigError);
-    expect((refused as Error).message).to.contain('the flow store').and.to.contain(`hivenode flow salvage ${storeDir}`).and.not.contain('\n');
+    expect((refused as Error).message)
+      .to.contain('the flow store')
+      .and.to.contain(`hivenode flow salvage ${storeDir}`)
+      .and.not.contain('\n');
 
-    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'flow', 'salvage', storeDir], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [...HIVENODE_ARGS, 'flow', 'salvage', storeDir], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(r.status, r.stderr).to.equal(0);
-    expect(r.stdout).to.contain(`${RUNS - lost} rows recovered`).and.to.contain(`${lost} rows lost`);
+    expect(r.stdout)
+      .to.contain(`${RUNS - lost} rows recovered`)
+      .and.to.contain(`${lost} rows lost`);
 
     ({ node } = await flowNode(dir, DEF, {}, [recordingEcho(dir, 'db')]));
     expect((await secondSteps(RUNS - lost)).size).to.equal(RUNS - lost);
@@ -93,7 +116,9 @@ describe('a damaged flow store', function () {
     const journaled = node.journal.entries().filter((e) => e.event === JournalEvent.Salvage);
     expect(journaled).to.have.length(1);
     expect(journaled[0]!.path).to.equal('/node/flow');
-    expect(journaled[0]!.action).to.contain(`entries ${RUNS - lost} recovered, ${lost} lost`).and.to.contain('queue.db.damaged-');
+    expect(journaled[0]!.action)
+      .to.contain(`entries ${RUNS - lost} recovered, ${lost} lost`)
+      .and.to.contain('queue.db.damaged-');
     // the console's journal line shows the counts
     expect(String(journalDetails(journaled[0]!))).to.contain(`entries ${RUNS - lost} recovered`);
     expect(logs()).to.match(/WARN.*the flow store .* was salvaged: entries/);

@@ -22,8 +22,19 @@ describe('flow step kinds', function () {
       dir,
       {
         steps: [
-          { name: 'insert', call: 'db', class: '{{.Input.Class}}', operation: 'insert', data: { item: '{{index .Input.Data.item 0}}', tags: ['a', '{{index .Input.Data.item 0}}-b'] }, control: { who: 'flow' } },
-          { name: 'notify', execute: 'mail', data: { about: '{{index .Steps.insert.Data.item 0}}', code: '{{.Steps.insert.Code}}' } },
+          {
+            name: 'insert',
+            call: 'db',
+            class: '{{.Input.Class}}',
+            operation: 'insert',
+            data: { item: '{{index .Input.Data.item 0}}', tags: ['a', '{{index .Input.Data.item 0}}-b'] },
+            control: { who: 'flow' },
+          },
+          {
+            name: 'notify',
+            execute: 'mail',
+            data: { about: '{{index .Steps.insert.Data.item 0}}', code: '{{.Steps.insert.Code}}' },
+          },
           { name: 'log', emit: 'audit', data: { line: 'done {{index .Input.Data.item 0}}' } },
           { name: 'answer', call: 'db', data: { final: '{{index .Steps.insert.Data.tags 1}}' } },
         ],
@@ -49,12 +60,29 @@ describe('flow step kinds', function () {
   });
 
   it("every step's message carries idempotency-key <run key>:<step>", async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'one', call: 'db' }, { name: 'two', call: 'db' }] }, {}, [recordingEcho(dir, 'db')]));
-    const r = await node.hive.execute('flow', { Class: '', Operation: '', Control: Object.create(null), Data: Object.create(null) }, 5000);
+    ({ node } = await flowNode(
+      dir,
+      {
+        steps: [
+          { name: 'one', call: 'db' },
+          { name: 'two', call: 'db' },
+        ],
+      },
+      {},
+      [recordingEcho(dir, 'db')],
+    ));
+    const r = await node.hive.execute(
+      'flow',
+      { Class: '', Operation: '', Control: Object.create(null), Data: Object.create(null) },
+      5000,
+    );
     expect(r.Code, r.Message).to.equal(200);
     const key = r.Data.key![0]!;
     await until(() => recorded(join(dir, 'db.jsonl')).length === 2);
-    expect(recorded(join(dir, 'db.jsonl')).map((d) => d.message.Control['idempotency-key'])).to.deep.equal([[`${key}:one`], [`${key}:two`]]);
+    expect(recorded(join(dir, 'db.jsonl')).map((d) => d.message.Control['idempotency-key'])).to.deep.equal([
+      [`${key}:one`],
+      [`${key}:two`],
+    ]);
   });
 
   it('choice goes to the first branch rendering true, else its default; succeed and fail end the run', async () => {
@@ -62,7 +90,14 @@ describe('flow step kinds', function () {
       dir,
       {
         steps: [
-          { name: 'route', choice: [{ when: '{{eq (index .Input.Data.kind 0) "big"}}', next: 'big' }, { when: '{{eq (index .Input.Data.kind 0) "bad"}}', next: 'reject' }], default: 'small' },
+          {
+            name: 'route',
+            choice: [
+              { when: '{{eq (index .Input.Data.kind 0) "big"}}', next: 'big' },
+              { when: '{{eq (index .Input.Data.kind 0) "bad"}}', next: 'reject' },
+            ],
+            default: 'small',
+          },
           { name: 'big', call: 'db', data: { size: 'big' }, next: 'done' },
           { name: 'small', call: 'db', data: { size: 'small' }, next: 'done' },
           { name: 'reject', fail: { code: '422', message: 'kind {{index .Input.Data.kind 0}} is refused' } },
@@ -88,8 +123,20 @@ describe('flow step kinds', function () {
       dir,
       {
         steps: [
-          { name: 'lookup', call: 'db', data: { id: '42', noise: 'x' }, result: { order_id: '{{index .Result.Data.id 0}}' } },
-          { name: 'ship', call: 'db', data: { kept: '{{index .Steps.lookup.Data.order_id 0}}', noise: '{{if .Steps.lookup.Data.noise}}leaked{{else}}dropped{{end}}' } },
+          {
+            name: 'lookup',
+            call: 'db',
+            data: { id: '42', noise: 'x' },
+            result: { order_id: '{{index .Result.Data.id 0}}' },
+          },
+          {
+            name: 'ship',
+            call: 'db',
+            data: {
+              kept: '{{index .Steps.lookup.Data.order_id 0}}',
+              noise: '{{if .Steps.lookup.Data.noise}}leaked{{else}}dropped{{end}}',
+            },
+          },
         ],
         result: { order: '{{index .Steps.lookup.Data.order_id 0}}', shipped: '{{index .Steps.ship.Data.noise 0}}' },
       },
@@ -109,16 +156,27 @@ describe('flow step kinds', function () {
     expect(r.Message).to.contain("channel 'secret'");
     expect(recorded(join(dir, 'secret.jsonl'))).to.have.length(0);
     await node.stop(2000);
-    ({ node } = await flowNode(flowDir(), def, { AllowedChannels: 'db' }, [recordingEcho(dir, 'db'), recordingEcho(dir, 'secret')]));
+    ({ node } = await flowNode(flowDir(), def, { AllowedChannels: 'db' }, [
+      recordingEcho(dir, 'db'),
+      recordingEcho(dir, 'secret'),
+    ]));
     expect((await startRun(node, { to: ['db'] })).Code).to.equal(200);
     expect((await startRun(node, { to: ['secret'] })).Code).to.equal(403);
     await node.stop(2000);
-    ({ node } = await flowNode(flowDir(), def, { AllowedChannels: '*' }, [recordingEcho(dir, 'db'), recordingEcho(dir, 'secret')]));
+    ({ node } = await flowNode(flowDir(), def, { AllowedChannels: '*' }, [
+      recordingEcho(dir, 'db'),
+      recordingEcho(dir, 'secret'),
+    ]));
     expect((await startRun(node, { to: ['secret'] })).Code).to.equal(200);
   });
 
   it('a template failing at run time fails the run at that step with 400', async () => {
-    ({ node } = await flowNode(dir, { steps: [{ name: 'bad', call: 'db', data: { x: '{{index .Input.Data.missing 3}}' } }] }, {}, [recordingEcho(dir, 'db')]));
+    ({ node } = await flowNode(
+      dir,
+      { steps: [{ name: 'bad', call: 'db', data: { x: '{{index .Input.Data.missing 3}}' } }] },
+      {},
+      [recordingEcho(dir, 'db')],
+    ));
     const r = await startRun(node);
     expect(r.Code).to.equal(400);
     expect(r.Message).to.contain("step 'bad'");

@@ -28,12 +28,24 @@ describe('flow tracing', function () {
   });
 
   it('each attempt of each step is a span of the run trace; the target continues from it', async () => {
-    ({ node } = await flowNode(flowDir(), { steps: [{ name: 'one', call: 'api', retry: { count: 1, timer: '10ms' } }, { name: 'two', call: 'echo' }] }, {}, [{ service: 'echo', NAME: 'echo' }]));
+    ({ node } = await flowNode(
+      flowDir(),
+      {
+        steps: [
+          { name: 'one', call: 'api', retry: { count: 1, timer: '10ms' } },
+          { name: 'two', call: 'echo' },
+        ],
+      },
+      {},
+      [{ service: 'echo', NAME: 'echo' }],
+    ));
     await scriptedTarget(node, 'api', [503, 200]);
     const r = await startRun(node, {}, { traceparent: [`00-${TRACE}-b7ad6b7169203331-01`] });
     expect(r.Code, r.Message).to.equal(200);
     const spans = (): ReturnType<typeof fromReadable> => fromReadable(exporter.getFinishedSpans());
-    await until(() => spans().filter((s) => s.name === 'flow step').length === 3 && spans().some((s) => s.service === 'echo'));
+    await until(
+      () => spans().filter((s) => s.name === 'flow step').length === 3 && spans().some((s) => s.service === 'echo'),
+    );
     const steps = spans().filter((s) => s.name === 'flow step');
     expect(steps.map((s) => [s.attributes['hivenode.flow.step'], s.attributes['hivenode.code']])).to.deep.equal([
       ['one', 503],

@@ -23,7 +23,15 @@ describe('queue AllowedChannels: where entries may go, whatever the caller', fun
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
       { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
       { service: 'echo', NAME: 'runner', RecordFile: join(dir, 'runner.jsonl') },
-      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), DefaultChannel: 'target', DefaultDeadLetterSlap: 'dlq', DeadRetention: '1h', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        DefaultDeadLetterSlap: 'dlq',
+        DeadRetention: '1h',
+        ...extra,
+      },
     ]));
     return node;
   };
@@ -55,7 +63,11 @@ describe('queue AllowedChannels: where entries may go, whatever the caller', fun
 
   it("a replay's edited channel outside the list is 403 and leaves the entry dead; a schedule naming one is refused at once", async () => {
     const n = await start({ AllowedChannels: 'target,dlq,failing' });
-    const added = await queueCall(n, { channel: ['failing'], requeue_timer: ['0'], requeue_count: ['0'] }, { item: ['broken'] });
+    const added = await queueCall(
+      n,
+      { channel: ['failing'], requeue_timer: ['0'], requeue_count: ['0'] },
+      { item: ['broken'] },
+    );
     expect(added.Code, added.Message).to.equal(200);
     const key = added.Data.keys![0]!;
     await until(() => file('dlq').length === 1);
@@ -68,13 +80,18 @@ describe('queue AllowedChannels: where entries may go, whatever the caller', fun
     expect(allowedReplay.Code, allowedReplay.Message).to.equal(200);
     await until(() => file('target').length === 1);
 
-    const schedule = await queueCall(n, { command: ['schedule'], schedule_name: ['nightly'], cron: ['0 2 * * *'], channel: ['runner'] }, { item: ['x'] });
+    const schedule = await queueCall(
+      n,
+      { command: ['schedule'], schedule_name: ['nightly'], cron: ['0 2 * * *'], channel: ['runner'] },
+      { item: ['x'] },
+    );
     expect(schedule.Code).to.equal(403);
     expect(file('runner')).to.have.length(0);
   });
 
   it("a template's fan-out is bounded too: an entry it renders for another channel refuses the request", async () => {
-    const template = '[[ define "default" ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "channel" (index .Data.to 0) ]][[ setRequestControl $r $c ]][[ addEntry $r ]][[ end ]]';
+    const template =
+      '[[ define "default" ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "channel" (index .Data.to 0) ]][[ setRequestControl $r $c ]][[ addEntry $r ]][[ end ]]';
     const n = await start({ Template: template, DefaultTemplateDefine: 'default' });
     const refused = await queueCall(n, {}, { to: ['runner'] });
     expect(refused.Code).to.equal(403);

@@ -30,7 +30,15 @@ describe('queue backlog beyond PageHorizon', function () {
     await node?.stop(2000);
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', PageHorizon: '2s', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        PageHorizon: '2s',
+        ...extra,
+      },
     ]));
   };
   const status = async (): Promise<Record<string, string[]>> => (await queueCall(node!, { command: ['status'] })).Data;
@@ -38,7 +46,10 @@ describe('queue backlog beyond PageHorizon', function () {
   /** The start's log says `n` entries were left in the store (the store loads with the first command). */
   const leftInStore = async (n: number): Promise<void> => {
     await status();
-    if (QUEUE_STORE === 'sqlite') expect(logs()).to.match(new RegExp(`queue loaded ${n} entries, ${n} of them due after .* left in the store until then`));
+    if (QUEUE_STORE === 'sqlite')
+      expect(logs()).to.match(
+        new RegExp(`queue loaded ${n} entries, ${n} of them due after .* left in the store until then`),
+      );
   };
   /** Enqueues entries n = 0..count-1 with `control`; their keys in order. */
   const enqueue = async (count: number, control: Record<string, string[]>): Promise<string[]> => {
@@ -88,7 +99,12 @@ describe('queue backlog beyond PageHorizon', function () {
     await start({ StartPaused: true });
     await leftInStore(2);
     const [waiting] = await enqueue(1, {});
-    expect(await status()).to.deep.include({ waiting: ['1'], retrying: ['1'], scheduled: ['1'], queuesize: ['3'] } as never);
+    expect(await status()).to.deep.include({
+      waiting: ['1'],
+      retrying: ['1'],
+      scheduled: ['1'],
+      queuesize: ['3'],
+    } as never);
     const oldest = await queueCall(node!, { command: ['fetch'] });
     expect(oldest.Data.key).to.deep.equal([failing]);
     expect(oldest.Data.state).to.deep.equal(['retrying']);

@@ -27,15 +27,27 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
   let node: HiveNode | undefined;
   let dir: string;
   const sent = (): ReturnType<typeof recorded> => recorded(join(dir, 'target.jsonl'));
-  const start = async (extra: Record<string, string | number | boolean> = {}, more: Array<{ service: 'echo' | 'sql' } & Record<string, string | number | boolean>> = []): Promise<HiveNode> =>
+  const start = async (
+    extra: Record<string, string | number | boolean> = {},
+    more: Array<{ service: 'echo' | 'sql' } & Record<string, string | number | boolean>> = [],
+  ): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       ...more,
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ])).node;
   const status = async (n: HiveNode): Promise<Result> => queueCall(n, { command: ['status'] });
-  const count = async (n: HiveNode, state: string): Promise<number> => Number((await status(n)).Data[state]?.[0] ?? NaN);
-  const fetch = async (n: HiveNode, key: string): Promise<StoredEntry> => (await queueCall(n, { command: ['fetch'], key: [key] })).List![0] as StoredEntry;
+  const count = async (n: HiveNode, state: string): Promise<number> =>
+    Number((await status(n)).Data[state]?.[0] ?? NaN);
+  const fetch = async (n: HiveNode, key: string): Promise<StoredEntry> =>
+    (await queueCall(n, { command: ['fetch'], key: [key] })).List![0] as StoredEntry;
   beforeEach(() => {
     dir = tempDir();
   });
@@ -47,7 +59,8 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
   it('delivers BatchSize waiting entries as one message: Data as parallel lists, Control keys in order', async () => {
     const n = await start({ BatchSize: 5, StartPaused: true });
     const keys: string[] = [];
-    for (let i = 0; i < 12; i++) keys.push((await queueCall(n, {}, { item: [`i${i}`], n: [String(i)] })).Data.keys![0]!);
+    for (let i = 0; i < 12; i++)
+      keys.push((await queueCall(n, {}, { item: [`i${i}`], n: [String(i)] })).Data.keys![0]!);
     await queueCall(n, { command: ['resume'] });
     await until(() => sent().length === 3);
     await until(async () => (await status(n)).Data.queuesize![0] === '0');
@@ -102,7 +115,11 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
     for (let i = 0; i < 4; i++) await queueCall(m, {}, { customer: [i % 2 === 0 ? 'a' : 'b'], item: [`y${i}`] });
     await queueCall(m, { command: ['resume'] });
     await until(() => sent().length === 2);
-    expect(sent().map((r) => r.message.Data.item).sort()).to.deep.equal([
+    expect(
+      sent()
+        .map((r) => r.message.Data.item)
+        .sort(),
+    ).to.deep.equal([
       ['y0', 'y2'],
       ['y1', 'y3'],
     ]);
@@ -122,18 +139,47 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
     const db = join(dir, 'rows.sqlite');
     const init = join(dir, 'init.sql');
     writeFileSync(init, 'CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, n INTEGER NOT NULL CHECK (n >= 0));\n');
-    const sql = { service: 'sql' as const, NAME: 'rows', SQL_DATABASE: db, SQL_INITFILE: init, SQL_STATEMENT: 'INSERT', SQL_TABLE: 'items', SQL_COLUMNS: 'id, n', SQL_VALUEPARAMS: 'id, n', SQL_BATCH: true, SQL_ROWCODES: true };
-    const counter = { service: 'sql' as const, NAME: 'counted', SQL_DATABASE: db, SQL_STATEMENT: 'SELECT', SQL_TABLE: 'items', SQL_COLUMNS: 'id' };
-    const n = await start({ BatchSize: 100, StartPaused: true, DefaultChannel: 'rows', DeadRetention: '1h' }, [sql, counter]);
+    const sql = {
+      service: 'sql' as const,
+      NAME: 'rows',
+      SQL_DATABASE: db,
+      SQL_INITFILE: init,
+      SQL_STATEMENT: 'INSERT',
+      SQL_TABLE: 'items',
+      SQL_COLUMNS: 'id, n',
+      SQL_VALUEPARAMS: 'id, n',
+      SQL_BATCH: true,
+      SQL_ROWCODES: true,
+    };
+    const counter = {
+      service: 'sql' as const,
+      NAME: 'counted',
+      SQL_DATABASE: db,
+      SQL_STATEMENT: 'SELECT',
+      SQL_TABLE: 'items',
+      SQL_COLUMNS: 'id',
+    };
+    const n = await start({ BatchSize: 100, StartPaused: true, DefaultChannel: 'rows', DeadRetention: '1h' }, [
+      sql,
+      counter,
+    ]);
     const keys: string[] = [];
     for (let i = 0; i < 100; i++) {
-      const r = await queueCall(n, { requeue_timer: ['1'], requeue_count: ['1'] }, { id: [`id${i}`], n: [i === 42 ? '-1' : String(i)] });
+      const r = await queueCall(
+        n,
+        { requeue_timer: ['1'], requeue_count: ['1'] },
+        { id: [`id${i}`], n: [i === 42 ? '-1' : String(i)] },
+      );
       keys.push(r.Data.keys![0]!);
     }
     await queueCall(n, { command: ['resume'] });
     await until(async () => (await count(n, 'dead')) === 1, 20_000);
     expect((await status(n)).Data.queuesize).to.deep.equal(['0']);
-    const rowsIn = await n.hive.call('counted', { Class: 'sql', Operation: 'select', Control: mapOf({}), Data: mapOf({}) }, 5000);
+    const rowsIn = await n.hive.call(
+      'counted',
+      { Class: 'sql', Operation: 'select', Control: mapOf({}), Data: mapOf({}) },
+      5000,
+    );
     expect(rowsIn.Data.id, rowsIn.Message).to.have.length(99);
     expect(rowsIn.Data.id).not.to.include('id42');
     const bad = await fetch(n, keys[42]!);
@@ -153,15 +199,44 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
     const db = join(dir, 'rows.sqlite');
     const init = join(dir, 'init.sql');
     writeFileSync(init, 'CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, n INTEGER NOT NULL);\n');
-    const sql = { service: 'sql' as const, NAME: 'rows', SQL_DATABASE: db, SQL_INITFILE: init, SQL_STATEMENT: 'INSERT', SQL_TABLE: 'items', SQL_COLUMNS: 'id, n', SQL_VALUEPARAMS: 'id, n', SQL_BATCH: true, SQL_ROWCODES: true };
+    const sql = {
+      service: 'sql' as const,
+      NAME: 'rows',
+      SQL_DATABASE: db,
+      SQL_INITFILE: init,
+      SQL_STATEMENT: 'INSERT',
+      SQL_TABLE: 'items',
+      SQL_COLUMNS: 'id, n',
+      SQL_VALUEPARAMS: 'id, n',
+      SQL_BATCH: true,
+      SQL_ROWCODES: true,
+    };
     const n = await start({}, [sql]);
-    const r = await n.hive.call('rows', { Class: 'sql', Operation: 'insert', Control: mapOf({}), Data: mapOf({ id: ['a', 'b', 'c'], n: ['1', '2', '3'] }) }, 5000);
+    const r = await n.hive.call(
+      'rows',
+      {
+        Class: 'sql',
+        Operation: 'insert',
+        Control: mapOf({}),
+        Data: mapOf({ id: ['a', 'b', 'c'], n: ['1', '2', '3'] }),
+      },
+      5000,
+    );
     expect(r.Code).to.equal(200);
     expect(r.Data.codes).to.deep.equal(['200', '200', '200']);
     expect(r.Data.affected).to.deep.equal(['3']);
     const figures = node!.services.find((s) => s.name === 'rows')!.running.status() as Record<string, unknown>;
     expect(figures.rowRedos).to.equal(0);
-    const partly = await n.hive.call('rows', { Class: 'sql', Operation: 'insert', Control: mapOf({}), Data: mapOf({ id: ['d', 'a', 'e'], n: ['4', '5', 'x'] }) }, 5000);
+    const partly = await n.hive.call(
+      'rows',
+      {
+        Class: 'sql',
+        Operation: 'insert',
+        Control: mapOf({}),
+        Data: mapOf({ id: ['d', 'a', 'e'], n: ['4', '5', 'x'] }),
+      },
+      5000,
+    );
     expect(partly.Code, partly.Message).to.equal(207);
     expect(partly.Data.codes).to.deep.equal(['200', '400', '200']);
     expect(partly.Data.messages![1]).to.match(/UNIQUE/);
@@ -176,18 +251,28 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
       d.respond({ Code: 503, Message: 'down', Data: mapOf({}), List: [] });
     });
     const keys: string[] = [];
-    for (let i = 0; i < 4; i++) keys.push((await queueCall(n, { requeue_timer: ['1'], requeue_count: ['1'] }, { item: [`i${i}`] })).Data.keys![0]!);
+    for (let i = 0; i < 4; i++)
+      keys.push(
+        (await queueCall(n, { requeue_timer: ['1'], requeue_count: ['1'] }, { item: [`i${i}`] })).Data.keys![0]!,
+      );
     await queueCall(n, { command: ['resume'] });
     await until(async () => (await count(n, 'dead')) === 4, 20_000);
     expect(calls, 'each attempt of the four entries was one batch').to.equal(2);
-    for (const key of keys) expect((await fetch(n, key)).history.map((h) => [h.code, h.batch])).to.deep.equal([
-      [503, 4],
-      [503, 4],
-    ]);
+    for (const key of keys)
+      expect((await fetch(n, key)).history.map((h) => [h.code, h.batch])).to.deep.equal([
+        [503, 4],
+        [503, 4],
+      ]);
   });
 
   it('codes of the wrong length fail every entry with 502 naming the mismatch; right ones fail the named entry alone', async () => {
-    const n = await start({ BatchSize: 10, StartPaused: true, DefaultChannel: 'answering', DeadRetention: '1h', RetryOn: 'retryable' });
+    const n = await start({
+      BatchSize: 10,
+      StartPaused: true,
+      DefaultChannel: 'answering',
+      DeadRetention: '1h',
+      RetryOn: 'retryable',
+    });
     let wrong = true;
     await n.hive.listen('answering', (d) => {
       const keys = d.message.Control.keys!;
@@ -196,19 +281,28 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
       d.respond({ Code: 200, Message: 'Success', Data: mapOf({ codes }), List: [] });
     });
     const keys: string[] = [];
-    for (let i = 0; i < 3; i++) keys.push((await queueCall(n, { requeue_timer: ['1'], requeue_count: ['2'] }, { item: [`i${i}`] })).Data.keys![0]!);
+    for (let i = 0; i < 3; i++)
+      keys.push(
+        (await queueCall(n, { requeue_timer: ['1'], requeue_count: ['2'] }, { item: [`i${i}`] })).Data.keys![0]!,
+      );
     await queueCall(n, { command: ['resume'] });
     await until(async () => (await count(n, 'dead')) === 1, 20_000);
     expect((await status(n)).Data.queuesize).to.deep.equal(['0']);
     const dead = await fetch(n, keys[1]!);
     expect(dead.history.map((h) => h.code)).to.deep.equal([502, 422]);
     expect(dead.history[0]!.message).to.match(/1 code\(s\) in Data codes for a batch of 3 entries/);
-    expect((await queueCall(n, { command: ['fetch'], key: [keys[0]!] })).Code, 'the others are done after their second attempt').to.equal(404);
+    expect(
+      (await queueCall(n, { command: ['fetch'], key: [keys[0]!] })).Code,
+      'the others are done after their second attempt',
+    ).to.equal(404);
   });
 
   it('refuses BatchSize with GroupOrder, and a BatchWindow too long, naming the parameter', async () => {
     for (const [extra, message] of [
-      [{ BatchSize: 10, GroupBy: 'customer', GroupOrder: 'strict' }, /GroupOrder strict delivers one entry of a group at a time, but BatchSize is 10/],
+      [
+        { BatchSize: 10, GroupBy: 'customer', GroupOrder: 'strict' },
+        /GroupOrder strict delivers one entry of a group at a time, but BatchSize is 10/,
+      ],
       [{ BatchSize: 10, BatchWindow: '30d' }, /BatchWindow/],
       [{ BatchSize: 0 }, /BatchSize/],
     ] as const) {

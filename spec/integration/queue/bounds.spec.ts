@@ -26,17 +26,29 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ]));
     return node;
   };
-  const figures = (n: HiveNode): Record<string, unknown> => n.services.find((s) => s.kind === 'queue')!.running.status();
+  const figures = (n: HiveNode): Record<string, unknown> =>
+    n.services.find((s) => s.kind === 'queue')!.running.status();
   const refused = (r: Result, code: number, ...parts: string[]): void => {
     expect(r.Code, r.Message).to.equal(code);
     for (const p of parts) expect(r.Message).to.contain(p);
   };
   const dead = async (n: HiveNode, control: Record<string, string[]> = {}): Promise<string> => {
-    const r = await queueCall(n, { channel: ['failing'], requeue_timer: ['0'], requeue_count: ['0'], ...control }, { item: ['broken'] });
+    const r = await queueCall(
+      n,
+      { channel: ['failing'], requeue_timer: ['0'], requeue_count: ['0'], ...control },
+      { item: ['broken'] },
+    );
     expect(r.Code, r.Message).to.equal(200);
     return r.Data.keys![0]!;
   };
@@ -50,15 +62,37 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
 
   it('requeue_timer and requeue_count beyond their range are 400 naming them; a long exponential backoff never leaves the dates; the queue keeps delivering', async () => {
     const n = await start({ RequeueBackoff: 'exponential' });
-    refused(await queueCall(n, { channel: ['failing'], requeue_timer: ['100000000000000'] }, { item: ['x'] }), 400, 'requeue_timer', '31622400');
-    refused(await queueCall(n, { channel: ['failing'], requeue_timer: ['9000000000000'] }, { item: ['x'] }), 400, 'requeue_timer');
-    refused(await queueCall(n, { channel: ['failing'], requeue_timer: ['1e14'] }, { item: ['x'] }), 400, 'requeue_timer');
-    refused(await queueCall(n, { channel: ['failing'], requeue_count: ['99999999999'] }, { item: ['x'] }), 400, 'requeue_count');
+    refused(
+      await queueCall(n, { channel: ['failing'], requeue_timer: ['100000000000000'] }, { item: ['x'] }),
+      400,
+      'requeue_timer',
+      '31622400',
+    );
+    refused(
+      await queueCall(n, { channel: ['failing'], requeue_timer: ['9000000000000'] }, { item: ['x'] }),
+      400,
+      'requeue_timer',
+    );
+    refused(
+      await queueCall(n, { channel: ['failing'], requeue_timer: ['1e14'] }, { item: ['x'] }),
+      400,
+      'requeue_timer',
+    );
+    refused(
+      await queueCall(n, { channel: ['failing'], requeue_count: ['99999999999'] }, { item: ['x'] }),
+      400,
+      'requeue_count',
+    );
     // the longest timer allowed, doubled at every attempt: stepped 40 times, its due time stays a date
-    const r = await queueCall(n, { channel: ['failing'], requeue_timer: ['31622400'], requeue_count: ['100'] }, { item: ['long'] });
+    const r = await queueCall(
+      n,
+      { channel: ['failing'], requeue_timer: ['31622400'], requeue_count: ['100'] },
+      { item: ['long'] },
+    );
     expect(r.Code, r.Message).to.equal(200);
     const key = r.Data.keys![0]!;
-    const state = async (): Promise<string | undefined> => (await queueCall(n, { command: ['fetch'], key: [key] })).Data.state?.[0];
+    const state = async (): Promise<string | undefined> =>
+      (await queueCall(n, { command: ['fetch'], key: [key] })).Data.state?.[0];
     for (let i = 0; i < 50 && (await state()) !== 'retrying'; i++) await sleep(20);
     for (let i = 0; i < 40; i++) {
       const step = await queueCall(n, { command: ['step'], key: [key] });
@@ -152,8 +186,13 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
     await until(() => figures(n).deadKept === 1, 8000);
     const fetched = await queueCall(n, { command: ['fetch'], key: [key] });
     expect(fetched.Data.state).to.deep.equal(['dead']);
-    const warnings = logs().split('\n').filter((l) => l.includes('nobody-serves-this'));
-    expect(warnings.filter((l) => /warn/i.test(l)), logs()).to.have.length(2);
+    const warnings = logs()
+      .split('\n')
+      .filter((l) => l.includes('nobody-serves-this'));
+    expect(
+      warnings.filter((l) => /warn/i.test(l)),
+      logs(),
+    ).to.have.length(2);
     expect(logs()).to.contain('no more tries');
     const before = logs().length;
     await sleep(2500);
@@ -188,8 +227,19 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
     await until(() => logs().split('refused entry').length === 3);
     const all = (await queueCall(n, { command: ['list'], state: ['dead'] })).Data.objects!;
     expect(all).to.have.length(5);
-    for (const [offset, limit] of [[0, 2], [2, 2], [3, 5], [4, 1], [5, 3]] as const) {
-      const r = await queueCall(n, { command: ['list'], state: ['dead'], list_offset: [String(offset)], list_limit: [String(limit)] });
+    for (const [offset, limit] of [
+      [0, 2],
+      [2, 2],
+      [3, 5],
+      [4, 1],
+      [5, 3],
+    ] as const) {
+      const r = await queueCall(n, {
+        command: ['list'],
+        state: ['dead'],
+        list_offset: [String(offset)],
+        list_limit: [String(limit)],
+      });
       expect(r.Code, r.Message).to.equal(200);
       expect(r.Data.objects, `offset ${offset} limit ${limit}`).to.deep.equal(all.slice(offset, offset + limit));
       expect(r.Data.total).to.deep.equal(['5']);
@@ -220,12 +270,31 @@ describe('queue bounds: numbers, ages and selectors checked at the boundary', fu
   it('through a strict gateway (ControlPrefix _): an empty _key, a _list without _groupby and a huge _requeue_timer are 400; the queue keeps its entries', async () => {
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'failing', ReplyCode: 500 },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'failing', StartPaused: true },
-      { service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'queue', ControlPrefix: '_', ControlAllowList: '*' },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'failing',
+        StartPaused: true,
+      },
+      {
+        service: 'gateway',
+        NAME: 'gw',
+        Port: 0,
+        Strict: true,
+        OUTPUTCHANNEL: 'queue',
+        ControlPrefix: '_',
+        ControlAllowList: '*',
+      },
     ]));
     const port = node.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
     const post = async (body: Record<string, string[]>): Promise<{ status: number; text: string }> => {
-      const res = await request(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await request(`http://127.0.0.1:${port}/queue/action`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.statusCode, text: await res.body.text() };
     };
     for (let i = 0; i < 3; i++) expect((await post({ item: [String(i)] })).status).to.equal(200);

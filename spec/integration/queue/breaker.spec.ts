@@ -32,9 +32,22 @@ describe('queue circuit breaker per target channel (Breaker, BreakerOpenFor, bre
     got: Array<{ item: string; at: number }>;
     maxInFlight: number;
   }
-  const start = async (extra: Record<string, string | number> = {}): Promise<{ node: HiveNode; target: Target; logs: () => string }> => {
+  const start = async (
+    extra: Record<string, string | number> = {},
+  ): Promise<{ node: HiveNode; target: Target; logs: () => string }> => {
     const started = await startTestNode([
-      { service: 'queue', NAME: 'queue', PersistPath: `${dir}/store`, DefaultChannel: 'target', DeliveryConcurrency: 4, DoneRetention: '1h', Breaker: 'errors>50%/10s,min=3', BreakerOpenFor: '2s', BreakerProbes: 2, ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        PersistPath: `${dir}/store`,
+        DefaultChannel: 'target',
+        DeliveryConcurrency: 4,
+        DoneRetention: '1h',
+        Breaker: 'errors>50%/10s,min=3',
+        BreakerOpenFor: '2s',
+        BreakerProbes: 2,
+        ...extra,
+      },
     ]);
     node = started.node;
     const target: Target = { code: { now: 503 }, got: [], maxInFlight: 0 };
@@ -48,15 +61,23 @@ describe('queue circuit breaker per target channel (Breaker, BreakerOpenFor, bre
       // answered a little later, so a second delivery would overlap a probe if one were sent
       setTimeout(() => {
         inFlight--;
-        d.respond({ Code: code, Message: code < 300 ? 'Success' : `switched to ${code}`, Data: mapOf({ item: [item] }), List: [] });
+        d.respond({
+          Code: code,
+          Message: code < 300 ? 'Success' : `switched to ${code}`,
+          Data: mapOf({ item: [item] }),
+          List: [],
+        });
       }, 30);
     });
     return { ...started, target };
   };
-  const add = (n: HiveNode, item: string): Promise<Result> => queueCall(n, { requeue_timer: ['0'], requeue_count: ['10'] }, { item: [item] });
+  const add = (n: HiveNode, item: string): Promise<Result> =>
+    queueCall(n, { requeue_timer: ['0'], requeue_count: ['10'] }, { item: [item] });
   const status = (n: HiveNode): Record<string, unknown> => n.services.find((s) => s.kind === 'queue')!.running.status();
-  const breaker = (n: HiveNode, action: string, channel?: string): Promise<Result> => queueCall(n, { command: ['breaker'], breaker: [action], ...(channel ? { channel: [channel] } : {}) });
-  const attemptsOf = async (n: HiveNode, key: string): Promise<number> => Number((await queueCall(n, { command: ['fetch'], key: [key] })).Data.attempts![0]);
+  const breaker = (n: HiveNode, action: string, channel?: string): Promise<Result> =>
+    queueCall(n, { command: ['breaker'], breaker: [action], ...(channel ? { channel: [channel] } : {}) });
+  const attemptsOf = async (n: HiveNode, key: string): Promise<number> =>
+    Number((await queueCall(n, { command: ['fetch'], key: [key] })).Data.attempts![0]);
   const journal = (n: HiveNode): string[] =>
     n.journal
       .entries()
@@ -96,11 +117,19 @@ describe('queue circuit breaker per target channel (Breaker, BreakerOpenFor, bre
     expect(log).to.match(/half-open after 2000 ms/);
     expect(log).to.match(/closed after 2 good probe\(s\); \d held entries released/);
     // the entries that never failed were delivered at their first attempt (kept as done: a write not awaited, on JetStream a moment later)
-    await until(async () => (await Promise.all(keys.map((k) => queueCall(n, { command: ['fetch'], key: [k] })))).every((r) => r.Data.state?.[0] === 'done'), 5000);
+    await until(
+      async () =>
+        (await Promise.all(keys.map((k) => queueCall(n, { command: ['fetch'], key: [k] })))).every(
+          (r) => r.Data.state?.[0] === 'done',
+        ),
+      5000,
+    );
     const attempts = await Promise.all(keys.map((k) => attemptsOf(n, k)));
     expect(attempts.slice(3)).to.deep.equal([1, 1, 1, 1, 1]);
     const metrics = await n.metrics.text();
-    expect(metrics).to.match(/hivenode_service_figure_by_key\{service="queue",kind="queue",figure="breakers",key="target"\} 0/);
+    expect(metrics).to.match(
+      /hivenode_service_figure_by_key\{service="queue",kind="queue",figure="breakers",key="target"\} 0/,
+    );
   });
 
   it('a failed probe opens it again; entries keep their attempts through both openings', async () => {
@@ -147,7 +176,8 @@ describe('queue circuit breaker per target channel (Breaker, BreakerOpenFor, bre
 
   it('refuses a Breaker it cannot read at start, naming the expression', async () => {
     const err = await start({ Breaker: 'errors>50%/10s;errors>lots' }).catch((e: unknown) => e);
-    expect((err as Error).message).to.match(/Breaker: 'errors>lots' is not an expression; expected expressions separated by ';'/);
+    expect((err as Error).message).to.match(
+      /Breaker: 'errors>lots' is not an expression; expected expressions separated by ';'/,
+    );
   });
 });
-

@@ -56,7 +56,15 @@ describe('queue commands', function () {
     await queueCall(n, {}, { i: ['1'] });
     await queueCall(n, {}, { i: ['2'] });
     const status = await queueCall(n, { command: ['status'] });
-    expect(status.Data).to.deep.equal({ waiting: ['2'], scheduled: ['0'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['2'], status: ['paused'] });
+    expect(status.Data).to.deep.equal({
+      waiting: ['2'],
+      scheduled: ['0'],
+      retrying: ['0'],
+      dead: ['0'],
+      done: ['0'],
+      queuesize: ['2'],
+      status: ['paused'],
+    });
     await sleep(200);
     expect(recorded(join(dir, 'main.jsonl'))).to.have.length(0);
     for (const alias of ['unpause', 'resume', 'start']) {
@@ -76,7 +84,17 @@ describe('queue commands', function () {
     expect(all.Data.objects).to.have.length(3);
     expect(all.Data.queuesize).to.deep.equal(['3']);
     const grouped = await queueCall(n, { command: ['list'], groupby: ['channel'] });
-    expect(grouped.Data).to.deep.equal({ a: ['2'], b: ['1'], waiting: ['3'], scheduled: ['0'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['3'], status: ['paused'] });
+    expect(grouped.Data).to.deep.equal({
+      a: ['2'],
+      b: ['1'],
+      waiting: ['3'],
+      scheduled: ['0'],
+      retrying: ['0'],
+      dead: ['0'],
+      done: ['0'],
+      queuesize: ['3'],
+      status: ['paused'],
+    });
     const byData = await queueCall(n, { command: ['list'], groupby: ['kind'] });
     expect(byData.Data.x).to.deep.equal(['2']);
     const one = await queueCall(n, { command: ['list'], groupby: ['channel'], list: ['b'] });
@@ -136,7 +154,15 @@ describe('queue commands', function () {
   it('AutoPause pauses after a run empties the queue; DefaultCommand and unknown commands', async () => {
     const n = await start({ AutoPause: true, DefaultCommand: 'status' });
     const s = await queueCall(n, {}, { i: ['1'] });
-    expect(s.Data).to.deep.equal({ waiting: ['0'], scheduled: ['0'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['0'], status: ['running'] });
+    expect(s.Data).to.deep.equal({
+      waiting: ['0'],
+      scheduled: ['0'],
+      retrying: ['0'],
+      dead: ['0'],
+      done: ['0'],
+      queuesize: ['0'],
+      status: ['running'],
+    });
     await queueCall(n, { command: ['queue'] }, { i: ['1'] });
     await until(() => recorded(join(dir, 'main.jsonl')).length === 1);
     await until(() => (n.services.find((x) => x.kind === 'queue')!.running.status().status as string) === 'paused');
@@ -148,7 +174,9 @@ describe('queue commands', function () {
   it('refuses bad controls and a full queue with clear errors', async () => {
     const n = await start({ StartPaused: true, Capacity: 2 });
     expect((await queueCall(n, { mode: ['later'] })).Code).to.equal(400);
-    expect((await queueCall(n, { requeue_timer: ['soon'] })).Message).to.contain('requeue_timer must be a whole number');
+    expect((await queueCall(n, { requeue_timer: ['soon'] })).Message).to.contain(
+      'requeue_timer must be a whole number',
+    );
     await queueCall(n, {}, { i: ['1'] });
     await queueCall(n, {}, { i: ['2'] });
     const full = await queueCall(n, {}, { i: ['3'] });

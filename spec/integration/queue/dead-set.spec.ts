@@ -25,7 +25,14 @@ describe('queue dead set, history and retention', function () {
     { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
     { service: 'echo', NAME: 'failing', ReplyCode: 500, RecordFile: join(dir, 'failing.jsonl') },
     { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-    { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+    {
+      service: 'queue',
+      NAME: 'queue',
+      AllowedChannels: '*',
+      PersistPath: join(dir, 'store'),
+      DefaultChannel: 'target',
+      ...extra,
+    },
   ];
   const start = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
     ({ node, logs } = await startTestNode(services(extra)));
@@ -36,10 +43,20 @@ describe('queue dead set, history and retention', function () {
     node = undefined;
     return start(extra);
   };
-  const figures = (n: HiveNode): Record<string, unknown> => n.services.find((s) => s.kind === 'queue')!.running.status();
+  const figures = (n: HiveNode): Record<string, unknown> =>
+    n.services.find((s) => s.kind === 'queue')!.running.status();
   /** Adds an entry for the failing channel that dies after 1 + `retries` attempts. */
-  const doomed = async (n: HiveNode, retries: number, control: Record<string, string[]> = {}, data: Record<string, string[]> = { item: ['broken'] }): Promise<string> => {
-    const r = await queueCall(n, { channel: ['failing'], requeue_timer: ['0'], requeue_count: [String(retries)], ...control }, data);
+  const doomed = async (
+    n: HiveNode,
+    retries: number,
+    control: Record<string, string[]> = {},
+    data: Record<string, string[]> = { item: ['broken'] },
+  ): Promise<string> => {
+    const r = await queueCall(
+      n,
+      { channel: ['failing'], requeue_timer: ['0'], requeue_count: [String(retries)], ...control },
+      data,
+    );
     expect(r.Code, r.Message).to.equal(200);
     return r.Data.keys![0]!;
   };
@@ -62,8 +79,13 @@ describe('queue dead set, history and retention', function () {
     expect(byReason.Code, byReason.Message).to.equal(200);
     expect(byReason.Data[reason]).to.deep.equal(['1']);
     expect(byReason.Data.dead).to.deep.equal(['1']);
-    expect((await queueCall(n, { command: ['list'], state: ['dead'], groupby: ['deadletter_reason'], list: [reason] })).Data.objects).to.deep.equal([key]);
-    expect((await queueCall(n, { command: ['list'], state: ['dead'], groupby: ['item'], list: ['other'] })).Data.objects).to.deep.equal([]);
+    expect(
+      (await queueCall(n, { command: ['list'], state: ['dead'], groupby: ['deadletter_reason'], list: [reason] })).Data
+        .objects,
+    ).to.deep.equal([key]);
+    expect(
+      (await queueCall(n, { command: ['list'], state: ['dead'], groupby: ['item'], list: ['other'] })).Data.objects,
+    ).to.deep.equal([]);
     const dead = await queueCall(n, { command: ['fetch'], key: [key] });
     expect(dead.Data).to.include.keys('ended');
     expect(dead.Data.state).to.deep.equal(['dead']);
@@ -79,7 +101,10 @@ describe('queue dead set, history and retention', function () {
     await until(() => figures(n).size === 0);
     const status = await queueCall(n, { command: ['status'] });
     expect(status.Data.dead).to.deep.equal(['0']);
-    expect((await queueCall(n, { command: ['fetch'], key: [key] })).Code, 'delivered and DoneRetention 0: gone').to.equal(404);
+    expect(
+      (await queueCall(n, { command: ['fetch'], key: [key] })).Code,
+      'delivered and DoneRetention 0: gone',
+    ).to.equal(404);
   });
 
   it('fetch gives all 1 + requeue_count attempts of a dead entry, also after a restart; DoneRetention keeps delivered entries as done', async () => {
@@ -110,7 +135,9 @@ describe('queue dead set, history and retention', function () {
     await sleep(1200);
     const newer = await doomed(n, 0);
     await until(() => figures(n).deadKept === 2);
-    expect((await queueCall(n, { command: ['list'], state: ['dead'], newer_than: ['1s'] })).Data.objects).to.deep.equal([newer]);
+    expect((await queueCall(n, { command: ['list'], state: ['dead'], newer_than: ['1s'] })).Data.objects).to.deep.equal(
+      [newer],
+    );
     const purged = await queueCall(n, { command: ['purge'], older_than: ['1s'] });
     expect(purged.Code, purged.Message).to.equal(200);
     expect(purged.Data.purged).to.deep.equal(['1']);
@@ -132,7 +159,9 @@ describe('queue dead set, history and retention', function () {
     const a = await doomed(n, 1, {}, { item: ['a'] });
     const b = await doomed(n, 1, {}, { item: ['b'] });
     await until(() => figures(n).deadKept === 2);
-    expect((await queueCall(n, { command: ['replay'], groupby: ['item'], list: ['none'] })).Data.replayed).to.deep.equal(['0']);
+    expect(
+      (await queueCall(n, { command: ['replay'], groupby: ['item'], list: ['none'] })).Data.replayed,
+    ).to.deep.equal(['0']);
     const replayed = await queueCall(n, { command: ['replay'], groupby: ['channel'], list: ['failing'] });
     expect(replayed.Data.replayed).to.deep.equal(['2']);
     await until(() => figures(n).deadKept === 2 && file('failing').length === 8);
@@ -172,13 +201,23 @@ describe('queue dead set, history and retention', function () {
     await queueCall(n, {}, { item: ['w2'] });
     await queueCall(n, { delay: ['1h'] }, { item: ['s'] });
     const retrying = await queueCall(n, { channel: ['failing'], requeue_timer: ['60'] }, { item: ['r'] });
-    expect((await queueCall(n, { command: ['step'], key: retrying.Data.keys! })).Data.result_code).to.deep.equal(['500']);
+    expect((await queueCall(n, { command: ['step'], key: retrying.Data.keys! })).Data.result_code).to.deep.equal([
+      '500',
+    ]);
     const dead = await queueCall(n, { channel: ['failing'], requeue_count: ['0'] }, { item: ['d'] });
     await queueCall(n, { command: ['step'], key: dead.Data.keys! });
     const done = await queueCall(n, {}, { item: ['ok'] });
     await queueCall(n, { command: ['step'], key: done.Data.keys! });
     await until(() => figures(n).deadKept === 1 && figures(n).doneKept === 1);
-    const counts = { waiting: ['2'], scheduled: ['1'], retrying: ['1'], dead: ['1'], done: ['1'], queuesize: ['4'], status: ['paused'] };
+    const counts = {
+      waiting: ['2'],
+      scheduled: ['1'],
+      retrying: ['1'],
+      dead: ['1'],
+      done: ['1'],
+      queuesize: ['4'],
+      status: ['paused'],
+    };
     expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal(counts);
     const list = await queueCall(n, { command: ['list'], older_than: ['1h'] });
     expect(list.Data).to.deep.equal({ ...counts, objects: [] });
@@ -195,7 +234,9 @@ describe('queue dead set, history and retention', function () {
     expect((await queueCall(n, { command: ['list'], state: ['dead'] })).Data.objects).to.deep.equal(keys.slice(1));
     await until(() => /keeps at most 2 dead and done entries in memory/.test(logs()), 1000);
     expect(logs().match(/keeps at most 2 dead and done entries in memory/g)).to.have.length(1);
-    expect((await queueCall(n, { command: ['replay'], key: [keys[2]!], channel: ['target'] })).Data.replayed).to.deep.equal(['1']);
+    expect(
+      (await queueCall(n, { command: ['replay'], key: [keys[2]!], channel: ['target'] })).Data.replayed,
+    ).to.deep.equal(['1']);
     await until(() => file('target').length === 1);
   });
 
@@ -206,13 +247,17 @@ describe('queue dead set, history and retention', function () {
     await until(() => figures(n).deadKept === 7);
     const all = (await queueCall(n, { command: ['list'], state: ['dead'] })).Data.objects!;
     expect([...all].sort()).to.deep.equal([...dead].sort());
-    const page = async (control: Record<string, string[]>): Promise<Result> => queueCall(n, { command: ['list'], ...control });
+    const page = async (control: Record<string, string[]>): Promise<Result> =>
+      queueCall(n, { command: ['list'], ...control });
     const second = await page({ state: ['dead'], list_offset: ['3'], list_limit: ['3'] });
     expect(second.Code, second.Message).to.equal(200);
     expect(second.Data.objects).to.deep.equal(all.slice(3, 6));
     expect(second.Data.total).to.deep.equal(['7']);
     expect((await page({ state: ['dead'], list_offset: ['6'] })).Data.objects).to.deep.equal(all.slice(6));
-    expect((await page({ state: ['dead'], list_offset: ['9'], list_limit: ['5'] })).Data).to.deep.include({ objects: [], total: ['7'] });
+    expect((await page({ state: ['dead'], list_offset: ['9'], list_limit: ['5'] })).Data).to.deep.include({
+      objects: [],
+      total: ['7'],
+    });
     // a group's keys page alike
     const odd = await page({ state: ['dead'], groupby: ['item'], list: ['odd'], list_limit: ['2'] });
     expect(odd.Data.total).to.deep.equal(['3']);
@@ -223,7 +268,10 @@ describe('queue dead set, history and retention', function () {
     for (let i = 0; i < 5; i++) await queueCall(n, {}, { item: [`w${i}`] });
     const waiting = (await page({ state: ['waiting'] })).Data;
     expect(waiting).to.not.have.property('total');
-    expect((await page({ state: ['waiting'], list_offset: ['1'], list_limit: ['2'] })).Data).to.deep.include({ objects: waiting.objects!.slice(1, 3), total: ['5'] });
+    expect((await page({ state: ['waiting'], list_offset: ['1'], list_limit: ['2'] })).Data).to.deep.include({
+      objects: waiting.objects!.slice(1, 3),
+      total: ['5'],
+    });
     // bad pages are refused, naming the control
     const refusals: Array<[Record<string, string[]>, string]> = [
       [{ list_limit: ['0'] }, "control list_limit is '0'; give a whole number from 1 to 10000"],

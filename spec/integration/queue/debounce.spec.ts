@@ -25,14 +25,22 @@ describe('queue debounce and dedup_mode', function () {
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'slow', RecordFile: join(dir, 'slow.jsonl'), Delay: 1000 },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ])).node;
   const restart = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
     await node?.stop(2000);
     node = undefined;
     return start(extra);
   };
-  const size = async (n: HiveNode): Promise<string> => (await queueCall(n, { command: ['status'] })).Data.queuesize![0]!;
+  const size = async (n: HiveNode): Promise<string> =>
+    (await queueCall(n, { command: ['status'] })).Data.queuesize![0]!;
   beforeEach(() => {
     dir = tempDir();
     recordFile = 'target.jsonl';
@@ -53,7 +61,11 @@ describe('queue debounce and dedup_mode', function () {
     for (let wave = 0; wave < 10; wave++) {
       // the last replacement is handled after its wave was sent: due no sooner than a debounce after that
       last = Date.now();
-      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => wave * 100 + i).filter((i) => i > 0).map((i) => queueCall(n, control, { item: [String(i)] })));
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => wave * 100 + i)
+          .filter((i) => i > 0)
+          .map((i) => queueCall(n, control, { item: [String(i)] })),
+      );
       for (const a of answers) {
         expect(a.Code, a.Message).to.equal(200);
         expect(a.Data.key).to.deep.equal([entry]);
@@ -104,7 +116,12 @@ describe('queue debounce and dedup_mode', function () {
     const replace = { 'idempotency-key': ['r'], dedup_mode: ['replace'] };
     const first = await queueCall(n, replace, { item: ['r1'] });
     const second = await queueCall(n, replace, { item: ['r2'] });
-    expect(second.Data).to.deep.equal({ key: first.Data.keys, queuesize: ['1'], status: ['paused'], replaced: ['true'] });
+    expect(second.Data).to.deep.equal({
+      key: first.Data.keys,
+      queuesize: ['1'],
+      status: ['paused'],
+      replaced: ['true'],
+    });
     const drop = { 'idempotency-key': ['d'], debounce: ['200ms'], dedup_mode: ['drop'] };
     await queueCall(n, drop, { item: ['d1'] });
     const dup = await queueCall(n, drop, { item: ['d2'] });
@@ -141,7 +158,8 @@ describe('queue debounce and dedup_mode', function () {
   });
 
   it('fan-out entries with one key and dedup_mode replace collapse to one entry with the last Data; a later add replaces it', async () => {
-    const keyed = '[[ define "keyed" ]][[ range .Data.item ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "idempotency-key" "cart" ]][[ addValue $c "dedup_mode" "replace" ]][[ setRequestControl $r $c ]][[ addValue (getRequestData $r) "item" . ]][[ addEntry $r ]][[ end ]][[ end ]]';
+    const keyed =
+      '[[ define "keyed" ]][[ range .Data.item ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "idempotency-key" "cart" ]][[ addValue $c "dedup_mode" "replace" ]][[ setRequestControl $r $c ]][[ addValue (getRequestData $r) "item" . ]][[ addEntry $r ]][[ end ]][[ end ]]';
     const n = await start({ Template: keyed, StartPaused: true });
     const r = await queueCall(n, { template_define: ['keyed'] }, { item: ['a', 'b', 'c'] });
     expect(r.Code, r.Message).to.equal(200);
@@ -165,8 +183,15 @@ describe('queue debounce and dedup_mode', function () {
     it('a replaced debounced entry and the priorities of waiting entries survive a SIGKILL: nothing acknowledged is lost', async () => {
       const file = await killableQueueNode(dir, 'command,idempotency-key,debounce,priority');
       killed = await startNodeProcess(file);
-      const post = async (headers: Record<string, string>, item: string): Promise<{ Code: number; Data: Record<string, string[]> }> => {
-        const res = await fetch(`http://127.0.0.1:${killed!.port}/queue/action`, { method: 'POST', headers, body: JSON.stringify(item === '' ? {} : { item: [item] }) });
+      const post = async (
+        headers: Record<string, string>,
+        item: string,
+      ): Promise<{ Code: number; Data: Record<string, string[]> }> => {
+        const res = await fetch(`http://127.0.0.1:${killed!.port}/queue/action`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(item === '' ? {} : { item: [item] }),
+        });
         return (await res.json()) as { Code: number; Data: Record<string, string[]> };
       };
       expect((await post({ command: 'pause' }, '')).Code).to.equal(200);
@@ -190,7 +215,12 @@ describe('queue debounce and dedup_mode', function () {
       await queueCall(n, { command: ['resume'] });
       // on JetStream the restart waits out the killed node's lease, by which time the debounced entry may be due too
       await until(() => deliveries().length === 4, 15_000);
-      expect(items(), 'by priority after the restart, the debounced one at its time').to.deep.equal(['high', 'mid', 'low', 'last']);
+      expect(items(), 'by priority after the restart, the debounced one at its time').to.deep.equal([
+        'high',
+        'mid',
+        'low',
+        'last',
+      ]);
       expect(Date.parse(deliveries()[3]!.time) - sent).to.be.at.least(2990);
       await sleep(300);
       expect(deliveries()).to.have.length(4);
@@ -202,7 +232,10 @@ describe('queue debounce and dedup_mode', function () {
     const cases: Array<[Record<string, string[]>, RegExp]> = [
       [{ 'idempotency-key': ['x'], debounce: ['soon'] }, /^control debounce 'soon' is not a duration/],
       [{ 'idempotency-key': ['x'], debounce: ['400d'] }, /^control debounce '400d' is too long/],
-      [{ 'idempotency-key': ['x'], dedup_mode: ['newest'] }, /^control dedup_mode 'newest' is not known; use one of drop, replace, keep-last-if-active/],
+      [
+        { 'idempotency-key': ['x'], dedup_mode: ['newest'] },
+        /^control dedup_mode 'newest' is not known; use one of drop, replace, keep-last-if-active/,
+      ],
       [{ debounce: ['1s'] }, /^control debounce needs control idempotency-key/],
       [{ dedup_mode: ['replace'] }, /^control dedup_mode needs control idempotency-key/],
       [{ 'idempotency-key': ['x'], debounce: ['1s'], delay: ['1s'] }, /^control debounce sets the due time itself/],

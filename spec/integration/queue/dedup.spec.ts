@@ -18,10 +18,20 @@ describe('queue deduplication by idempotency-key', function () {
   let node: HiveNode | undefined;
   let dir: string;
   const deliveries = (): ReturnType<typeof recorded> => recorded(join(dir, 'target.jsonl'));
-  const start = async (extra: Record<string, string | number | boolean> = {}, more: Array<{ service: 'gateway' } & Record<string, string | number | boolean>> = []): Promise<HiveNode> =>
+  const start = async (
+    extra: Record<string, string | number | boolean> = {},
+    more: Array<{ service: 'gateway' } & Record<string, string | number | boolean>> = [],
+  ): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
       ...more,
     ])).node;
   const restart = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
@@ -51,7 +61,12 @@ describe('queue deduplication by idempotency-key', function () {
 
     n = await restart({ StartPaused: true });
     const afterRestart = await queueCall(n, key('order-1'), { item: ['third'] });
-    expect(afterRestart.Data).to.deep.equal({ key: [entry], queuesize: ['2'], status: ['paused'], duplicate: ['true'] });
+    expect(afterRestart.Data).to.deep.equal({
+      key: [entry],
+      queuesize: ['2'],
+      status: ['paused'],
+      duplicate: ['true'],
+    });
     await queueCall(n, { command: ['resume'] });
     await until(() => deliveries().length === 2);
     await sleep(200);
@@ -83,10 +98,15 @@ describe('queue deduplication by idempotency-key', function () {
     expect(second.Data.keys![0]).to.not.equal(first);
     expect((await queueCall(n, key('k'), { item: ['dup'] })).Data.key).to.deep.equal(second.Data.keys);
     n = await restart({ DedupWindow: '1s' });
-    expect((await queueCall(n, key('k'), { item: ['dup'] })).Data.key, 'still within the window after the restart').to.deep.equal(second.Data.keys);
+    expect(
+      (await queueCall(n, key('k'), { item: ['dup'] })).Data.key,
+      'still within the window after the restart',
+    ).to.deep.equal(second.Data.keys);
     await sleep(1100);
     n = await restart({ DedupWindow: '1s' });
-    expect((await queueCall(n, key('k'), { item: ['3'] })).Data.duplicate, 'the window passed while stopped').to.equal(undefined);
+    expect((await queueCall(n, key('k'), { item: ['3'] })).Data.duplicate, 'the window passed while stopped').to.equal(
+      undefined,
+    );
     await until(() => deliveries().length === 3);
     expect(deliveries().map((d) => d.message.Data.item![0])).to.deep.equal(['1', '2', '3']);
   });
@@ -107,7 +127,10 @@ describe('queue deduplication by idempotency-key', function () {
     const n = await start({ MaxStoreBytes: 200_000, StartPaused: true });
     const big = 'x'.repeat(20_000);
     for (let i = 0; i < 40 && (await queueCall(n, {}, { blob: [big] })).Code === 200; i++);
-    const [first, dup] = await Promise.all([queueCall(n, key('full'), { blob: [big] }), queueCall(n, key('full'), { blob: ['small'] })]);
+    const [first, dup] = await Promise.all([
+      queueCall(n, key('full'), { blob: [big] }),
+      queueCall(n, key('full'), { blob: ['small'] }),
+    ]);
     expect([first.Code, dup.Code], dup.Message).to.deep.equal([507, 507]);
     await queueCall(n, { command: ['clear'] });
     const again = await queueCall(n, key('full'), { blob: ['small'] });
@@ -132,8 +155,10 @@ describe('queue deduplication by idempotency-key', function () {
   });
 
   it('fan-out entries are deduplicated by their own keys; the request key does not apply to them', async () => {
-    const keyed = '[[ define "keyed" ]][[ range .Data.item ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "idempotency-key" (printf "item-%s" .) ]][[ setRequestControl $r $c ]][[ addValue (getRequestData $r) "item" . ]][[ addEntry $r ]][[ end ]][[ end ]]';
-    const plain = '[[ define "plain" ]][[ $r := newRequest ]][[ addValue (getRequestData $r) "item" "plain" ]][[ addEntry $r ]][[ end ]]';
+    const keyed =
+      '[[ define "keyed" ]][[ range .Data.item ]][[ $r := newRequest ]][[ $c := newControl ]][[ addValue $c "idempotency-key" (printf "item-%s" .) ]][[ setRequestControl $r $c ]][[ addValue (getRequestData $r) "item" . ]][[ addEntry $r ]][[ end ]][[ end ]]';
+    const plain =
+      '[[ define "plain" ]][[ $r := newRequest ]][[ addValue (getRequestData $r) "item" "plain" ]][[ addEntry $r ]][[ end ]]';
     const n = await start({ Template: keyed + plain, StartPaused: true });
     const r = await queueCall(n, { template_define: ['keyed'] }, { item: ['a', 'b', 'a'] });
     expect(r.Code, r.Message).to.equal(200);
@@ -144,7 +169,10 @@ describe('queue deduplication by idempotency-key', function () {
     const next = await queueCall(n, { template_define: ['keyed'] }, { item: ['b', 'c'] });
     expect(next.Data.queuesize).to.deep.equal(['1']);
     expect(next.Data.keys![0]).to.equal(r.Data.keys![1]);
-    for (let i = 0; i < 2; i++) expect((await queueCall(n, { template_define: ['plain'], ...key('request') })).Data.queuesize).to.deep.equal(['1']);
+    for (let i = 0; i < 2; i++)
+      expect((await queueCall(n, { template_define: ['plain'], ...key('request') })).Data.queuesize).to.deep.equal([
+        '1',
+      ]);
     await queueCall(n, { command: ['resume'] });
     await until(() => deliveries().length === 5);
     await sleep(200);
@@ -152,22 +180,46 @@ describe('queue deduplication by idempotency-key', function () {
   });
 
   it('through a strict gateway: the Idempotency-Key header is the control when ControlAllowList has it', async () => {
-    const gateway = (allow: string): { service: 'gateway' } & Record<string, string | number | boolean> => ({ service: 'gateway', NAME: 'gw', Port: 0, Strict: true, OUTPUTCHANNEL: 'queue', ControlAllowList: allow });
+    const gateway = (allow: string): { service: 'gateway' } & Record<string, string | number | boolean> => ({
+      service: 'gateway',
+      NAME: 'gw',
+      Port: 0,
+      Strict: true,
+      OUTPUTCHANNEL: 'queue',
+      ControlAllowList: allow,
+    });
     let n = await start({ StartPaused: true }, [gateway('command,idempotency-key')]);
-    const post = async (item: string): Promise<{ status: number; body: { Code: number; Data: Record<string, string[]> } }> => {
+    const post = async (
+      item: string,
+    ): Promise<{ status: number; body: { Code: number; Data: Record<string, string[]> } }> => {
       const port = n.services.find((s) => s.kind === 'gateway')!.running.status().port as number;
-      const res = await request(`http://127.0.0.1:${port}/queue/action`, { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': 'order-9' }, body: JSON.stringify({ item: [item] }) });
-      return { status: res.statusCode, body: (await res.body.json()) as { Code: number; Data: Record<string, string[]> } };
+      const res = await request(`http://127.0.0.1:${port}/queue/action`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'Idempotency-Key': 'order-9' },
+        body: JSON.stringify({ item: [item] }),
+      });
+      return {
+        status: res.statusCode,
+        body: (await res.body.json()) as { Code: number; Data: Record<string, string[]> },
+      };
     };
     const first = await post('first');
     expect(first.status).to.equal(200);
     const second = await post('second');
     expect(second.status).to.equal(200);
-    expect(second.body.Data).to.deep.equal({ key: first.body.Data.keys, queuesize: ['1'], status: ['paused'], duplicate: ['true'] });
+    expect(second.body.Data).to.deep.equal({
+      key: first.body.Data.keys,
+      queuesize: ['1'],
+      status: ['paused'],
+      duplicate: ['true'],
+    });
     await n.stop(2000);
     node = undefined;
     n = await start({ StartPaused: true, PersistPath: join(dir, 'store2') }, [gateway('command')]);
     await post('first');
-    expect((await post('second')).body.Data.queuesize, 'without the allow-list entry the header is not a control').to.deep.equal(['2']);
+    expect(
+      (await post('second')).body.Data.queuesize,
+      'without the allow-list entry the header is not a control',
+    ).to.deep.equal(['2']);
   });
 });

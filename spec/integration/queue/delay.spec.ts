@@ -21,7 +21,14 @@ describe('queue delay and not_before', function () {
   const start = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ])).node;
   beforeEach(() => {
     dir = tempDir();
@@ -69,13 +76,19 @@ describe('queue delay and not_before', function () {
     const n = await start();
     const cases: Array<[Record<string, string[]>, RegExp]> = [
       [{ delay: ['5s'], not_before: [new Date().toISOString()] }, /delay and not_before exclude each other/],
-      [{ delay: ['soon'] }, /control delay 'soon' is not a duration; use a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s/],
+      [
+        { delay: ['soon'] },
+        /control delay 'soon' is not a duration; use a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s/,
+      ],
       [{ delay: ['2w'] }, /control delay '2w' is not a duration/],
       [{ delay: ['367d'] }, /control delay '367d' is too long; it may be at most 366 days ahead/],
       [{ delay: ['8785h'] }, /control delay '8785h' is too long; it may be at most 366 days ahead/],
       [{ not_before: ['tomorrow'] }, /control not_before 'tomorrow' is not a time; use an RFC 3339 time with its zone/],
       [{ not_before: ['2030-01-02T15:04:05'] }, /control not_before '2030-01-02T15:04:05' is not a time/],
-      [{ not_before: [new Date(Date.now() + 400 * 86_400_000).toISOString()] }, /too far ahead; it may be at most 366 days ahead/],
+      [
+        { not_before: [new Date(Date.now() + 400 * 86_400_000).toISOString()] },
+        /too far ahead; it may be at most 366 days ahead/,
+      ],
     ];
     for (const [control, message] of cases) {
       const r = await queueCall(n, control, { item: ['x'] });
@@ -94,7 +107,15 @@ describe('queue delay and not_before', function () {
     expect(listed.Data.objects).to.have.length(2).and.to.include(later.Data.keys![0]);
     expect((await queueCall(n, { command: ['list'], groupby: ['state'] })).Data.scheduled).to.deep.equal(['2']);
     expect((await queueCall(n, { command: ['list'], state: ['waiting'] })).Data.objects).to.deep.equal([]);
-    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({ waiting: ['0'], scheduled: ['2'], retrying: ['0'], dead: ['0'], done: ['0'], queuesize: ['2'], status: ['running'] });
+    expect((await queueCall(n, { command: ['status'] })).Data).to.deep.equal({
+      waiting: ['0'],
+      scheduled: ['2'],
+      retrying: ['0'],
+      dead: ['0'],
+      done: ['0'],
+      queuesize: ['2'],
+      status: ['running'],
+    });
   });
 
   it('delete removes a scheduled entry (its timer finds nothing) and clear removes them all; the others keep their time', async () => {
@@ -126,7 +147,8 @@ describe('queue delay and not_before', function () {
   });
 
   it('fan-out entries take the request delay unless the template gives one; step with a key delivers a scheduled entry now', async () => {
-    const template = '[[ define "two" ]][[ addEntry (newRequest) ]][[ $c := newControl ]][[ addValue $c "delay" "0" ]][[ $r := newRequest ]][[ setRequestControl $r $c ]][[ addEntry $r ]][[ end ]]';
+    const template =
+      '[[ define "two" ]][[ addEntry (newRequest) ]][[ $c := newControl ]][[ addValue $c "delay" "0" ]][[ $r := newRequest ]][[ setRequestControl $r $c ]][[ addEntry $r ]][[ end ]]';
     const n = await start({ Template: template });
     const r = await queueCall(n, { template_define: ['two'], delay: ['1h'] });
     expect(r.Data.queuesize).to.deep.equal(['2']);
@@ -134,7 +156,9 @@ describe('queue delay and not_before', function () {
     expect(deliveries()[0]!.message.Control, 'the template delay is not passed on either').to.deep.equal({});
     const scheduled = (await queueCall(n, { command: ['list'], state: ['scheduled'] })).Data.objects!;
     expect(scheduled).to.have.length(1);
-    expect((await queueCall(n, { command: ['step'] })).Code, 'without a key nothing scheduled is taken early').to.equal(404);
+    expect((await queueCall(n, { command: ['step'] })).Code, 'without a key nothing scheduled is taken early').to.equal(
+      404,
+    );
     const stepped = await queueCall(n, { command: ['step'], key: scheduled });
     expect(stepped.Data.result_code).to.deep.equal(['200']);
     expect(deliveries()).to.have.length(2);
@@ -166,7 +190,11 @@ describe('queue delay and not_before', function () {
       const file = await killableQueueNode(dir, 'command,delay');
       killed = await startNodeProcess(file);
       const sent = Date.now();
-      const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, { method: 'POST', headers: { delay: '4s' }, body: JSON.stringify({ item: ['survivor'] }) });
+      const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, {
+        method: 'POST',
+        headers: { delay: '4s' },
+        body: JSON.stringify({ item: ['survivor'] }),
+      });
       const body = (await res.json()) as { Code: number; Data: { keys: string[] } };
       expect(body.Code).to.equal(200);
       await killed.kill('SIGKILL');
@@ -175,7 +203,8 @@ describe('queue delay and not_before', function () {
 
       const n = await start();
       const listed = await queueCall(n, { command: ['list'], state: ['scheduled'] });
-      if (Date.now() - sent < 3500) expect(listed.Data.objects, 'still scheduled after the restart').to.deep.equal(body.Data.keys);
+      if (Date.now() - sent < 3500)
+        expect(listed.Data.objects, 'still scheduled after the restart').to.deep.equal(body.Data.keys);
       await until(() => deliveries().length === 1, 10_000);
       expect(Date.parse(deliveries()[0]!.time) - sent).to.be.at.least(4000);
       expect(deliveries()[0]!.message.Data).to.deep.equal({ item: ['survivor'] });

@@ -25,7 +25,18 @@ describe('queue DisableAfter and AlertChannel', function () {
   });
 
   const start = async (): Promise<{ n: HiveNode; code: { now: number }; got: string[]; alerts: Message[] }> => {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: `${dir}/store`, DefaultChannel: 'target', DisableAfter: '800ms', AlertChannel: 'alerts', DefaultRequeueTime: '0' , DefaultRequeueCount: '1000' }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        PersistPath: `${dir}/store`,
+        DefaultChannel: 'target',
+        DisableAfter: '800ms',
+        AlertChannel: 'alerts',
+        DefaultRequeueTime: '0',
+        DefaultRequeueCount: '1000',
+      },
+    ]));
     const code = { now: 503 };
     const got: string[] = [];
     const alerts: Message[] = [];

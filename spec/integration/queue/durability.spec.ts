@@ -27,7 +27,11 @@ describe('queue retries, dead letters and durability', function () {
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
       { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') },
     ]));
-    await queueCall(node, { channel: ['failing'], requeue_timer: ['1'], requeue_count: ['2'], deadletter_slap: ['dlq'] }, { item: ['doomed'] });
+    await queueCall(
+      node,
+      { channel: ['failing'], requeue_timer: ['1'], requeue_count: ['2'], deadletter_slap: ['dlq'] },
+      { item: ['doomed'] },
+    );
     await until(() => recorded(join(dir, 'dlq.jsonl')).length === 1, 10_000);
     const attempts = recorded(join(dir, 'failing.jsonl'));
     expect(attempts).to.have.length(3);
@@ -44,7 +48,9 @@ describe('queue retries, dead letters and durability', function () {
 
   it('without a dead-letter target and DeadRetention 0 a dead entry is dropped (and logged); no listener counts as a failure', async () => {
     let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DeadRetention: '0' }]));
+    ({ node, logs } = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DeadRetention: '0' },
+    ]));
     await queueCall(node, { channel: ['nobody'], requeue_timer: ['0'], requeue_count: ['1'] }, { item: ['lost'] });
     await until(() => (node!.services.find((s) => s.kind === 'queue')!.running.status().dropped as number) === 1);
     expect(logs()).to.contain('dropped after 2 attempt(s): 404');
@@ -78,7 +84,15 @@ describe('queue retries, dead letters and durability', function () {
     await node.stop(2000);
     ({ node } = await startTestNode(entries));
     const status = await queueCall(node, { command: ['status'] });
-    expect(status.Data).to.deep.equal({ waiting: ['50'], scheduled: ['0'], retrying: ['1'], dead: ['0'], done: ['0'], queuesize: ['51'], status: ['paused'] });
+    expect(status.Data).to.deep.equal({
+      waiting: ['50'],
+      scheduled: ['0'],
+      retrying: ['1'],
+      dead: ['0'],
+      done: ['0'],
+      queuesize: ['51'],
+      status: ['paused'],
+    });
     const retrying = await queueCall(node, { command: ['list'], state: ['retrying'] });
     expect(retrying.Data.objects).to.have.length(1);
     const f = await queueCall(node, { command: ['fetch'], key: retrying.Data.objects! });
@@ -91,22 +105,29 @@ describe('queue retries, dead letters and durability', function () {
     mkdirSync(storeDir, { recursive: true });
     const garbage = Buffer.from('this is not an sqlite database at all, just garbage bytes '.repeat(200));
     writeFileSync(join(storeDir, 'queue.db'), garbage);
-    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') }]).then(
+    const refused = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store') },
+    ]).then(
       (r) => ((node = r.node), undefined),
       (e: unknown) => e,
     );
     expect(refused).to.be.instanceOf(ConfigError);
     const message = (refused as Error).message;
     expect(message).to.not.contain('\n');
-    expect(message).to.contain(join(storeDir, 'queue.db')).and.to.match(/not a database/);
+    expect(message)
+      .to.contain(join(storeDir, 'queue.db'))
+      .and.to.match(/not a database/);
     expect(readdirSync(storeDir).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
     expect(readFileSync(join(storeDir, 'queue.db')).equals(garbage)).to.equal(true);
   });
 
   /** 300 entries stored by a node, the node stopped, three pages in the middle of queue.db overwritten with noise: the file and its bytes. */
   async function damagedStore(): Promise<{ file: string; bytes: Buffer }> {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]));
-    for (let i = 0; i < 300; i++) expect((await queueCall(node, {}, { item: [`entry-${i}-${'p'.repeat(200)}`] })).Code).to.equal(200);
+    ({ node } = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true },
+    ]));
+    for (let i = 0; i < 300; i++)
+      expect((await queueCall(node, {}, { item: [`entry-${i}-${'p'.repeat(200)}`] })).Code).to.equal(200);
     await node.stop(2000);
     node = undefined;
     const file = join(dir, 'store', 'queue', 'queue.db');
@@ -114,7 +135,8 @@ describe('queue retries, dead letters and durability', function () {
     const pages = Math.floor(bytes.length / 4096);
     expect(pages).to.be.greaterThan(10);
     // three pages in the middle of the entries' b-tree overwritten with noise
-    for (const page of [Math.floor(pages / 4), Math.floor(pages / 2), Math.floor((3 * pages) / 4)]) bytes.fill(0xa5, page * 4096, (page + 1) * 4096);
+    for (const page of [Math.floor(pages / 4), Math.floor(pages / 2), Math.floor((3 * pages) / 4)])
+      bytes.fill(0xa5, page * 4096, (page + 1) * 4096);
     writeFileSync(file, bytes);
     return { file, bytes };
   }
@@ -122,12 +144,16 @@ describe('queue retries, dead letters and durability', function () {
   it('a store with overwritten pages stops the start (not replaced by an empty queue) and keeps every byte', async function () {
     sqliteOnly(this, 'a file of its own');
     const { file, bytes } = await damagedStore();
-    const refused = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]).then(
+    const refused = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true },
+    ]).then(
       (r) => ((node = r.node), undefined),
       (e: unknown) => e,
     );
     expect(refused).to.be.instanceOf(ConfigError);
-    expect((refused as Error).message).to.contain(file).and.to.not.contain('\n');
+    expect((refused as Error).message)
+      .to.contain(file)
+      .and.to.not.contain('\n');
     expect(readFileSync(file).equals(bytes)).to.equal(true);
     expect(readdirSync(join(dir, 'store', 'queue')).filter((f) => f.includes('.corrupt-'))).to.deep.equal([]);
   });
@@ -135,11 +161,22 @@ describe('queue retries, dead letters and durability', function () {
   it('StoreRecovery: salvage salvages a store with overwritten pages at the start, journals it with its counts, and serves what it recovered', async function () {
     sqliteOnly(this, 'a file of its own');
     await damagedStore();
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true, StoreRecovery: 'salvage' }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        StartPaused: true,
+        StoreRecovery: 'salvage',
+      },
+    ]));
     const journaled = node.journal.entries().filter((e) => e.event === JournalEvent.Salvage);
     expect(journaled).to.have.length(1);
     expect(journaled[0]!.path).to.equal('/node/queue');
-    const counts = /queue store .*queue\.db salvaged: entries (\d+) recovered, (\d+) lost/.exec(journaled[0]!.action ?? '');
+    const counts = /queue store .*queue\.db salvaged: entries (\d+) recovered, (\d+) lost/.exec(
+      journaled[0]!.action ?? '',
+    );
     expect(counts, journaled[0]!.action).to.not.equal(null);
     const [recovered, lost] = [Number(counts![1]), Number(counts![2])];
     expect(recovered + lost).to.equal(300);
@@ -150,7 +187,16 @@ describe('queue retries, dead letters and durability', function () {
   });
 
   it('a full store refuses the enqueue with 507 and acknowledges nothing that was not stored', async () => {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), MaxStoreBytes: 200_000, StartPaused: true }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        MaxStoreBytes: 200_000,
+        StartPaused: true,
+      },
+    ]));
     const big = 'x'.repeat(20_000);
     const acknowledged: string[] = [];
     let refused = 0;
@@ -165,7 +211,9 @@ describe('queue retries, dead letters and durability', function () {
     }
     expect(refused).to.be.greaterThan(0);
     await node.stop(2000);
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true }]));
+    ({ node } = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), StartPaused: true },
+    ]));
     const listed = await queueCall(node, { command: ['list'] });
     expect(listed.Data.objects).to.include.members(acknowledged);
     expect(listed.Data.objects).to.have.length(acknowledged.length);
@@ -173,7 +221,9 @@ describe('queue retries, dead letters and durability', function () {
 
   it('an empty PersistPath keeps entries in memory and warns', async () => {
     let logs: () => string;
-    ({ node, logs } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: '', StartPaused: true }]));
+    ({ node, logs } = await startTestNode([
+      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: '', StartPaused: true },
+    ]));
     expect(logs()).to.contain('kept in memory only');
     expect((await queueCall(node, {}, { a: ['1'] })).Data.queuesize).to.deep.equal(['1']);
   });

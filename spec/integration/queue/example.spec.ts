@@ -19,7 +19,9 @@ describe('examples/queue-operations.yaml', function () {
   });
 
   it('starts as written and answers every curl line of its header as its comments say', async () => {
-    example = await startExample(EXAMPLE, 'Q', 8081, (text, dir) => text.replace(/Port: 8081/, 'Port: 0').replace(/PersistPath: \S+/, `PersistPath: ${join(dir, 'store')}`));
+    example = await startExample(EXAMPLE, 'Q', 8081, (text, dir) =>
+      text.replace(/Port: 8081/, 'Port: 0').replace(/PersistPath: \S+/, `PersistPath: ${join(dir, 'store')}`),
+    );
     const { text, run } = example;
     const lines = [...text.matchAll(/^# {3}(\$Q .*?)(?:\s+#[^']*)?$/gm)].map((m) => m[1]!);
     expect(lines.length).to.equal(7);
@@ -30,7 +32,16 @@ describe('examples/queue-operations.yaml', function () {
       if (line.includes('requeue_count: 0')) await sleep(500);
     }
     for (const a of answers) expect(a.Code, JSON.stringify(a)).to.equal(200);
-    const [first, again, delayed, , deadList, replayed, scheduled, status] = answers as [Answer, Answer, Answer, Answer, Answer, Answer, Answer, Answer];
+    const [first, again, delayed, , deadList, replayed, scheduled, status] = answers as [
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+      Answer,
+    ];
     expect(again.Data.duplicate).to.deep.equal(['true']);
     expect(again.Data.key).to.deep.equal(first.Data.keys);
     expect(delayed.Data.scheduled ?? status.Data.scheduled).to.deep.equal(['1']);

@@ -20,7 +20,11 @@ describe('queue: execute hand-over', function () {
   });
 
   const execute = (n: HiveNode, control: Record<string, string[]>, data: Record<string, string[]>) =>
-    n.hive.execute('queue', makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }), 10_000);
+    n.hive.execute(
+      'queue',
+      makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }),
+      10_000,
+    );
 
   it('acknowledges an added entry as before, and the entry is delivered', async () => {
     const dir = tempDir();
@@ -35,7 +39,9 @@ describe('queue: execute hand-over', function () {
 
   it('answers a full queue 507 and a bad control 400 instead of acknowledging what it did not store', async () => {
     const dir = tempDir();
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true, Capacity: 1 }]));
+    ({ node } = await startTestNode([
+      { service: 'queue', NAME: 'queue', PersistPath: join(dir, 'store'), StartPaused: true, Capacity: 1 },
+    ]));
     const bad = await execute(node, { requeue_timer: ['soon'] }, { i: ['0'] });
     expect(bad.Code).to.equal(400);
     expect(bad.Message).to.contain('requeue_timer');

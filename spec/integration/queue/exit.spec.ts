@@ -36,7 +36,10 @@ describe('queue shutdown', function () {
   this.timeout(30_000);
 
   it('a stopped node with a retrying entry lets the process exit by itself', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(tempDir())], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(tempDir())], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -61,9 +64,31 @@ describe('queue shutdown', function () {
     const failed = await HiveNode.start({
       logStream: logs,
       services: [
-        { kind: 'queue', layers: [{ source: 'test', values: [['NAME', 'q'], ['PersistPath', tempDir()]] }] },
+        {
+          kind: 'queue',
+          layers: [
+            {
+              source: 'test',
+              values: [
+                ['NAME', 'q'],
+                ['PersistPath', tempDir()],
+              ],
+            },
+          ],
+        },
         // interceptor mode without interceptors refuses to start
-        { kind: 'gateway', layers: [{ source: 'test', values: [['NAME', 'g'], ['Port', '0']] }] },
+        {
+          kind: 'gateway',
+          layers: [
+            {
+              source: 'test',
+              values: [
+                ['NAME', 'g'],
+                ['Port', '0'],
+              ],
+            },
+          ],
+        },
       ],
     }).catch((e: unknown) => e as Error);
     expect(failed).to.be.instanceOf(Error);

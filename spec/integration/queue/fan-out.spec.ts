@@ -25,7 +25,14 @@ describe('queue template fan-out', function () {
     ({ node, logs } = await startTestNode([
       { service: 'echo', NAME: 'main', RecordFile: join(dir, 'main.jsonl') },
       { service: 'echo', NAME: 'other', RecordFile: join(dir, 'other.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), Template: `file://${FANOUT}`, DEBUG_TEMPLATE: true },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        Template: `file://${FANOUT}`,
+        DEBUG_TEMPLATE: true,
+      },
     ]));
     const r = await queueCall(node, { template_define: ['default'] }, { item: ['a', 'b', 'c'], target: ['other'] });
     expect(r.Code).to.equal(200);
@@ -40,7 +47,17 @@ describe('queue template fan-out', function () {
   });
 
   it('DefaultTemplateDefine applies when no control names one; an unknown define is a 400 naming it', async () => {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), Template: `file://${FANOUT}`, DefaultTemplateDefine: 'default', StartPaused: true }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        Template: `file://${FANOUT}`,
+        DefaultTemplateDefine: 'default',
+        StartPaused: true,
+      },
+    ]));
     expect((await queueCall(node, {}, { item: ['1', '2'] })).Data.queuesize).to.deep.equal(['2']);
     const bad = await queueCall(node, { template_define: ['nope'] }, { item: ['1'] });
     expect(bad.Code).to.equal(400);
@@ -49,26 +66,65 @@ describe('queue template fan-out', function () {
 
   it('an inline template works; a broken template stops the start', async () => {
     const inline = '[[ define "one" ]][[ addEntry (newRequest) ]][[ end ]]';
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), Template: inline, StartPaused: true }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        Template: inline,
+        StartPaused: true,
+      },
+    ]));
     expect((await queueCall(node, { template_define: ['one'] })).Data.queuesize).to.deep.equal(['1']);
     await node.stop(1000);
     node = undefined;
-    const err = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store2'), Template: '[[ define "x" ]][[ if ]]' }]).catch((e: unknown) => e);
+    const err = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store2'),
+        Template: '[[ define "x" ]][[ if ]]',
+      },
+    ]).catch((e: unknown) => e);
     expect((err as Error).message).to.match(/^Template: template: /);
   });
   it('hive:// templates come from the storage service', async function () {
-    sqliteOnly(this, 'the NATS hive keeps hive:// templates in a bucket of its own, tested in spec/adapters/nats/hive.spec.ts');
+    sqliteOnly(
+      this,
+      'the NATS hive keeps hive:// templates in a bucket of its own, tested in spec/adapters/nats/hive.spec.ts',
+    );
     ({ node } = await startTestNode([
       { service: 'storage', NAME: 'templates', INPUTCHANNEL: 'DefaultStorageChannel', Directory: join(FANOUT, '..') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store3'), Template: 'hive://fanout.tmpl', StartPaused: true },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store3'),
+        Template: 'hive://fanout.tmpl',
+        StartPaused: true,
+      },
     ]));
-    expect((await queueCall(node, { template_define: ['default'] }, { item: ['p', 'q'] })).Data.queuesize).to.deep.equal(['2']);
+    expect(
+      (await queueCall(node, { template_define: ['default'] }, { item: ['p', 'q'] })).Data.queuesize,
+    ).to.deep.equal(['2']);
   });
   it('a small request whose fan-out builds more than MaxRenderChars or MaxRenderItems is answered 413 and stores nothing; the node keeps serving', async () => {
     // ~15 KB of request: 3000 items, each becoming an entry with a value padded to 10000 characters
     const items = Array.from({ length: 3000 }, (_, i) => String(i));
-    const template = '[[ define "pad" ]][[ range .Data.items ]][[ $r := newRequest ]][[ addValue (getRequestData $r) "v" (printf "%-9999s" .) ]][[ addEntry $r ]][[ end ]][[ end ]]';
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), Template: template, StartPaused: true }]));
+    const template =
+      '[[ define "pad" ]][[ range .Data.items ]][[ $r := newRequest ]][[ addValue (getRequestData $r) "v" (printf "%-9999s" .) ]][[ addEntry $r ]][[ end ]][[ end ]]';
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        Template: template,
+        StartPaused: true,
+      },
+    ]));
     const r = await queueCall(node, { template_define: ['pad'] }, { items });
     expect(r.Code).to.equal(413);
     expect(r.Message).to.match(/the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
@@ -77,11 +133,22 @@ describe('queue template fan-out', function () {
     expect(next.Data.queuesize).to.deep.equal(['2'], 'the refused request added nothing');
     await node.stop(1000);
     // every entry copies the request: 3000 copies of its 3000 values are 9 million items
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store2'), Template: '[[ define "copy" ]][[ range .Data.items ]][[ addEntry getRequest ]][[ end ]][[ end ]]', StartPaused: true }]));
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store2'),
+        Template: '[[ define "copy" ]][[ range .Data.items ]][[ addEntry getRequest ]][[ end ]][[ end ]]',
+        StartPaused: true,
+      },
+    ]));
     const copies = await queueCall(node, { template_define: ['copy'] }, { items });
     expect(copies.Code).to.equal(413);
     expect(copies.Message).to.match(/the limit MaxRenderItems\)$/);
-    expect((await queueCall(node, { template_define: ['copy'] }, { items: ['a', 'b'] })).Data.queuesize).to.deep.equal(['2']);
+    expect((await queueCall(node, { template_define: ['copy'] }, { items: ['a', 'b'] })).Data.queuesize).to.deep.equal([
+      '2',
+    ]);
   });
 
   it('a file:// Template that is /dev/zero or a directory stops the start at once with one line naming it', async () => {
@@ -89,7 +156,15 @@ describe('queue template fan-out', function () {
       ['/dev/zero', 'a character device'],
       [dir, 'a directory'],
     ]) {
-      const err = await startTestNode([{ service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), Template: `file://${path}` }]).catch((e: unknown) => e as Error);
+      const err = await startTestNode([
+        {
+          service: 'queue',
+          NAME: 'queue',
+          AllowedChannels: '*',
+          PersistPath: join(dir, 'store'),
+          Template: `file://${path}`,
+        },
+      ]).catch((e: unknown) => e as Error);
       expect((err as Error).message).to.equal(`Template: template file '${path}' is ${what}, not a regular file`);
     }
   });

@@ -24,7 +24,16 @@ describe('queue GroupOrder strict and skip-dead', function () {
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'broken', RecordFile: join(dir, 'broken.jsonl'), ReplyCode: 500 },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', GroupBy: 'customer', DeliveryConcurrency: 4, ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        GroupBy: 'customer',
+        DeliveryConcurrency: 4,
+        ...extra,
+      },
     ])).node;
   const restart = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
     await node?.stop(2000);
@@ -33,7 +42,11 @@ describe('queue GroupOrder strict and skip-dead', function () {
   };
   /** Entry a1 of customer a fails at the broken target (two retries 1 s apart, then dead); the rest go to the good one. */
   const addAll = async (n: HiveNode): Promise<string> => {
-    const first = await queueCall(n, { channel: ['broken'], requeue_timer: ['1'], requeue_count: ['2'] }, { customer: ['a'], item: ['a1'] });
+    const first = await queueCall(
+      n,
+      { channel: ['broken'], requeue_timer: ['1'], requeue_count: ['2'] },
+      { customer: ['a'], item: ['a1'] },
+    );
     for (const [customer, item] of [
       ['a', 'a2'],
       ['b', 'b1'],
@@ -100,7 +113,10 @@ describe('queue GroupOrder strict and skip-dead', function () {
   it('GroupOrder without GroupBy, or with GroupConcurrency above 1, stops the start naming the parameter', async () => {
     for (const [extra, message] of [
       [{ GroupBy: '', GroupOrder: 'strict' }, /GroupOrder strict keeps the order of each group, but GroupBy is empty/],
-      [{ GroupOrder: 'strict', GroupConcurrency: 2 }, /GroupOrder strict delivers one entry of a group at a time, but GroupConcurrency is 2/],
+      [
+        { GroupOrder: 'strict', GroupConcurrency: 2 },
+        /GroupOrder strict delivers one entry of a group at a time, but GroupConcurrency is 2/,
+      ],
       [{ GroupOrder: 'fifo' }, /GroupOrder/],
     ] as const) {
       const failed = await start(extra).catch((e: unknown) => e);

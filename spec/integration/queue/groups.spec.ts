@@ -27,10 +27,19 @@ describe('queue group limits GroupBy, GroupConcurrency, GroupRate', function () 
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'slow', RecordFile: join(dir, 'slow.jsonl'), Delay: slowDelayMs },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', GroupBy: 'customer', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        GroupBy: 'customer',
+        ...extra,
+      },
     ])).node;
   /** Customer `slow` is served by the slow target; every other customer by the fast one. */
-  const add = (n: HiveNode, customer: string, item: string): Promise<unknown> => queueCall(n, customer === 'slow' ? { channel: ['slow'] } : {}, { customer: [customer], item: [item] });
+  const add = (n: HiveNode, customer: string, item: string): Promise<unknown> =>
+    queueCall(n, customer === 'slow' ? { channel: ['slow'] } : {}, { customer: [customer], item: [item] });
   const size = (n: HiveNode): number => n.services.find((s) => s.kind === 'queue')!.running.status().size as number;
   beforeEach(() => {
     dir = tempDir();
@@ -74,9 +83,18 @@ describe('queue group limits GroupBy, GroupConcurrency, GroupRate', function () 
     await queueCall(n, { command: ['resume'] });
     await until(() => slow().length === sent.length, 5000);
     const at = (item: string): number => Date.parse(slow().find((d) => d.message.Data.item![0] === item)!.time);
-    for (const c of ['a', 'b', 'c']) expect(items(slow()).filter((x) => x.startsWith(c)), `group ${c}`).to.deep.equal(sent.filter((x) => x.startsWith(c)));
+    for (const c of ['a', 'b', 'c'])
+      expect(
+        items(slow()).filter((x) => x.startsWith(c)),
+        `group ${c}`,
+      ).to.deep.equal(sent.filter((x) => x.startsWith(c)));
     // the next of a group only once the one before has answered; the first of each group at once
-    for (const [before, next] of [['a1', 'a2'], ['a2', 'a3'], ['b1', 'b2']] as const) expect(at(next) - at(before), `${before} → ${next}`).to.be.at.least(answerMs - 50);
+    for (const [before, next] of [
+      ['a1', 'a2'],
+      ['a2', 'a3'],
+      ['b1', 'b2'],
+    ] as const)
+      expect(at(next) - at(before), `${before} → ${next}`).to.be.at.least(answerMs - 50);
     expect(Math.max(at('a1'), at('b1'), at('c1')) - at('a1')).to.be.below(answerMs - 50);
   });
 
@@ -88,8 +106,12 @@ describe('queue group limits GroupBy, GroupConcurrency, GroupRate', function () 
     const resumed = Date.now();
     await queueCall(n, { command: ['resume'] });
     await until(() => fast().length === 8, 10_000);
-    const at = (item: string): number => Date.parse(fast().find((d) => d.message.Data.item![0] === item)!.time) - resumed;
-    expect(items(fast()).filter((x) => x.startsWith('r')), 'FIFO within the group').to.deep.equal(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
+    const at = (item: string): number =>
+      Date.parse(fast().find((d) => d.message.Data.item![0] === item)!.time) - resumed;
+    expect(
+      items(fast()).filter((x) => x.startsWith('r')),
+      'FIFO within the group',
+    ).to.deep.equal(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
     // four tokens after the burst come at 0.5 s intervals: r6 no sooner than ~2 s; o2 waits for no token of busy
     expect(at('r6')).to.be.at.least(1800);
     expect(at('o2')).to.be.below(at('r3'));
@@ -132,7 +154,9 @@ describe('queue group limits GroupBy, GroupConcurrency, GroupRate', function () 
   it('a GroupRate it cannot read stops the start, naming the parameter and the accepted form', async () => {
     const failed = await start({ GroupRate: 'fast' }).catch((e: unknown) => e);
     expect(failed).to.be.instanceOf(ConfigError);
-    expect((failed as Error).message).to.match(/GroupRate: 'fast' is not a rate; expected <count>\/<window>, such as 10\/s, 600\/1m, 5\/10s/);
+    expect((failed as Error).message).to.match(
+      /GroupRate: 'fast' is not a rate; expected <count>\/<window>, such as 10\/s, 600\/1m, 5\/10s/,
+    );
     expect((failed as Error).message).not.to.contain('\n');
   });
 });

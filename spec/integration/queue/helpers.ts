@@ -12,7 +12,12 @@ import type { HiveNode } from '../../../node/node.js';
 export const tempDir = (prefix = 'hn-queue-'): string => makeTempDir(prefix);
 
 /** Messages recorded by an echo RecordFile. */
-export function recorded(file: string): Array<{ time: string; mode: string; channel: string; message: { Class: string; Operation: string; Control: Record<string, string[]>; Data: Record<string, string[]> } }> {
+export function recorded(file: string): Array<{
+  time: string;
+  mode: string;
+  channel: string;
+  message: { Class: string; Operation: string; Control: Record<string, string[]>; Data: Record<string, string[]> };
+}> {
   if (!existsSync(file)) return [];
   // the echo service may be writing while we read: only lines it has finished (ending in a newline) count
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -21,8 +26,17 @@ export function recorded(file: string): Array<{ time: string; mode: string; chan
 }
 
 /** Sends a queue command (controls) with Data to the queue channel. */
-export function queueCall(node: HiveNode, control: Record<string, string[]> = {}, data: Record<string, string[]> = {}, channel = 'queue'): Promise<Result> {
-  return node.hive.call(channel, makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }), 10_000);
+export function queueCall(
+  node: HiveNode,
+  control: Record<string, string[]> = {},
+  data: Record<string, string[]> = {},
+  channel = 'queue',
+): Promise<Result> {
+  return node.hive.call(
+    channel,
+    makeMessage({ Class: 'queue', Operation: 'action', Control: mapOf(control), Data: mapOf(data) }),
+    10_000,
+  );
 }
 
 /**

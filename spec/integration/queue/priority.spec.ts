@@ -23,7 +23,14 @@ describe('queue priority and Fairness weighted', function () {
   const start = async (extra: Record<string, string | number | boolean> = {}, delayMs = 0): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl'), Delay: delayMs },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ])).node;
   const restart = async (extra: Record<string, string | number | boolean> = {}): Promise<HiveNode> => {
     await node?.stop(2000);
@@ -31,9 +38,16 @@ describe('queue priority and Fairness weighted', function () {
     return start(extra);
   };
   /** Adds `count` entries at most 200 at once (the answers are awaited: every one is durable). */
-  const flood = async (n: HiveNode, count: number, data: (i: number) => Record<string, string[]>, control: Record<string, string[]> = {}): Promise<void> => {
+  const flood = async (
+    n: HiveNode,
+    count: number,
+    data: (i: number) => Record<string, string[]>,
+    control: Record<string, string[]> = {},
+  ): Promise<void> => {
     for (let i = 0; i < count; i += 200) {
-      const answers = await Promise.all(Array.from({ length: Math.min(200, count - i) }, (_, j) => queueCall(n, control, data(i + j))));
+      const answers = await Promise.all(
+        Array.from({ length: Math.min(200, count - i) }, (_, j) => queueCall(n, control, data(i + j))),
+      );
       for (const a of answers) expect(a.Code, a.Message).to.equal(200);
     }
   };
@@ -71,13 +85,14 @@ describe('queue priority and Fairness weighted', function () {
 
   it('priority order holds through group limits', async () => {
     const n = await start({ StartPaused: true, GroupBy: 'customer', GroupConcurrency: 1 });
-    for (const [item, priority] of added) await queueCall(n, priority === undefined ? {} : { priority: [priority] }, { item: [item], customer: ['one'] });
+    for (const [item, priority] of added)
+      await queueCall(n, priority === undefined ? {} : { priority: [priority] }, { item: [item], customer: ['one'] });
     await queueCall(n, { command: ['resume'] });
     await until(() => deliveries().length === added.length);
     expect(items()).to.deep.equal(['c9', 'f9', 'b5', 'd5', 'a0', 'e0', 'g3']);
   });
 
-  it('Fairness weighted: a flood of 2,000 entries in one group holds up another group\'s 10 for well under a second', async () => {
+  it("Fairness weighted: a flood of 2,000 entries in one group holds up another group's 10 for well under a second", async () => {
     const n = await start({ StartPaused: true, GroupBy: 'tenant', Fairness: 'weighted', DeliveryConcurrency: 4 }, 20);
     await flood(n, 2000, (i) => ({ tenant: ['big'], item: [`big-${i}`] }));
     await flood(n, 10, (i) => ({ tenant: ['small'], item: [`small-${i}`] }));
@@ -96,7 +111,12 @@ describe('queue priority and Fairness weighted', function () {
   });
 
   it('GroupWeights tenant-a=3;*=1 gives two busy groups 3 deliveries to 1, each in its own order', async () => {
-    const n = await start({ StartPaused: true, GroupBy: 'tenant', Fairness: 'weighted', GroupWeights: 'tenant-a=3;*=1' });
+    const n = await start({
+      StartPaused: true,
+      GroupBy: 'tenant',
+      Fairness: 'weighted',
+      GroupWeights: 'tenant-a=3;*=1',
+    });
     await flood(n, 100, (i) => ({ tenant: ['tenant-b'], item: [`b-${i}`] }));
     await flood(n, 100, (i) => ({ tenant: ['tenant-a'], item: [`a-${i}`] }));
     await queueCall(n, { command: ['resume'] });
@@ -114,7 +134,9 @@ describe('queue priority and Fairness weighted', function () {
     for (const bad of ['10', 'high', '-1', '']) {
       const r = await queueCall(n, { priority: [bad] }, { item: ['x'] });
       expect(r.Code, bad).to.equal(400);
-      expect(r.Message).to.equal(`control priority must be a whole number from 0 to 9 (higher is delivered first), got '${bad}'`);
+      expect(r.Message).to.equal(
+        `control priority must be a whole number from 0 to 9 (higher is delivered first), got '${bad}'`,
+      );
     }
     expect((await queueCall(n, { command: ['status'] })).Data.queuesize).to.deep.equal(['0']);
     await sleep(10);
@@ -133,9 +155,15 @@ describe('queue priority and Fairness weighted', function () {
       expect((error as Error).message).to.not.include('\n');
     };
     await refused({ Fairness: 'weighted' }, /Fairness weighted shares deliveries among groups, but GroupBy is empty/);
-    await refused({ GroupBy: 'tenant', Fairness: 'weighted', GroupWeights: 'a=0' }, /GroupWeights: 'a=0' is not <group>=<weight>/);
+    await refused(
+      { GroupBy: 'tenant', Fairness: 'weighted', GroupWeights: 'a=0' },
+      /GroupWeights: 'a=0' is not <group>=<weight>/,
+    );
     await refused({ GroupBy: 'tenant', Fairness: 'weighted', GroupWeights: 'a' }, /GroupWeights: 'a' is not/);
-    await refused({ GroupBy: 'tenant', GroupWeights: 'a=2' }, /GroupWeights weighs the groups only with Fairness weighted/);
+    await refused(
+      { GroupBy: 'tenant', GroupWeights: 'a=2' },
+      /GroupWeights weighs the groups only with Fairness weighted/,
+    );
     await refused({ Fairness: 'round-robin' }, /Fairness/);
     await refused({ DefaultPriority: 10 }, /DefaultPriority/);
   });

@@ -24,8 +24,20 @@ describe('queue requeue_schedule and Retry-After', function () {
   });
 
   /** A target answering 503, with Data retry_after when `retryAfter` is set; the times of its attempts. */
-  const start = async (retryAfter?: string, extra: Record<string, string> = {}): Promise<{ n: HiveNode; at: number[] }> => {
-    ({ node } = await startTestNode([{ service: 'queue', NAME: 'queue', PersistPath: `${dir}/store`, DefaultChannel: 'target', DeadRetention: '1h', ...extra }]));
+  const start = async (
+    retryAfter?: string,
+    extra: Record<string, string> = {},
+  ): Promise<{ n: HiveNode; at: number[] }> => {
+    ({ node } = await startTestNode([
+      {
+        service: 'queue',
+        NAME: 'queue',
+        PersistPath: `${dir}/store`,
+        DefaultChannel: 'target',
+        DeadRetention: '1h',
+        ...extra,
+      },
+    ]));
     const at: number[] = [];
     await node.hive.listen('target', (d) => {
       at.push(Date.now());
@@ -33,7 +45,8 @@ describe('queue requeue_schedule and Retry-After', function () {
     });
     return { n: node, at };
   };
-  const dead = async (n: HiveNode): Promise<number> => Number((await queueCall(n, { command: ['status'] })).Data.dead![0]);
+  const dead = async (n: HiveNode): Promise<number> =>
+    Number((await queueCall(n, { command: ['status'] })).Data.dead![0]);
 
   it('waits each step of the schedule between attempts, and is dead after the last', async () => {
     const { n, at } = await start();
@@ -69,7 +82,9 @@ describe('queue requeue_schedule and Retry-After', function () {
     expect(both.Message).to.match(/requeue_schedule sets the waits and the number of retries/);
     const bad = await queueCall(n, { requeue_schedule: ['5s,later'] }, { item: ['a'] });
     expect(bad.Code).to.equal(400);
-    expect(bad.Message).to.equal("control requeue_schedule: wait 2 'later' is not a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s (a plain number is seconds)");
+    expect(bad.Message).to.equal(
+      "control requeue_schedule: wait 2 'later' is not a duration such as 250ms, 20s, 5m, 1h, 30d or 1m30s (a plain number is seconds)",
+    );
     expect((await queueCall(n, { command: ['status'] })).Data.queuesize).to.deep.equal(['0']);
   });
 

@@ -23,13 +23,24 @@ describe('queue RetryOn: which failed deliveries are retried', function () {
     const started = await startTestNode([
       { service: 'echo', NAME: 'target', ReplyCode: replyCode, RecordFile: join(dir, 'target.jsonl') },
       { service: 'echo', NAME: 'dlq', RecordFile: join(dir, 'dlq.jsonl') },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DeadRetention: '0', ...(retryOn === undefined ? {} : { RetryOn: retryOn }) },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DeadRetention: '0',
+        ...(retryOn === undefined ? {} : { RetryOn: retryOn }),
+      },
     ]);
     node = started.node;
     return started;
   };
   const enqueue = (n: HiveNode, control: Record<string, string[]> = {}) =>
-    queueCall(n, { channel: ['target'], requeue_timer: ['0'], requeue_count: ['2'], deadletter_slap: ['dlq'], ...control }, { item: ['x'] });
+    queueCall(
+      n,
+      { channel: ['target'], requeue_timer: ['0'], requeue_count: ['2'], deadletter_slap: ['dlq'], ...control },
+      { item: ['x'] },
+    );
   const attempts = (): number => recorded(join(dir, 'target.jsonl')).length;
   const deadLetters = () => recorded(join(dir, 'dlq.jsonl'));
 

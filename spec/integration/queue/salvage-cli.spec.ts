@@ -13,7 +13,12 @@ import { silentLogger } from '../../../actors/observe/logger.js';
 import { tempDir } from '../../temp.js';
 import { HIVENODE_ARGS } from '../../support/hivenode-bin.js';
 
-const run = (args: string[]) => spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 30_000 });
+const run = (args: string[]) =>
+  spawnSync(process.execPath, [...HIVENODE_ARGS, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    timeout: 30_000,
+  });
 
 /** A refusal: exit 2, one line on stderr holding every text given, no stack trace. */
 function expectRefused(r: ReturnType<typeof run>, ...texts: string[]): void {

@@ -24,18 +24,34 @@ describe('queue cron schedules', function () {
   let node: HiveNode | undefined;
   let dir: string;
   const deliveries = (): ReturnType<typeof recorded> => recorded(join(dir, 'target.jsonl'));
-  const start = async (extra: Record<string, string | number | boolean> = {}, target: Record<string, string | number | boolean> = {}): Promise<HiveNode> =>
+  const start = async (
+    extra: Record<string, string | number | boolean> = {},
+    target: Record<string, string | number | boolean> = {},
+  ): Promise<HiveNode> =>
     ({ node } = await startTestNode([
       { service: 'echo', NAME: 'target', RecordFile: join(dir, 'target.jsonl'), ...target },
-      { service: 'queue', NAME: 'queue', AllowedChannels: '*', PersistPath: join(dir, 'store'), DefaultChannel: 'target', ...extra },
+      {
+        service: 'queue',
+        NAME: 'queue',
+        AllowedChannels: '*',
+        PersistPath: join(dir, 'store'),
+        DefaultChannel: 'target',
+        ...extra,
+      },
     ])).node;
   const stop = async (): Promise<void> => {
     await node?.stop(2000);
     node = undefined;
   };
-  const schedule = (n: HiveNode, name: string, cron: string, control: Record<string, string[]> = {}, data: Record<string, string[]> = { item: [name] }): Promise<Result> =>
-    queueCall(n, { command: ['schedule'], schedule_name: [name], cron: [cron], ...control }, data);
-  const size = async (n: HiveNode): Promise<number> => Number((await queueCall(n, { command: ['status'] })).Data.queuesize![0]);
+  const schedule = (
+    n: HiveNode,
+    name: string,
+    cron: string,
+    control: Record<string, string[]> = {},
+    data: Record<string, string[]> = { item: [name] },
+  ): Promise<Result> => queueCall(n, { command: ['schedule'], schedule_name: [name], cron: [cron], ...control }, data);
+  const size = async (n: HiveNode): Promise<number> =>
+    Number((await queueCall(n, { command: ['status'] })).Data.queuesize![0]);
   /** The largest queuesize seen while polling for `ms`. */
   const largestSize = async (n: HiveNode, ms: number): Promise<number> => {
     let largest = 0;
@@ -49,7 +65,13 @@ describe('queue cron schedules', function () {
 
   it('fires every second for 5 s: 5 ± 1 entries with the request Class, Operation, Data and controls; unschedule stops it', async () => {
     const n = await start();
-    const made = await schedule(n, 'ticks', EVERY_SECOND, { custom: ['kept'], channel: ['target'] }, { item: ['tick'] });
+    const made = await schedule(
+      n,
+      'ticks',
+      EVERY_SECOND,
+      { custom: ['kept'], channel: ['target'] },
+      { item: ['tick'] },
+    );
     expect(made.Code, made.Message).to.equal(200);
     expect(made.Data.schedule_name).to.deep.equal(['ticks']);
     expect(made.Data.replaced).to.deep.equal(['false']);
@@ -74,17 +96,21 @@ describe('queue cron schedules', function () {
     expect((await queueCall(n, { command: ['schedules'] })).Data.names).to.deep.equal([]);
   });
 
-  storeAgnostic('skip: no new entry while the previous one is delivering to a target that answers after 3 s', async () => {
-    const n = await start({}, { Delay: '3s' });
-    await schedule(n, 'slow', EVERY_SECOND);
-    expect(await largestSize(n, 7500), 'never a second entry').to.equal(1);
-    const listed = await queueCall(n, { command: ['schedules'] });
-    const times = deliveries().map((d) => Date.parse(d.time));
-    expect(times.length).to.be.within(2, 3);
-    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!, 'a new entry only once the previous one answered').to.be.at.least(3000);
-    expect(Number(listed.Data.skipped![0]), 'the firings in between were skipped').to.be.at.least(3);
-    expect(Number(listed.Data.fired![0])).to.be.within(times.length, times.length + 1);
-  });
+  storeAgnostic(
+    'skip: no new entry while the previous one is delivering to a target that answers after 3 s',
+    async () => {
+      const n = await start({}, { Delay: '3s' });
+      await schedule(n, 'slow', EVERY_SECOND);
+      expect(await largestSize(n, 7500), 'never a second entry').to.equal(1);
+      const listed = await queueCall(n, { command: ['schedules'] });
+      const times = deliveries().map((d) => Date.parse(d.time));
+      expect(times.length).to.be.within(2, 3);
+      for (let i = 1; i < times.length; i++)
+        expect(times[i]! - times[i - 1]!, 'a new entry only once the previous one answered').to.be.at.least(3000);
+      expect(Number(listed.Data.skipped![0]), 'the firings in between were skipped').to.be.at.least(3);
+      expect(Number(listed.Data.fired![0])).to.be.within(times.length, times.length + 1);
+    },
+  );
 
   storeAgnostic('skip: no new entry while the previous one is retrying', async () => {
     const n = await start({}, { ReplyCode: 503 });
@@ -130,7 +156,10 @@ describe('queue cron schedules', function () {
     }
     expect(state).to.deep.equal(['waiting']);
     await queueCall(n, { command: ['resume'] });
-    await until(() => deliveries().filter((d) => d.message.Data.item![0] === 'one').length >= 1 && deliveries().length >= waiting, 5000);
+    await until(
+      () => deliveries().filter((d) => d.message.Data.item![0] === 'one').length >= 1 && deliveries().length >= waiting,
+      5000,
+    );
     expect(deliveries().filter((d) => d.message.Data.item![0] === 'one').length).to.be.at.most(2);
   });
 
@@ -149,13 +178,20 @@ describe('queue cron schedules', function () {
     expect(listed.Data.fired).to.deep.equal(['1']);
     const refused = await run('report');
     expect(refused.Code).to.equal(409);
-    expect(refused.Message).to.equal(`schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`);
-    expect((await queueCall(n, { command: ['schedules'], schedule_name: ['report'] })).Data.fired, 'a refused run is no firing').to.deep.equal(['1']);
+    expect(refused.Message).to.equal(
+      `schedule 'report' was not run: its overlap rule 'skip' adds no entry while 1 earlier entry is still in the queue: '${key}' (waiting)`,
+    );
+    expect(
+      (await queueCall(n, { command: ['schedules'], schedule_name: ['report'] })).Data.fired,
+      'a refused run is no firing',
+    ).to.deep.equal(['1']);
     expect((await run('buffered')).Code).to.equal(200);
     expect((await run('buffered')).Code).to.equal(200);
     const third = await run('buffered');
     expect(third.Code).to.equal(409);
-    expect(third.Message).to.match(/^schedule 'buffered' was not run: its overlap rule 'buffer_one' adds no entry while 2 earlier entries are still in the queue: '[^']+' \(waiting\), '[^']+' \(waiting\)$/);
+    expect(third.Message).to.match(
+      /^schedule 'buffered' was not run: its overlap rule 'buffer_one' adds no entry while 2 earlier entries are still in the queue: '[^']+' \(waiting\), '[^']+' \(waiting\)$/,
+    );
     for (let i = 0; i < 3; i++) expect((await run('any')).Code).to.equal(200);
     expect(await size(n)).to.equal(6);
     // once the entry in the way is delivered, the schedule runs again
@@ -205,7 +241,8 @@ describe('queue cron schedules', function () {
     const listed = await queueCall(n, { command: ['schedules'] });
     expect(listed.Data.fired, 'catch-none, catch-one').to.deep.equal(['0', '1']);
     expect(deliveries().map((d) => d.message.Data.item![0])).to.deep.equal(['catch-one']);
-    for (const next of listed.Data.next!) expect(Date.parse(next), 'the next firing is tomorrow').to.equal(at.getTime() + 86_400_000);
+    for (const next of listed.Data.next!)
+      expect(Date.parse(next), 'the next firing is tomorrow').to.equal(at.getTime() + 86_400_000);
   });
 
   it('refuses bad controls with 400 naming them, unknown names with 404; the same name replaces', async () => {
@@ -213,12 +250,24 @@ describe('queue cron schedules', function () {
     const cases: Array<[Record<string, string[]>, RegExp]> = [
       [{ cron: ['* * * * *'] }, /control schedule_name is missing/],
       [{ schedule_name: ['x'] }, /control cron is missing/],
-      [{ schedule_name: ['x'], cron: ['61 * * * *'] }, /control cron '61 \* \* \* \*': minute field '61' is out of range 0-59/],
+      [
+        { schedule_name: ['x'], cron: ['61 * * * *'] },
+        /control cron '61 \* \* \* \*': minute field '61' is out of range 0-59/,
+      ],
       [{ schedule_name: ['x'], cron: ['* * * *'] }, /has 4 field\(s\); give 5/],
       [{ schedule_name: ['x'], cron: ['0 0 30 2 *'] }, /names no time within eight years/],
-      [{ schedule_name: ['x'], cron: ['* * * * *'], tz: ['Mars/Olympus'] }, /control tz 'Mars\/Olympus' is not a known time zone/],
-      [{ schedule_name: ['x'], cron: ['* * * * *'], overlap: ['queue'] }, /control overlap 'queue' is not known; use one of skip, allow, buffer_one/],
-      [{ schedule_name: ['x'], cron: ['* * * * *'], catchup: ['all'] }, /control catchup 'all' is not known; use one of none, one/],
+      [
+        { schedule_name: ['x'], cron: ['* * * * *'], tz: ['Mars/Olympus'] },
+        /control tz 'Mars\/Olympus' is not a known time zone/,
+      ],
+      [
+        { schedule_name: ['x'], cron: ['* * * * *'], overlap: ['queue'] },
+        /control overlap 'queue' is not known; use one of skip, allow, buffer_one/,
+      ],
+      [
+        { schedule_name: ['x'], cron: ['* * * * *'], catchup: ['all'] },
+        /control catchup 'all' is not known; use one of none, one/,
+      ],
       [{ schedule_name: ['x'], cron: ['* * * * *'], mode: ['later'] }, /control mode must be 'call' or 'execute'/],
       [{ schedule_name: ['x'], cron: ['* * * * *'], template_define: ['two'] }, /template_define cannot be scheduled/],
     ];
@@ -248,7 +297,11 @@ describe('queue cron schedules', function () {
     it('a schedule made in a node killed with SIGKILL fires in the next node on the store', async () => {
       const file = await killableQueueNode(dir, 'command,schedule_name,cron');
       killed = await startNodeProcess(file);
-      const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, { method: 'POST', headers: { command: 'schedule', schedule_name: 'survivor', cron: EVERY_SECOND }, body: JSON.stringify({ item: ['survivor'] }) });
+      const res = await fetch(`http://127.0.0.1:${killed.port}/queue/action`, {
+        method: 'POST',
+        headers: { command: 'schedule', schedule_name: 'survivor', cron: EVERY_SECOND },
+        body: JSON.stringify({ item: ['survivor'] }),
+      });
       const body = (await res.json()) as Result;
       expect(body.Code, body.Message).to.equal(200);
       await until(() => deliveries().length >= 2, 5000);

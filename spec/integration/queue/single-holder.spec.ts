@@ -41,20 +41,30 @@ describe('queue store: one holder at a time', function () {
         '{service: gateway, NAME: gw, Port: 0, Strict: true, OUTPUTCHANNEL: q, ControlAllowList: command}',
       ]);
       first = await startNodeProcess(file);
-      const added = await fetch(`http://127.0.0.1:${first.port}/queue/action`, { method: 'POST', body: JSON.stringify({ item: ['only once'] }) });
+      const added = await fetch(`http://127.0.0.1:${first.port}/queue/action`, {
+        method: 'POST',
+        body: JSON.stringify({ item: ['only once'] }),
+      });
       expect(((await added.json()) as { Code: number }).Code).to.equal(200);
 
       const second = await runNodeToExit(file);
       expect(second.code, second.stdout + second.stderr).to.equal(2);
       const lines = second.stderr.split('\n').filter((l) => l.startsWith('hivenode: '));
       expect(lines, second.stderr).to.have.length(1);
-      expect(lines[0]).to.match(new RegExp(`^hivenode: the queue store ${join(store, 'q')} is in use by pid ${first.child.pid} on host ${hostname()} .*stop that node first`));
+      expect(lines[0]).to.match(
+        new RegExp(
+          `^hivenode: the queue store ${join(store, 'q')} is in use by pid ${first.child.pid} on host ${hostname()} .*stop that node first`,
+        ),
+      );
       expect(second.stderr, 'no stack trace').not.to.match(/^\s+at /m);
       expect(second.stdout, 'the second node never loaded the store').not.to.contain('queue loaded');
 
       await first.kill('SIGKILL');
       const lock = join(store, 'q', 'queue.lock');
-      expect((JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid, 'SIGKILL leaves the lock behind').to.equal(first.child.pid);
+      expect(
+        (JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid,
+        'SIGKILL leaves the lock behind',
+      ).to.equal(first.child.pid);
       first = undefined;
       restarted = await startNodeProcess(file);
       // the queue loads its store with its first message, a moment after the node is ready
@@ -79,16 +89,22 @@ describe('queue store: one holder at a time', function () {
       const { node } = await startTestNode([{ service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true }]);
       nodes.push(node);
       expect((await queueCall(node, {}, { item: ['a'] }, 'q')).Code).to.equal(200);
-      const refused = await startTestNode([{ service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true }]).then(
+      const refused = await startTestNode([
+        { service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true },
+      ]).then(
         (r) => (nodes.push(r.node), undefined),
         (e: unknown) => e,
       );
       expect(refused).to.be.instanceOf(StoreHeldError);
-      expect((refused as Error).message).to.contain(join(store, 'q')).and.to.contain(`pid ${process.pid} on host ${hostname()}`);
+      expect((refused as Error).message)
+        .to.contain(join(store, 'q'))
+        .and.to.contain(`pid ${process.pid} on host ${hostname()}`);
       expect((await queueCall(node, { command: ['status'] }, {}, 'q')).Data.queuesize).to.deep.equal(['1']);
 
       await nodes.shift()!.stop(2000);
-      const { node: next, logs } = await startTestNode([{ service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true }]);
+      const { node: next, logs } = await startTestNode([
+        { service: 'queue', NAME: 'q', PersistPath: store, StartPaused: true },
+      ]);
       nodes.push(next);
       expect((await queueCall(next, { command: ['status'] }, {}, 'q')).Data.queuesize).to.deep.equal(['1']);
       await until(() => logs().includes('queue loaded 1 entry'), 10_000).catch(() => undefined);
@@ -98,7 +114,9 @@ describe('queue store: one holder at a time', function () {
     it('a queue whose start fails after its store was opened lets the store go', async () => {
       const store = tempDir('hn-holder-');
       // a channel name the hive refuses: the listen fails after the store is open
-      const failed = await startTestNode([{ service: 'queue', NAME: 'q', INPUTCHANNEL: 'not.a.channel', PersistPath: store }]).then(
+      const failed = await startTestNode([
+        { service: 'queue', NAME: 'q', INPUTCHANNEL: 'not.a.channel', PersistPath: store },
+      ]).then(
         (r) => (nodes.push(r.node), undefined),
         (e: unknown) => e,
       );

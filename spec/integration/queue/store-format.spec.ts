@@ -18,18 +18,44 @@ import { queueCall, recorded, tempDir } from './helpers.js';
 import { sleep, until } from '../../support/wait.js';
 
 function entry(i: number, state: QueueEntry['state'], dueAt = 0): QueueEntry {
-  return { key: `key-${i}`, seq: i, message: makeMessage({ Class: 'old', Operation: 'op', Data: mapOf({ i: [String(i)] }) }), channel: 'target', mode: 'call', requeueTimerMs: 1000, requeueCount: 3, deadLetter: '', attempts: state === 'retrying' ? 1 : 0, state, dueAt, createdAt: new Date().toISOString(), history: [] };
+  return {
+    key: `key-${i}`,
+    seq: i,
+    message: makeMessage({ Class: 'old', Operation: 'op', Data: mapOf({ i: [String(i)] }) }),
+    channel: 'target',
+    mode: 'call',
+    requeueTimerMs: 1000,
+    requeueCount: 3,
+    deadLetter: '',
+    attempts: state === 'retrying' ? 1 : 0,
+    state,
+    dueAt,
+    createdAt: new Date().toISOString(),
+    history: [],
+  };
 }
 
 /** Writes a store file directly, with the given schema and rows [seq, key, doc, state?, due time?]. */
-async function writeStore(file: string, schema: string, rows: Array<[number, string, string, string?, number?]>): Promise<void> {
+async function writeStore(
+  file: string,
+  schema: string,
+  rows: Array<[number, string, string, string?, number?]>,
+): Promise<void> {
   const db = new sqlite3.Database(file);
-  const run = (sql: string, params: unknown[] = []): Promise<void> => new Promise((resolve, reject) => db.run(sql, params, (e) => (e ? reject(e) : resolve())));
+  const run = (sql: string, params: unknown[] = []): Promise<void> =>
+    new Promise((resolve, reject) => db.run(sql, params, (e) => (e ? reject(e) : resolve())));
   await run('PRAGMA journal_mode=WAL');
   for (const statement of schema.split(';').filter((s) => s.trim())) await run(statement);
   for (const [seq, key, doc, state, dueAt] of rows) {
     if (state === undefined) await run('INSERT INTO entries (seq, key, doc) VALUES (?, ?, ?)', [seq, key, doc]);
-    else await run('INSERT INTO entries (seq, key, doc, state, due_at) VALUES (?, ?, ?, ?, ?)', [seq, key, doc, state, dueAt ?? 0]);
+    else
+      await run('INSERT INTO entries (seq, key, doc, state, due_at) VALUES (?, ?, ?, ?, ?)', [
+        seq,
+        key,
+        doc,
+        state,
+        dueAt ?? 0,
+      ]);
   }
   await new Promise<void>((resolve) => db.close(() => resolve()));
 }
@@ -61,7 +87,8 @@ describe('queue store formats and damaged entries', function () {
   it('a store from before the state columns loads: waiting entries are delivered in order, a retrying one keeps its wait', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'store', 'queue'), { recursive: true });
-    const oldSchema = 'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
+    const oldSchema =
+      'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
     const rows: Array<[number, string, string]> = [1, 2, 3].map((i) => [i, `key-${i}`, toStored(entry(i, 'waiting'))]);
     rows.push([4, 'key-4', toStored(entry(4, 'retrying', Date.now() + 3_600_000))]);
     await writeStore(join(dir, 'store', 'queue', 'queue.db'), oldSchema, rows);
@@ -80,7 +107,8 @@ describe('queue store formats and damaged entries', function () {
   it('an unreadable stored document is skipped with a log line; every other entry is delivered', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'store', 'queue'), { recursive: true });
-    const schema = 'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
+    const schema =
+      'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
     await writeStore(join(dir, 'store', 'queue', 'queue.db'), schema, [
       [1, 'key-1', toStored(entry(1, 'waiting')), 'waiting'],
       [2, 'key-2', '{"not": "an entry"', 'waiting'],
@@ -103,7 +131,8 @@ describe('queue store formats and damaged entries', function () {
     const dir = tempDir();
     mkdirSync(join(dir, 'store', 'queue'), { recursive: true });
     const later = Date.now() + 3_600_000;
-    const schema = 'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
+    const schema =
+      'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)';
     await writeStore(join(dir, 'store', 'queue', 'queue.db'), schema, [
       [1, 'key-1', toStored(entry(1, 'retrying', later)), 'retrying', later],
       [2, 'key-2', '{"not": "an entry"', 'retrying', later],

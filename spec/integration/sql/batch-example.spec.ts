@@ -24,7 +24,10 @@ describe('examples/sql/batch-upsert.yaml', function () {
     let database = '';
     example = await startExample(EXAMPLE, 'S', 8083, (t, dir) => {
       database = join(dir, 'sql-batch.sqlite');
-      return t.replace(/Port: 8083/, 'Port: 0').replaceAll('./sql-batch.sqlite', database).replace('examples/sql/batch-seed.sql', SEED);
+      return t
+        .replace(/Port: 8083/, 'Port: 0')
+        .replaceAll('./sql-batch.sqlite', database)
+        .replace('examples/sql/batch-seed.sql', SEED);
     });
     const lines = [...example.text.matchAll(/^# {3}(\$S\/.*?)\s+# .*$/gm)].map((m) => m[1]!);
     expect(lines.length).to.equal(5);
@@ -38,12 +41,16 @@ describe('examples/sql/batch-upsert.yaml', function () {
     expect(twice.Message).to.contain('rows 1 and 2 of the batch have the same key');
     const db = new Sequelize({ dialect: 'sqlite', storage: database, logging: false });
     try {
-      expect(await db.query('SELECT sensor, at FROM readings ORDER BY sensor, at', { type: QueryTypes.SELECT })).to.deep.equal([
+      expect(
+        await db.query('SELECT sensor, at FROM readings ORDER BY sensor, at', { type: QueryTypes.SELECT }),
+      ).to.deep.equal([
         { sensor: 's1', at: '10:00' },
         { sensor: 's1', at: '10:01' },
         { sensor: 's2', at: '10:00' },
       ]);
-      expect(await db.query('SELECT sku, name, qty FROM stock ORDER BY sku', { type: QueryTypes.SELECT })).to.deep.equal([
+      expect(
+        await db.query('SELECT sku, name, qty FROM stock ORDER BY sku', { type: QueryTypes.SELECT }),
+      ).to.deep.equal([
         { sku: 'apple', name: 'Apple', qty: 10 },
         { sku: 'pear', name: 'Pear', qty: 4 },
       ]);

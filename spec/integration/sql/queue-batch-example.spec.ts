@@ -24,9 +24,16 @@ describe('examples/sql/queue-batch.yaml', function () {
     let database = '';
     example = await startExample(EXAMPLE, 'Q', 8084, (t, dir) => {
       database = join(dir, 'queue-batch.sqlite');
-      return t.replace(/Port: 8084/, 'Port: 0').replaceAll('./queue-batch.sqlite', database).replace('./queue-batch-store', join(dir, 'store')).replace('examples/sql/queue-batch-seed.sql', SEED);
+      return t
+        .replace(/Port: 8084/, 'Port: 0')
+        .replaceAll('./queue-batch.sqlite', database)
+        .replace('./queue-batch-store', join(dir, 'store'))
+        .replace('examples/sql/queue-batch-seed.sql', SEED);
     });
-    const lines = [...example.text.matchAll(/^# {3}((?:sleep \d+; )?\$Q .*?)\s+# (\d{3}): .*$/gm)].map((m) => ({ line: m[1]!, code: Number(m[2]) }));
+    const lines = [...example.text.matchAll(/^# {3}((?:sleep \d+; )?\$Q .*?)\s+# (\d{3}): .*$/gm)].map((m) => ({
+      line: m[1]!,
+      code: Number(m[2]),
+    }));
     expect(lines).to.have.length(6);
     expect(headerShell(example.text, 'Q', (s) => s).lines.length).to.be.at.least(4);
     const answers = lines.map(({ line }) => example!.run(line));

@@ -27,7 +27,10 @@ describe('examples/sql/raw-transaction.yaml', function () {
         .replace(/SQL_INITFILE: \S+/, `SQL_INITFILE: ${SEED}`),
     );
     const { text, run } = example;
-    const lines = [...text.matchAll(/^# {3}(\$T .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({ line: m[1]!, code: Number(m[2]) }));
+    const lines = [...text.matchAll(/^# {3}(\$T .*?)\s+# (\d{3}): (.*)$/gm)].map((m) => ({
+      line: m[1]!,
+      code: Number(m[2]),
+    }));
     expect(lines.length).to.equal(4);
     const answers = lines.map(({ line, code }) => {
       const a = run(line);
@@ -38,7 +41,9 @@ describe('examples/sql/raw-transaction.yaml', function () {
     expect(answers[0]!.Data.balance).to.deep.equal(['70', '50']);
     expect(answers[1]!.Message).to.match(/^statement 1 of 4: .*CHECK constraint failed/);
     expect(answers[2]!.Message).to.match(/^statement 3 of 4: .*FOREIGN KEY constraint failed/);
-    expect(answers[3]!.Message).to.equal("Data 'amount' is missing (it fills a placeholder of SQL_RAWVALUE statement 1 of 4)");
+    expect(answers[3]!.Message).to.equal(
+      "Data 'amount' is missing (it fills a placeholder of SQL_RAWVALUE statement 1 of 4)",
+    );
     // nothing of the three refused transfers stayed: one more unit moves from 70/50
     const after = run(lines[0]!.line.replace('"30"', '"1"'));
     expect(after.Data.balance).to.deep.equal(['69', '51']);

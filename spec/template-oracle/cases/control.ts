@@ -151,7 +151,10 @@ export const range: Group = {
       name: 'range/int-two-vars',
       template: '{{range $i, $v := 3}}{{end}}',
       data: D,
-      hand: { output: '', error: 'template: t:1:18: executing "t" at <3>: can\'t use 3 to iterate over more than one variable' },
+      hand: {
+        output: '',
+        error: 'template: t:1:18: executing "t" at <3>: can\'t use 3 to iterate over more than one variable',
+      },
       note: 'range over an integer: Go 1.22 semantics, absent from the Go 1.19 oracle.',
     },
   ],

@@ -50,7 +50,12 @@ export const missingkey: Group = {
     ),
     { name: 'missingkey/error/nil-data', template: '{{.X}}', data: null, missingkey: 'error' },
     { name: 'missingkey/zero/nil-data', template: '{{.X}}', data: null, missingkey: 'zero' },
-    { name: 'missingkey/error/partial-output', template: 'before {{.S}} {{.Nope}} after', data: D, missingkey: 'error' },
+    {
+      name: 'missingkey/error/partial-output',
+      template: 'before {{.S}} {{.Nope}} after',
+      data: D,
+      missingkey: 'error',
+    },
   ],
 };
 

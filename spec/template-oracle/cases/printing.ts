@@ -32,7 +32,19 @@ export const print: Group = {
     c.name === 'value/float-whole-data'
       ? { ...c, data: { W: 2.0 } }
       : c.name === 'value/float-thresholds'
-        ? { ...c, data: { A: 123456.5, B: 1234567.5, C: 0.0001, D: 0.00001, E: 1e20, F: 123456789012.25, G: 3.14159265358979, H: -0.5 } }
+        ? {
+            ...c,
+            data: {
+              A: 123456.5,
+              B: 1234567.5,
+              C: 0.0001,
+              D: 0.00001,
+              E: 1e20,
+              F: 123456789012.25,
+              G: 3.14159265358979,
+              H: -0.5,
+            },
+          }
         : c,
   ),
 };
@@ -63,7 +75,10 @@ export const printf: Group = {
       ['printf/x-string-width', '{{printf "[%8x][%-8x][%08x]" "ab" "ab" "ab"}}'],
       ['printf/t', '{{printf "%t|%t|%5t|%-6t|" true false true false}}'],
       ['printf/e', '{{printf "%e|%E|%.2e|%.0e|%e" 1234.5678 1234.5678 1234.5678 1234.5678 0.0}}'],
-      ['printf/f', '{{printf "%f|%.2f|%.0f|%8.3f|%-8.2f|%08.2f|%+.1f" 3.14159 3.14159 2.5 3.14159 3.14159 -3.14159 3.0}}'],
+      [
+        'printf/f',
+        '{{printf "%f|%.2f|%.0f|%8.3f|%-8.2f|%08.2f|%+.1f" 3.14159 3.14159 2.5 3.14159 3.14159 -3.14159 3.0}}',
+      ],
       ['printf/f-rounding-half-even', '{{printf "%.0f %.0f %.0f %.1f %.1f %.2f" 0.5 1.5 2.5 0.25 0.35 1.005}}'],
       ['printf/f-large', '{{printf "%f|%.1f" 1e21 123456789012345678.0}}'],
       ['printf/g', '{{printf "%g|%g|%g|%g|%G|%g" 1.5 100000.0 1000000.0 0.0001 1e-7 0.00001}}'],

@@ -80,7 +80,10 @@ export const positions: Group = {
       ['pos/chain-error', '{{(index .LM 0).Name.X}}'],
       ['pos/pipe-second-cmd', '{{.S | printf "%s" | index 1}}'],
       ['pos/function-arity', '{{print 1 | len 2}}'],
-      ['pos/nested-template-error', '{{define "a"}}{{template "b" .}}{{end}}{{define "b"}}[{{.S.X}}]{{end}}A{{template "a" .}}'],
+      [
+        'pos/nested-template-error',
+        '{{define "a"}}{{template "b" .}}{{end}}{{define "b"}}[{{.S.X}}]{{end}}A{{template "a" .}}',
+      ],
       ['pos/tab-before', '\t\t{{.S.X}}'],
       ['pos/crlf-lines', 'a\r\nb\r\n{{.S.X}}'],
       ['pos/emoji-before', '🎉{{.S.X}}'],

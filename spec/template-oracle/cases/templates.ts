@@ -16,7 +16,10 @@ export const templates: Group = {
         ['tmpl/pipeline-expression', '{{define "a"}}{{.}}{{end}}{{template "a" len .L}}'],
         ['tmpl/raw-name', '{{define `a`}}A{{end}}{{template `a`}}'],
         ['tmpl/not-defined', 'x{{template "nope"}}y'],
-        ['tmpl/recursive', '{{define "r"}}{{if .}}{{index . 0}}{{template "r" slice . 1}}{{end}}{{end}}{{template "r" .LI}}'],
+        [
+          'tmpl/recursive',
+          '{{define "r"}}{{if .}}{{index . 0}}{{template "r" slice . 1}}{{end}}{{end}}{{template "r" .LI}}',
+        ],
         ['tmpl/error-inside-define', '{{define "a"}}in{{.S.X}}{{end}}out{{template "a" .}}'],
         ['tmpl/error-inside-define-line', '{{define "a"}}\nline2 {{index .L 9}}\n{{end}}{{template "a" .}}'],
         ['tmpl/block', '{{block "b" .S}}[{{.}}]{{end}}'],

@@ -41,7 +41,10 @@ export interface Group {
 }
 
 /** Shorthand: [name, template, data?] rows become cases. */
-export function rows(list: ReadonlyArray<readonly [string, string, unknown?]>, extra: Partial<CaseDef> = {}): CaseDef[] {
+export function rows(
+  list: ReadonlyArray<readonly [string, string, unknown?]>,
+  extra: Partial<CaseDef> = {},
+): CaseDef[] {
   return list.map(([name, template, data]) => ({ name, template, ...(data === undefined ? {} : { data }), ...extra }));
 }
 

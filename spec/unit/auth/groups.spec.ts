@@ -8,8 +8,14 @@ const membership = (text: string): Record<string, string[]> => {
 
 describe('gateway groups file (Apache AuthGroupFile format)', () => {
   it('reads group lines, skips comments and blank lines, merges a group given on several lines', () => {
-    const text = '# groups\n\nadmins: alice\nops:  bob   alice\r\n  # indented comment\nadmins: carol\nempty:\nreaders:dave\n';
-    expect(membership(text)).to.deep.equal({ alice: ['admins', 'ops'], bob: ['ops'], carol: ['admins'], dave: ['readers'] });
+    const text =
+      '# groups\n\nadmins: alice\nops:  bob   alice\r\n  # indented comment\nadmins: carol\nempty:\nreaders:dave\n';
+    expect(membership(text)).to.deep.equal({
+      alice: ['admins', 'ops'],
+      bob: ['ops'],
+      carol: ['admins'],
+      dave: ['readers'],
+    });
     expect([...parseGroups(text, 'g').names].sort()).to.deep.equal(['admins', 'empty', 'ops', 'readers']);
   });
 
@@ -31,7 +37,9 @@ describe('gateway groups file (Apache AuthGroupFile format)', () => {
   it('adds a user to groups: to the first line of a group it names, else a new line; other lines and comments intact', () => {
     const text = '# the gateway groups\nops: bob\n\n# admins below\nadmins: carol   \nops: dave\n';
     const out = addUserToGroups(text, 'alice', ['ops', 'admins', 'readers', 'ops'], 'g');
-    expect(out).to.equal('# the gateway groups\nops: bob alice\n\n# admins below\nadmins: carol alice\nops: dave\nreaders: alice\n');
+    expect(out).to.equal(
+      '# the gateway groups\nops: bob alice\n\n# admins below\nadmins: carol alice\nops: dave\nreaders: alice\n',
+    );
     expect(membership(out).alice).to.deep.equal(['admins', 'ops', 'readers']);
     // already a member (on any line of the group): nothing changes
     expect(addUserToGroups(out, 'dave', ['ops'], 'g')).to.equal(out);

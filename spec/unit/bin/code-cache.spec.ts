@@ -50,7 +50,10 @@ describe('code cache of the bundled command line', () => {
     root = join(base, 'bundle');
     dir = join(base, 'cache');
     mkdirSync(root);
-    writeFileSync(join(root, 'a.cjs'), '#!/usr/bin/env node\nexports.twice = (n) => n * 2;\nexports.dir = __dirname;\n');
+    writeFileSync(
+      join(root, 'a.cjs'),
+      '#!/usr/bin/env node\nexports.twice = (n) => n * 2;\nexports.dir = __dirname;\n',
+    );
   });
   afterEach(() => cache?.uninstall());
 

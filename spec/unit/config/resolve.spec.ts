@@ -53,39 +53,76 @@ describe('config/resolve', () => {
     expect(c.values.DefaultRequeueCount).to.equal(5);
     expect(c.values.DefaultRequeueTime).to.equal(12);
     expect(c.values.StartPaused).to.equal(true);
-    expect([...c.explicit].sort()).to.deep.equal(['DefaultChannel', 'DefaultRequeueCount', 'DefaultRequeueTime', 'StartPaused']);
+    expect([...c.explicit].sort()).to.deep.equal([
+      'DefaultChannel',
+      'DefaultRequeueCount',
+      'DefaultRequeueTime',
+      'StartPaused',
+    ]);
   });
 
   it('names the parameter, its source and the accepted values', () => {
-    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-Nonsense=1'])])).to.throw(ConfigError, "unknown parameter 'Nonsense' (command line) for service echo");
-    expect(() => compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-DefaultMode=later'])])).to.throw(ConfigError, 'DefaultMode (command line): \'later\' is not accepted; expected one of call, execute');
-    expect(() => compileConfig('gateway', GATEWAY_PARAMS, [{ source: 'node.yaml services[0]', values: [['RequestTimeout', 'soon']] }])).to.throw(ConfigError, 'RequestTimeout (node.yaml services[0])');
-    expect(() => compileConfig('gateway', GATEWAY_PARAMS, [commandLineLayer(['-Port=70000'])])).to.throw(ConfigError, 'above the maximum 65535');
+    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-Nonsense=1'])])).to.throw(
+      ConfigError,
+      "unknown parameter 'Nonsense' (command line) for service echo",
+    );
+    expect(() => compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-DefaultMode=later'])])).to.throw(
+      ConfigError,
+      "DefaultMode (command line): 'later' is not accepted; expected one of call, execute",
+    );
+    expect(() =>
+      compileConfig('gateway', GATEWAY_PARAMS, [
+        { source: 'node.yaml services[0]', values: [['RequestTimeout', 'soon']] },
+      ]),
+    ).to.throw(ConfigError, 'RequestTimeout (node.yaml services[0])');
+    expect(() => compileConfig('gateway', GATEWAY_PARAMS, [commandLineLayer(['-Port=70000'])])).to.throw(
+      ConfigError,
+      'above the maximum 65535',
+    );
     expect(() => compileConfig('exec', EXEC_PARAMS, [])).to.throw(ConfigError, 'Template is mandatory');
     expect(() => commandLineLayer(['stray'])).to.throw(ConfigError, "unexpected argument 'stray'");
   });
 
   it('a bare flag is true for a boolean and refused for any other type (it never becomes the text "true")', () => {
-    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused'])]).values.StartPaused).to.equal(true);
-    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused', '-AutoPause=false'])]).values.StartPaused).to.equal(true);
-    for (const [args, name] of [[['-NAME'], 'NAME'], [['-RecordFile', '-NAME=e'], 'RecordFile'], [['--replycode'], 'ReplyCode']] as const) {
-      expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(args)]), args.join(' ')).to.throw(ConfigError, `parameter ${name} needs a value (command line)`);
+    expect(compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused'])]).values.StartPaused).to.equal(
+      true,
+    );
+    expect(
+      compileConfig('queue', QUEUE_PARAMS, [commandLineLayer(['-StartPaused', '-AutoPause=false'])]).values.StartPaused,
+    ).to.equal(true);
+    for (const [args, name] of [
+      [['-NAME'], 'NAME'],
+      [['-RecordFile', '-NAME=e'], 'RecordFile'],
+      [['--replycode'], 'ReplyCode'],
+    ] as const) {
+      expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(args)]), args.join(' ')).to.throw(
+        ConfigError,
+        `parameter ${name} needs a value (command line)`,
+      );
     }
     // a value that looks like an option is still an option, not the value
-    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', '-ReplyCode=201'])])).to.throw(ConfigError, 'parameter NAME needs a value');
+    expect(() => compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', '-ReplyCode=201'])])).to.throw(
+      ConfigError,
+      'parameter NAME needs a value',
+    );
     expect(compileConfig('echo', ECHO_PARAMS, [commandLineLayer(['-NAME', 'e1'])]).values.NAME).to.equal('e1');
   });
 
   it("defaults SQL_PORT to the engine's usual port, from the table", () => {
-    const port = (engine: string, extra: [string, string][] = []) => compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: [['SQL_ENGINE', engine], ...extra] }]).values.SQL_PORT;
-    expect(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle'].map((e) => port(e))).to.deep.equal([5432, 3306, 3306, 1433, 1521]);
+    const port = (engine: string, extra: [string, string][] = []) =>
+      compileConfig('sql', SQL_PARAMS, [{ source: 'test', values: [['SQL_ENGINE', engine], ...extra] }]).values
+        .SQL_PORT;
+    expect(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle'].map((e) => port(e))).to.deep.equal([
+      5432, 3306, 3306, 1433, 1521,
+    ]);
     expect(port('postgres', [['SQL_PORT', '6543']])).to.equal(6543);
     expect(port('MSSQL', [['SQL_PORT', '3306']])).to.equal(3306);
   });
 
   it('refuses a table whose defaultBy does not follow an earlier enum by its values', () => {
     const engine = { name: 'E', type: 'enum', default: 'a', values: ['a', 'b'], description: '' } as const;
-    const port = (values: Record<string, string>, param = 'E') => ({ name: 'P', type: 'int', default: '1', defaultBy: { param, values }, description: '' }) as const;
+    const port = (values: Record<string, string>, param = 'E') =>
+      ({ name: 'P', type: 'int', default: '1', defaultBy: { param, values }, description: '' }) as const;
     expect(() => checkTable('t', [engine, port({ a: '2' })])).to.not.throw();
     expect(() => checkTable('t', [port({ a: '2' }), engine])).to.throw(/not an earlier enum/);
     expect(() => checkTable('t', [engine, port({ c: '2' })])).to.throw(/'c', which is not one of its values/);
@@ -97,7 +134,10 @@ describe('config/resolve', () => {
     const c = compileConfig('sql', SQL_PARAMS, [commandLineLayer([`-SQL_PASSWORD=file://${join(dir, 'pw')}`])]);
     expect(c.values.SQL_PASSWORD).to.equal('s3cret-value');
     expect(c.secrets).to.deep.equal(['s3cret-value']);
-    expect(() => compileConfig('sql', SQL_PARAMS, [commandLineLayer(['-SQL_PASSWORD=file:///nope/none'])])).to.throw(ConfigError, "SQL_PASSWORD (command line): cannot read secret file '/nope/none': ENOENT");
+    expect(() => compileConfig('sql', SQL_PARAMS, [commandLineLayer(['-SQL_PASSWORD=file:///nope/none'])])).to.throw(
+      ConfigError,
+      "SQL_PASSWORD (command line): cannot read secret file '/nope/none': ENOENT",
+    );
   });
 
   it('parses durations', () => {

@@ -3,12 +3,26 @@ import { expect } from 'chai';
 import type { ProcessEntry } from '../../../actors/exec/processes.js';
 import { parseStat, readProcess, runMembers, sharedScan } from '../../../actors/exec/processes.js';
 
-const proc = (pid: number, ppid: number, sid: number, startTime: number, more: Partial<ProcessEntry> = {}): ProcessEntry => ({ pid, ppid, pgid: sid, sid, startTime, zombie: false, ...more });
+const proc = (
+  pid: number,
+  ppid: number,
+  sid: number,
+  startTime: number,
+  more: Partial<ProcessEntry> = {},
+): ProcessEntry => ({ pid, ppid, pgid: sid, sid, startTime, zombie: false, ...more });
 
 describe('exec: the processes of a run in /proc', () => {
   it('parses a stat line whose command name holds spaces and parentheses', () => {
-    const line = '4242 (a) (b c)) S 17 4242 4200 34816 4242 4194304 96 0 0 0 0 0 0 0 20 0 1 0 987654 8892416 240 18446744073709551615';
-    expect(parseStat(4242, line)).to.deep.equal({ pid: 4242, ppid: 17, pgid: 4242, sid: 4200, startTime: 987654, zombie: false });
+    const line =
+      '4242 (a) (b c)) S 17 4242 4200 34816 4242 4194304 96 0 0 0 0 0 0 0 20 0 1 0 987654 8892416 240 18446744073709551615';
+    expect(parseStat(4242, line)).to.deep.equal({
+      pid: 4242,
+      ppid: 17,
+      pgid: 4242,
+      sid: 4200,
+      startTime: 987654,
+      zombie: false,
+    });
     expect(parseStat(7, '7 (z) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0')?.zombie).to.equal(true);
     expect(parseStat(7, 'garbage')).to.equal(undefined);
   });
@@ -38,7 +52,9 @@ describe('exec: the processes of a run in /proc', () => {
     const members = runMembers(table, { leader, since: 500, known: new Map([[105, 505]]) }, (pid) => pid === 103);
     expect(members.map((p) => p.pid).sort((a, b) => a - b)).to.deep.equal([100, 101, 102, 103, 104, 105]);
     // a pid known with another start time is a different process
-    expect(runMembers(table, { leader, since: 500, known: new Map([[106, 999]]) }, () => false).map((p) => p.pid)).to.not.include(106);
+    expect(
+      runMembers(table, { leader, since: 500, known: new Map([[106, 999]]) }, () => false).map((p) => p.pid),
+    ).to.not.include(106);
   });
   it('a scan takes a process from the one before only when it is older than every run asking, and reads the newer ones afresh', async () => {
     const child = spawn('sleep', ['5'], { stdio: 'ignore' });

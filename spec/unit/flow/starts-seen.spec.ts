@@ -5,7 +5,9 @@ import { StartsSeen } from '../../../actors/flow/starts-seen.js';
 describe('flow starts seen (DedupWindow)', () => {
   it('a key names its run within the window, not after it; the sweep forgets it and says so to the store', () => {
     const seen = new StartsSeen(1000);
-    expect(seen.remember('k', 'run-1', 5000)).to.deep.equal([{ type: 'seen', key: 'k', entryKey: 'run-1', seenAt: 5000 }]);
+    expect(seen.remember('k', 'run-1', 5000)).to.deep.equal([
+      { type: 'seen', key: 'k', entryKey: 'run-1', seenAt: 5000 },
+    ]);
     expect(seen.runOf('k', 5999)).to.equal('run-1');
     expect(seen.runOf('k', 6000)).to.equal(undefined);
     expect(seen.sweep(5500)).to.equal(undefined);

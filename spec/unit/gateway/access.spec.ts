@@ -25,7 +25,11 @@ function recordingLogger(): Logger & { lines: string[] } {
 }
 
 const gatewayOptions = (params: Record<string, string>) =>
-  compileGatewayOptions(compileConfig('gateway', GATEWAY_PARAMS, [{ source: 'test', values: Object.entries({ Strict: 'true', ...params }) }]).values);
+  compileGatewayOptions(
+    compileConfig('gateway', GATEWAY_PARAMS, [
+      { source: 'test', values: Object.entries({ Strict: 'true', ...params }) },
+    ]).values,
+  );
 const fixedGroups = (text: string) => ({ get: () => parseGroups(text, 'g') });
 const allowed = (a: Authorizer, user: string, route: string): boolean => {
   const [cls, op] = route.split('/') as [string, string];
@@ -40,7 +44,8 @@ const touchLater = (file: string, seconds: number): void => {
 describe('gateway authorization per route (Access, Groups)', () => {
   it('answers every user × route of the example table exactly as the table says', () => {
     const authorizer = new Authorizer(parseAccess(ACCESS), fixedGroups(GROUPS_FILE));
-    for (const [route, user, status] of cells()) expect(allowed(authorizer, user, route) ? 200 : 403, `${user} × ${route}`).to.equal(status);
+    for (const [route, user, status] of cells())
+      expect(allowed(authorizer, user, route) ? 200 : 403, `${user} × ${route}`).to.equal(status);
   });
 
   it("denies a route no entry matches; '*' as a group lets any authenticated user in; group names are case-sensitive", () => {
@@ -62,20 +67,40 @@ describe('gateway authorization per route (Access, Groups)', () => {
     // no command control: the queue's default command, add
     expect([may('wendy'), may('wendy', 'queue'), may('wendy', 'ADD')]).to.deep.equal([true, true, true]);
     expect([may('wendy', 'clear'), may('wendy', 'list'), may('wendy', 'wipe')]).to.deep.equal([false, false, false]);
-    expect([may('rita', 'status'), may('rita', 'show'), may('rita', 'get'), may('rita'), may('rita', 'delete')]).to.deep.equal([true, true, true, false, false]);
+    expect([
+      may('rita', 'status'),
+      may('rita', 'show'),
+      may('rita', 'get'),
+      may('rita'),
+      may('rita', 'delete'),
+    ]).to.deep.equal([true, true, true, false, false]);
     // the plain entry at the same pattern grants every command
-    expect([may('oscar'), may('oscar', 'clear'), may('oscar', 'purge'), may('oscar', 'status')]).to.deep.equal([true, true, true, true]);
+    expect([may('oscar'), may('oscar', 'clear'), may('oscar', 'purge'), may('oscar', 'status')]).to.deep.equal([
+      true,
+      true,
+      true,
+      true,
+    ]);
     const d = a.decide('wendy', 'queue', 'action', 'wipe');
     expect(d).to.deep.include({ allowed: false, route: 'queue/action', command: 'delete' });
     // a command entry of a more specific pattern decides over a plain entry of a wider one, and the other way round
     const b = new Authorizer(parseAccess('queue/add=writers;queue/*:clear=ops'), groups);
-    expect(b.decide('wendy', 'queue', 'add', 'clear').allowed, 'the specific plain entry decides: write queue/add:add to narrow it').to.equal(true);
+    expect(
+      b.decide('wendy', 'queue', 'add', 'clear').allowed,
+      'the specific plain entry decides: write queue/add:add to narrow it',
+    ).to.equal(true);
     const c = new Authorizer(parseAccess('queue/add:add=writers;queue/*=ops'), groups);
-    expect([c.decide('wendy', 'queue', 'add').allowed, c.decide('wendy', 'queue', 'add', 'clear').allowed, c.decide('oscar', 'queue', 'add', 'clear').allowed]).to.deep.equal([true, false, true]);
+    expect([
+      c.decide('wendy', 'queue', 'add').allowed,
+      c.decide('wendy', 'queue', 'add', 'clear').allowed,
+      c.decide('oscar', 'queue', 'add', 'clear').allowed,
+    ]).to.deep.equal([true, false, true]);
   });
 
   it('parses group lists (spaces around commas allowed) and refuses bad entries naming them', () => {
-    expect(parseAccess(' queue = ops , admins ;').entries.map((e) => [e.pattern, e.value.groups])).to.deep.equal([['queue', ['ops', 'admins']]]);
+    expect(parseAccess(' queue = ops , admins ;').entries.map((e) => [e.pattern, e.value.groups])).to.deep.equal([
+      ['queue', ['ops', 'admins']],
+    ]);
     expect(namedGroups(parseAccess('a=x,*;b=y,x;*=*'))).to.deep.equal(['x', 'y']);
     const bad: Array<[string, RegExp]> = [
       ['queue=', /entry 'queue=': names no group/],
@@ -99,18 +124,28 @@ describe('gateway authorization per route (Access, Groups)', () => {
     });
 
     it('a bad Access entry stops the start naming the entry', () => {
-      expect(() => gatewayOptions({ Users: users, Groups: 'g', Access: 'queue=ops;sql/select' })).to.throw(/^Access: entry 'sql\/select' is not of the form/);
+      expect(() => gatewayOptions({ Users: users, Groups: 'g', Access: 'queue=ops;sql/select' })).to.throw(
+        /^Access: entry 'sql\/select' is not of the form/,
+      );
     });
     it('Access without Users stops the start, unless client certificates are required (their CN is the user)', () => {
-      expect(() => gatewayOptions({ Access: '*=*' })).to.throw(/^Access is set but Users is not: .*set Users .*TLSClientAuth require.* or remove Access$/);
-      expect(() => gatewayOptions({ Access: '*=*', TLSClientAuth: 'request' })).to.throw(/^Access is set but Users is not/);
+      expect(() => gatewayOptions({ Access: '*=*' })).to.throw(
+        /^Access is set but Users is not: .*set Users .*TLSClientAuth require.* or remove Access$/,
+      );
+      expect(() => gatewayOptions({ Access: '*=*', TLSClientAuth: 'request' })).to.throw(
+        /^Access is set but Users is not/,
+      );
       expect(() => gatewayOptions({ Access: '*=*', TLSClientAuth: 'require' })).to.not.throw();
     });
     it('Groups without Access stops the start (the groups would authorize nothing)', () => {
-      expect(() => gatewayOptions({ Users: users, Groups: 'g' })).to.throw(/^Groups is set but Access is not: .*set Access .* or remove Groups$/);
+      expect(() => gatewayOptions({ Users: users, Groups: 'g' })).to.throw(
+        /^Groups is set but Access is not: .*set Access .* or remove Groups$/,
+      );
     });
     it('Access naming groups without Groups stops the start; with only * it needs no Groups', () => {
-      expect(() => gatewayOptions({ Users: users, Access: 'queue=ops;*=admins,*' })).to.throw(/^Access names 'ops', 'admins' but Groups is not set/);
+      expect(() => gatewayOptions({ Users: users, Access: 'queue=ops;*=admins,*' })).to.throw(
+        /^Access names 'ops', 'admins' but Groups is not set/,
+      );
       expect(gatewayOptions({ Users: users, Access: '*=*' }).access?.entries).to.have.length(1);
       expect(gatewayOptions({ Users: users }).access).to.equal(undefined);
     });
@@ -118,10 +153,16 @@ describe('gateway authorization per route (Access, Groups)', () => {
       const groups = join(dir, 'groups-start');
       writeFileSync(groups, 'admins: alice\n');
       const log = recordingLogger();
-      expect(() => openAccess(parseAccess('queue=ops,admins;cmd=readers'), groups, log)).to.throw(`Access names 'ops', 'readers', which groups file '${groups}' does not define; define them there`);
+      expect(() => openAccess(parseAccess('queue=ops,admins;cmd=readers'), groups, log)).to.throw(
+        `Access names 'ops', 'readers', which groups file '${groups}' does not define; define them there`,
+      );
       writeFileSync(groups, 'admins: alice\nops alice\n');
-      expect(() => openAccess(parseAccess('queue=admins'), groups, log)).to.throw(`groups file ${groups} line 2: expected 'group: user1 user2 …'`);
-      expect(() => openAccess(parseAccess('queue=admins'), join(dir, 'none'), log)).to.throw(/^Groups: cannot read groups file '.*none': ENOENT$/);
+      expect(() => openAccess(parseAccess('queue=admins'), groups, log)).to.throw(
+        `groups file ${groups} line 2: expected 'group: user1 user2 …'`,
+      );
+      expect(() => openAccess(parseAccess('queue=admins'), join(dir, 'none'), log)).to.throw(
+        /^Groups: cannot read groups file '.*none': ENOENT$/,
+      );
     });
   });
 
@@ -141,12 +182,16 @@ describe('gateway authorization per route (Access, Groups)', () => {
     expect(allowed(a, 'nina', 'queue/add')).to.equal(true);
     const errors = log.lines.filter((l) => l.startsWith('error'));
     expect(errors, 'logged once for the bad version').to.have.length(1);
-    expect(errors[0]).to.equal(`error Groups: groups file '${groups}' changed but groups file ${groups} line 2: expected 'group: user1 user2 …'; keeping what was read before`);
+    expect(errors[0]).to.equal(
+      `error Groups: groups file '${groups}' changed but groups file ${groups} line 2: expected 'group: user1 user2 …'; keeping what was read before`,
+    );
     // a version without a group Access names is taken (the file decides membership), with a warning
     writeFileSync(groups, 'admins: alice nina\n');
     touchLater(groups, 30);
     expect(allowed(a, 'nina', 'queue/add')).to.equal(false);
     expect(allowed(a, 'nina', 'sql/x')).to.equal(true);
-    expect(log.lines.filter((l) => l.startsWith('warn'))).to.deep.equal([`warn Access names 'ops', which groups file '${groups}' does not define: no one is in it until the file defines it again`]);
+    expect(log.lines.filter((l) => l.startsWith('warn'))).to.deep.equal([
+      `warn Access names 'ops', which groups file '${groups}' does not define: no one is in it until the file defines it again`,
+    ]);
   });
 });

@@ -10,7 +10,12 @@ import { bodyIfArrived, readBody } from '../../../actors/gateway/body.js';
  * that hands the request to `take` once the turn that parsed its head is over (as the gateway's actor
  * takes it), and resolves with what `take` returned.
  */
-async function served<T>(head: string, body: string, later: number | undefined, take: (req: IncomingMessage) => Promise<T>): Promise<T> {
+async function served<T>(
+  head: string,
+  body: string,
+  later: number | undefined,
+  take: (req: IncomingMessage) => Promise<T>,
+): Promise<T> {
   let result!: Promise<T>;
   const server = createServer((req, res) => {
     queueMicrotask(() => {
@@ -35,7 +40,8 @@ async function served<T>(head: string, body: string, later: number | undefined, 
   }
 }
 
-const post = (body: string): string => `POST /x HTTP/1.1\r\nhost: a\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+const post = (body: string): string =>
+  `POST /x HTTP/1.1\r\nhost: a\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
 
 describe('gateway body: taken at once when it came with the head', () => {
   it('gives the body that arrived with the head, whole, without waiting for events', async () => {
@@ -51,7 +57,12 @@ describe('gateway body: taken at once when it came with the head', () => {
 
   it('leaves a body still on its way to readBody, which reads it whole', async () => {
     const body = '{"a":["b"]}';
-    const got = await served(post(body), body, 50, async (req) => [bodyIfArrived(req, 1024), (await readBody(req, 1024)).toString()] as const);
+    const got = await served(
+      post(body),
+      body,
+      50,
+      async (req) => [bodyIfArrived(req, 1024), (await readBody(req, 1024)).toString()] as const,
+    );
     expect(got[0]).to.equal(undefined);
     expect(got[1]).to.equal(body);
   });

@@ -36,7 +36,12 @@ function casBucket(): { bucket: SharedBucket; off: (v: boolean) => void; writes:
 }
 
 const lines: string[] = [];
-const log = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`), debug: () => undefined } as unknown as Logger;
+const log = {
+  info: (m: string) => lines.push(`info ${m}`),
+  warn: (m: string) => lines.push(`warn ${m}`),
+  error: (m: string) => lines.push(`error ${m}`),
+  debug: () => undefined,
+} as unknown as Logger;
 
 /** Takes tokens on route echo/x until one is refused or `n` were asked; how many were admitted. */
 function admit(limiter: RateLimiter, n: number, now: number): number {
@@ -111,7 +116,9 @@ describe('rate limits shared through the hive (RateSync)', () => {
     off(false);
     await sa.round(3);
     expect(lines.filter((l) => l.startsWith('warn'))).to.have.length(1);
-    expect(lines[0]).to.match(/^warn rate limits: sharing through the hive failed \(unreachable\); this gateway counts on its own until it is back$/);
+    expect(lines[0]).to.match(
+      /^warn rate limits: sharing through the hive failed \(unreachable\); this gateway counts on its own until it is back$/,
+    );
     expect(lines[1]).to.equal('info rate limits are shared through the hive again');
   });
 

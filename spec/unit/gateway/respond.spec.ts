@@ -16,12 +16,16 @@ async function headOf(answer: (res: GatewayResponse) => void): Promise<{ status:
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false }, resolve);
+      const req = request(
+        { host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false },
+        resolve,
+      );
       req.on('error', reject).end();
     });
     res.resume();
     const raw: string[] = [];
-    for (let i = 0; i < res.rawHeaders.length; i += 2) raw.push(`${res.rawHeaders[i]!.toLowerCase()}: ${res.rawHeaders[i + 1]!}`);
+    for (let i = 0; i < res.rawHeaders.length; i += 2)
+      raw.push(`${res.rawHeaders[i]!.toLowerCase()}: ${res.rawHeaders[i + 1]!}`);
     return { status: res.statusCode!, raw };
   } finally {
     server.close();
@@ -33,7 +37,7 @@ describe('actors/gateway/respond: the traceparent response header', () => {
     expect(HEAD_CARRIES_TRACEPARENT).to.equal(true);
   });
 
-  it('is answered exactly once with send(), with a bare end() (Node\'s implicit head), and with writeHead given an object', async () => {
+  it("is answered exactly once with send(), with a bare end() (Node's implicit head), and with writeHead given an object", async () => {
     const answers: Array<(res: GatewayResponse) => void> = [
       (res) => send(res, 201, '{"ok":true}', 'application/json'),
       (res) => {
@@ -46,7 +50,10 @@ describe('actors/gateway/respond: the traceparent response header', () => {
     for (const answer of answers) {
       const { status, raw } = await headOf(answer);
       statuses.push(status);
-      expect(raw.filter((l) => l.startsWith('traceparent:')), raw.join('\n')).to.deep.equal([`traceparent: ${TRACEPARENT}`]);
+      expect(
+        raw.filter((l) => l.startsWith('traceparent:')),
+        raw.join('\n'),
+      ).to.deep.equal([`traceparent: ${TRACEPARENT}`]);
     }
     expect(statuses).to.deep.equal([201, 204, 200]);
   });
@@ -55,7 +62,11 @@ describe('actors/gateway/respond: the traceparent response header', () => {
     const server = createServer({ ServerResponse: GatewayResponse }, (_req, res) => send(res, 200, 'x', 'text/plain'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      const res = await new Promise<IncomingMessage>((resolve, reject) => request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, agent: false }, resolve).on('error', reject).end());
+      const res = await new Promise<IncomingMessage>((resolve, reject) =>
+        request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, agent: false }, resolve)
+          .on('error', reject)
+          .end(),
+      );
       res.resume();
       expect(res.headers.traceparent).to.equal(undefined);
       expect(res.headers['content-type']).to.equal('text/plain');

@@ -57,7 +57,14 @@ function view(bucket: CasBucket, toldOfRemovals = false): { bucket: SharedBucket
 }
 
 function logger(lines: string[]): Logger {
-  const l: Logger = { trace() {}, debug() {}, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m), child: () => l };
+  const l: Logger = {
+    trace() {},
+    debug() {},
+    info: (m) => lines.push(m),
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+    child: () => l,
+  };
   return l;
 }
 
@@ -153,7 +160,10 @@ describe('Lease (one active poller per NAME)', () => {
     const bucket = new CasBucket();
     const av = view(bucket);
     const dead: Array<{ who: string; before: number; at: number }> = [];
-    const role = (who: string): ConstructorParameters<typeof Lease>[4] => ({ name: 'queue holder', onHolderDead: (before) => dead.push({ who, before, at: Date.now() }) });
+    const role = (who: string): ConstructorParameters<typeof Lease>[4] => ({
+      name: 'queue holder',
+      onHolderDead: (before) => dead.push({ who, before, at: Date.now() }),
+    });
     const a = lease(av.bucket, [], role('a'));
     await a.start();
     const b = lease(view(bucket).bucket, [], role('b'));

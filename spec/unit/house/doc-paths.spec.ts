@@ -7,7 +7,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const TOP = ['actors', 'node', 'bin', 'supervisors', 'protocol', 'config', 'template', 'spec', 'bench', 'scripts', 'docs', 'examples'];
+const TOP = [
+  'actors',
+  'node',
+  'bin',
+  'supervisors',
+  'protocol',
+  'config',
+  'template',
+  'spec',
+  'bench',
+  'scripts',
+  'docs',
+  'examples',
+];
 /** A path in backticks starting at a top-level folder, without placeholders (`actors/<kind>/`) or globs. */
 const PATH = new RegExp(`\`((?:${TOP.join('|')})/[A-Za-z0-9_./-]*)\``, 'g');
 

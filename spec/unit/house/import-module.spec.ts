@@ -13,7 +13,9 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SOURCE_DIRS = ['actors', 'bin', 'config', 'node', 'protocol', 'supervisors', 'template'];
 
 function sources(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 describe('importModule call sites', () => {
@@ -23,8 +25,13 @@ describe('importModule call sites', () => {
       if (file === join('protocol', 'import-module.ts')) continue;
       const text = readFileSync(join(ROOT, file), 'utf8');
       const all = text.match(/\bimportModule\(/g)?.length ?? 0;
-      const literal = [...text.matchAll(/\bimportModule\(import\.meta\.url, '([^']+)', \(\) => import\('([^']+)'\)\)/g)];
-      expect(literal.length, `${file}: every importModule call is importModule(import.meta.url, '<module>', () => import('<module>'))`).to.equal(all);
+      const literal = [
+        ...text.matchAll(/\bimportModule\(import\.meta\.url, '([^']+)', \(\) => import\('([^']+)'\)\)/g),
+      ];
+      expect(
+        literal.length,
+        `${file}: every importModule call is importModule(import.meta.url, '<module>', () => import('<module>'))`,
+      ).to.equal(all);
       for (const [call, specifier, imported] of literal) expect(imported, `${file}: ${call}`).to.equal(specifier);
       calls += all;
     }

@@ -8,8 +8,17 @@ const u = (s: string): URL => new URL(s);
 describe('NO_PROXY rules (as curl reads them)', () => {
   it('host names match themselves and the names below them, by whole labels, in any case', () => {
     const rules = noProxyRules('example.com, .corp.test  Internal');
-    for (const url of ['http://example.com/', 'https://API.example.com/x', 'http://a.b.corp.test:81/', 'http://corp.test/', 'http://internal/', 'http://example.com./']) expect(rules.matches(u(url)), url).to.equal(true);
-    for (const url of ['http://ample.com/', 'http://example.com.evil.net/', 'http://notexample.com/', 'http://intern/']) expect(rules.matches(u(url)), url).to.equal(false);
+    for (const url of [
+      'http://example.com/',
+      'https://API.example.com/x',
+      'http://a.b.corp.test:81/',
+      'http://corp.test/',
+      'http://internal/',
+      'http://example.com./',
+    ])
+      expect(rules.matches(u(url)), url).to.equal(true);
+    for (const url of ['http://ample.com/', 'http://example.com.evil.net/', 'http://notexample.com/', 'http://intern/'])
+      expect(rules.matches(u(url)), url).to.equal(false);
   });
 
   it('* alone sends everything direct; an empty value nothing', () => {
@@ -53,10 +62,16 @@ describe('proxy settings (Proxy parameter, then the environment)', () => {
   };
 
   it('reads http_proxy/HTTP_PROXY for http and https_proxy/HTTPS_PROXY for https, the lower-case form first', () => {
-    const { s, warnings } = settings('', { HTTP_PROXY: 'http://upper:3128', http_proxy: 'http://lower:3128', HTTPS_PROXY: 'https://u:p@secure:8443' });
+    const { s, warnings } = settings('', {
+      HTTP_PROXY: 'http://upper:3128',
+      http_proxy: 'http://lower:3128',
+      HTTPS_PROXY: 'https://u:p@secure:8443',
+    });
     expect(s.proxyFor(u('http://x.test/'))!.shown).to.equal('http://lower:3128');
     expect(s.proxyFor(u('https://x.test/'))).to.deep.include({ shown: 'https://secure:8443', source: 'HTTPS_PROXY' });
-    expect(s.summary).to.equal('http through http://lower:3128 (http_proxy), https through https://secure:8443 (HTTPS_PROXY)');
+    expect(s.summary).to.equal(
+      'http through http://lower:3128 (http_proxy), https through https://secure:8443 (HTTPS_PROXY)',
+    );
     expect(warnings).to.deep.equal([]);
   });
 
@@ -73,7 +88,11 @@ describe('proxy settings (Proxy parameter, then the environment)', () => {
   });
 
   it('malformed variables are warned about once, without their credentials, and ignored', () => {
-    const { s, warnings } = settings('', { HTTP_PROXY: 'socks5://user:secret@p:1080', HTTPS_PROXY: 'http://user:secret@p:1/path', NO_PROXY: 'ok.test, bad!' });
+    const { s, warnings } = settings('', {
+      HTTP_PROXY: 'socks5://user:secret@p:1080',
+      HTTPS_PROXY: 'http://user:secret@p:1/path',
+      NO_PROXY: 'ok.test, bad!',
+    });
     expect(s.servers).to.deep.equal([]);
     expect(s.proxyFor(u('http://x.test/'))).to.equal(undefined);
     expect(warnings).to.deep.equal([
@@ -88,7 +107,8 @@ describe('proxy settings (Proxy parameter, then the environment)', () => {
 
   it('the Proxy parameter wins over every variable, NO_PROXY included, for every scheme', () => {
     const { s, warnings } = settings('https://u:p@param.test:8443', { HTTP_PROXY: 'http://env:1', NO_PROXY: '*' });
-    for (const url of ['http://x.test/', 'https://y.test/']) expect(s.proxyFor(u(url))).to.deep.include({ shown: 'https://param.test:8443', source: 'Proxy' });
+    for (const url of ['http://x.test/', 'https://y.test/'])
+      expect(s.proxyFor(u(url))).to.deep.include({ shown: 'https://param.test:8443', source: 'Proxy' });
     expect(s.summary).to.equal('through proxy https://param.test:8443 (Proxy)');
     expect(warnings).to.deep.equal([]);
   });

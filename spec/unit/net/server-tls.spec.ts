@@ -14,7 +14,14 @@ import { until } from '../../support/wait.js';
 const off = { TLSCert: '', TLSKey: '', TLSCA: '', TLSClientAuth: 'none' };
 
 function recordingLogger(lines: string[]): Logger {
-  const l: Logger = { trace() {}, debug() {}, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`), child: () => l };
+  const l: Logger = {
+    trace() {},
+    debug() {},
+    info: (m) => lines.push(`info ${m}`),
+    warn: (m) => lines.push(`warn ${m}`),
+    error: (m) => lines.push(`error ${m}`),
+    child: () => l,
+  };
   return l;
 }
 
@@ -29,11 +36,23 @@ function refusal(config: typeof off): string {
 }
 
 /** The subject CN of the certificate a TLS server at `port` shows to a new connection. */
-function servedCN(port: number, extra: { cert?: string; key?: string } = {}): Promise<{ cn: string; socket: TLSSocket }> {
+function servedCN(
+  port: number,
+  extra: { cert?: string; key?: string } = {},
+): Promise<{ cn: string; socket: TLSSocket }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', ca: [certText('ca.pem'), certText('other-ca.pem')], servername: 'localhost', ...extra }, () => {
-      resolve({ cn: String(socket.getPeerCertificate().issuer.CN), socket });
-    });
+    const socket = connect(
+      {
+        port,
+        host: '127.0.0.1',
+        ca: [certText('ca.pem'), certText('other-ca.pem')],
+        servername: 'localhost',
+        ...extra,
+      },
+      () => {
+        resolve({ cn: String(socket.getPeerCertificate().issuer.CN), socket });
+      },
+    );
     socket.once('error', reject);
   });
 }
@@ -45,15 +64,29 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
   });
 
   it('names the parameter at fault: a missing half, a missing file, a key of another certificate, client auth without a CA', () => {
-    expect(refusal({ ...off, TLSCert: certPath('server.pem') })).to.match(/^gateway g1: TLS needs both TLSCert and TLSKey/);
-    expect(refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: '/nonexistent/server.key' })).to.match(/TLSKey '\/nonexistent\/server.key': cannot be read \(ENOENT\)/);
-    expect(refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: certPath('client-alice.key') })).to.match(/TLSKey .*: TLSKey is not the key of TLSCert/);
-    expect(refusal({ ...off, TLSCert: certPath('server.key'), TLSKey: certPath('server.key') })).to.match(/^gateway g1: TLSCert '.*server.key': /);
-    expect(refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSClientAuth: 'require' })).to.match(/TLSClientAuth require needs TLSCA/);
+    expect(refusal({ ...off, TLSCert: certPath('server.pem') })).to.match(
+      /^gateway g1: TLS needs both TLSCert and TLSKey/,
+    );
+    expect(refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: '/nonexistent/server.key' })).to.match(
+      /TLSKey '\/nonexistent\/server.key': cannot be read \(ENOENT\)/,
+    );
+    expect(refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: certPath('client-alice.key') })).to.match(
+      /TLSKey .*: TLSKey is not the key of TLSCert/,
+    );
+    expect(refusal({ ...off, TLSCert: certPath('server.key'), TLSKey: certPath('server.key') })).to.match(
+      /^gateway g1: TLSCert '.*server.key': /,
+    );
+    expect(
+      refusal({ ...off, TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSClientAuth: 'require' }),
+    ).to.match(/TLSClientAuth require needs TLSCA/);
   });
 
   it('takes file:// paths and inline PEM, with TLS 1.2 as the minimum', () => {
-    const tls = ServerTls.fromConfig({ ...off, TLSCert: `file://${certPath('server.pem')}`, TLSKey: certText('server.key') }, 'gateway g1', recordingLogger([]))!;
+    const tls = ServerTls.fromConfig(
+      { ...off, TLSCert: `file://${certPath('server.pem')}`, TLSKey: certText('server.key') },
+      'gateway g1',
+      recordingLogger([]),
+    )!;
     const o = tls.serverOptions();
     expect(o.minVersion).to.equal('TLSv1.2');
     expect(o.requestCert).to.equal(false);
@@ -62,7 +95,11 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
 
   it('warns at start about an expired certificate', () => {
     const lines: string[] = [];
-    ServerTls.fromConfig({ ...off, TLSCert: certPath('server-expired.pem'), TLSKey: certPath('server-expired.key') }, 'gateway g1', recordingLogger(lines));
+    ServerTls.fromConfig(
+      { ...off, TLSCert: certPath('server-expired.pem'), TLSKey: certPath('server-expired.key') },
+      'gateway g1',
+      recordingLogger(lines),
+    );
     expect(lines.join('\n')).to.match(/warn gateway g1: the TLS certificate expired on 2020-02-01/);
   });
 
@@ -115,7 +152,10 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
     const lines: string[] = [];
     const log = recordingLogger(lines);
     const tls = ServerTls.fromConfig({ ...off, TLSCert: cert, TLSKey: key }, 'syslog rx', log)!;
-    const servers = [createServer(tls.serverOptions(), (s) => s.end()), createServer(tls.serverOptions(), (s) => s.end())];
+    const servers = [
+      createServer(tls.serverOptions(), (s) => s.end()),
+      createServer(tls.serverOptions(), (s) => s.end()),
+    ];
     for (const server of servers) {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       tls.watch(server, log);
@@ -137,7 +177,16 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
   });
 
   it('names the user of a verified client certificate by its CN, and none for a certificate it could not verify', async () => {
-    const tls = ServerTls.fromConfig({ TLSCert: certPath('server.pem'), TLSKey: certPath('server.key'), TLSCA: certPath('ca.pem'), TLSClientAuth: 'request' }, 'gateway g1', recordingLogger([]))!;
+    const tls = ServerTls.fromConfig(
+      {
+        TLSCert: certPath('server.pem'),
+        TLSKey: certPath('server.key'),
+        TLSCA: certPath('ca.pem'),
+        TLSClientAuth: 'request',
+      },
+      'gateway g1',
+      recordingLogger([]),
+    )!;
     const users: (string | undefined)[] = [];
     const server = createServer(tls.serverOptions(), (s) => {
       users.push(certificateUser(s));
@@ -147,7 +196,10 @@ describe('ServerTls (the TLS parameters of a listener)', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       for (const name of ['client-alice', 'other-client', 'client-expired']) {
-        const { socket } = await servedCN(port, { cert: readFileSync(certPath(`${name}.pem`), 'utf8'), key: readFileSync(certPath(`${name}.key`), 'utf8') });
+        const { socket } = await servedCN(port, {
+          cert: readFileSync(certPath(`${name}.pem`), 'utf8'),
+          key: readFileSync(certPath(`${name}.key`), 'utf8'),
+        });
         await new Promise((r) => socket.once('close', r));
       }
       const { socket } = await servedCN(port);

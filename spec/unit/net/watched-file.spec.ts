@@ -20,9 +20,15 @@ function parseSum(text: string, file: string): number {
 describe('actors/shared/watched-file', () => {
   it('is read at start; an unreadable or bad file is a ConfigError naming the parameter, or the parser’s line', () => {
     const dir = tempDir('hn-watched-');
-    expect(() => new WatchedFile(join(dir, 'none'), parseSum, { param: 'Thing', kind: 'thing file' })).to.throw(ConfigError, /^Thing: cannot read thing file '.*none': ENOENT$/);
+    expect(() => new WatchedFile(join(dir, 'none'), parseSum, { param: 'Thing', kind: 'thing file' })).to.throw(
+      ConfigError,
+      /^Thing: cannot read thing file '.*none': ENOENT$/,
+    );
     writeFileSync(join(dir, 'bad'), 'n=1\nx\n');
-    expect(() => new WatchedFile(join(dir, 'bad'), parseSum, { param: 'Thing', kind: 'thing file' })).to.throw(ConfigError, /bad line 2: expected/);
+    expect(() => new WatchedFile(join(dir, 'bad'), parseSum, { param: 'Thing', kind: 'thing file' })).to.throw(
+      ConfigError,
+      /bad line 2: expected/,
+    );
   });
 
   it('sees an atomic replace with the same size and modification time (by inode); logs each bad version once and keeps the last good value', () => {
@@ -30,7 +36,12 @@ describe('actors/shared/watched-file', () => {
     const file = join(dir, 'f');
     writeFileSync(file, 'n=1\n');
     const errors: string[] = [];
-    const watched = new WatchedFile(file, parseSum, { param: 'Thing', kind: 'thing file', recheckMs: 0, onReloadError: (m) => errors.push(m) });
+    const watched = new WatchedFile(file, parseSum, {
+      param: 'Thing',
+      kind: 'thing file',
+      recheckMs: 0,
+      onReloadError: (m) => errors.push(m),
+    });
     expect(watched.get()).to.equal(1);
     const { mtime } = statSync(file);
     writeFileSync(`${file}.new`, 'n=2\n');

@@ -16,6 +16,9 @@ describe('the node compile refuses an interceptor that is not a URL', () => {
 `,
       'n.yaml',
     );
-    expect(errors).to.deep.equal(["n.yaml services[0]: InterceptBefore 'echo' is not a URL: write an http(s):// or module:// URL", "n.yaml services[1]: InterceptAfter 'ftp://127.0.0.1/x' must be an http(s):// or module:// URL"]);
+    expect(errors).to.deep.equal([
+      "n.yaml services[0]: InterceptBefore 'echo' is not a URL: write an http(s):// or module:// URL",
+      "n.yaml services[1]: InterceptAfter 'ftp://127.0.0.1/x' must be an http(s):// or module:// URL",
+    ]);
   });
 });

@@ -49,11 +49,20 @@ describe('node file secrets: masked for the Config page, kept when the mask is a
   it('puts the running values back where the mask is left, by service NAME, and refuses a mask with nothing to keep', () => {
     const edited = maskSecrets(YAML, 'n.yaml').replace('NAME: db,', 'NAME: db, SQL_PORT: 1,');
     const full = unmaskSecrets(edited, YAML, 'n.yaml');
-    expect(full).to.contain('SQL_PASSWORD: "pw-1"').and.contain('SERVERAUTH: "hive-token"').and.contain('TLSKey: "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----\\n"\n    TLSCert');
+    expect(full)
+      .to.contain('SQL_PASSWORD: "pw-1"')
+      .and.contain('SERVERAUTH: "hive-token"')
+      .and.contain('TLSKey: "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----\\n"\n    TLSCert');
     // the services reordered: kept by NAME, not position
     const moved = `services:\n  - {service: sql, NAME: db2, SQL_PASSWORD: "${SECRET_MASK}"}\n  - {service: sql, NAME: db, SQL_PASSWORD: "${SECRET_MASK}"}\n`;
-    expect(unmaskSecrets(moved, YAML, 'n.yaml')).to.contain('NAME: db2, SQL_PASSWORD: "${DB_PASSWORD}"').and.contain('NAME: db, SQL_PASSWORD: "pw-1"');
-    expect(() => unmaskSecrets(`services:\n  - {service: sql, NAME: new, SQL_PASSWORD: "${SECRET_MASK}"}\n`, YAML, 'n.yaml')).to.throw("n.yaml services[0].SQL_PASSWORD: holds the mask ********, but the running file has no SQL_PASSWORD for service 'new' to keep");
+    expect(unmaskSecrets(moved, YAML, 'n.yaml'))
+      .to.contain('NAME: db2, SQL_PASSWORD: "${DB_PASSWORD}"')
+      .and.contain('NAME: db, SQL_PASSWORD: "pw-1"');
+    expect(() =>
+      unmaskSecrets(`services:\n  - {service: sql, NAME: new, SQL_PASSWORD: "${SECRET_MASK}"}\n`, YAML, 'n.yaml'),
+    ).to.throw(
+      "n.yaml services[0].SQL_PASSWORD: holds the mask ********, but the running file has no SQL_PASSWORD for service 'new' to keep",
+    );
     // text that does not parse is left to the compile to refuse
     expect(unmaskSecrets('services: [', YAML, 'n.yaml')).to.equal('services: [');
   });
@@ -109,6 +118,8 @@ describe('node file versions: written beside, fsynced, renamed into place; .1 â€
   });
 
   it('refuses, naming the file, when the directory cannot be written', () => {
-    expect(() => prepareWrite('/proc/hivenode-no/node.yaml', 'x')).to.throw(/cannot write \/proc\/hivenode-no\/node\.yaml: ENOENT/);
+    expect(() => prepareWrite('/proc/hivenode-no/node.yaml', 'x')).to.throw(
+      /cannot write \/proc\/hivenode-no\/node\.yaml: ENOENT/,
+    );
   });
 });

@@ -1,7 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { BadInputError, TooLargeError } from '../../../protocol/errors.js';
-import { copyMap, emptyMap, mapOf, validateMessage, validateResult, validateValueMap, resultFromError, success } from '../../../protocol/message.js';
+import {
+  copyMap,
+  emptyMap,
+  mapOf,
+  validateMessage,
+  validateResult,
+  validateValueMap,
+  resultFromError,
+  success,
+} from '../../../protocol/message.js';
 import { decodeMessage } from '../../../protocol/wire.js';
 
 const codeOf = (f: () => unknown): number | string => {
@@ -58,7 +67,11 @@ describe('protocol/message', () => {
 const m = emptyMap(); m.a = ['1']; m.b = ['2'];
 const v = validateMessage({ Class: 'c', Data: { id: ['42'], name: ['x'] }, Control: { channel: ['q'] } });
 console.log(JSON.stringify([%HasFastProperties(m), %HasFastProperties(mapOf({ a: ['1'] })), %HasFastProperties(v.Data), %HasFastProperties(v.Control)]));`;
-    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    );
     expect(JSON.parse(out)).to.deep.equal([true, true, true, true]);
   });
 
@@ -72,8 +85,12 @@ console.log(JSON.stringify([%HasFastProperties(m), %HasFastProperties(mapOf({ a:
   });
 
   it('names the field that is wrong', () => {
-    expect(messageOf(() => validateMessage({ Data: { id: [1] } }, 'body'))).to.equal('body.Data.id[0] must be a string, got number');
-    expect(messageOf(() => validateMessage({ Data: { id: 'x' } }, 'body'))).to.equal('body.Data.id must be a list of strings, got string');
+    expect(messageOf(() => validateMessage({ Data: { id: [1] } }, 'body'))).to.equal(
+      'body.Data.id[0] must be a string, got number',
+    );
+    expect(messageOf(() => validateMessage({ Data: { id: 'x' } }, 'body'))).to.equal(
+      'body.Data.id must be a list of strings, got string',
+    );
     expect(messageOf(() => validateMessage({ Class: 5 }, 'body'))).to.equal('body.Class must be a string, got number');
     expect(messageOf(() => validateMessage([], 'body'))).to.contain('body must be an object');
     expect(codeOf(() => validateMessage({ Control: { a: [null] } }))).to.equal(400);
@@ -108,10 +125,16 @@ console.log(JSON.stringify([%HasFastProperties(m), %HasFastProperties(mapOf({ a:
 
   it('refuses C0, DEL and C1 control characters in Class and Operation with 400 naming the part; printable text passes', () => {
     for (const c of ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0080', '\u009f']) {
-      expect(codeOf(() => validateMessage({ Class: `a${c}b` }, 'body')), JSON.stringify(c)).to.equal(400);
-      expect(messageOf(() => validateMessage({ Operation: `a${c}b` }, 'body')), JSON.stringify(c)).to.match(/^body\.Operation 'a\\u00[0-9A-F]{2}b' contains the control character U\+00[0-9A-F]{2};/);
+      expect(
+        codeOf(() => validateMessage({ Class: `a${c}b` }, 'body')),
+        JSON.stringify(c),
+      ).to.equal(400);
+      expect(
+        messageOf(() => validateMessage({ Operation: `a${c}b` }, 'body')),
+        JSON.stringify(c),
+      ).to.match(/^body\.Operation 'a\\u00[0-9A-F]{2}b' contains the control character U\+00[0-9A-F]{2};/);
     }
-    expect(messageOf(() => decodeMessage('{"Class":"ech\\u0000o"}', 'message on \'x\''))).to.equal(
+    expect(messageOf(() => decodeMessage('{"Class":"ech\\u0000o"}', "message on 'x'"))).to.equal(
       String.raw`message on 'x'.Class 'ech\u0000o' contains the control character U+0000; Class and Operation take printable characters only`,
     );
     // the neighbours of the refused ranges, and non-ASCII letters, are names like any other

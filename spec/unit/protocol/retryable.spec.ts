@@ -18,15 +18,18 @@ import { TemplateError, TemplatePhase } from '../../../template/errors.js';
 
 describe('retry classification (protocol/codes.ts isRetryableCode, HiveError.retryable)', () => {
   it('timeouts, overload, unavailability and service or upstream failures are worth retrying', () => {
-    for (const code of [408, 425, 429, 500, 502, 503, 504, 507]) expect(isRetryableCode(code), String(code)).to.equal(true);
+    for (const code of [408, 425, 429, 500, 502, 503, 504, 507])
+      expect(isRetryableCode(code), String(code)).to.equal(true);
   });
 
   it("the caller's faults and permanent server conditions are final", () => {
-    for (const code of [400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 501, 505, 508, 511]) expect(isRetryableCode(code), String(code)).to.equal(false);
+    for (const code of [400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 501, 505, 508, 511])
+      expect(isRetryableCode(code), String(code)).to.equal(false);
   });
 
   it('successes, redirects and codes outside HTTP are not failures worth retrying', () => {
-    for (const code of [200, 204, 301, 0, -1, 99, 600, 503.5, Number.NaN]) expect(isRetryableCode(code), String(code)).to.equal(false);
+    for (const code of [200, 204, 301, 0, -1, 99, 600, 503.5, Number.NaN])
+      expect(isRetryableCode(code), String(code)).to.equal(false);
   });
 
   it("every typed error's retryable follows its code, so a Result's Code and the error it came from agree", () => {

@@ -14,9 +14,28 @@ import type { Result } from '../../../protocol/message.js';
 let seq = 0;
 function entry(data: Record<string, string[]>, channel = 'target', control: Record<string, string[]> = {}): QueueEntry {
   seq++;
-  return { key: `k${seq}`, seq, message: makeMessage({ Class: 'c', Operation: 'o', Control: mapOf(control), Data: mapOf(data) }), channel, mode: 'call', requeueTimerMs: 1000, requeueCount: 1, deadLetter: '', attempts: 0, state: 'waiting', dueAt: 0, createdAt: '', history: [] };
+  return {
+    key: `k${seq}`,
+    seq,
+    message: makeMessage({ Class: 'c', Operation: 'o', Control: mapOf(control), Data: mapOf(data) }),
+    channel,
+    mode: 'call',
+    requeueTimerMs: 1000,
+    requeueCount: 1,
+    deadLetter: '',
+    attempts: 0,
+    state: 'waiting',
+    dueAt: 0,
+    createdAt: '',
+    history: [],
+  };
 }
-const result = (code: number, data: Record<string, string[]> = {}): Result => ({ Code: code, Message: code === 200 ? 'Success' : 'failed', Data: mapOf(data), List: null });
+const result = (code: number, data: Record<string, string[]> = {}): Result => ({
+  Code: code,
+  Message: code === 200 ? 'Success' : 'failed',
+  Data: mapOf(data),
+  List: null,
+});
 
 describe('queue batches: message, outcomes and open batches', () => {
   it('lays the entries out as parallel lists, in order, with Control keys', () => {
@@ -31,7 +50,10 @@ describe('queue batches: message, outcomes and open batches', () => {
 
   it('reads Data codes (and messages) per entry; without codes the one Result is every entry’s', () => {
     const keys = ['a', 'b', 'c'];
-    const per = entryResults(result(207, { codes: ['200', '400', '503'], messages: ['', 'bad row', 'busy'], retry_after: ['5'] }), keys);
+    const per = entryResults(
+      result(207, { codes: ['200', '400', '503'], messages: ['', 'bad row', 'busy'], retry_after: ['5'] }),
+      keys,
+    );
     expect(per.problem).to.equal(undefined);
     expect(per.results.map((r) => [r.Code, r.Message])).to.deep.equal([
       [200, '200 for entry 1 of a batch of 3'],

@@ -45,32 +45,57 @@ describe('queue Breaker expressions', () => {
     it(`refuses '${text}' at start, naming it`, () => {
       const e = (() => {
         try {
-          breakerOptionsOf({ Breaker: `latency.p90>1s/1m;${text}`, BreakerOpenFor: 30_000, BreakerProbes: 3, DisableAfter: 0 });
+          breakerOptionsOf({
+            Breaker: `latency.p90>1s/1m;${text}`,
+            BreakerOpenFor: 30_000,
+            BreakerProbes: 3,
+            DisableAfter: 0,
+          });
         } catch (x) {
           return x;
         }
         return undefined;
       })();
       expect(e).to.be.instanceOf(ConfigError);
-      expect((e as Error).message).to.match(/^Breaker: /).and.match(why).and.match(/expected expressions separated by ';'/);
+      expect((e as Error).message)
+        .to.match(/^Breaker: /)
+        .and.match(why)
+        .and.match(/expected expressions separated by ';'/);
     });
   }
 
   it('refuses a BreakerOpenFor of 0 or beyond a timer', () => {
-    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 0, BreakerProbes: 1, DisableAfter: 0 })).to.throw(ConfigError, /BreakerOpenFor is 0/);
-    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 30 * 86_400_000, BreakerProbes: 1, DisableAfter: 0 })).to.throw(ConfigError, /at most 24d/);
+    expect(() => breakerOptionsOf({ Breaker: '', BreakerOpenFor: 0, BreakerProbes: 1, DisableAfter: 0 })).to.throw(
+      ConfigError,
+      /BreakerOpenFor is 0/,
+    );
+    expect(() =>
+      breakerOptionsOf({ Breaker: '', BreakerOpenFor: 30 * 86_400_000, BreakerProbes: 1, DisableAfter: 0 }),
+    ).to.throw(ConfigError, /at most 24d/);
   });
 
   it('reads the breaker command: status by default, open and close, a bad action or empty channel is 400', () => {
     expect(parseBreakerCommand({})).to.deep.equal({ type: 'breaker', action: 'status' });
-    expect(parseBreakerCommand({ breaker: ['OPEN'], channel: ['hooks'] })).to.deep.equal({ type: 'breaker', action: 'open', channel: 'hooks' });
-    expect(() => parseBreakerCommand({ breaker: ['reset'] })).to.throw(BadInputError, /control breaker is 'reset'; use one of open, close, status/);
-    expect(() => parseBreakerCommand({ breaker: ['close'], channel: [''] })).to.throw(BadInputError, /control channel is empty/);
+    expect(parseBreakerCommand({ breaker: ['OPEN'], channel: ['hooks'] })).to.deep.equal({
+      type: 'breaker',
+      action: 'open',
+      channel: 'hooks',
+    });
+    expect(() => parseBreakerCommand({ breaker: ['reset'] })).to.throw(
+      BadInputError,
+      /control breaker is 'reset'; use one of open, close, status/,
+    );
+    expect(() => parseBreakerCommand({ breaker: ['close'], channel: [''] })).to.throw(
+      BadInputError,
+      /control channel is empty/,
+    );
   });
 
   it('counts 5xx, 408, 425, 429 against the target, not its answers about an entry (400, 404, 422)', () => {
-    for (const code of [500, 502, 503, 504, 408, 425, 429]) expect(isTargetError(failure(code, 'x')), String(code)).to.equal(true);
-    for (const code of [200, 400, 404, 409, 422]) expect(isTargetError(code === 200 ? ok : failure(code, 'x')), String(code)).to.equal(false);
+    for (const code of [500, 502, 503, 504, 408, 425, 429])
+      expect(isTargetError(failure(code, 'x')), String(code)).to.equal(true);
+    for (const code of [200, 400, 404, 409, 422])
+      expect(isTargetError(code === 200 ? ok : failure(code, 'x')), String(code)).to.equal(false);
   });
 });
 
@@ -86,13 +111,34 @@ class Fixture {
   readonly alerts: BreakerView[] = [];
 
   constructor(rules: string, openForMs = 30_000, probes = 2, disableAfterMs = 0) {
-    this.breakers = new Breakers({ rules: parseBreaker(rules), openForMs, probes, changed: (channel, state, line) => this.changes.push({ channel, state, line }), disableAfterMs, disabled: (v) => this.alerts.push(v) });
+    this.breakers = new Breakers({
+      rules: parseBreaker(rules),
+      openForMs,
+      probes,
+      changed: (channel, state, line) => this.changes.push({ channel, state, line }),
+      disableAfterMs,
+      disabled: (v) => this.alerts.push(v),
+    });
     this.breakers.setWake((c) => this.woken.push(c));
   }
 
   add(channel = 'hooks'): QueueEntry {
     const seq = ++this.seq;
-    const e: QueueEntry = { key: `k${seq}`, seq, message: makeMessage({}), channel, mode: 'call', requeueTimerMs: 0, requeueCount: 3, deadLetter: '', attempts: 0, state: EntryState.Waiting, dueAt: 0, createdAt: '', history: [] };
+    const e: QueueEntry = {
+      key: `k${seq}`,
+      seq,
+      message: makeMessage({}),
+      channel,
+      mode: 'call',
+      requeueTimerMs: 0,
+      requeueCount: 3,
+      deadLetter: '',
+      attempts: 0,
+      state: EntryState.Waiting,
+      dueAt: 0,
+      createdAt: '',
+      history: [],
+    };
     this.entries.set(e.key, e);
     this.ready.push(seq, e.key);
     return e;
@@ -153,12 +199,16 @@ describe('queue circuit breakers', () => {
     expect(f.state()).to.equal('closed'); // 2 of 3, but min 4
     f.outcome('k4', err503, T);
     expect(f.state()).to.equal('open'); // 3 of 4 failed
-    expect(f.changes.at(-1)!.line).to.match(/opened: errors>50%\/10s,min=4: 3 of 4 deliveries failed; half-opens in 20 ms/);
+    expect(f.changes.at(-1)!.line).to.match(
+      /opened: errors>50%\/10s,min=4: 3 of 4 deliveries failed; half-opens in 20 ms/,
+    );
     // the failed ones and new ones: none goes out, none spends an attempt
     for (let i = 0; i < 3; i++) f.add();
     expect(f.pump()).to.deep.equal([]);
     expect(f.breakers.view('hooks')!.held).to.equal(6);
-    expect([...f.entries.values()].filter((e) => e.key !== 'k1').map((e) => e.attempts)).to.deep.equal([1, 1, 1, 0, 0, 0]);
+    expect([...f.entries.values()].filter((e) => e.key !== 'k1').map((e) => e.attempts)).to.deep.equal([
+      1, 1, 1, 0, 0, 0,
+    ]);
     // its one timer wakes the queue
     await sleep(40);
     expect(f.woken).to.deep.equal(['hooks']);
@@ -223,7 +273,12 @@ describe('queue circuit breakers', () => {
     f.add('hooks');
     f.add('other');
     expect(f.pump()).to.deep.equal(['k2']);
-    expect(f.breakers.view('hooks')).to.include({ state: 'open', held: 1, until: '', reason: 'opened by command (stays open until closed)' });
+    expect(f.breakers.view('hooks')).to.include({
+      state: 'open',
+      held: 1,
+      until: '',
+      reason: 'opened by command (stays open until closed)',
+    });
     f.breakers.halfOpen('hooks', f.release, Date.now() + 3_600_000); // no timer half-opens it
     expect(f.state()).to.equal('open');
     f.breakers.close('hooks', f.release);
@@ -277,7 +332,12 @@ describe('queue circuit breakers', () => {
     f.outcome(f.pump()[0]!, failure(500, 'still down'), T + 3_600_000);
     expect(f.state()).to.equal('disabled');
     expect(f.alerts).to.have.length(1);
-    expect(f.alerts[0]).to.include({ channel: 'hooks', state: 'disabled', failingSince: new Date(T).toISOString(), reason: 'disabled after 3600 s of failures (DisableAfter), the last 500 still down' });
+    expect(f.alerts[0]).to.include({
+      channel: 'hooks',
+      state: 'disabled',
+      failingSince: new Date(T).toISOString(),
+      reason: 'disabled after 3600 s of failures (DisableAfter), the last 500 still down',
+    });
     // no timer half-opens it; entries are held; only resuming (close) lets them out
     f.breakers.halfOpen('hooks', f.release, T + 9_000_000);
     expect(f.pump()).to.deep.equal([]);

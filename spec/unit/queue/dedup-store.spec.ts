@@ -13,11 +13,15 @@ describe('the SQLite store of idempotency keys (one dedup_log row per transactio
     const dir = tempDir();
     let store = await SqliteStore.open(dir, silentLogger());
     await store.write([seen('a', 'e-a', 100), seen('b', 'e-b', 300)]);
-    await store.write([seen('c', 'e-c', 200), seen("it's \"quoted\" \\ too", 'e-q', 400)]);
+    await store.write([seen('c', 'e-c', 200), seen('it\'s "quoted" \\ too', 'e-q', 400)]);
     await store.close();
     // a key written by a version that kept one row per key
     const db = new sqlite3.Database(join(dir, 'queue.db'));
-    await new Promise<void>((resolve, reject) => db.run("INSERT INTO dedup (key, entry, seen_at) VALUES ('old', 'e-old', 250)", (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      db.run("INSERT INTO dedup (key, entry, seen_at) VALUES ('old', 'e-old', 250)", (e) =>
+        e ? reject(e) : resolve(),
+      ),
+    );
     await new Promise<void>((resolve) => db.close(() => resolve()));
     store = await SqliteStore.open(dir, silentLogger());
     try {
@@ -26,10 +30,10 @@ describe('the SQLite store of idempotency keys (one dedup_log row per transactio
         { key: 'c', entryKey: 'e-c', seenAt: 200 },
         { key: 'old', entryKey: 'e-old', seenAt: 250 },
         { key: 'b', entryKey: 'e-b', seenAt: 300 },
-        { key: "it's \"quoted\" \\ too", entryKey: 'e-q', seenAt: 400 },
+        { key: 'it\'s "quoted" \\ too', entryKey: 'e-q', seenAt: 400 },
       ]);
       // the window's edge cuts inside a row: only its later keys come back
-      expect((await store.loadSeen(150)).map((r) => r.key)).to.deep.equal(['c', 'old', 'b', "it's \"quoted\" \\ too"]);
+      expect((await store.loadSeen(150)).map((r) => r.key)).to.deep.equal(['c', 'old', 'b', 'it\'s "quoted" \\ too']);
     } finally {
       await store.close();
     }

@@ -20,7 +20,8 @@ const refusal = (values: string[]): BadInputError => {
   }
   throw new Error(`${JSON.stringify(values)} was accepted`);
 };
-const keyed = (key?: string): ReturnType<typeof makeMessage> => makeMessage({ Class: 'c', Operation: 'o', Control: mapOf(key === undefined ? {} : { 'idempotency-key': [key] }) });
+const keyed = (key?: string): ReturnType<typeof makeMessage> =>
+  makeMessage({ Class: 'c', Operation: 'o', Control: mapOf(key === undefined ? {} : { 'idempotency-key': [key] }) });
 
 describe('queue idempotency-key control', () => {
   it('no control: no key; a printable key of up to 200 characters is taken as it is', () => {
@@ -31,8 +32,12 @@ describe('queue idempotency-key control', () => {
   });
 
   it('an empty, overlong, unprintable or repeated key is refused with 400 naming the control', () => {
-    expect(refusal(['']).message).to.match(/^control idempotency-key is empty; give a key of 1 to 200 printable characters$/);
-    expect(refusal(['k'.repeat(201)]).message).to.equal('control idempotency-key is 201 characters long; it may be at most 200');
+    expect(refusal(['']).message).to.match(
+      /^control idempotency-key is empty; give a key of 1 to 200 printable characters$/,
+    );
+    expect(refusal(['k'.repeat(201)]).message).to.equal(
+      'control idempotency-key is 201 characters long; it may be at most 200',
+    );
     expect(refusal(['a\nb']).message).to.equal('control idempotency-key may hold printable ASCII characters only');
     expect(refusal(['a\u0000b']).message).to.contain('printable ASCII');
     expect(refusal(['schlüssel']).message).to.contain('printable ASCII');
@@ -40,7 +45,7 @@ describe('queue idempotency-key control', () => {
     expect(refusal([]).message).to.equal('control idempotency-key takes one value, got 0');
   });
 
-  it('is the queue\'s own control: not passed on with the entry', () => {
+  it("is the queue's own control: not passed on with the entry", () => {
     expect(passedControls(mapOf({ 'idempotency-key': ['k'], custom: ['x'] }))).to.deep.equal({ custom: ['x'] });
   });
 
@@ -63,9 +68,16 @@ describe('queue idempotency-key control', () => {
     expect(off.fresh.every((f) => f.key === undefined)).to.equal(true);
   });
 
-  it('a duplicate waits for its first entry\'s write: answered once it is committed, refused if it failed', async () => {
+  it("a duplicate waits for its first entry's write: answered once it is committed, refused if it failed", async () => {
     const dedup = new DedupKeys(1000);
-    const settledState = (p: Promise<void>): Promise<string> => Promise.race([p.then(() => 'resolved', (e: Error) => `rejected: ${e.message}`), new Promise<string>((r) => setTimeout(() => r('pending'), 10))]);
+    const settledState = (p: Promise<void>): Promise<string> =>
+      Promise.race([
+        p.then(
+          () => 'resolved',
+          (e: Error) => `rejected: ${e.message}`,
+        ),
+        new Promise<string>((r) => setTimeout(() => r('pending'), 10)),
+      ]);
     const [a] = dedup.remember(dedup.plan([keyed('a')], 0), ['e1'], 0);
     const dupOfA = dedup.lookup('a', 1)!;
     expect(dupOfA.entryKey).to.equal('e1');

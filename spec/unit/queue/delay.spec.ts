@@ -44,9 +44,14 @@ describe('queue delay and not_before controls', () => {
   it('a bad delay is a 400 naming the control and the accepted forms', () => {
     for (const bad of ['', 'soon', '-5s', '5 minutes', '1w', '1e3', '5s5']) {
       const e = refusal({ delay: [bad] });
-      expect(e.message).to.contain(`control delay '${bad}' is not a duration`).and.to.contain('250ms, 20s, 5m, 1h, 30d or 1m30s').and.to.contain('366 days');
+      expect(e.message)
+        .to.contain(`control delay '${bad}' is not a duration`)
+        .and.to.contain('250ms, 20s, 5m, 1h, 30d or 1m30s')
+        .and.to.contain('366 days');
     }
-    expect(refusal({ delay: ['8785h'] }).message).to.contain("control delay '8785h' is too long; it may be at most 366 days ahead");
+    expect(refusal({ delay: ['8785h'] }).message).to.contain(
+      "control delay '8785h' is too long; it may be at most 366 days ahead",
+    );
     expect(refusal({ delay: ['99999999999999999999999'] }).message).to.contain('too long');
   });
 
@@ -60,15 +65,32 @@ describe('queue delay and not_before controls', () => {
   });
 
   it('a bad not_before is a 400 naming the control and the accepted form; beyond 366 days too', () => {
-    for (const bad of ['', 'tomorrow', '2030-06-01', '2030-06-01T12:00:10', '2030-06-01T12:00Z', '2030-02-30T00:00:00Z', '2030-13-01T00:00:00Z', '2030-06-01T24:00:00Z', '2030-06-01T12:00:10+25:00', '1717243210']) {
+    for (const bad of [
+      '',
+      'tomorrow',
+      '2030-06-01',
+      '2030-06-01T12:00:10',
+      '2030-06-01T12:00Z',
+      '2030-02-30T00:00:00Z',
+      '2030-13-01T00:00:00Z',
+      '2030-06-01T24:00:00Z',
+      '2030-06-01T12:00:10+25:00',
+      '1717243210',
+    ]) {
       const e = refusal({ not_before: [bad] });
-      expect(e.message).to.contain(`control not_before '${bad}' is not a time`).and.to.contain('RFC 3339 time with its zone');
+      expect(e.message)
+        .to.contain(`control not_before '${bad}' is not a time`)
+        .and.to.contain('RFC 3339 time with its zone');
     }
-    expect(refusal({ not_before: ['2031-06-03T12:00:00Z'] }).message).to.contain('too far ahead; it may be at most 366 days ahead');
+    expect(refusal({ not_before: ['2031-06-03T12:00:00Z'] }).message).to.contain(
+      'too far ahead; it may be at most 366 days ahead',
+    );
   });
 
   it('both controls at once are a 400 naming both', () => {
-    expect(refusal({ delay: ['5s'], not_before: ['2030-06-01T12:00:10Z'] }).message).to.contain('delay and not_before exclude each other');
+    expect(refusal({ delay: ['5s'], not_before: ['2030-06-01T12:00:10Z'] }).message).to.contain(
+      'delay and not_before exclude each other',
+    );
   });
 
   it('parseRfc3339 checks the calendar (leap years) rather than letting Date roll over', () => {
@@ -78,6 +100,8 @@ describe('queue delay and not_before controls', () => {
   });
 
   it('the queue keeps delay and not_before to itself: they are not passed on with the entry', () => {
-    expect(passedControls(mapOf({ delay: ['5s'], not_before: ['2030-06-01T12:00:10Z'], custom: ['x'] }))).to.deep.equal({ custom: ['x'] });
+    expect(passedControls(mapOf({ delay: ['5s'], not_before: ['2030-06-01T12:00:10Z'], custom: ['x'] }))).to.deep.equal(
+      { custom: ['x'] },
+    );
   });
 });

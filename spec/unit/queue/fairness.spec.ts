@@ -14,7 +14,22 @@ import { rank, rankOf, storedPriority } from '../../../actors/queue/priority.js'
 import { makeMessage, mapOf } from '../../../protocol/message.js';
 
 let seq = 0;
-const entry = (key: string, tenant: string, priority?: number): QueueEntry => ({ key, seq: ++seq, ...(priority !== undefined ? { priority } : {}), message: makeMessage({ Data: mapOf({ tenant: [tenant], priority: ['7'] }) }), channel: 'target', mode: 'call', requeueTimerMs: 0, requeueCount: 0, deadLetter: '', attempts: 0, state: EntryState.Waiting, dueAt: 0, createdAt: '', history: [] });
+const entry = (key: string, tenant: string, priority?: number): QueueEntry => ({
+  key,
+  seq: ++seq,
+  ...(priority !== undefined ? { priority } : {}),
+  message: makeMessage({ Data: mapOf({ tenant: [tenant], priority: ['7'] }) }),
+  channel: 'target',
+  mode: 'call',
+  requeueTimerMs: 0,
+  requeueCount: 0,
+  deadLetter: '',
+  attempts: 0,
+  state: EntryState.Waiting,
+  dueAt: 0,
+  createdAt: '',
+  history: [],
+});
 
 describe('queue priorities and Fairness weighted', () => {
   it('the rank puts a higher priority first and seq order within one priority', () => {
@@ -30,14 +45,21 @@ describe('queue priorities and Fairness weighted', () => {
 
   it('GroupWeights reads <group>=<weight> pairs and * for the rest; anything else is refused', () => {
     const w = parseGroupWeights(' tenant-a=3; *=2 ;b=1000');
-    expect([...w.named]).to.deep.equal([['tenant-a', 3], ['b', 1000]]);
+    expect([...w.named]).to.deep.equal([
+      ['tenant-a', 3],
+      ['b', 1000],
+    ]);
     expect(w.other).to.equal(2);
     expect(parseGroupWeights('').other).to.equal(1);
-    for (const bad of ['a', 'a=0', 'a=1001', '=3', 'a=x', 'a=1;a=2']) expect(() => parseGroupWeights(bad), bad).to.throw();
+    for (const bad of ['a', 'a=0', 'a=1001', '=3', 'a=x', 'a=1;a=2'])
+      expect(() => parseGroupWeights(bad), bad).to.throw();
   });
 
   it('busy groups take turns by weight, each in its own order (priority, then seq); an idle group comes back without credit', () => {
-    const gate = new GroupGate({ groupBy: 'tenant', concurrency: 0, rate: undefined, weights: parseGroupWeights('a=3') }, () => undefined);
+    const gate = new GroupGate(
+      { groupBy: 'tenant', concurrency: 0, rate: undefined, weights: parseGroupWeights('a=3') },
+      () => undefined,
+    );
     const ready = new MinHeap<string>();
     const entries = new Map<string, QueueEntry>();
     const add = (e: QueueEntry): void => {

@@ -33,7 +33,21 @@ class Bench {
       const seq = ++this.seq;
       const tenant = name.replace(/\d+$/, '');
       const data: Record<string, string[]> = tenant === '' ? {} : { tenant: [tenant] };
-      this.entries.set(name, { key: name, seq, message: makeMessage({ Data: mapOf(data) }), channel: 'target', mode: 'call', requeueTimerMs: 0, requeueCount: 0, deadLetter: '', attempts: 0, state: EntryState.Waiting, dueAt: 0, createdAt: '', history: [] });
+      this.entries.set(name, {
+        key: name,
+        seq,
+        message: makeMessage({ Data: mapOf(data) }),
+        channel: 'target',
+        mode: 'call',
+        requeueTimerMs: 0,
+        requeueCount: 0,
+        deadLetter: '',
+        attempts: 0,
+        state: EntryState.Waiting,
+        dueAt: 0,
+        createdAt: '',
+        history: [],
+      });
       this.ready.push(seq, name);
     }
   }
@@ -42,7 +56,11 @@ class Bench {
   take(now = T, max = Infinity): string[] {
     const out: string[] = [];
     while (out.length < max) {
-      const e = this.gate.take(this.ready, (k) => (this.entries.get(k)?.state === EntryState.Waiting ? this.entries.get(k) : undefined), now);
+      const e = this.gate.take(
+        this.ready,
+        (k) => (this.entries.get(k)?.state === EntryState.Waiting ? this.entries.get(k) : undefined),
+        now,
+      );
       if (!e) break;
       e.state = EntryState.Delivering;
       out.push(e.key);
@@ -110,7 +128,7 @@ describe('queue group limits (groups.ts)', () => {
     expect(b.take()).to.deep.equal(['a4']);
   });
 
-  it('an entry without the GroupBy field is in group \'\', limited like any other', () => {
+  it("an entry without the GroupBy field is in group '', limited like any other", () => {
     const b = new Bench({ concurrency: 1, rate: undefined });
     b.add('1', '2', 'a1');
     expect(b.take()).to.deep.equal(['1', 'a1']);
@@ -242,14 +260,22 @@ describe('queue GroupRate and group parameters', () => {
   });
 
   it('the start checks: GroupRate unreadable, limits without GroupBy, GroupBy state; no limit means no gate', () => {
-    const cfg = (GroupBy: string, GroupConcurrency: number, GroupRate: string): GroupLimits | undefined => groupLimitsOf({ GroupBy, GroupConcurrency, GroupRate, Fairness: 'fifo', GroupWeights: '', GroupOrder: '' });
+    const cfg = (GroupBy: string, GroupConcurrency: number, GroupRate: string): GroupLimits | undefined =>
+      groupLimitsOf({ GroupBy, GroupConcurrency, GroupRate, Fairness: 'fifo', GroupWeights: '', GroupOrder: '' });
     expect(cfg('', 0, '')).to.equal(undefined);
     expect(cfg('tenant', 0, ''), 'GroupBy alone limits nothing').to.equal(undefined);
-    expect(cfg(' tenant ', 2, '10/s')).to.deep.equal({ groupBy: 'tenant', concurrency: 2, rate: { count: 10, windowMs: 1000 } });
+    expect(cfg(' tenant ', 2, '10/s')).to.deep.equal({
+      groupBy: 'tenant',
+      concurrency: 2,
+      rate: { count: 10, windowMs: 1000 },
+    });
     const refused = (f: () => unknown, message: RegExp): void => {
       expect(f).to.throw(ConfigError, message);
     };
-    refused(() => cfg('tenant', 0, 'fast'), /^GroupRate: 'fast' is not a rate; expected <count>\/<window>, such as 10\/s, 600\/1m, 5\/10s/);
+    refused(
+      () => cfg('tenant', 0, 'fast'),
+      /^GroupRate: 'fast' is not a rate; expected <count>\/<window>, such as 10\/s, 600\/1m, 5\/10s/,
+    );
     refused(() => cfg('', 2, ''), /^GroupConcurrency limits groups, but GroupBy is empty/);
     refused(() => cfg('', 0, '10/s'), /^GroupRate limits groups, but GroupBy is empty/);
     refused(() => cfg('state', 1, ''), /^GroupBy: 'state' changes while an entry is delivered/);

@@ -144,7 +144,11 @@ describe('queue journal (Durability journal)', () => {
     const r = await again.recover();
     expect(r.kept).to.equal(8 + 3);
     expect(stream.topic('log')).to.deep.equal(Array.from({ length: 8 }, (_, i) => `op ${i}`));
-    expect(stream.records.filter((x) => x.topic.startsWith('kept.')).map(text)).to.deep.equal(['kept 0', 'kept 3', 'kept 6']);
+    expect(stream.records.filter((x) => x.topic.startsWith('kept.')).map(text)).to.deep.equal([
+      'kept 0',
+      'kept 3',
+      'kept 6',
+    ]);
   });
 
   it('a journal written for another stream (deleted and made again, another hive) is emptied, not published into this one', async () => {
@@ -207,12 +211,17 @@ describe('queue journal (Durability journal)', () => {
     expect(chooseDurability('', { version: '2.9.10' })).to.include({ level: 'journal', holdMs: 240_000 });
     expect(chooseDurability('', { version: '2.10.4' })).to.include({ level: 'journal', holdMs: 300_000 });
     expect(chooseDurability('fsync', { version: '2.10.4' }).level).to.equal('fsync');
-    expect(() => chooseDurability('fsync', { version: '2.12.1', persistMode: 'async' })).to.throw(ConfigError, /persist_mode: async/);
+    expect(() => chooseDurability('fsync', { version: '2.12.1', persistMode: 'async' })).to.throw(
+      ConfigError,
+      /persist_mode: async/,
+    );
     expect(chooseDurability('replicated', { version: '2.9.10' }).level).to.equal('replicated');
   });
 
   it('warns of servers before 2.10 under a replicated stream: 2.9.10 lost acknowledged entries in the partition row', () => {
-    expect(partitionWarning('2.9.10', 3)).to.match(/^nats-server 2\.9\.10 lost acknowledged entries .* run nats-server 2\.10 or later$/);
+    expect(partitionWarning('2.9.10', 3)).to.match(
+      /^nats-server 2\.9\.10 lost acknowledged entries .* run nats-server 2\.10 or later$/,
+    );
     expect(partitionWarning('2.9.10', 1), 'one copy: no partition between copies').to.equal(undefined);
     expect(partitionWarning('2.10.27', 3)).to.equal(undefined);
     expect(partitionWarning('2.12.1', 5)).to.equal(undefined);

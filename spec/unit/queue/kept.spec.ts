@@ -21,7 +21,21 @@ import { tempDir } from '../../temp.js';
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 
 function entry(i: number, data: Record<string, string[]>, channel = 'target'): QueueEntry {
-  return { key: `k${i}`, seq: i, message: makeMessage({ Class: 'c', Operation: i % 2 ? 'odd' : 'even', Data: mapOf(data) }), channel, mode: 'call', requeueTimerMs: 0, requeueCount: 1, deadLetter: '', attempts: 2, state: 'waiting', dueAt: 0, createdAt: new Date(T0).toISOString(), history: [] };
+  return {
+    key: `k${i}`,
+    seq: i,
+    message: makeMessage({ Class: 'c', Operation: i % 2 ? 'odd' : 'even', Data: mapOf(data) }),
+    channel,
+    mode: 'call',
+    requeueTimerMs: 0,
+    requeueCount: 1,
+    deadLetter: '',
+    attempts: 2,
+    state: 'waiting',
+    dueAt: 0,
+    createdAt: new Date(T0).toISOString(),
+    history: [],
+  };
 }
 
 /** Five entries: k1..k3 dead (two reasons), k4..k5 done; each ended a minute after the one before. */
@@ -66,14 +80,22 @@ for (const kind of ['sqlite', 'memory'] as const) {
       expect(await keysOf(store, { state: 'done' })).to.deep.equal(['k4', 'k5']);
       const rows: KeptRow[] = [];
       await store.kept.read({ state: 'dead', key: 'k3' }, true, (r) => void rows.push(...r));
-      expect(rows.map((r) => [r.key, r.state, r.reason, r.channel, r.endedAt])).to.deep.equal([['k3', 'dead', "400 is not retryable; it's final", 'target', T0 + 180_000]]);
-      expect(JSON.parse(rows[0]!.doc)).to.include({ key: 'k3', state: 'dead', endedAt: new Date(T0 + 180_000).toISOString() });
+      expect(rows.map((r) => [r.key, r.state, r.reason, r.channel, r.endedAt])).to.deep.equal([
+        ['k3', 'dead', "400 is not retryable; it's final", 'target', T0 + 180_000],
+      ]);
+      expect(JSON.parse(rows[0]!.doc)).to.include({
+        key: 'k3',
+        state: 'dead',
+        endedAt: new Date(T0 + 180_000).toISOString(),
+      });
     });
 
     it('filters by age, reason, channel, entry attribute and the first value of a Data field (also one with a dot in its name)', async () => {
       expect(await keysOf(store, { state: 'dead', before: T0 + 120_000 })).to.deep.equal(['k1']);
       expect(await keysOf(store, { state: 'dead', since: T0 + 120_000 })).to.deep.equal(['k2', 'k3']);
-      expect(await keysOf(store, { state: 'dead', groupBy: 'deadletter_reason', value: 'no success after 2 attempt(s)' })).to.deep.equal(['k1', 'k2']);
+      expect(
+        await keysOf(store, { state: 'dead', groupBy: 'deadletter_reason', value: 'no success after 2 attempt(s)' }),
+      ).to.deep.equal(['k1', 'k2']);
       expect(await keysOf(store, { state: 'dead', groupBy: 'channel', value: 'other' })).to.deep.equal(['k2']);
       expect(await keysOf(store, { state: 'dead', groupBy: 'operation', value: 'odd' })).to.deep.equal(['k1', 'k3']);
       expect(await keysOf(store, { state: 'dead', groupBy: 'color', value: 'red' })).to.deep.equal(['k1', 'k3']);
@@ -82,9 +104,14 @@ for (const kind of ['sqlite', 'memory'] as const) {
     });
 
     it('groups by reason and by a Data field, a missing field as an empty value', async () => {
-      expect(Object.fromEntries(await store.kept.group({ state: 'dead' }, 'deadletter_reason'))).to.deep.equal({ 'no success after 2 attempt(s)': 2, "400 is not retryable; it's final": 1 });
+      expect(Object.fromEntries(await store.kept.group({ state: 'dead' }, 'deadletter_reason'))).to.deep.equal({
+        'no success after 2 attempt(s)': 2,
+        "400 is not retryable; it's final": 1,
+      });
       expect(Object.fromEntries(await store.kept.group({ state: 'done' }, 'color'))).to.deep.equal({ red: 1, '': 1 });
-      expect(Object.fromEntries(await store.kept.group({ state: 'dead', since: T0 + 120_000 }, 'mode'))).to.deep.equal({ call: 2 });
+      expect(Object.fromEntries(await store.kept.group({ state: 'dead', since: T0 + 120_000 }, 'mode'))).to.deep.equal({
+        call: 2,
+      });
     });
 
     it('gets one by key; purges by filter, oldest first within a limit, and says how many', async () => {
@@ -118,7 +145,12 @@ describe('kept entries in the SQLite store file', () => {
   it('a store from before the dead set (no kept table) opens and gains it', async () => {
     const dir = tempDir('hn-kept-');
     const db = new sqlite3.Database(join(dir, 'queue.db'));
-    await new Promise<void>((resolve, reject) => db.exec('CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);', (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      db.exec(
+        'CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, state TEXT, due_at INTEGER); CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);',
+        (e) => (e ? reject(e) : resolve()),
+      ),
+    );
     await new Promise<void>((resolve) => db.close(() => resolve()));
     const store = await SqliteStore.open(dir, silentLogger());
     expect(await store.kept.count()).to.deep.equal({ dead: 0, done: 0 });
@@ -131,7 +163,9 @@ describe('kept entries in the SQLite store file', () => {
 describe('kept entries of the memory store: bounded', () => {
   it('keeps at most its capacity, drops the oldest first, reports each drop and logs once', async () => {
     const lines: string[] = [];
-    const log = { ...silentLogger(), warn: (m: string) => void lines.push(m) } as unknown as ReturnType<typeof silentLogger>;
+    const log = { ...silentLogger(), warn: (m: string) => void lines.push(m) } as unknown as ReturnType<
+      typeof silentLogger
+    >;
     const evicted: string[] = [];
     const store = new MemoryStore(3, log, (state) => evicted.push(state));
     await fill(store);

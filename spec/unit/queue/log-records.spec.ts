@@ -10,7 +10,8 @@ const replay = (ops: LoggedOp[], errors: string[] = []): LogState => {
 
 describe('queue log records (Store jetstream)', () => {
   it('replays puts, removals, clear and meta into the live entries, by seq', () => {
-    const doc = (k: string): string => JSON.stringify({ key: k, message: { Data: { text: ['tab\there, newline\n, quote "'] } } });
+    const doc = (k: string): string =>
+      JSON.stringify({ key: k, message: { Data: { text: ['tab\there, newline\n, quote "'] } } });
     const s = replay([
       { type: 'put', key: 'b', seq: 2, state: 'waiting', dueAt: 0, doc: doc('b') },
       { type: 'put', key: 'a', seq: 1, state: 'scheduled', dueAt: 99, doc: doc('a') },
@@ -59,7 +60,10 @@ describe('queue log records (Store jetstream)', () => {
   it('reports an unreadable line and goes on with the next', () => {
     const errors: string[] = [];
     const s = new LogState();
-    s.apply(['Z\tnonsense', 'M\t{bad json', encodeOp({ type: 'meta', name: 'paused', value: 'true' })].join('\n'), (line, e) => errors.push(`${line}: ${e.message}`));
+    s.apply(
+      ['Z\tnonsense', 'M\t{bad json', encodeOp({ type: 'meta', name: 'paused', value: 'true' })].join('\n'),
+      (line, e) => errors.push(`${line}: ${e.message}`),
+    );
     expect(errors).to.have.length(2);
     expect(errors[0]).to.match(/unknown record line/);
     expect(s.meta.get('paused')).to.equal('true');

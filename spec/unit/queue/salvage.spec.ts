@@ -3,7 +3,17 @@
  * queue: "A damaged store"): pages overwritten with noise, and every row of the other pages comes back.
  */
 import { expect } from 'chai';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { EntryState } from '../../../actors/queue/entry.js';
@@ -15,8 +25,16 @@ import { ConfigError } from '../../../protocol/errors.js';
 import { tempDir } from '../../temp.js';
 
 const PAGE = 4096;
-const doc = (i: number): string => JSON.stringify({ n: i, message: { Data: { text: [`entry ${i} ${'x'.repeat(300)}`] } } });
-const put = (i: number, seq = i): StoreOp => ({ type: 'put', key: `key-${i}`, seq, state: 'waiting', dueAt: 0, doc: doc(i) });
+const doc = (i: number): string =>
+  JSON.stringify({ n: i, message: { Data: { text: [`entry ${i} ${'x'.repeat(300)}`] } } });
+const put = (i: number, seq = i): StoreOp => ({
+  type: 'put',
+  key: `key-${i}`,
+  seq,
+  state: 'waiting',
+  dueAt: 0,
+  doc: doc(i),
+});
 
 /** A closed store of `n` entries (seq 1..n) plus 20 kept entries, 2 schedules, 30 idempotency keys and a meta value. */
 async function storeOf(n: number, seqOf: (i: number) => number = (i) => i): Promise<string> {
@@ -26,9 +44,25 @@ async function storeOf(n: number, seqOf: (i: number) => number = (i) => i): Prom
   for (let i = 1; i <= n; i++) ops.push(put(i, seqOf(i)));
   await store.write(ops);
   const kept: StoreOp[] = [];
-  for (let i = 1; i <= 20; i++) kept.push({ type: 'keep', key: `dead-${i}`, seq: 10_000 + i, state: EntryState.Dead, reason: 'refused', channel: 'main', endedAt: 1_000 + i, doc: doc(10_000 + i) });
-  await store.write([...kept, { type: 'put-schedule', name: 'nightly', doc: '{"cron":"0 3 * * *"}' }, { type: 'put-schedule', name: 'hourly', doc: '{"cron":"0 * * * *"}' }, { type: 'meta', name: 'paused', value: 'true' }]);
-  for (let i = 1; i <= 30; i++) await store.write([{ type: 'seen', key: `idem-${i}`, entryKey: `key-${i}`, seenAt: 5_000 + i }]);
+  for (let i = 1; i <= 20; i++)
+    kept.push({
+      type: 'keep',
+      key: `dead-${i}`,
+      seq: 10_000 + i,
+      state: EntryState.Dead,
+      reason: 'refused',
+      channel: 'main',
+      endedAt: 1_000 + i,
+      doc: doc(10_000 + i),
+    });
+  await store.write([
+    ...kept,
+    { type: 'put-schedule', name: 'nightly', doc: '{"cron":"0 3 * * *"}' },
+    { type: 'put-schedule', name: 'hourly', doc: '{"cron":"0 * * * *"}' },
+    { type: 'meta', name: 'paused', value: 'true' },
+  ]);
+  for (let i = 1; i <= 30; i++)
+    await store.write([{ type: 'seen', key: `idem-${i}`, entryKey: `key-${i}`, seenAt: 5_000 + i }]);
   await store.close();
   return dir;
 }
@@ -44,7 +78,12 @@ function query<T>(file: string, sql: string): Promise<T[]> {
 
 /** The pages of one table (dbstat), by type. */
 async function pagesOf(file: string, table: string, type: 'leaf' | 'internal'): Promise<number[]> {
-  return (await query<{ pageno: number }>(file, `SELECT pageno FROM dbstat WHERE name = '${table}' AND pagetype = '${type}' ORDER BY pageno`)).map((r) => r.pageno);
+  return (
+    await query<{ pageno: number }>(
+      file,
+      `SELECT pageno FROM dbstat WHERE name = '${table}' AND pagetype = '${type}' ORDER BY pageno`,
+    )
+  ).map((r) => r.pageno);
 }
 
 /** Overwrites whole pages (1-based) with noise. */
@@ -57,12 +96,20 @@ function damage(file: string, pages: number[]): void {
   }
 }
 
-async function loaded(dir: string): Promise<{ rows: StoredRow[]; meta: Map<string, string>; kept: number; schedules: string[]; seen: number }> {
+async function loaded(
+  dir: string,
+): Promise<{ rows: StoredRow[]; meta: Map<string, string>; kept: number; schedules: string[]; seen: number }> {
   const store = await SqliteStore.open(dir, silentLogger());
   try {
     const rows: StoredRow[] = [];
     const meta = await store.load((r) => rows.push(...r));
-    return { rows, meta, kept: (await store.kept.count()).dead, schedules: (await store.loadSchedules()).map((s) => s.name), seen: (await store.loadSeen(0)).length };
+    return {
+      rows,
+      meta,
+      kept: (await store.kept.count()).dead,
+      schedules: (await store.loadSchedules()).map((s) => s.name),
+      seen: (await store.loadSeen(0)).length,
+    };
   } finally {
     await store.close();
   }
@@ -77,7 +124,9 @@ describe('salvage of a damaged SQLite store', function () {
     const leaves = await pagesOf(file, 'entries', 'leaf');
     // three leaf pages of the entries: the rows they held are the ones that cannot come back
     const hit = [leaves[3]!, leaves[Math.floor(leaves.length / 2)]!, leaves[leaves.length - 2]!];
-    const onHit = (await query<{ n: number }>(file, `SELECT SUM(ncell) AS n FROM dbstat WHERE pageno IN (${hit.join(',')})`))[0]!.n;
+    const onHit = (
+      await query<{ n: number }>(file, `SELECT SUM(ncell) AS n FROM dbstat WHERE pageno IN (${hit.join(',')})`)
+    )[0]!.n;
     damage(file, hit);
     const damagedBytes = readFileSync(file);
 
@@ -85,10 +134,14 @@ describe('salvage of a damaged SQLite store', function () {
     const salvage = await salvageStore(dir, (line) => progress.push(line), 0);
     const entries = salvage.tables.find((t) => t.table === 'entries')!;
     expect(entries.written).to.equal(300 - onHit);
-    expect(progress.some((l) => l.includes(`entries: ${300 - onHit} rows read so far`)), progress.join('\n')).to.equal(true);
+    expect(
+      progress.some((l) => l.includes(`entries: ${300 - onHit} rows read so far`)),
+      progress.join('\n'),
+    ).to.equal(true);
     expect(entries.stretches).to.have.length(3);
     expect(entries.lost?.count, 'lost rows named by the key index').to.equal(onHit);
-    for (const t of ['kept', 'schedules', 'dedup_log', 'meta']) expect(salvage.tables.find((x) => x.table === t)?.stretches, t).to.deep.equal([]);
+    for (const t of ['kept', 'schedules', 'dedup_log', 'meta'])
+      expect(salvage.tables.find((x) => x.table === t)?.stretches, t).to.deep.equal([]);
 
     // the damaged file is kept byte for byte, under a name beside the new store
     expect(readFileSync(salvage.keptAs).equals(damagedBytes)).to.equal(true);
@@ -105,7 +158,10 @@ describe('salvage of a damaged SQLite store', function () {
     expect(back.seen).to.equal(30);
 
     const report = salvageReport(salvage).join('\n');
-    expect(report).to.contain(`${300 - onHit} rows recovered`).and.to.contain(`${onHit} rows lost`).and.to.contain(salvage.keptAs);
+    expect(report)
+      .to.contain(`${300 - onHit} rows recovered`)
+      .and.to.contain(`${onHit} rows lost`)
+      .and.to.contain(salvage.keptAs);
     expect(salvageSummary(salvage)).to.contain(`entries ${300 - onHit} recovered, ${onHit} lost`);
   });
 
@@ -115,7 +171,8 @@ describe('salvage of a damaged SQLite store', function () {
     // 200 entries, each enqueued with an idempotency key, 10 to a transaction (one dedup_log row each)
     for (let b = 0; b < 200; b += 10) {
       const ops: StoreOp[] = [];
-      for (let i = b + 1; i <= b + 10; i++) ops.push(put(i), { type: 'seen', key: `idem-${i}`, entryKey: `key-${i}`, seenAt: 5_000 + i });
+      for (let i = b + 1; i <= b + 10; i++)
+        ops.push(put(i), { type: 'seen', key: `idem-${i}`, entryKey: `key-${i}`, seenAt: 5_000 + i });
       await store.write(ops);
     }
     await store.close();
@@ -124,8 +181,12 @@ describe('salvage of a damaged SQLite store', function () {
     await new Promise<void>((resolve, reject) => {
       const db = new sqlite3.Database(file, (e) => {
         if (e) return reject(e);
-        const values = Array.from({ length: 200 }, (_, i) => `('old-${i + 1}', 'key-${i + 1}', ${6_000 + i})`).join(',');
-        db.exec(`INSERT INTO dedup (key, entry, seen_at) VALUES ${values}`, (err) => db.close(() => (err ? reject(err) : resolve())));
+        const values = Array.from({ length: 200 }, (_, i) => `('old-${i + 1}', 'key-${i + 1}', ${6_000 + i})`).join(
+          ',',
+        );
+        db.exec(`INSERT INTO dedup (key, entry, seen_at) VALUES ${values}`, (err) =>
+          db.close(() => (err ? reject(err) : resolve())),
+        );
       });
     });
     const leaves = await pagesOf(file, 'entries', 'leaf');
@@ -134,7 +195,9 @@ describe('salvage of a damaged SQLite store', function () {
     const lost = salvage.tables.find((t) => t.table === 'entries')!.lost!;
     expect(lost.count).to.be.greaterThan(0);
     expect(salvage.forgottenKeys).to.deep.equal({ count: 2 * lost.count, complete: true });
-    expect(salvageReport(salvage).join('\n')).to.contain(`idempotency keys of lost entries forgotten: ${2 * lost.count}`);
+    expect(salvageReport(salvage).join('\n')).to.contain(
+      `idempotency keys of lost entries forgotten: ${2 * lost.count}`,
+    );
 
     const reopened = await SqliteStore.open(dir, silentLogger());
     try {
@@ -156,7 +219,8 @@ describe('salvage of a damaged SQLite store', function () {
     const dir = await storeOf(300, (i) => i * 7_000_000_000);
     const file = join(dir, 'queue.db');
     const leaves = await pagesOf(file, 'entries', 'leaf');
-    const onHit = (await query<{ n: number }>(file, `SELECT ncell AS n FROM dbstat WHERE pageno = ${leaves[5]!}`))[0]!.n;
+    const onHit = (await query<{ n: number }>(file, `SELECT ncell AS n FROM dbstat WHERE pageno = ${leaves[5]!}`))[0]!
+      .n;
     damage(file, [leaves[5]!]);
     const began = Date.now();
     const salvage = await salvageStore(dir);
@@ -174,7 +238,9 @@ describe('salvage of a damaged SQLite store', function () {
     expect(entries.written).to.equal(0);
     expect(entries.stretches.at(-1)?.to).to.equal(undefined);
     expect(salvage.tables.find((t) => t.table === 'kept')!.written).to.equal(20);
-    expect(salvageReport(salvage).join('\n')).to.match(/entries .*: 0 rows recovered; nothing of it could be read \(SQLITE_CORRUPT[^)]*\): 300 rows lost \(keys key-1, /);
+    expect(salvageReport(salvage).join('\n')).to.match(
+      /entries .*: 0 rows recovered; nothing of it could be read \(SQLITE_CORRUPT[^)]*\): 300 rows lost \(keys key-1, /,
+    );
     expect(salvage.check).not.to.contain('\n');
     const back = await loaded(dir);
     expect([back.rows.length, back.kept, back.schedules.length]).to.deep.equal([0, 20, 2]);
@@ -194,7 +260,9 @@ describe('salvage of a damaged SQLite store', function () {
     const walBytes = readFileSync(join(dir, 'queue.db-wal'));
     const salvage = await salvageStore(dir);
     expect(salvage.tables.find((t) => t.table === 'entries')!.written).to.equal(100);
-    expect(readFileSync(`${salvage.keptAs}-wal`).equals(walBytes), 'the log is kept beside the damaged file').to.equal(true);
+    expect(readFileSync(`${salvage.keptAs}-wal`).equals(walBytes), 'the log is kept beside the damaged file').to.equal(
+      true,
+    );
     expect(existsSync(join(dir, 'queue.db-wal'))).to.equal(false);
     expect((await loaded(dir)).rows).to.have.length(100);
   });
@@ -217,7 +285,9 @@ describe('salvage of a damaged SQLite store', function () {
     let error: unknown;
     await salvageStore(dir).catch((e: unknown) => (error = e));
     expect(error).to.be.instanceOf(ConfigError);
-    expect((error as Error).message).to.contain(dir).and.to.contain('no store');
+    expect((error as Error).message)
+      .to.contain(dir)
+      .and.to.contain('no store');
   });
 
   describe('StoreRecovery at the start', () => {
@@ -229,8 +299,12 @@ describe('salvage of a damaged SQLite store', function () {
       let error: unknown;
       await SqliteStore.open(dir, silentLogger()).catch((e: unknown) => (error = e));
       expect(error).to.be.instanceOf(ConfigError);
-      expect((error as Error).message).to.contain(`hivenode queue salvage ${dir}`).and.not.contain('\n');
-      await SqliteStore.open(dir, silentLogger(), 0, { mode: 'refuse', kind: 'flow' }).catch((e: unknown) => (error = e));
+      expect((error as Error).message)
+        .to.contain(`hivenode queue salvage ${dir}`)
+        .and.not.contain('\n');
+      await SqliteStore.open(dir, silentLogger(), 0, { mode: 'refuse', kind: 'flow' }).catch(
+        (e: unknown) => (error = e),
+      );
       expect((error as Error).message).to.contain(`hivenode flow salvage ${dir}`);
       expect(readFileSync(file).equals(before)).to.equal(true);
     });
@@ -240,7 +314,11 @@ describe('salvage of a damaged SQLite store', function () {
       const file = join(dir, 'queue.db');
       damage(file, [(await pagesOf(file, 'entries', 'leaf'))[1]!]);
       const heard: string[] = [];
-      const store = await SqliteStore.open(dir, silentLogger(), 0, { mode: 'salvage', kind: 'queue', onSalvaged: (_salvage, summary) => heard.push(summary) });
+      const store = await SqliteStore.open(dir, silentLogger(), 0, {
+        mode: 'salvage',
+        kind: 'queue',
+        onSalvaged: (_salvage, summary) => heard.push(summary),
+      });
       try {
         const rows: StoredRow[] = [];
         await store.load((r) => rows.push(...r));

@@ -18,12 +18,25 @@ import { tempDir } from '../../temp.js';
 
 const log = createLogger({ level: 'error', stream: new PassThrough() });
 const request = (control: Record<string, string[]>) =>
-  parseScheduleRequest(makeMessage({ Class: 'c', Operation: 'o', Control: mapOf({ command: ['schedule'], schedule_name: ['n'], cron: ['*/5 * * * *'], ...control }), Data: mapOf({ item: ['x'] }) }));
+  parseScheduleRequest(
+    makeMessage({
+      Class: 'c',
+      Operation: 'o',
+      Control: mapOf({ command: ['schedule'], schedule_name: ['n'], cron: ['*/5 * * * *'], ...control }),
+      Data: mapOf({ item: ['x'] }),
+    }),
+  );
 
 describe('queue schedules', () => {
   it('defaults: tz UTC, overlap skip, catchup none; the firing message keeps every control but the schedule ones and command', () => {
     const r = request({ channel: ['target'], custom: ['kept'] });
-    expect([r.name, r.zone.name, r.overlap, r.catchup, r.cron.source]).to.deep.equal(['n', 'UTC', 'skip', 'none', '*/5 * * * *']);
+    expect([r.name, r.zone.name, r.overlap, r.catchup, r.cron.source]).to.deep.equal([
+      'n',
+      'UTC',
+      'skip',
+      'none',
+      '*/5 * * * *',
+    ]);
     expect({ ...r.message.Control }).to.deep.equal({ channel: ['target'], custom: ['kept'] });
     expect(r.message).to.include({ Class: 'c', Operation: 'o' });
     expect({ ...r.message.Data }).to.deep.equal({ item: ['x'] });
@@ -32,7 +45,11 @@ describe('queue schedules', () => {
   });
 
   it('the schedule controls are queue controls: an entry never passes them on', () => {
-    expect({ ...passedControls(mapOf({ schedule_name: ['a'], cron: ['b'], tz: ['c'], overlap: ['d'], catchup: ['e'], other: ['f'] })) }).to.deep.equal({ other: ['f'] });
+    expect({
+      ...passedControls(
+        mapOf({ schedule_name: ['a'], cron: ['b'], tz: ['c'], overlap: ['d'], catchup: ['e'], other: ['f'] }),
+      ),
+    }).to.deep.equal({ other: ['f'] });
   });
 
   it('refuses a missing, blank or unprintable name, several values, an unknown zone, overlap or catchup with 400 naming the control', () => {
@@ -47,12 +64,17 @@ describe('queue schedules', () => {
       [{ catchup: ['all'] }, /control catchup 'all' is not known; use one of none, one/],
       [{ template_define: ['x'] }, /control template_define cannot be scheduled/],
     ];
-    for (const [control, message] of cases) expect(() => request(control), JSON.stringify(control)).to.throw(BadInputError, message);
+    for (const [control, message] of cases)
+      expect(() => request(control), JSON.stringify(control)).to.throw(BadInputError, message);
   });
 
   it('overlap: skip leaves room only with no entry in progress, buffer_one with at most one, allow always', () => {
     expect([roomFor('skip', 0), roomFor('skip', 1)]).to.deep.equal([true, false]);
-    expect([roomFor('buffer_one', 0), roomFor('buffer_one', 1), roomFor('buffer_one', 2)]).to.deep.equal([true, true, false]);
+    expect([roomFor('buffer_one', 0), roomFor('buffer_one', 1), roomFor('buffer_one', 2)]).to.deep.equal([
+      true,
+      true,
+      false,
+    ]);
     expect(roomFor('allow', 50)).to.equal(true);
   });
 
@@ -60,7 +82,10 @@ describe('queue schedules', () => {
     const book = new ScheduleBook(2);
     book.set(request({ schedule_name: ['a'] }), 1, 0);
     book.set(request({ schedule_name: ['b'] }), 1, 0);
-    expect(() => book.set(request({ schedule_name: ['c'] }), 1, 0)).to.throw(TooLargeError, /holds 2 schedules, the most it takes/);
+    expect(() => book.set(request({ schedule_name: ['c'] }), 1, 0)).to.throw(
+      TooLargeError,
+      /holds 2 schedules, the most it takes/,
+    );
     expect(book.set(request({ schedule_name: ['a'] }), 2, 0).replaced).to.equal(true);
     expect(book.size).to.equal(2);
   });
@@ -79,7 +104,9 @@ describe('queue schedules', () => {
       const ops = book.load([stored('none', Date.parse('2030-06-01T11:00:00Z'))], NOW, log);
       expect(book.get('n')!.doc.nextAt).to.equal(Date.parse('2030-06-01T12:05:00Z'));
       expect(ops).to.have.length(1);
-      expect((JSON.parse((ops[0] as { doc: string }).doc) as ScheduleDoc).nextAt).to.equal(Date.parse('2030-06-01T12:05:00Z'));
+      expect((JSON.parse((ops[0] as { doc: string }).doc) as ScheduleDoc).nextAt).to.equal(
+        Date.parse('2030-06-01T12:05:00Z'),
+      );
     });
 
     it('catchup one: the missed firing stays due, so one firing comes at once; nothing is written', () => {
@@ -102,13 +129,24 @@ describe('queue schedules', () => {
   it('both stores keep schedules: put replaces by name, remove deletes; SQLite across a reopen', async () => {
     const doc = (cron: string): string => JSON.stringify({ cron });
     const memory = new MemoryStore();
-    await memory.write([{ type: 'put-schedule', name: 'a', doc: doc('1') }, { type: 'put-schedule', name: 'b', doc: doc('2') }, { type: 'put-schedule', name: 'a', doc: doc('3') }, { type: 'remove-schedule', name: 'b' }]);
+    await memory.write([
+      { type: 'put-schedule', name: 'a', doc: doc('1') },
+      { type: 'put-schedule', name: 'b', doc: doc('2') },
+      { type: 'put-schedule', name: 'a', doc: doc('3') },
+      { type: 'remove-schedule', name: 'b' },
+    ]);
     expect(await memory.loadSchedules()).to.deep.equal([{ name: 'a', doc: doc('3') }]);
 
     const dir = tempDir('hn-schedules-');
     let sqlite = await SqliteStore.open(dir, log);
-    await sqlite.write([{ type: 'put-schedule', name: "it's", doc: doc('1') }, { type: 'put-schedule', name: 'b', doc: doc('2') }]);
-    await sqlite.write([{ type: 'put-schedule', name: "it's", doc: doc('3') }, { type: 'remove-schedule', name: 'b' }]);
+    await sqlite.write([
+      { type: 'put-schedule', name: "it's", doc: doc('1') },
+      { type: 'put-schedule', name: 'b', doc: doc('2') },
+    ]);
+    await sqlite.write([
+      { type: 'put-schedule', name: "it's", doc: doc('3') },
+      { type: 'remove-schedule', name: 'b' },
+    ]);
     await sqlite.close();
     sqlite = await SqliteStore.open(dir, log);
     expect(await sqlite.loadSchedules()).to.deep.equal([{ name: "it's", doc: doc('3') }]);

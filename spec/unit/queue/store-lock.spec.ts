@@ -19,7 +19,16 @@ import { until } from '../../support/wait.js';
 const MODULE = new URL('../../../actors/queue/store-lock.ts', import.meta.url).pathname;
 
 const holderOf = (file: string): LockHolder => JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
-const writeHolder = (file: string, h: Partial<LockHolder>): void => writeFileSync(file, JSON.stringify({ host: hostname(), started: new Date().toISOString(), nonce: `n-${Math.random().toString(36).slice(2)}`, ...h }));
+const writeHolder = (file: string, h: Partial<LockHolder>): void =>
+  writeFileSync(
+    file,
+    JSON.stringify({
+      host: hostname(),
+      started: new Date().toISOString(),
+      nonce: `n-${Math.random().toString(36).slice(2)}`,
+      ...h,
+    }),
+  );
 const refusalOf = async (p: Promise<unknown>): Promise<StoreHeldError> => {
   const e = await p.then(
     () => undefined,
@@ -72,7 +81,9 @@ interface Contender {
 }
 
 function startContender(file: string): Contender {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', contender(file)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', contender(file)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   let rest = '';
   child.stdout!.on('data', (c: Buffer) => {
@@ -83,7 +94,8 @@ function startContender(file: string): Contender {
   return { child, lines };
 }
 
-const exited = (c: ChildProcess): Promise<void> => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', () => r())));
+const exited = (c: ChildProcess): Promise<void> =>
+  c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', () => r()));
 
 describe('store lock (one holder per store)', function () {
   this.timeout(60_000);
@@ -97,7 +109,11 @@ describe('store lock (one holder per store)', function () {
     expect(Date.parse(h.started)).to.be.at.most(Date.now());
     const e = await refusalOf(StoreLock.acquire(file, 'the test store'));
     expect(e).to.be.instanceOf(ConfigError); // a start failure: exit code 2
-    expect(e.message).to.contain('the test store').and.to.contain(`pid ${process.pid}`).and.to.contain(`host ${hostname()}`).and.to.contain('already open in this process');
+    expect(e.message)
+      .to.contain('the test store')
+      .and.to.contain(`pid ${process.pid}`)
+      .and.to.contain(`host ${hostname()}`)
+      .and.to.contain('already open in this process');
     expect(e.message).not.to.contain('\n');
     lock.release();
     expect(existsSync(file)).to.equal(false);
@@ -120,7 +136,9 @@ describe('store lock (one holder per store)', function () {
       writeHolder(file, { pid: other.pid! });
       const before = readFileSync(file, 'utf8');
       const e = await refusalOf(StoreLock.acquire(file, 'the queue store /x/q'));
-      expect(e.message).to.match(new RegExp(`^the queue store /x/q is in use by pid ${other.pid} on host ${hostname()} .*stop that node first`));
+      expect(e.message).to.match(
+        new RegExp(`^the queue store /x/q is in use by pid ${other.pid} on host ${hostname()} .*stop that node first`),
+      );
       expect(e.holder?.pid).to.equal(other.pid);
       expect(readFileSync(file, 'utf8'), 'the lock is left alone').to.equal(before);
     } finally {
@@ -157,7 +175,11 @@ describe('store lock (one holder per store)', function () {
       parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
       await until(() => /\d+\n/.test(out), { ms: 30_000, every: 20, what: 'the zombie pid' });
       const zombie = Number(out.trim());
-      await until(() => procStat(zombie)?.state === 'Z' || procStat(zombie) === undefined, { ms: 5_000, every: 20, what: 'the zombie' });
+      await until(() => procStat(zombie)?.state === 'Z' || procStat(zombie) === undefined, {
+        ms: 5_000,
+        every: 20,
+        what: 'the zombie',
+      });
       if (procStat(zombie) === undefined) this.skip(); // no /proc
       const file = join(tempDir('hn-lock-'), 'queue.lock');
       writeHolder(file, { pid: zombie });
@@ -184,7 +206,12 @@ describe('store lock (one holder per store)', function () {
 
   it('refuses an unreadable lock file, naming it', async () => {
     const file = join(tempDir('hn-lock-'), 'queue.lock');
-    for (const text of ['garbage', '', JSON.stringify({ pid: 0, host: hostname(), started: '', nonce: 'n' }), JSON.stringify({ pid: deadPid(), host: hostname(), started: '', nonce: '../../elsewhere' })]) {
+    for (const text of [
+      'garbage',
+      '',
+      JSON.stringify({ pid: 0, host: hostname(), started: '', nonce: 'n' }),
+      JSON.stringify({ pid: deadPid(), host: hostname(), started: '', nonce: '../../elsewhere' }),
+    ]) {
       writeFileSync(file, text);
       const e = await refusalOf(StoreLock.acquire(file, 'the test store'));
       expect(e.message).to.contain(file).and.to.contain('delete');
@@ -206,10 +233,15 @@ describe('store lock (one holder per store)', function () {
   it('two takeovers of one stale lock in this process: one wins, the other is refused', async () => {
     const file = join(tempDir('hn-lock-'), 'queue.lock');
     writeHolder(file, { pid: deadPid() });
-    const results = await Promise.allSettled([StoreLock.acquire(file, 'the test store'), StoreLock.acquire(file, 'the test store')]);
+    const results = await Promise.allSettled([
+      StoreLock.acquire(file, 'the test store'),
+      StoreLock.acquire(file, 'the test store'),
+    ]);
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).to.have.length(1);
-    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).to.be.instanceOf(StoreHeldError);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).to.be.instanceOf(
+      StoreHeldError,
+    );
     (won[0] as PromiseFulfilledResult<StoreLock>).value.release();
   });
 
@@ -220,10 +252,20 @@ describe('store lock (one holder per store)', function () {
       writeHolder(file, { pid: deadPid() });
       const racers = Array.from({ length: 4 }, () => startContender(file));
       try {
-        await until(() => racers.every((r) => r.lines.includes('ready')), { ms: 30_000, every: 20, what: 'the racers to start' });
+        await until(() => racers.every((r) => r.lines.includes('ready')), {
+          ms: 30_000,
+          every: 20,
+          what: 'the racers to start',
+        });
         for (const r of racers) r.child.stdin!.write('go\n');
-        await until(() => racers.every((r) => r.lines.length >= 2), { ms: 30_000, every: 20, what: 'every racer to answer' });
-        const answers = racers.map((r) => JSON.parse(r.lines[1]!) as { pid: number; held: boolean; refusal?: string; name?: string });
+        await until(() => racers.every((r) => r.lines.length >= 2), {
+          ms: 30_000,
+          every: 20,
+          what: 'every racer to answer',
+        });
+        const answers = racers.map(
+          (r) => JSON.parse(r.lines[1]!) as { pid: number; held: boolean; refusal?: string; name?: string },
+        );
         const winners = answers.filter((a) => a.held);
         expect(winners, `round ${round}: ${JSON.stringify(answers)}`).to.have.length(1);
         expect(holderOf(file).pid).to.equal(winners[0]!.pid);

@@ -6,10 +6,26 @@ import { SqliteStore } from '../../../actors/queue/sqlite-store.js';
 import { silentLogger } from '../../../actors/observe/logger.js';
 import { tempDir } from '../../temp.js';
 
-const put = (seq: number, state: string, dueAt: number): StoreOp => ({ type: 'put', key: `k${seq}`, seq, state, dueAt, doc: `{"seq":${seq}}` });
+const put = (seq: number, state: string, dueAt: number): StoreOp => ({
+  type: 'put',
+  key: `k${seq}`,
+  seq,
+  state,
+  dueAt,
+  doc: `{"seq":${seq}}`,
+});
 
 /** seq 1..8: waiting, retrying and scheduled entries, some due by 1000, some later, one dead. */
-const ROWS: StoreOp[] = [put(1, 'waiting', 10), put(2, 'retrying', 5000), put(3, 'scheduled', 900), put(4, 'waiting', 20), put(5, 'retrying', 800), put(6, 'scheduled', 7000), put(7, 'dead', 30), put(8, 'retrying', 6000)];
+const ROWS: StoreOp[] = [
+  put(1, 'waiting', 10),
+  put(2, 'retrying', 5000),
+  put(3, 'scheduled', 900),
+  put(4, 'waiting', 20),
+  put(5, 'retrying', 800),
+  put(6, 'scheduled', 7000),
+  put(7, 'dead', 30),
+  put(8, 'retrying', 6000),
+];
 
 async function seeded(): Promise<{ dir: string; store: SqliteStore }> {
   const dir = tempDir();
@@ -42,7 +58,10 @@ describe('the SQLite store pages entries waiting for a time (backlog.ts)', () =>
     try {
       const ops: StoreOp[] = [];
       // more than two load chunks (20,000 rows): every 7th parked, every 3rd due soon, the rest waiting
-      for (let seq = 1; seq <= 45_000; seq++) ops.push(put(seq, seq % 7 === 0 ? 'retrying' : seq % 3 === 0 ? 'scheduled' : 'waiting', seq % 7 === 0 ? 5000 : 500));
+      for (let seq = 1; seq <= 45_000; seq++)
+        ops.push(
+          put(seq, seq % 7 === 0 ? 'retrying' : seq % 3 === 0 ? 'scheduled' : 'waiting', seq % 7 === 0 ? 5000 : 500),
+        );
       await store.write(ops);
       const loaded = await seqsLoaded(store, 1000);
       expect(loaded).to.deep.equal(Array.from({ length: 45_000 }, (_, i) => i + 1).filter((seq) => seq % 7 !== 0));
@@ -77,7 +96,8 @@ describe('the SQLite store pages entries waiting for a time (backlog.ts)', () =>
   it('an older store without the indexes gets them, and rows without a state are loaded as untimed', async () => {
     const dir = tempDir();
     const db = new sqlite3.Database(join(dir, 'queue.db'));
-    const run = (sql: string): Promise<void> => new Promise((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
+    const run = (sql: string): Promise<void> =>
+      new Promise((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
     await run(`CREATE TABLE entries (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
       INSERT INTO entries (seq, key, doc) VALUES (1, 'old', '{"seq":1}');`);
     await new Promise<void>((resolve) => db.close(() => resolve()));

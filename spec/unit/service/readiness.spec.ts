@@ -50,15 +50,27 @@ describe('gateway health answer', () => {
   starting.started('gw');
 
   it('200 ok when connected, not draining and every service started', () => {
-    expect(healthOf({ hiveConnected: true, draining: false, readiness: ready })).to.deep.equal({ code: 200, body: { status: 'ok', hive: 'connected' } });
+    expect(healthOf({ hiveConnected: true, draining: false, readiness: ready })).to.deep.equal({
+      code: 200,
+      body: { status: 'ok', hive: 'connected' },
+    });
   });
 
   it('503 starting, naming the services still starting', () => {
-    expect(healthOf({ hiveConnected: true, draining: false, readiness: starting })).to.deep.equal({ code: 503, body: { status: 'starting', hive: 'connected', starting: ['q'] } });
+    expect(healthOf({ hiveConnected: true, draining: false, readiness: starting })).to.deep.equal({
+      code: 503,
+      body: { status: 'starting', hive: 'connected', starting: ['q'] },
+    });
   });
 
   it('503 unavailable when the hive is down or the gateway drains, before readiness is considered', () => {
-    expect(healthOf({ hiveConnected: false, draining: false, readiness: starting })).to.deep.equal({ code: 503, body: { status: 'unavailable', hive: 'disconnected' } });
-    expect(healthOf({ hiveConnected: true, draining: true, readiness: ready })).to.deep.equal({ code: 503, body: { status: 'unavailable', hive: 'connected' } });
+    expect(healthOf({ hiveConnected: false, draining: false, readiness: starting })).to.deep.equal({
+      code: 503,
+      body: { status: 'unavailable', hive: 'disconnected' },
+    });
+    expect(healthOf({ hiveConnected: true, draining: true, readiness: ready })).to.deep.equal({
+      code: 503,
+      body: { status: 'unavailable', hive: 'connected' },
+    });
   });
 });

@@ -3,7 +3,6 @@ import { mock } from 'node:test';
 import { Deadlines } from '../../../actors/shared/deadlines.js';
 import { sleep } from '../../support/wait.js';
 
-
 /**
  * A clock the test moves (Date.now and the timers together), so the precision of an expiry is
  * measured exactly, whatever the load on the machine: it advances 1 ms at a time until `done`.

@@ -3,7 +3,10 @@ import { PassThrough } from 'node:stream';
 import { createLogger, maskSensitive } from '../../../actors/observe/logger.js';
 import { sleep } from '../../support/wait.js';
 
-function capture(opts: Parameters<typeof createLogger>[0]): { log: ReturnType<typeof createLogger>; text: () => Promise<string> } {
+function capture(opts: Parameters<typeof createLogger>[0]): {
+  log: ReturnType<typeof createLogger>;
+  text: () => Promise<string>;
+} {
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString()));

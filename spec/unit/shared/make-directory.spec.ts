@@ -23,13 +23,22 @@ describe('makeDirectory', () => {
 
   // the spin of Node's recursive mkdir is caught by the CLI test, whose child process has a timeout
   it('a path under /proc is refused, naming the parameter, the part and the cause', () => {
-    expect(() => makeDirectory('/proc/no-such/dir', 'PersistPath')).to.throw(ConfigError, /^PersistPath: cannot create \/proc\/no-such \(ENOENT\) for the directory \/proc\/no-such\/dir; give a directory/);
+    expect(() => makeDirectory('/proc/no-such/dir', 'PersistPath')).to.throw(
+      ConfigError,
+      /^PersistPath: cannot create \/proc\/no-such \(ENOENT\) for the directory \/proc\/no-such\/dir; give a directory/,
+    );
   });
 
   it('a file on the way or in the place is refused', () => {
     const file = join(tempDir('hn-mkdir-'), 'file');
     writeFileSync(file, '');
-    expect(() => makeDirectory(join(file, 'sub'), 'Directory')).to.throw(ConfigError, /Directory: cannot create .*file\/sub \(ENOTDIR\)/);
-    expect(() => makeDirectory(file, 'Directory')).to.throw(ConfigError, /Directory: .*file exists and is not a directory/);
+    expect(() => makeDirectory(join(file, 'sub'), 'Directory')).to.throw(
+      ConfigError,
+      /Directory: cannot create .*file\/sub \(ENOTDIR\)/,
+    );
+    expect(() => makeDirectory(file, 'Directory')).to.throw(
+      ConfigError,
+      /Directory: .*file exists and is not a directory/,
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('binlog position (change stream on MariaDB)', () => {
     expect(await memory.load()).to.equal(undefined);
     await memory.save('mariadb-bin.000002:1234');
     expect(await new FilePosition(file).load()).to.equal('mariadb-bin.000002:1234');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).to.include({ column: 'binlog position', value: 'mariadb-bin.000002:1234' });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).to.include({
+      column: 'binlog position',
+      value: 'mariadb-bin.000002:1234',
+    });
   });
 
   it("refuses a state file that holds a poller's mark or no JSON", async () => {
@@ -31,7 +34,9 @@ describe('binlog position (change stream on MariaDB)', () => {
       (e: unknown) => e,
     );
     expect(err).to.be.instanceOf(ConfigError);
-    expect((err as Error).message).to.match(/holds no binlog position of a change stream \(state file .* tracks column 'id', not 'binlog position'\): name another file/);
+    expect((err as Error).message).to.match(
+      /holds no binlog position of a change stream \(state file .* tracks column 'id', not 'binlog position'\): name another file/,
+    );
     writeFileSync(file, 'garbage');
     expect(((await new FilePosition(file).load().catch((e: unknown) => e)) as Error).message).to.contain('is not JSON');
   });
@@ -78,9 +83,16 @@ describe('binlog position (change stream on MariaDB)', () => {
     expect(binlogServerId('orders-feed')).to.equal(binlogServerId('orders-feed'));
     expect(binlogServerId('orders-feed')).not.to.equal(binlogServerId('items-feed'));
     expect(binlogServerId('x')).to.be.within(1_000_000, 1_000_000 + 2 ** 31);
-    const names = changeNames({ SQL_CHANGESLOT: '', SQL_CHANGEPUBLICATION: '', SQL_TABLE: 'orders, shop.items' }, 'Orders-Feed', 'mariadb', 'hive');
+    const names = changeNames(
+      { SQL_CHANGESLOT: '', SQL_CHANGEPUBLICATION: '', SQL_TABLE: 'orders, shop.items' },
+      'Orders-Feed',
+      'mariadb',
+      'hive',
+    );
     expect(names.tables.map((t) => t.qualified)).to.deep.equal(['hive.orders', 'shop.items']);
     expect(names.slot).to.equal('hivenode_orders_feed');
-    expect(() => changeNames({ SQL_CHANGESLOT: 'x', SQL_CHANGEPUBLICATION: '', SQL_TABLE: 'orders' }, 'n', 'mariadb', 'hive')).to.throw(ConfigError, /SQL_CHANGESLOT names a PostgreSQL replication slot/);
+    expect(() =>
+      changeNames({ SQL_CHANGESLOT: 'x', SQL_CHANGEPUBLICATION: '', SQL_TABLE: 'orders' }, 'n', 'mariadb', 'hive'),
+    ).to.throw(ConfigError, /SQL_CHANGESLOT names a PostgreSQL replication slot/);
   });
 });

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { Sequelize } from 'sequelize';
 import type { Dialect } from '../../../actors/sql/dialect.js';
 import { quoteName, quotePart } from '../../../actors/sql/dialect.js';
-import { quoteGroupBy, quoteOrderBy, quotePlainColumns, quoteSelectColumns, quoteTable } from '../../../actors/sql/identifiers.js';
+import {
+  quoteGroupBy,
+  quoteOrderBy,
+  quotePlainColumns,
+  quoteSelectColumns,
+  quoteTable,
+} from '../../../actors/sql/identifiers.js';
 
 const DIALECTS: Dialect[] = ['postgres', 'mysql', 'mssql', 'oracle', 'sqlite'];
 const Q: Record<Dialect, (s: string) => string> = {
@@ -52,7 +58,9 @@ describe('sql identifiers: validated and quoted for all five dialect families', 
       it('quotes select lists: *, table.*, table.column, aggregates, aliases', () => {
         expect(quoteSelectColumns(d, '')).to.deep.equal({ sql: '*', keys: ['*'] });
         const cols = quoteSelectColumns(d, 'id, u.name AS who, o.*, COUNT(*) AS n, max(o.total)');
-        expect(cols.sql).to.equal(`${q('id')}, ${q('u')}.${q('name')} AS ${q('who')}, ${q('o')}.*, COUNT(*) AS ${q('n')}, MAX(${q('o')}.${q('total')})`);
+        expect(cols.sql).to.equal(
+          `${q('id')}, ${q('u')}.${q('name')} AS ${q('who')}, ${q('o')}.*, COUNT(*) AS ${q('n')}, MAX(${q('o')}.${q('total')})`,
+        );
         expect(cols.keys).to.deep.equal(['id', 'who', '*', 'n', 'MAX(o.total)']);
       });
 
@@ -83,10 +91,15 @@ describe('sql identifiers: validated and quoted for all five dialect families', 
     });
   }
 
-  it("agrees with Sequelize's own quoting (postgres, mysql, mssql, oracle; SQLite accepts both \" and `)", () => {
+  it('agrees with Sequelize\'s own quoting (postgres, mysql, mssql, oracle; SQLite accepts both " and `)', () => {
     for (const d of ['postgres', 'mysql', 'mssql', 'oracle'] as const) {
-      const generator = (new Sequelize({ dialect: d, logging: false }).getQueryInterface() as unknown as { queryGenerator: { quoteIdentifier(s: string, force?: boolean): string } }).queryGenerator;
-      for (const name of ['users', 'Users', 'order', 'select', 'a_1', '_x']) expect(quotePart(d, name), `${d} ${name}`).to.equal(generator.quoteIdentifier(name, true));
+      const generator = (
+        new Sequelize({ dialect: d, logging: false }).getQueryInterface() as unknown as {
+          queryGenerator: { quoteIdentifier(s: string, force?: boolean): string };
+        }
+      ).queryGenerator;
+      for (const name of ['users', 'Users', 'order', 'select', 'a_1', '_x'])
+        expect(quotePart(d, name), `${d} ${name}`).to.equal(generator.quoteIdentifier(name, true));
     }
   });
 });

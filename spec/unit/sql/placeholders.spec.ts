@@ -14,7 +14,14 @@ describe('sql placeholders', () => {
   it('finds {{ name }} with or without spaces, several and repeated', () => {
     const c = parseClause('a = {{x}} AND b LIKE {{  y  }} OR c = {{ x }}', PG);
     expect(c.names).to.deep.equal(['x', 'y']);
-    expect(c.parts).to.deep.equal([{ text: 'a = ' }, { name: 'x' }, { text: ' AND b LIKE ' }, { name: 'y' }, { text: ' OR c = ' }, { name: 'x' }]);
+    expect(c.parts).to.deep.equal([
+      { text: 'a = ' },
+      { name: 'x' },
+      { text: ' AND b LIKE ' },
+      { name: 'y' },
+      { text: ' OR c = ' },
+      { name: 'x' },
+    ]);
   });
 
   it("reads a literal that is exactly '{{ name }}' as the placeholder", () => {
@@ -22,7 +29,9 @@ describe('sql placeholders', () => {
   });
 
   it('refuses a placeholder inside a longer quoted literal, naming it', () => {
-    expect(() => parseClause("name LIKE '%{{ who }}%'", PG)).to.throw(/placeholder '\{\{ who \}\}' is inside the quoted text/);
+    expect(() => parseClause("name LIKE '%{{ who }}%'", PG)).to.throw(
+      /placeholder '\{\{ who \}\}' is inside the quoted text/,
+    );
     expect(() => parseClause('"{{ col }}" = 1', PG)).to.throw(/inside the quoted text/);
   });
 
@@ -70,7 +79,10 @@ describe('sql placeholders', () => {
     const st = new StatementText().param('n', 'SQL_LIMIT', 'count');
     expect(bindValues(st.params, mapOf({ n: ['25'] }))).to.deep.equal({ p1: 25 });
     for (const bad of ['-1', '1.5', '1; DROP TABLE t', '', '1e3', '9999999999999999']) {
-      expect(() => bindValues(st.params, mapOf({ n: [bad] })), bad).to.throw(BadInputError, /non-negative whole number/);
+      expect(() => bindValues(st.params, mapOf({ n: [bad] })), bad).to.throw(
+        BadInputError,
+        /non-negative whole number/,
+      );
     }
   });
 
@@ -108,7 +120,12 @@ describe('sql placeholders', () => {
   });
 
   it('splits an init script at ; outside literals, comments and dollar quotes', () => {
-    const script = "CREATE TABLE t (a text); -- c;\nINSERT INTO t VALUES ('x;y');\n/* ; */\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n\n";
-    expect(splitStatements(script, PG)).to.deep.equal(['CREATE TABLE t (a text)', "INSERT INTO t VALUES ('x;y')", 'CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql']);
+    const script =
+      "CREATE TABLE t (a text); -- c;\nINSERT INTO t VALUES ('x;y');\n/* ; */\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n\n";
+    expect(splitStatements(script, PG)).to.deep.equal([
+      'CREATE TABLE t (a text)',
+      "INSERT INTO t VALUES ('x;y')",
+      'CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql',
+    ]);
   });
 });

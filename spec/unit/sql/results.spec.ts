@@ -23,7 +23,15 @@ describe('sql results (docs/ARCHITECTURE.md, Result shapes)', () => {
       rowcount: ['2'],
     });
     expect(r.List).to.deep.equal([
-      { id: 1, name: 'a', at: '2024-01-02T03:04:05.000Z', bin: 'aGk=', doc: { k: [1] }, big: '1152921504606846976', ok: true },
+      {
+        id: 1,
+        name: 'a',
+        at: '2024-01-02T03:04:05.000Z',
+        bin: 'aGk=',
+        doc: { k: [1] },
+        big: '1152921504606846976',
+        ok: true,
+      },
       { id: 2, name: null, at: null, bin: null, doc: null, big: 3, ok: false },
     ]);
     expect(JSON.parse(JSON.stringify(r))).to.deep.equal(JSON.parse(JSON.stringify({ ...r, Data: { ...r.Data } })));
@@ -44,7 +52,12 @@ describe('sql results (docs/ARCHITECTURE.md, Result shapes)', () => {
     expect(writeOutcome([[], 1])).to.deep.equal({ affected: 1 }); // PostgreSQL INSERT, MS SQL RAW
     expect(writeOutcome([[], { command: 'UPDATE', rowCount: 2 }])).to.deep.equal({ affected: 2 }); // pg RAW
     expect(writeOutcome([[], [{ rowCount: 2 }, { rowCount: 3 }]])).to.deep.equal({ affected: 5 }); // pg RAW, two statements
-    expect(writeOutcome([{ affectedRows: 4, insertId: 0 }, { affectedRows: 4, insertId: 0 }])).to.deep.equal({ affected: 4 }); // mysql RAW
+    expect(
+      writeOutcome([
+        { affectedRows: 4, insertId: 0 },
+        { affectedRows: 4, insertId: 0 },
+      ]),
+    ).to.deep.equal({ affected: 4 }); // mysql RAW
     expect(writeOutcome([{ rowsAffected: 6 }, { rowsAffected: 6 }])).to.deep.equal({ affected: 6 }); // oracle RAW
     expect(writeOutcome([[], {}])).to.deep.equal({ affected: 0 }); // SQLite DDL
   });
@@ -56,13 +69,23 @@ describe('sql results (docs/ARCHITECTURE.md, Result shapes)', () => {
     expect(mapDbError(named('SequelizeConnectionRefusedError'), 'postgres', limits).code).to.equal(502);
     expect(mapDbError(named('SequelizeDatabaseError', { code: '57014' }), 'postgres', limits).code).to.equal(504);
     expect(mapDbError(named('SequelizeDatabaseError', { code: '22P02' }), 'postgres', limits).code).to.equal(400);
-    expect(mapDbError(named('SequelizeUniqueConstraintError', { code: '23505' }), 'postgres', limits).code).to.equal(400);
+    expect(mapDbError(named('SequelizeUniqueConstraintError', { code: '23505' }), 'postgres', limits).code).to.equal(
+      400,
+    );
     expect(mapDbError(named('SequelizeDatabaseError', { code: '42P01' }), 'postgres', limits).code).to.equal(502);
     expect(mapDbError(named('SequelizeDatabaseError', { errno: 1969 }), 'mysql', limits).code).to.equal(504);
     expect(mapDbError(named('SequelizeDatabaseError', { code: 'ETIMEOUT' }), 'mssql', limits).code).to.equal(504);
     expect(mapDbError(named('SequelizeDatabaseError', { number: 2627 }), 'mssql', limits).code).to.equal(400);
-    expect(mapDbError(Object.assign(new Error('NJS-123: call timeout of 5 ms exceeded'), { name: 'SequelizeDatabaseError' }), 'oracle', limits).code).to.equal(504);
-    expect(mapDbError(named('SequelizeDatabaseError', { code: 'SQLITE_CONSTRAINT' }), 'sqlite', limits).code).to.equal(400);
+    expect(
+      mapDbError(
+        Object.assign(new Error('NJS-123: call timeout of 5 ms exceeded'), { name: 'SequelizeDatabaseError' }),
+        'oracle',
+        limits,
+      ).code,
+    ).to.equal(504);
+    expect(mapDbError(named('SequelizeDatabaseError', { code: 'SQLITE_CONSTRAINT' }), 'sqlite', limits).code).to.equal(
+      400,
+    );
   });
 
   it('poll back-off doubles up to max(interval, 30 s)', () => {

@@ -12,16 +12,27 @@ import { tempDir } from '../../temp.js';
 describe('sql poller mark (track state)', () => {
   it('round-trips a last value, a claimed batch, and both, each keeping its type', () => {
     const at = new Date('2026-11-27T10:00:00.000Z');
-    for (const mark of [{ last: 7 }, { pending: 'b' }, { last: at, pending: new Date(at.getTime() + 1000) }, { last: 'a', pending: 'b' }]) {
+    for (const mark of [
+      { last: 7 },
+      { pending: 'b' },
+      { last: at, pending: new Date(at.getTime() + 1000) },
+      { last: 'a', pending: 'b' },
+    ]) {
       expect(decodeTrack(encodeTrack('id', mark), 'id', 'x')).to.deep.equal({ mark });
     }
   });
 
   it('reads the format of earlier releases (a value, no pending) and refuses what it cannot use, with a note', () => {
-    expect(decodeTrack('{"column":"id","type":"number","value":3,"savedAt":"2026-01-01T00:00:00Z"}', 'id', 'f')).to.deep.equal({ mark: { last: 3 } });
-    expect(decodeTrack('{"column":"other","type":"number","value":3}', 'id', 'state file f')).to.deep.equal({ note: "state file f tracks column 'other', not 'id'; starting from the beginning" });
+    expect(
+      decodeTrack('{"column":"id","type":"number","value":3,"savedAt":"2026-01-01T00:00:00Z"}', 'id', 'f'),
+    ).to.deep.equal({ mark: { last: 3 } });
+    expect(decodeTrack('{"column":"other","type":"number","value":3}', 'id', 'state file f')).to.deep.equal({
+      note: "state file f tracks column 'other', not 'id'; starting from the beginning",
+    });
     expect(decodeTrack('{"column":"id","type":"number","value":"3"}', 'id', 'f')).to.have.property('note');
-    expect(decodeTrack('{"column":"id","type":"number","value":3,"pending":{"type":"date","value":"no date"}}', 'id', 'f')).to.have.property('note');
+    expect(
+      decodeTrack('{"column":"id","type":"number","value":3,"pending":{"type":"date","value":"no date"}}', 'id', 'f'),
+    ).to.have.property('note');
     expect(decodeTrack('{"column":"id"}', 'id', 'f')).to.have.property('note');
     expect(decodeTrack('not json', 'id', 'f')).to.deep.equal({ note: 'f is not JSON; starting from the beginning' });
   });
@@ -31,7 +42,12 @@ describe('sql poller mark (track state)', () => {
     const state = new TrackState(file, 'id');
     await state.save(2);
     await state.claim(5);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).to.deep.include({ column: 'id', type: 'number', value: 2, pending: { type: 'number', value: 5 } });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).to.deep.include({
+      column: 'id',
+      type: 'number',
+      value: 2,
+      pending: { type: 'number', value: 5 },
+    });
     const reread = new TrackState(file, 'id');
     expect(reread.load()).to.equal(undefined);
     expect([reread.last, reread.pending]).to.deep.equal([2, 5]);

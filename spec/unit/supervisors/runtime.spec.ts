@@ -6,7 +6,10 @@ import type { ActorRef } from '../../../supervisors/runtime.js';
 import { ServiceFailureError, TimeoutError, UnavailableError } from '../../../protocol/errors.js';
 import { sleep, until } from '../../support/wait.js';
 
-type EchoMsg = { type: 'echo'; n: number; reply: (n: number) => void } | { type: 'crash'; reply: (n: number) => void } | { type: 'silent' };
+type EchoMsg =
+  | { type: 'echo'; n: number; reply: (n: number) => void }
+  | { type: 'crash'; reply: (n: number) => void }
+  | { type: 'silent' };
 
 function echoActor(rt: Runtime, name = 'echo', policy = {}): ActorRef<EchoMsg> {
   return rt.spawn<number, EchoMsg>(rt.root, {
@@ -40,7 +43,11 @@ describe('supervisors/runtime', () => {
     this.timeout(60_000);
     const ref = echoActor(rt);
     const n = 200_000;
-    const answers = await Promise.all(Array.from({ length: n }, (_, i) => rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'echo', n: i, reply }), 60_000)));
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'echo', n: i, reply }), 60_000),
+      ),
+    );
     let wrong = 0;
     for (let i = 0; i < n; i++) if (answers[i] !== i) wrong++;
     expect(wrong).to.equal(0);
@@ -57,7 +64,9 @@ describe('supervisors/runtime', () => {
   it('fails an ask at once when the actor crashes on it, restarts the actor and journals the crash', async () => {
     const ref = echoActor(rt, 'crashy', { initialMs: 30, factor: 2, maxRestarts: 5, withinMs: 10_000 });
     const started = Date.now();
-    const err = await rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'crash', reply }), 5000).catch((e: unknown) => e);
+    const err = await rt
+      .ask<EchoMsg, number>(ref, (reply) => ({ type: 'crash', reply }), 5000)
+      .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(ServiceFailureError);
     expect((err as Error).message).to.contain('asked to crash');
     // at once: far below the ask's 5 s timeout
@@ -65,7 +74,10 @@ describe('supervisors/runtime', () => {
     // the next message waits for the backoff, then the restarted actor answers it
     expect(await rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'echo', n: 7, reply }), 5000)).to.equal(7);
     expect(Date.now() - started).to.be.at.least(25);
-    const events = journal.entries().filter((e) => e.path === '/crashy').map((e) => e.event);
+    const events = journal
+      .entries()
+      .filter((e) => e.path === '/crashy')
+      .map((e) => e.event);
     expect(events).to.include.members(['start', 'crash', 'decision', 'restart']);
     const crash = journal.entries().find((e) => e.event === 'crash');
     expect(crash?.error).to.deep.equal({ class: 'RangeError', message: 'asked to crash' });
@@ -90,34 +102,54 @@ describe('supervisors/runtime', () => {
         return c;
       },
     });
-    const crash = (): Promise<unknown> => rt.ask<EchoMsg, number>(child, (reply) => ({ type: 'crash', reply }), 2000).catch((e: unknown) => e);
+    const crash = (): Promise<unknown> =>
+      rt.ask<EchoMsg, number>(child, (reply) => ({ type: 'crash', reply }), 2000).catch((e: unknown) => e);
     for (let i = 0; i < 3; i++) expect(await crash()).to.be.instanceOf(ServiceFailureError);
     await until(() => journal.entries().some((e) => e.event === 'escalation' && e.path === '/sup/child'));
-    await until(() => journal.entries().some((e) => e.event === 'restart' && e.decision === undefined && e.path === '/sup/child' && (e.restarts ?? 0) >= 1));
+    await until(() =>
+      journal
+        .entries()
+        .some(
+          (e) => e.event === 'restart' && e.decision === undefined && e.path === '/sup/child' && (e.restarts ?? 0) >= 1,
+        ),
+    );
     // the parent restarted it: it answers again
     expect(await rt.ask<EchoMsg, number>(child, (reply) => ({ type: 'echo', n: 3, reply }), 2000)).to.equal(3);
     // crashing on until the parent's own budget is spent makes the parent stop the child
     for (let i = 0; i < 3; i++) await crash();
     await until(() => journal.entries().some((e) => e.event === 'decision' && e.decision === 'stop (by /sup)'));
-    const after = await rt.ask<EchoMsg, number>(child, (reply) => ({ type: 'echo', n: 1, reply }), 500).catch((e: unknown) => e);
+    const after = await rt
+      .ask<EchoMsg, number>(child, (reply) => ({ type: 'echo', n: 1, reply }), 500)
+      .catch((e: unknown) => e);
     expect(after).to.be.instanceOf(UnavailableError);
   });
 
   it('a top-level actor out of restarts stops instead of hanging, and later asks fail with 503', async () => {
     const ref = echoActor(rt, 'fragile', { initialMs: 1, maxRestarts: 1, withinMs: 60_000 });
-    for (let i = 0; i < 2; i++) await rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'crash', reply }), 2000).catch(() => undefined);
-    await until(() => journal.entries().some((e) => e.path === '/fragile' && e.event === 'decision' && e.decision === 'stop'));
-    const err = await rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'echo', n: 1, reply }), 2000).catch((e: unknown) => e);
+    for (let i = 0; i < 2; i++)
+      await rt.ask<EchoMsg, number>(ref, (reply) => ({ type: 'crash', reply }), 2000).catch(() => undefined);
+    await until(() =>
+      journal.entries().some((e) => e.path === '/fragile' && e.event === 'decision' && e.decision === 'stop'),
+    );
+    const err = await rt
+      .ask<EchoMsg, number>(ref, (reply) => ({ type: 'echo', n: 1, reply }), 2000)
+      .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(UnavailableError);
   });
 
   it('a crash in the middle of a batch loses none of the messages queued behind it', async () => {
     const ref = echoActor(rt, 'batchy', { initialMs: 1, maxRestarts: 100, withinMs: 60_000 });
     const asks = Array.from({ length: 1000 }, (_, i) =>
-      rt.ask<EchoMsg, number>(ref, (reply) => (i % 100 === 50 ? { type: 'crash', reply } : { type: 'echo', n: i, reply }), 10_000).then(
-        (n) => ({ ok: n === i }),
-        (e: unknown) => ({ ok: false, crashed: e instanceof ServiceFailureError }),
-      ),
+      rt
+        .ask<EchoMsg, number>(
+          ref,
+          (reply) => (i % 100 === 50 ? { type: 'crash', reply } : { type: 'echo', n: i, reply }),
+          10_000,
+        )
+        .then(
+          (n) => ({ ok: n === i }),
+          (e: unknown) => ({ ok: false, crashed: e instanceof ServiceFailureError }),
+        ),
     );
     const results = await Promise.all(asks);
     expect(results.filter((r) => r.ok)).to.have.length(990);
@@ -138,7 +170,9 @@ describe('supervisors/runtime', () => {
         return n + 1;
       },
     });
-    const asks = Array.from({ length: 50 }, () => rt.ask<SlowMsg, number>(ref, (reply) => ({ type: 'work', reply }), 10_000).catch((e: unknown) => e));
+    const asks = Array.from({ length: 50 }, () =>
+      rt.ask<SlowMsg, number>(ref, (reply) => ({ type: 'work', reply }), 10_000).catch((e: unknown) => e),
+    );
     await sleep(30);
     rt.stop(ref);
     open();

@@ -22,8 +22,10 @@ describe('AllowFrom (AllowList)', () => {
   it('matches IPv4 and IPv6 CIDRs; a plain address is /32 or /128', () => {
     const list = AllowList.parse('10.0.0.0/8, 192.168.1.7 ,2001:db8::/32, ::1')!;
     expect(list.entries).to.deep.equal(['10.0.0.0/8', '192.168.1.7', '2001:db8::/32', '::1']);
-    for (const a of ['10.0.0.1', '10.255.255.255', '192.168.1.7', '2001:db8::5', '2001:db8:ffff::1', '::1']) expect(list.allows(a), a).to.equal(true);
-    for (const a of ['11.0.0.1', '192.168.1.8', '2001:db9::1', '::2', 'not an address', '']) expect(list.allows(a), a).to.equal(false);
+    for (const a of ['10.0.0.1', '10.255.255.255', '192.168.1.7', '2001:db8::5', '2001:db8:ffff::1', '::1'])
+      expect(list.allows(a), a).to.equal(true);
+    for (const a of ['11.0.0.1', '192.168.1.8', '2001:db9::1', '::2', 'not an address', ''])
+      expect(list.allows(a), a).to.equal(false);
   });
 
   it('an IPv4-mapped IPv6 peer (dual-stack socket) matches the IPv4 entries, and IPv6 entries never admit IPv4 peers', () => {
@@ -44,7 +46,9 @@ describe('AllowFrom (AllowList)', () => {
   });
 
   it('names a bad entry: not an address, a prefix over the family, a prefix that is not a number', () => {
-    expect(refusal('10.0.0.0/8, 10.0.0.0/33')).to.equal("AllowFrom entry '10.0.0.0/33' is not a CIDR or an address: the prefix length 33 is over 32");
+    expect(refusal('10.0.0.0/8, 10.0.0.0/33')).to.equal(
+      "AllowFrom entry '10.0.0.0/33' is not a CIDR or an address: the prefix length 33 is over 32",
+    );
     expect(refusal('::/129')).to.match(/'::\/129'.*over 128/);
     expect(refusal('10.0.0.0/x')).to.match(/'10\.0\.0\.0\/x'.*prefix length 'x' is not a number/);
     expect(refusal('host.example')).to.match(/'host\.example' is not an IPv4 or IPv6 address/);

@@ -10,7 +10,12 @@ describe('syslog corpus: real-world lines decode to the expected Data', () => {
 
   for (const { source, line, want } of CORPUS) {
     it(source, () => {
-      const d = decodeSyslog(Buffer.from(line, 'utf8'), { format: 'RFC3164', decodeCEF: true, remoteAddress: '10.9.8.7', now: NOW });
+      const d = decodeSyslog(Buffer.from(line, 'utf8'), {
+        format: 'RFC3164',
+        decodeCEF: true,
+        remoteAddress: '10.9.8.7',
+        now: NOW,
+      });
       if (!d.ok) throw new Error(`not decoded: ${d.reason}`);
       const { cef, ...fields } = want;
       for (const [k, v] of Object.entries(fields)) expect(d.data[k], k).to.deep.equal([v]);

@@ -4,8 +4,15 @@ import type { DecodeOptions } from '../../../actors/syslog/decode.js';
 import { DATA_KEYS } from '../../../actors/syslog/record.js';
 import { NOW } from './corpus.js';
 
-const opts = (over: Partial<DecodeOptions> = {}): DecodeOptions => ({ format: 'RFC3164', decodeCEF: false, remoteAddress: '192.0.2.9', now: NOW, ...over });
-const decode = (line: string | Buffer, over: Partial<DecodeOptions> = {}) => decodeSyslog(Buffer.isBuffer(line) ? line : Buffer.from(line, 'utf8'), opts(over));
+const opts = (over: Partial<DecodeOptions> = {}): DecodeOptions => ({
+  format: 'RFC3164',
+  decodeCEF: false,
+  remoteAddress: '192.0.2.9',
+  now: NOW,
+  ...over,
+});
+const decode = (line: string | Buffer, over: Partial<DecodeOptions> = {}) =>
+  decodeSyslog(Buffer.isBuffer(line) ? line : Buffer.from(line, 'utf8'), opts(over));
 const ok = (line: string | Buffer, over: Partial<DecodeOptions> = {}) => {
   const d = decode(line, over);
   if (!d.ok) throw new Error(d.reason);
@@ -24,7 +31,9 @@ describe('syslog decode (one datagram or frame → Data)', () => {
   });
 
   it('writes a 24-hour ISO timestamp', () => {
-    expect(ok('<13>Mar 15 13:22:33 host app: x').data.timestamp).to.deep.equal([new Date(2024, 2, 15, 13, 22, 33).toISOString()]);
+    expect(ok('<13>Mar 15 13:22:33 host app: x').data.timestamp).to.deep.equal([
+      new Date(2024, 2, 15, 13, 22, 33).toISOString(),
+    ]);
     expect(ok(FIVE).data.timestamp).to.deep.equal(['2024-03-15T13:22:33.000Z']);
   });
 
@@ -54,9 +63,16 @@ describe('syslog decode (one datagram or frame → Data)', () => {
     expect(auto('<13>1 2024-03-15T13:22:33 h a - - - no offset')).to.deep.equal(['RFC3164', false]);
     const cef = 'CEF:0|V|P|1.0|100|name|5|src=10.0.0.1';
     expect(auto(cef, true)).to.deep.equal(['CEF', true]);
-    expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true })).to.deep.include({ expected: true });
-    expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true }).data).to.deep.include({ format: ['RFC5424'], cef_src: ['10.0.0.1'] });
-    expect(ok(`<134>Mar 15 11:22:33 host ${cef}`, { format: 'auto', decodeCEF: true }).data).to.deep.include({ format: ['RFC3164'], cef_src: ['10.0.0.1'] });
+    expect(
+      ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true }),
+    ).to.deep.include({ expected: true });
+    expect(
+      ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { format: 'auto', decodeCEF: true }).data,
+    ).to.deep.include({ format: ['RFC5424'], cef_src: ['10.0.0.1'] });
+    expect(ok(`<134>Mar 15 11:22:33 host ${cef}`, { format: 'auto', decodeCEF: true }).data).to.deep.include({
+      format: ['RFC3164'],
+      cef_src: ['10.0.0.1'],
+    });
     expect(decode('', { format: 'auto' }).ok).to.equal(false);
   });
 
@@ -68,7 +84,8 @@ describe('syslog decode (one datagram or frame → Data)', () => {
   });
 
   it('removes the transport line end (LF, CR LF, NUL) but keeps newlines inside', () => {
-    for (const end of ['\n', '\r\n', '\0', '\n\n', '']) expect(ok(`${THREE}\nsecond line${end}`).data.message, JSON.stringify(end)).to.deep.equal(['x\nsecond line']);
+    for (const end of ['\n', '\r\n', '\0', '\n\n', ''])
+      expect(ok(`${THREE}\nsecond line${end}`).data.message, JSON.stringify(end)).to.deep.equal(['x\nsecond line']);
   });
 
   it('refuses only empty messages', () => {
@@ -77,7 +94,11 @@ describe('syslog decode (one datagram or frame → Data)', () => {
   });
 
   it('decodes bytes that are not UTF-8 with replacement characters and never throws', () => {
-    const bytes = Buffer.concat([Buffer.from('<13>Mar 15 13:22:33 host app: '), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82]), Buffer.from(' end')]);
+    const bytes = Buffer.concat([
+      Buffer.from('<13>Mar 15 13:22:33 host app: '),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82]),
+      Buffer.from(' end'),
+    ]);
     const m = ok(bytes).data.message![0]!;
     expect(m).to.contain('\uFFFD');
     expect(m.endsWith(' end')).to.equal(true);
@@ -85,7 +106,11 @@ describe('syslog decode (one datagram or frame → Data)', () => {
   });
 
   it('strips the RFC 5424 BOM as bytes EF BB BF, never leaves the text "BOM" behind', () => {
-    const bytes = Buffer.concat([Buffer.from('<13>1 - h a - - - '), Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('größe')]);
+    const bytes = Buffer.concat([
+      Buffer.from('<13>1 - h a - - - '),
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('größe'),
+    ]);
     expect(ok(bytes).data.message).to.deep.equal(['größe']);
   });
 
@@ -100,13 +125,31 @@ describe('syslog decode (one datagram or frame → Data)', () => {
       const d = ok(cef, { decodeCEF: true });
       expect(d.expected).to.equal(true);
       const cefKeys = Object.fromEntries(Object.entries(d.data).filter(([k]) => k.startsWith('cef_')));
-      expect(cefKeys).to.deep.equal({ cef_version: ['0'], cef_vendor: ['V'], cef_product: ['P'], cef_device_version: ['1.0'], cef_signature_id: ['100'], cef_name: ['name'], cef_severity: ['5'], cef_src: ['10.0.0.1'], cef_msg: ['two words'] });
+      expect(cefKeys).to.deep.equal({
+        cef_version: ['0'],
+        cef_vendor: ['V'],
+        cef_product: ['P'],
+        cef_device_version: ['1.0'],
+        cef_signature_id: ['100'],
+        cef_name: ['name'],
+        cef_severity: ['5'],
+        cef_src: ['10.0.0.1'],
+        cef_msg: ['two words'],
+      });
       expect(d.data.format).to.deep.equal(['CEF']);
       expect(d.data.message).to.deep.equal([cef]);
     });
     it('decodes CEF inside both envelopes and keeps the envelope format', () => {
-      expect(ok(`<134>Mar 15 11:22:33 host ${cef}`, { decodeCEF: true }).data).to.deep.include({ format: ['RFC3164'], hostname: ['host'], cef_src: ['10.0.0.1'] });
-      expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { decodeCEF: true }).data).to.deep.include({ format: ['RFC5424'], appname: ['app'], cef_msg: ['two words'] });
+      expect(ok(`<134>Mar 15 11:22:33 host ${cef}`, { decodeCEF: true }).data).to.deep.include({
+        format: ['RFC3164'],
+        hostname: ['host'],
+        cef_src: ['10.0.0.1'],
+      });
+      expect(ok(`<134>1 2024-03-15T11:22:33Z host app - - - ${cef}`, { decodeCEF: true }).data).to.deep.include({
+        format: ['RFC5424'],
+        appname: ['app'],
+        cef_msg: ['two words'],
+      });
     });
     it('lists every value of a repeated extension key; odd key names stay plain data', () => {
       const d = ok('CEF:0|V|P|1|i|n|5|dst=a dst=b constructor=c __proto__=d', { decodeCEF: true });

@@ -7,11 +7,15 @@ const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 const text = (frames: readonly Buffer[]): string[] => frames.map((f) => f.toString('utf8'));
 
 /** Feeds `stream` cut into pieces by `cut`, collecting frames; stops at the first error. */
-function run(stream: Buffer, cut: (remaining: number) => number, max = 1000): { frames: string[]; error?: FrameError; peak: number } {
+function run(
+  stream: Buffer,
+  cut: (remaining: number) => number,
+  max = 1000,
+): { frames: string[]; error?: FrameError; peak: number } {
   const dec = new FrameDecoder({ maxFrameBytes: max });
   const frames: string[] = [];
   let peak = 0;
-  for (let i = 0; i < stream.length; ) {
+  for (let i = 0; i < stream.length;) {
     const n = Math.max(1, Math.min(cut(stream.length - i), stream.length - i));
     const r = dec.feed(stream.subarray(i, i + n));
     frames.push(...text(r.frames));
@@ -23,8 +27,29 @@ function run(stream: Buffer, cut: (remaining: number) => number, max = 1000): { 
   return { frames, peak };
 }
 
-const MIXED = Buffer.concat([frameOctetCounted('<13>first\nwith newline'), b('<13>second\n'), frameOctetCounted('<13>third ünï'), b('<13>fourth\r\n'), b('<13>fifth\0'), b('\n\n'), frameOctetCounted(b('<13>sixth')), b('-dash line\n'), b('+plus line\n'), b('<13>last, no LF')]);
-const MIXED_FRAMES = ['<13>first\nwith newline', '<13>second', '<13>third ünï', '<13>fourth', '<13>fifth', '<13>sixth', '-dash line', '+plus line', '<13>last, no LF'];
+const MIXED = Buffer.concat([
+  frameOctetCounted('<13>first\nwith newline'),
+  b('<13>second\n'),
+  frameOctetCounted('<13>third ünï'),
+  b('<13>fourth\r\n'),
+  b('<13>fifth\0'),
+  b('\n\n'),
+  frameOctetCounted(b('<13>sixth')),
+  b('-dash line\n'),
+  b('+plus line\n'),
+  b('<13>last, no LF'),
+]);
+const MIXED_FRAMES = [
+  '<13>first\nwith newline',
+  '<13>second',
+  '<13>third ünï',
+  '<13>fourth',
+  '<13>fifth',
+  '<13>sixth',
+  '-dash line',
+  '+plus line',
+  '<13>last, no LF',
+];
 
 describe('RFC 6587 frame decoder', () => {
   it('decodes octet-counted, LF, CR LF and NUL frames mixed in one stream', () => {
@@ -34,7 +59,8 @@ describe('RFC 6587 frame decoder', () => {
   it('gives the same frames fed one byte at a time, and in random pieces', () => {
     expect(run(MIXED, () => 1).frames).to.deep.equal(MIXED_FRAMES);
     const rnd = prng(6587);
-    for (let round = 0; round < 200; round++) expect(run(MIXED, () => 1 + Math.floor(rnd() * 20)).frames).to.deep.equal(MIXED_FRAMES);
+    for (let round = 0; round < 200; round++)
+      expect(run(MIXED, () => 1 + Math.floor(rnd() * 20)).frames).to.deep.equal(MIXED_FRAMES);
   });
 
   it('completes partial frames across chunks', () => {
@@ -50,7 +76,8 @@ describe('RFC 6587 frame decoder', () => {
   it('keeps earlier frames intact while later ones are decoded', () => {
     const dec = new FrameDecoder(1000);
     const frames: Buffer[] = [];
-    for (const byte of Buffer.concat([b('<13>aaaa\n'), frameOctetCounted('<13>bbbb'), b('<13>cccc\n')])) frames.push(...dec.push(Buffer.from([byte])));
+    for (const byte of Buffer.concat([b('<13>aaaa\n'), frameOctetCounted('<13>bbbb'), b('<13>cccc\n')]))
+      frames.push(...dec.push(Buffer.from([byte])));
     expect(text(frames)).to.deep.equal(['<13>aaaa', '<13>bbbb', '<13>cccc']);
   });
 
@@ -64,7 +91,9 @@ describe('RFC 6587 frame decoder', () => {
     const cap = 100;
     expect(run(frameOctetCounted('x'.repeat(cap)), () => 7, cap).frames).to.deep.equal(['x'.repeat(cap)]);
     expect(run(b(`${'y'.repeat(cap)}\r\n`), () => 7, cap).frames).to.deep.equal(['y'.repeat(cap)]);
-    expect(run(frameOctetCounted('x'.repeat(cap + 1)), () => 7, cap).error?.kind).to.equal(FrameErrorKind.countTooLarge);
+    expect(run(frameOctetCounted('x'.repeat(cap + 1)), () => 7, cap).error?.kind).to.equal(
+      FrameErrorKind.countTooLarge,
+    );
     expect(run(b(`${'y'.repeat(cap + 1)}\n`), () => 7, cap).error?.kind).to.equal(FrameErrorKind.frameTooLarge);
     expect(run(b(`${'y'.repeat(cap + 1)}\n`), () => 1000, cap).error?.kind).to.equal(FrameErrorKind.frameTooLarge);
   });

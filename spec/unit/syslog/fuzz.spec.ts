@@ -33,7 +33,11 @@ describe('syslog fuzz (seeded, bounded)', () => {
   const lines = CORPUS.map((c) => Buffer.from(c.line, 'utf8'));
 
   it('every unmutated corpus line decodes, malformed ones included', () => {
-    for (const l of lines) expect(decodeSyslog(l, { format: 'RFC3164', decodeCEF: true, remoteAddress: 'r', now: NOW }).ok, l.toString()).to.equal(true);
+    for (const l of lines)
+      expect(
+        decodeSyslog(l, { format: 'RFC3164', decodeCEF: true, remoteAddress: 'r', now: NOW }).ok,
+        l.toString(),
+      ).to.equal(true);
   });
 
   it('100,000 mutated lines never throw and always give well-shaped Data', function () {
@@ -42,12 +46,20 @@ describe('syslog fuzz (seeded, bounded)', () => {
     let decoded = 0;
     for (let i = 0; i < 100_000; i++) {
       const input = mutate(lines[i % lines.length]!, rnd);
-      const r = decodeSyslog(input, { format: FORMATS[i % FORMATS.length]!, decodeCEF: i % 2 === 0, remoteAddress: 'r', now: NOW });
+      const r = decodeSyslog(input, {
+        format: FORMATS[i % FORMATS.length]!,
+        decodeCEF: i % 2 === 0,
+        remoteAddress: 'r',
+        now: NOW,
+      });
       if (!r.ok) continue;
       decoded++;
       const d = r.data;
-      for (const k of DATA_KEYS) if (d[k]?.length !== 1 || typeof d[k]![0] !== 'string') throw new Error(`${k} malformed for ${JSON.stringify(input.toString('latin1'))}`);
-      if (!ISO_OR_EMPTY.test(d.timestamp![0]!)) throw new Error(`timestamp ${d.timestamp![0]} for ${JSON.stringify(input.toString('latin1'))}`);
+      for (const k of DATA_KEYS)
+        if (d[k]?.length !== 1 || typeof d[k]![0] !== 'string')
+          throw new Error(`${k} malformed for ${JSON.stringify(input.toString('latin1'))}`);
+      if (!ISO_OR_EMPTY.test(d.timestamp![0]!))
+        throw new Error(`timestamp ${d.timestamp![0]} for ${JSON.stringify(input.toString('latin1'))}`);
       const pri = Number(d.priority![0]);
       if (!(pri >= 0 && pri <= 191)) throw new Error(`priority ${pri}`);
     }
@@ -56,7 +68,25 @@ describe('syslog fuzz (seeded, bounded)', () => {
 
   it('pathological inputs stay linear (64 KiB of one repeated character)', function () {
     this.timeout(20_000);
-    for (const ch of ['<', '[', '"', '\\', '=', ' ', '\n', 'a', '%', '-', '1', ':', 'CEF:0|', 'a=', '[a b="', 'Mar 15 ', '1: ']) {
+    for (const ch of [
+      '<',
+      '[',
+      '"',
+      '\\',
+      '=',
+      ' ',
+      '\n',
+      'a',
+      '%',
+      '-',
+      '1',
+      ':',
+      'CEF:0|',
+      'a=',
+      '[a b="',
+      'Mar 15 ',
+      '1: ',
+    ]) {
       const big = Buffer.from(`<13>1 - h a - - ${ch.repeat(Math.ceil(65536 / ch.length))}x`);
       // CPU time, not wall-clock time: a busy machine does not make the decoder quadratic
       const ms = cpuMsOf(() => {
@@ -79,7 +109,7 @@ describe('syslog fuzz (seeded, bounded)', () => {
       }
       const stream = rnd() < 0.7 ? mutate(Buffer.concat(parts), rnd) : Buffer.concat(parts);
       const dec = new FrameDecoder(cap);
-      for (let i = 0; i < stream.length; ) {
+      for (let i = 0; i < stream.length;) {
         const n = 1 + Math.floor(rnd() * 64);
         const r = dec.feed(stream.subarray(i, i + n));
         for (const f of r.frames) {

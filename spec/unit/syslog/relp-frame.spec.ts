@@ -1,9 +1,18 @@
 import { expect } from 'chai';
-import { MAX_TXNR, RelpDecoder, RelpFrameError, encodeRelpFrame, nextTxnr, parseRelpResponse } from '../../../actors/syslog/relp-frame.js';
+import {
+  MAX_TXNR,
+  RelpDecoder,
+  RelpFrameError,
+  encodeRelpFrame,
+  nextTxnr,
+  parseRelpResponse,
+} from '../../../actors/syslog/relp-frame.js';
 import { offersProblem, ourOffers, parseOffers } from '../../../actors/syslog/relp-offers.js';
 
 const frames = (bytes: string | Buffer, max = 1024): Array<{ txnr: number; command: string; data: string }> =>
-  new RelpDecoder(max).push(Buffer.from(bytes)).map((f) => ({ txnr: f.txnr, command: f.command, data: f.data.toString() }));
+  new RelpDecoder(max)
+    .push(Buffer.from(bytes))
+    .map((f) => ({ txnr: f.txnr, command: f.command, data: f.data.toString() }));
 
 describe('RELP frames', () => {
   it('reads frames with and without data, as librelp writes them', () => {
@@ -28,13 +37,25 @@ describe('RELP frames', () => {
   });
 
   it('refuses what is not RELP: the connection must close', () => {
-    for (const bad of ['x syslog 1 a\n', '1 sys1og 1 a\n', '1 syslog a\n', '1 syslog 1 ab\n', '1234567890 syslog 1 a\n', ' 1 syslog 1 a\n', `1 ${'a'.repeat(33)} 0\n`, '1 syslog 1x\n']) {
+    for (const bad of [
+      'x syslog 1 a\n',
+      '1 sys1og 1 a\n',
+      '1 syslog a\n',
+      '1 syslog 1 ab\n',
+      '1234567890 syslog 1 a\n',
+      ' 1 syslog 1 a\n',
+      `1 ${'a'.repeat(33)} 0\n`,
+      '1 syslog 1x\n',
+    ]) {
       expect(() => frames(bad), JSON.stringify(bad)).to.throw(RelpFrameError);
     }
   });
 
   it('refuses a data length over the limit before reading the data', () => {
-    expect(() => new RelpDecoder(100).push(Buffer.from('1 syslog 101 '))).to.throw(RelpFrameError, /over the limit of 100 bytes/);
+    expect(() => new RelpDecoder(100).push(Buffer.from('1 syslog 101 '))).to.throw(
+      RelpFrameError,
+      /over the limit of 100 bytes/,
+    );
   });
 
   it('writes frames that read back, with no SP when there is no data', () => {
@@ -50,7 +71,11 @@ describe('RELP frames', () => {
   });
 
   it('reads a response: code, text and data', () => {
-    expect(parseRelpResponse(Buffer.from('200 OK\nrelp_version=0\ncommands=syslog'))).to.deep.equal({ code: 200, text: 'OK', data: 'relp_version=0\ncommands=syslog' });
+    expect(parseRelpResponse(Buffer.from('200 OK\nrelp_version=0\ncommands=syslog'))).to.deep.equal({
+      code: 200,
+      text: 'OK',
+      data: 'relp_version=0\ncommands=syslog',
+    });
     expect(parseRelpResponse(Buffer.from('500 queue full'))).to.deep.equal({ code: 500, text: 'queue full', data: '' });
     expect(() => parseRelpResponse(Buffer.from('OK'))).to.throw(RelpFrameError);
   });

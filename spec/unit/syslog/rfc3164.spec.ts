@@ -7,12 +7,26 @@ const parse = (line: string, now = at(2024, 3, 15)) => parseRfc3164(line, now);
 
 describe('RFC 3164 lenient parser', () => {
   it('reads PRI, BSD timestamp, hostname, tag[pid] and message', () => {
-    expect(parse('<30>Mar 15 11:22:33 server1 systemd[1]: Started x.')).to.deep.include({ priority: 30, timestamp: local(2024, 3, 15, 11, 22, 33), hostname: 'server1', appname: 'systemd', procid: '1', message: 'Started x.', format: 'RFC3164' });
+    expect(parse('<30>Mar 15 11:22:33 server1 systemd[1]: Started x.')).to.deep.include({
+      priority: 30,
+      timestamp: local(2024, 3, 15, 11, 22, 33),
+      hostname: 'server1',
+      appname: 'systemd',
+      procid: '1',
+      message: 'Started x.',
+      format: 'RFC3164',
+    });
   });
 
   it('defaults a missing PRI to 13 and makes a line with an invalid PRI all message', () => {
-    expect(parse('Mar 15 11:22:33 h a: m')).to.deep.include({ priority: 13, hostname: 'h', appname: 'a', message: 'm' });
-    for (const bad of ['<192>Mar 15 11:22:33 h a: m', '<1a>x', '<>x', '<', '<1234>x']) expect(parse(bad), bad).to.deep.include({ priority: 13, message: bad, timestamp: '' });
+    expect(parse('Mar 15 11:22:33 h a: m')).to.deep.include({
+      priority: 13,
+      hostname: 'h',
+      appname: 'a',
+      message: 'm',
+    });
+    for (const bad of ['<192>Mar 15 11:22:33 h a: m', '<1a>x', '<>x', '<', '<1234>x'])
+      expect(parse(bad), bad).to.deep.include({ priority: 13, message: bad, timestamp: '' });
   });
 
   describe('year inference (no year in a BSD timestamp)', () => {
@@ -35,16 +49,29 @@ describe('RFC 3164 lenient parser', () => {
       expect(parse('<13>Feb 29 10:00:00 h a: m', at(2025, 3, 1)).timestamp).to.equal(local(2024, 2, 29, 10, 0, 0));
     });
     it('inferYear is exported for the edge cases', () => {
-      expect(inferYear({ month: 11, day: 31, hour: 23, minute: 0, second: 0, ms: 0 }, 0, new Date(Date.UTC(2025, 0, 1)))).to.equal(Date.UTC(2024, 11, 31, 23));
+      expect(
+        inferYear({ month: 11, day: 31, hour: 23, minute: 0, second: 0, ms: 0 }, 0, new Date(Date.UTC(2025, 0, 1))),
+      ).to.equal(Date.UTC(2024, 11, 31, 23));
     });
   });
 
   it('accepts day padding by space, zero or nothing, and any case of month', () => {
-    for (const l of ['<13>Mar  5 01:02:03 h a: m', '<13>Mar 05 01:02:03 h a: m', '<13>Mar 5 01:02:03 h a: m', '<13>MAR  5 01:02:03 h a: m']) expect(parse(l).timestamp, l).to.equal(local(2024, 3, 5, 1, 2, 3));
+    for (const l of [
+      '<13>Mar  5 01:02:03 h a: m',
+      '<13>Mar 05 01:02:03 h a: m',
+      '<13>Mar 5 01:02:03 h a: m',
+      '<13>MAR  5 01:02:03 h a: m',
+    ])
+      expect(parse(l).timestamp, l).to.equal(local(2024, 3, 5, 1, 2, 3));
   });
 
   it('leaves an impossible BSD date empty but still consumes it', () => {
-    expect(parse('<13>Feb 30 10:00:00 h a: m')).to.deep.include({ timestamp: '', hostname: 'h', appname: 'a', message: 'm' });
+    expect(parse('<13>Feb 30 10:00:00 h a: m')).to.deep.include({
+      timestamp: '',
+      hostname: 'h',
+      appname: 'a',
+      message: 'm',
+    });
     expect(parse('<13>Mar 15 25:00:00 h a: m').timestamp).to.equal('');
   });
 
@@ -57,46 +84,115 @@ describe('RFC 3164 lenient parser', () => {
   });
 
   it('reads zone names after BSD times, and keeps a hostname that only looks like one', () => {
-    expect(parse('<13>Mar 15 11:22:33 UTC h a: m')).to.deep.include({ timestamp: '2024-03-15T11:22:33.000Z', hostname: 'h' });
+    expect(parse('<13>Mar 15 11:22:33 UTC h a: m')).to.deep.include({
+      timestamp: '2024-03-15T11:22:33.000Z',
+      hostname: 'h',
+    });
     expect(parse('<13>Mar 15 11:22:33 PST h a: m').timestamp).to.equal('2024-03-15T19:22:33.000Z');
     expect(parse('<13>Mar 15 11:22:33 +02:00 h a: m').timestamp).to.equal('2024-03-15T09:22:33.000Z');
-    expect(parse('<13>Mar 15 11:22:33 WEB a: m')).to.deep.include({ timestamp: local(2024, 3, 15, 11, 22, 33), hostname: 'WEB' });
+    expect(parse('<13>Mar 15 11:22:33 WEB a: m')).to.deep.include({
+      timestamp: local(2024, 3, 15, 11, 22, 33),
+      hostname: 'WEB',
+    });
     expect(parse('<13>Mar 15 11:22:33 alice: m')).to.deep.include({ hostname: '', appname: 'alice', message: 'm' });
   });
 
   it('tells tags from hostnames and messages', () => {
-    expect(parse('<13>Mar 15 11:22:33 app[5]: no hostname')).to.deep.include({ hostname: '', appname: 'app', procid: '5', message: 'no hostname' });
-    expect(parse('<13>Mar 15 11:22:33 host app[5] pid without colon')).to.deep.include({ hostname: 'host', appname: 'app', procid: '5', message: 'pid without colon' });
+    expect(parse('<13>Mar 15 11:22:33 app[5]: no hostname')).to.deep.include({
+      hostname: '',
+      appname: 'app',
+      procid: '5',
+      message: 'no hostname',
+    });
+    expect(parse('<13>Mar 15 11:22:33 host app[5] pid without colon')).to.deep.include({
+      hostname: 'host',
+      appname: 'app',
+      procid: '5',
+      message: 'pid without colon',
+    });
     expect(parse('<13>Mar 15 11:22:33 host app:no space')).to.deep.include({ appname: '', message: 'app:no space' });
-    expect(parse('<13>Mar 15 11:22:33 host http://x.example/ is a url')).to.deep.include({ appname: '', message: 'http://x.example/ is a url' });
+    expect(parse('<13>Mar 15 11:22:33 host http://x.example/ is a url')).to.deep.include({
+      appname: '',
+      message: 'http://x.example/ is a url',
+    });
     expect(parse('<13>Mar 15 11:22:33 host app:')).to.deep.include({ appname: 'app', message: '' });
     expect(parse('<13>Mar 15 11:22:33 lonely')).to.deep.include({ hostname: '', message: 'lonely' });
     expect(parse('<13>Mar 15 11:22:33 [::1] app: v6 host')).to.deep.include({ hostname: '[::1]', appname: 'app' });
-    expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)}: long`)).to.deep.include({ appname: '', message: `${'t'.repeat(49)}: long` });
+    expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)}: long`)).to.deep.include({
+      appname: '',
+      message: `${'t'.repeat(49)}: long`,
+    });
   });
 
   it('reads a tag without a colon after timestamp and hostname, as rsyslog does (its traditional forward format of an RFC 5424 message without PROCID)', () => {
-    expect(parse('<163>Nov 24 08:05:02 vm viarsys m08 via rsyslog')).to.deep.include({ hostname: 'vm', appname: 'viarsys', procid: '', message: 'm08 via rsyslog' });
-    for (const name of ['my-app', 'my.app', 'my_app', 'postfix/smtpd', 'CRON', 'app5']) expect(parse(`<13>Mar 15 11:22:33 host ${name} text here`), name).to.deep.include({ appname: name, message: 'text here' });
+    expect(parse('<163>Nov 24 08:05:02 vm viarsys m08 via rsyslog')).to.deep.include({
+      hostname: 'vm',
+      appname: 'viarsys',
+      procid: '',
+      message: 'm08 via rsyslog',
+    });
+    for (const name of ['my-app', 'my.app', 'my_app', 'postfix/smtpd', 'CRON', 'app5'])
+      expect(parse(`<13>Mar 15 11:22:33 host ${name} text here`), name).to.deep.include({
+        appname: name,
+        message: 'text here',
+      });
     // the tags with a colon and a pid keep their meaning
-    expect(parse('<13>Mar 15 11:22:33 vm systemd-logind[1]: x')).to.deep.include({ appname: 'systemd-logind', procid: '1', message: 'x' });
-    expect(parse('<13>Mar 15 11:22:33 vm postfix/smtpd[12]: x')).to.deep.include({ appname: 'postfix/smtpd', procid: '12', message: 'x' });
-    expect(parse('<13>Mar 15 11:22:33 vm CRON[99]: x')).to.deep.include({ appname: 'CRON', procid: '99', message: 'x' });
+    expect(parse('<13>Mar 15 11:22:33 vm systemd-logind[1]: x')).to.deep.include({
+      appname: 'systemd-logind',
+      procid: '1',
+      message: 'x',
+    });
+    expect(parse('<13>Mar 15 11:22:33 vm postfix/smtpd[12]: x')).to.deep.include({
+      appname: 'postfix/smtpd',
+      procid: '12',
+      message: 'x',
+    });
+    expect(parse('<13>Mar 15 11:22:33 vm CRON[99]: x')).to.deep.include({
+      appname: 'CRON',
+      procid: '99',
+      message: 'x',
+    });
     expect(parse('<13>Mar 15 11:22:33 vm my.app: x')).to.deep.include({ appname: 'my.app', message: 'x' });
   });
 
   it('keeps a colon-less first word in the message when it cannot be a program name, has nothing after it, or no header precedes it', () => {
-    for (const word of ['1,2024/03/15', 'date=2024-03-15', '(paren)', '10.0.0.1', '42', 'a#b', 'ünï']) expect(parse(`<13>Mar 15 11:22:33 host ${word} rest`), word).to.deep.include({ hostname: 'host', appname: '', message: `${word} rest` });
-    expect(parse('<13>Mar 15 11:22:33 host MSWinEventLog\t1\tSecurity')).to.deep.include({ appname: '', message: 'MSWinEventLog\t1\tSecurity' });
-    expect(parse('<13>Mar 15 11:22:33 host lonely')).to.deep.include({ hostname: 'host', appname: '', message: 'lonely' });
+    for (const word of ['1,2024/03/15', 'date=2024-03-15', '(paren)', '10.0.0.1', '42', 'a#b', 'ünï'])
+      expect(parse(`<13>Mar 15 11:22:33 host ${word} rest`), word).to.deep.include({
+        hostname: 'host',
+        appname: '',
+        message: `${word} rest`,
+      });
+    expect(parse('<13>Mar 15 11:22:33 host MSWinEventLog\t1\tSecurity')).to.deep.include({
+      appname: '',
+      message: 'MSWinEventLog\t1\tSecurity',
+    });
+    expect(parse('<13>Mar 15 11:22:33 host lonely')).to.deep.include({
+      hostname: 'host',
+      appname: '',
+      message: 'lonely',
+    });
     expect(parse('<13>just a message')).to.deep.include({ hostname: '', appname: '', message: 'just a message' });
-    expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)} long`)).to.deep.include({ appname: '', message: `${'t'.repeat(49)} long` });
+    expect(parse(`<13>Mar 15 11:22:33 host ${'t'.repeat(49)} long`)).to.deep.include({
+      appname: '',
+      message: `${'t'.repeat(49)} long`,
+    });
   });
 
   it('reads Cisco forms: sequence, origin host, clock marks, mnemonic as msgid', () => {
-    expect(parse('<189>000123: *Mar  1 00:00:04.123 UTC: %SYS-5-CONFIG_I: by vty0')).to.deep.include({ timestamp: '2024-03-01T00:00:04.123Z', msgid: 'SYS-5-CONFIG_I', message: '%SYS-5-CONFIG_I: by vty0' });
-    expect(parse('<189>7: sw-core-01.example: .Mar 15 11:22:33: %SYS-5-RESTART: up')).to.deep.include({ hostname: 'sw-core-01.example', msgid: 'SYS-5-RESTART' });
-    expect(parse('<187>RP/0/RSP0/CPU0:Mar 15 11:22:33.123 : ifmgr[227]: %PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/0, changed state to Down').message).to.contain('%PKT_INFRA-LINK-3-UPDOWN');
+    expect(parse('<189>000123: *Mar  1 00:00:04.123 UTC: %SYS-5-CONFIG_I: by vty0')).to.deep.include({
+      timestamp: '2024-03-01T00:00:04.123Z',
+      msgid: 'SYS-5-CONFIG_I',
+      message: '%SYS-5-CONFIG_I: by vty0',
+    });
+    expect(parse('<189>7: sw-core-01.example: .Mar 15 11:22:33: %SYS-5-RESTART: up')).to.deep.include({
+      hostname: 'sw-core-01.example',
+      msgid: 'SYS-5-RESTART',
+    });
+    expect(
+      parse(
+        '<187>RP/0/RSP0/CPU0:Mar 15 11:22:33.123 : ifmgr[227]: %PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/0, changed state to Down',
+      ).message,
+    ).to.contain('%PKT_INFRA-LINK-3-UPDOWN');
     expect(parse('<13>42: not cisco at all')).to.deep.include({ message: '42: not cisco at all', msgid: '' });
   });
 });

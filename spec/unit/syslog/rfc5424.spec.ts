@@ -14,8 +14,20 @@ const failure = (line: string): string => {
 
 describe('RFC 5424 strict parser', () => {
   it('reads every header field and the message', () => {
-    const { record } = ok('<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 123 ID47 [a@1 b="c"] text here');
-    expect(record).to.deep.include({ priority: 165, timestamp: '2003-10-11T22:14:15.003Z', hostname: 'mymachine.example.com', appname: 'evntslog', procid: '123', msgid: 'ID47', structureddata: '[a@1 b="c"]', message: 'text here', format: 'RFC5424' });
+    const { record } = ok(
+      '<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 123 ID47 [a@1 b="c"] text here',
+    );
+    expect(record).to.deep.include({
+      priority: 165,
+      timestamp: '2003-10-11T22:14:15.003Z',
+      hostname: 'mymachine.example.com',
+      appname: 'evntslog',
+      procid: '123',
+      msgid: 'ID47',
+      structureddata: '[a@1 b="c"]',
+      message: 'text here',
+      format: 'RFC5424',
+    });
   });
 
   it('normalises timestamps to UTC ISO with milliseconds: offsets, fractions of 1..6 digits, nil', () => {
@@ -33,13 +45,31 @@ describe('RFC 5424 strict parser', () => {
   });
 
   it('refuses timestamps outside RFC 5424 §6.2.3', () => {
-    for (const t of ['2024-03-15T13:22:33', '2024-03-15t13:22:33Z', '2024-03-15T13:22:33.1234567Z', '2024-02-30T00:00:00Z', '2024-13-01T00:00:00Z', '2024-03-15T24:00:00Z', '2024-03-15T13:22:33+0100', '15/03/2024', 'Mar 15 11:22:33']) {
+    for (const t of [
+      '2024-03-15T13:22:33',
+      '2024-03-15t13:22:33Z',
+      '2024-03-15T13:22:33.1234567Z',
+      '2024-02-30T00:00:00Z',
+      '2024-13-01T00:00:00Z',
+      '2024-03-15T24:00:00Z',
+      '2024-03-15T13:22:33+0100',
+      '15/03/2024',
+      'Mar 15 11:22:33',
+    ]) {
       expect(failure(`<13>1 ${t} h a - - -`), t).to.be.oneOf([Rfc5424Failure.timestamp, Rfc5424Failure.field]);
     }
   });
 
   it('turns nil values into empty strings and keeps an absent MSG empty', () => {
-    expect(ok('<14>1 - - - - - -').record).to.deep.include({ timestamp: '', hostname: '', appname: '', procid: '', msgid: '', structureddata: '', message: '' });
+    expect(ok('<14>1 - - - - - -').record).to.deep.include({
+      timestamp: '',
+      hostname: '',
+      appname: '',
+      procid: '',
+      msgid: '',
+      structureddata: '',
+      message: '',
+    });
     expect(ok('<14>1 - h a - - - ').record.message).to.equal('');
   });
 
@@ -86,14 +116,22 @@ describe('RFC 5424 structured data', () => {
   it('parses several elements with several params, and where it ends', () => {
     const r = sd('[a@1 x="1" y="two words"][b z=""] rest');
     expect(r.elements).to.deep.equal([
-      { id: 'a@1', params: [{ name: 'x', value: '1' }, { name: 'y', value: 'two words' }] },
+      {
+        id: 'a@1',
+        params: [
+          { name: 'x', value: '1' },
+          { name: 'y', value: 'two words' },
+        ],
+      },
       { id: 'b', params: [{ name: 'z', value: '' }] },
     ]);
     expect(r.end).to.equal('[a@1 x="1" y="two words"][b z=""]'.length);
   });
 
   it('unescapes \\" \\\\ \\] and keeps other backslashes; accepts an unescaped ] inside quotes', () => {
-    expect(sd('[a q="say \\"hi\\"" b="c:\\\\dir" r="x\\]y" o="\\n" u="a]b"]').elements[0]!.params.map((p) => p.value)).to.deep.equal(['say "hi"', 'c:\\dir', 'x]y', '\\n', 'a]b']);
+    expect(
+      sd('[a q="say \\"hi\\"" b="c:\\\\dir" r="x\\]y" o="\\n" u="a]b"]').elements[0]!.params.map((p) => p.value),
+    ).to.deep.equal(['say "hi"', 'c:\\dir', 'x]y', '\\n', 'a]b']);
   });
 
   it('keeps UTF-8 values', () => {
@@ -101,13 +139,29 @@ describe('RFC 5424 structured data', () => {
   });
 
   it('refuses malformed elements', () => {
-    for (const bad of ['[', '[a', '[a ]', '[a b]', '[a b=c]', '[a b="c]', '[ a="b"]', '[a="b"]', '[a  b="c"]', '[a b="c"d="e"]', 'x', `[${'i'.repeat(33)}]`]) {
+    for (const bad of [
+      '[',
+      '[a',
+      '[a ]',
+      '[a b]',
+      '[a b=c]',
+      '[a b="c]',
+      '[ a="b"]',
+      '[a="b"]',
+      '[a  b="c"]',
+      '[a b="c"d="e"]',
+      'x',
+      `[${'i'.repeat(33)}]`,
+    ]) {
       expect(parseStructuredData(bad, 0).ok, bad).to.equal(false);
     }
   });
 
   it('formats what it parses (escaping round trip)', () => {
-    const elements = [{ id: 'meta@32473', params: [{ name: 'k', value: 'a "quoted" \\ back ] bracket' }] }, { id: 'empty', params: [] }];
+    const elements = [
+      { id: 'meta@32473', params: [{ name: 'k', value: 'a "quoted" \\ back ] bracket' }] },
+      { id: 'empty', params: [] },
+    ];
     const text = formatStructuredData(elements);
     expect(text).to.equal('[meta@32473 k="a \\"quoted\\" \\\\ back \\] bracket"][empty]');
     expect(sd(text).elements).to.deep.equal(elements);

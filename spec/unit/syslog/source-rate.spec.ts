@@ -10,7 +10,10 @@ describe('SourceRate (per-source limits of the syslog receiver)', () => {
       ['10.0.0.0/8=500', /SourceRate rule '10\.0\.0\.0\/8=500' is not 'cidr=N\/s'/],
       ['10.0.0.0/8', /is not 'cidr=N\/s'/],
       ['10.0.0.0/8=0/s', /the rate must be above 0/],
-      ['10.0.0.0/33=5/s', /SourceRate rule '10\.0\.0\.0\/33=5\/s': the CIDR '10\.0\.0\.0\/33' .*prefix length 33 is over 32/],
+      [
+        '10.0.0.0/33=5/s',
+        /SourceRate rule '10\.0\.0\.0\/33=5\/s': the CIDR '10\.0\.0\.0\/33' .*prefix length 33 is over 32/,
+      ],
       ['example.org=5/s', /'example\.org' is not an IPv4 or IPv6 address/],
     ] as const) {
       expect(() => SourceRate.parse(text), text).to.throw(ConfigError, why);
@@ -20,7 +23,8 @@ describe('SourceRate (per-source limits of the syslog receiver)', () => {
   it('gives each address of a rule its own bucket of N per second (a burst of N), the first rule holding it wins, others are not limited', () => {
     const rate = SourceRate.parse('10.0.0.1/32=2/s; 10.0.0.0/8=5/s')!;
     const t = 1_000_000;
-    const passed = (address: string, n: number, now = t): number => Array.from({ length: n }, () => rate.take(address, now)).filter(Boolean).length;
+    const passed = (address: string, n: number, now = t): number =>
+      Array.from({ length: n }, () => rate.take(address, now)).filter(Boolean).length;
     expect(passed('10.0.0.1', 10)).to.equal(2);
     expect(passed('10.0.0.2', 10)).to.equal(5);
     expect(passed('10.0.0.3', 10)).to.equal(5);

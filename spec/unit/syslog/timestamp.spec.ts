@@ -9,9 +9,35 @@ const slow = (text: string): string | undefined => {
 
 describe('syslog strictIso: RFC 5424 TIMESTAMP to ISO 8601 UTC, the minute read once', () => {
   it('answers as the strict parse and isoOf do, for timestamps in the minute last read and around it', () => {
-    const minutes = ['2024-03-15T11:22', '2024-03-15T11:23', '2024-02-29T23:59', '2023-02-28T00:00', '9999-12-31T23:59', '0000-01-01T00:00'];
+    const minutes = [
+      '2024-03-15T11:22',
+      '2024-03-15T11:23',
+      '2024-02-29T23:59',
+      '2023-02-28T00:00',
+      '9999-12-31T23:59',
+      '0000-01-01T00:00',
+    ];
     const zones = ['Z', '+01:00', '-05:30', '+00:00', '+14:00', 'z', '+0100', '+01', ''];
-    const tails = [':00', ':07', ':59', ':60', ':61', ':5', ':075', ':33.1', ':33.12', ':33.123', ':33.1234', ':33.123456', ':33.1234567', ':33.', ':33.12a', ':3a', ':33,123', ' 33'];
+    const tails = [
+      ':00',
+      ':07',
+      ':59',
+      ':60',
+      ':61',
+      ':5',
+      ':075',
+      ':33.1',
+      ':33.12',
+      ':33.123',
+      ':33.1234',
+      ':33.123456',
+      ':33.1234567',
+      ':33.',
+      ':33.12a',
+      ':3a',
+      ':33,123',
+      ' 33',
+    ];
     let checked = 0;
     // each minute and zone first, then every tail against the minute just remembered (and the others)
     for (let round = 0; round < 2; round++) {

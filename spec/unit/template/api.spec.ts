@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { Template, TemplateError, TemplatePhase, Param, FuncError, TypedNumber, NumberType } from '../../../template/index.js';
+import {
+  Template,
+  TemplateError,
+  TemplatePhase,
+  Param,
+  FuncError,
+  TypedNumber,
+  NumberType,
+} from '../../../template/index.js';
 import { HiveError } from '../../../protocol/errors.js';
 
 /** The TemplateError a call throws. */
@@ -24,7 +32,9 @@ describe('template API', () => {
   });
 
   it('parse is callable repeatedly: defines are added and replaced like Go', () => {
-    const t = new Template('t').parse('{{define "a"}}A1{{end}}{{define "b"}}B{{end}}main:{{template "a"}}{{template "b"}}');
+    const t = new Template('t').parse(
+      '{{define "a"}}A1{{end}}{{define "b"}}B{{end}}main:{{template "a"}}{{template "b"}}',
+    );
     expect(t.execute()).to.equal('main:A1B');
     t.parse('{{define "a"}}A2{{end}}');
     expect(t.execute()).to.equal('main:A2B', 'the main body is kept when the new text only has defines');
@@ -47,7 +57,9 @@ describe('template API', () => {
   });
 
   it('executing a template that was never parsed fails like Go', () => {
-    expect(failure(() => new Template('t').execute()).message).to.equal('template: t: "t" is an incomplete or empty template');
+    expect(failure(() => new Template('t').execute()).message).to.equal(
+      'template: t: "t" is an incomplete or empty template',
+    );
   });
 
   it('TemplateError carries phase, partial output, and Code 400', () => {
@@ -60,7 +72,9 @@ describe('template API', () => {
     const x = failure(() => run('before {{.A.B.C}} after', { A: 5 }));
     expect(x.phase).to.equal(TemplatePhase.Exec);
     expect(x.output).to.equal('before ');
-    expect(x.message).to.equal('template: t:1:11: executing "t" at <.A.B.C>: can\'t evaluate field B in type interface {}');
+    expect(x.message).to.equal(
+      'template: t:1:11: executing "t" at <.A.B.C>: can\'t evaluate field B in type interface {}',
+    );
   });
 
   it('custom delimiters, and values containing delimiters are never expanded again', () => {
@@ -84,9 +98,15 @@ describe('template API', () => {
       },
     });
     expect(t.parse('{{twice 21}} {{join 1 2 3}} {{first "x" "extra"}}').execute()).to.equal('42 1+2+3 x');
-    expect(failure(() => t.parse('{{twice "a"}}').execute()).message).to.equal('template: t:1:8: executing "t" at <"a">: expected integer; found "a"');
-    expect(failure(() => t.parse('{{first}}').execute()).message).to.match(/wrong number of args for first: want at least 1 got 0/);
-    expect(failure(() => t.parse('{{bad}}').execute()).message).to.equal('template: t:1:2: executing "t" at <bad>: error calling bad: nope');
+    expect(failure(() => t.parse('{{twice "a"}}').execute()).message).to.equal(
+      'template: t:1:8: executing "t" at <"a">: expected integer; found "a"',
+    );
+    expect(failure(() => t.parse('{{first}}').execute()).message).to.match(
+      /wrong number of args for first: want at least 1 got 0/,
+    );
+    expect(failure(() => t.parse('{{bad}}').execute()).message).to.equal(
+      'template: t:1:2: executing "t" at <bad>: error calling bad: nope',
+    );
     expect(failure(() => t.parse('{{nosuch}}')).message).to.equal('template: t:1: function "nosuch" not defined');
     expect(failure(() => new Template('t').funcs({ 'bad name': () => 1 })).message).to.match(/not a valid identifier/);
   });
@@ -99,12 +119,23 @@ describe('template API', () => {
     const tpl = '{{.A}}|{{.A.B}}';
     expect(new Template('t', { missingkey: 'default' }).parse(tpl).execute({})).to.equal('<no value>|<no value>');
     expect(new Template('t', { missingkey: 'zero' }).parse('{{.A}}').execute({})).to.equal('<no value>');
-    expect(failure(() => new Template('t', { missingkey: 'error' }).parse(tpl).execute({})).message).to.equal('template: t:1:2: executing "t" at <.A>: map has no entry for key "A"');
-    expect(failure(() => new Template('t', { missingkey: 'bogus' as 'zero' })).message).to.equal('template: unrecognized option: missingkey=bogus');
+    expect(failure(() => new Template('t', { missingkey: 'error' }).parse(tpl).execute({})).message).to.equal(
+      'template: t:1:2: executing "t" at <.A>: map has no entry for key "A"',
+    );
+    expect(failure(() => new Template('t', { missingkey: 'bogus' as 'zero' })).message).to.equal(
+      'template: unrecognized option: missingkey=bogus',
+    );
   });
 
   it('JS values: Maps, bigint, TypedNumber, whole and fractional numbers, null and undefined', () => {
-    expect(run('{{.m.k}} {{index .m "k"}} {{range $k, $v := .m}}{{$k}}{{$v}}{{end}}', { m: new Map([['k', 1], ['a', 2]]) })).to.equal('1 1 a2k1');
+    expect(
+      run('{{.m.k}} {{index .m "k"}} {{range $k, $v := .m}}{{$k}}{{$v}}{{end}}', {
+        m: new Map([
+          ['k', 1],
+          ['a', 2],
+        ]),
+      }),
+    ).to.equal('1 1 a2k1');
     expect(run('{{.}} {{printf "%T" .}}', 12345678901234567890n)).to.equal('12345678901234567890 int');
     expect(run('{{.}} {{printf "%T" .}}', new TypedNumber(NumberType.Float64, 2))).to.equal('2 float64');
     expect(run('{{printf "%T %T %T" .a .b .c}}', { a: 2, b: 2.5, c: 1e300 })).to.equal('int float64 float64');
@@ -116,7 +147,9 @@ describe('template API', () => {
 
 describe('template safety', () => {
   it('never reaches prototypes: __proto__, constructor and prototype read as missing keys', () => {
-    expect(run('{{.constructor}}|{{.__proto__}}|{{.toString}}|{{.hasOwnProperty}}', {})).to.equal('<no value>|<no value>|<no value>|<no value>');
+    expect(run('{{.constructor}}|{{.__proto__}}|{{.toString}}|{{.hasOwnProperty}}', {})).to.equal(
+      '<no value>|<no value>|<no value>|<no value>',
+    );
     expect(run('{{.constructor.name}}', {})).to.equal('<no value>');
     expect(run('{{index . "constructor"}}|{{index . "__proto__"}}', {})).to.equal('<no value>|<no value>');
     const own = JSON.parse('{"__proto__": "p", "constructor": "c", "prototype": "q", "ok": 1}') as object;
@@ -141,9 +174,13 @@ describe('template safety', () => {
         return 'ran';
       },
     };
-    expect(failure(() => run('{{.f}}', data)).message).to.match(/field f is a function; functions in data are not callable/);
+    expect(failure(() => run('{{.f}}', data)).message).to.match(
+      /field f is a function; functions in data are not callable/,
+    );
     expect(failure(() => run('{{call .f}}', data)).message).to.match(/functions in data are not callable/);
-    expect(failure(() => run('{{range .}}{{call .}}{{end}}', [data.f])).message).to.match(/calling functions found in data is not allowed/);
+    expect(failure(() => run('{{range .}}{{call .}}{{end}}', [data.f])).message).to.match(
+      /calling functions found in data is not allowed/,
+    );
     expect(called).to.equal(false);
   });
 
@@ -152,10 +189,14 @@ describe('template safety', () => {
     expect(failure(() => run('{{process.exit 1}}')).message).to.equal('template: t:1: function "process" not defined');
   });
 
-  it('template recursion stops at the depth limit with Go\'s message', () => {
+  it("template recursion stops at the depth limit with Go's message", () => {
     const e = failure(() => run('{{define "r"}}{{template "r" .}}{{end}}{{template "r" .}}', 1));
-    expect(e.message).to.equal('template: t:1:25: executing "r" at <{{template "r" .}}>: exceeded maximum template depth (1000)');
-    const small = new Template('t', { maxDepth: 10 }).parse('{{define "r"}}x{{template "r" .}}{{end}}{{template "r" .}}');
+    expect(e.message).to.equal(
+      'template: t:1:25: executing "r" at <{{template "r" .}}>: exceeded maximum template depth (1000)',
+    );
+    const small = new Template('t', { maxDepth: 10 }).parse(
+      '{{define "r"}}x{{template "r" .}}{{end}}{{template "r" .}}',
+    );
     const e2 = failure(() => small.execute(1));
     expect(e2.message).to.match(/exceeded maximum template depth \(10\)/);
     expect(e2.output).to.equal('x'.repeat(10));
@@ -166,7 +207,9 @@ describe('template safety', () => {
     expect(failure(() => run(deep)).message).to.equal('template: t: template is nested too deeply to parse');
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(failure(() => run('{{.}}', cyclic)).message).to.equal('template: t: execution nested too deeply (JS stack exhausted)');
+    expect(failure(() => run('{{.}}', cyclic)).message).to.equal(
+      'template: t: execution nested too deeply (JS stack exhausted)',
+    );
   });
 
   it('output is limited (maxChars, formerly maxOutput) and keeps the partial output', () => {
@@ -182,13 +225,20 @@ describe('template safety', () => {
   it('strings built by functions are limited too (no exponential growth before output)', () => {
     const doubling = '{{$x := "0123456789"}}' + '{{$x = printf "%s%s" $x $x}}'.repeat(40) + '{{len $x}}';
     const e = failure(() => new Template('t', { maxChars: 1 << 20 }).parse(doubling).execute());
-    expect(e.message).to.match(/executing "t" at <printf "%s%s" \$x \$x>: the render builds more than 1048576 characters/);
+    expect(e.message).to.match(
+      /executing "t" at <printf "%s%s" \$x \$x>: the render builds more than 1048576 characters/,
+    );
   });
 
   it('range iterations and template calls are bounded (maxIterations)', () => {
     const e = failure(() => new Template('t', { maxIterations: 1000 }).parse('{{range 100000000}}{{end}}').execute());
-    expect(e.message).to.equal('template: t:1:8: executing "t" at <100000000>: more than 1000 range iterations and template calls in one execution');
-    const branching = '{{define "r"}}{{if .}}{{template "r" slice . 1}}{{template "r" slice . 1}}{{end}}{{end}}{{template "r" .}}';
-    expect(failure(() => new Template('t', { maxIterations: 5000 }).parse(branching).execute(Array(40).fill(1))).message).to.match(/more than 5000 range iterations/);
+    expect(e.message).to.equal(
+      'template: t:1:8: executing "t" at <100000000>: more than 1000 range iterations and template calls in one execution',
+    );
+    const branching =
+      '{{define "r"}}{{if .}}{{template "r" slice . 1}}{{template "r" slice . 1}}{{end}}{{end}}{{template "r" .}}';
+    expect(
+      failure(() => new Template('t', { maxIterations: 5000 }).parse(branching).execute(Array(40).fill(1))).message,
+    ).to.match(/more than 5000 range iterations/);
   });
 });

@@ -30,7 +30,8 @@ function budgetFailure(f: () => unknown): RenderBudgetError {
   }
   const elapsed = Date.now() - started;
   const grown = process.memoryUsage().heapUsed - heapBefore;
-  if (!(error instanceof RenderBudgetError)) throw new Error(`expected a RenderBudgetError, got ${error === undefined ? 'none' : String(error)}`);
+  if (!(error instanceof RenderBudgetError))
+    throw new Error(`expected a RenderBudgetError, got ${error === undefined ? 'none' : String(error)}`);
   expect(error).to.be.instanceOf(TemplateError);
   expect(error.code).to.equal(Code.TooLarge);
   expect(elapsed, 'ms to fail').to.be.below(10_000);
@@ -38,8 +39,10 @@ function budgetFailure(f: () => unknown): RenderBudgetError {
   return error;
 }
 
-const exec = (source: string, budget: { maxChars?: number; maxItems?: number } = {}): ExecTemplate => new ExecTemplate(source, { env: {}, limitNames: LIMIT_NAMES, ...budget });
-const queue = (source: string, budget: { maxChars?: number; maxItems?: number } = {}): QueueTemplate => new QueueTemplate(source, { limitNames: LIMIT_NAMES, ...budget });
+const exec = (source: string, budget: { maxChars?: number; maxItems?: number } = {}): ExecTemplate =>
+  new ExecTemplate(source, { env: {}, limitNames: LIMIT_NAMES, ...budget });
+const queue = (source: string, budget: { maxChars?: number; maxItems?: number } = {}): QueueTemplate =>
+  new QueueTemplate(source, { limitNames: LIMIT_NAMES, ...budget });
 const request = makeMessage({ Class: 'in', Operation: 'op', Data: ITEMS.items === undefined ? {} : ITEMS });
 
 describe('render budget: one budget for everything a render builds', () => {
@@ -49,17 +52,23 @@ describe('render budget: one budget for everything a render builds', () => {
     expect(e.limit).to.equal(BudgetLimit.Chars);
     expect(e.max).to.equal(16 * 1024 * 1024);
     // the padded string that no longer fits is refused where it is built
-    expect(e.message).to.match(/^template: exec:1:\d+: executing "exec" at <printf "%999999d" 1>: the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
+    expect(e.message).to.match(
+      /^template: exec:1:\d+: executing "exec" at <printf "%999999d" 1>: the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/,
+    );
     // strings from the request are charged where addArg keeps them
     const kept = exec('{{range .Data.items}}{{addArg $.Data.big}}{{end}}');
-    expect(budgetFailure(() => kept.render({ ...ITEMS, big: ['x'.repeat(10_000)] })).message).to.match(/at <addArg \$\.Data\.big>: the render builds more than 16777216 characters/);
+    expect(budgetFailure(() => kept.render({ ...ITEMS, big: ['x'.repeat(10_000)] })).message).to.match(
+      /at <addArg \$\.Data\.big>: the render builds more than 16777216 characters/,
+    );
   });
 
   it('addArg counts items too: a list of many empty arguments stops at the item budget', () => {
     const t = exec('{{range .Data.items}}{{addArg ""}}{{end}}', { maxItems: 100 });
     const e = budgetFailure(() => t.render(ITEMS));
     expect(e.limit).to.equal(BudgetLimit.Items);
-    expect(e.message).to.match(/the render adds more than 100 arguments, values and entries \(the limit MaxRenderItems\)$/);
+    expect(e.message).to.match(
+      /the render adds more than 100 arguments, values and entries \(the limit MaxRenderItems\)$/,
+    );
     expect(t.render(mapOf({ items: Array(99).fill('') })).args).to.have.length(99);
   });
 
@@ -74,12 +83,18 @@ describe('render budget: one budget for everything a render builds', () => {
     // every entry is a copy of the request: 3000 copies of 3000 values would be 9 million strings
     const copies = queue('[[range .Data.items]][[addEntry getRequest]][[end]]');
     expect(budgetFailure(() => copies.render('', request)).limit).to.equal(BudgetLimit.Items);
-    const padded = queue('[[range .Data.items]][[$r := newRequest]][[addValue (getRequestData $r) "v" (printf "%99999d" 1)]][[addEntry $r]][[end]]');
+    const padded = queue(
+      '[[range .Data.items]][[$r := newRequest]][[addValue (getRequestData $r) "v" (printf "%99999d" 1)]][[addEntry $r]][[end]]',
+    );
     const e = budgetFailure(() => padded.render('', request));
     expect(e.limit).to.equal(BudgetLimit.Chars);
     expect(e.message).to.match(/the limit MaxRenderChars/);
     // within the budget nothing changes
-    expect(queue('[[range .Data.items]][[$r := newRequest]][[addValue (getRequestData $r) "v" .]][[addEntry $r]][[end]]').render('', request).entries).to.have.length(3000);
+    expect(
+      queue(
+        '[[range .Data.items]][[$r := newRequest]][[addValue (getRequestData $r) "v" .]][[addEntry $r]][[end]]',
+      ).render('', request).entries,
+    ).to.have.length(3000);
   });
 
   it('printf padding is checked before it is built: one call cannot build gigabytes', () => {
@@ -95,12 +110,18 @@ describe('render budget: one budget for everything a render builds', () => {
   });
 
   it('output is charged to the same budget as what functions keep', () => {
-    const t = exec('{{range .Data.items}}{{addArg .}}{{end}}{{range .Data.items}}0123456789{{end}}', { maxChars: 30_000 });
+    const t = exec('{{range .Data.items}}{{addArg .}}{{end}}{{range .Data.items}}0123456789{{end}}', {
+      maxChars: 30_000,
+    });
     // 3000 arguments of up to 4 characters, then 30000 characters of output: together over the budget
     const e = budgetFailure(() => t.render(ITEMS));
-    expect(e.message).to.equal('template: exec: the render builds more than 30000 characters (the limit MaxRenderChars)');
+    expect(e.message).to.equal(
+      'template: exec: the render builds more than 30000 characters (the limit MaxRenderChars)',
+    );
     expect(e.output.length).to.be.below(30_000);
-    expect(() => new Template('t', { maxChars: 30_000 }).parse('{{range .}}0123456789{{end}}').execute(Array(3000).fill(0))).not.to.throw();
+    expect(() =>
+      new Template('t', { maxChars: 30_000 }).parse('{{range .}}0123456789{{end}}').execute(Array(3000).fill(0)),
+    ).not.to.throw();
   });
 
   it('replace, replaceLine, marshalIndent and set check or charge the budget', () => {
@@ -110,9 +131,13 @@ describe('render budget: one budget for everything a render builds', () => {
     const lines = exec('{{$s := replace (index .Data.big 0) "x" "\\n"}}{{replaceLine $s "" (index .Data.big 0)}}');
     expect(budgetFailure(() => lines.render(mapOf({ big: [big] }))).message).to.match(/at <replaceLine /);
     const set = exec('{{range .Data.items}}{{set . (index $.Data.big 0)}}{{end}}');
-    expect(budgetFailure(() => set.render({ ...ITEMS, big: [big] })).message).to.match(/at <set \. \(index \$\.Data\.big 0\)>/);
+    expect(budgetFailure(() => set.render({ ...ITEMS, big: [big] })).message).to.match(
+      /at <set \. \(index \$\.Data\.big 0\)>/,
+    );
     // setting the same key again gives back what it held
-    expect(exec('{{range .Data.items}}{{set "k" (printf "%9999d" 1)}}{{end}}', { maxChars: 20_000 }).render(ITEMS).output).to.equal('');
+    expect(
+      exec('{{range .Data.items}}{{set "k" (printf "%9999d" 1)}}{{end}}', { maxChars: 20_000 }).render(ITEMS).output,
+    ).to.equal('');
     const indent = exec('{{marshalIndent (split (printf "%999999s" "") "")}}', { maxChars: 2_000_000 });
     expect(budgetFailure(() => indent.render(ITEMS)).message).to.match(/at <marshalIndent /);
   });

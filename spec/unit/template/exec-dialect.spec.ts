@@ -4,8 +4,14 @@ import { TemplateError } from '../../../template/index.js';
 import { mapOf } from '../../../protocol/message.js';
 import type { ValueMap } from '../../../protocol/message.js';
 
-const DATA: ValueMap = mapOf({ info: ['first info', 'second'], operation: ['op1', 'op 2'], file: ['/tmp/a', '/tmp/b c'], n: ['5'] });
-const out = (src: string, data: ValueMap = DATA, env: Record<string, string> = {}): string => renderExecTemplate(src, data, { env }).output;
+const DATA: ValueMap = mapOf({
+  info: ['first info', 'second'],
+  operation: ['op1', 'op 2'],
+  file: ['/tmp/a', '/tmp/b c'],
+  n: ['5'],
+});
+const out = (src: string, data: ValueMap = DATA, env: Record<string, string> = {}): string =>
+  renderExecTemplate(src, data, { env }).output;
 
 function failure(f: () => unknown): TemplateError {
   try {
@@ -19,7 +25,10 @@ function failure(f: () => unknown): TemplateError {
 
 describe('exec dialect', () => {
   it('setCmd sets the command and addArg appends strings or each element of a list; both return true', () => {
-    const r = renderExecTemplate('{{setCmd "echo"}} {{addArg "lit"}} {{addArg (index .Data.info 0)}} {{addArg .Data.operation}} {{addArg 7}}', DATA);
+    const r = renderExecTemplate(
+      '{{setCmd "echo"}} {{addArg "lit"}} {{addArg (index .Data.info 0)}} {{addArg .Data.operation}} {{addArg 7}}',
+      DATA,
+    );
     expect(r.command).to.equal('echo');
     expect(r.args).to.deep.equal(['lit', 'first info', 'op1', 'op 2', '7']);
     expect(r.output).to.equal('true true true true true');
@@ -39,12 +48,16 @@ describe('exec dialect', () => {
 
   it('plus and minus take Go ints', () => {
     expect(out('{{plus 2 3}} {{minus 2 3}} {{plus (len .Data.file) 1}}')).to.equal('5 -1 3');
-    expect(failure(() => out('{{plus (index .Data.n 0) 1}}')).message).to.match(/wrong type for value; expected int; got string/);
+    expect(failure(() => out('{{plus (index .Data.n 0) 1}}')).message).to.match(
+      /wrong type for value; expected int; got string/,
+    );
     expect(failure(() => out('{{plus 1.5 1}}')).message).to.match(/expected integer; found 1.5/);
   });
 
   it('replace replaces every occurrence (Go strings.ReplaceAll)', () => {
-    expect(out('{{replace "a-b-c" "-" "+"}}|{{replace "abc" "" "."}}|{{replace "aaa" "aa" "b"}}')).to.equal('a+b+c|.a.b.c.|ba');
+    expect(out('{{replace "a-b-c" "-" "+"}}|{{replace "abc" "" "."}}|{{replace "aaa" "aa" "b"}}')).to.equal(
+      'a+b+c|.a.b.c.|ba',
+    );
   });
 
   it('replaceLine replaces each whole line containing the text', () => {
@@ -52,8 +65,10 @@ describe('exec dialect', () => {
     expect(out('{{replaceLine "a\\r\\nkey=1\\r\\n" "key" "key=2"}}')).to.equal('a\r\nkey=2\r\n');
   });
 
-  it('replaceLineAndIdent keeps the replaced line\'s indentation', () => {
-    expect(out('{{replaceLineAndIdent "a:\\n    port: 1\\n\\tport: 2\\nport: 3" "port" "port: 9"}}')).to.equal('a:\n    port: 9\n\tport: 9\nport: 9');
+  it("replaceLineAndIdent keeps the replaced line's indentation", () => {
+    expect(out('{{replaceLineAndIdent "a:\\n    port: 1\\n\\tport: 2\\nport: 3" "port" "port: 9"}}')).to.equal(
+      'a:\n    port: 9\n\tport: 9\nport: 9',
+    );
   });
 
   it('noescape returns its argument unchanged', () => {
@@ -61,7 +76,9 @@ describe('exec dialect', () => {
   });
 
   it('marshal is compact JSON like Go json.Marshal (sorted keys, <>& escaped)', () => {
-    expect(out('{{marshal .Data.file}}|{{marshal "<&>"}}|{{marshal 1.5}}|{{marshal nil}}|{{marshal true}}')).to.equal('["/tmp/a","/tmp/b c"]|"\\u003c\\u0026\\u003e"|1.5|null|true');
+    expect(out('{{marshal .Data.file}}|{{marshal "<&>"}}|{{marshal 1.5}}|{{marshal nil}}|{{marshal true}}')).to.equal(
+      '["/tmp/a","/tmp/b c"]|"\\u003c\\u0026\\u003e"|1.5|null|true',
+    );
     const data = mapOf({ b: ['2'], a: ['1'] });
     expect(out('{{marshal .Data}}', data)).to.equal('{"a":["1"],"b":["2"]}');
   });
@@ -80,11 +97,15 @@ describe('exec dialect', () => {
   });
 
   it('string formats any value like Go %v', () => {
-    expect(out('{{string 5}}|{{string .Data.file}}|{{string 1.5}}|{{string nil}}|{{string true}}')).to.equal('5|[/tmp/a /tmp/b c]|1.5|<nil>|true');
+    expect(out('{{string 5}}|{{string .Data.file}}|{{string 1.5}}|{{string nil}}|{{string true}}')).to.equal(
+      '5|[/tmp/a /tmp/b c]|1.5|<nil>|true',
+    );
   });
 
   it('split returns a list (Go strings.Split)', () => {
-    expect(out('{{split "a,b,,c" ","}}|{{len (split "" ",")}}|{{split "héé" ""}}|{{index (split "k=v" "=") 1}}')).to.equal('[a b  c]|1|[h é é]|v');
+    expect(
+      out('{{split "a,b,,c" ","}}|{{len (split "" ",")}}|{{split "héé" ""}}|{{index (split "k=v" "=") 1}}'),
+    ).to.equal('[a b  c]|1|[h é é]|v');
   });
 
   it('env reads only the injected environment, empty when unset', () => {
@@ -94,31 +115,46 @@ describe('exec dialect', () => {
   });
 
   it('set and get use a scratch map private to one render', () => {
-    expect(out('{{set "k" "v"}}{{get "k"}}|{{set "n" 2}}{{plus (get "n") 1}}|{{get "missing"}}')).to.equal('v|3|<no value>');
+    expect(out('{{set "k" "v"}}{{get "k"}}|{{set "n" 2}}{{plus (get "n") 1}}|{{get "missing"}}')).to.equal(
+      'v|3|<no value>',
+    );
     const t = new ExecTemplate('{{get "k"}}{{set "k" "v"}}', { env: {} });
     expect(t.render(DATA).output).to.equal('<no value>');
     expect(t.render(DATA).output).to.equal('<no value>', 'nothing leaks between renders');
   });
 
   it('niltoblank gives empty text for nil and the value otherwise', () => {
-    expect(out('[{{niltoblank nil}}][{{niltoblank .Data.missing}}][{{niltoblank "e"}}][{{niltoblank 3}}]')).to.equal('[][][e][3]');
+    expect(out('[{{niltoblank nil}}][{{niltoblank .Data.missing}}][{{niltoblank "e"}}][{{niltoblank 3}}]')).to.equal(
+      '[][][e][3]',
+    );
   });
 
   it('standard functions stay available and data is .Data', () => {
-    expect(out('{{len .Data.file}} {{printf "%q" (index .Data.file 1)}} {{if eq (index .Data.n 0) "5"}}five{{end}}')).to.equal('2 "/tmp/b c" five');
+    expect(
+      out('{{len .Data.file}} {{printf "%q" (index .Data.file 1)}} {{if eq (index .Data.n 0) "5"}}five{{end}}'),
+    ).to.equal('2 "/tmp/b c" five');
   });
 
   it('runs the shapes', () => {
-    const echo = renderExecTemplate('{{setCmd "echo"}}{{addArg "a quoted literal"}}{{addArg (index .Data.info 0)}}{{addArg .Data.operation}}', DATA);
+    const echo = renderExecTemplate(
+      '{{setCmd "echo"}}{{addArg "a quoted literal"}}{{addArg (index .Data.info 0)}}{{addArg .Data.operation}}',
+      DATA,
+    );
     expect([echo.command, ...echo.args]).to.deep.equal(['echo', 'a quoted literal', 'first info', 'op1', 'op 2']);
-    const cp = renderExecTemplate('{{setCmd "cp"}}{{addArg (index .Data.file 0)}}{{addArg (index .Data.file 1)}}', DATA);
+    const cp = renderExecTemplate(
+      '{{setCmd "cp"}}{{addArg (index .Data.file 0)}}{{addArg (index .Data.file 1)}}',
+      DATA,
+    );
     expect([cp.command, ...cp.args]).to.deep.equal(['cp', '/tmp/a', '/tmp/b c']);
     const mv = renderExecTemplate('{{setCmd "mv"}}{{addArg .Data.file}}', DATA);
     expect([mv.command, ...mv.args]).to.deep.equal(['mv', '/tmp/a', '/tmp/b c']);
   });
 
   it('a shell command line stays one argument (no shell, no expansion)', () => {
-    const r = renderExecTemplate('{{setCmd "/bin/sh"}}{{addArg "-c"}}{{addArg (printf "ls %s/*" (index .Data.file 0))}}', DATA);
+    const r = renderExecTemplate(
+      '{{setCmd "/bin/sh"}}{{addArg "-c"}}{{addArg (printf "ls %s/*" (index .Data.file 0))}}',
+      DATA,
+    );
     expect(r.args).to.deep.equal(['-c', 'ls /tmp/a/*']);
   });
 });

@@ -34,14 +34,20 @@ export function fuzzTemplates(cases: number, seed: number): FuzzOutcome {
     const data = g.data();
     const took = cpuMsOf(() => {
       try {
-        const t = new Template('fuzz', { funcs: TEST_FUNCS, delims: square ? ['[[', ']]'] : ['{{', '}}'], maxIterations: 100_000, maxOutput: 1 << 20 });
+        const t = new Template('fuzz', {
+          funcs: TEST_FUNCS,
+          delims: square ? ['[[', ']]'] : ['{{', '}}'],
+          maxIterations: 100_000,
+          maxOutput: 1 << 20,
+        });
         t.parse(text);
         out.parsed++;
         t.execute(data);
         out.executed++;
       } catch (e) {
         if (!(e instanceof TemplateError)) out.failures.push(`#${i} threw ${String(e)} for ${JSON.stringify(text)}`);
-        else if (/internal error/.test(e.message)) out.failures.push(`#${i} internal error ${e.message} for ${JSON.stringify(text)}`);
+        else if (/internal error/.test(e.message))
+          out.failures.push(`#${i} internal error ${e.message} for ${JSON.stringify(text)}`);
         else out.refused++;
       }
     });

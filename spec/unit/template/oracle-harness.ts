@@ -46,7 +46,11 @@ export const TEST_FUNCS: FuncMap = {
 };
 
 export function runCase(c: OracleCase): Actual {
-  const t = new Template('t', { funcs: TEST_FUNCS, ...(c.delims ? { delims: c.delims } : {}), ...(c.missingkey ? { missingkey: c.missingkey } : {}) });
+  const t = new Template('t', {
+    funcs: TEST_FUNCS,
+    ...(c.delims ? { delims: c.delims } : {}),
+    ...(c.missingkey ? { missingkey: c.missingkey } : {}),
+  });
   try {
     for (const text of [...(c.pre ?? []), c.template]) t.parse(text);
   } catch (e) {

@@ -26,10 +26,101 @@ export class Gen {
     return this.rnd() < p;
   }
 
-  private static readonly NUMBERS = ['0', '1', '-1', '2', '42', '1.5', '-2.25', '1.0', '1e3', '0x1F', '017', '0b101', '1_000', "'a'", "'\\n'", '9223372036854775807', '0.1', '1e21', '1e-7', '.5', '-0.0', '255', '-255', '65', '1e6', '123456.789', '0.000123', '5e-324', '1.7976931348623157e308', "'é'", '0x1p-2', '-9223372036854775808'];
-  private static readonly STRINGS = ['"a"', '"hello"', '""', '"%d"', '"%v|%s"', '"a b"', '`raw`', '"é"', '"<&>"', '"x\\ty"', '"%5.2f"', '"%q"', '"%x"', '"%[2]d %[1]d"', '"%!"', '"{{"'];
-  private static readonly FIELDS = ['.S', '.I', '.F', '.B', '.N', '.L', '.M', '.M.a', '.M.b', '.LM', '.E', '.Missing', '.Nil', '.MM.inner', '.MM.inner.deep', '.Mixed', '.Z', '.S.X', '.L.x', '.Nil.x'];
-  private static readonly FUNCS = ['print', 'printf', 'println', 'len', 'index', 'slice', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'and', 'or', 'not', 'html', 'js', 'urlquery', 'call'];
+  private static readonly NUMBERS = [
+    '0',
+    '1',
+    '-1',
+    '2',
+    '42',
+    '1.5',
+    '-2.25',
+    '1.0',
+    '1e3',
+    '0x1F',
+    '017',
+    '0b101',
+    '1_000',
+    "'a'",
+    "'\\n'",
+    '9223372036854775807',
+    '0.1',
+    '1e21',
+    '1e-7',
+    '.5',
+    '-0.0',
+    '255',
+    '-255',
+    '65',
+    '1e6',
+    '123456.789',
+    '0.000123',
+    '5e-324',
+    '1.7976931348623157e308',
+    "'é'",
+    '0x1p-2',
+    '-9223372036854775808',
+  ];
+  private static readonly STRINGS = [
+    '"a"',
+    '"hello"',
+    '""',
+    '"%d"',
+    '"%v|%s"',
+    '"a b"',
+    '`raw`',
+    '"é"',
+    '"<&>"',
+    '"x\\ty"',
+    '"%5.2f"',
+    '"%q"',
+    '"%x"',
+    '"%[2]d %[1]d"',
+    '"%!"',
+    '"{{"',
+  ];
+  private static readonly FIELDS = [
+    '.S',
+    '.I',
+    '.F',
+    '.B',
+    '.N',
+    '.L',
+    '.M',
+    '.M.a',
+    '.M.b',
+    '.LM',
+    '.E',
+    '.Missing',
+    '.Nil',
+    '.MM.inner',
+    '.MM.inner.deep',
+    '.Mixed',
+    '.Z',
+    '.S.X',
+    '.L.x',
+    '.Nil.x',
+  ];
+  private static readonly FUNCS = [
+    'print',
+    'printf',
+    'println',
+    'len',
+    'index',
+    'slice',
+    'eq',
+    'ne',
+    'lt',
+    'le',
+    'gt',
+    'ge',
+    'and',
+    'or',
+    'not',
+    'html',
+    'js',
+    'urlquery',
+    'call',
+  ];
 
   operand(): string {
     this.depth++;
@@ -39,7 +130,8 @@ export class Gen {
       if (r < 4) return this.pick(Gen.NUMBERS);
       if (r < 5) return this.pick(Gen.STRINGS);
       if (r < 6) return this.pick(['true', 'false', 'nil', '.', '$']);
-      if (r < 7 && this.vars.length > 0) return this.pick(this.vars) + (this.chance(0.3) ? this.pick(['.a', '.X', '.inner']) : '');
+      if (r < 7 && this.vars.length > 0)
+        return this.pick(this.vars) + (this.chance(0.3) ? this.pick(['.a', '.X', '.inner']) : '');
       if (r < 9 && this.depth < 4) return '(' + this.pipeline() + ')';
       return this.pick(Gen.FIELDS);
     } finally {
@@ -70,14 +162,37 @@ export class Gen {
       if (this.chance(0.15)) f += '[' + this.pick(['1', '2', '3', '0', 'x']) + ']';
       if (this.chance(0.4)) f += this.pick(['5', '1', '0', '12', '*', '3']);
       if (this.chance(0.3)) f += '.' + this.pick(['', '0', '2', '5', '*', '17']);
-      f += this.pick(['v', 'd', 's', 'q', 'x', 'X', 'o', 'O', 'b', 'e', 'E', 'f', 'F', 'g', 'G', 't', 'c', 'U', 'T', 'p', 'z']);
+      f += this.pick([
+        'v',
+        'd',
+        's',
+        'q',
+        'x',
+        'X',
+        'o',
+        'O',
+        'b',
+        'e',
+        'E',
+        'f',
+        'F',
+        'g',
+        'G',
+        't',
+        'c',
+        'U',
+        'T',
+        'p',
+        'z',
+      ]);
     }
     return '"' + f + '"';
   }
 
   pipeline(): string {
     let p = this.command();
-    if (this.chance(0.2)) p += ' | ' + this.pick(['print', 'len', 'printf "%v"', 'html', 'not', 'and 1', 'or 0', 'index .L', 'eq 1']);
+    if (this.chance(0.2))
+      p += ' | ' + this.pick(['print', 'len', 'printf "%v"', 'html', 'not', 'and 1', 'or 0', 'index .L', 'eq 1']);
     return p;
   }
 
@@ -102,7 +217,8 @@ export class Gen {
     const saved = this.vars.length;
     try {
       const kind = this.pick(['if', 'with', 'range', 'range', 'template']);
-      if (kind === 'template') return `{{template "${this.pick(['a', 'b', 'zz'])}"${this.chance(0.5) ? ' ' + this.pipeline() : ''}}}`;
+      if (kind === 'template')
+        return `{{template "${this.pick(['a', 'b', 'zz'])}"${this.chance(0.5) ? ' ' + this.pipeline() : ''}}}`;
       let head = this.pipeline();
       if (kind === 'range' && this.chance(0.4)) {
         head = `$i${this.depth}, $e${this.depth} := ${head}`;
@@ -150,7 +266,11 @@ export class Gen {
       const op = this.int(3);
       if (op === 0) out = out.slice(0, at) + out.slice(at + 1);
       else if (op === 1) out = out.slice(0, at) + out.charAt(at) + out.slice(at);
-      else out = out.slice(0, at) + this.pick(['{{', '}}', '"', '(', ')', '|', '$', '.', '`', "'", ':=', '-', '/*']) + out.slice(at);
+      else
+        out =
+          out.slice(0, at) +
+          this.pick(['{{', '}}', '"', '(', ')', '|', '$', '.', '`', "'", ':=', '-', '/*']) +
+          out.slice(at);
     }
     return out;
   }
@@ -158,7 +278,11 @@ export class Gen {
   /** Random data of the shape the templates refer to. */
   data(): unknown {
     const scalar = (): unknown => this.pick([0, 1, -3, 2.5, 'str', '', true, false, null, 'é<&>']);
-    const mk = (): Record<string, unknown> => ({ a: scalar(), b: scalar(), inner: this.chance(0.5) ? { deep: scalar() } : scalar() });
+    const mk = (): Record<string, unknown> => ({
+      a: scalar(),
+      b: scalar(),
+      inner: this.chance(0.5) ? { deep: scalar() } : scalar(),
+    });
     if (this.chance(0.05)) return scalar();
     return {
       S: this.pick(['hello', '', 'é世']),

@@ -48,8 +48,12 @@ describe('renderTemplateFile (CLI template command)', () => {
   });
 
   it('exec: quotes an ambiguous command and reports a template without setCmd', async () => {
-    expect(await renderTemplateFile({ dialect: 'exec', file: file('sp.tmpl', '{{setCmd "my tool"}}') })).to.equal('command: "my tool"\nargs: []\n');
-    expect(await renderTemplateFile({ dialect: 'exec', file: file('none.tmpl', 'nothing') })).to.equal('command: (none: the template did not call setCmd)\nargs: []\n');
+    expect(await renderTemplateFile({ dialect: 'exec', file: file('sp.tmpl', '{{setCmd "my tool"}}') })).to.equal(
+      'command: "my tool"\nargs: []\n',
+    );
+    expect(await renderTemplateFile({ dialect: 'exec', file: file('none.tmpl', 'nothing') })).to.equal(
+      'command: (none: the template did not call setCmd)\nargs: []\n',
+    );
   });
 
   it('exec: data must be name -> list of strings', async () => {
@@ -60,15 +64,29 @@ describe('renderTemplateFile (CLI template command)', () => {
   });
 
   it('queue: prints the entry count and each entry as JSON (data as a message)', async () => {
-    const text = await renderTemplateFile({ dialect: 'queue', file: fx('fanout.tmpl'), dataFile: fx('queue-data.json'), define: 'fanout' });
-    expect(text).to.equal('entries: 2\n{"Class":"cmd","Operation":"exec","Control":{},"Data":{"file":["a.txt"]}}\n{"Class":"cmd","Operation":"exec","Control":{},"Data":{"file":["b.txt"]}}\n');
+    const text = await renderTemplateFile({
+      dialect: 'queue',
+      file: fx('fanout.tmpl'),
+      dataFile: fx('queue-data.json'),
+      define: 'fanout',
+    });
+    expect(text).to.equal(
+      'entries: 2\n{"Class":"cmd","Operation":"exec","Control":{},"Data":{"file":["a.txt"]}}\n{"Class":"cmd","Operation":"exec","Control":{},"Data":{"file":["b.txt"]}}\n',
+    );
   });
 
   it('queue: data may be just the Data map; no data is an empty request', async () => {
     const data = file('d.json', '{"file": ["only.txt"]}');
-    const text = await renderTemplateFile({ dialect: 'queue', file: fx('fanout.tmpl'), dataFile: data, define: 'fanout' });
+    const text = await renderTemplateFile({
+      dialect: 'queue',
+      file: fx('fanout.tmpl'),
+      dataFile: data,
+      define: 'fanout',
+    });
     expect(text).to.equal('entries: 1\n{"Class":"cmd","Operation":"exec","Control":{},"Data":{"file":["only.txt"]}}\n');
-    expect(await renderTemplateFile({ dialect: 'queue', file: fx('fanout.tmpl'), define: 'fanout' })).to.equal('entries: 0\n');
+    expect(await renderTemplateFile({ dialect: 'queue', file: fx('fanout.tmpl'), define: 'fanout' })).to.equal(
+      'entries: 0\n',
+    );
   });
 
   it('queue: an unknown define is a TemplateError naming it', async () => {
@@ -81,15 +99,26 @@ describe('renderTemplateFile (CLI template command)', () => {
     const t = file('plain.tmpl', 'Hi {{.name}}{{define "d"}}D{{.}}{{end}}');
     const data = file('plain.json', '{"name": "you"}');
     expect(await renderTemplateFile({ dialect: 'plain', file: t, dataFile: data })).to.equal('Hi you');
-    expect(await renderTemplateFile({ dialect: 'plain', file: t, dataFile: file('n.json', '5'), define: 'd' })).to.equal('D5');
-    expect(await renderTemplateFile({ dialect: 'plain', file: file('sq.tmpl', '<<.>>'), dataFile: data, delims: ['<<', '>>'] })).to.equal('map[name:you]');
+    expect(
+      await renderTemplateFile({ dialect: 'plain', file: t, dataFile: file('n.json', '5'), define: 'd' }),
+    ).to.equal('D5');
+    expect(
+      await renderTemplateFile({
+        dialect: 'plain',
+        file: file('sq.tmpl', '<<.>>'),
+        dataFile: data,
+        delims: ['<<', '>>'],
+      }),
+    ).to.equal('map[name:you]');
     expect(await renderTemplateFile({ dialect: 'plain', file: t })).to.equal('Hi <no value>');
   });
 
   it('a function of another dialect names that dialect: setCmd without --dialect exec, addEntry without --dialect queue', async () => {
     const exec = await rejection(renderTemplateFile({ dialect: 'plain', file: fx('echo.tmpl') }));
     expect(exec).to.be.instanceOf(TemplateError);
-    expect(exec.message).to.match(/function "setCmd" not defined in the plain dialect: setCmd is a function of the exec dialect \(--dialect exec\)/);
+    expect(exec.message).to.match(
+      /function "setCmd" not defined in the plain dialect: setCmd is a function of the exec dialect \(--dialect exec\)/,
+    );
     const queue = await rejection(renderTemplateFile({ dialect: 'exec', file: file('q.tmpl', '{{ addEntry "x" }}') }));
     expect(queue.message).to.contain('is a function of the queue dialect (--dialect queue)');
     // a function no dialect has stays as it was
@@ -100,16 +129,26 @@ describe('renderTemplateFile (CLI template command)', () => {
   it('plain: template errors name the file; bad JSON data is reported', async () => {
     const e = await rejection(renderTemplateFile({ dialect: 'plain', file: file('broken.tmpl', '{{if}}') }));
     expect(e.message).to.equal('template: broken.tmpl:1: missing value for if');
-    const j = await rejection(renderTemplateFile({ dialect: 'plain', file: fx('mv.tmpl'), dataFile: file('x.json', '{nope') }));
+    const j = await rejection(
+      renderTemplateFile({ dialect: 'plain', file: fx('mv.tmpl'), dataFile: file('x.json', '{nope') }),
+    );
     expect(j).to.be.instanceOf(TemplateError);
     expect(j.message).to.match(/is not valid JSON/);
   });
-  it('a template that is not a regular file is refused without reading it; the budget names the services\' parameters', async () => {
+  it("a template that is not a regular file is refused without reading it; the budget names the services' parameters", async () => {
     const zero = await rejection(renderTemplateFile({ dialect: 'plain', file: '/dev/zero' }));
     expect(zero).to.be.instanceOf(BadInputError);
     expect(zero.message).to.equal("template file '/dev/zero' is a character device, not a regular file");
-    expect((await rejection(renderTemplateFile({ dialect: 'exec', file: dir }))).message).to.equal(`template file '${dir}' is a directory, not a regular file`);
-    const padded = await rejection(renderTemplateFile({ dialect: 'exec', file: file('pad.tmpl', '{{range .Data.n}}{{addArg (printf "%999999d" 1)}}{{end}}'), dataFile: file('n.json', JSON.stringify({ n: Array(100).fill('x') })) }));
+    expect((await rejection(renderTemplateFile({ dialect: 'exec', file: dir }))).message).to.equal(
+      `template file '${dir}' is a directory, not a regular file`,
+    );
+    const padded = await rejection(
+      renderTemplateFile({
+        dialect: 'exec',
+        file: file('pad.tmpl', '{{range .Data.n}}{{addArg (printf "%999999d" 1)}}{{end}}'),
+        dataFile: file('n.json', JSON.stringify({ n: Array(100).fill('x') })),
+      }),
+    );
     expect(padded.message).to.match(/the render builds more than 16777216 characters \(the limit MaxRenderChars\)$/);
   });
 });

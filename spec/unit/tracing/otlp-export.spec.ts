@@ -8,12 +8,25 @@ import { RecordedSpan } from '../../../actors/observe/recorded-span.js';
 import { decodeOtlp } from '../../otlp-decode.js';
 
 const ended = (name: string, attributes: RecordedSpan['attributes'] = {}): RecordedSpan => {
-  const span = new RecordedSpan('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', undefined, 1, undefined, name, SpanKind.SERVER, attributes, () => undefined);
+  const span = new RecordedSpan(
+    '4bf92f3577b34da6a3ce929d0e0e4736',
+    '00f067aa0ba902b7',
+    undefined,
+    1,
+    undefined,
+    name,
+    SpanKind.SERVER,
+    attributes,
+    () => undefined,
+  );
   span.end();
   return span;
 };
 
-const CONTENT_TYPES: Record<OtlpProtocol, string> = { 'http/protobuf': 'application/x-protobuf', 'http/json': 'application/json' };
+const CONTENT_TYPES: Record<OtlpProtocol, string> = {
+  'http/protobuf': 'application/x-protobuf',
+  'http/json': 'application/json',
+};
 
 describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () => {
   for (const protocol of ['http/protobuf', 'http/json'] as const) {
@@ -27,14 +40,25 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           req.on('data', (c: Buffer) => chunks.push(c));
           req.on('end', () => {
             const doc = decodeOtlp(Buffer.concat(chunks), String(req.headers['content-type']));
-            got.push({ type: String(req.headers['content-type']), auth: String(req.headers['x-token']), spans: doc.resourceSpans[0]!.scopeSpans![0]!.spans!.length });
+            got.push({
+              type: String(req.headers['content-type']),
+              auth: String(req.headers['x-token']),
+              spans: doc.resourceSpans[0]!.scopeSpans![0]!.spans!.length,
+            });
             res.writeHead(answer).end('{}');
           });
         });
         await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
         const lines: string[] = [];
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
-        const exporter = new OtlpBatchExporter({ url, protocol, headers: { 'x-token': 'k' }, resource: { 'service.name': 's' }, scope: 'hivenode', onDropped: (l) => lines.push(l) });
+        const exporter = new OtlpBatchExporter({
+          url,
+          protocol,
+          headers: { 'x-token': 'k' },
+          resource: { 'service.name': 's' },
+          scope: 'hivenode',
+          onDropped: (l) => lines.push(l),
+        });
         try {
           for (let i = 0; i < 515; i++) exporter.push(ended(`span ${i}`));
           await exporter.flush();
@@ -46,7 +70,9 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           exporter.push(ended('refused'));
           await exporter.flush();
           expect(exporter.dropped).to.equal(1);
-          expect(lines).to.deep.equal([`OTLP export to ${url} failed: it answered 400; 1 span(s) of 1 batch(es) dropped (OTEL_EXPORTER_OTLP_ENDPOINT)`]);
+          expect(lines).to.deep.equal([
+            `OTLP export to ${url} failed: it answered 400; 1 span(s) of 1 batch(es) dropped (OTEL_EXPORTER_OTLP_ENDPOINT)`,
+          ]);
           // a collector failing on: no line more within the minute, the count carried to the next line
           exporter.push(ended('refused again'));
           await exporter.flush();
@@ -64,12 +90,23 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           req.on('data', (c: Buffer) => chunks.push(c));
           req.on('end', () => {
             const doc = decodeOtlp(Buffer.concat(chunks), String(req.headers['content-type']));
-            batches.push(doc.resourceSpans[0]!.scopeSpans![0]!.spans!.map((sp) => ({ name: sp.name, size: sp.attributes?.[0]?.value.stringValue?.length ?? 0 })));
+            batches.push(
+              doc.resourceSpans[0]!.scopeSpans![0]!.spans!.map((sp) => ({
+                name: sp.name,
+                size: sp.attributes?.[0]?.value.stringValue?.length ?? 0,
+              })),
+            );
             res.writeHead(200).end('{}');
           });
         });
         await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-        const exporter = new OtlpBatchExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, protocol, headers: {}, resource: { 'service.name': 's' }, scope: 'hivenode' });
+        const exporter = new OtlpBatchExporter({
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+          protocol,
+          headers: {},
+          resource: { 'service.name': 's' },
+          scope: 'hivenode',
+        });
         try {
           for (let i = 0; i < 300; i++) exporter.push(ended('small'));
           // fits into an empty batch (1 MiB) but not after the 300 small ones (~17 KB in protobuf, ~84 KB in JSON)
@@ -79,7 +116,13 @@ describe('actors/shared/otlp-export: batches of spans sent over OTLP/HTTP', () =
           await exporter.flush();
           // the batches go two at a time: a small one may arrive before the big one sent before it
           const sorted = batches.map((b) => JSON.stringify(b)).sort();
-          expect(sorted).to.deep.equal([JSON.stringify(Array(300).fill({ name: 'small', size: 0 })), JSON.stringify([{ name: 'after', size: 0 }]), JSON.stringify([{ name: 'big', size: 1_040_000 }])].sort());
+          expect(sorted).to.deep.equal(
+            [
+              JSON.stringify(Array(300).fill({ name: 'small', size: 0 })),
+              JSON.stringify([{ name: 'after', size: 0 }]),
+              JSON.stringify([{ name: 'big', size: 1_040_000 }]),
+            ].sort(),
+          );
           expect(exporter.dropped).to.equal(1);
         } finally {
           await exporter.shutdown();

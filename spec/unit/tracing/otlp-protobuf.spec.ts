@@ -6,8 +6,29 @@ import type { OtlpSpan } from '../../otlp-decode.js';
 import { decodeOtlpProtobuf } from '../../otlp-decode.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
-const span = (name: string, attributes: RecordedSpan['attributes'] = {}, opts: { parent?: string; status?: RecordedSpan['status']; traceState?: string; start?: number; end?: number; kind?: SpanKind } = {}): RecordedSpan => {
-  const s = new RecordedSpan(TRACE, '00f067aa0ba902b7', opts.parent, 1, opts.traceState, name, opts.kind ?? SpanKind.SERVER, attributes, () => undefined);
+const span = (
+  name: string,
+  attributes: RecordedSpan['attributes'] = {},
+  opts: {
+    parent?: string;
+    status?: RecordedSpan['status'];
+    traceState?: string;
+    start?: number;
+    end?: number;
+    kind?: SpanKind;
+  } = {},
+): RecordedSpan => {
+  const s = new RecordedSpan(
+    TRACE,
+    '00f067aa0ba902b7',
+    opts.parent,
+    1,
+    opts.traceState,
+    name,
+    opts.kind ?? SpanKind.SERVER,
+    attributes,
+    () => undefined,
+  );
   if (opts.status) s.setStatus(opts.status);
   s.end();
   // the times a test names, in place of the clock's
@@ -16,7 +37,10 @@ const span = (name: string, attributes: RecordedSpan['attributes'] = {}, opts: {
 };
 
 /** The batch of `spans` as the exporter writes it, in `bytes` of buffer, decoded by protobufjs. */
-function batch(spans: RecordedSpan[], bytes = 1 << 20): { written: number; decoded: ReturnType<typeof decodeOtlpProtobuf> } {
+function batch(
+  spans: RecordedSpan[],
+  bytes = 1 << 20,
+): { written: number; decoded: ReturnType<typeof decodeOtlpProtobuf> } {
   const encoding = new OtlpProtobuf({ resource: { 'service.name': 'svc', 'host.cpus': 2 }, scope: 'hivenode' });
   const buffer = Buffer.alloc(bytes, 0xee);
   let at = encoding.begin();
@@ -30,13 +54,23 @@ function batch(spans: RecordedSpan[], bytes = 1 << 20): { written: number; decod
   return { written, decoded: decodeOtlpProtobuf(encoding.end(buffer, at)) };
 }
 
-const only = (spans: RecordedSpan[], bytes?: number): OtlpSpan[] => batch(spans, bytes).decoded.resourceSpans[0]!.scopeSpans![0]!.spans!;
+const only = (spans: RecordedSpan[], bytes?: number): OtlpSpan[] =>
+  batch(spans, bytes).decoded.resourceSpans[0]!.scopeSpans![0]!.spans!;
 
 describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by protobufjs', () => {
   it('a batch: the resource and scope once, then every span with its ids, parent, name, kind, times and status', () => {
     const { decoded } = batch([
       span('first', {}, { start: 1764050000123 + 0.4567, end: 1764050000999 + 0.9996 }),
-      span('second', {}, { parent: 'aaaaaaaaaaaaaaaa', status: { code: SpanStatusCode.ERROR, message: 'upstream "failed"' }, traceState: 'vendor=x', kind: SpanKind.CONSUMER }),
+      span(
+        'second',
+        {},
+        {
+          parent: 'aaaaaaaaaaaaaaaa',
+          status: { code: SpanStatusCode.ERROR, message: 'upstream "failed"' },
+          traceState: 'vendor=x',
+          kind: SpanKind.CONSUMER,
+        },
+      ),
     ]);
     expect(decoded.resourceSpans).to.have.length(1);
     const rs = decoded.resourceSpans[0]!;
@@ -46,17 +80,36 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     ]);
     expect(rs.scopeSpans![0]!.scope).to.deep.equal({ name: 'hivenode' });
     const [first, second] = rs.scopeSpans![0]!.spans!;
-    expect(first).to.deep.include({ traceId: TRACE, spanId: '00f067aa0ba902b7', name: 'first', kind: 2, startTimeUnixNano: '1764050000123457000', endTimeUnixNano: '1764050001000000000' });
+    expect(first).to.deep.include({
+      traceId: TRACE,
+      spanId: '00f067aa0ba902b7',
+      name: 'first',
+      kind: 2,
+      startTimeUnixNano: '1764050000123457000',
+      endTimeUnixNano: '1764050001000000000',
+    });
     expect(first).to.not.have.property('parentSpanId');
     expect(first).to.not.have.property('status');
-    expect(second).to.deep.include({ parentSpanId: 'aaaaaaaaaaaaaaaa', traceState: 'vendor=x', kind: 5, status: { code: 2, message: 'upstream "failed"' } });
+    expect(second).to.deep.include({
+      parentSpanId: 'aaaaaaaaaaaaaaaa',
+      traceState: 'vendor=x',
+      kind: 5,
+      status: { code: 2, message: 'upstream "failed"' },
+    });
   });
 
   it('ids the recorder kept as bytes are written from them, as their hex would be', () => {
     const withBytes = span('bytes', {}, { parent: 'aaaaaaaaaaaaaaab' });
     // each id somewhere in an array of its own, as pools and parents hold them
     const bytes = Uint8Array.from(Buffer.from(`ff${TRACE}ff00f067aa0ba902b7ffaaaaaaaaaaaaaaabff`, 'hex'));
-    Object.assign(withBytes, { traceBytes: bytes, traceAt: 1, spanBytes: bytes, spanAt: 18, parentBytes: bytes, parentAt: 27 });
+    Object.assign(withBytes, {
+      traceBytes: bytes,
+      traceAt: 1,
+      spanBytes: bytes,
+      spanAt: 18,
+      parentBytes: bytes,
+      parentAt: 27,
+    });
     const root = span('root');
     Object.assign(root, { traceBytes: bytes, traceAt: 1, spanBytes: bytes.slice(), spanAt: 18 });
     const [a, b] = only([withBytes, root]);
@@ -68,7 +121,10 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
 
   it('nanoseconds past 2^53 are exact: each microsecond of a day in 2026 and of the far future', () => {
     for (const ms of [1764050000000 + 0.001, 1764050000000 + 0.999, 4102444800000.5, 0.001, 5]) {
-      const expected = (BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.round((ms - Math.floor(ms)) * 1000)) * 1000n).toString();
+      const expected = (
+        BigInt(Math.floor(ms)) * 1_000_000n +
+        BigInt(Math.round((ms - Math.floor(ms)) * 1000)) * 1000n
+      ).toString();
       expect(only([span('t', {}, { start: ms })])[0]!.startTimeUnixNano, String(ms)).to.equal(expected);
     }
   });
@@ -92,7 +148,9 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
       list: ['x', 'y'],
       holes: [1, null, 3] as Array<number | null>,
     };
-    const got = Object.fromEntries(only([span('v', attributes as RecordedSpan['attributes'])])[0]!.attributes!.map((a) => [a.key, a.value]));
+    const got = Object.fromEntries(
+      only([span('v', attributes as RecordedSpan['attributes'])])[0]!.attributes!.map((a) => [a.key, a.value]),
+    );
     expect(got).to.deep.equal({
       s: { stringValue: 'a"b\\c\n' },
       utf: { stringValue: 'say ✓ — ünïcödé 𝄞' },
@@ -117,14 +175,32 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
       const name = 'n'.repeat(n);
       const [s] = only([span(name, { v: 'é'.repeat(Math.floor(n / 2)), k: 1 })], 8 << 20);
       // an empty string is the field's default: protobufjs leaves it out
-      expect([(s!.name ?? '').length, (s!.attributes![0]!.value.stringValue ?? '').length, s!.attributes![1]!.value.intValue], `${n}`).to.deep.equal([n, Math.floor(n / 2), '1']);
+      expect(
+        [
+          (s!.name ?? '').length,
+          (s!.attributes![0]!.value.stringValue ?? '').length,
+          s!.attributes![1]!.value.intValue,
+        ],
+        `${n}`,
+      ).to.deep.equal([n, Math.floor(n / 2), '1']);
     }
   });
 
   it('attributes written again from their first encoding read back the same: values repeated, changing, past the values kept per name', () => {
-    const attrs = (i: number): RecordedSpan['attributes'] => ({ method: i % 2 === 0 ? 'GET' : 'POST', count: i, same: 'GET', flag: i % 3 === 0, ratio: i / 4, path: `/p/${i % 40}`, list: ['a', String(i)] });
+    const attrs = (i: number): RecordedSpan['attributes'] => ({
+      method: i % 2 === 0 ? 'GET' : 'POST',
+      count: i,
+      same: 'GET',
+      flag: i % 3 === 0,
+      ratio: i / 4,
+      path: `/p/${i % 40}`,
+      list: ['a', String(i)],
+    });
     // twice over: the second round finds every value the first one kept
-    const spans = [...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i))), ...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i)))];
+    const spans = [
+      ...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i))),
+      ...Array.from({ length: 60 }, (_, i) => span(`s${i}`, attrs(i))),
+    ];
     const got = only(spans).map((s) => Object.fromEntries(s.attributes!.map((a) => [a.key, a.value])));
     for (const [i, a] of got.entries()) {
       const n = i % 60;
@@ -162,10 +238,24 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     ];
     const decoded = only(cases.map(([kind, attributes]) => span('one name', attributes, { kind })));
     const value = (v: unknown): unknown =>
-      typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Array.isArray(v) ? { arrayValue: { values: v.map(value) } } : Number.isNaN(v) ? { doubleValue: NaN } : { intValue: String(v) };
+      typeof v === 'string'
+        ? { stringValue: v }
+        : typeof v === 'boolean'
+          ? { boolValue: v }
+          : Array.isArray(v)
+            ? { arrayValue: { values: v.map(value) } }
+            : Number.isNaN(v)
+              ? { doubleValue: NaN }
+              : { intValue: String(v) };
     for (const [i, [kind, attributes]] of cases.entries()) {
-      const expected = Object.entries(attributes).filter(([, v]) => v !== undefined).map(([key, v]) => ({ key, value: value(v) }));
-      expect([decoded[i]!.name, decoded[i]!.kind, decoded[i]!.attributes ?? []], `span ${i}`).to.deep.equal(['one name', kind + 1, expected]);
+      const expected = Object.entries(attributes)
+        .filter(([, v]) => v !== undefined)
+        .map(([key, v]) => ({ key, value: value(v) }));
+      expect([decoded[i]!.name, decoded[i]!.kind, decoded[i]!.attributes ?? []], `span ${i}`).to.deep.equal([
+        'one name',
+        kind + 1,
+        expected,
+      ]);
     }
   });
 
@@ -175,7 +265,9 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     const attributes = { 'kept.once': 'value kept', 'kept.number': 12_345 };
     encoding.write(buffer, encoding.begin(), span('first', attributes));
     buffer.fill(0xee);
-    const decoded = decodeOtlpProtobuf(encoding.end(buffer, encoding.write(buffer, encoding.begin(), span('again', attributes))));
+    const decoded = decodeOtlpProtobuf(
+      encoding.end(buffer, encoding.write(buffer, encoding.begin(), span('again', attributes))),
+    );
     expect(decoded.resourceSpans[0]!.scopeSpans![0]!.spans![0]!.attributes).to.deep.equal([
       { key: 'kept.once', value: { stringValue: 'value kept' } },
       { key: 'kept.number', value: { intValue: '12345' } },
@@ -186,7 +278,10 @@ describe('actors/shared/otlp-protobuf: spans as OTLP/HTTP protobuf, read back by
     const lengths = [...Array.from({ length: 200 }, (_, i) => i), ...Array.from({ length: 300 }, (_, i) => 16_200 + i)];
     for (const n of lengths) {
       const spans = only([span('x'.repeat(n), { k: 1 }), span('after', { k: 2 })], 1 << 20);
-      expect(spans.map((s) => [(s.name ?? '').length, s.attributes![0]!.value.intValue]), `name of ${n}`).to.deep.equal([
+      expect(
+        spans.map((s) => [(s.name ?? '').length, s.attributes![0]!.value.intValue]),
+        `name of ${n}`,
+      ).to.deep.equal([
         [n, '1'],
         [5, '2'],
       ]);

@@ -29,7 +29,20 @@ describe('actors/shared/protobuf-wire: putNanos', () => {
 
   it('writes milliseconds since the epoch as fixed64 nanoseconds, in one second and across seconds, forwards and back', () => {
     const now = Date.now() + 0.123;
-    const times = [now, now + 0.001, now + 999.9994, now + 1000, now - 1000, now, 0, 1, 999.9996, 1_700_000_000_000.5, 4_294_967_295_999.999, now + 86_400_000];
+    const times = [
+      now,
+      now + 0.001,
+      now + 999.9994,
+      now + 1000,
+      now - 1000,
+      now,
+      0,
+      1,
+      999.9996,
+      1_700_000_000_000.5,
+      4_294_967_295_999.999,
+      now + 86_400_000,
+    ];
     for (const ms of times) expect(written(ms), String(ms)).to.equal(expected(ms));
   });
 

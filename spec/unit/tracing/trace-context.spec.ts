@@ -1,12 +1,35 @@
 import { expect } from 'chai';
-import { TRACESTATE_MAX_LENGTH, boundTracestate, formatTraceparent, newSampledTraceparent, newSpanId, newTraceparent, parseTraceparent, sampledAt, sampledBytes, spanIdAt, spanIdBytes, traceIdOf } from '../../../actors/observe/trace-context.js';
+import {
+  TRACESTATE_MAX_LENGTH,
+  boundTracestate,
+  formatTraceparent,
+  newSampledTraceparent,
+  newSpanId,
+  newTraceparent,
+  parseTraceparent,
+  sampledAt,
+  sampledBytes,
+  spanIdAt,
+  spanIdBytes,
+  traceIdOf,
+} from '../../../actors/observe/trace-context.js';
 
 describe('actors/observe/trace-context: W3C traceparent', () => {
   const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
   it('parses a valid traceparent (surrounding blanks) and formats it back; upper-case hex is invalid (HEXDIGLC), not continued', () => {
-    expect(parseTraceparent(valid)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
-    expect(parseTraceparent(` ${valid} `)).to.deep.equal({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1, text: valid });
+    expect(parseTraceparent(valid)).to.deep.equal({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      flags: 1,
+      text: valid,
+    });
+    expect(parseTraceparent(` ${valid} `)).to.deep.equal({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      flags: 1,
+      text: valid,
+    });
     expect(parseTraceparent(valid.toUpperCase())).to.equal(undefined);
     expect(parseTraceparent(valid.replace('4bf92f', '4BF92F'))).to.equal(undefined);
     expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1)).to.equal(valid);
@@ -47,7 +70,10 @@ describe('actors/observe/trace-context: W3C traceparent', () => {
   });
 
   it('reads a later version by its version-00 fields, extra fields after a dash', () => {
-    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later')).to.deep.include({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', text: valid });
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later')).to.deep.include({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      text: valid,
+    });
     expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x')).to.equal(undefined);
   });
 
@@ -62,15 +88,18 @@ describe('actors/observe/trace-context: W3C traceparent', () => {
     // pool (256) and of its random bytes (2,048)
     // unsampled and sampled ones (the recorder's roots, flags 01) drawn in turn share the random bytes
     const parents = Array.from({ length: 5000 }, () => newTraceparent());
-    const roots = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? newTraceparent() : newSampledTraceparent())).filter((tp) => tp.endsWith('-01'));
+    const roots = Array.from({ length: 5000 }, (_, i) =>
+      i % 3 === 0 ? newTraceparent() : newSampledTraceparent(),
+    ).filter((tp) => tp.endsWith('-01'));
     expect(new Set([...parents, ...roots]).size).to.equal(5000 + roots.length);
     for (const tp of parents) expect(parseTraceparent(tp)?.text).to.equal(tp);
     for (const tp of roots) expect(parseTraceparent(tp)).to.deep.include({ flags: 1, text: tp });
     // hex digits spread evenly over the ids (a byte written to the wrong place would show)
     const counts = new Map<string, number>();
-    for (const tp of parents) for (const c of tp.slice(3, 35) + tp.slice(36, 52)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    for (const tp of parents)
+      for (const c of tp.slice(3, 35) + tp.slice(36, 52)) counts.set(c, (counts.get(c) ?? 0) + 1);
     expect(counts.size).to.equal(16);
-    for (const n of counts.values()) expect(n).to.be.within((5000 * 48) / 16 * 0.95, (5000 * 48) / 16 * 1.05);
+    for (const n of counts.values()) expect(n).to.be.within(((5000 * 48) / 16) * 0.95, ((5000 * 48) / 16) * 1.05);
   });
 
   it('makes distinct span ids, across refills of the pools and of their random bytes, interleaved with traceparents', () => {
@@ -81,11 +110,12 @@ describe('actors/observe/trace-context: W3C traceparent', () => {
     const counts = new Map<string, number>();
     for (const id of ids) for (const c of id) counts.set(c, (counts.get(c) ?? 0) + 1);
     expect(counts.size).to.equal(16);
-    for (const n of counts.values()) expect(n).to.be.within((10_000 * 16) / 16 * 0.95, (10_000 * 16) / 16 * 1.05);
+    for (const n of counts.values()) expect(n).to.be.within(((10_000 * 16) / 16) * 0.95, ((10_000 * 16) / 16) * 1.05);
   });
 
   it('tells where the bytes of the ids it made last are, as their hex reads, and they stay as long as they are held', () => {
-    const hex = (bytes: Uint8Array, at: number, n: number): string => Buffer.from(bytes.subarray(at, at + n)).toString('hex');
+    const hex = (bytes: Uint8Array, at: number, n: number): string =>
+      Buffer.from(bytes.subarray(at, at + n)).toString('hex');
     const held: Array<[string, Uint8Array, number]> = [];
     for (let i = 0; i < 3000; i++) {
       const root = newSampledTraceparent();
@@ -93,7 +123,10 @@ describe('actors/observe/trace-context: W3C traceparent', () => {
       const spanId = newSpanId();
       const [spanBytes, spanAt] = [spanIdBytes(), spanIdAt()];
       if (i % 7 === 0) newTraceparent();
-      expect([hex(rootBytes, rootAt, 16), hex(rootBytes, rootAt + 16, 8)], `root ${i}`).to.deep.equal([root.slice(3, 35), root.slice(36, 52)]);
+      expect([hex(rootBytes, rootAt, 16), hex(rootBytes, rootAt + 16, 8)], `root ${i}`).to.deep.equal([
+        root.slice(3, 35),
+        root.slice(36, 52),
+      ]);
       expect(hex(spanBytes, spanAt, 8), `span id ${i}`).to.equal(spanId);
       if (i % 100 === 0) held.push([root.slice(3, 35), rootBytes, rootAt]);
     }

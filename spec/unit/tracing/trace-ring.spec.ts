@@ -17,8 +17,24 @@ const span = (traceId: string, spanId: string, extra: Partial<RingSpan> = {}): R
 describe('actors/observe/trace-ring: recent sampled traces for the console', () => {
   it('groups spans by trace, earliest first, with the root, the services, the span and the error', () => {
     const ring = new TraceRing();
-    ring.add(span('a'.repeat(32), 'child', { parentSpanId: 'root', start: 1005, duration: 20, service: 'queue', status: 'error', statusMessage: '502 upstream' }));
-    ring.add(span('a'.repeat(32), 'root', { start: 1000, duration: 10, service: 'gateway', attributes: { 'hivenode.code': 200 } }));
+    ring.add(
+      span('a'.repeat(32), 'child', {
+        parentSpanId: 'root',
+        start: 1005,
+        duration: 20,
+        service: 'queue',
+        status: 'error',
+        statusMessage: '502 upstream',
+      }),
+    );
+    ring.add(
+      span('a'.repeat(32), 'root', {
+        start: 1000,
+        duration: 10,
+        service: 'gateway',
+        attributes: { 'hivenode.code': 200 },
+      }),
+    );
     const t = ring.traceById('A'.repeat(32))!;
     expect(t.traceId).to.equal('a'.repeat(32));
     expect(t.spans.map((s) => s.spanId)).to.deep.equal(['root', 'child']);
@@ -101,7 +117,8 @@ describe('actors/observe/trace-ring: recent sampled traces for the console', () 
     expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['2', '1']);
     ring.add(span('1'.repeat(32), 'b'));
     expect(ring.traceById('1'.repeat(32))!.spans).to.have.length(2);
-    for (const id of ['4', '5', '6']) ring.addLazy(id.repeat(32), 'e', (name) => span(id.repeat(32), name, { status: 'error' }), true);
+    for (const id of ['4', '5', '6'])
+      ring.addLazy(id.repeat(32), 'e', (name) => span(id.repeat(32), name, { status: 'error' }), true);
     expect(ring.recentTraces().map((t) => t.traceId[0])).to.deep.equal(['5', '4', '1', '2']);
     now += 1_000;
     ring.add(span('3'.repeat(32), 'a'));
@@ -112,7 +129,15 @@ describe('actors/observe/trace-ring: recent sampled traces for the console', () 
   it('a trace begun here is admitted when it begins: its spans come in then (on the budget of that second), those of one refused only when they end in error', () => {
     const now = 5_000;
     const ring = new TraceRing(10, 10, 100, 2, () => now);
-    const add = (id: string, name: string, admission: Admission, error = false): void => ring.addLazy(id.repeat(32), name, (n) => span(id.repeat(32), n, error ? { status: 'error' } : {}), error, now, admission);
+    const add = (id: string, name: string, admission: Admission, error = false): void =>
+      ring.addLazy(
+        id.repeat(32),
+        name,
+        (n) => span(id.repeat(32), n, error ? { status: 'error' } : {}),
+        error,
+        now,
+        admission,
+      );
     expect([ring.admitNew(now), ring.admitNew(now), ring.admitNew(now)]).to.deep.equal(['in', 'in', 'out']);
     // the budget was spent when the traces began: an unknown trace ending now is refused, an admitted one comes in
     add('9', 'late', 'unknown');

@@ -4,7 +4,15 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createLogger } from '../../../actors/observe/logger.js';
 import { parseTraceparent } from '../../../actors/observe/trace-context.js';
 import { messageHop, putMessageHop, withHop } from '../../../actors/observe/trace-message.js';
-import { addTraceHeaders, annotateSpan, currentScope, inMessageTrace, runInScope, spanParent, traceOf } from '../../../actors/observe/trace-scope.js';
+import {
+  addTraceHeaders,
+  annotateSpan,
+  currentScope,
+  inMessageTrace,
+  runInScope,
+  spanParent,
+  traceOf,
+} from '../../../actors/observe/trace-scope.js';
 import { beginHop, startTracing, stopTracing, tracingMode } from '../../../actors/observe/tracing.js';
 import { DEFAULT_TRACING, compileTracing } from '../../../config/tracing.js';
 import { makeMessage, mapOf } from '../../../protocol/message.js';
@@ -34,7 +42,12 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     expect(parseTraceparent(fresh.traceparent)?.traceId).to.equal(fresh.traceId);
     // the message is passed on as it came: no copy
     const message = makeMessage({ Control: mapOf({ traceparent: [PARENT] }) });
-    expect(withHop(message, messageHop(message, 'server', false, () => ({ name: 'x', service: 'svc' })))).to.equal(message);
+    expect(
+      withHop(
+        message,
+        messageHop(message, 'server', false, () => ({ name: 'x', service: 'svc' })),
+      ),
+    ).to.equal(message);
   });
 
   it('off (OTEL_PROPAGATORS=none): no hop, no scope', async () => {
@@ -47,8 +60,14 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
   it('record: a hop is a child span of the traceparent, and the message passed on carries the span', async () => {
     const exporter = new InMemorySpanExporter();
     await startTracing({ ...DEFAULT_TRACING, sampler: 'always_on' }, { exporter });
-    const message = makeMessage({ Control: mapOf({ traceparent: [PARENT], tracestate: ['vendor=1'], other: ['kept'] }) });
-    const hop = messageHop(message, 'server', false, () => ({ name: 'svc op', service: 'svc', attributes: { a: 'b' } }))!;
+    const message = makeMessage({
+      Control: mapOf({ traceparent: [PARENT], tracestate: ['vendor=1'], other: ['kept'] }),
+    });
+    const hop = messageHop(message, 'server', false, () => ({
+      name: 'svc op',
+      service: 'svc',
+      attributes: { a: 'b' },
+    }))!;
     const passed = withHop(message, hop);
     expect(passed).to.not.equal(message);
     expect(message.Control.traceparent).to.deep.equal([PARENT]);
@@ -62,7 +81,12 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const [span] = exporter.getFinishedSpans();
     expect(span!.spanContext()).to.include({ traceId: tp.traceId, spanId: tp.spanId });
     expect(span!.parentSpanContext?.spanId).to.equal('00f067aa0ba902b7');
-    expect(span!.attributes).to.deep.include({ a: 'b', 'hivenode.service': 'svc', 'hivenode.code': 502, 'db.operation.name': 'SELECT' });
+    expect(span!.attributes).to.deep.include({
+      a: 'b',
+      'hivenode.service': 'svc',
+      'hivenode.code': 502,
+      'db.operation.name': 'SELECT',
+    });
     expect(span!.status).to.deep.equal({ code: 2, message: 'upstream failed' });
   });
 
@@ -89,7 +113,10 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const spans = new Map(exporter.getFinishedSpans().map((s) => [s.name, s]));
     const doorId = spans.get('door')!.spanContext().spanId;
     expect(spans.get('child')!.parentSpanContext).to.include({ traceId: door.traceId, spanId: doorId });
-    expect(spans.get('stranger')!.parentSpanContext).to.include({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' });
+    expect(spans.get('stranger')!.parentSpanContext).to.include({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+    });
   });
 
   it('record with a sampler that drops: the trace still travels, nothing is exported', async () => {
@@ -107,10 +134,12 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const inner = { traceId: 'b'.repeat(32), traceparent: `00-${'b'.repeat(32)}-${'c'.repeat(16)}-01` };
     runInScope(outer, () => {
       expect(currentScope()).to.equal(outer);
-      expect(() => runInScope(inner, () => {
-        expect(currentScope()).to.equal(inner);
-        throw new Error('x');
-      })).to.throw('x');
+      expect(() =>
+        runInScope(inner, () => {
+          expect(currentScope()).to.equal(inner);
+          throw new Error('x');
+        }),
+      ).to.throw('x');
       expect(currentScope()).to.equal(outer);
     });
     expect(currentScope()).to.equal(undefined);
@@ -118,8 +147,14 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
 
   it('outgoing headers get the trace of a Control unless they carry their own', () => {
     const trace = traceOf(mapOf({ traceparent: [PARENT], tracestate: ['k=v'] }));
-    expect(addTraceHeaders<string>({ 'content-type': 'x' }, trace, (v) => v)).to.deep.equal({ 'content-type': 'x', traceparent: PARENT, tracestate: 'k=v' });
-    expect(addTraceHeaders<string[]>({ TraceParent: ['own'] }, trace, (v) => [v])).to.deep.equal({ TraceParent: ['own'] });
+    expect(addTraceHeaders<string>({ 'content-type': 'x' }, trace, (v) => v)).to.deep.equal({
+      'content-type': 'x',
+      traceparent: PARENT,
+      tracestate: 'k=v',
+    });
+    expect(addTraceHeaders<string[]>({ TraceParent: ['own'] }, trace, (v) => [v])).to.deep.equal({
+      TraceParent: ['own'],
+    });
     expect(addTraceHeaders<string>({}, traceOf(mapOf({})), (v) => v)).to.deep.equal({});
   });
 
@@ -129,7 +164,10 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
       const stream = new PassThrough();
       const chunks: string[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c.toString()));
-      return { log: createLogger({ format, stream }).child({ service: 'svc' }), text: async () => (await sleep(20), chunks.join('')) };
+      return {
+        log: createLogger({ format, stream }).child({ service: 'svc' }),
+        text: async () => (await sleep(20), chunks.join('')),
+      };
     };
     const scope = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceparent: PARENT };
     const text = lines('TEXT');
@@ -142,13 +180,19 @@ describe('actors/shared/tracing: modes, hops and the trace scope', () => {
     const [inside, outside] = (await text.text()).trim().split('\n');
     expect(inside).to.match(/WARN {2}\[svc\] inside trace_id=4bf92f3577b34da6a3ce929d0e0e4736 \{"extra":1\}$/);
     expect(outside).to.not.contain('trace_id');
-    expect(JSON.parse((await json.text()).trim())).to.include({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', message: 'inside' });
+    expect(JSON.parse((await json.text()).trim())).to.include({
+      trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+      message: 'inside',
+    });
     // a line written after an await, in the trace of the message it is about
     const later = lines('JSON');
     await sleep(1);
     inMessageTrace(makeMessage({ Control: mapOf({ traceparent: [PARENT] }) }), () => later.log.warn('after an await'));
     inMessageTrace(makeMessage({ Control: mapOf({ traceparent: ['bad'] }) }), () => later.log.warn('no trace'));
-    const [afterAwait, noTrace] = (await later.text()).trim().split('\n').map((l) => JSON.parse(l) as { trace_id?: string });
+    const [afterAwait, noTrace] = (await later.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { trace_id?: string });
     expect(afterAwait!.trace_id).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(noTrace).to.not.have.property('trace_id');
     const journal = new Journal(10, { traceOf: () => currentScope()?.traceId });

@@ -24,7 +24,10 @@ describe('HTTP/1.x parser against llhttp (differential fuzzing, 10^4 cases)', ()
 
   it('the check sees a disagreement: a parser reading one boundary wrong is caught', () => {
     // llhttp reads the second request on its own; a reader that took the length as absent would not
-    const bytes = Buffer.from('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: h\r\n\r\n', 'latin1');
+    const bytes = Buffer.from(
+      'POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: h\r\n\r\n',
+      'latin1',
+    );
     const ref = runLlhttp('request', bytes);
     expect(ref.messages.map((m) => m.target)).to.deep.equal(['/a', '/b']);
     expect(disagreement(runLean('request', bytes, []), ref)).to.equal(undefined);
