@@ -114,6 +114,8 @@ export interface EntryView {
   class: string;
   operation: string;
   attempts: number;
+  /** 0 to 9, higher delivered first (README, Priorities and fairness). */
+  priority: number;
   created: string;
   due: string;
   ended: string;
@@ -132,6 +134,7 @@ const ATTRIBUTES = new Set([
   'operation',
   'state',
   'attempts',
+  'priority',
   'created',
   'due',
   'ended',
@@ -156,6 +159,7 @@ function entryOf(r: Result): EntryView {
     class: first(r, 'class'),
     operation: first(r, 'operation'),
     attempts: Number(first(r, 'attempts') || 0),
+    priority: Number(first(r, 'priority') || 0),
     created: first(r, 'created'),
     due: first(r, 'due'),
     ended: first(r, 'ended'),

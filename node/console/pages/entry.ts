@@ -33,6 +33,10 @@ export function entryBody(ctx: PageContext, queue: string, e: EntryView): Html {
             <td>${e.class} · ${e.operation}</td>
           </tr>
           <tr>
+            <th scope="row">priority</th>
+            <td id="entry-priority">${e.priority}</td>
+          </tr>
+          <tr>
             <th scope="row">added</th>
             <td>${e.created} (${ago(e.created)})</td>
           </tr>

@@ -62,6 +62,8 @@ function entriesTable(ctx: PageContext, queue: string, found: EntryPage): Html {
   const api = `/api/queues/${encodeURIComponent(queue)}`;
   const bulk = ctx.actionsEnabled && found.entries.length > 0 ? (BULK[s.state] ?? []) : [];
   const failed = s.state === 'dead' || s.state === 'retrying';
+  // a queue whose entries all have the default priority shows no priority column
+  const prioritized = found.entries.some((e) => e.priority !== 0);
   const table = html`<div class="table-wrap" tabindex="0">
     <table id="entries">
       <thead>
@@ -69,6 +71,7 @@ function entriesTable(ctx: PageContext, queue: string, found: EntryPage): Html {
           ${bulk.length ? html`<th scope="col" class="select"><input type="checkbox" id="select-all" aria-label="Select every entry of this page" data-select-all="entry-key" hidden /></th>` : ''}
           <th scope="col">key</th>
           <th scope="col">channel</th>
+          ${prioritized ? html`<th scope="col" class="num">priority</th>` : ''}
           <th scope="col" class="num">attempts</th>
           <th scope="col">added</th>
           <th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th>
@@ -85,6 +88,7 @@ function entriesTable(ctx: PageContext, queue: string, found: EntryPage): Html {
                 <a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a>
               </td>
               <td>${e.channel}</td>
+              ${prioritized ? html`<td class="num">${e.priority}</td>` : ''}
               <td class="num">${e.attempts}</td>
               <td title="${e.created}">${ago(e.created)}</td>
               <td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td>

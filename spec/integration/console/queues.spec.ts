@@ -6,6 +6,7 @@ import { launchChromium } from '../../browser.js';
 import { recorded, queueCall } from '../queue/helpers.js';
 import type { ConsoleNode } from './helpers.js';
 import { OPERATOR, startConsoleNode } from './helpers.js';
+import { until } from '../../support/wait.js';
 
 const ARTIFACTS = join(new URL('../../../', import.meta.url).pathname, 'test-artifacts');
 
@@ -55,6 +56,27 @@ describe('console queues in a browser: dead entry, edit and replay, delivered; a
     } finally {
       await browser.close();
     }
+  });
+
+  it("shows an entry's priority: a priority column on a page where an entry has one, and on the entry page", async () => {
+    c = await startConsoleNode({ keepDone: false });
+    const urgent = (
+      await queueCall(c.node, { channel: ['nobody-here'], priority: ['7'] }, { item: ['urgent'] }, 'jobs')
+    ).Data.keys![0]!;
+    const plain = (await queueCall(c.node, { channel: ['nobody-here'] }, { item: ['plain'] }, 'jobs')).Data.keys![0]!;
+    const auth = { authorization: `Basic ${Buffer.from(`${OPERATOR.user}:${OPERATOR.password}`).toString('base64')}` };
+    const page = async (path: string): Promise<string> => (await fetch(`${c!.base}${path}`, { headers: auth })).text();
+    let list = '';
+    await until(async () => (list = await page('/queues/jobs?state=dead')).includes(plain) && list.includes(urgent), {
+      ms: 10_000,
+      what: 'both entries dead',
+    });
+    expect(list).to.match(/<th scope="col" class="num">priority<\/th>/);
+    const row = (key: string): string =>
+      list.slice(list.indexOf(`data-key="${key}"`), list.indexOf('</tr>', list.indexOf(`data-key="${key}"`)));
+    expect(row(urgent)).to.match(/<td class="num">7<\/td>/);
+    expect(row(plain)).to.match(/<td class="num">0<\/td>/);
+    expect(await page(`/queues/jobs/entries/${urgent}`)).to.match(/id="entry-priority">7</);
   });
 
   it('an entry to a failing target reaches dead, is edited and replayed to the echo service, and is delivered', async function () {
