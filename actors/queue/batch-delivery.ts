@@ -12,10 +12,10 @@ import { batchMessage, entryResults } from './batches.js';
 import { deliver } from './delivery.js';
 import type { QueueEntry } from './entry.js';
 import { EntryState } from './entry.js';
-import type { Ended, QueueCore, QueueMsg, QueueState } from './queue-core.js';
+import type { Batching, Ended, QueueCore, QueueMsg, QueueState } from './queue-core.js';
 
 /** Starts batches while the queue runs and fewer than DeliveryConcurrency are in flight. */
-export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, self: ActorRef<QueueMsg>): void {
+function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, self: ActorRef<QueueMsg>): void {
   const { breakers, config } = core.deps;
   const gate = s.groups;
   // as pumpGroups: an entry an open breaker holds is out of the gate's reach until released
@@ -64,12 +64,7 @@ export function pumpBatches(core: QueueCore, s: QueueState, b: BatchBuffers, sel
  * Starts one batch: the entries still waiting (a `step`, `delete` or `clear` may have taken some
  * since they were gathered) go out as one message, each counting its own attempt.
  */
-export function startBatch(
-  core: QueueCore,
-  s: QueueState,
-  entries: readonly QueueEntry[],
-  self: ActorRef<QueueMsg>,
-): void {
+function startBatch(core: QueueCore, s: QueueState, entries: readonly QueueEntry[], self: ActorRef<QueueMsg>): void {
   const going = entries.filter((e) => e.state === EntryState.Waiting && s.entries.get(e.key) === e);
   if (going.length === 0) return;
   const flight = core.nextFlight++;
@@ -121,3 +116,6 @@ export function batchOutcome(
     ),
   );
 }
+
+/** What the core calls to start batches (queue-core.ts, Batching). */
+export const batching: Batching = { pump: pumpBatches, start: startBatch };

@@ -47,7 +47,6 @@ import { retryWaitMs } from './requeue-schedule.js';
 import type { Breakers, Release } from './breaker.js';
 import type { BatchSettings } from './batches.js';
 import { BatchBuffers } from './batches.js';
-import { pumpBatches, startBatch } from './batch-delivery.js';
 
 /** Renders the queue template for one request: the entries it adds. */
 export type FanOut = (request: Message, define: string) => Promise<Message[]>;
@@ -106,6 +105,17 @@ export interface QueueDeps {
   held?: { keys: readonly string[]; until: number } | undefined;
   /** BatchSize and BatchWindow (batches.ts), checked at start; undefined: no batches. */
   batches?: BatchSettings | undefined;
+  /** How batches are started (batch-delivery.ts: `batching`), given with `batches`. */
+  batching?: Batching | undefined;
+}
+
+/**
+ * Batch delivery (batch-delivery.ts), given to the core by the queue's start rather than imported: the
+ * batches use the core, so the core reaching for them would make the two files import each other.
+ */
+export interface Batching {
+  pump(core: QueueCore, s: QueueState, b: BatchBuffers, self: ActorRef<QueueMsg>): void;
+  start(core: QueueCore, s: QueueState, entries: readonly QueueEntry[], self: ActorRef<QueueMsg>): void;
 }
 
 /** How one delivery ended: its Result, how long it took, and the size of the batch it went in (batch-delivery.ts). */
@@ -563,7 +573,7 @@ export class QueueCore {
 
   /** Starts deliveries while the queue runs and there is room. */
   pump(s: QueueState, self: ActorRef<QueueMsg>): void {
-    if (s.batches) return pumpBatches(this, s, s.batches, self);
+    if (s.batches && this.deps.batching) return this.deps.batching.pump(this, s, s.batches, self);
     if (s.groups) return this.pumpGroups(s, s.groups, self);
     while (!s.paused && s.delivering < this.deps.config.DeliveryConcurrency && s.ready.size > 0) {
       const key = s.ready.pop()!;
@@ -609,7 +619,7 @@ export class QueueCore {
 
   start(s: QueueState, e: QueueEntry, self: ActorRef<QueueMsg>): void {
     // batching: a `step` too is a batch (of one), in the shape the target reads
-    if (s.batches) return startBatch(this, s, [e], self);
+    if (s.batches && this.deps.batching) return this.deps.batching.start(this, s, [e], self);
     e.state = EntryState.Delivering;
     e.attempts++;
     s.delivering++;

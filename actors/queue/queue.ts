@@ -42,6 +42,7 @@ import { defaultRequeueSchedule } from './requeue-schedule.js';
 import { JournalEvent } from '../../supervisors/journal.js';
 import type { BatchSettings } from './batches.js';
 import { batchSettingsOf } from './batches.js';
+import { batching } from './batch-delivery.js';
 
 /** What the start-time checks compiled, which the start then uses. */
 interface CheckedQueue {
@@ -221,6 +222,7 @@ async function runQueue(
       held: extras.held,
       breakers,
       batches: extras.batches,
+      batching: extras.batches && batching,
     },
     (read) => (counts = read),
   );
