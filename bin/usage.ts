@@ -15,6 +15,7 @@ export const COMMANDS = [
   'status',
   'params',
   'check',
+  'reload',
 ] as const;
 
 /** What a command without its positional argument needs, said with an example. */

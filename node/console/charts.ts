@@ -70,37 +70,17 @@ export function lineChart(c: Chart): Html {
       d += `${pen ? 'L' : 'M'}${x(t).toFixed(1)} ${y(v).toFixed(1)} `;
       pen = true;
     });
-    return html`<path
-      d="${d.trim()}"
-      fill="none"
-      stroke="${CHART_COLOURS[l.colour]}"
-      stroke-width="1.6"
-      ${l.dashed ? html` stroke-dasharray="4 3"` : ''}
-    />`;
+    return html`<path d="${d.trim()}" fill="none" stroke="${CHART_COLOURS[l.colour]}" stroke-width="1.6"${l.dashed ? html` stroke-dasharray="4 3"` : ''}/>`;
   });
   const latest = c.lines.map((l) => {
     const v = lastValue(l.values);
     return `${l.label} ${v === null ? '–' : c.format(v)}`;
   });
-  return html`<figure class="chart">
-    <figcaption>${c.title}</figcaption>
-    <svg
-      viewBox="0 0 ${W} ${H}"
-      width="${W}"
-      height="${H}"
-      role="img"
-      aria-label="${c.title}, last 15 minutes: now ${latest.join(', ')}; scale up to ${c.format(max)}"
-      font-family="system-ui, sans-serif"
-    >
-      <line x1="${LEFT}" y1="${y(0)}" x2="${W - LEFT}" y2="${y(0)}" stroke="#767676" stroke-width="1" />
-      <line x1="${LEFT}" y1="${TOP}" x2="${W - LEFT}" y2="${TOP}" stroke="#d0d0d0" stroke-width="1" />
-      <text x="${LEFT}" y="${TOP - 3}" font-size="10" fill="#4a4a4a">${c.format(max)}</text>
-      <text x="${LEFT}" y="${H - 3}" font-size="10" fill="#4a4a4a">−15 min</text>
-      <text x="${W - LEFT}" y="${H - 3}" font-size="10" fill="#4a4a4a" text-anchor="end">now</text>
-      ${paths}
-    </svg>
-    <p class="chart-now">
-      ${c.lines.map((l, i) => html`<span class="key"><span class="line-key k-${l.colour}">${l.dashed ? '┄' : '━'}</span> ${latest[i]}</span> `)}
-    </p>
-  </figure>`;
+  return html`<figure class="chart"><figcaption>${c.title}</figcaption>
+<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${c.title}, last 15 minutes: now ${latest.join(', ')}; scale up to ${c.format(max)}" font-family="system-ui, sans-serif">
+<line x1="${LEFT}" y1="${y(0)}" x2="${W - LEFT}" y2="${y(0)}" stroke="#767676" stroke-width="1"/><line x1="${LEFT}" y1="${TOP}" x2="${W - LEFT}" y2="${TOP}" stroke="#d0d0d0" stroke-width="1"/>
+<text x="${LEFT}" y="${TOP - 3}" font-size="10" fill="#4a4a4a">${c.format(max)}</text>
+<text x="${LEFT}" y="${H - 3}" font-size="10" fill="#4a4a4a">−15 min</text><text x="${W - LEFT}" y="${H - 3}" font-size="10" fill="#4a4a4a" text-anchor="end">now</text>
+${paths}</svg>
+<p class="chart-now">${c.lines.map((l, i) => html`<span class="key"><span class="line-key k-${l.colour}">${l.dashed ? '┄' : '━'}</span> ${latest[i]}</span> `)}</p></figure>`;
 }

@@ -127,11 +127,7 @@ export class ConfigRoutes {
       return {
         title: 'Config',
         nav: '/config',
-        body: html`<h1>Config</h1>
-          <p id="config-none">
-            This node was not started from a node file, so there is no file to show or change here: run it with
-            <code>hivenode run &lt;file&gt;</code> to change it while it runs (README, Changing a running node).
-          </p>`,
+        body: html`<h1>Config</h1><p id="config-none">This node was not started from a node file, so there is no file to show or change here: run it with <code>hivenode run &lt;file&gt;</code> to change it while it runs (README, Changing a running node).</p>`,
       };
     if (parts.length === 1) return { title: 'Config', nav: '/config', body: configBody(ctx, await this.view()) };
     if (parts.length === 3 && parts[1] === 'versions') {

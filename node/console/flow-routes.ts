@@ -28,11 +28,7 @@ export async function flowPage(sources: ConsoleSources, parts: string[], url: UR
       return {
         title: `Run ${key}`,
         nav: '/flows',
-        body: html`<h1>Run <code>${key}</code></h1>
-          <p id="run-gone">
-            This run is no longer kept by flow <a href="/flows/${encodeURIComponent(name)}">${name}</a>: purged, or past
-            RunRetention.
-          </p>`,
+        body: html`<h1>Run <code>${key}</code></h1><p id="run-gone">This run is no longer kept by flow <a href="/flows/${encodeURIComponent(name)}">${name}</a>: purged, or past RunRetention.</p>`,
       };
     }
   }

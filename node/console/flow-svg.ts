@@ -81,32 +81,10 @@ function nodeSvg(
     : n.kind === 'channel'
       ? channelDetail(n.label, live)
       : n.detail;
-  const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"
-    ><title>${n.label} (${detail})</title>
-    <rect
-      x="${at.x}"
-      y="${at.y}"
-      width="${at.width}"
-      height="${at.height}"
-      rx="6"
-      fill="${colours.fill}"
-      stroke="${colours.stroke}"
-      stroke-width="${n.kind === 'service' || n.kind === 'remote' ? 2 : 1.2}"
-      ${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : n.kind === 'remote' ? html` stroke-dasharray="8 2"` : ''}
-    />
-    <text
-      x="${at.x + at.width / 2}"
-      y="${at.y + 19}"
-      text-anchor="middle"
-      font-size="13"
-      font-weight="600"
-      fill="#1a1a1a"
-      >${fitted(n.label, at.width, NAME_FONT)}</text
-    >
-    <text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a"
-      >${fitted(detail, at.width, LINE_FONT)}</text
-    ></g
-  >`;
+  const body = html`<g class="flow-node" data-node="${n.id}" data-health="${health?.health ?? ''}"><title>${n.label} (${detail})</title>
+<rect x="${at.x}" y="${at.y}" width="${at.width}" height="${at.height}" rx="6" fill="${colours.fill}" stroke="${colours.stroke}" stroke-width="${n.kind === 'service' || n.kind === 'remote' ? 2 : 1.2}"${n.kind === 'channel' ? html` stroke-dasharray="5 3"` : n.kind === 'remote' ? html` stroke-dasharray="8 2"` : ''}/>
+<text x="${at.x + at.width / 2}" y="${at.y + 19}" text-anchor="middle" font-size="13" font-weight="600" fill="#1a1a1a">${fitted(n.label, at.width, NAME_FONT)}</text>
+<text x="${at.x + at.width / 2}" y="${at.y + 36}" text-anchor="middle" font-size="11" fill="#3a3a3a">${fitted(detail, at.width, LINE_FONT)}</text></g>`;
   const href = serviceHref(n, queues);
   return href ? html`<a href="${href}" aria-label="${n.label}: ${detail}">${body}</a>` : body;
 }
@@ -120,49 +98,15 @@ export function flowSvg(graph: FlowGraph, placed: PlacedFlow, live: FlowLive, qu
     if (!at || at.points.length < 2) return html``;
     const d = at.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)} ${p.y.toFixed(1)}`).join(' ');
     const label = edgeLabel(e, live);
-    return html`<g class="flow-edge" data-edge="${e.from}->${e.to}" data-label="${e.label}"
-      ><path
-        d="${d}"
-        fill="none"
-        stroke="#555"
-        stroke-width="1.4"
-        ${e.secondary ? html` stroke-dasharray="4 3"` : ''}
-        marker-end="url(#arrow)"
-      />
-      ${at.label ? html`<text x="${at.label.x}" y="${at.label.y + 11}" font-size="11" fill="#1a1a1a">${label}</text>` : ''}</g
-    >`;
+    return html`<g class="flow-edge" data-edge="${e.from}->${e.to}" data-label="${e.label}"><path d="${d}" fill="none" stroke="#555" stroke-width="1.4"${e.secondary ? html` stroke-dasharray="4 3"` : ''} marker-end="url(#arrow)"/>
+${at.label ? html`<text x="${at.label.x}" y="${at.label.y + 11}" font-size="11" fill="#1a1a1a">${label}</text>` : ''}</g>`;
   });
   const nodes = graph.nodes.map((n) => {
     const at = placed.nodes.get(n.id);
     return at ? nodeSvg(n, at, live, queues) : html``;
   });
-  return html`<svg
-    xmlns="http://www.w3.org/2000/svg"
-    viewBox="${-pad} ${-pad} ${width} ${height}"
-    width="${width}"
-    height="${height}"
-    role="group"
-    aria-labelledby="flow-title"
-    aria-describedby="flow-desc"
-    font-family="system-ui, sans-serif"
-  >
-    <title id="flow-title">The node's flow</title>
-    <desc id="flow-desc">
-      ${graph.nodes.length} boxes and ${graph.edges.length} arrows; the table below lists every arrow.
-    </desc>
-    <defs>
-      <marker
-        id="arrow"
-        viewBox="0 0 10 10"
-        refX="10"
-        refY="5"
-        markerWidth="7"
-        markerHeight="7"
-        orient="auto-start-reverse"
-      >
-        <path d="M0 0 L10 5 L0 10 z" fill="#555" />
-      </marker>
-    </defs>
-    ${edges}${nodes}
-  </svg>`;
+  return html`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${-pad} ${-pad} ${width} ${height}" width="${width}" height="${height}" role="group" aria-labelledby="flow-title" aria-describedby="flow-desc" font-family="system-ui, sans-serif">
+<title id="flow-title">The node's flow</title><desc id="flow-desc">${graph.nodes.length} boxes and ${graph.edges.length} arrows; the table below lists every arrow.</desc>
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#555"/></marker></defs>
+${edges}${nodes}</svg>`;
 }

@@ -47,41 +47,23 @@ export interface Page {
 
 export function renderPage(ctx: PageContext, page: Page): string {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        ${page.refreshSeconds ? html`<noscript><meta http-equiv="refresh" content="${page.refreshSeconds}" /></noscript>` : ''}
-        <title>${page.title} · hivenode — ${ctx.nodeName}</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/assets/console.css" />
-        <script src="/assets/console.js" defer></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header>
-          <span class="brand">hivenode ${ctx.version} — ${ctx.nodeName}</span>
-          <nav aria-label="Console pages">
-            <ul>
-              ${NAV.map((n) => html`<li><a href="${n.path}" ${n.path === page.nav ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
-            </ul>
-          </nav>
-          <div class="who">
-            ${ctx.actionsEnabled ? (ctx.user ? html`signed in as <strong>${ctx.user}</strong>` : html`<a href="/login?back=${encodeURIComponent(ctx.here)}">Sign in</a> to act`) : 'read-only'}
-          </div>
-        </header>
-        <main id="main">
-          ${ctx.actionsEnabled ? '' : html`<p class="notice readonly" role="note">This console is read-only: no users file is set (node file <code>dashboard: {Users: …}</code>, written with <code>hivenode passwd</code>).</p>`}
-          ${ctx.notice ? html`<p class="notice${ctx.notice.failed ? ' failed' : ''}" role="status">${ctx.notice.text}</p>` : ''}
-          ${page.body}
-        </main>
-        <footer>
-          JSON for scripts: <a href="/api/status">/api/status</a> · <a href="/api/queues">/api/queues</a> ·
-          <a href="/api/flow">/api/flow</a> · <a href="/api/live">/api/live</a> ·
-          <a href="/api/journal">/api/journal</a> · Prometheus: <a href="/metrics">/metrics</a>
-        </footer>
-      </body>
-    </html>`.text;
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+${page.refreshSeconds ? html`<noscript><meta http-equiv="refresh" content="${page.refreshSeconds}"></noscript>` : ''}
+<title>${page.title} · hivenode — ${ctx.nodeName}</title>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script>
+</head><body>
+<a class="skip" href="#main">Skip to content</a>
+<header><span class="brand">hivenode ${ctx.version} — ${ctx.nodeName}</span>
+<nav aria-label="Console pages"><ul>${NAV.map((n) => html`<li><a href="${n.path}"${n.path === page.nav ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}</ul></nav>
+<div class="who">${ctx.actionsEnabled ? (ctx.user ? html`signed in as <strong>${ctx.user}</strong>` : html`<a href="/login?back=${encodeURIComponent(ctx.here)}">Sign in</a> to act`) : 'read-only'}</div>
+</header>
+<main id="main">
+${ctx.actionsEnabled ? '' : html`<p class="notice readonly" role="note">This console is read-only: no users file is set (node file <code>dashboard: {Users: …}</code>, written with <code>hivenode passwd</code>).</p>`}
+${ctx.notice ? html`<p class="notice${ctx.notice.failed ? ' failed' : ''}" role="status">${ctx.notice.text}</p>` : ''}
+${page.body}
+</main>
+<footer>JSON for scripts: <a href="/api/status">/api/status</a> · <a href="/api/queues">/api/queues</a> · <a href="/api/flow">/api/flow</a> · <a href="/api/live">/api/live</a> · <a href="/api/journal">/api/journal</a> · Prometheus: <a href="/metrics">/metrics</a></footer>
+</body></html>`.text;
 }
 
 /** One action's button: its label, the hidden controls it posts, the question asked first, whether it destroys (styled so). */
@@ -96,26 +78,10 @@ export interface ActionButton {
 
 /** A form posting one action to `url`: the button, its hidden controls, and the fields every action form carries. */
 export function postButton(ctx: PageContext, url: string, b: ActionButton): Html {
-  return html`<form
-    class="inline"
-    method="post"
-    action="${url}"
-    ${b.confirm ? html` data-confirm="${b.confirm}"` : ''}${b.id ? html` id="${b.id}"` : ''}
-  >
-    ${formFields(ctx)}${Object.entries(b.controls ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}<button
-      type="submit"
-      ${b.danger ? html` class="danger"` : ''}
-    >
-      ${b.label}
-    </button>
-  </form>`;
+  return html`<form class="inline" method="post" action="${url}"${b.confirm ? html` data-confirm="${b.confirm}"` : ''}${b.id ? html` id="${b.id}"` : ''}>${formFields(ctx)}${Object.entries(b.controls ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${b.danger ? html` class="danger"` : ''}>${b.label}</button></form>`;
 }
 
 /** The hidden fields of every action form: the CSRF token and the page to come back to. */
 export function formFields(ctx: PageContext): Html {
-  return html`<input type="hidden" name="csrf" value="${ctx.csrf}" /><input
-      type="hidden"
-      name="back"
-      value="${ctx.here}"
-    />`;
+  return html`<input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="back" value="${ctx.here}">`;
 }

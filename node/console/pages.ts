@@ -143,11 +143,7 @@ export class ConsolePages {
           return {
             title: `Entry ${key}`,
             nav: '/queues',
-            body: html`<h1>Entry <code>${key}</code></h1>
-              <p id="entry-gone">
-                This entry is no longer in queue <a href="/queues/${encodeURIComponent(name)}">${name}</a>: delivered (a
-                queue keeps delivered entries only with DoneRetention), purged or deleted.
-              </p>`,
+            body: html`<h1>Entry <code>${key}</code></h1><p id="entry-gone">This entry is no longer in queue <a href="/queues/${encodeURIComponent(name)}">${name}</a>: delivered (a queue keeps delivered entries only with DoneRetention), purged or deleted.</p>`,
           };
         }
         return { title: `Entry ${key}`, nav: '/queues', body: entryBody(ctx, name, entry) };

@@ -182,8 +182,7 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
         renderPage(await context(req, res, url), {
           title: 'Sign in',
           nav: '/',
-          body: html`<h1>Sign in</h1>
-            <p>This console is read-only: there is nobody to sign in as.</p>`,
+          body: html`<h1>Sign in</h1><p>This console is read-only: there is nobody to sign in as.</p>`,
         }),
       );
     // thrown, so a browser gets a page saying it (the challenge with it), a script JSON
@@ -206,21 +205,8 @@ export async function startConsole(sources: ConsoleSources, opts: ConsoleOptions
         return sendHtml(
           res,
           code,
-          html`<!doctype html>
-            <html lang="en">
-              <head>
-                <meta charset="utf-8" />
-                <title>${code} · hivenode console</title>
-                <link rel="stylesheet" href="/assets/console.css" />
-              </head>
-              <body>
-                <main id="main">
-                  <h1>${code}</h1>
-                  <p>${describeError(e)}</p>
-                  <p><a href="/">back to the console</a></p>
-                </main>
-              </body>
-            </html>`.text,
+          html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${code} · hivenode console</title><link rel="stylesheet" href="/assets/console.css"></head><body><main id="main"><h1>${code}</h1><p>${describeError(e)}</p><p><a href="/">back to the console</a></p></main></body></html>`
+            .text,
           challenge,
         );
       }

@@ -39,37 +39,11 @@ function rowAction(b: BreakerView, button: BreakerButton): Html {
 export function breakersSection(breakers: readonly BreakerView[], button: BreakerButton): Html {
   if (breakers.length === 0) return html``;
   return html`<h2>Circuit breakers</h2>
-    <div class="table-wrap" tabindex="0">
-      <table id="breakers">
-        <thead>
-          <tr>
-            <th scope="col">channel</th>
-            <th scope="col">state</th>
-            <th scope="col" class="num">held</th>
-            <th scope="col">why it opened</th>
-            <th scope="col">opened</th>
-            <th scope="col">half-opens</th>
-            <th scope="col" class="num">opens</th>
-            <th scope="col"><span class="muted">action</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${breakers.map(
-            (b) =>
-              html`<tr data-channel="${b.channel}" data-breaker="${b.state}">
-                <td><code>${b.channel}</code></td>
-                <td class="${STATE_CLASS[b.state] ?? ''}">${b.state}</td>
-                <td class="num">${count(b.held)}</td>
-                <td>${b.reason}</td>
-                <td>${b.opened ? html`<span title="${b.opened}">${ago(b.opened)}</span>` : ''}</td>
-                <td>
-                  ${b.until ? html`<span title="${b.until}">${ago(b.until)}</span>` : b.state === 'open' ? 'when closed' : b.state === 'disabled' ? 'when resumed' : ''}
-                </td>
-                <td class="num">${count(b.opens)}</td>
-                <td>${rowAction(b, button)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>`;
+<div class="table-wrap" tabindex="0"><table id="breakers"><thead><tr><th scope="col">channel</th><th scope="col">state</th><th scope="col" class="num">held</th><th scope="col">why it opened</th><th scope="col">opened</th><th scope="col">half-opens</th><th scope="col" class="num">opens</th><th scope="col"><span class="muted">action</span></th></tr></thead>
+<tbody>${breakers.map(
+    (
+      b,
+    ) => html`<tr data-channel="${b.channel}" data-breaker="${b.state}"><td><code>${b.channel}</code></td><td class="${STATE_CLASS[b.state] ?? ''}">${b.state}</td><td class="num">${count(b.held)}</td><td>${b.reason}</td><td>${b.opened ? html`<span title="${b.opened}">${ago(b.opened)}</span>` : ''}</td><td>${b.until ? html`<span title="${b.until}">${ago(b.until)}</span>` : b.state === 'open' ? 'when closed' : b.state === 'disabled' ? 'when resumed' : ''}</td><td class="num">${count(b.opens)}</td>
+<td>${rowAction(b, button)}</td></tr>`,
+  )}</tbody></table></div>`;
 }

@@ -57,12 +57,7 @@ const qHref = (q: string, state?: string): string =>
 /** The queues' table: on the queues page with each queue's wiring; on the live page without, its body replaced by the stream. */
 export function queueTable(rows: Html, opts: { id: string; bodyId?: string; wiring: boolean; caption: string }): Html {
   return html`<div class="table-wrap" tabindex="0"><table id="${opts.id}"><caption class="muted">${opts.caption}</caption>
-<thead><tr><th scope="col">queue</th>${
-    opts.wiring
-      ? html`<th scope="col">listens on</th>
-          <th scope="col">delivers to</th>`
-      : ''
-  }<th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}<th scope="col" class="num"><abbr title="entries added per second over the last 10 s">in</abbr></th><th scope="col" class="num"><abbr title="entries delivered or died per second over the last 10 s">out</abbr></th></tr></thead>
+<thead><tr><th scope="col">queue</th>${opts.wiring ? html`<th scope="col">listens on</th><th scope="col">delivers to</th>` : ''}<th scope="col">status</th>${ENTRY_STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}<th scope="col" class="num"><abbr title="entries added per second over the last 10 s">in</abbr></th><th scope="col" class="num"><abbr title="entries delivered or died per second over the last 10 s">out</abbr></th></tr></thead>
 <tbody${opts.bodyId ? html` id="${opts.bodyId}"` : ''}>${rows}</tbody></table></div>`;
 }
 
@@ -78,20 +73,10 @@ export const queueTableFrame = (rows: Html): Html =>
 export function queueRows(queues: readonly QueueGlance[], wiring: boolean): Html {
   const rate = (v: number | undefined): string => (v === undefined ? '—' : perSecond(v));
   return html`${queues.map(
-    (q) =>
-      html`<tr data-queue="${q.name}">
-        <th scope="row"><a href="${qHref(q.name)}">${q.name}</a></th>
-        ${
-          wiring
-            ? html`<td>${q.channel ?? ''}</td>
-                <td>${q.target ?? ''}</td>`
-            : ''
-        }
-        <td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
-        ${ENTRY_STATES.map((s) => html`<td class="num${s === 'dead' && q.counts.dead > 0 ? ' bad' : ''}" data-state="${s}"><a href="${qHref(q.name, s)}" aria-label="${q.name} ${s}: ${count(q.counts[s])}">${count(q.counts[s])}</a></td>`)}
-        <td class="num" data-rate="in">${rate(q.rates.in)}</td>
-        <td class="num" data-rate="out">${rate(q.rates.out)}</td>
-      </tr>`,
+    (
+      q,
+    ) => html`<tr data-queue="${q.name}"><th scope="row"><a href="${qHref(q.name)}">${q.name}</a></th>${wiring ? html`<td>${q.channel ?? ''}</td><td>${q.target ?? ''}</td>` : ''}<td class="${q.status === 'paused' ? 'warn' : 'ok'}">${q.status}</td>
+${ENTRY_STATES.map((s) => html`<td class="num${s === 'dead' && q.counts.dead > 0 ? ' bad' : ''}" data-state="${s}"><a href="${qHref(q.name, s)}" aria-label="${q.name} ${s}: ${count(q.counts[s])}">${count(q.counts[s])}</a></td>`)}<td class="num" data-rate="in">${rate(q.rates.in)}</td><td class="num" data-rate="out">${rate(q.rates.out)}</td></tr>`,
   )}`;
 }
 
@@ -173,10 +158,7 @@ function tiles(g: GlanceInput): Tile[] {
 /** The strip's tiles (a list: each a figure and what it counts, a link where it is shown in full). */
 export function glanceStrip(g: GlanceInput): Html {
   return html`${tiles(g).map((t) => {
-    const inner = html`<span class="tile-value${t.tone ? ` ${t.tone}` : ''}">${t.value}</span>
-      <span class="tile-label">${t.label}</span>`;
-    return html`<li data-tile="${t.id}">
-      ${t.href ? html`<a class="tile" href="${t.href}">${inner}</a>` : html`<span class="tile">${inner}</span>`}
-    </li>`;
+    const inner = html`<span class="tile-value${t.tone ? ` ${t.tone}` : ''}">${t.value}</span> <span class="tile-label">${t.label}</span>`;
+    return html`<li data-tile="${t.id}">${t.href ? html`<a class="tile" href="${t.href}">${inner}</a>` : html`<span class="tile">${inner}</span>`}</li>`;
   })}`;
 }

@@ -18,8 +18,8 @@ import { breakersSection } from './breakers.js';
 
 export function queuesBody(queues: ReadonlyArray<QueueSummary & Pick<QueueGlance, 'rates'>>): Html {
   return html`<h1>Queues</h1>
-    ${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
-    ${queueTable(queueRows(queues, true), { id: 'queues', wiring: true, caption: "Entries per state, and per second in and out; a queue's name opens its entries." })}`;
+${queues.length === 0 ? html`<p>This node runs no queue.</p>` : ''}
+${queueTable(queueRows(queues, true), { id: 'queues', wiring: true, caption: "Entries per state, and per second in and out; a queue's name opens its entries." })}`;
 }
 
 /** An action form: a button posting one queue command (with hidden controls); nothing on a read-only console. */
@@ -64,55 +64,20 @@ function entriesTable(ctx: PageContext, queue: string, found: EntryPage): Html {
   const failed = s.state === 'dead' || s.state === 'retrying';
   // a queue whose entries all have the default priority shows no priority column
   const prioritized = found.entries.some((e) => e.priority !== 0);
-  const table = html`<div class="table-wrap" tabindex="0">
-    <table id="entries">
-      <thead>
-        <tr>
-          ${bulk.length ? html`<th scope="col" class="select"><input type="checkbox" id="select-all" aria-label="Select every entry of this page" data-select-all="entry-key" hidden /></th>` : ''}
-          <th scope="col">key</th>
-          <th scope="col">channel</th>
-          ${prioritized ? html`<th scope="col" class="num">priority</th>` : ''}
-          <th scope="col" class="num">attempts</th>
-          <th scope="col">added</th>
-          <th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th>
-          ${failed ? html`<th scope="col">last error</th>` : ''}
-          <th scope="col">Data</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${found.entries.map(
-          (e) =>
-            html`<tr data-key="${e.key}" data-state="${e.state}">
-              ${bulk.length ? html`<td class="select"><input type="checkbox" name="key" value="${e.key}" class="entry-key" aria-label="Select entry ${e.key}" /></td>` : ''}
-              <td>
-                <a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a>
-              </td>
-              <td>${e.channel}</td>
-              ${prioritized ? html`<td class="num">${e.priority}</td>` : ''}
-              <td class="num">${e.attempts}</td>
-              <td title="${e.created}">${ago(e.created)}</td>
-              <td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td>
-              ${failed ? html`<td class="last-error bad">${lastError(e)}</td>` : ''}
-              <td><code>${valuesText(e.data)}</code></td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  const table = html`<div class="table-wrap" tabindex="0"><table id="entries"><thead><tr>${bulk.length ? html`<th scope="col" class="select"><input type="checkbox" id="select-all" aria-label="Select every entry of this page" data-select-all="entry-key" hidden></th>` : ''}<th scope="col">key</th><th scope="col">channel</th>${prioritized ? html`<th scope="col" class="num">priority</th>` : ''}<th scope="col" class="num">attempts</th><th scope="col">added</th><th scope="col">${s.state === 'dead' ? 'reason' : s.state === 'done' ? 'delivered' : 'due'}</th>${failed ? html`<th scope="col">last error</th>` : ''}<th scope="col">Data</th></tr></thead>
+<tbody>${found.entries.map(
+    (
+      e,
+    ) => html`<tr data-key="${e.key}" data-state="${e.state}">${bulk.length ? html`<td class="select"><input type="checkbox" name="key" value="${e.key}" class="entry-key" aria-label="Select entry ${e.key}"></td>` : ''}<td><a href="${base}/entries/${encodeURIComponent(e.key)}"><code>${e.key}</code></a></td><td>${e.channel}</td>${prioritized ? html`<td class="num">${e.priority}</td>` : ''}<td class="num">${e.attempts}</td><td title="${e.created}">${ago(e.created)}</td>
+<td>${e.state === 'dead' ? e.reason : e.state === 'done' ? ago(e.ended) : ago(e.due)}</td>${failed ? html`<td class="last-error bad">${lastError(e)}</td>` : ''}<td><code>${valuesText(e.data)}</code></td></tr>`,
+  )}</tbody></table></div>`;
   if (!bulk.length) return table;
   // replay and purge of kept entries name their state, as the entry page's do; delete and step take the key alone
   const state =
-    s.state === 'dead' || s.state === 'done' ? html`<input type="hidden" name="state" value="${s.state}" />` : '';
-  return html`<form method="post" action="${api}/${bulk[0]![0]}" id="bulk-form" aria-label="Selected entries">
-    ${formFields(ctx)}${state}
-    <div class="bulk" role="group" aria-label="Actions on the selected entries">
-      ${bulk.map(([action, label, confirm, danger]) => html`<button type="submit" formaction="${api}/${action}" data-action="${action}" ${confirm ? html` data-confirm="${confirm}"` : ''}${danger ? html` class="danger"` : ''}>${label}</button>`)}<span
-        class="muted"
-        >Check entries of this page, then act on them all.</span
-      >
-    </div>
-    ${table}
-  </form>`;
+    s.state === 'dead' || s.state === 'done' ? html`<input type="hidden" name="state" value="${s.state}">` : '';
+  return html`<form method="post" action="${api}/${bulk[0]![0]}" id="bulk-form" aria-label="Selected entries">${formFields(ctx)}${state}
+<div class="bulk" role="group" aria-label="Actions on the selected entries">${bulk.map(([action, label, confirm, danger]) => html`<button type="submit" formaction="${api}/${action}" data-action="${action}"${confirm ? html` data-confirm="${confirm}"` : ''}${danger ? html` class="danger"` : ''}>${label}</button>`)}<span class="muted">Check entries of this page, then act on them all.</span></div>
+${table}</form>`;
 }
 
 function searchQuery(s: EntrySearch, page: number): string {
@@ -147,10 +112,7 @@ function batchesLine(b: QueueSummary['batches']): Html {
       ? `a batch not full waits up to ${b.windowMs} ms for more`
       : 'a batch not full goes when a delivery can start';
   const mean = b.deliveries > 0 ? ` (${(b.entries / b.deliveries).toFixed(1)} a batch)` : '';
-  return html`<p id="queue-batches">
-    Delivers in batches of up to ${count(b.size)} entries per channel (and group): ${wait} · ${count(b.deliveries)}
-    batch deliveries since start carried ${count(b.entries)} entries${mean} · ${count(b.gathering)} gathering now
-  </p>`;
+  return html`<p id="queue-batches">Delivers in batches of up to ${count(b.size)} entries per channel (and group): ${wait} · ${count(b.deliveries)} batch deliveries since start carried ${count(b.entries)} entries${mean} · ${count(b.gathering)} gathering now</p>`;
 }
 
 /** What a queue's page shows beside its summary and its page of entries: its schedules, the dead-letter reasons (dead tab) and its breakers. */
@@ -172,79 +134,32 @@ export function queueBody(
   const filtered =
     s.reason !== undefined || s.field !== undefined || s.olderThan !== undefined || s.newerThan !== undefined;
   return html`<h1>Queue ${q.name}</h1>
-    <p>
-      Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel ·
-      <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> ·
-      ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries ·
-      <span id="queue-rates"
-        >in ${q.rates.in === undefined ? '—' : perSecond(q.rates.in)}, out
-        ${q.rates.out === undefined ? '—' : perSecond(q.rates.out)}</span
-      >
-    </p>
-    ${batchesLine(q.batches)}
-    <div class="actions">
-      ${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', { label: 'Resume' }) : actionForm(ctx, q.name, 'pause', { label: 'Pause' })}
-      ${actionForm(ctx, q.name, 'step', { label: 'Step (deliver the next entry now)' })}
-      ${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', { label: `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, controls: filterControls(s), confirm: `Replay ${count(found.total)} dead entries?` }) : ''}
-      ${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx, q.name, 'purge', { label: `Purge ${filtered ? 'these' : 'all'} ${count(found.total)} ${s.state}`, controls: filterControls(s), confirm: `Remove ${count(found.total)} ${s.state} entries for good?`, danger: true }) : ''}
-    </div>
-    <nav aria-label="Entry states">
-      <ul class="tabs">
-        ${ENTRY_STATES.map((st) => html`<li><a href="${base}?state=${st}" ${st === s.state ? html` aria-current="page"` : ''}>${st} (${count(q.counts[st])})</a></li>`)}
-      </ul>
-    </nav>
-    <form class="search" method="get" action="${base}" role="search" aria-label="Search entries">
-      <input type="hidden" name="state" value="${s.state}" />
-      <label>Key<input name="key" value="${s.key ?? ''}" size="24" /></label>
-      <label>Dead-letter reason<input name="reason" value="${s.reason ?? ''}" size="18" /></label>
-      <label>Data field<input name="field" value="${s.field ?? ''}" size="10" /></label>
-      <label>has value<input name="value" value="${s.value ?? ''}" size="10" /></label>
-      <label>Older than<input name="older_than" value="${s.olderThan ?? ''}" size="6" placeholder="1h" /></label>
-      <label>Newer than<input name="newer_than" value="${s.newerThan ?? ''}" size="6" placeholder="10m" /></label>
-      <button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a>
-    </form>
-    ${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map((r, i) => html`${i ? ' · ' : ''}<a href="${base}?state=dead&amp;reason=${encodeURIComponent(r.reason)}">${r.reason}</a> (${count(r.count)})`)}</p>` : ''}
-    <p id="entries-total">
-      ${count(found.total)} ${s.state}
-      ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}
-    </p>
-    ${entriesTable(ctx, q.name, found)}
-    ${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
-    ${breakersSection(breakers, (action, button) => actionForm(ctx, q.name, action, button))}
-    <h2>Schedules</h2>
-    ${
-      schedules.length === 0
-        ? html`<p>No schedules.</p>`
-        : html`<div class="table-wrap" tabindex="0">
-            <table id="schedules">
-              <thead>
-                <tr>
-                  <th scope="col">name</th>
-                  <th scope="col">cron</th>
-                  <th scope="col">zone</th>
-                  <th scope="col">next</th>
-                  <th scope="col">last fired</th>
-                  <th scope="col" class="num">fired</th>
-                  <th scope="col"><span class="muted">action</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${schedules.map(
-                  (sc) =>
-                    html`<tr data-schedule="${sc.name}">
-                      <td>${sc.name}</td>
-                      <td><code>${sc.cron}</code></td>
-                      <td>${sc.tz}</td>
-                      <td>${sc.next}</td>
-                      <td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td>
-                      <td class="num">${count(sc.fired)}</td>
-                      <td>
-                        ${actionForm(ctx, q.name, 'run', { label: 'Run now', controls: { schedule_name: sc.name } })}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-    }`;
+<p>Listens on <code>${q.channel}</code>, delivers to <code>${q.target}</code> unless an entry names its channel · <span class="${q.status === 'paused' ? 'warn' : 'ok'}" id="queue-status">${q.status}</span> · ${count(q.counts.waiting + q.counts.scheduled + q.counts.retrying)} live entries · <span id="queue-rates">in ${q.rates.in === undefined ? '—' : perSecond(q.rates.in)}, out ${q.rates.out === undefined ? '—' : perSecond(q.rates.out)}</span></p>
+${batchesLine(q.batches)}
+<div class="actions">${q.status === 'paused' ? actionForm(ctx, q.name, 'resume', { label: 'Resume' }) : actionForm(ctx, q.name, 'pause', { label: 'Pause' })}
+${actionForm(ctx, q.name, 'step', { label: 'Step (deliver the next entry now)' })}
+${s.state === 'dead' && found.total > 0 ? actionForm(ctx, q.name, 'replay', { label: `Replay ${filtered ? 'these' : 'all'} ${count(found.total)} dead`, controls: filterControls(s), confirm: `Replay ${count(found.total)} dead entries?` }) : ''}
+${(s.state === 'dead' || s.state === 'done') && found.total > 0 ? actionForm(ctx, q.name, 'purge', { label: `Purge ${filtered ? 'these' : 'all'} ${count(found.total)} ${s.state}`, controls: filterControls(s), confirm: `Remove ${count(found.total)} ${s.state} entries for good?`, danger: true }) : ''}</div>
+<nav aria-label="Entry states"><ul class="tabs">${ENTRY_STATES.map((st) => html`<li><a href="${base}?state=${st}"${st === s.state ? html` aria-current="page"` : ''}>${st} (${count(q.counts[st])})</a></li>`)}</ul></nav>
+<form class="search" method="get" action="${base}" role="search" aria-label="Search entries">
+<input type="hidden" name="state" value="${s.state}">
+<label>Key<input name="key" value="${s.key ?? ''}" size="24"></label>
+<label>Dead-letter reason<input name="reason" value="${s.reason ?? ''}" size="18"></label>
+<label>Data field<input name="field" value="${s.field ?? ''}" size="10"></label>
+<label>has value<input name="value" value="${s.value ?? ''}" size="10"></label>
+<label>Older than<input name="older_than" value="${s.olderThan ?? ''}" size="6" placeholder="1h"></label>
+<label>Newer than<input name="newer_than" value="${s.newerThan ?? ''}" size="6" placeholder="10m"></label>
+<button type="submit">Search</button> <a href="${base}?state=${s.state}">clear</a></form>
+${reasons.length ? html`<p id="dead-reasons">Dead-letter reasons: ${reasons.map((r, i) => html`${i ? ' · ' : ''}<a href="${base}?state=dead&amp;reason=${encodeURIComponent(r.reason)}">${r.reason}</a> (${count(r.count)})`)}</p>` : ''}
+<p id="entries-total">${count(found.total)} ${s.state} ${found.total === 1 ? 'entry' : 'entries'}${filtered || s.key ? ' match' : ''}${found.pages > 1 ? ` · page ${s.page} of ${found.pages}` : ''}</p>
+${entriesTable(ctx, q.name, found)}
+${found.pages > 1 ? html`<nav aria-label="Pages" class="actions">${s.page > 1 ? html`<a href="${base}?${searchQuery(s, s.page - 1)}" rel="prev">← previous</a>` : ''} ${s.page < found.pages ? html`<a href="${base}?${searchQuery(s, s.page + 1)}" rel="next">next →</a>` : ''}</nav>` : ''}
+${breakersSection(breakers, (action, button) => actionForm(ctx, q.name, action, button))}
+<h2>Schedules</h2>
+${
+  schedules.length === 0
+    ? html`<p>No schedules.</p>`
+    : html`<div class="table-wrap" tabindex="0"><table id="schedules"><thead><tr><th scope="col">name</th><th scope="col">cron</th><th scope="col">zone</th><th scope="col">next</th><th scope="col">last fired</th><th scope="col" class="num">fired</th><th scope="col"><span class="muted">action</span></th></tr></thead>
+<tbody>${schedules.map((sc) => html`<tr data-schedule="${sc.name}"><td>${sc.name}</td><td><code>${sc.cron}</code></td><td>${sc.tz}</td><td>${sc.next}</td><td>${sc.last_fired ? ago(sc.last_fired) : 'never'}</td><td class="num">${count(sc.fired)}</td><td>${actionForm(ctx, q.name, 'run', { label: 'Run now', controls: { schedule_name: sc.name } })}</td></tr>`)}</tbody></table></div>`
+}`;
 }

@@ -20,59 +20,17 @@ const ms = (n: number): string => (n >= 100 ? `${Math.round(n)} ms` : `${Number(
 function modeNote(mode: TracingMode): Html {
   if (mode === 'record')
     return html`<p class="muted">Sampled traces of this node, newest first (at most 200, kept in memory).</p>`;
-  return html`<p class="warn">
-    Tracing does not record on this node (mode <code>${mode}</code>): the trace context travels with every message, but
-    no span is kept. Set <code>OTEL_EXPORTER_OTLP_ENDPOINT</code> or the node file's <code>tracing: {Endpoint}</code> to
-    record (README, Tracing).
-  </p>`;
+  return html`<p class="warn">Tracing does not record on this node (mode <code>${mode}</code>): the trace context travels with every message, but no span is kept. Set <code>OTEL_EXPORTER_OTLP_ENDPOINT</code> or the node file's <code>tracing: {Endpoint}</code> to record (README, Tracing).</p>`;
 }
 
 export function tracesBody(traces: TraceSummary[], search: string, mode: TracingMode, notFound: boolean): Html {
   return html`<h1>Traces</h1>
-    ${modeNote(mode)}
-    ${notFound ? html`<p class="warn" role="status">No recent trace <code>${search}</code> on this node: the ring keeps the latest sampled traces only.</p>` : ''}
-    <form class="search" method="get" action="/traces" role="search" aria-label="Find a trace">
-      <label
-        >Trace id<input
-          name="id"
-          value="${search}"
-          size="34"
-          placeholder="32 hex digits, as trace_id in a log line"
-          pattern="[0-9a-fA-F]{32}" /></label
-      ><button type="submit">Find</button>
-    </form>
-    <p id="traces-total">${traces.length} ${traces.length === 1 ? 'trace' : 'traces'}</p>
-    <div class="table-wrap" tabindex="0">
-      <table id="traces">
-        <thead>
-          <tr>
-            <th scope="col">started</th>
-            <th scope="col">trace</th>
-            <th scope="col">first span</th>
-            <th scope="col">services</th>
-            <th scope="col">spans</th>
-            <th scope="col">duration</th>
-            <th scope="col">status</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${traces.map(
-            (t) =>
-              html`<tr>
-                <td>${new Date(t.start).toISOString()}</td>
-                <td>
-                  <a href="/traces/${t.traceId}"><code>${t.traceId}</code></a>
-                </td>
-                <td>${t.name}</td>
-                <td>${t.services.join(', ')}</td>
-                <td>${t.spanCount}</td>
-                <td>${ms(t.duration)}</td>
-                <td class="${t.error ? 'bad' : 'ok'}">${t.error ? 'error' : 'ok'}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>`;
+${modeNote(mode)}
+${notFound ? html`<p class="warn" role="status">No recent trace <code>${search}</code> on this node: the ring keeps the latest sampled traces only.</p>` : ''}
+<form class="search" method="get" action="/traces" role="search" aria-label="Find a trace"><label>Trace id<input name="id" value="${search}" size="34" placeholder="32 hex digits, as trace_id in a log line" pattern="[0-9a-fA-F]{32}"></label><button type="submit">Find</button></form>
+<p id="traces-total">${traces.length} ${traces.length === 1 ? 'trace' : 'traces'}</p>
+<div class="table-wrap" tabindex="0"><table id="traces"><thead><tr><th scope="col">started</th><th scope="col">trace</th><th scope="col">first span</th><th scope="col">services</th><th scope="col">spans</th><th scope="col">duration</th><th scope="col">status</th></tr></thead>
+<tbody>${traces.map((t) => html`<tr><td>${new Date(t.start).toISOString()}</td><td><a href="/traces/${t.traceId}"><code>${t.traceId}</code></a></td><td>${t.name}</td><td>${t.services.join(', ')}</td><td>${t.spanCount}</td><td>${ms(t.duration)}</td><td class="${t.error ? 'bad' : 'ok'}">${t.error ? 'error' : 'ok'}</td></tr>`)}</tbody></table></div>`;
 }
 
 /** The spans in waterfall order: each after its parent (depth first, siblings by start), with its depth. */
@@ -128,44 +86,9 @@ const attributes = (s: RingSpan): string =>
 export function traceBody(trace: RingTrace): Html {
   const rows = waterfallOrder(trace.spans);
   return html`<h1>Trace <code>${trace.traceId}</code></h1>
-    <p>
-      ${trace.name} · started ${new Date(trace.start).toISOString()} · ${ms(trace.duration)} · services
-      ${trace.services.join(', ')} ·
-      <span class="${trace.error ? 'bad' : 'ok'}">${trace.error ? 'error' : 'ok'}</span
-      >${trace.droppedSpans > 0 ? html` · <span class="warn">${trace.droppedSpans} spans not kept</span>` : ''}
-    </p>
-    <figure class="waterfall">${raw(waterfallSvg(trace, rows))}</figure>
-    <div class="table-wrap" tabindex="0">
-      <table id="spans">
-        <caption>
-          The spans, in the waterfall's order
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">span</th>
-            <th scope="col">service</th>
-            <th scope="col">starts at</th>
-            <th scope="col">duration</th>
-            <th scope="col">status</th>
-            <th scope="col">attributes</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows.map(
-            ({ span, depth }) =>
-              html`<tr data-span="${span.spanId}" data-parent="${span.parentSpanId ?? ''}">
-                <td>${'· '.repeat(depth)}${span.name}</td>
-                <td>${span.service}</td>
-                <td>+${ms(span.start - trace.start)}</td>
-                <td>${ms(span.duration)}</td>
-                <td class="${span.status === 'error' ? 'bad' : ''}">
-                  ${span.status}${span.statusMessage ? `: ${span.statusMessage}` : ''}
-                </td>
-                <td><code>${attributes(span)}</code></td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-    <p><a href="/traces">All traces</a></p>`;
+<p>${trace.name} · started ${new Date(trace.start).toISOString()} · ${ms(trace.duration)} · services ${trace.services.join(', ')} · <span class="${trace.error ? 'bad' : 'ok'}">${trace.error ? 'error' : 'ok'}</span>${trace.droppedSpans > 0 ? html` · <span class="warn">${trace.droppedSpans} spans not kept</span>` : ''}</p>
+<figure class="waterfall">${raw(waterfallSvg(trace, rows))}</figure>
+<div class="table-wrap" tabindex="0"><table id="spans"><caption>The spans, in the waterfall's order</caption><thead><tr><th scope="col">span</th><th scope="col">service</th><th scope="col">starts at</th><th scope="col">duration</th><th scope="col">status</th><th scope="col">attributes</th></tr></thead>
+<tbody>${rows.map(({ span, depth }) => html`<tr data-span="${span.spanId}" data-parent="${span.parentSpanId ?? ''}"><td>${'· '.repeat(depth)}${span.name}</td><td>${span.service}</td><td>+${ms(span.start - trace.start)}</td><td>${ms(span.duration)}</td><td class="${span.status === 'error' ? 'bad' : ''}">${span.status}${span.statusMessage ? `: ${span.statusMessage}` : ''}</td><td><code>${attributes(span)}</code></td></tr>`)}</tbody></table></div>
+<p><a href="/traces">All traces</a></p>`;
 }
