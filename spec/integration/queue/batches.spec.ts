@@ -244,7 +244,14 @@ describe('queue batches (BatchSize, BatchWindow)', function () {
   });
 
   it('a Result without codes applies to every entry of the batch', async () => {
-    const n = await start({ BatchSize: 10, StartPaused: true, DefaultChannel: 'failing', DeadRetention: '1h' });
+    // a window: the four entries' retries come due a few ms apart (on JetStream their outcomes are written one by one)
+    const n = await start({
+      BatchSize: 10,
+      BatchWindow: '500ms',
+      StartPaused: true,
+      DefaultChannel: 'failing',
+      DeadRetention: '1h',
+    });
     let calls = 0;
     await n.hive.listen('failing', (d) => {
       calls++;
