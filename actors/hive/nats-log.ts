@@ -88,6 +88,35 @@ function fenced(after: number): { expect?: { lastSubjectSequence: number }; head
   return FENCING ? { expect: { lastSubjectSequence: after }, headers: h } : { headers: h };
 }
 
+/**
+ * A JetStream cluster that is still electing its meta leader (servers started a moment before the
+ * node: examples/three-machines, a restart of every server) times its requests out rather than
+ * refusing them: the node waits for it this long, saying so once, before the start fails.
+ */
+const JETSTREAM_READY_MS = 30_000;
+
+async function jetstreamWhenReady(nc: NatsConnection, log: Logger): Promise<JetStreamManager> {
+  const until = Date.now() + JETSTREAM_READY_MS;
+  let told = false;
+  for (;;) {
+    try {
+      return await jetstreamManager(nc);
+    } catch (e) {
+      // JetStream off answers at once (no responders); only a timeout may be a cluster still forming
+      if (!/timeout/i.test(describeError(e)) || Date.now() > until)
+        throw new ConfigError(
+          `JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`,
+        );
+      if (!told)
+        log.info(
+          `JetStream does not answer yet (${describeError(e)}): waiting up to ${JETSTREAM_READY_MS / 1000} s for its servers to elect a leader`,
+        );
+      told = true;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 export class NatsSharedLog implements SharedLog {
   private readonly stream: string;
   private readonly prefix: string;
@@ -132,11 +161,7 @@ export class NatsSharedLog implements SharedLog {
    */
   static async open(nc: NatsConnection, name: string, options: SharedLogOptions, log: Logger): Promise<NatsSharedLog> {
     if (!LOG_NAME.test(name)) throw new ConfigError(`shared log name '${name}' is not valid: use A-Z a-z 0-9 _ -`);
-    const jsm = await jetstreamManager(nc).catch((e: unknown) => {
-      throw new ConfigError(
-        `JetStream is not available on the NATS hive (${describeError(e)}): enable it in the nats-server configuration (jetstream { store_dir: … })`,
-      );
-    });
+    const jsm = await jetstreamWhenReady(nc, log);
     const self = new NatsSharedLog(nc, jetstream(nc), jsm, name, nc.info?.max_payload ?? 1024 * 1024);
     const config: Partial<StreamConfig> & { name: string } = {
       name: self.stream,
